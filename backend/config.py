@@ -1,0 +1,177 @@
+"""One typed configuration object for every brainfs command.
+
+Precedence, lowest first: the defaults below, a TOML file (``$BRAINFS_CONFIG`` or
+``~/.config/brainfs/config.toml``), environment variables (``BRAINFS_*`` plus the standard
+``AWS_*`` ones), then command-line flags (applied by the CLI through :meth:`Config.override`).
+
+This lives at the bottom of the import graph (``backend``) because every layer reads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The key pair of the embedded S3 server when the user has not set the standard AWS
+#: variables. Documented in the README so that ``brainfs s3 serve`` in one terminal and
+#: ``brainfs mount`` in another work with no setup. It protects nothing: the server only
+#: listens on loopback.
+DEFAULT_ACCESS_KEY = "brainfs"
+DEFAULT_SECRET_KEY = "brainfs-local-secret"
+
+
+class ConfigError(ValueError):
+    """A configuration value is missing or malformed (one line, shown to the user)."""
+
+
+@dataclass
+class Config:
+    """Every tunable of brainfs, with the reason for its default."""
+
+    # --- S3 ---------------------------------------------------------------------------
+    #: None means real AWS. Read from AWS_ENDPOINT_URL like every AWS tool does.
+    endpoint_url: str | None = None
+    region: str = "us-east-1"
+    access_key: str | None = None
+    secret_key: str | None = None
+    session_token: str | None = None
+    #: Connect quickly or fail: a loopback or in-region endpoint answers a TCP connect in
+    #: milliseconds, so 3 s only ever trips on a dead server.
+    connect_timeout: float = 3.0
+    #: Time to first byte / between bytes. 10 s covers a slow S3 under load; a stalled
+    #: backend must not hang a FUSE operation for longer than attempts * this.
+    read_timeout: float = 10.0
+    #: Total attempts per request (1 + retries) on transient errors, with jittered backoff.
+    max_attempts: int = 3
+    #: Parallel requests for batch fetches: S3 latency is per request, so preload throughput
+    #: is bounded by concurrency; 32 keeps a 2,000-file preload near 1 s at 20 ms RTT
+    #: without tripping S3's per-prefix rate limits.
+    max_workers: int = 32
+
+    # --- cache ------------------------------------------------------------------------
+    #: Where the working set lives; default is per corpus under ~/.cache/brainfs.
+    cache_dir: Path | None = None
+    #: Local working-set budget. Clean, unpinned files beyond it are evicted (LRU).
+    cache_budget_bytes: int = 2 * 1024**3
+    #: Bytes fetched at mount before the filesystem is declared ready.
+    preload_budget_bytes: int = 256 * 1024**2
+    #: Globs (fnmatch on corpus paths) that are always preloaded, within the budget.
+    preload_globs: list[str] = field(
+        default_factory=lambda: [
+            "GUIDE.md",
+            "rules/*",
+            "knowledge/*",
+            "notes/*",
+            "sessions/index.md",
+            "sessions/*/summary.md",
+        ]
+    )
+    #: How many of the newest session transcripts are preloaded too.
+    preload_recent_transcripts: int = 20
+    #: Largest single file a preload takes; bigger ones stay remote until asked for.
+    preload_max_file_bytes: int = 8 * 1024**2
+
+    # --- mount ------------------------------------------------------------------------
+    #: Kernel entry/attribute cache lifetime. Only this daemon changes the tree under the
+    #: mount, and it invalidates the kernel explicitly when it does, so a long timeout is
+    #: safe and is what lets a second grep never call into the daemon for lookups.
+    entry_timeout: float = 300.0
+    attr_timeout: float = 300.0
+    #: Seconds a write stays journaled before upload is attempted again after a failure.
+    upload_retry_seconds: float = 5.0
+    allow_other: bool = False
+
+    # --- recall -----------------------------------------------------------------------
+    #: Cards older than this are flagged stale.
+    stale_days: int = 180
+    recall_k: int = 10
+    #: Embedding model; None = the packaged all-MiniLM-L6-v2.
+    embedder: str | None = None
+
+    # ------------------------------------------------------------------------------------
+    @classmethod
+    def load(cls, path: Path | None = None, env: dict[str, str] | None = None) -> "Config":
+        """Defaults, then the TOML file, then the environment."""
+        env = dict(os.environ if env is None else env)
+        cfg = cls()
+        toml_path = path or Path(
+            env.get("BRAINFS_CONFIG", Path.home() / ".config" / "brainfs" / "config.toml")
+        )
+        if toml_path.is_file():
+            try:
+                data = tomllib.loads(toml_path.read_text())
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+                raise ConfigError(f"{toml_path}: not valid TOML: {e}") from None
+            cfg = cfg.override(**data)
+        overrides: dict[str, Any] = {}
+        if env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"):
+            overrides["endpoint_url"] = env.get("AWS_ENDPOINT_URL_S3") or env["AWS_ENDPOINT_URL"]
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        if region:
+            overrides["region"] = region
+        if env.get("AWS_ACCESS_KEY_ID"):
+            overrides["access_key"] = env["AWS_ACCESS_KEY_ID"]
+            overrides["secret_key"] = env.get("AWS_SECRET_ACCESS_KEY")
+            overrides["session_token"] = env.get("AWS_SESSION_TOKEN")
+        for f in dataclasses.fields(cls):
+            key = "BRAINFS_" + f.name.upper()
+            if key in env:
+                overrides[f.name] = env[key]
+        return cfg.override(**overrides)
+
+    def override(self, **values: Any) -> "Config":
+        """A copy with ``values`` applied (None values are ignored), coerced to field types."""
+        known = {f.name: f for f in dataclasses.fields(self)}
+        out = dataclasses.replace(self)
+        for name, value in values.items():
+            if value is None:
+                continue
+            if name not in known:
+                raise ConfigError(f"unknown setting {name!r}")
+            setattr(out, name, _coerce(name, known[name].type, value))
+        return out
+
+    def credentials(self) -> tuple[str, str, str | None]:
+        """The key pair to use: the user's, or the embedded server's documented default.
+
+        The default pair is only used against a non-AWS endpoint; against real AWS, boto3's
+        own credential chain (profiles, instance roles) applies and None is returned.
+        """
+        if self.access_key:
+            return self.access_key, self.secret_key or "", self.session_token
+        return DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, None
+
+    def cache_dir_for(self, bucket: str, prefix: str) -> Path:
+        """The cache directory of one corpus (one per endpoint, bucket and prefix)."""
+        if self.cache_dir is not None:
+            return Path(self.cache_dir)
+        base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "brainfs"
+        ident = f"{self.endpoint_url or 'aws'}|{bucket}|{prefix}".encode()
+        return base / hashlib.sha256(ident).hexdigest()[:16]
+
+
+def _coerce(name: str, typ: Any, value: Any) -> Any:
+    t = str(typ)
+    try:
+        if "list[str]" in t:
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            return [str(v) for v in value]
+        if "Path" in t:
+            return Path(value).expanduser()
+        if t.startswith("bool") or t == "bool":
+            if isinstance(value, str):
+                return value.strip().lower() in {"1", "true", "yes", "on"}
+            return bool(value)
+        if t.startswith("int"):
+            return int(value)
+        if t.startswith("float"):
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"setting {name}: cannot use {value!r}") from None

@@ -1,0 +1,92 @@
+"""Corpus URLs and object-key validation.
+
+A corpus is ``s3://BUCKET/PREFIX``. Inside it, every file has a *path* relative to the
+prefix (``knowledge/kyoto.md``); its object key is ``PREFIX/path``. Validation happens here,
+once, so that no path trick can reach outside the user's prefix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidKey
+
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-_]{1,62}$")
+#: A single path segment as a filesystem sees it. 255 bytes is NAME_MAX on Linux.
+NAME_MAX = 255
+#: S3 caps keys at 1024 bytes; keep room for the prefix.
+KEY_MAX = 1024
+
+
+@dataclass(frozen=True)
+class CorpusURL:
+    """A parsed ``s3://bucket/prefix`` URL; ``prefix`` has no leading or trailing slash."""
+
+    bucket: str
+    prefix: str
+
+    @classmethod
+    def parse(cls, url: str) -> "CorpusURL":
+        """Parse and validate; raises InvalidKey with a one-line reason."""
+        if not url.startswith("s3://"):
+            raise InvalidKey(f"not a corpus URL (expected s3://BUCKET/PREFIX): {url!r}")
+        rest = url[len("s3://") :]
+        bucket, _, prefix = rest.partition("/")
+        if not _BUCKET_RE.match(bucket):
+            raise InvalidKey(f"invalid bucket name {bucket!r}")
+        prefix = prefix.strip("/")
+        if prefix:
+            validate_path(prefix)
+        return cls(bucket, prefix)
+
+    def key(self, path: str) -> str:
+        """Object key of a corpus path (validated)."""
+        validate_path(path)
+        return f"{self.prefix}/{path}" if self.prefix else path
+
+    def path(self, key: str) -> str | None:
+        """Corpus path of an object key, or None when the key is outside the prefix."""
+        if self.prefix:
+            head = self.prefix + "/"
+            if not key.startswith(head):
+                return None
+            key = key[len(head) :]
+        return key
+
+    def __str__(self) -> str:
+        return f"s3://{self.bucket}/{self.prefix}" if self.prefix else f"s3://{self.bucket}"
+
+
+def path_problem(path: str) -> str | None:
+    """Why ``path`` is not a valid corpus path, or None when it is."""
+    if not path:
+        return "empty path"
+    if "\x00" in path:
+        return "contains NUL"
+    if path.startswith("/"):
+        return "absolute path"
+    if len(path.encode("utf-8", "surrogateescape")) > KEY_MAX - 64:
+        return "path too long"
+    for seg in path.split("/"):
+        if seg == "":
+            return "empty path segment"
+        if seg in (".", ".."):
+            return f"{seg!r} segment"
+        if len(seg.encode("utf-8", "surrogateescape")) > NAME_MAX:
+            return "name longer than 255 bytes"
+        if any(ord(c) < 0x20 or ord(c) == 0x7F for c in seg):
+            return "control character in name"
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return "not valid UTF-8"
+    return None
+
+
+def validate_path(path: str) -> str:
+    """Return ``path`` if it is a valid corpus path, else raise InvalidKey."""
+    problem = path_problem(path)
+    if problem:
+        raise InvalidKey(f"refused path {path!r}: {problem}")
+    return path

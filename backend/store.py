@@ -1,0 +1,323 @@
+"""Object access for one corpus: list, head, get, put, delete, batch get.
+
+Blocking (boto3); callers on the trio loop go through a worker thread. One boto3 client
+per store, created up front: clients are thread-safe, sessions are not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import botocore.config
+import botocore.exceptions
+
+from .config import Config
+from .errors import (
+    AccessDenied,
+    BackendError,
+    Corrupt,
+    InvalidKey,
+    NoSuchBucket,
+    NoSuchKey,
+    PreconditionFailed,
+    Unavailable,
+)
+from .keys import CorpusURL, path_problem
+
+log = logging.getLogger(__name__)
+
+#: Object metadata key carrying the xxh3-128 of the content, written by brainfs on put.
+HASH_META = "brainfs-xxh3"
+
+
+@dataclass(frozen=True)
+class ObjectInfo:
+    """What a listing or HEAD tells about one object."""
+
+    path: str
+    size: int
+    etag: str
+    mtime: float
+
+
+def _etag(raw: str | None) -> str:
+    return (raw or "").strip('"')
+
+
+class ObjectStore:
+    """The objects of one corpus (``s3://bucket/prefix``), addressed by corpus path."""
+
+    def __init__(self, url: CorpusURL, cfg: Config) -> None:
+        self.url = url
+        self.cfg = cfg
+        access, secret, token = cfg.credentials()
+        use_default_chain = cfg.endpoint_url is None and not cfg.access_key
+        bc = botocore.config.Config(
+            connect_timeout=cfg.connect_timeout,
+            read_timeout=cfg.read_timeout,
+            retries={"total_max_attempts": cfg.max_attempts, "mode": "standard"},
+            max_pool_connections=max(10, cfg.max_workers + 4),
+            s3={"addressing_style": "path"},
+            # Non-AWS servers (rclone serve s3) send a whole-object checksum on ranged GETs,
+            # which fails botocore's default validation; we verify content ourselves.
+            response_checksum_validation="when_required",
+            request_checksum_calculation="when_required",
+        )
+        kwargs: dict[str, Any] = {"config": bc, "region_name": cfg.region}
+        if cfg.endpoint_url:
+            kwargs["endpoint_url"] = cfg.endpoint_url
+        if not use_default_chain:
+            kwargs.update(
+                aws_access_key_id=access, aws_secret_access_key=secret, aws_session_token=token
+            )
+        self._client = boto3.session.Session().client("s3", **kwargs)
+        self._pool = ThreadPoolExecutor(max_workers=cfg.max_workers, thread_name_prefix="s3")
+        self._cond_put: bool | None = None
+        self._lock = threading.Lock()
+
+    # -- errors ----------------------------------------------------------------------
+    def _map(self, e: Exception, what: str) -> BackendError:
+        """Translate boto3/botocore exceptions into our typed errors (one place)."""
+        if isinstance(e, BackendError):
+            return e
+        if isinstance(e, botocore.exceptions.ClientError):
+            code = str(e.response.get("Error", {}).get("Code", ""))
+            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            if code in ("NoSuchKey", "404", "NotFound") or status == 404 and code != "NoSuchBucket":
+                return NoSuchKey(f"{what}: no such object")
+            if code == "NoSuchBucket":
+                return NoSuchBucket(f"bucket {self.url.bucket!r} does not exist")
+            if code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"):
+                return AccessDenied(f"{what}: access denied ({code})")
+            if code in ("PreconditionFailed", "412", "ConditionalRequestConflict") or status in (
+                409,
+                412,
+            ):
+                return PreconditionFailed(f"{what}: object changed concurrently")
+            return Unavailable(f"{what}: server error {status} {code}")
+        if isinstance(e, botocore.exceptions.EndpointConnectionError):
+            return Unavailable(f"{what}: cannot reach {self.cfg.endpoint_url or 'AWS S3'}")
+        if isinstance(e, (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError)):
+            return Unavailable(f"{what}: timed out")
+        if isinstance(e, botocore.exceptions.NoCredentialsError):
+            return AccessDenied("no AWS credentials found")
+        if isinstance(e, (botocore.exceptions.BotoCoreError, OSError)):
+            return Unavailable(f"{what}: {type(e).__name__}")
+        return Unavailable(f"{what}: {type(e).__name__}: {e}")
+
+    def _key(self, path: str) -> str:
+        return self.url.key(path)
+
+    # -- listing ---------------------------------------------------------------------
+    def list(self, under: str = "") -> Iterator[ObjectInfo]:
+        """Every object under the prefix (paginated). Keys that are not valid corpus paths
+        are skipped with a warning: they cannot be represented safely in a filesystem."""
+        prefix = self.url.key(under.strip("/")) + "/" if under else (
+            self.url.prefix + "/" if self.url.prefix else ""
+        )
+        try:
+            pages = self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.url.bucket, Prefix=prefix
+            )
+            for page in pages:
+                for obj in page.get("Contents", []):
+                    path = self.url.path(obj["Key"])
+                    if path is None:
+                        continue
+                    problem = path_problem(path)
+                    if problem:
+                        log.warning("skipping object %r: %s", obj["Key"], problem)
+                        continue
+                    yield ObjectInfo(
+                        path, int(obj["Size"]), _etag(obj.get("ETag")),
+                        obj["LastModified"].timestamp(),
+                    )
+        except Exception as e:  # noqa: BLE001 - mapped to a typed error
+            raise self._map(e, f"list {self.url}") from None
+
+    def check(self) -> None:
+        """Fail fast with a clear error when the bucket or endpoint is unusable."""
+        try:
+            self._client.head_bucket(Bucket=self.url.bucket)
+        except botocore.exceptions.ClientError as e:
+            status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
+            if status == 404:
+                raise NoSuchBucket(f"bucket {self.url.bucket!r} does not exist") from None
+            raise self._map(e, f"bucket {self.url.bucket}") from None
+        except Exception as e:  # noqa: BLE001
+            raise self._map(e, f"bucket {self.url.bucket}") from None
+
+    def create_bucket(self) -> None:
+        """Create the bucket (for the embedded server and first imports)."""
+        try:
+            self._client.create_bucket(Bucket=self.url.bucket)
+        except Exception as e:  # noqa: BLE001
+            raise self._map(e, f"create bucket {self.url.bucket}") from None
+
+    def list_dir(self, under: str) -> tuple[list[str], list[ObjectInfo]]:
+        """One level of the tree under corpus path ``under`` ('' = root): (subdirectory
+        names, files). Used only by the naive (no-cache) mode."""
+        base = self.url.key(under) + "/" if under else (self.url.prefix + "/" if self.url.prefix else "")
+        dirs: list[str] = []
+        files: list[ObjectInfo] = []
+        try:
+            for page in self._client.get_paginator("list_objects_v2").paginate(
+                Bucket=self.url.bucket, Prefix=base, Delimiter="/"
+            ):
+                for cp in page.get("CommonPrefixes", []):
+                    dirs.append(cp["Prefix"][len(base):].rstrip("/"))
+                for obj in page.get("Contents", []):
+                    name = obj["Key"][len(base):]
+                    if name and not path_problem(name):
+                        files.append(ObjectInfo(
+                            (under + "/" + name) if under else name, int(obj["Size"]),
+                            _etag(obj.get("ETag")), obj["LastModified"].timestamp()))
+        except Exception as e:  # noqa: BLE001
+            raise self._map(e, f"list {under or '/'}") from None
+        return dirs, files
+
+    # -- objects ---------------------------------------------------------------------
+    def head(self, path: str) -> ObjectInfo:
+        """Size, ETag and mtime of one object."""
+        try:
+            r = self._client.head_object(Bucket=self.url.bucket, Key=self._key(path))
+        except InvalidKey:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise self._map(e, f"head {path}") from None
+        return ObjectInfo(path, int(r["ContentLength"]), _etag(r.get("ETag")),
+                          r["LastModified"].timestamp())
+
+    def get(self, path: str, byte_range: tuple[int, int] | None = None) -> tuple[bytes, str]:
+        """Content (or bytes [start, end) of it) and ETag.
+
+        A whole-object GET is checked against the server's MD5 ETag when it is one (a
+        single-part upload); a mismatch or a short body is retried once, then Corrupt.
+        """
+        kwargs: dict[str, Any] = {"Bucket": self.url.bucket, "Key": self._key(path)}
+        if byte_range is not None:
+            start, end = byte_range
+            if end <= start:
+                return b"", ""
+            kwargs["Range"] = f"bytes={start}-{end - 1}"
+        last: BackendError | None = None
+        for _attempt in range(2):
+            try:
+                r = self._client.get_object(**kwargs)
+                body = r["Body"].read()
+                etag = _etag(r.get("ETag"))
+            except Exception as e:  # noqa: BLE001
+                raise self._map(e, f"get {path}") from None
+            expected = int(r.get("ContentLength", len(body)))
+            if len(body) != expected:
+                last = Corrupt(f"get {path}: short body ({len(body)} of {expected} bytes)")
+                continue
+            if byte_range is None and _is_md5(etag) and hashlib.md5(body).hexdigest() != etag:
+                last = Corrupt(f"get {path}: content does not match its ETag")
+                continue
+            return body, etag
+        assert last is not None
+        log.warning("%s", last)
+        raise last
+
+    def put(
+        self,
+        path: str,
+        data: bytes,
+        if_match: str | None = None,
+        if_none_match: bool = False,
+        metadata: dict[str, str] | None = None,
+    ) -> str:
+        """Store ``data``; returns the new ETag. ``if_match``/``if_none_match`` make the
+        write conditional where the server honours it (see :meth:`conditional_writes`)."""
+        kwargs: dict[str, Any] = {
+            "Bucket": self.url.bucket,
+            "Key": self._key(path),
+            "Body": data,
+            "ContentMD5": _b64md5(data),
+        }
+        if metadata:
+            kwargs["Metadata"] = metadata
+        if if_match:
+            kwargs["IfMatch"] = f'"{if_match}"'
+        elif if_none_match:
+            kwargs["IfNoneMatch"] = "*"
+        try:
+            r = self._client.put_object(**kwargs)
+        except Exception as e:  # noqa: BLE001
+            raise self._map(e, f"put {path}") from None
+        return _etag(r.get("ETag"))
+
+    def delete(self, path: str) -> None:
+        """Remove one object (no error if it is already gone)."""
+        try:
+            self._client.delete_object(Bucket=self.url.bucket, Key=self._key(path))
+        except Exception as e:  # noqa: BLE001
+            err = self._map(e, f"delete {path}")
+            if not isinstance(err, NoSuchKey):
+                raise err from None
+
+    def get_many(
+        self,
+        paths: Iterable[str],
+        on_result: Callable[[str, bytes | None, str, BackendError | None], None],
+    ) -> None:
+        """Fetch many objects in parallel (bounded by ``max_workers``).
+
+        ``on_result(path, data, etag, error)`` is called once per path from the calling
+        thread, as results complete, so the caller can write and record them without locks.
+        """
+        futures = {self._pool.submit(self.get, p): p for p in paths}
+        for fut in as_completed(futures):
+            p = futures[fut]
+            try:
+                data, etag = fut.result()
+            except BackendError as e:
+                on_result(p, None, "", e)
+            else:
+                on_result(p, data, etag, None)
+
+    def conditional_writes(self) -> bool:
+        """Whether the server honours If-None-Match / If-Match on PUT (probed once).
+
+        rclone serve s3 accepts and ignores them; AWS and MinIO honour them. Callers that
+        need compare-and-swap fall back to a local lock when this is False.
+        """
+        with self._lock:
+            if self._cond_put is None:
+                probe = f".brainfs/probe/{uuid.uuid4().hex}"
+                try:
+                    self.put(probe, b"1", if_none_match=True)
+                    try:
+                        self.put(probe, b"2", if_none_match=True)
+                        self._cond_put = False
+                    except PreconditionFailed:
+                        self._cond_put = True
+                finally:
+                    try:
+                        self.delete(probe)
+                    except BackendError:
+                        pass
+            return self._cond_put
+
+    def close(self) -> None:
+        """Stop the worker pool."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _is_md5(etag: str) -> bool:
+    return len(etag) == 32 and all(c in "0123456789abcdef" for c in etag.lower())
+
+
+def _b64md5(data: bytes) -> str:
+    import base64
+
+    return base64.b64encode(hashlib.md5(data).digest()).decode()

@@ -1,0 +1,140 @@
+"""Local content files of the working set, written atomically and verified by hash.
+
+A corpus path's content lives at ``data/<xxh3-128 of the path>``: a flat, fixed-length
+name, so hostile or very long corpus names never reach the local filesystem. Writes go to a
+unique temp file in ``tmp/``, are fsynced, then renamed into place; a crash leaves at worst a
+temp file, which :meth:`Blobs.sweep` removes at the next start.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import xxhash
+
+#: Bumped when the on-disk layout changes, so an old cache is never misread.
+FORMAT_VERSION = 1
+
+
+def content_hash(data: bytes) -> str:
+    """The hash the catalog keeps for a file's content."""
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+def file_hash(path: Path) -> str:
+    """Hash of a file's content, streamed."""
+    h = xxhash.xxh3_128()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class Blobs:
+    """The ``data/`` and ``tmp/`` directories of a cache."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.data = root / f"data-v{FORMAT_VERSION}"
+        self.tmp = root / "tmp"
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.tmp.mkdir(parents=True, exist_ok=True)
+
+    def name(self, path: str) -> str:
+        """Blob file name of a corpus path."""
+        return xxhash.xxh3_128_hexdigest(path.encode("utf-8", "surrogateescape"))
+
+    def location(self, path: str) -> Path:
+        """Where the content of ``path`` lives (whether or not it exists yet)."""
+        return self.data / self.name(path)
+
+    def write(self, path: str, data: bytes) -> str:
+        """Store ``data`` for ``path`` atomically; returns its hash."""
+        fd, tmp = tempfile.mkstemp(dir=self.tmp, prefix="fetch-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.location(path))
+        except BaseException:
+            _unlink(tmp)
+            raise
+        return content_hash(data)
+
+    def new_shadow(self, path: str, copy_current: bool) -> str:
+        """A private temp file to write a new version of ``path`` into.
+
+        Readers keep seeing the committed version until :meth:`commit_shadow`.
+        """
+        fd, tmp = tempfile.mkstemp(dir=self.tmp, prefix="write-")
+        os.close(fd)
+        if copy_current:
+            src = self.location(path)
+            if src.exists():
+                shutil.copyfile(src, tmp)
+        return tmp
+
+    def commit_shadow(self, path: str, shadow: str) -> tuple[int, str]:
+        """Make a written shadow the committed content of ``path``: fsync, hash, rename.
+
+        Returns (size, hash). After this returns the new content survives a crash.
+        """
+        fd = os.open(shadow, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        digest = file_hash(Path(shadow))
+        size = os.path.getsize(shadow)
+        os.replace(shadow, self.location(path))
+        dfd = os.open(self.data, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        return size, digest
+
+    def copy_as(self, src_path: str, dst_path: str) -> None:
+        """Give ``dst_path`` the same content as ``src_path`` (used by rename)."""
+        os.replace(self.location(src_path), self.location(dst_path))
+
+    def remove(self, path: str) -> None:
+        """Drop the local content of ``path`` (no error if absent)."""
+        _unlink(str(self.location(path)))
+
+    def verify(self, path: str, expected_hash: str, expected_size: int | None = None) -> bool:
+        """True when the stored content exists and hashes to ``expected_hash``."""
+        loc = self.location(path)
+        try:
+            if expected_size is not None and loc.stat().st_size != expected_size:
+                return False
+            return file_hash(loc) == expected_hash
+        except FileNotFoundError:
+            return False
+
+    def sweep(self) -> int:
+        """Remove temp files left by a crash; returns how many."""
+        n = 0
+        for p in self.tmp.iterdir():
+            _unlink(str(p))
+            n += 1
+        return n
+
+    def names(self) -> set[str]:
+        """Every blob file name present."""
+        return {p.name for p in self.data.iterdir()}
+
+    def usage(self) -> int:
+        """Bytes used by committed blobs."""
+        return sum(p.stat().st_size for p in self.data.iterdir())
+
+
+def _unlink(p: str) -> None:
+    try:
+        os.unlink(p)
+    except FileNotFoundError:
+        pass

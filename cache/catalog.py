@@ -1,0 +1,183 @@
+"""The SQLite catalog: every corpus path, its state, and the journal of pending uploads.
+
+One connection, WAL with ``synchronous=NORMAL``: a committed transaction survives a kill
+of the process (it is in the WAL, in the OS page cache); only a power loss may lose the
+last ones. The journal is what makes a closed file survive a daemon crash before its
+upload: the content is fsynced into the blob store *before* the journal row commits.
+
+A lock serialises access so bulk work can run in a worker thread while the FUSE loop
+does point updates.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+-- One row per corpus path known locally or remotely.
+--   state:  'remote' = in the corpus, no local copy;
+--           'local'  = local copy equal to the remote object with ETag `etag`;
+--           'dirty'  = local copy newer than the remote (a journal row says what to do).
+--   etag:   ETag of the remote object the local copy is based on; '' = never uploaded.
+--   hash:   xxh3-128 of the local copy; '' when state = 'remote'.
+--   atime:  last access (unix seconds), for LRU eviction.
+CREATE TABLE IF NOT EXISTS files (
+    path   TEXT PRIMARY KEY,
+    size   INTEGER NOT NULL,
+    mtime  REAL NOT NULL,
+    etag   TEXT NOT NULL DEFAULT '',
+    hash   TEXT NOT NULL DEFAULT '',
+    state  TEXT NOT NULL CHECK (state IN ('remote', 'local', 'dirty')),
+    pinned INTEGER NOT NULL DEFAULT 0,
+    atime  REAL NOT NULL DEFAULT 0
+);
+-- Directories created in the mount that have no file yet (S3 has no directories).
+CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY);
+-- Pending remote operations, at most one per path (the latest intent wins).
+--   op: 'put' = upload the local copy whose hash is `hash`; 'delete' = remove the object.
+CREATE TABLE IF NOT EXISTS journal (
+    path    TEXT PRIMARY KEY,
+    op      TEXT NOT NULL CHECK (op IN ('put', 'delete')),
+    hash    TEXT NOT NULL DEFAULT '',
+    base    TEXT NOT NULL DEFAULT '',   -- ETag the change was based on ('' = new object)
+    created REAL NOT NULL
+);
+"""
+
+
+@dataclass
+class FileRow:
+    """One catalog row (the in-memory copy the working set keeps)."""
+
+    path: str
+    size: int
+    mtime: float
+    etag: str = ""
+    hash: str = ""
+    state: str = "remote"
+    pinned: bool = False
+    atime: float = 0.0
+
+    @property
+    def is_local(self) -> bool:
+        """True when the content is on local disk (clean or dirty)."""
+        return self.state != "remote"
+
+
+@dataclass
+class JournalRow:
+    """One pending remote operation."""
+
+    path: str
+    op: str
+    hash: str
+    base: str
+    created: float
+
+
+class Catalog:
+    """Persistent state of one corpus's cache directory."""
+
+    def __init__(self, db_path: Path) -> None:
+        self._db = sqlite3.connect(str(db_path), check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        self._db.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+        )
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction (nestable only through the lock, not SQL savepoints)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- files -----------------------------------------------------------------------
+    def all_files(self) -> list[FileRow]:
+        """Every row, for loading the in-memory view at start."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, size, mtime, etag, hash, state, pinned, atime FROM files"
+            ).fetchall()
+        return [FileRow(r[0], r[1], r[2], r[3], r[4], r[5], bool(r[6]), r[7]) for r in rows]
+
+    def put_files(self, rows: Iterable[FileRow], db: sqlite3.Connection | None = None) -> None:
+        """Insert or replace rows (inside a transaction when ``db`` is given)."""
+        data = [(r.path, r.size, r.mtime, r.etag, r.hash, r.state, int(r.pinned), r.atime) for r in rows]
+        with self._lock:
+            (db or self._db).executemany(
+                "INSERT OR REPLACE INTO files VALUES (?,?,?,?,?,?,?,?)", data
+            )
+
+    def delete_files(self, paths: Iterable[str], db: sqlite3.Connection | None = None) -> None:
+        """Forget rows."""
+        with self._lock:
+            (db or self._db).executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
+
+    def touch(self, paths: Iterable[str], when: float | None = None) -> None:
+        """Record access times (LRU); cheap, batched by the caller."""
+        t = when or time.time()
+        with self._lock:
+            self._db.executemany("UPDATE files SET atime = ? WHERE path = ?", [(t, p) for p in paths])
+
+    # -- dirs ------------------------------------------------------------------------
+    def all_dirs(self) -> list[str]:
+        """Directories created locally."""
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT path FROM dirs")]
+
+    def set_dir(self, path: str, present: bool) -> None:
+        """Remember or forget a locally created directory."""
+        with self._lock:
+            if present:
+                self._db.execute("INSERT OR IGNORE INTO dirs VALUES (?)", (path,))
+            else:
+                self._db.execute("DELETE FROM dirs WHERE path = ?", (path,))
+
+    # -- journal ---------------------------------------------------------------------
+    def journal(self) -> list[JournalRow]:
+        """Pending operations, oldest first."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, op, hash, base, created FROM journal ORDER BY created"
+            ).fetchall()
+        return [JournalRow(*r) for r in rows]
+
+    def journal_put(self, db: sqlite3.Connection, path: str, op: str, hash_: str, base: str) -> None:
+        """Record the latest intent for ``path`` (inside a transaction)."""
+        db.execute(
+            "INSERT OR REPLACE INTO journal VALUES (?,?,?,?,?)", (path, op, hash_, base, time.time())
+        )
+
+    def journal_done(self, db: sqlite3.Connection, path: str, op: str, hash_: str) -> bool:
+        """Remove the entry if it is still the one that was carried out; True if removed."""
+        cur = db.execute(
+            "DELETE FROM journal WHERE path = ? AND op = ? AND hash = ?", (path, op, hash_)
+        )
+        return cur.rowcount > 0
+
+    def journal_drop(self, db: sqlite3.Connection, path: str) -> None:
+        """Forget whatever is pending for ``path``."""
+        db.execute("DELETE FROM journal WHERE path = ?", (path,))
+
+    def close(self) -> None:
+        """Close the database (checkpointing the WAL)."""
+        with self._lock:
+            self._db.close()

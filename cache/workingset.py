@@ -1,0 +1,731 @@
+"""The working set: which corpus files are local, fetching them, writing them, uploading.
+
+This is the core the mount calls; it never imports ``fs``. Threading discipline (S3QL's):
+methods named ``fetch``, ``commit_shadow``, ``upload`` and ``check`` do blocking I/O and
+touch no shared in-memory state, so the FUSE loop runs them in a worker thread; every
+other method mutates state, is fast, and must be called from the owning thread (the trio
+loop in a mount, the main thread in a command).
+
+States of a file (see ``catalog.py``)::
+
+    remote --fetch--> local --write+commit--> dirty --upload--> local
+       ^                 |                                        |
+       +----evict--------+------------------ ETag changed remotely+
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import posixpath
+import socket
+import time
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from brainfs.backend.config import Config
+from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
+from brainfs.backend.keys import path_problem
+from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore
+
+from .blobs import Blobs, content_hash, file_hash
+from .catalog import Catalog, FileRow, JournalRow
+
+log = logging.getLogger(__name__)
+
+#: Corpus prefix holding brainfs's own data (index, bundles, leases); never in the tree.
+INTERNAL_PREFIX = ".brainfs"
+
+
+class CacheError(Exception):
+    """A working-set operation that cannot be done (message is one line)."""
+
+
+class NotFound(CacheError):
+    """No such file or directory in the corpus."""
+
+
+class IsADirectory(CacheError):
+    """A file operation on a directory."""
+
+
+class NotADirectory(CacheError):
+    """A directory operation on a file."""
+
+
+class NotEmpty(CacheError):
+    """rmdir of a directory that has entries."""
+
+
+class Exists(CacheError):
+    """Creating something that exists."""
+
+
+class NoSpace(CacheError):
+    """The cache cannot hold the content (budget or disk full)."""
+
+
+@dataclass
+class FetchResult:
+    """The outcome of fetching one file (from a worker thread)."""
+
+    path: str
+    size: int = 0
+    etag: str = ""
+    hash: str = ""
+    error: BackendError | OSError | None = None
+
+
+@dataclass
+class UploadResult:
+    """The outcome of carrying out one journal row."""
+
+    row: JournalRow
+    etag: str = ""
+    conflict_path: str | None = None
+    remote_etag: str = ""
+    error: BackendError | OSError | None = None
+
+
+@dataclass
+class CheckReport:
+    """What the consistency check at start found and did."""
+
+    temp_files_removed: int = 0
+    refetch: list[str] = field(default_factory=list)
+    journal_added: list[str] = field(default_factory=list)
+    journal_dropped: list[str] = field(default_factory=list)
+    orphans_removed: int = 0
+    corrupt_dirty: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for the log."""
+        return (
+            f"consistency check: {self.temp_files_removed} temp files removed, "
+            f"{len(self.refetch)} damaged copies dropped for refetch, "
+            f"{len(self.journal_added)} journal entries restored, "
+            f"{len(self.journal_dropped)} stale journal entries dropped, "
+            f"{self.orphans_removed} orphan blobs removed, "
+            f"{len(self.corrupt_dirty)} unrecoverable dirty files"
+        )
+
+
+def parent_of(path: str) -> str:
+    """Parent directory path ('' is the root)."""
+    return posixpath.dirname(path)
+
+
+def ancestors(path: str) -> Iterable[str]:
+    """Proper ancestor directories of ``path``, nearest first, ending with ''."""
+    p = parent_of(path)
+    while True:
+        yield p
+        if p == "":
+            return
+        p = parent_of(p)
+
+
+def conflict_name(path: str, when: float | None = None) -> str:
+    """Name of the visible copy kept when an upload loses a race with another writer."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(when or time.time()))
+    host = socket.gethostname().split(".")[0][:20] or "host"
+    root, ext = posixpath.splitext(path)
+    return f"{root}.conflict-{stamp}-{host}{ext}"
+
+
+class WorkingSet:
+    """The local working set of one corpus."""
+
+    def __init__(self, cache_dir: Path, store: ObjectStore | None, cfg: Config) -> None:
+        self.cfg = cfg
+        self.store = store
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.cache_dir = cache_dir
+        self.catalog = Catalog(cache_dir / "catalog.db")
+        self.blobs = Blobs(cache_dir)
+        self.files: dict[str, FileRow] = {}
+        #: dir path -> names of its children (files and dirs, local or remote)
+        self.children: dict[str, set[str]] = {"": set()}
+        #: directories created in the mount that may have no file yet
+        self.local_dirs: set[str] = set(self.catalog.all_dirs())
+        #: dir path -> number of local files and explicit dirs beneath it (readdir shows a
+        #: directory only when this is > 0: the listing is the working set)
+        self._vis: Counter[str] = Counter()
+        #: paths with open handles: never evicted
+        self.open_count: Counter[str] = Counter()
+        self.local_bytes = 0
+        #: keys skipped from listings: (key, reason)
+        self.skipped: list[tuple[str, str]] = []
+        self.health: dict[str, object] = {"last_ok": None, "last_error": None}
+        for row in self.catalog.all_files():
+            self._insert(row)
+        for d in self.local_dirs:
+            self._add_dir(d)
+
+    # ------------------------------------------------------------------ tree bookkeeping
+    def _add_dir(self, d: str) -> None:
+        if d in self.children:
+            if d in self.local_dirs:
+                for a in ancestors(d):
+                    self._vis[a] += 1
+            return
+        self.children[d] = set()
+        parent = parent_of(d)
+        if d != "":
+            self._add_dir(parent)
+            self.children[parent].add(posixpath.basename(d))
+        if d in self.local_dirs:
+            for a in ancestors(d):
+                self._vis[a] += 1
+
+    def _insert(self, row: FileRow) -> None:
+        parent = parent_of(row.path)
+        if parent not in self.children:
+            self._add_dir(parent)
+        self.children[parent].add(posixpath.basename(row.path))
+        self.files[row.path] = row
+        if row.is_local:
+            self._count_local(row, +1)
+
+    def _count_local(self, row: FileRow, sign: int) -> None:
+        self.local_bytes += sign * row.size
+        for a in ancestors(row.path):
+            self._vis[a] += sign
+
+    def _remove(self, path: str) -> FileRow | None:
+        row = self.files.pop(path, None)
+        if row is None:
+            return None
+        if row.is_local:
+            self._count_local(row, -1)
+        parent = parent_of(path)
+        self.children[parent].discard(posixpath.basename(path))
+        self._prune(parent)
+        return row
+
+    def _prune(self, d: str) -> None:
+        """Drop directories left with no children that were never created locally."""
+        while d != "" and not self.children.get(d) and d not in self.local_dirs:
+            self.children.pop(d, None)
+            parent = parent_of(d)
+            self.children[parent].discard(posixpath.basename(d))
+            d = parent
+
+    def _set_state(self, row: FileRow, state: str, size: int | None = None) -> None:
+        if row.is_local:
+            self._count_local(row, -1)
+        row.state = state
+        if size is not None:
+            row.size = size
+        if row.is_local:
+            self._count_local(row, +1)
+
+    # ------------------------------------------------------------------ queries
+    def is_dir(self, path: str) -> bool:
+        """True for the root and any directory of the corpus or created locally."""
+        return path in self.children and path not in self.files
+
+    def get(self, path: str) -> FileRow | None:
+        """The file row of ``path``, or None (also for directories)."""
+        return self.files.get(path)
+
+    def visible_dir(self, path: str) -> bool:
+        """Whether readdir shows this directory (it holds part of the working set)."""
+        return path == "" or self._vis[path] > 0 or path in self.local_dirs
+
+    def listdir(self, path: str) -> list[tuple[str, bool]]:
+        """The working-set entries of a directory: sorted (name, is_dir) pairs."""
+        names = self.children.get(path)
+        if names is None:
+            raise NotFound(path)
+        out = []
+        for name in sorted(names):
+            child = f"{path}/{name}" if path else name
+            row = self.files.get(child)
+            if row is not None:
+                if row.is_local:
+                    out.append((name, False))
+            elif self.visible_dir(child):
+                out.append((name, True))
+        return out
+
+    def status(self) -> dict[str, object]:
+        """Counts for ``brainfs status``."""
+        states = Counter(r.state for r in self.files.values())
+        return {
+            "files": len(self.files),
+            "local_files": states["local"] + states["dirty"],
+            "remote_files": states["remote"],
+            "dirty_files": states["dirty"],
+            "pending_uploads": len(self.catalog.journal()),
+            "local_bytes": self.local_bytes,
+            "cache_budget_bytes": self.cfg.cache_budget_bytes,
+            "skipped_keys": len(self.skipped),
+            "backend": dict(self.health),
+        }
+
+    # ------------------------------------------------------------------ start
+    def check(self) -> CheckReport:
+        """Consistency check of the cache directory (blocking; run before serving).
+
+        Never serves a damaged copy: a clean file whose bytes do not hash to the catalog's
+        value goes back to 'remote' (refetched on next use); a dirty one is reported.
+        """
+        rep = CheckReport(temp_files_removed=self.blobs.sweep())
+        journal = {j.path: j for j in self.catalog.journal()}
+        with self.catalog.transaction() as db:
+            for row in list(self.files.values()):
+                if not row.is_local:
+                    continue
+                if self.blobs.verify(row.path, row.hash, row.size):
+                    if row.state == "dirty" and row.path not in journal:
+                        self.catalog.journal_put(db, row.path, "put", row.hash, row.etag)
+                        rep.journal_added.append(row.path)
+                    continue
+                if row.state == "dirty":
+                    # The committed bytes are gone or damaged: nothing to upload safely.
+                    rep.corrupt_dirty.append(row.path)
+                    log.error("dirty file %s is damaged in the cache; its last write is lost", row.path)
+                    self.catalog.journal_drop(db, row.path)
+                else:
+                    rep.refetch.append(row.path)
+                self.blobs.remove(row.path)
+                self._set_state(row, "remote")
+                row.hash = ""
+                if not row.etag:  # never uploaded and now unreadable: nothing left of it
+                    self._remove(row.path)
+                    self.catalog.delete_files([row.path], db)
+                else:
+                    self.catalog.put_files([row], db)
+            for path, j in journal.items():
+                row = self.files.get(path)
+                if j.op == "put" and (row is None or row.state != "dirty" or row.hash != j.hash):
+                    self.catalog.journal_drop(db, path)
+                    rep.journal_dropped.append(path)
+        wanted = {self.blobs.name(r.path) for r in self.files.values() if r.is_local}
+        for name in self.blobs.names() - wanted:
+            (self.blobs.data / name).unlink(missing_ok=True)
+            rep.orphans_removed += 1
+        return rep
+
+    def sync_listing(self, objects: Iterable[ObjectInfo]) -> dict[str, int]:
+        """Reconcile the catalog with a fresh listing of the corpus.
+
+        New objects become 'remote'; a clean local copy whose ETag changed is dropped
+        (refetched on use); objects gone remotely disappear unless they are dirty here.
+        """
+        seen: set[str] = set()
+        added = changed = removed = 0
+        updates: list[FileRow] = []
+        dropped: list[str] = []
+        for obj in objects:
+            if obj.path == INTERNAL_PREFIX or obj.path.startswith(INTERNAL_PREFIX + "/"):
+                continue
+            seen.add(obj.path)
+            row = self.files.get(obj.path)
+            if row is None:
+                if self._shape_conflict(obj.path):
+                    continue
+                row = FileRow(obj.path, obj.size, obj.mtime, obj.etag, "", "remote")
+                self._insert(row)
+                updates.append(row)
+                added += 1
+            elif row.state == "dirty":
+                continue
+            elif row.etag != obj.etag:
+                if row.is_local:
+                    self.blobs.remove(row.path)
+                    self._set_state(row, "remote")
+                    row.hash = ""
+                row.etag, row.size, row.mtime = obj.etag, obj.size, obj.mtime
+                updates.append(row)
+                changed += 1
+        for path, row in list(self.files.items()):
+            if path not in seen and row.state != "dirty" and row.etag:
+                self.blobs.remove(path)
+                self._remove(path)
+                dropped.append(path)
+                removed += 1
+        with self.catalog.transaction() as db:
+            self.catalog.put_files(updates, db)
+            self.catalog.delete_files(dropped, db)
+        return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
+
+    def _shape_conflict(self, path: str) -> bool:
+        """A key that is also a prefix of other keys (``a`` and ``a/b``): the directory
+        wins, the file is skipped with a warning; a file on the way of a path likewise."""
+        reason = None
+        if path in self.children:
+            reason = "is also a directory prefix"
+        else:
+            for a in ancestors(path):
+                if a in self.files:
+                    reason = f"its parent {a!r} is a file"
+                    break
+        if reason:
+            self.skipped.append((path, reason))
+            log.warning("skipping object %r: %s", path, reason)
+            return True
+        return False
+
+    def preload_plan(self) -> list[str]:
+        """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
+        cfg = self.cfg
+        chosen: list[str] = []
+        budget = cfg.preload_budget_bytes
+        rows = sorted(self.files.values(), key=lambda r: r.path)
+
+        def take(row: FileRow) -> None:
+            nonlocal budget
+            if row.size > cfg.preload_max_file_bytes or row.size > budget:
+                return
+            budget -= row.size
+            if not row.is_local:
+                chosen.append(row.path)
+
+        picked = set()
+        for pattern in cfg.preload_globs:
+            for row in rows:
+                if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
+                    picked.add(row.path)
+                    take(row)
+        transcripts = [r for r in rows if r.path.startswith("sessions/") and r.path.endswith("/transcript.md")]
+        # Session ids start with their date, so path order is time order; mtime breaks ties
+        # for ids that do not.
+        transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)
+        for row in transcripts[: cfg.preload_recent_transcripts]:
+            if row.path not in picked:
+                picked.add(row.path)
+                take(row)
+        return chosen
+
+    # ------------------------------------------------------------------ fetching
+    def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
+        """Download ``paths`` in parallel into blobs (blocking; no shared state touched).
+
+        Thread-safe with respect to the owner thread: results are applied later by
+        :meth:`apply_fetched`.
+        """
+        if self.store is None:
+            raise CacheError("no backend")
+        results: list[FetchResult] = []
+
+        def done(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:
+            if err is not None:
+                results.append(FetchResult(path, error=err))
+            else:
+                assert data is not None
+                try:
+                    h = self.blobs.write(path, data)
+                except OSError as e:
+                    results.append(FetchResult(path, error=e))
+                else:
+                    results.append(FetchResult(path, len(data), etag, h))
+            if on_progress is not None:
+                on_progress(len(results))
+
+        self.store.get_many(list(paths), done)
+        return results
+
+    def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
+        """Record fetched files as local; returns the errors by path."""
+        errors: dict[str, Exception] = {}
+        updates: list[FileRow] = []
+        now = time.time()
+        for r in results:
+            row = self.files.get(r.path)
+            if r.error is not None:
+                errors[r.path] = r.error
+                self._note_health(r.error)
+                continue
+            self._note_health(None)
+            if row is None or row.state == "dirty":
+                # Deleted or rewritten in the mount while the fetch ran: keep the local truth.
+                if row is None:
+                    self.blobs.remove(r.path)
+                continue
+            if row.is_local:
+                self._count_local(row, -1)
+            row.size, row.etag, row.hash, row.state, row.atime = r.size, r.etag, r.hash, "local", now
+            self._count_local(row, +1)
+            updates.append(row)
+        with self.catalog.transaction() as db:
+            self.catalog.put_files(updates, db)
+        return errors
+
+    def materialize(self, paths: Iterable[str]) -> dict[str, Exception]:
+        """Fetch and record (for callers without an event loop)."""
+        todo = [p for p in paths if (r := self.files.get(p)) is not None and not r.is_local]
+        if not todo:
+            return {}
+        errs = self.apply_fetched(self.fetch(todo))
+        self.evict()
+        return errs
+
+    def _note_health(self, err: Exception | None) -> None:
+        if err is None:
+            self.health["last_ok"] = time.time()
+        else:
+            self.health["last_error"] = f"{time.strftime('%H:%M:%S')} {err}"
+
+    def touch(self, path: str) -> None:
+        """Note an access (for LRU)."""
+        row = self.files.get(path)
+        if row is not None:
+            row.atime = time.time()
+
+    def evict(self) -> list[str]:
+        """Drop least recently used clean, unpinned, closed files beyond the budget."""
+        budget = self.cfg.cache_budget_bytes
+        if self.local_bytes <= budget:
+            return []
+        target = int(budget * 0.9)
+        victims = sorted(
+            (r for r in self.files.values()
+             if r.state == "local" and not r.pinned and not self.open_count[r.path]),
+            key=lambda r: r.atime,
+        )
+        evicted: list[str] = []
+        for row in victims:
+            if self.local_bytes <= target:
+                break
+            self.blobs.remove(row.path)
+            self._set_state(row, "remote")
+            row.hash = ""
+            evicted.append(row.path)
+        with self.catalog.transaction() as db:
+            self.catalog.put_files([self.files[p] for p in evicted], db)
+        return evicted
+
+    def persist_atimes(self) -> None:
+        """Write in-memory access times to the catalog (batched, called periodically)."""
+        with self.catalog.transaction() as db:
+            db.executemany(
+                "UPDATE files SET atime = ? WHERE path = ?",
+                [(r.atime, r.path) for r in self.files.values() if r.is_local],
+            )
+
+    # ------------------------------------------------------------------ writes
+    def check_new_path(self, path: str) -> None:
+        """Raise unless ``path`` can be created (valid name, parent dir, not existing)."""
+        problem = path_problem(path)
+        if problem or path == INTERNAL_PREFIX or path.startswith(INTERNAL_PREFIX + "/"):
+            raise CacheError(f"refused name {path!r}: {problem or 'reserved'}")
+        if not self.is_dir(parent_of(path)):
+            raise NotFound(parent_of(path))
+        if path in self.files or path in self.children:
+            raise Exists(path)
+
+    def create(self, path: str) -> FileRow:
+        """A new, empty file (dirty, nothing uploaded yet)."""
+        self.check_new_path(path)
+        open(self.blobs.location(path), "wb").close()
+        row = FileRow(path, 0, time.time(), "", content_hash(b""), "dirty", atime=time.time())
+        self._insert(row)
+        with self.catalog.transaction() as db:
+            self.catalog.put_files([row], db)
+            self.catalog.journal_put(db, path, "put", row.hash, "")
+        return row
+
+    def apply_commit(self, path: str, size: int, digest: str) -> FileRow:
+        """Record a committed write: the file is dirty and journaled for upload."""
+        row = self.files[path]
+        self._set_state(row, "dirty", size)
+        row.hash, row.mtime, row.atime = digest, time.time(), time.time()
+        with self.catalog.transaction() as db:
+            self.catalog.put_files([row], db)
+            self.catalog.journal_put(db, path, "put", digest, row.etag)
+        return row
+
+    def unlink(self, path: str) -> None:
+        """Remove a file locally and journal its deletion in the corpus."""
+        row = self.files.get(path)
+        if row is None:
+            raise IsADirectory(path) if self.is_dir(path) else NotFound(path)
+        self._remove(path)
+        self.blobs.remove(path)
+        with self.catalog.transaction() as db:
+            self.catalog.delete_files([path], db)
+            if row.etag:
+                self.catalog.journal_put(db, path, "delete", "", row.etag)
+            else:
+                self.catalog.journal_drop(db, path)
+
+    def mkdir(self, path: str) -> None:
+        """Create a directory (kept locally until a file lands in it)."""
+        self.check_new_path(path)
+        self.local_dirs.add(path)
+        self.catalog.set_dir(path, True)
+        self._add_dir(path)
+
+    def rmdir(self, path: str) -> None:
+        """Remove an empty directory."""
+        if path in self.files:
+            raise NotADirectory(path)
+        if not self.is_dir(path) or path == "":
+            raise NotFound(path)
+        if self.children.get(path):
+            raise NotEmpty(path)
+        if path in self.local_dirs:
+            self.local_dirs.discard(path)
+            for a in ancestors(path):
+                self._vis[a] -= 1
+            self.catalog.set_dir(path, False)
+        self.children.pop(path, None)
+        parent = parent_of(path)
+        self.children[parent].discard(posixpath.basename(path))
+        self._prune(parent)
+
+    def rename_file(self, old: str, new: str) -> None:
+        """Rename a file (the content must be local); replaces an existing target file."""
+        row = self.files[old]
+        if not row.is_local:
+            raise CacheError(f"{old} is not local")
+        if new in self.children and new not in self.files:
+            raise IsADirectory(new)
+        if new in self.files:
+            self.unlink(new)
+        else:
+            self.check_new_path(new)
+        self.blobs.copy_as(old, new)
+        self._remove(old)
+        moved = FileRow(new, row.size, time.time(), "", row.hash, "dirty", row.pinned, time.time())
+        self._insert(moved)
+        with self.catalog.transaction() as db:
+            self.catalog.delete_files([old], db)
+            self.catalog.put_files([moved], db)
+            self.catalog.journal_put(db, new, "put", moved.hash, "")
+            if row.etag:
+                self.catalog.journal_put(db, old, "delete", "", row.etag)
+            else:
+                self.catalog.journal_drop(db, old)
+
+    def files_under(self, d: str) -> list[str]:
+        """Every file path beneath directory ``d``."""
+        head = d + "/"
+        return [p for p in self.files if p.startswith(head)]
+
+    # ------------------------------------------------------------------ uploads
+    def pending(self) -> list[JournalRow]:
+        """Journal rows waiting for the backend."""
+        return self.catalog.journal()
+
+    def upload(self, row: JournalRow) -> UploadResult:
+        """Carry out one journal row against the backend (blocking, no shared state).
+
+        A put never silently clobbers another writer: the server's conditional write is
+        used where it is honoured, else the remote ETag is compared first; on a mismatch our
+        bytes go to a visible conflict copy beside the original.
+        """
+        assert self.store is not None
+        try:
+            if row.op == "delete":
+                self.store.delete(row.path)
+                return UploadResult(row)
+            data = self.blobs.location(row.path).read_bytes()
+            if content_hash(data) != row.hash:
+                # Rewritten since this row was read: a newer row will carry it.
+                return UploadResult(row, error=OSError("content changed during upload"))
+            target = row.path
+            remote = ""
+            if not self.store.conditional_writes():
+                try:
+                    remote = self.store.head(row.path).etag
+                except NoSuchKey:
+                    remote = ""
+                if remote != row.base and remote and remote != _md5(data):
+                    target = conflict_name(row.path)
+            meta = {HASH_META: row.hash}
+            if target == row.path and self.store.conditional_writes():
+                try:
+                    etag = self.store.put(target, data, if_match=row.base or None,
+                                          if_none_match=not row.base, metadata=meta)
+                except PreconditionFailed:
+                    remote = self.store.head(row.path).etag
+                    target = conflict_name(row.path)
+                    etag = self.store.put(target, data, if_none_match=True, metadata=meta)
+            else:
+                etag = self.store.put(target, data, metadata=meta)
+            if target != row.path:
+                log.warning("upload conflict on %s: kept ours as %s", row.path, target)
+                return UploadResult(row, etag, conflict_path=target, remote_etag=remote)
+            return UploadResult(row, etag)
+        except (BackendError, OSError) as e:
+            return UploadResult(row, error=e)
+
+    def apply_upload(self, res: UploadResult) -> bool:
+        """Record an upload's outcome; True when the row is done."""
+        row = res.row
+        if res.error is not None:
+            self._note_health(res.error if isinstance(res.error, BackendError) else None)
+            log.warning("upload of %s failed (will retry): %s", row.path, res.error)
+            return False
+        self._note_health(None)
+        with self.catalog.transaction() as db:
+            f = self.files.get(row.path)
+            if not self.catalog.journal_done(db, row.path, row.op, row.hash):
+                # Superseded by a newer write while uploading. The remote now holds what we
+                # just sent, so that is what the newer write is based on.
+                if row.op == "put" and not res.conflict_path:
+                    db.execute("UPDATE journal SET base = ? WHERE path = ? AND base = ?",
+                               (res.etag, row.path, row.base))
+                    if f is not None:
+                        f.etag = res.etag
+                        self.catalog.put_files([f], db)
+                return True
+            if row.op == "put" and f is not None and f.hash == row.hash:
+                if res.conflict_path:
+                    # Ours lives on as the conflict copy; the original is theirs again.
+                    conflict = FileRow(res.conflict_path, f.size, time.time(), res.etag, f.hash,
+                                       "local", atime=time.time())
+                    if res.conflict_path not in self.files:
+                        self.blobs.copy_as(row.path, res.conflict_path)
+                        self._insert(conflict)
+                        self.catalog.put_files([conflict], db)
+                    self._set_state(f, "remote")
+                    f.etag, f.hash = res.remote_etag, ""
+                else:
+                    self._set_state(f, "local")
+                    f.etag = res.etag
+                self.catalog.put_files([f], db)
+        return True
+
+    def flush(self, deadline: float | None = None) -> int:
+        """Upload everything pending (blocking; for commands and unmount). Returns what is
+        left pending."""
+        while True:
+            rows = self.pending()
+            if not rows or (deadline is not None and time.monotonic() > deadline):
+                return len(rows)
+            progress = False
+            for row in rows:
+                progress |= self.apply_upload(self.upload(row))
+            if not progress:
+                return len(self.pending())
+
+    def close(self) -> None:
+        """Persist access times and close the catalog."""
+        try:
+            self.persist_atimes()
+        finally:
+            self.catalog.close()
+
+
+def _md5(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.md5(data).hexdigest()
+
+
+def commit_shadow(blobs: Blobs, path: str, shadow: str) -> tuple[int, str]:
+    """Blocking half of a write commit (fsync, hash, rename); run it in a worker thread."""
+    return blobs.commit_shadow(path, shadow)
+
+
+__all__ = [
+    "WorkingSet", "FetchResult", "UploadResult", "CheckReport", "CacheError", "NotFound",
+    "IsADirectory", "NotADirectory", "NotEmpty", "Exists", "NoSpace", "commit_shadow",
+    "file_hash", "INTERNAL_PREFIX",
+]

@@ -1,0 +1,226 @@
+"""The mount daemon: prepare the working set, serve FUSE, flush on the way out.
+
+Start-up order matters for "time to a usable mount": one listing, the consistency check,
+the preload (parallel GETs), then ``pyfuse3.init``. Nothing slow (torch, the embedding
+model) is imported on this path; recall loads its model lazily on first use.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pyfuse3
+import trio
+
+from brainfs.backend.config import Config
+from brainfs.backend.keys import CorpusURL
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.workingset import WorkingSet
+
+from .ops import Ops
+
+log = logging.getLogger("brainfs.mount")
+
+
+class MountError(Exception):
+    """The mount cannot start (one line for the user)."""
+
+
+def is_mountpoint(path: Path) -> bool:
+    """True when ``path`` is listed in /proc/mounts."""
+    target = os.path.realpath(path)
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
+                return True
+    return False
+
+
+def check_mountpoint(mp: Path) -> None:
+    """Refuse a mountpoint that is a file, not empty, or already mounted; create it if
+    missing."""
+    if is_mountpoint(mp):
+        raise MountError(f"{mp} is already a mountpoint (unmount it first: brainfs umount {mp})")
+    if mp.exists() and not mp.is_dir():
+        raise MountError(f"{mp} is not a directory")
+    if mp.exists() and any(mp.iterdir()):
+        raise MountError(f"{mp} is not empty")
+    mp.mkdir(parents=True, exist_ok=True)
+
+
+class Daemon:
+    """One mount of one corpus."""
+
+    def __init__(self, url: CorpusURL, mountpoint: Path, cfg: Config,
+                 progress: Callable[[str, int, int], None] | None = None) -> None:
+        self.url = url
+        self.mountpoint = mountpoint.resolve()
+        self.cfg = cfg
+        self.progress = progress or (lambda stage, done, total: None)
+        self.store = ObjectStore(url, cfg)
+        self.cache_dir = cfg.cache_dir_for(url.bucket, url.prefix)
+        self.ws: WorkingSet | None = None
+        self.ops: Ops | None = None
+        self.timings: dict[str, float] = {}
+        self._lock_fd: int | None = None
+        self.recall = None  # set by the recall service when the index is available
+
+    def prepare(self) -> None:
+        """Everything before the kernel sees the mount: check, list, preload."""
+        t0 = time.monotonic()
+        check_mountpoint(self.mountpoint)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = os.open(self.cache_dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise MountError(f"the cache {self.cache_dir} is in use by another mount of {self.url}") from None
+        os.ftruncate(self._lock_fd, 0)
+        os.write(self._lock_fd, f"{os.getpid()}\n".encode())
+        self.store.check()
+        self.ws = ws = WorkingSet(self.cache_dir, self.store, self.cfg)
+        report = ws.check()
+        log.info("%s", report.summary())
+        self.check_report = report
+        t1 = time.monotonic()
+        objs = list(self.store.list())
+        sync = ws.sync_listing(objs)
+        t2 = time.monotonic()
+        log.info("listing: %s", sync)
+        plan = ws.preload_plan()
+        self.progress("preload", 0, len(plan))
+        results = ws.fetch(plan, on_progress=lambda n: self.progress("preload", n, len(plan)))
+        errors = ws.apply_fetched(results)
+        ws.evict()
+        for p, e in list(errors.items())[:10]:
+            log.warning("preload of %s failed: %s", p, e)
+        t3 = time.monotonic()
+        self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": t3 - t2,
+                        "preload_files": len(plan), "preload_errors": len(errors)}
+        log.info("ready: %s", self.timings)
+
+    def status(self) -> dict:
+        """The JSON behind ``brainfs status``."""
+        assert self.ws is not None
+        st = self.ws.status()
+        st.update({
+            "pid": os.getpid(),
+            "corpus": str(self.url),
+            "endpoint": self.cfg.endpoint_url or "aws",
+            "mountpoint": str(self.mountpoint),
+            "cache_dir": str(self.cache_dir),
+            "startup": self.timings,
+            "open_files": sum(self.ws.open_count.values()),
+            "writing": len(self.ops.writing) if self.ops else 0,
+            "recall": "available" if self.recall else "no index",
+        })
+        return st
+
+    def mount(self) -> None:
+        """Hand the mountpoint to the kernel."""
+        assert self.ws is not None
+        self.ops = Ops(self.ws, self.cfg, recall=self.recall, status=self.status)
+        options = set(pyfuse3.default_options)
+        options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
+        if self.cfg.allow_other:
+            options.add("allow_other")
+        pyfuse3.init(self.ops, str(self.mountpoint), options)
+
+    async def serve(self) -> None:
+        """Run the FUSE loop with the background tasks until unmounted or signalled."""
+        assert self.ops is not None
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._signals, nursery.cancel_scope)
+            nursery.start_soon(self._uploader)
+            nursery.start_soon(self._housekeeping)
+            await pyfuse3.main()
+            nursery.cancel_scope.cancel()
+
+    async def _signals(self, scope: trio.CancelScope) -> None:
+        with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:
+            async for _ in sigs:
+                log.info("signal received: unmounting")
+                pyfuse3.terminate()
+                return
+
+    async def _uploader(self) -> None:
+        """Carry out the journal: wake on every commit, retry failures after a pause."""
+        assert self.ops is not None and self.ws is not None
+        ops, ws = self.ops, self.ws
+        limiter = trio.CapacityLimiter(8)
+        while True:
+            ops.upload_wake = trio.Event()
+            rows = ws.pending()
+            failed = False
+            if rows:
+                results = []
+
+                async def one(row, results=results) -> None:
+                    results.append(await trio.to_thread.run_sync(ws.upload, row, limiter=limiter))
+
+                async with trio.open_nursery() as n:
+                    for row in rows:
+                        n.start_soon(one, row)
+                for res in results:
+                    if not ws.apply_upload(res):
+                        failed = True
+                    elif res.conflict_path:
+                        ops.invalidate([res.row.path])
+            if failed:
+                with trio.move_on_after(self.cfg.upload_retry_seconds):
+                    await ops.upload_wake.wait()
+            elif not rows or ops.upload_wake.is_set():
+                await ops.upload_wake.wait()
+
+    async def _housekeeping(self) -> None:
+        assert self.ws is not None
+        while True:
+            await trio.sleep(30)
+            self.ws.persist_atimes()
+
+    def shutdown(self) -> None:
+        """Unmount, then upload what is pending (bounded), then close the catalog."""
+        try:
+            pyfuse3.close(unmount=True)
+        except Exception as e:  # noqa: BLE001 - never lose the flush below to this
+            log.warning("unmount: %s", e)
+        if self.ws is not None:
+            left = self.ws.flush(deadline=time.monotonic() + 60)
+            if left:
+                log.warning("%d uploads still pending; the next mount will finish them", left)
+            self.ws.close()
+        self.store.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+
+
+def run_foreground(url: CorpusURL, mountpoint: Path, cfg: Config,
+                   notify: Callable[[str], None] | None = None) -> int:
+    """Prepare, mount, serve until unmounted; ``notify`` gets progress/ready/error lines."""
+    say = notify or (lambda line: None)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        say(f"progress {stage} {done} {total}")
+
+    daemon = Daemon(url, mountpoint, cfg, progress)
+    try:
+        daemon.prepare()
+        daemon.mount()
+    except Exception:
+        if daemon.ws is not None:
+            daemon.ws.close()
+        raise
+    say("ready " + json.dumps(daemon.timings))
+    try:
+        trio.run(daemon.serve)
+    finally:
+        daemon.shutdown()
+    return 0

@@ -1,0 +1,129 @@
+"""``brainfs demo``: the main job end to end on the embedded default.
+
+Starts a local S3 server (rclone serve s3, in the background, its PID in ``.demo/s3.pid``),
+writes the sample memory, imports and indexes it, mounts it at ``./memory`` and shows an
+``ls``, a ``grep -r``, a ``cat`` of a path that was not local yet, and a recall.
+``brainfs demo --stop`` unmounts and stops the server by its PID.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from brainfs.backend.config import Config
+from brainfs.backend.server import serve_command, wait_for_port
+
+STATE = Path(".demo")
+CORPUS = "s3://memory/demo"
+
+
+def _show(cmd: str, cwd: Path | None = None) -> None:
+    print(f"\n$ {cmd}", flush=True)
+    subprocess.run(cmd, shell=True, cwd=cwd, check=False)
+
+
+def _brainfs(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], check=True)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def start_server(port: int) -> None:
+    """Start (or reuse) the demo's S3 server."""
+    pidfile = STATE / "s3.pid"
+    if pidfile.exists() and _pid_alive(int(pidfile.read_text())):
+        return
+    STATE.mkdir(exist_ok=True)
+    log = open(STATE / "s3.log", "ab")
+    proc = subprocess.Popen(serve_command(STATE / "s3", "127.0.0.1", port, Config()),
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                            start_new_session=True)
+    (STATE / "s3").mkdir(exist_ok=True)
+    pidfile.write_text(str(proc.pid))
+    wait_for_port("127.0.0.1", port, 15.0, proc)
+    print(f"started the embedded S3 server (rclone serve s3, pid {proc.pid}) on port {port}")
+
+
+def stop(mountpoint: Path) -> int:
+    """Unmount the demo mount and stop the demo's S3 server by its PID."""
+    from .daemon import is_mountpoint
+
+    if is_mountpoint(mountpoint):
+        _brainfs("umount", str(mountpoint))
+    pidfile = STATE / "s3.pid"
+    if pidfile.exists():
+        pid = int(pidfile.read_text())
+        if _pid_alive(pid):
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(100):
+                if not _pid_alive(pid):
+                    break
+                time.sleep(0.05)
+            print(f"stopped the S3 server (pid {pid})")
+        pidfile.unlink()
+    return 0
+
+
+def run(mountpoint: Path, port: int, size: str) -> int:
+    """The whole demo."""
+    from .daemon import is_mountpoint
+
+    os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
+    os.environ.setdefault("BRAINFS_CACHE_DIR", str((STATE / "cache").resolve()))
+    if is_mountpoint(mountpoint):
+        _brainfs("umount", str(mountpoint))
+    start_server(port)
+    sample = STATE / f"sample-{size}"
+    if not sample.exists():
+        _brainfs("sample", str(sample), "--size", size)
+    _brainfs("import", str(sample), CORPUS)
+    has_index = _try_index()
+    _brainfs("mount", CORPUS, str(mountpoint))
+    mp = shlex.quote(str(mountpoint))
+    _show(f"ls {mp} {mp}/knowledge | head -20")
+    from .sample import RARE_WORD
+
+    _show(f"grep -rl {RARE_WORD} {mp} | head -5")
+    old = _oldest_transcript(sample)
+    _show(f"ls {mp}/{old.rsplit('/', 1)[0]}    # not in the working set yet")
+    _show(f"head -5 {mp}/{old}    # materialized on the spot")
+    _show(f"ls {mp}/{old.rsplit('/', 1)[0]}")
+    if has_index:
+        _show(f"cat {mp}/'.recall/which organizations did I meet in Kyoto' | head -30")
+    _show(f"brainfs status {mp}" if _on_path() else f"{sys.executable} -m brainfs.fs.cli status {mp}")
+    print(f"\nThe memory stays mounted at {mountpoint}; `brainfs demo --stop` unmounts it and "
+          f"stops the S3 server.")
+    return 0
+
+
+def _try_index() -> bool:
+    try:
+        import brainfs.cache.index  # noqa: F401
+    except ImportError:
+        return False
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "index", CORPUS], check=False)
+    return r.returncode == 0
+
+
+def _oldest_transcript(sample: Path) -> str:
+    transcripts = sorted(p.relative_to(sample).as_posix()
+                         for p in (sample / "sessions").glob("*/transcript.md"))
+    return transcripts[0]
+
+
+def _on_path() -> bool:
+    from shutil import which
+
+    return which("brainfs") is not None

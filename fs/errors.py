@@ -1,0 +1,79 @@
+"""The one table from domain errors to errnos.
+
+Every FUSE handler is wrapped by :func:`fuse_errors`: nothing but a ``FUSEError`` may leave a
+handler, because in pyfuse3 any other exception ends the main loop and leaves the mount
+dead ("Transport endpoint is not connected").
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import pyfuse3
+
+from brainfs.backend import errors as be
+from brainfs.cache import workingset as ws
+
+log = logging.getLogger("brainfs.fs")
+
+#: Most specific class first. Backend failures are EIO (the log line says why);
+#: a refused name is EINVAL.
+ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
+    (ws.NotFound, errno.ENOENT),
+    (ws.IsADirectory, errno.EISDIR),
+    (ws.NotADirectory, errno.ENOTDIR),
+    (ws.NotEmpty, errno.ENOTEMPTY),
+    (ws.Exists, errno.EEXIST),
+    (ws.NoSpace, errno.ENOSPC),
+    (ws.CacheError, errno.EINVAL),
+    (be.NoSuchKey, errno.ENOENT),
+    (be.AccessDenied, errno.EACCES),
+    (be.InvalidKey, errno.EINVAL),
+    (be.NoSuchBucket, errno.EIO),
+    (be.Unavailable, errno.EIO),
+    (be.Corrupt, errno.EIO),
+    (be.PreconditionFailed, errno.EIO),
+    (be.BackendError, errno.EIO),
+)
+
+
+def to_errno(exc: BaseException) -> int:
+    """The errno a caller sees for ``exc``."""
+    if isinstance(exc, pyfuse3.FUSEError):
+        return exc.errno
+    for cls, code in ERRNO_TABLE:
+        if isinstance(exc, cls):
+            return code
+    if isinstance(exc, OSError) and exc.errno:
+        return exc.errno
+    return errno.EIO
+
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+def fuse_errors(fn: F) -> F:
+    """Translate any exception from a handler into a FUSEError with the right errno."""
+
+    @functools.wraps(fn)
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except pyfuse3.FUSEError:
+            raise
+        except (ws.NotFound, be.NoSuchKey):
+            raise pyfuse3.FUSEError(errno.ENOENT) from None
+        except Exception as e:  # noqa: BLE001 - the whole point: nothing escapes
+            code = to_errno(e)
+            if code == errno.EIO:
+                log.error("%s failed: %s: %s", fn.__name__, type(e).__name__, e,
+                          exc_info=not isinstance(e, (be.BackendError, OSError)))
+            else:
+                log.debug("%s: %s -> %s", fn.__name__, e, errno.errorcode.get(code, code))
+            raise pyfuse3.FUSEError(code) from None
+
+    return wrapper  # type: ignore[return-value]

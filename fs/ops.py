@@ -1,0 +1,618 @@
+"""pyfuse3 operations: translate kernel requests into working-set calls.
+
+Handlers stay thin; the working set decides. Blocking work (S3, fsync, copying a file for
+a write) goes to worker threads; the open/lookup/getattr paths of a local file do no I/O at
+all, because they are what a warm ``grep -r`` costs. Reads and writes of local files call
+``os.pread``/``os.pwrite`` inline: they hit the page cache of a local disk, and a thread hop
+would cost more than the call.
+
+Magic entries at the root, reachable by lookup but never listed (so ``grep -r`` and
+``find`` never wander into them): ``.recall/`` (a query per file name) and ``.brainfs/``
+(``status``: the daemon's JSON status).
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import stat
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import pyfuse3
+import trio
+
+from brainfs.backend.config import Config
+from brainfs.cache.workingset import (
+    INTERNAL_PREFIX,
+    NotFound,
+    WorkingSet,
+    commit_shadow,
+)
+
+from .errors import fuse_errors
+
+log = logging.getLogger("brainfs.fs")
+
+RECALL_DIR = ".recall"
+CONTROL_DIR = INTERNAL_PREFIX
+#: Virtual inodes live far above the ones given to corpus paths.
+RECALL_INO = 1 << 40
+CONTROL_INO = RECALL_INO + 1
+_VIRTUAL_BASE = RECALL_INO + 16
+#: How many recent recall queries ``ls .recall/`` shows.
+RECENT_QUERIES = 50
+
+RecallFn = Callable[[str], Awaitable[bytes]]
+StatusFn = Callable[[], dict]
+
+
+@dataclass
+class Shadow:
+    """A file being written: a private copy that becomes the content on commit."""
+
+    tmp: str
+    fd: int
+    dirty: bool = False
+
+
+@dataclass
+class Handle:
+    """An open file."""
+
+    ino: int
+    writable: bool
+    fd: int = -1  # lazily opened fd of the committed content
+    virtual: bytes | None = None  # content of a magic file
+
+
+@dataclass
+class DirHandle:
+    """An open directory: a snapshot, so offsets stay valid while the directory changes."""
+
+    ino: int
+    entries: list[tuple[str, bool]] = field(default_factory=list)
+
+
+class Ops(pyfuse3.Operations):
+    """The mount's filesystem operations over a :class:`WorkingSet`."""
+
+    supports_dot_lookup = False
+    enable_writeback_cache = False
+    enable_acl = False
+
+    def __init__(
+        self,
+        ws: WorkingSet,
+        cfg: Config,
+        recall: RecallFn | None = None,
+        status: StatusFn | None = None,
+    ) -> None:
+        super().__init__()
+        self.ws = ws
+        self.cfg = cfg
+        self.recall_fn = recall
+        self.status_fn = status
+        self.ino_of: dict[str, int] = {"": pyfuse3.ROOT_INODE}
+        self.path_of: dict[int, str] = {pyfuse3.ROOT_INODE: ""}
+        self._next_ino = pyfuse3.ROOT_INODE + 1
+        self.handles: dict[int, Handle | DirHandle] = {}
+        self._next_fh = 1
+        self.writing: dict[str, Shadow] = {}
+        self._inflight: dict[str, trio.Event] = {}
+        self._fetch_errors: dict[str, Exception] = {}
+        self.recent: OrderedDict[str, int] = OrderedDict()  # query -> virtual inode
+        self.virtual_name: dict[int, str] = {}
+        self._next_virtual = _VIRTUAL_BASE
+        self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
+        self.upload_wake = trio.Event()
+        self.uid, self.gid = os.getuid(), os.getgid()
+        self.mounted_at = time.time()
+
+    # ------------------------------------------------------------------ inodes & attrs
+    def _ino(self, path: str) -> int:
+        ino = self.ino_of.get(path)
+        if ino is None:
+            ino = self._next_ino
+            self._next_ino += 1
+            self.ino_of[path] = ino
+            self.path_of[ino] = path
+        return ino
+
+    def _path(self, ino: int) -> str:
+        try:
+            return self.path_of[ino]
+        except KeyError:
+            raise pyfuse3.FUSEError(errno.ENOENT) from None
+
+    def _attrs(self, ino: int, path: str) -> pyfuse3.EntryAttributes:
+        a = pyfuse3.EntryAttributes()
+        a.st_ino = ino
+        a.entry_timeout = self.cfg.entry_timeout
+        a.attr_timeout = self.cfg.attr_timeout
+        a.st_uid, a.st_gid = self.uid, self.gid
+        row = self.ws.files.get(path)
+        if row is not None:
+            a.st_mode = stat.S_IFREG | 0o644
+            a.st_nlink = 1
+            shadow = self.writing.get(path)
+            a.st_size = os.fstat(shadow.fd).st_size if shadow else row.size
+            mtime = int(row.mtime * 1e9)
+        elif self.ws.is_dir(path):
+            a.st_mode = stat.S_IFDIR | 0o755
+            a.st_nlink = 2
+            a.st_size = 0
+            mtime = int(self.mounted_at * 1e9)
+        else:
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = mtime
+        a.st_blksize = 4096
+        a.st_blocks = (a.st_size + 511) // 512
+        return a
+
+    def _virtual_attrs(self, ino: int, is_dir: bool, size: int = 0) -> pyfuse3.EntryAttributes:
+        a = pyfuse3.EntryAttributes()
+        a.st_ino = ino
+        # Magic entries change on every read: never let the kernel cache them.
+        a.entry_timeout = 0
+        a.attr_timeout = 0
+        a.st_uid, a.st_gid = self.uid, self.gid
+        a.st_mode = (stat.S_IFDIR | 0o555) if is_dir else (stat.S_IFREG | 0o444)
+        a.st_nlink = 2 if is_dir else 1
+        a.st_size = size
+        now = time.time_ns()
+        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = now
+        return a
+
+    def _child(self, parent_ino: int, name: bytes) -> str:
+        parent = self._path(parent_ino)
+        n = os.fsdecode(name)
+        return f"{parent}/{n}" if parent else n
+
+    # ------------------------------------------------------------------ materialization
+    async def materialize(self, paths: list[str]) -> dict[str, Exception]:
+        """Fetch the non-local ``paths`` in one parallel batch; concurrent callers asking
+        for the same path wait for the same fetch. Returns errors by path."""
+        mine: list[str] = []
+        waits: list[trio.Event] = []
+        for p in dict.fromkeys(paths):
+            row = self.ws.files.get(p)
+            if row is None or row.is_local:
+                continue
+            ev = self._inflight.get(p)
+            if ev is not None:
+                waits.append(ev)
+            else:
+                self._inflight[p] = trio.Event()
+                mine.append(p)
+        errors: dict[str, Exception] = {}
+        if mine:
+            try:
+                results = await trio.to_thread.run_sync(self.ws.fetch, mine, limiter=self.limiter)
+                errors = self.ws.apply_fetched(results)
+                for p, e in errors.items():
+                    log.error("fetch of %s failed: %s", p, e)
+                self.ws.evict()
+            finally:
+                for p in mine:
+                    self._inflight.pop(p).set()
+        for ev in waits:
+            await ev.wait()
+        for p in paths:
+            row = self.ws.files.get(p)
+            if row is not None and not row.is_local and p not in errors:
+                errors[p] = self._fetch_errors.get(p) or OSError(errno.EIO, f"{p}: fetch failed")
+        self._fetch_errors.update(errors)
+        return errors
+
+    async def _ensure_local(self, path: str) -> None:
+        errors = await self.materialize([path])
+        if path in errors:
+            raise errors[path]
+        self._fetch_errors.pop(path, None)
+
+    def invalidate(self, paths: list[str]) -> None:
+        """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""
+        for p in paths:
+            parent = p.rpartition("/")[0]
+            pino = self.ino_of.get(parent)
+            if pino is not None:
+                pyfuse3.invalidate_entry_async(pino, os.fsencode(p.rpartition("/")[2]),
+                                               ignore_enoent=True)
+
+    # ------------------------------------------------------------------ lookups
+    @fuse_errors
+    async def lookup(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        if parent_inode == pyfuse3.ROOT_INODE:
+            if name == b".recall":
+                return self._virtual_attrs(RECALL_INO, True)
+            if name == b".brainfs":
+                return self._virtual_attrs(CONTROL_INO, True)
+        elif parent_inode >= RECALL_INO:
+            return self._virtual_lookup(parent_inode, os.fsdecode(name))
+        path = self._child(parent_inode, name)
+        row = self.ws.files.get(path)
+        if row is not None and not row.is_local:
+            await self._ensure_local(path)
+        elif row is None and not self.ws.is_dir(path):
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        return self._attrs(self._ino(path), path)
+
+    @fuse_errors
+    async def getattr(self, inode: int, ctx: pyfuse3.RequestContext | None = None) -> pyfuse3.EntryAttributes:
+        if inode >= RECALL_INO:
+            return self._virtual_getattr(inode)
+        return self._attrs(inode, self._path(inode))
+
+    @fuse_errors
+    async def setattr(self, inode: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,
+                      fh: int | None, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        if inode >= RECALL_INO:
+            raise pyfuse3.FUSEError(errno.EACCES)
+        path = self._path(inode)
+        row = self.ws.files.get(path)
+        if row is not None:
+            if fields.update_size:
+                shadow = await self._shadow(path, truncate=attr.st_size == 0)
+                os.ftruncate(shadow.fd, attr.st_size)
+                shadow.dirty = True
+                if not self._has_writer(path):
+                    await self._commit(path)
+            if fields.update_mtime:
+                row.mtime = attr.st_mtime_ns / 1e9
+        return self._attrs(inode, path)
+
+    @fuse_errors
+    async def forget(self, inode_list: list[tuple[int, int]]) -> None:
+        # Inode numbers stay assigned for the life of the mount (one small dict entry per
+        # path touched), so a path keeps its inode and nothing needs freeing here.
+        return None
+
+    # ------------------------------------------------------------------ directories
+    @fuse_errors
+    async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int:
+        if inode == RECALL_INO:
+            entries = [(q, False) for q in reversed(self.recent)]
+        elif inode == CONTROL_INO:
+            entries = [("status", False)]
+        else:
+            entries = self.ws.listdir(self._path(inode))
+        fh = self._next_fh
+        self._next_fh += 1
+        self.handles[fh] = DirHandle(inode, entries)
+        return fh
+
+    @fuse_errors
+    async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
+        h = self.handles[fh]
+        assert isinstance(h, DirHandle)
+        if h.ino >= RECALL_INO:
+            for i in range(start_id, len(h.entries)):
+                name = h.entries[i][0]
+                ino = self._virtual_ino(h.ino, name)
+                if not pyfuse3.readdir_reply(token, os.fsencode(name),
+                                             self._virtual_attrs(ino, False), i + 1):
+                    return
+            return
+        base = self.path_of[h.ino]
+        for i in range(start_id, len(h.entries)):
+            name, _ = h.entries[i]
+            path = f"{base}/{name}" if base else name
+            try:
+                attrs = self._attrs(self._ino(path), path)
+            except pyfuse3.FUSEError:
+                continue  # removed since opendir
+            if not pyfuse3.readdir_reply(token, os.fsencode(name), attrs, i + 1):
+                return
+
+    @fuse_errors
+    async def releasedir(self, fh: int) -> None:
+        self.handles.pop(fh, None)
+
+    @fuse_errors
+    async def mkdir(self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        self._writable_parent(parent_inode)
+        path = self._child(parent_inode, name)
+        self.ws.mkdir(path)
+        return self._attrs(self._ino(path), path)
+
+    @fuse_errors
+    async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self._writable_parent(parent_inode)
+        path = self._child(parent_inode, name)
+        if self.ws.children.get(path):
+            # Remote files count too: removing a directory must not orphan them silently.
+            from brainfs.cache.workingset import NotEmpty
+
+            raise NotEmpty(path)
+        self.ws.rmdir(path)
+        self._drop_ino(path)
+
+    # ------------------------------------------------------------------ files
+    @fuse_errors
+    async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        if inode >= RECALL_INO:
+            return await self._virtual_open(inode, flags)
+        path = self._path(inode)
+        row = self.ws.files.get(path)
+        if row is None:
+            raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+        writable = (flags & os.O_ACCMODE) != os.O_RDONLY
+        if not row.is_local:
+            await self._ensure_local(path)
+        if writable or flags & os.O_TRUNC:
+            shadow = await self._shadow(path, truncate=bool(flags & os.O_TRUNC))
+            if flags & os.O_TRUNC:
+                shadow.dirty = True
+        fh = self._next_fh
+        self._next_fh += 1
+        self.handles[fh] = Handle(inode, writable)
+        self.ws.open_count[path] += 1
+        row.atime = time.time()
+        # keep_cache: the content only changes through this mount (which updates the page
+        # cache as it writes) or at mount start, so the kernel may keep it across opens.
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True)
+
+    @fuse_errors
+    async def create(self, parent_inode: int, name: bytes, mode: int, flags: int,
+                     ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
+        self._writable_parent(parent_inode)
+        path = self._child(parent_inode, name)
+        self.ws.create(path)
+        ino = self._ino(path)
+        await self._shadow(path, truncate=True)
+        fh = self._next_fh
+        self._next_fh += 1
+        self.handles[fh] = Handle(ino, True)
+        self.ws.open_count[path] += 1
+        self._wake_uploader()
+        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._attrs(ino, path)
+
+    @fuse_errors
+    async def read(self, fh: int, off: int, size: int) -> bytes:
+        h = self.handles[fh]
+        assert isinstance(h, Handle)
+        if h.virtual is not None:
+            return h.virtual[off : off + size]
+        path = self.path_of[h.ino]
+        shadow = self.writing.get(path)
+        if shadow is not None:
+            return os.pread(shadow.fd, size, off)
+        if h.fd < 0:
+            row = self.ws.files.get(path)
+            if row is None or not row.is_local:
+                await self._ensure_local(path)
+            h.fd = os.open(self.ws.blobs.location(path), os.O_RDONLY)
+        return os.pread(h.fd, size, off)
+
+    @fuse_errors
+    async def write(self, fh: int, off: int, buf: bytes) -> int:
+        h = self.handles[fh]
+        assert isinstance(h, Handle)
+        if not h.writable:
+            raise pyfuse3.FUSEError(errno.EBADF)
+        path = self.path_of[h.ino]
+        shadow = self.writing.get(path) or await self._shadow(path, truncate=False)
+        n = os.pwrite(shadow.fd, buf, off)
+        shadow.dirty = True
+        return n
+
+    @fuse_errors
+    async def flush(self, fh: int) -> None:
+        # close(2) waits for flush, not for release: committing here is what makes a file
+        # durable by the time close returns, even if the daemon is killed right after.
+        h = self.handles.get(fh)
+        if isinstance(h, Handle) and h.writable:
+            path = self.path_of[h.ino]
+            shadow = self.writing.get(path)
+            if shadow is not None and shadow.dirty:
+                await self._commit(path)
+
+    @fuse_errors
+    async def fsync(self, fh: int, datasync: bool) -> None:
+        await self.flush(fh)
+
+    @fuse_errors
+    async def release(self, fh: int) -> None:
+        h = self.handles.pop(fh, None)
+        if not isinstance(h, Handle) or h.virtual is not None:
+            return
+        if h.fd >= 0:
+            os.close(h.fd)
+        path = self.path_of.get(h.ino)
+        if path is None:
+            return
+        self.ws.open_count[path] -= 1
+        if self.ws.open_count[path] <= 0:
+            del self.ws.open_count[path]
+        if h.writable and not self._has_writer(path) and path in self.writing:
+            if self.writing[path].dirty:
+                await self._commit(path)
+            else:
+                self._discard_shadow(path)
+
+    @fuse_errors
+    async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
+        self._writable_parent(parent_inode)
+        path = self._child(parent_inode, name)
+        if path in self.writing:
+            self._discard_shadow(path)
+        self.ws.unlink(path)
+        self._drop_ino(path)
+        self._wake_uploader()
+
+    @fuse_errors
+    async def rename(self, parent_inode_old: int, name_old: bytes, parent_inode_new: int,
+                     name_new: bytes, flags: int, ctx: pyfuse3.RequestContext) -> None:
+        self._writable_parent(parent_inode_old)
+        self._writable_parent(parent_inode_new)
+        if flags & pyfuse3.RENAME_EXCHANGE:
+            raise pyfuse3.FUSEError(errno.EINVAL)
+        old = self._child(parent_inode_old, name_old)
+        new = self._child(parent_inode_new, name_new)
+        if old == new:
+            return
+        exists = new in self.ws.files or self.ws.is_dir(new)
+        if exists and flags & pyfuse3.RENAME_NOREPLACE:
+            raise pyfuse3.FUSEError(errno.EEXIST)
+        if old in self.ws.files:
+            moves = [(old, new)]
+        elif self.ws.is_dir(old):
+            if new.startswith(old + "/"):
+                raise pyfuse3.FUSEError(errno.EINVAL)
+            if exists:
+                if new in self.ws.files:
+                    raise pyfuse3.FUSEError(errno.ENOTDIR)
+                if self.ws.children.get(new):
+                    raise pyfuse3.FUSEError(errno.ENOTEMPTY)
+                self.ws.rmdir(new)
+            moves = [(p, new + p[len(old):]) for p in self.ws.files_under(old)]
+            self.ws.mkdir(new)
+        else:
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        errors = await self.materialize([src for src, _ in moves])
+        if errors:
+            raise next(iter(errors.values()))
+        for src, dst in moves:
+            if src in self.writing and self.writing[src].dirty:
+                await self._commit(src)
+            elif src in self.writing:
+                self._discard_shadow(src)
+            if dst in self.writing:
+                self._discard_shadow(dst)
+            self.ws.rename_file(src, dst)
+            self._move_ino(src, dst)
+        if not (old in self.ws.files) and self.ws.is_dir(old):
+            for d in sorted((d for d in self.ws.local_dirs if d == old or d.startswith(old + "/")),
+                            reverse=True):
+                if not self.ws.children.get(d):
+                    self.ws.rmdir(d)
+            self._move_ino(old, new)
+        self._wake_uploader()
+
+    @fuse_errors
+    async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
+        s = pyfuse3.StatvfsData()
+        s.f_bsize = s.f_frsize = 4096
+        total = max(self.cfg.cache_budget_bytes, self.ws.local_bytes) // 4096
+        s.f_blocks = total
+        s.f_bfree = s.f_bavail = max(0, total - self.ws.local_bytes // 4096)
+        s.f_files = len(self.ws.files) + 1_000_000
+        s.f_ffree = s.f_favail = 1_000_000
+        s.f_namemax = 255
+        return s
+
+    # ------------------------------------------------------------------ write helpers
+    def _writable_parent(self, parent_inode: int) -> None:
+        if parent_inode >= RECALL_INO:
+            raise pyfuse3.FUSEError(errno.EACCES)
+
+    def _has_writer(self, path: str) -> bool:
+        ino = self.ino_of.get(path)
+        return any(isinstance(h, Handle) and h.writable and h.ino == ino for h in self.handles.values())
+
+    async def _shadow(self, path: str, truncate: bool) -> Shadow:
+        shadow = self.writing.get(path)
+        if shadow is not None:
+            if truncate:
+                os.ftruncate(shadow.fd, 0)
+            return shadow
+        row = self.ws.files.get(path)
+        if row is not None and not row.is_local and not truncate:
+            await self._ensure_local(path)
+        tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
+        shadow = Shadow(tmp, os.open(tmp, os.O_RDWR))
+        self.writing[path] = shadow
+        return shadow
+
+    def _discard_shadow(self, path: str) -> None:
+        shadow = self.writing.pop(path)
+        os.close(shadow.fd)
+        try:
+            os.unlink(shadow.tmp)
+        except FileNotFoundError:
+            pass
+
+    async def _commit(self, path: str) -> None:
+        shadow = self.writing.pop(path)
+        try:
+            size, digest = await trio.to_thread.run_sync(commit_shadow, self.ws.blobs, path, shadow.tmp)
+        finally:
+            os.close(shadow.fd)
+        self.ws.apply_commit(path, size, digest)
+        self._wake_uploader()
+
+    def _drop_ino(self, path: str) -> None:
+        ino = self.ino_of.pop(path, None)
+        if ino is not None:
+            # Open handles of the removed file keep reading their fd; the inode number
+            # simply stops resolving to a path.
+            self.path_of.pop(ino, None)
+
+    def _move_ino(self, src: str, dst: str) -> None:
+        self._drop_ino(dst)
+        head = src + "/"
+        for p in [p for p in self.ino_of if p == src or p.startswith(head)]:
+            ino = self.ino_of.pop(p)
+            np = dst + p[len(src):]
+            self.ino_of[np] = ino
+            self.path_of[ino] = np
+
+    def _wake_uploader(self) -> None:
+        self.upload_wake.set()
+
+    # ------------------------------------------------------------------ magic entries
+    def _virtual_ino(self, parent: int, name: str) -> int:
+        if parent == RECALL_INO and name in self.recent:
+            return self.recent[name]
+        ino = self._next_virtual
+        self._next_virtual += 1
+        self.virtual_name[ino] = f"{parent}:{name}"
+        if parent == RECALL_INO:
+            self.recent[name] = ino
+            while len(self.recent) > RECENT_QUERIES:
+                old, oino = self.recent.popitem(last=False)
+                self.virtual_name.pop(oino, None)
+        return ino
+
+    def _virtual_lookup(self, parent: int, name: str) -> pyfuse3.EntryAttributes:
+        if parent == CONTROL_INO and name != "status":
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        if parent not in (RECALL_INO, CONTROL_INO):
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        if parent == RECALL_INO and not name.strip():
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        return self._virtual_attrs(self._virtual_ino(parent, name), False)
+
+    def _virtual_getattr(self, inode: int) -> pyfuse3.EntryAttributes:
+        if inode in (RECALL_INO, CONTROL_INO):
+            return self._virtual_attrs(inode, True)
+        if inode not in self.virtual_name:
+            raise pyfuse3.FUSEError(errno.ENOENT)
+        return self._virtual_attrs(inode, False)
+
+    async def _virtual_open(self, inode: int, flags: int) -> pyfuse3.FileInfo:
+        if (flags & os.O_ACCMODE) != os.O_RDONLY:
+            raise pyfuse3.FUSEError(errno.EACCES)
+        key = self.virtual_name.get(inode)
+        if key is None:
+            raise pyfuse3.FUSEError(errno.EISDIR if inode in (RECALL_INO, CONTROL_INO) else errno.ENOENT)
+        parent, _, name = key.partition(":")
+        if int(parent) == CONTROL_INO:
+            data = (json.dumps(self.status_fn() if self.status_fn else {}, indent=2) + "\n").encode()
+        else:
+            if self.recall_fn is None:
+                raise pyfuse3.FUSEError(errno.ENOSYS)
+            data = await self.recall_fn(name)
+        fh = self._next_fh
+        self._next_fh += 1
+        self.handles[fh] = Handle(inode, False, virtual=data)
+        # direct_io: the size is unknown until the query ran, and each open runs it anew.
+        return pyfuse3.FileInfo(fh=fh, direct_io=True)
+
+
+__all__ = ["Ops", "NotFound"]

@@ -1,0 +1,244 @@
+"""Real mounts: FUSE through the kernel, S3 through rclone on loopback."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.config import Config
+from brainfs.backend.server import LocalS3
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.blobs import Blobs
+
+from conftest import upload_tree, write_tree
+
+pytestmark = pytest.mark.mount
+
+TREE = {
+    "GUIDE.md": "Always answer in English. Figures as PDF, never PNG.\n",
+    "knowledge/INDEX.md": "- [[kyoto]] — the Kyoto trip\n",
+    "knowledge/kyoto.md": "---\ntitle: Kyoto\n---\nMet Sora City Lab in Kyoto [cite:1].\n",
+    "notes/travel/sendai.md": "Sapphir Mobility Coop is in Sendai.\n",
+    "sessions/index.md": "- 2026-01-02-kyoto | 2026-01-02 | Kyoto\n",
+    "sessions/2026-01-02-kyoto/summary.md": "Kyoto workshop.\n",
+    "sessions/2026-01-02-kyoto/transcript.md": "[D1:1] Nadia: We met Sora City Lab.\n",
+    "sessions/2025-03-01-old/transcript.md": "[D1:1] Nadia: an old zebrafish story.\n",
+    "sessions/2025-03-01-old/summary.md": "Old session.\n",
+}
+
+
+def wait_for(pred, timeout: float = 15.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def listing(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+@pytest.fixture
+def seeded(store: ObjectStore, tmp_path: Path) -> Path:
+    src = write_tree(tmp_path / "src", TREE)
+    upload_tree(store, src)
+    return src
+
+
+def test_tree_agrees_with_source(seeded: Path, corpus, mounter, tmp_path: Path) -> None:
+    # Preload everything: then ls/find/grep over the mount must match the source exactly.
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_GLOBS": "*"})
+    mp = m.mountpoint
+    assert listing(mp) == listing(seeded)
+    for rel in listing(seeded):
+        assert (mp / rel).read_bytes() == (seeded / rel).read_bytes()
+    find_mp = subprocess.run(["find", ".", "-type", "f"], cwd=mp, capture_output=True, text=True, check=True)
+    find_src = subprocess.run(["find", ".", "-type", "f"], cwd=seeded, capture_output=True, text=True, check=True)
+    assert sorted(find_mp.stdout.split()) == sorted(find_src.stdout.split())
+    g_mp = subprocess.run(["grep", "-rl", "Sora"], cwd=mp, capture_output=True, text=True)
+    g_src = subprocess.run(["grep", "-rl", "Sora"], cwd=seeded, capture_output=True, text=True)
+    assert sorted(g_mp.stdout.split()) == sorted(g_src.stdout.split()) != []
+    # The magic folders are reachable but never listed, so grep -r does not wander in.
+    assert ".recall" not in os.listdir(mp) and ".brainfs" not in os.listdir(mp)
+    assert (mp / ".brainfs" / "status").is_file()
+
+
+def test_working_set_and_lazy_cat(seeded: Path, corpus, mounter) -> None:
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
+    mp = m.mountpoint
+    old = "sessions/2025-03-01-old/transcript.md"
+    # Default preload: knowledge, notes, guide, index, summaries, the newest transcript.
+    assert (mp / "sessions/2026-01-02-kyoto/transcript.md").exists()
+    assert "transcript.md" not in os.listdir(mp / "sessions/2025-03-01-old")
+    assert subprocess.run(["grep", "-rq", "zebrafish", str(mp)]).returncode == 1
+    # A cited path is one cat away, and then part of the working set.
+    assert (mp / old).read_text() == TREE[old]
+    assert "transcript.md" in os.listdir(mp / "sessions/2025-03-01-old")
+    assert subprocess.run(["grep", "-rq", "zebrafish", str(mp)]).returncode == 0
+    with pytest.raises(FileNotFoundError):
+        (mp / "sessions/nope/transcript.md").read_text()
+
+
+def test_write_reaches_s3(seeded: Path, corpus, mounter, store: ObjectStore) -> None:
+    m = mounter(corpus)
+    mp = m.mountpoint
+    (mp / "notes/travel/new.md").write_text("first line\n")
+    with open(mp / "notes/travel/new.md", "a") as f:
+        f.write("second line\n")
+    wait_for(lambda: _get(store, "notes/travel/new.md") == b"first line\nsecond line\n",
+             what="upload after close")
+    # Edits, renames, deletes and directories behave like a local disk and reach S3.
+    (mp / "projects").mkdir()
+    (mp / "projects/a.md").write_text("A")
+    os.rename(mp / "projects/a.md", mp / "projects/b.md")
+    (mp / "GUIDE.md").unlink()
+    with open(mp / "knowledge/kyoto.md", "r+") as f:
+        f.truncate(5)
+    assert (mp / "knowledge/kyoto.md").read_text() == "---\nt"
+    assert sorted(os.listdir(mp / "projects")) == ["b.md"]
+    with pytest.raises(OSError) as e:
+        (mp / "projects").rmdir()
+    assert e.value.errno == errno.ENOTEMPTY
+    wait_for(lambda: _get(store, "projects/b.md") == b"A" and _get(store, "projects/a.md") is None
+             and _get(store, "GUIDE.md") is None and _get(store, "knowledge/kyoto.md") == b"---\nt",
+             what="renames/deletes/truncate uploaded")
+    assert m.stop() == 0
+
+
+def test_kill9_after_close_loses_nothing(seeded: Path, corpus, mounter, store: ObjectStore,
+                                        s3_server, cfg: Config) -> None:
+    from benchmarks.s3proxy import S3Proxy
+
+    # Every upload fails (503 on PUT) so the bytes exist only in the cache's journal when
+    # the daemon is killed.
+    with S3Proxy(("127.0.0.1", s3_server.port), delay=0.0) as proxy:
+        proxy.force("slowdown", count=10_000, methods={"PUT"})
+        m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url))
+        payload = os.urandom(200_000)
+        with open(m.mountpoint / "notes/blob.bin", "wb") as f:
+            f.write(payload)
+        wait_for(lambda: proxy.stats["faults"].get("slowdown", 0) >= 1, what="a refused upload")
+        m.kill9()
+    assert _get(store, "notes/blob.bin") is None
+    m2 = mounter(corpus, name="mnt2")
+    wait_for(lambda: _get(store, "notes/blob.bin") == payload, what="upload after remount")
+    assert (m2.mountpoint / "notes/blob.bin").read_bytes() == payload
+    assert m2.stop() == 0
+
+
+def test_corrupted_cache_file_is_refetched(seeded: Path, corpus, mounter, cfg: Config) -> None:
+    m = mounter(corpus)
+    rel = "knowledge/kyoto.md"
+    assert (m.mountpoint / rel).read_text() == TREE[rel]
+    assert m.stop() == 0
+    blob = Blobs(Path(cfg.cache_dir)).location(rel)
+    blob.write_bytes(b"garbage that is not what S3 holds")
+    m2 = mounter(corpus, name="mnt2")
+    assert (m2.mountpoint / rel).read_text() == TREE[rel]
+    m2.stop()
+    assert "1 damaged copies dropped for refetch" in m2.log.read_text()
+
+
+def test_dead_s3_keeps_working_set_readable(tmp_path: Path, mounter) -> None:
+    server = LocalS3(tmp_path / "own-s3").start()
+    try:
+        cfg = Config().override(endpoint_url=server.url, cache_dir=tmp_path / "cache2",
+                                connect_timeout=1.0, read_timeout=2.0, max_attempts=2)
+        from brainfs.backend.keys import CorpusURL
+
+        url = CorpusURL.parse("s3://deadtest/users/a")
+        st = ObjectStore(url, cfg)
+        st.create_bucket()
+        upload_tree(st, write_tree(tmp_path / "src", TREE))
+        m = mounter(url, cfg=cfg, env_extra={"BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
+    finally:
+        server.stop()
+    mp = m.mountpoint
+    assert (mp / "GUIDE.md").read_text() == TREE["GUIDE.md"]
+    assert subprocess.run(["grep", "-rq", "Sora", str(mp)]).returncode == 0
+    t0 = time.monotonic()
+    with pytest.raises(OSError) as e:
+        (mp / "sessions/2025-03-01-old/transcript.md").read_text()
+    elapsed = time.monotonic() - t0
+    assert e.value.errno == errno.EIO
+    # Bounded by attempts x (connect timeout) plus backoff, never a hang.
+    assert elapsed < 20, elapsed
+    assert m.alive()
+    # Writes still land locally (journaled) while the backend is down.
+    (mp / "notes/offline.md").write_text("written while S3 was down\n")
+    assert (mp / "notes/offline.md").read_text() == "written while S3 was down\n"
+    assert "fetch of sessions/2025-03-01-old/transcript.md failed" in m.log.read_text()
+    m.stop(timeout=90)
+
+
+def test_cli_errors_are_one_line(tmp_path: Path, corpus, cfg: Config, seeded: Path) -> None:
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(cfg.cache_dir))
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    (busy / "x").write_text("x")
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+                              capture_output=True, text=True, timeout=60)
+
+    r = run("mount", str(corpus), str(busy))
+    assert r.returncode == 1 and "not empty" in r.stderr and r.stderr.count("\n") == 1
+    r = run("mount", "s3://no-such-bucket-xyz/p", str(tmp_path / "m"))
+    assert r.returncode == 1 and "does not exist" in r.stderr
+    r = run("mount", "http://x", str(tmp_path / "m"))
+    assert r.returncode == 1 and "s3://" in r.stderr
+    r = run("status", str(tmp_path))
+    assert r.returncode == 1 and "not a running brainfs mount" in r.stderr
+
+
+def test_daemon_mode_status_and_umount(tmp_path: Path, corpus, cfg: Config, seeded: Path, store) -> None:
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(cfg.cache_dir))
+    mp = tmp_path / "memory"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+                              capture_output=True, text=True, timeout=120)
+
+    r = run("mount", str(corpus), str(mp))
+    assert r.returncode == 0, r.stderr
+    try:
+        pid = None
+        r = run("status", str(mp), "--json")
+        assert r.returncode == 0, r.stderr
+        import json
+
+        st = json.loads(r.stdout)
+        pid = st["pid"]
+        assert st["corpus"] == str(corpus) and st["local_files"] >= 7
+        assert "secret" not in r.stdout.lower()
+        r = run("mount", str(corpus), str(mp))
+        assert r.returncode == 1 and "already a mountpoint" in r.stderr
+        (mp / "notes/at-umount.md").write_text("flushed by umount\n")
+        r = run("umount", str(mp))
+        assert r.returncode == 0, r.stderr
+        assert not Path(f"/proc/{pid}").exists() or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
+        assert _get(store, "notes/at-umount.md") == b"flushed by umount\n"
+    finally:
+        from conftest import is_mounted
+
+        if is_mounted(mp):
+            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
+        if pid and Path(f"/proc/{pid}").exists():
+            os.kill(pid, 9)
+
+
+def _get(store: ObjectStore, path: str) -> bytes | None:
+    from brainfs.backend.errors import NoSuchKey
+
+    try:
+        return store.get(path)[0]
+    except NoSuchKey:
+        return None
