@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from .errors import InvalidKey
 
-_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-_]{1,62}$")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 #: A single path segment as a filesystem sees it. 255 bytes is NAME_MAX on Linux.
 NAME_MAX = 255
 #: S3 caps keys at 1024 bytes; keep room for the prefix.
@@ -41,9 +41,12 @@ class CorpusURL:
         return cls(bucket, prefix)
 
     def key(self, path: str) -> str:
-        """Object key of a corpus path (validated)."""
+        """Object key of a corpus path (validated, and within S3's 1,024-byte key limit)."""
         validate_path(path)
-        return f"{self.prefix}/{path}" if self.prefix else path
+        key = f"{self.prefix}/{path}" if self.prefix else path
+        if len(key.encode("utf-8")) > KEY_MAX:
+            raise InvalidKey(f"refused path {path!r}: object key longer than {KEY_MAX} bytes")
+        return key
 
     def path(self, key: str) -> str | None:
         """Corpus path of an object key, or None when the key is outside the prefix."""
@@ -66,21 +69,22 @@ def path_problem(path: str) -> str | None:
         return "contains NUL"
     if path.startswith("/"):
         return "absolute path"
-    if len(path.encode("utf-8", "surrogateescape")) > KEY_MAX - 64:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates: bytes that were not UTF-8 in a file name (os.fsdecode).
+        return "not valid UTF-8"
+    if len(path.encode("utf-8")) > KEY_MAX - 64:
         return "path too long"
     for seg in path.split("/"):
         if seg == "":
             return "empty path segment"
         if seg in (".", ".."):
             return f"{seg!r} segment"
-        if len(seg.encode("utf-8", "surrogateescape")) > NAME_MAX:
+        if len(seg.encode("utf-8")) > NAME_MAX:
             return "name longer than 255 bytes"
         if any(ord(c) < 0x20 or ord(c) == 0x7F for c in seg):
             return "control character in name"
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return "not valid UTF-8"
     return None
 
 

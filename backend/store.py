@@ -18,6 +18,7 @@ from typing import Any
 import boto3
 import botocore.config
 import botocore.exceptions
+import urllib3.exceptions
 
 from .config import Config
 from .errors import (
@@ -33,6 +34,13 @@ from .errors import (
 from .keys import CorpusURL, path_problem
 
 log = logging.getLogger(__name__)
+
+#: What botocore/urllib3 raise when a response body ends before its Content-Length.
+_SHORT_BODY: tuple[type[BaseException], ...] = (
+    botocore.exceptions.ResponseStreamingError,
+    botocore.exceptions.IncompleteReadError,
+    urllib3.exceptions.ProtocolError,
+)
 
 #: Object metadata key carrying the xxh3-128 of the content, written by brainfs on put.
 HASH_META = "brainfs-xxh3"
@@ -212,8 +220,16 @@ class ObjectStore:
         for _attempt in range(2):
             try:
                 r = self._client.get_object(**kwargs)
-                body = r["Body"].read()
                 etag = _etag(r.get("ETag"))
+                try:
+                    body = r["Body"].read()
+                except _SHORT_BODY as e:
+                    last = Corrupt(f"get {path}: body cut short ({type(e).__name__})")
+                    continue
+            except botocore.exceptions.ClientError as e:
+                if byte_range is not None and e.response.get("Error", {}).get("Code") == "InvalidRange":
+                    return b"", ""  # a range starting at or past the end: nothing to read
+                raise self._map(e, f"get {path}") from None
             except Exception as e:  # noqa: BLE001
                 raise self._map(e, f"get {path}") from None
             expected = int(r.get("ContentLength", len(body)))

@@ -45,25 +45,42 @@ class Blobs:
 
     def name(self, path: str) -> str:
         """Blob file name of a corpus path."""
-        return xxhash.xxh3_128_hexdigest(path.encode("utf-8", "surrogateescape"))
+        return xxhash.xxh3_128_hexdigest(path.encode("utf-8", "surrogatepass"))
 
     def location(self, path: str) -> Path:
         """Where the content of ``path`` lives (whether or not it exists yet)."""
         return self.data / self.name(path)
 
-    def write(self, path: str, data: bytes) -> str:
-        """Store ``data`` for ``path`` atomically; returns its hash."""
+    def stage(self, data: bytes) -> tuple[str, str]:
+        """Write ``data`` to a new fsynced temp file; returns (temp path, hash).
+
+        :meth:`install` then puts it in place, after the caller has checked (on its own
+        thread) that nothing newer was written meanwhile.
+        """
         fd, tmp = tempfile.mkstemp(dir=self.tmp, prefix="fetch-")
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
-            os.replace(tmp, self.location(path))
         except BaseException:
             _unlink(tmp)
             raise
-        return content_hash(data)
+        return tmp, content_hash(data)
+
+    def install(self, path: str, tmp: str) -> None:
+        """Make a staged temp file the content of ``path`` (one atomic rename)."""
+        os.replace(tmp, self.location(path))
+
+    def discard(self, tmp: str) -> None:
+        """Drop a staged temp file that lost to a newer write."""
+        _unlink(tmp)
+
+    def write(self, path: str, data: bytes) -> str:
+        """Store ``data`` for ``path`` atomically; returns its hash."""
+        tmp, digest = self.stage(data)
+        self.install(path, tmp)
+        return digest
 
     def new_shadow(self, path: str, copy_current: bool) -> str:
         """A private temp file to write a new version of ``path`` into.

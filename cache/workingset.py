@@ -76,6 +76,7 @@ class FetchResult:
     etag: str = ""
     hash: str = ""
     error: BackendError | OSError | None = None
+    tmp: str = ""  # staged content, installed by apply_fetched ('' = already in place)
 
 
 @dataclass
@@ -129,7 +130,9 @@ def ancestors(path: str) -> Iterable[str]:
 
 def conflict_name(path: str, when: float | None = None) -> str:
     """Name of the visible copy kept when an upload loses a race with another writer."""
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(when or time.time()))
+    t = time.time() if when is None else when
+    # Milliseconds: two conflicts on one path within a second must not overwrite each other.
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + f"{int(t * 1000) % 1000:03d}"
     host = socket.gethostname().split(".")[0][:20] or "host"
     root, ext = posixpath.splitext(path)
     return f"{root}.conflict-{stamp}-{host}{ext}"
@@ -163,22 +166,23 @@ class WorkingSet:
             self._insert(row)
         for d in self.local_dirs:
             self._add_dir(d)
+            self._count_dir(d, +1)
 
     # ------------------------------------------------------------------ tree bookkeeping
     def _add_dir(self, d: str) -> None:
+        """Make sure directory ``d`` and its ancestors exist in the tree (no counting)."""
         if d in self.children:
-            if d in self.local_dirs:
-                for a in ancestors(d):
-                    self._vis[a] += 1
             return
         self.children[d] = set()
-        parent = parent_of(d)
         if d != "":
-            self._add_dir(parent)
+            parent = parent_of(d)
+            self._add_dir(parent)  # depth is bounded by the key length (< 1,024 bytes)
             self.children[parent].add(posixpath.basename(d))
-        if d in self.local_dirs:
-            for a in ancestors(d):
-                self._vis[a] += 1
+
+    def _count_dir(self, d: str, sign: int) -> None:
+        """A locally created directory makes its ancestors visible, exactly once."""
+        for a in ancestors(d):
+            self._vis[a] += sign
 
     def _insert(self, row: FileRow) -> None:
         parent = parent_of(row.path)
@@ -194,7 +198,10 @@ class WorkingSet:
         for a in ancestors(row.path):
             self._vis[a] += sign
 
-    def _remove(self, path: str) -> FileRow | None:
+    def _remove(self, path: str, keep_parent: bool = False) -> FileRow | None:
+        """Take ``path`` out of the tree. ``keep_parent``: the user removed it, so an
+        emptied directory stays (as on a local disk) instead of vanishing with its last
+        file; a file gone remotely lets its empty directories go."""
         row = self.files.pop(path, None)
         if row is None:
             return None
@@ -202,6 +209,10 @@ class WorkingSet:
             self._count_local(row, -1)
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
+        if keep_parent and parent != "" and not self.children[parent] and parent not in self.local_dirs:
+            self.local_dirs.add(parent)
+            self.catalog.set_dir(parent, True)
+            self._count_dir(parent, +1)
         self._prune(parent)
         return row
 
@@ -320,13 +331,21 @@ class WorkingSet:
         added = changed = removed = 0
         updates: list[FileRow] = []
         dropped: list[str] = []
-        for obj in objects:
-            if obj.path == INTERNAL_PREFIX or obj.path.startswith(INTERNAL_PREFIX + "/"):
-                continue
+        objs = [o for o in objects
+                if o.path != INTERNAL_PREFIX and not o.path.startswith(INTERNAL_PREFIX + "/")]
+        # Every directory the listing implies, known before any file is placed, so that a
+        # key that is also a prefix (``a`` and ``a/b``) loses to the directory whatever the
+        # listing order.
+        prefixes = {a for o in objs for a in ancestors(o.path)}
+        # A file deleted here but not yet in S3 must not come back from the listing.
+        deleting = {j.path for j in self.catalog.journal() if j.op == "delete"}
+        for obj in objs:
             seen.add(obj.path)
+            if obj.path in deleting:
+                continue
             row = self.files.get(obj.path)
             if row is None:
-                if self._shape_conflict(obj.path):
+                if self._shape_conflict(obj.path, prefixes):
                     continue
                 row = FileRow(obj.path, obj.size, obj.mtime, obj.etag, "", "remote")
                 self._insert(row)
@@ -353,11 +372,11 @@ class WorkingSet:
             self.catalog.delete_files(dropped, db)
         return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
 
-    def _shape_conflict(self, path: str) -> bool:
+    def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:
         """A key that is also a prefix of other keys (``a`` and ``a/b``): the directory
         wins, the file is skipped with a warning; a file on the way of a path likewise."""
         reason = None
-        if path in self.children:
+        if path in self.children or path in prefixes:
             reason = "is also a directory prefix"
         else:
             for a in ancestors(path):
@@ -418,11 +437,11 @@ class WorkingSet:
             else:
                 assert data is not None
                 try:
-                    h = self.blobs.write(path, data)
+                    tmp, h = self.blobs.stage(data)
                 except OSError as e:
                     results.append(FetchResult(path, error=e))
                 else:
-                    results.append(FetchResult(path, len(data), etag, h))
+                    results.append(FetchResult(path, len(data), etag, h, tmp=tmp))
             if on_progress is not None:
                 on_progress(len(results))
 
@@ -443,9 +462,11 @@ class WorkingSet:
             self._note_health(None)
             if row is None or row.state == "dirty":
                 # Deleted or rewritten in the mount while the fetch ran: keep the local truth.
-                if row is None:
-                    self.blobs.remove(r.path)
+                if r.tmp:
+                    self.blobs.discard(r.tmp)
                 continue
+            if r.tmp:
+                self.blobs.install(r.path, r.tmp)
             if row.is_local:
                 self._count_local(row, -1)
             row.size, row.etag, row.hash, row.state, row.atime = r.size, r.etag, r.hash, "local", now
@@ -518,15 +539,27 @@ class WorkingSet:
         if path in self.files or path in self.children:
             raise Exists(path)
 
+    def _base_etag(self, path: str) -> str:
+        """The remote version a new write of ``path`` replaces: the ETag of the file we
+        have, or of the object a still-pending delete was going to remove ('' = none)."""
+        row = self.files.get(path)
+        if row is not None:
+            return row.etag
+        for j in self.catalog.journal():
+            if j.path == path and j.op == "delete":
+                return j.base
+        return ""
+
     def create(self, path: str) -> FileRow:
         """A new, empty file (dirty, nothing uploaded yet)."""
         self.check_new_path(path)
+        base = self._base_etag(path)
         open(self.blobs.location(path), "wb").close()
-        row = FileRow(path, 0, time.time(), "", content_hash(b""), "dirty", atime=time.time())
+        row = FileRow(path, 0, time.time(), base, content_hash(b""), "dirty", atime=time.time())
         self._insert(row)
         with self.catalog.transaction() as db:
             self.catalog.put_files([row], db)
-            self.catalog.journal_put(db, path, "put", row.hash, "")
+            self.catalog.journal_put(db, path, "put", row.hash, base)
         return row
 
     def apply_commit(self, path: str, size: int, digest: str) -> FileRow:
@@ -544,7 +577,7 @@ class WorkingSet:
         row = self.files.get(path)
         if row is None:
             raise IsADirectory(path) if self.is_dir(path) else NotFound(path)
-        self._remove(path)
+        self._remove(path, keep_parent=True)
         self.blobs.remove(path)
         with self.catalog.transaction() as db:
             self.catalog.delete_files([path], db)
@@ -559,6 +592,7 @@ class WorkingSet:
         self.local_dirs.add(path)
         self.catalog.set_dir(path, True)
         self._add_dir(path)
+        self._count_dir(path, +1)
 
     def rmdir(self, path: str) -> None:
         """Remove an empty directory."""
@@ -570,8 +604,7 @@ class WorkingSet:
             raise NotEmpty(path)
         if path in self.local_dirs:
             self.local_dirs.discard(path)
-            for a in ancestors(path):
-                self._vis[a] -= 1
+            self._count_dir(path, -1)
             self.catalog.set_dir(path, False)
         self.children.pop(path, None)
         parent = parent_of(path)
@@ -585,18 +618,21 @@ class WorkingSet:
             raise CacheError(f"{old} is not local")
         if new in self.children and new not in self.files:
             raise IsADirectory(new)
+        # An editor's atomic save renames a temp file over the real one: the new content
+        # replaces the target's remote version, which is not a conflict.
+        base = self._base_etag(new)
         if new in self.files:
             self.unlink(new)
         else:
             self.check_new_path(new)
         self.blobs.copy_as(old, new)
-        self._remove(old)
-        moved = FileRow(new, row.size, time.time(), "", row.hash, "dirty", row.pinned, time.time())
+        self._remove(old, keep_parent=True)
+        moved = FileRow(new, row.size, time.time(), base, row.hash, "dirty", row.pinned, time.time())
         self._insert(moved)
         with self.catalog.transaction() as db:
             self.catalog.delete_files([old], db)
             self.catalog.put_files([moved], db)
-            self.catalog.journal_put(db, new, "put", moved.hash, "")
+            self.catalog.journal_put(db, new, "put", moved.hash, base)
             if row.etag:
                 self.catalog.journal_put(db, old, "delete", "", row.etag)
             else:
@@ -669,6 +705,11 @@ class WorkingSet:
                 # Superseded by a newer write while uploading. The remote now holds what we
                 # just sent, so that is what the newer write is based on.
                 if row.op == "put" and not res.conflict_path:
+                    pending = db.execute("SELECT 1 FROM journal WHERE path = ?", (row.path,)).fetchone()
+                    if f is None and pending is None:
+                        # Deleted or renamed away before its first upload landed: the object
+                        # we just created must go too.
+                        self.catalog.journal_put(db, row.path, "delete", "", res.etag)
                     db.execute("UPDATE journal SET base = ? WHERE path = ? AND base = ?",
                                (res.etag, row.path, row.base))
                     if f is not None:

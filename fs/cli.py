@@ -228,7 +228,7 @@ def cmd_umount(args: argparse.Namespace) -> int:
     except UsageError:
         # A dead daemon leaves "Transport endpoint is not connected": detach it.
         subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
-        print(f"unmounted {mp} (daemon was not answering)")
+        print(f"unmounted {mp} (no status answered: a --naive mount or a dead daemon)")
         return 0
     os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + args.timeout
@@ -260,6 +260,263 @@ def cmd_status(args: argparse.Namespace) -> int:
     be = st.get("backend", {})
     print(f"  backend:   {st['endpoint']}; last error: {be.get('last_error') or 'none'}")
     print(f"  recall:    {st.get('recall')}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- index / recall
+def _embedder_or_none(cfg: Config, quiet: bool = False):
+    from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+
+    try:
+        return load_embedder(cfg.embedder)
+    except EmbedderUnavailable as e:
+        if not quiet:
+            print(f"warning: {e}; building keyword (BM25) search only", file=sys.stderr)
+        return None
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from brainfs.cache.recaller import build_index
+
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    store.check()
+    embedder = None if args.no_embed else _embedder_or_none(cfg)
+    local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = _progress(total, "index")
+        bar.n = done
+        bar.refresh()
+
+    stats = build_index(store, local, embedder, progress)
+    if bar is not None:
+        bar.close()
+    print(f"indexed {url}: {stats.get('files_indexed', 0)} files (re)indexed, "
+          f"{stats.get('skipped', 0)} unchanged, {stats.get('removed', 0)} removed; "
+          f"{stats.get('chunks_total', stats.get('chunks', 0))} chunks, "
+          f"{stats['index_bytes'] / 1e6:.1f} MB, {stats.get('seconds', 0):.1f}s"
+          + ("" if embedder else " (no vectors)"))
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    if args.mount:
+        # A file name cannot hold "/": it travels as U+2215 and the daemon turns it back.
+        name = args.query.replace("/", "\u2215")
+        if not name.strip():
+            raise UsageError("empty query")
+        if len(name.encode()) > 250:
+            raise UsageError("query too long for a file name (250 bytes); pass the corpus URL instead")
+        target = Path(args.mount) / ".recall" / (name + (".json" if args.json else ""))
+        try:
+            out = target.read_text()
+        except OSError as e:
+            raise UsageError(f"recall through {args.mount} failed: {e.strerror or e}") from None
+        if args.json:
+            data = json.loads(out)
+            if args.k and "cards" in data:
+                data["cards"] = data["cards"][: args.k]
+            out = json.dumps(data, indent=2) + "\n"
+        sys.stdout.write(out)
+        return 0
+    if not args.url:
+        raise UsageError("give --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
+    from brainfs.cache.recaller import Recaller, download_index
+    from brainfs.cache.retrieval import render_synthesis
+
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    store.check()
+    local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
+    local.parent.mkdir(parents=True, exist_ok=True)
+    if not download_index(store, local):
+        raise UsageError(f"{url} has no search index: run `brainfs index {url}`")
+    rec = Recaller(local, cfg)
+    try:
+        result = rec.search(args.query, args.k)
+    finally:
+        rec.close()
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        sys.stdout.write(render_synthesis(result, []))
+    return 0
+
+
+def cmd_eval_locomo(args: argparse.Namespace) -> int:
+    from brainfs.cache.locomo import evaluate
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    result = evaluate(path, limit_conversations=args.conversations, limit_questions=args.questions,
+                      progress=sys.stderr.isatty() and not args.json)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['questions']} questions")
+    for name, r in result["retrievers"].items():
+        t, s = r["turn"], r["session"]
+        print(f"{name:12s} turn  " + "  ".join(f"{k} {v:.3f}" for k, v in t.items())
+              + "   session  " + "  ".join(f"{k} {v:.3f}" for k, v in s.items()))
+    return 0
+
+
+# ---------------------------------------------------------------------------- dream / correct / graph
+def cmd_dream(args: argparse.Namespace) -> int:
+    from brainfs.dream.sync import LeaseHeld, run_s3
+
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    store.check()
+    embedder = None if args.no_embed else _embedder_or_none(cfg, quiet=True)
+    workdir = cfg.cache_dir_for(url.bucket, url.prefix) / "dream"
+    try:
+        rep = run_s3(store, workdir, dry_run=args.dry_run, wait=args.wait, embedder=embedder,
+                     reindex=not args.no_index, index_embedder=embedder, force=args.force)
+    except LeaseHeld as e:
+        raise UsageError(str(e)) from None
+    res = rep.result
+    if res.nothing_new:
+        print(f"dream {url}: nothing new since the last run; nothing changed")
+        return 0
+    st = res.stats
+    if args.dry_run:
+        sys.stdout.write(res.diff())
+        print(f"dry run: {len(res.changes)} change(s) would be made; nothing written")
+    else:
+        for c in res.changes:
+            print(c)
+        print(f"commit {rep.commit[:12] if rep.commit else '(none: wiki unchanged)'}; "
+              f"{len(rep.uploaded)} uploaded, {len(rep.deleted)} deleted"
+              + (f", {len(rep.conflicts)} conflict(s) kept the other version: {', '.join(rep.conflicts)}"
+                 if rep.conflicts else ""))
+    print(f"sessions read {st['sessions_read']}/{st['sessions_total']}"
+          + (f" ({st['sessions_deferred']} deferred by budget)" if st["sessions_deferred"] else "")
+          + f"; pages {st['pages']}; claims {st['claims']}, rejected by verification "
+          f"{st['rejected']} ({st['verify_method']}); citations valid {st['share_valid_citations']:.1%}; "
+          f"{rep.seconds:.1f}s")
+    for pr in res.problems:
+        print(f"  {pr}", file=sys.stderr)
+    return 0
+
+
+def cmd_correct(args: argparse.Namespace) -> int:
+    from brainfs.dream.core import correction_event
+
+    if not args.text.strip():
+        raise UsageError("empty correction")
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    store.check()
+    path, content = correction_event(args.text, scope=args.scope)
+    store.put(path, content.encode("utf-8"), if_none_match=True)
+    print(f"recorded {url}/{path}; the next `brainfs dream {url}` turns it into a memory card")
+    return 0
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from brainfs.dream.graph import render_graph
+
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    store.check()
+    paths = [o.path for o in store.list("knowledge") if o.path.endswith(".md")]
+    if not paths:
+        raise UsageError(f"{url} has no knowledge/ pages yet: run `brainfs dream {url}`")
+    files: dict[str, str] = {}
+
+    def got(path: str, data, etag: str, err) -> None:
+        if data is not None:
+            files[path] = data.decode("utf-8", errors="replace")
+
+    store.get_many(paths, got)
+    out = Path(args.out)
+    counts = render_graph(files, out, title=str(url))
+    print(f"wrote {out}: {counts['pages']} pages, {counts['links']} links, "
+          f"{counts['cite_edges']} citation edges")
+    return 0
+
+
+# ---------------------------------------------------------------------------- context
+def cmd_context(args: argparse.Namespace) -> int:
+    """Assemble the context for one turn: lanes under a token budget, with reasons."""
+    from brainfs.cache.context import MemorySource, StoreSource, assemble
+    from brainfs.cache.index import SearchIndex
+
+    given = [x for x in (args.mount, args.dir, args.url) if x]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --mount MOUNTPOINT, --dir DIR or s3://BUCKET/PREFIX")
+    if not args.task.strip():
+        raise UsageError("empty task")
+    if args.budget <= 0:
+        raise UsageError(f"--budget must be a positive number of tokens (got {args.budget})")
+    if args.reserve < 0 or args.reserve >= args.budget:
+        raise UsageError(f"--reserve must be at least 0 and below the budget {args.budget} (got {args.reserve})")
+    cfg = _config(args)
+    spec = cfg.embedder or "auto"
+    index_path: Path | None = Path(args.index) if args.index else None
+    if args.index and not index_path.is_file():
+        raise UsageError(f"{args.index}: no such index file")
+    if args.mount:
+        mp = Path(args.mount)
+        st = _status_of(mp)
+        if index_path is None and st.get("cache_dir"):
+            index_path = Path(st["cache_dir"]) / "index.sqlite"
+        make = lambda ix: MemorySource(mp, ix, embedder=spec, name=st.get("corpus"))  # noqa: E731
+    elif args.dir:
+        root = Path(args.dir)
+        if not root.is_dir():
+            raise UsageError(f"{root} is not a directory")
+        if index_path is None:
+            index_path = root / ".brainfs" / "index.sqlite"
+        make = lambda ix: MemorySource(root, ix, embedder=spec)  # noqa: E731
+    else:
+        from brainfs.cache.recaller import download_index
+
+        url = CorpusURL.parse(args.url)
+        store = ObjectStore(url, cfg)
+        store.check()
+        local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
+        local.parent.mkdir(parents=True, exist_ok=True)
+        if index_path is None:
+            index_path = local if download_index(store, local) else None
+        make = lambda ix: StoreSource(store, ix, embedder=spec)  # noqa: E731
+    index = None
+    if index_path is not None and index_path.is_file():
+        index = SearchIndex(index_path)
+    else:
+        print("warning: no search index found; the cards, thread and files lanes stay empty "
+              "(run `brainfs index s3://B/P`, or pass --index FILE)", file=sys.stderr)
+    try:
+        window = assemble(args.task, make(index), budget=args.budget, reserve=args.reserve,
+                          stale_days=cfg.stale_days, k=args.k, drop_stale=args.drop_stale)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        if index is not None:
+            index.close()
+    if args.json:
+        print(json.dumps(window.to_json(), indent=2))
+    elif args.html:
+        try:
+            Path(args.html).write_text(window.to_html(), encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"cannot write {args.html}: {e.strerror or e}") from None
+        print(f"wrote {args.html}: {window.used} of {window.available} tokens used, "
+              f"{len(window.admitted())} items admitted, {len(window.skipped())} skipped, mode {window.mode}")
+    else:
+        sys.stdout.write(window.to_markdown())
     return 0
 
 
@@ -332,6 +589,49 @@ def build_parser() -> argparse.ArgumentParser:
     st.add_argument("mountpoint")
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_status)
+    ix = sub.add_parser("index", help="build or refresh the search index under .brainfs/ "
+                        "(only files whose ETag changed are read)")
+    ix.add_argument("url", metavar="s3://BUCKET/PREFIX")
+    ix.add_argument("--no-embed", action="store_true", help="keyword (BM25) index only, no model")
+    ix.set_defaults(func=cmd_index)
+
+    rc = sub.add_parser("recall", help="hybrid semantic search; through a mount it also "
+                        "materializes the files behind the hits")
+    rc.add_argument("query")
+    rc.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help="search the corpus directly")
+    rc.add_argument("--mount", help="a running mount to ask (files get materialized there)")
+    rc.add_argument("-k", type=int, default=None, help="number of passages")
+    rc.add_argument("--json", action="store_true")
+    rc.set_defaults(func=cmd_recall)
+
+    cx = sub.add_parser("context", help="assemble what reaches the model for a task: lanes "
+                        "(scope, guide, index, pinned, cards, thread, files) under a token "
+                        "budget, every item with its reason")
+    cx.add_argument("task", help="the task or message of this turn")
+    cx.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help="read the corpus directly")
+    where = cx.add_mutually_exclusive_group()
+    where.add_argument("--mount", help="a running mount (files read through it, index from its cache)")
+    where.add_argument("--dir", help="a plain memory tree on disk (index: DIR/.brainfs/index.sqlite or --index)")
+    cx.add_argument("--index", help="search index file to use (default: from the mount, dir or corpus)")
+    cx.add_argument("--budget", type=int, default=8000, help="context budget in tokens (default 8000)")
+    cx.add_argument("--reserve", type=int, default=2000,
+                    help="tokens kept free for the model's answer (default 2000)")
+    cx.add_argument("-k", type=int, default=None, help="recall pool size (default scales with the budget)")
+    cx.add_argument("--drop-stale", action="store_true",
+                    help="skip items older than stale_days instead of flagging them")
+    out = cx.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="the JSON object of DESIGN.md")
+    out.add_argument("--html", metavar="FILE", help="write the context-window page to FILE")
+    cx.set_defaults(func=cmd_context)
+
+    ev = sub.add_parser("eval", help="retrieval quality").add_subparsers(dest="evalcmd", required=True)
+    lo = ev.add_parser("locomo", help="evidence recall@k on LoCoMo-format data")
+    lo.add_argument("file")
+    lo.add_argument("--json", action="store_true")
+    lo.add_argument("--conversations", type=int, help="only the first N conversations")
+    lo.add_argument("--questions", type=int, help="only the first N questions per conversation")
+    lo.set_defaults(func=cmd_eval_locomo)
+
     de = sub.add_parser("demo", help="the main job on the embedded default: local S3, sample "
                         "memory, mount at ./memory, a grep, a lazy cat and a recall")
     de.add_argument("mountpoint", nargs="?", default="memory")
@@ -339,6 +639,27 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--size", default="demo", help="sample size (demo, 2000, 20000)")
     de.add_argument("--stop", action="store_true", help="unmount and stop the demo's S3 server")
     de.set_defaults(func=cmd_demo)
+    dr = sub.add_parser("dream", help="one run of the wiki maintainer: summarize new sessions, "
+                        "update knowledge/ with cited facts, commit, upload, re-index")
+    dr.add_argument("url", metavar="s3://BUCKET/PREFIX")
+    dr.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
+    dr.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
+                    help="wait this long for another running dream to finish (default: exit at once)")
+    dr.add_argument("--force", action="store_true", help="re-render even when nothing is new")
+    dr.add_argument("--no-embed", action="store_true",
+                    help="verify claims lexically and index without vectors (no model load)")
+    dr.add_argument("--no-index", action="store_true", help="skip the re-index after the run")
+    dr.set_defaults(func=cmd_dream)
+    co = sub.add_parser("correct", help="record a correction; the next dream run turns it into a "
+                        "memory card (notes/corrections/) and updates the affected pages")
+    co.add_argument("text", metavar="TEXT")
+    co.add_argument("url", metavar="s3://BUCKET/PREFIX")
+    co.add_argument("--scope", default="global", help="what the correction applies to (default: global)")
+    co.set_defaults(func=cmd_correct)
+    gr = sub.add_parser("graph", help="draw the wiki's link and citation graph to an image")
+    gr.add_argument("url", metavar="s3://BUCKET/PREFIX")
+    gr.add_argument("--out", required=True, metavar="FILE.png")
+    gr.set_defaults(func=cmd_graph)
     return p
 
 

@@ -25,6 +25,7 @@ from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import WorkingSet
 
 from .ops import Ops
+from .recall import RecallService
 
 log = logging.getLogger("brainfs.mount")
 
@@ -71,7 +72,7 @@ class Daemon:
         self.ops: Ops | None = None
         self.timings: dict[str, float] = {}
         self._lock_fd: int | None = None
-        self.recall = None  # set by the recall service when the index is available
+        self.recall: RecallService | None = None
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -120,14 +121,21 @@ class Daemon:
             "startup": self.timings,
             "open_files": sum(self.ws.open_count.values()),
             "writing": len(self.ops.writing) if self.ops else 0,
-            "recall": "available" if self.recall else "no index",
+            "recall": self._recall_state(),
         })
         return st
+
+    def _recall_state(self) -> str:
+        r = self.recall
+        if r is None or not r.ready.is_set():
+            return "starting"
+        return r.problem or "ready"
 
     def mount(self) -> None:
         """Hand the mountpoint to the kernel."""
         assert self.ws is not None
-        self.ops = Ops(self.ws, self.cfg, recall=self.recall, status=self.status)
+        self.recall = RecallService(self)
+        self.ops = Ops(self.ws, self.cfg, recall=self.recall.query, status=self.status)
         options = set(pyfuse3.default_options)
         options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
         if self.cfg.allow_other:
@@ -138,9 +146,12 @@ class Daemon:
         """Run the FUSE loop with the background tasks until unmounted or signalled."""
         assert self.ops is not None
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._signals, nursery.cancel_scope)
             nursery.start_soon(self._uploader)
             nursery.start_soon(self._housekeeping)
+            assert self.recall is not None
+            nursery.start_soon(self.recall.run)
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
 
@@ -172,8 +183,13 @@ class Daemon:
                 for res in results:
                     if not ws.apply_upload(res):
                         failed = True
-                    elif res.conflict_path:
+                        continue
+                    if res.conflict_path:
                         ops.invalidate([res.row.path])
+                    elif res.row.op == "put" and self.recall is not None:
+                        self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
+                    elif res.row.op == "delete" and self.recall and self.recall.recaller:
+                        self.recall.recaller.remove(res.row.path)
             if failed:
                 with trio.move_on_after(self.cfg.upload_retry_seconds):
                     await ops.upload_wake.wait()
@@ -192,6 +208,8 @@ class Daemon:
             pyfuse3.close(unmount=True)
         except Exception as e:  # noqa: BLE001 - never lose the flush below to this
             log.warning("unmount: %s", e)
+        if self.recall is not None:
+            self.recall.close()
         if self.ws is not None:
             left = self.ws.flush(deadline=time.monotonic() + 60)
             if left:

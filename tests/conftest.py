@@ -138,6 +138,8 @@ def start_mount(url: CorpusURL, mp: Path, cfg: Config, env_extra: dict[str, str]
         "BRAINFS_READ_TIMEOUT": str(cfg.read_timeout),
         "BRAINFS_MAX_ATTEMPTS": str(cfg.max_attempts),
         "BRAINFS_CONFIG": "/nonexistent",
+        # Most mount tests never recall: don't spend CPU loading the model in each daemon.
+        "BRAINFS_RECALL_WARMUP": "0",
     })
     env.pop("AWS_ACCESS_KEY_ID", None)
     env.pop("AWS_SECRET_ACCESS_KEY", None)
@@ -188,3 +190,11 @@ def repo_root() -> Path:
 def copytree(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    """The real embedding model (all-MiniLM-L6-v2 from the installed package), loaded once."""
+    from brainfs.cache.embedder import load_embedder
+
+    return load_embedder("minilm")

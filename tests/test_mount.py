@@ -242,3 +242,22 @@ def _get(store: ObjectStore, path: str) -> bytes | None:
         return store.get(path)[0]
     except NoSuchKey:
         return None
+
+
+def test_import_is_idempotent_and_refuses_bad_names(tmp_path: Path, corpus, cfg: Config, store) -> None:
+    src = write_tree(tmp_path / "imp", {"a.md": "A", "d/b.md": "B"})
+    (src / "bad\x01name.md").write_text("control character")
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/nonexistent")
+
+    def run() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
+                              env=env, capture_output=True, text=True, timeout=60)
+
+    r = run()
+    assert r.returncode == 0, r.stderr
+    assert "2 uploaded, 0 unchanged, 1 refused names" in r.stdout
+    assert "control character" in r.stderr
+    (src / "a.md").write_text("A2")
+    r = run()
+    assert "1 uploaded, 1 unchanged" in r.stdout
+    assert _get(store, "a.md") == b"A2" and _get(store, "d/b.md") == b"B"

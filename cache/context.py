@@ -1,0 +1,1051 @@
+"""Context assembly: what reaches the model each turn, under a token budget, with reasons.
+
+``assemble(task, source)`` renders the memory into named **lanes**, admits their items in a
+fixed order until ``budget - reserve`` tokens are spent, and records a decision with a
+one-line reason for every item it looked at — admitted, truncated or skipped. Nothing is
+dropped silently. The reserve is never spent: it is the room left for the model's answer.
+
+Lanes, in admission order (``LANES``):
+
+``scope``   folder-scoped metadata known before any file is read: project name, the user's
+            notes, a summary of what the memory holds (from GUIDE.md frontmatter,
+            knowledge/INDEX.md and sessions/index.md). One small item.
+``guide``   standing instructions: the global guide (``$BRAINFS_GLOBAL_GUIDE``, default
+            ``~/.config/brainfs/GUIDE.md``), the memory's ``GUIDE.md``, then ``rules/*.md``.
+            A rule is applied strictly, so it is admitted whole or skipped — never cut.
+``index``   ``knowledge/INDEX.md``, the compact map of the wiki (cut to fit when large).
+``pinned``  note cards whose frontmatter says ``pinned: true``, newest first.
+``cards``   persistent cards: hybrid recall hits in ``notes/`` and ``knowledge/``.
+``thread``  evidence from past sessions: the newest session summary, then recall hits in
+            ``sessions/`` (transcript turns and summaries).
+``files``   any other file the recall found relevant.
+
+Rules of admission (in this order, for each item):
+
+1. *duplicate* — the same passage (path#anchor, a chunk of a file already admitted whole,
+   or the same text) is skipped, naming what it duplicates;
+2. *superseded* — newer statements win: a card whose path is named by another card's
+   ``supersedes:`` frontmatter is skipped, naming the newer card. When a superseded card
+   matches the task and the newer one did not, the newer one is pulled in right after it;
+3. *stale* — an item older than ``stale_days`` is admitted but flagged (freshness says
+   "(stale)" and the reason says so); with ``drop_stale=True`` it is skipped instead.
+   Guide, rules and the index are standing material and never stale;
+4. *lane share* — a lane may spend at most ``LANE_SHARE[lane]`` of the budget that is
+   left when it starts, so one lane cannot starve the next; an item over its lane's share
+   waits (the index, being a list, is cut to its share instead), and what the later lanes
+   leave unused is handed back to waiting items in a final **backfill** pass, in the same
+   lane order;
+5. *fit* — an item that fits is admitted; one that fits only shortened (at least
+   ``MIN_TRUNCATED_TOKENS`` left) is cut at a word boundary and marked ``truncated``;
+   otherwise it is skipped with what it needed and what was left.
+
+Tokens are counted with the MiniLM word-piece tokenizer (``embedder.token_counter``, read
+from the model package, offline), falling back to a documented ``chars/4`` estimate when
+the tokenizer is not installed. An item's ``tokens`` counts it as rendered in the prompt —
+its one-line header plus its text — so ``used`` equals the token count of
+:meth:`ContextWindow.to_prompt` (word pieces never span whitespace).
+
+Retrieval degrades like recall does (hybrid → dense → sparse → recent); with no embedder
+(``BRAINFS_EMBEDDER=none``) assembly runs in sparse mode and ``mode`` says so; with no
+index at all the recall lanes are empty and ``mode`` is ``"none"``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import html
+import logging
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from .chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
+from .retrieval import age_days, freshness_label, recall, truncate
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
+    from .index import SearchIndex
+
+log = logging.getLogger(__name__)
+
+#: Lane names in admission order (see the module docstring).
+LANES = ("scope", "guide", "index", "pinned", "cards", "thread", "files")
+LANE_TITLES = {
+    "scope": "Folder scope",
+    "guide": "Standing instructions",
+    "index": "Knowledge index",
+    "pinned": "Pinned cards",
+    "cards": "Persistent cards",
+    "thread": "Thread evidence",
+    "files": "Files",
+}
+#: Share of the budget left at a lane's start that the lane may spend in the first pass.
+#: Guide material is taken first and whole; the index is a map, not the territory; cards
+#: leave room for thread evidence, which leaves room for other files. Unused budget is
+#: handed back in the backfill pass.
+LANE_SHARE = {"scope": 1.0, "guide": 1.0, "index": 0.35, "pinned": 0.5, "cards": 0.6,
+              "thread": 0.85, "files": 1.0}
+#: Shortest useful cut of an item; below this an item that does not fit is skipped.
+MIN_TRUNCATED_TOKENS = 40
+#: Recall candidates scoring below this share of the best candidate are not considered
+#: (they would pad the context with noise when the budget is large).
+RELATIVE_FLOOR = 0.25
+#: Recall pool size when ``k`` is not given: one candidate per this many tokens of budget,
+#: within [K_MIN, K_MAX].
+TOKENS_PER_CANDIDATE = 50
+K_MIN, K_MAX = 24, 200
+#: Characters read from the start of a note to find its frontmatter (pinned, supersedes).
+HEAD_BYTES = 4096
+STATUSES = ("admitted", "truncated", "skipped")
+ENV_GLOBAL_GUIDE = "BRAINFS_GLOBAL_GUIDE"
+
+_HIDDEN = (".brainfs", ".recall", ".git")
+
+
+def global_guide_path() -> Path:
+    """Where the global guide lives: ``$BRAINFS_GLOBAL_GUIDE`` or ``~/.config/brainfs/GUIDE.md``."""
+    env = os.environ.get(ENV_GLOBAL_GUIDE)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".config" / "brainfs" / "GUIDE.md"
+
+
+# --------------------------------------------------------------------------- sources
+
+class MemorySource:
+    """Read access to one memory tree plus, optionally, its search index.
+
+    The base class reads a local directory — a plain tree or a running brainfs mount (files
+    are just read; on a mount, reading a path that is not local yet materializes it).
+    Subclasses override :meth:`read`, :meth:`list` and :meth:`stamp` for other stores.
+
+    ``embedder``: ``"auto"`` loads the default model on first use (None if it cannot load,
+    the reason kept in ``embedder_error``); None disables dense search; or an instance.
+    """
+
+    def __init__(self, root: Path | str | None, index: SearchIndex | None = None,
+                 embedder: Embedder | str | None = "auto", name: str | None = None,
+                 global_guide: Path | str | None = None) -> None:
+        self.root = Path(root) if root is not None else None
+        self.index = index
+        self._embedder = embedder
+        self.embedder_error: str | None = None
+        self.name = name or (self.root.resolve().name if self.root is not None else "memory")
+        self.global_guide = Path(global_guide) if global_guide else global_guide_path()
+        self._heads: dict[str, tuple[Any, dict[str, Any]]] = {}
+        self._texts: dict[str, tuple[Any, str | None]] = {}
+        self._root_s = str(self.root) if self.root is not None else ""
+
+    # -- file access -------------------------------------------------------------------
+    def read(self, path: str) -> str | None:
+        """Text of a corpus path, or None when it does not exist / cannot be read."""
+        assert self.root is not None
+        try:
+            return (self.root / path).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def read_head(self, path: str, n: int = HEAD_BYTES) -> str | None:
+        """The first ``n`` bytes of a path as text (enough for a card's frontmatter)."""
+        assert self.root is not None
+        try:
+            with open(self.root / path, "rb") as f:
+                return f.read(n).decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+    def stamp(self, path: str) -> Any:
+        """A cheap change stamp of a path (mtime + size), or None."""
+        assert self.root is not None
+        try:
+            st = os.stat(os.path.join(self._root_s, path))
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def list(self, prefix: str) -> list[str]:
+        """Every file under the corpus folder ``prefix`` (recursive, sorted); hidden and
+        internal folders (``.brainfs``, ``.recall``, ``.git``) are left out."""
+        assert self.root is not None
+        base = self.root / prefix if prefix else self.root
+        out: list[str] = []
+        stack = [(base, prefix.strip("/"))]
+        while stack:
+            d, rel = stack.pop()
+            try:
+                entries = list(os.scandir(d))
+            except OSError:
+                continue
+            for e in entries:
+                if e.name.startswith("."):  # .brainfs, .recall, .git, editor files
+                    continue
+                r = f"{rel}/{e.name}" if rel else e.name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append((Path(e.path), r))
+                    elif e.is_file(follow_symlinks=False):
+                        out.append(r)
+                except OSError:
+                    continue
+        return sorted(out)
+
+    # -- derived -----------------------------------------------------------------------
+    def read_cached(self, path: str) -> str | None:
+        """:meth:`read`, remembered per change stamp (for files read every turn: guides,
+        rules, indexes)."""
+        stamp = self.stamp(path)
+        hit = self._texts.get(path)
+        if hit is not None and stamp is not None and hit[0] == stamp:
+            return hit[1]
+        text = self.read(path) if stamp is not None or self.root is None else None
+        self._texts[path] = (stamp, text)
+        return text
+
+    def frontmatter(self, path: str) -> dict[str, Any]:
+        """A file's frontmatter (``{}`` if none), cached per change stamp."""
+        stamp = self.stamp(path)
+        hit = self._heads.get(path)
+        if hit is not None and stamp is not None and hit[0] == stamp:
+            return hit[1]
+        head = self.read_head(path)
+        meta: dict[str, Any] = {}
+        if head is not None and head.startswith("---"):
+            m, _body, bad = split_frontmatter(head)
+            if bad or m is None:
+                full = self.read(path) or ""
+                m, _body, bad = split_frontmatter(full.replace("\r\n", "\n"))
+            meta = m or {}
+        self._heads[path] = (stamp, meta)
+        return meta
+
+    def embedder(self) -> Embedder | None:
+        """The embedding model, or None (dense search off; the reason in ``embedder_error``)."""
+        if isinstance(self._embedder, str):
+            from .embedder import EmbedderUnavailable, load_embedder
+
+            spec = None if self._embedder == "auto" else self._embedder
+            try:
+                self._embedder = load_embedder(spec)
+            except EmbedderUnavailable as e:
+                self.embedder_error = str(e)
+                self._embedder = None
+        return self._embedder  # type: ignore[return-value]
+
+
+class StoreSource(MemorySource):
+    """A memory source reading objects from an :class:`~brainfs.backend.store.ObjectStore`
+    (``brainfs context s3://B/P``). Listing is one paginated LIST; heads are cached by
+    ETag, so notes are fetched once per process."""
+
+    def __init__(self, store: Any, index: SearchIndex | None = None,
+                 embedder: Embedder | str | None = "auto", name: str | None = None,
+                 global_guide: Path | str | None = None) -> None:
+        super().__init__(None, index, embedder, name or str(store.url), global_guide)
+        self.store = store
+        self._listing: dict[str, str] | None = None
+
+    def _all(self) -> dict[str, str]:
+        if self._listing is None:
+            self._listing = {o.path: o.etag for o in self.store.list()
+                             if not o.path.startswith(_HIDDEN)}
+        return self._listing
+
+    def read(self, path: str) -> str | None:
+        from brainfs.backend.errors import BackendError
+
+        try:
+            data, _etag = self.store.get(path)
+        except BackendError:
+            return None
+        return data.decode("utf-8", errors="replace")
+
+    def read_head(self, path: str, n: int = HEAD_BYTES) -> str | None:
+        return self.read(path)
+
+    def stamp(self, path: str) -> Any:
+        return self._all().get(path)
+
+    def list(self, prefix: str) -> list[str]:
+        p = prefix.strip("/") + "/" if prefix else ""
+        return sorted(k for k in self._all() if k.startswith(p))
+
+
+# --------------------------------------------------------------------------- items
+
+@dataclass
+class ContextItem:
+    """One piece of memory considered for the turn, and the decision about it."""
+
+    lane: str
+    status: str
+    tokens: int
+    source: str
+    reason: str
+    text: str
+    freshness: str
+    confidence: float
+    kind: str = ""
+    stale: bool = False
+    score: float | None = None
+    rank: int | None = None
+    updated: str | None = None
+    #: Tokens of the whole item before it was cut (equal to ``tokens`` unless truncated).
+    full_tokens: int = 0
+    path: str = ""
+    anchor: str = ""
+    #: True when ``text`` is the whole file body (a later chunk of it is a duplicate).
+    whole: bool = False
+
+    def header(self) -> str:
+        """The one-line header the item carries in the prompt."""
+        bits = [self.kind or self.lane]
+        if self.freshness and self.freshness != "date unknown":
+            bits.append(self.freshness)
+        bits.append(f"confidence {round(100 * self.confidence)}%")
+        if self.status == "truncated":
+            bits.append("truncated")
+        return f"### [{self.lane}] {self.source} ({'; '.join(bits)})"
+
+    def rendered(self) -> str:
+        """The item as the model sees it: header line, then text."""
+        return f"{self.header()}\n{self.text}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The DESIGN.md item shape, plus extra keys."""
+        return {"lane": self.lane, "status": self.status, "tokens": self.tokens,
+                "source": self.source, "reason": self.reason, "text": self.text,
+                "freshness": self.freshness, "confidence": round(self.confidence, 3),
+                "kind": self.kind, "stale": self.stale, "score": self.score,
+                "rank": self.rank, "updated": self.updated, "full_tokens": self.full_tokens}
+
+
+@dataclass
+class ContextWindow:
+    """What :func:`assemble` returns: the budget, the decisions, and renderers."""
+
+    task: str
+    budget: int
+    reserve: int
+    used: int
+    mode: str
+    items: list[ContextItem]
+    why: str = ""
+    scope: dict[str, Any] = field(default_factory=dict)
+    tokenizer: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+    now: str = ""
+
+    @property
+    def available(self) -> int:
+        """Tokens the memory may use: ``budget - reserve``."""
+        return self.budget - self.reserve
+
+    def admitted(self) -> list[ContextItem]:
+        """Items that reach the model (admitted or truncated), in lane order."""
+        return [i for i in self.items if i.status != "skipped"]
+
+    def skipped(self) -> list[ContextItem]:
+        return [i for i in self.items if i.status == "skipped"]
+
+    def lane_usage(self) -> dict[str, dict[str, int]]:
+        """Per lane: tokens used and item counts by status."""
+        out: dict[str, dict[str, int]] = {}
+        for lane in LANES:
+            its = [i for i in self.items if i.lane == lane]
+            if not its:
+                continue
+            out[lane] = {"tokens": sum(i.tokens for i in its if i.status != "skipped"),
+                         **{s: sum(1 for i in its if i.status == s) for s in STATUSES}}
+        return out
+
+    # -- renderers -----------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The ``brainfs context --json`` object of DESIGN.md (plus extra keys)."""
+        return {"budget": self.budget, "reserve": self.reserve, "used": self.used,
+                "mode": self.mode, "items": [i.to_dict() for i in self.items],
+                "task": self.task, "why": self.why, "lanes": self.lane_usage(),
+                "lane_order": list(LANES), "scope": self.scope, "tokenizer": self.tokenizer,
+                "timings": self.timings, "now": self.now}
+
+    def to_prompt(self) -> str:
+        """Exactly the memory text given to the model: admitted items in lane order."""
+        return "\n\n".join(i.rendered() for i in self.admitted())
+
+    def to_markdown(self) -> str:
+        """For people: the admitted context as the model gets it, then the skipped items."""
+        adm = self.admitted()
+        lines = [f"# Context for: {self.task.strip() or '(empty task)'}", "",
+                 f"_{self.used} of {self.available} tokens used (budget {self.budget}, "
+                 f"reserve {self.reserve} kept for the answer); mode {self.mode}"
+                 + (f" — {self.why}" if self.why else "") + f"; {len(adm)} items admitted, "
+                 f"{len(self.skipped())} skipped; tokens by {self.tokenizer}_", ""]
+        usage = self.lane_usage()
+        lines.append("| lane | tokens | admitted | truncated | skipped |")
+        lines.append("|---|---:|---:|---:|---:|")
+        for lane, u in usage.items():
+            lines.append(f"| {lane} | {u['tokens']} | {u['admitted']} | {u['truncated']} | {u['skipped']} |")
+        lines += ["", "## Context given to the model", ""]
+        if adm:
+            lines.append(self.to_prompt())
+        else:
+            lines.append("(nothing admitted)")
+        lines += ["", "## Why each item is there", ""]
+        lines.append("| # | lane | status | tokens | source | reason |")
+        lines.append("|---:|---|---|---:|---|---|")
+        for n, i in enumerate(self.items, 1):
+            if i.status != "skipped":
+                lines.append(f"| {n} | {i.lane} | {i.status} | {i.tokens} | `{_md_cell(i.source)}` | {_md_cell(i.reason)} |")
+        lines += ["", "## Skipped", ""]
+        sk = self.skipped()
+        if not sk:
+            lines.append("Nothing was skipped.")
+        else:
+            lines.append("| # | lane | tokens | source | freshness | confidence | reason |")
+            lines.append("|---:|---|---:|---|---|---:|---|")
+            for n, i in enumerate(self.items, 1):
+                if i.status == "skipped":
+                    lines.append(f"| {n} | {i.lane} | {i.tokens} | `{_md_cell(i.source)}` | "
+                                 f"{_md_cell(i.freshness)} | {round(100 * i.confidence)}% | {_md_cell(i.reason)} |")
+        lines.append("")
+        return "\n".join(lines)
+
+    def to_html(self) -> str:
+        """The "context window" page: the budget as a bar, one row per item. Self-contained."""
+        return _render_html(self)
+
+
+def _md_cell(s: str) -> str:
+    return " ".join(str(s).split()).replace("|", "\\|")
+
+
+# --------------------------------------------------------------------------- tokens
+
+_TOKEN_CACHE: dict[str, int] = {}
+_TOKEN_CACHE_MAX = 8192
+
+
+def _cached(count: Callable[[list[str]], list[int]]) -> Callable[[list[str]], list[int]]:
+    """Memoise counts of long texts by content hash: guides, rules and the index are the
+    same on every turn and the index of a large memory is hundreds of KB."""
+
+    def counted(texts: list[str]) -> list[int]:
+        keys = [hashlib.sha1(t.encode("utf-8", "replace")).hexdigest() if len(t) > 2000 else None
+                for t in texts]
+        todo = [i for i, k in enumerate(keys) if k is None or k not in _TOKEN_CACHE]
+        got = dict(zip(todo, count([texts[i] for i in todo]))) if todo else {}
+        out = []
+        for i, k in enumerate(keys):
+            if i in got:
+                n = got[i]
+                if k is not None:
+                    if len(_TOKEN_CACHE) >= _TOKEN_CACHE_MAX:
+                        _TOKEN_CACHE.clear()
+                    _TOKEN_CACHE[k] = n
+            else:
+                n = _TOKEN_CACHE[k]  # type: ignore[index]
+            out.append(n)
+        return out
+
+    return counted
+
+
+def _counter() -> tuple[Callable[[list[str]], list[int]], str]:
+    """The token counter and its name (MiniLM word pieces, or a chars/4 estimate)."""
+    count, name = _raw_counter()
+    return _cached(count), name
+
+
+def _raw_counter() -> tuple[Callable[[list[str]], list[int]], str]:
+    try:
+        from .embedder import EmbedderUnavailable, token_counter
+
+        try:
+            return token_counter(), "all-MiniLM-L6-v2 word pieces"
+        except EmbedderUnavailable as e:
+            log.warning("tokenizer unavailable (%s); estimating tokens as chars/4", e)
+    except Exception as e:  # noqa: BLE001
+        log.warning("tokenizer unavailable (%s); estimating tokens as chars/4", e)
+    return (lambda texts: [max(1, (len(t) + 3) // 4) for t in texts]), "estimate (chars/4)"
+
+
+def _fit(item: ContextItem, limit: int, count: Callable[[list[str]], list[int]]) -> int:
+    """Cut ``item.text`` (at a word boundary) so the rendered item has at most ``limit``
+    tokens; returns the new token count, or 0 if nothing useful fits."""
+    full = item.text
+    item.status = "truncated"  # the header says so; count it in
+    # Search near the cut the item's own chars-per-token ratio predicts, widening only if
+    # needed: a 200 KB index is then tokenized a few times in 10 KB pieces, not 18 times whole.
+    ratio = len(full) / max(1, item.full_tokens or item.tokens or 1)
+    guess = int(limit * ratio)
+    lo, hi, best = 1, len(full), None
+    for f in (0.8, 0.6, 0.3):
+        probe = int(guess * f)
+        if probe < 1 or probe >= len(full):
+            continue
+        item.text = truncate(full, probe)[0]
+        n = count([item.rendered()])[0]
+        if n <= limit:
+            lo, best = probe + 1, (probe, n)
+            break
+    for f in (1.2, 1.5, 2.5):
+        probe = int(guess * f) + 1
+        if probe >= len(full):
+            break
+        item.text = truncate(full, probe)[0]
+        if count([item.rendered()])[0] > limit:
+            hi = probe
+            break
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        cut, _ = truncate(full, mid)
+        item.text = cut
+        n = count([item.rendered()])[0]
+        if n <= limit:
+            best = (mid, n)
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    if best is None:
+        item.text = full
+        return 0
+    item.text = truncate(full, best[0])[0]
+    return best[1]
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _body(text: str) -> tuple[dict[str, Any], str]:
+    meta, body, bad = split_frontmatter(text.replace("\r\n", "\n"))
+    return (meta or {}), (text if bad else body).strip()
+
+
+def _truthy(v: Any) -> bool:
+    return v is True or (isinstance(v, str) and v.strip().lower() in ("true", "yes", "1", "on"))
+
+
+def _norm_path(v: str, base: str) -> str:
+    v = str(v).strip().split("#", 1)[0].strip().lstrip("/")
+    if v.startswith("./"):
+        v = v[2:]
+    if "/" not in v and base:
+        v = f"{base.rsplit('/', 1)[0]}/{v}"
+    return v
+
+
+def _supersedes(meta: dict[str, Any], path: str) -> list[str]:
+    raw = meta.get("supersedes")
+    if not raw:
+        return []
+    vals = raw if isinstance(raw, list) else [raw]
+    return [_norm_path(v, path) for v in vals if isinstance(v, str) and v.strip()]
+
+
+def _text_key(text: str) -> str:
+    return hashlib.sha1(" ".join(text.lower().split()).encode()).hexdigest()
+
+
+_INDEX_LINE = re.compile(r"^\s*-\s*(?P<id>[^|]+?)\s*\|\s*(?P<date>\d{4}-\d{2}-\d{2}[^|]*?)\s*\|\s*(?P<title>.*)$")
+
+
+def _sessions_index(text: str | None) -> list[tuple[str, str, str]]:
+    """``sessions/index.md`` lines → [(session id, date, title)]."""
+    out = []
+    for line in (text or "").splitlines():
+        m = _INDEX_LINE.match(line)
+        if m:
+            sid = m.group("id").strip().strip("[]`")
+            out.append((sid, m.group("date").strip(), m.group("title").strip()))
+    return out
+
+
+# --------------------------------------------------------------------------- assemble
+
+class _Builder:
+    def __init__(self, task: str, src: MemorySource, now: _dt.datetime, stale_days: int,
+                 drop_stale: bool) -> None:
+        self.task, self.src, self.now = task, src, now
+        self.stale_days, self.drop_stale = stale_days, drop_stale
+        self.items: list[ContextItem] = []
+
+    def _age(self, updated: str | None) -> tuple[str, bool, float | None]:
+        days = age_days(updated, self.now)
+        stale = bool(days is not None and days > self.stale_days)
+        return freshness_label(days) + (" (stale)" if stale else ""), stale, days
+
+    def add_file(self, lane: str, path: str, text: str, reason: str, *, kind: str | None = None,
+                 stale_ok: bool = True, default_conf: float | None = None) -> ContextItem | None:
+        meta, body = _body(text)
+        if not body:
+            return None
+        k = kind or str(meta.get("type") or path_kind(path))
+        base = path_kind(path)
+        conf = parse_confidence(meta.get("confidence"),
+                                default_conf if default_conf is not None
+                                else DEFAULT_CONFIDENCE.get(base, DEFAULT_CONFIDENCE["text"]))
+        updated = normalize_date(meta.get("updated")) or normalize_date(meta.get("created") or meta.get("date"))
+        fresh, stale, _ = self._age(updated)
+        if not stale_ok:  # standing material: age is shown, never a reason to drop
+            stale = False
+            fresh = fresh.replace(" (stale)", "")
+        it = ContextItem(lane=lane, status="", tokens=0, source=path, reason=reason, text=body,
+                         freshness=fresh, confidence=conf, kind=k, stale=stale, updated=updated,
+                         path=path, whole=True)
+        self.items.append(it)
+        return it
+
+
+def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int = 2000,
+             now: _dt.datetime | None = None, k: int | None = None, stale_days: int = 180,
+             drop_stale: bool = False) -> ContextWindow:
+    """Assemble the memory context for one turn of ``task`` (see the module docstring).
+
+    ``budget`` is the whole context budget in tokens, ``reserve`` the part kept free for
+    the model's answer; items are admitted until ``budget - reserve`` is spent. ``k`` is
+    the recall pool (candidates for the cards/thread/files lanes; default scales with the
+    budget). ``now`` anchors freshness (default: current UTC time). Raises ValueError on a
+    budget that leaves nothing (``budget <= reserve``, negative numbers).
+    """
+    budget, reserve = int(budget), int(reserve)
+    if budget <= 0 or reserve < 0:
+        raise ValueError(f"budget must be positive and reserve non-negative (got {budget}, {reserve})")
+    if reserve >= budget:
+        raise ValueError(f"reserve ({reserve}) must be smaller than the budget ({budget})")
+    task = task if isinstance(task, str) else str(task or "")
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=_dt.timezone.utc)
+    avail = budget - reserve
+    if k is None:
+        k = max(K_MIN, min(K_MAX, avail // TOKENS_PER_CANDIDATE))
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    b = _Builder(task, source, now, stale_days, drop_stale)
+
+    # ---- guide lane (read first: the scope lane takes the project name from it)
+    t = time.perf_counter()
+    guide_items: list[ContextItem] = []
+    gpath = source.global_guide
+    gtext = None
+    try:
+        gtext = gpath.read_text(encoding="utf-8", errors="replace") if gpath and gpath.is_file() else None
+    except OSError:
+        gtext = None
+    if gtext:
+        it = b.add_file("guide", f"~global/{gpath.name}", gtext,
+                        f"guide: global guide ({gpath}), applies in every memory", kind="guide",
+                        stale_ok=False, default_conf=1.0)
+        if it:
+            guide_items.append(it)
+    guide_text = source.read_cached("GUIDE.md")
+    guide_meta = _body(guide_text)[0] if guide_text else {}
+    if guide_text:
+        it = b.add_file("guide", "GUIDE.md", guide_text,
+                        "guide: project guide, standing instructions for every turn here",
+                        kind="guide", stale_ok=False, default_conf=1.0)
+        if it:
+            guide_items.append(it)
+    for rp in (p for p in source.list("rules") if p.endswith((".md", ".markdown", ".txt"))):
+        rtext = source.read_cached(rp)
+        if rtext:
+            it = b.add_file("guide", rp, rtext, "guide: strict rule, applied whole on every turn",
+                            kind="rule", stale_ok=False, default_conf=1.0)
+            if it:
+                it.kind = "rule"
+                guide_items.append(it)
+    timings["guide_ms"] = (time.perf_counter() - t) * 1000
+
+    # ---- index lane
+    index_text = source.read_cached("knowledge/INDEX.md")
+    sess_index = _sessions_index(source.read_cached("sessions/index.md"))
+
+    # ---- notes scan: pinned cards and the supersedes map
+    t = time.perf_counter()
+    note_paths = [p for p in source.list("notes") if p.endswith((".md", ".markdown"))]
+    superseded_by: dict[str, str] = {}
+    pinned: list[tuple[str, dict[str, Any]]] = []
+    for p in note_paths:
+        meta = source.frontmatter(p)
+        if not meta:
+            continue
+        for old in _supersedes(meta, p):
+            superseded_by.setdefault(old, p)
+        if _truthy(meta.get("pinned")):
+            pinned.append((p, meta))
+    timings["scan_ms"] = (time.perf_counter() - t) * 1000
+
+    # ---- scope lane (inserted before the guide items)
+    n_pages = len(re.findall(r"\[\[[^\]]+\]\]", index_text or "")) if index_text else 0
+    scope = {
+        "project": str(guide_meta.get("project") or guide_meta.get("name") or source.name),
+        "notes": str(guide_meta.get("notes") or guide_meta.get("user_notes") or "").strip() or None,
+        "root": str(source.root) if source.root is not None else source.name,
+        "knowledge_pages": n_pages,
+        "note_cards": len(note_paths),
+        "pinned": len(pinned),
+        "rules": sum(1 for i in guide_items if i.kind == "rule"),
+        "sessions": len(sess_index),
+        "newest_session": ({"id": sess_index[-1][0], "date": sess_index[-1][1][:10],
+                            "title": sess_index[-1][2]} if sess_index else None),
+    }
+    newest = max(sess_index, key=lambda s: s[1]) if sess_index else None
+    if newest:
+        scope["newest_session"] = {"id": newest[0], "date": newest[1][:10], "title": newest[2]}
+    summary = (f"{scope['knowledge_pages']} knowledge pages, {scope['note_cards']} note cards "
+               f"({scope['pinned']} pinned), {scope['sessions']} sessions"
+               + (f", newest {newest[1][:10]} \"{newest[2]}\"" if newest else "")
+               + f", {scope['rules']} rules")
+    scope["summary"] = summary
+    stext = f"Project: {scope['project']}\nMemory root: {scope['root']}\nMemory holds: {summary}"
+    if scope["notes"]:
+        stext += f"\nUser's notes: {scope['notes']}"
+    b.items.insert(0, ContextItem(
+        lane="scope", status="", tokens=0, source="(folder scope)",
+        reason="scope: folder metadata (project, notes, memory summary) from GUIDE.md "
+               "frontmatter, knowledge/INDEX.md and sessions/index.md",
+        text=stext, freshness="today", confidence=1.0, kind="scope", path=""))
+
+    if index_text:
+        b.add_file("index", "knowledge/INDEX.md", index_text,
+                   f"index: map of the knowledge wiki ({n_pages} pages), open a page for details",
+                   kind="index", stale_ok=False)
+
+    # ---- pinned lane, newest first
+    def upd(meta: dict[str, Any]) -> str:
+        return normalize_date(meta.get("updated")) or normalize_date(meta.get("created")) or ""
+
+    for rank, (p, meta) in enumerate(sorted(pinned, key=lambda x: upd(x[1]), reverse=True), 1):
+        text = source.read(p)
+        if text:
+            it = b.add_file("pinned", p, text, f"pinned #{rank}: frontmatter says pinned: true")
+            if it:
+                it.rank = rank
+
+    # ---- recall: cards, thread, files
+    t = time.perf_counter()
+    mode, why = "none", "no search index"
+    cards: list[Any] = []
+    if source.index is not None:
+        emb = source.embedder()
+        try:
+            res = recall(source.index, task, k=k, embedder=emb, now=now, stale_days=stale_days,
+                         max_chars=100_000)
+            mode, why, cards = res.mode, res.why, res.cards
+            if emb is None and source.embedder_error:
+                why += f" (embeddings unavailable: {source.embedder_error})"
+        except Exception as e:  # noqa: BLE001 - the turn must not break: lanes stay empty
+            log.warning("recall failed during context assembly: %s", e)
+            mode, why = "none", f"recall failed: {e}"
+    timings["recall_ms"] = (time.perf_counter() - t) * 1000
+    best = max((c.score for c in cards), default=0.0)
+    lane_ranks = {"cards": 0, "thread": 0, "files": 0}
+    by_lane: dict[str, list[ContextItem]] = {"cards": [], "thread": [], "files": []}
+    for rank, c in enumerate(cards, 1):
+        p = c.path
+        if p.startswith(("notes/", "knowledge/")) and not p.endswith("/INDEX.md"):
+            lane = "cards"
+        elif p.startswith("sessions/") and p != "sessions/index.md":
+            lane = "thread"
+        else:
+            lane = "files"
+        lane_ranks[lane] += 1
+        fresh = c.freshness + (" (stale)" if c.stale else "")
+        reason = (f"{lane} #{lane_ranks[lane]} (recall #{rank} of {len(cards)}, {mode}), "
+                  f"score {c.score:.4f}: {c.reason}")
+        if c.scope:
+            reason += f"; scope {c.scope}"
+        it = ContextItem(lane=lane, status="", tokens=0, source=c.ref, reason=reason,
+                         text=c.text, freshness=fresh, confidence=c.confidence_pct / 100.0,
+                         kind=c.kind, stale=c.stale, score=c.score, rank=lane_ranks[lane],
+                         updated=c.updated, path=p, anchor=c.anchor)
+        if best > 0 and c.score < RELATIVE_FLOOR * best:
+            it.status = "skipped"
+            it.reason = (f"{lane} #{lane_ranks[lane]}: weak match, score {c.score:.4f} below "
+                         f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
+        by_lane[lane].append(it)
+        # Supersession known only from the recalled card itself (e.g. a mount whose notes
+        # listing is partial): read its frontmatter too.
+        if p.startswith("notes/"):
+            for old in _supersedes(source.frontmatter(p), p):
+                superseded_by.setdefault(old, p)
+
+    # Pull in the newer card when only the superseded one matched.
+    cand_paths = {it.path for its in by_lane.values() for it in its} | {p for p, _ in pinned}
+    cards_lane: list[ContextItem] = []
+    for it in by_lane["cards"]:
+        cards_lane.append(it)
+        newer = superseded_by.get(it.path)
+        if newer and newer not in cand_paths and it.status != "skipped":
+            ntext = source.read(newer)
+            if ntext:
+                saved = len(b.items)
+                nit = b.add_file("cards", newer, ntext,
+                                 f"cards: supersedes {it.path}, which matched the task "
+                                 f"(cards #{it.rank}); the newer statement wins")
+                if nit:
+                    b.items.pop(saved)
+                    nit.rank = it.rank
+                    cards_lane.append(nit)
+                    cand_paths.add(newer)
+    b.items.extend(cards_lane)
+
+    # Thread: the newest session summary first, then the hits.
+    if newest:
+        sp = f"sessions/{newest[0]}/summary.md"
+        stext = source.read(sp)
+        if stext:
+            b.add_file("thread", sp, stext,
+                       f"thread: summary of the newest session ({newest[1][:10]}, \"{newest[2]}\")")
+    b.items.extend(by_lane["thread"])
+    b.items.extend(by_lane["files"])
+
+    # ---- admission
+    count, tok_name = _counter()
+    pending = [i for i in b.items if i.status == ""]
+    for i, n in zip(pending, count([i.rendered() for i in pending])):
+        i.tokens = i.full_tokens = n
+    for i in b.items:
+        if i.status == "skipped" and not i.tokens:
+            i.tokens = i.full_tokens = count([i.rendered()])[0]
+    t = time.perf_counter()
+    used = _admit(b.items, avail, superseded_by, drop_stale, stale_days, count)
+    timings["admit_ms"] = (time.perf_counter() - t) * 1000
+    timings["total_ms"] = (time.perf_counter() - t0) * 1000
+    assert used <= avail, (used, avail)
+    return ContextWindow(task=task, budget=budget, reserve=reserve, used=used, mode=mode,
+                         items=b.items, why=why, scope=scope, tokenizer=tok_name,
+                         timings={kk: round(v, 2) for kk, v in timings.items()},
+                         now=now.isoformat())
+
+
+def _admit(items: list[ContextItem], avail: int, superseded_by: dict[str, str],
+           drop_stale: bool, stale_days: int, count: Callable[[list[str]], list[int]]) -> int:
+    """Decide every item in order (rules in the module docstring); returns tokens used."""
+    used = 0
+    whole: dict[str, ContextItem] = {}   # path admitted whole → its item
+    seen_ref: dict[str, ContextItem] = {}
+    seen_text: dict[str, ContextItem] = {}
+    deferred: list[ContextItem] = []     # skipped for lane share: candidates for backfill
+    lane_start: dict[str, int] = {}
+    lane_used: dict[str, int] = {}
+
+    def take(it: ContextItem, status: str) -> None:
+        nonlocal used
+        it.status = status
+        used += it.tokens
+        lane_used[it.lane] = lane_used.get(it.lane, 0) + it.tokens
+        if it.whole and it.path and status == "admitted":
+            whole[it.path] = it
+        seen_ref[it.source] = it
+        seen_text[_text_key(it.text)] = it
+
+    def place(it: ContextItem, limit: int, why_short: str) -> bool:
+        """Admit whole or cut to ``limit`` tokens; False if it cannot be placed."""
+        if it.tokens <= limit:
+            take(it, "admitted")
+            return True
+        if it.kind == "rule":
+            it.status = "skipped"
+            it.reason += (f" — skipped: a rule is applied whole and needs {it.tokens} tokens, "
+                          f"{why_short} {limit}")
+            return True
+        if limit >= MIN_TRUNCATED_TOKENS:
+            full = it.tokens
+            n = _fit(it, limit, count)
+            if n:
+                it.tokens = n
+                take(it, "truncated")
+                it.reason += f" — truncated: {full} tokens cut to {n} to fit ({why_short} {limit})"
+                return True
+            it.status = ""
+        return False
+
+    for it in items:
+        if it.status == "skipped":
+            continue
+        if it.lane not in lane_start:
+            lane_start[it.lane] = avail - used
+        # 1. duplicates
+        dup = seen_ref.get(it.source) or whole.get(it.path) or seen_text.get(_text_key(it.text))
+        if dup is not None:
+            it.status = "skipped"
+            it.reason += f" — skipped: duplicate of {dup.source} ({dup.lane})"
+            continue
+        # 2. superseded
+        newer = superseded_by.get(it.path)
+        if newer and it.kind not in ("guide", "rule", "index", "scope"):
+            it.status = "skipped"
+            it.reason += f" — skipped: superseded by {newer} (a newer card names it in supersedes:); the newer statement wins"
+            continue
+        # 3. stale
+        if it.stale:
+            if drop_stale:
+                it.status = "skipped"
+                it.reason += f" — skipped: stale (updated {it.freshness.replace(' (stale)', '')}, over {stale_days} days)"
+                continue
+            it.reason += f"; flagged stale (over {stale_days} days old): verify before relying on it"
+        # 4. lane share
+        left = avail - used
+        share = int(LANE_SHARE.get(it.lane, 1.0) * lane_start[it.lane])
+        lane_left = share - lane_used.get(it.lane, 0)
+        if (it.tokens > lane_left and LANE_SHARE.get(it.lane, 1.0) < 1.0 and it.tokens <= left
+                and not (it.kind == "index" and lane_left >= MIN_TRUNCATED_TOKENS)):
+            # An index is a list: cut to its share now rather than wait for leftovers.
+            it.status = "skipped"
+            it.reason += (f" — skipped: {it.lane} lane share ({LANE_SHARE[it.lane]:.0%} of the "
+                          f"{lane_start[it.lane]} tokens left at its start) spent")
+            deferred.append(it)
+            continue
+        # 5. fit
+        limit = min(left, lane_left) if LANE_SHARE.get(it.lane, 1.0) < 1.0 else left
+        if place(it, limit, "tokens left:"):
+            continue
+        it.status = "skipped"
+        it.reason += f" — skipped: needs {it.tokens} tokens, {left} left of {avail}"
+        if it.tokens > left:
+            continue
+        deferred.append(it)
+
+    # Backfill: hand unused budget back to items that waited on a lane share, in order.
+    for it in deferred:
+        left = avail - used
+        if left <= 0:
+            break
+        dup = seen_ref.get(it.source) or whole.get(it.path) or seen_text.get(_text_key(it.text))
+        if dup is not None:
+            continue
+        base = it.reason.split(" — skipped:", 1)[0]
+        old_reason = it.reason
+        it.reason = base
+        it.status = ""
+        if place(it, left, "backfill, tokens left:"):
+            if it.status != "skipped":
+                it.reason += " (admitted in backfill: budget left after all lanes)"
+        else:
+            it.status = "skipped"
+            it.reason = old_reason
+    return used
+
+
+# --------------------------------------------------------------------------- HTML
+
+LANE_COLORS = {"scope": "#6b7280", "guide": "#7c3aed", "index": "#0e7490", "pinned": "#c2410c",
+               "cards": "#2563eb", "thread": "#15803d", "files": "#a16207"}
+
+_CSS = """
+*{box-sizing:border-box}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
+  margin:0;padding:24px 28px;color:#111827;background:#f9fafb}
+h1{font-size:20px;margin:0 0 4px} .sub{color:#4b5563;margin:0 0 18px}
+.card{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:16px 18px;margin-bottom:18px}
+.bar{display:flex;height:34px;border-radius:6px;overflow:hidden;border:1px solid #d1d5db;background:#fff}
+.seg{height:100%;color:#fff;font-size:11px;line-height:34px;white-space:nowrap;overflow:hidden;
+  text-overflow:ellipsis;padding:0 4px;border-right:1px solid rgba(255,255,255,.6)}
+.free{background:repeating-linear-gradient(45deg,#f3f4f6,#f3f4f6 6px,#e5e7eb 6px,#e5e7eb 12px);
+  color:#6b7280}
+.reserve{background:repeating-linear-gradient(135deg,#fde68a,#fde68a 6px,#fcd34d 6px,#fcd34d 12px);
+  color:#78350f;font-weight:600;border-left:2px solid #92400e}
+.scale{position:relative;height:18px;color:#6b7280;font-size:12px;margin-top:4px}
+.scale span{position:absolute;top:0;white-space:nowrap}
+td.fresh{white-space:nowrap}
+.legend{display:flex;flex-wrap:wrap;gap:6px 16px;margin-top:10px;font-size:12px;color:#374151}
+.legend span.sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
+table{border-collapse:collapse;width:100%;font-size:13px}
+th{text-align:left;font-weight:600;color:#374151;border-bottom:2px solid #e5e7eb;padding:6px 8px;
+  position:sticky;top:0;background:#fff}
+td{border-bottom:1px solid #f0f1f3;padding:6px 8px;vertical-align:top}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+tr.skipped td{color:#6b7280;background:#fafafa}
+.lane{display:inline-block;color:#fff;border-radius:4px;padding:1px 7px;font-size:12px;font-weight:600}
+.st{display:inline-block;border-radius:10px;padding:1px 8px;font-size:12px;font-weight:600}
+.st-admitted{background:#dcfce7;color:#166534}.st-truncated{background:#fef3c7;color:#92400e}
+.st-skipped{background:#f3f4f6;color:#4b5563;border:1px solid #d1d5db}
+.src{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
+.stale{color:#b91c1c;font-weight:600}
+details summary{cursor:pointer;color:#2563eb;font-size:12px}
+details pre{white-space:pre-wrap;font-size:12px;background:#f9fafb;border:1px solid #e5e7eb;
+  padding:8px;border-radius:6px;max-height:260px;overflow:auto;margin:6px 0 0}
+.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:13px}
+.meta b{color:#374151;font-weight:600}
+"""
+
+
+def _render_html(w: ContextWindow) -> str:
+    e = html.escape
+    usage = w.lane_usage()
+    segs = []
+    for lane in LANES:
+        tok = usage.get(lane, {}).get("tokens", 0)
+        if tok <= 0:
+            continue
+        pct = 100.0 * tok / w.budget
+        segs.append(f'<div class="seg" style="width:{pct:.3f}%;background:{LANE_COLORS[lane]}" '
+                    f'title="{e(lane)}: {tok} tokens">{e(lane)} {tok}</div>')
+    free = w.available - w.used
+    if free > 0:
+        segs.append(f'<div class="seg free" style="width:{100.0 * free / w.budget:.3f}%" '
+                    f'title="unused: {free} tokens">unused {free}</div>')
+    segs.append(f'<div class="seg reserve" style="width:{100.0 * w.reserve / w.budget:.3f}%" '
+                f'title="reserve for the answer: {w.reserve} tokens">reserve {w.reserve}</div>')
+    legend = "".join(
+        f'<div><span class="sw" style="background:{LANE_COLORS[lane]}"></span>{e(lane)} — '
+        f'{usage[lane]["tokens"]} tokens, {usage[lane]["admitted"] + usage[lane]["truncated"]} in, '
+        f'{usage[lane]["skipped"]} skipped</div>'
+        for lane in LANES if lane in usage)
+    legend += ('<div><span class="sw" style="background:#fcd34d"></span>reserve (answer) — '
+               f'{w.reserve} tokens</div>')
+    rows = []
+    for n, it in enumerate(w.items, 1):
+        fresh = e(it.freshness)
+        if it.stale:
+            fresh = f'<span class="stale">{fresh}</span>'
+        rows.append(
+            f'<tr class="item {e(it.status)}" data-lane="{e(it.lane)}" data-status="{e(it.status)}" '
+            f'id="item-{n}"><td class="num">{n}</td>'
+            f'<td><span class="lane" style="background:{LANE_COLORS.get(it.lane, "#374151")}">{e(it.lane)}</span></td>'
+            f'<td><span class="st st-{e(it.status)}">{e(it.status)}</span></td>'
+            f'<td class="fresh">{fresh}</td><td class="num">{round(100 * it.confidence)}%</td>'
+            f'<td class="num">{it.tokens}' + (f' <small>of {it.full_tokens}</small>' if it.status == "truncated" else "")
+            + f'</td><td><div class="src">{e(it.source)}</div>{e(it.reason)}'
+            f'<details><summary>text</summary><pre>{e(it.text)}</pre></details></td></tr>')
+    sc = w.scope
+    meta_rows = "".join(f"<b>{e(k)}</b><span>{e(str(v))}</span>" for k, v in (
+        ("project", sc.get("project")), ("memory", sc.get("summary")),
+        ("user's notes", sc.get("notes") or "—"), ("mode", f"{w.mode} — {w.why}"),
+        ("tokens", w.tokenizer), ("assembled", f"{w.now} in {w.timings.get('total_ms', 0):.0f} ms")))
+    pct_used = 100.0 * w.used / w.available if w.available else 0.0
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Context window — {e(w.task[:80])}</title>
+<style>{_CSS}</style></head>
+<body>
+<h1>Context window</h1>
+<p class="sub">Task: <b>{e(w.task)}</b></p>
+<div class="card">
+<div style="display:flex;justify-content:space-between;margin-bottom:8px">
+<span><b>{w.used}</b> of <b>{w.available}</b> tokens used ({pct_used:.0f}%) · budget {w.budget} · reserve {w.reserve} kept for the answer</span>
+<span>{len(w.admitted())} admitted · {sum(1 for i in w.items if i.status == "truncated")} truncated · {len(w.skipped())} skipped</span>
+</div>
+<div class="bar" id="budget-bar">{"".join(segs)}</div>
+<div class="scale"><span style="left:0">0</span><span style="right:{100.0 * w.reserve / w.budget:.3f}%;padding-right:4px">{w.available} = budget − reserve ▸</span><span style="right:0">{w.budget}</span></div>
+<div class="legend">{legend}</div>
+</div>
+<div class="card"><div class="meta">{meta_rows}</div></div>
+<div class="card">
+<table id="items"><thead><tr><th>#</th><th>lane</th><th>status</th><th>freshness</th>
+<th>confidence</th><th>tokens</th><th>source · reason</th></tr></thead>
+<tbody>
+{chr(10).join(rows)}
+</tbody></table>
+</div>
+</body></html>
+"""
+
+
+def iter_lane_order(items: Iterable[ContextItem]) -> list[int]:
+    """Lane positions of items (for checks: must be non-decreasing)."""
+    return [LANES.index(i.lane) for i in items]

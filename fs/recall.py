@@ -1,0 +1,118 @@
+"""The mount's recall service: ``cat memory/.recall/<question>``.
+
+Runs after the mount is usable (never on the way to it): downloads the bucket's index, then
+warms the embedding model in a worker thread. A query runs the hybrid search in a thread,
+materializes the files behind the hits (and the transcripts cited by wiki pages among them)
+in one parallel batch, tells the kernel, and returns the extractive synthesis. A name ending
+in ``.json`` returns the cards as JSON instead (what ``brainfs recall --mount --json`` reads).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import trio
+
+from brainfs.cache.recaller import Recaller, download_index, files_for
+
+if TYPE_CHECKING:
+    from .daemon import Daemon
+
+log = logging.getLogger("brainfs.recall")
+
+
+class RecallService:
+    """Owns the recaller of one mount; lives in the mount's nursery."""
+
+    def __init__(self, daemon: "Daemon") -> None:
+        self.daemon = daemon
+        self.recaller: Recaller | None = None
+        self.ready = trio.Event()
+        self.problem: str | None = None
+        self.limiter = trio.CapacityLimiter(1)  # one query at a time: the model is shared
+
+    async def run(self) -> None:
+        """Fetch the index, then warm the model (background task)."""
+        d = self.daemon
+        local = d.cache_dir / "index.sqlite"
+        try:
+            found = await trio.to_thread.run_sync(download_index, d.store, local)
+        except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
+            self.problem = f"could not fetch the search index: {e}"
+            found = local.exists()
+        if not found:
+            self.problem = self.problem or f"no search index yet: run `brainfs index {d.url}`"
+        else:
+            self.recaller = Recaller(local, d.cfg)
+            self.problem = None
+        self.ready.set()
+        if self.recaller is not None and d.cfg.recall_warmup:
+            await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
+
+    async def query(self, name: str) -> bytes:
+        """Answer the magic file ``.recall/<name>``."""
+        await self.ready.wait()
+        as_json = name.endswith(".json")
+        question = (name[: -len(".json")] if as_json else name).replace("\u2215", "/")
+        if self.recaller is None:
+            msg = self.problem or "recall is unavailable"
+            return (json.dumps({"error": msg}) if as_json else f"# Recall unavailable\n\n{msg}\n").encode()
+        ops = self.daemon.ops
+        assert ops is not None
+        t0 = time.perf_counter()
+        result = await trio.to_thread.run_sync(self.recaller.search, question, limiter=self.limiter)
+        t1 = time.perf_counter()
+
+        def read_local(path: str) -> bytes | None:
+            row = ops.ws.files.get(path)
+            if row is None or not row.is_local:
+                return None
+            try:
+                return ops.ws.blobs.location(path).read_bytes()
+            except OSError:
+                return None
+
+        wanted = [p for p in files_for(result, lambda p: None, False) if p in ops.ws.files]
+        errors = await ops.materialize(wanted)
+        cited = [p for p in files_for(result, read_local) if p not in wanted and p in ops.ws.files]
+        if cited:
+            errors.update(await ops.materialize(cited))
+        paths = [p for p in wanted + cited if p not in errors]
+        ops.invalidate(paths)
+        t2 = time.perf_counter()
+        timings = dict(result.timings, materialize_ms=round((t2 - t1) * 1000, 1),
+                       total_ms=round((t2 - t0) * 1000, 1))
+        log.info("recall %r: mode %s, %d cards, %d files, %s", question, result.mode,
+                 len(result.cards), len(paths), timings)
+        if as_json:
+            out = result.to_dict()
+            out["materialized"] = paths
+            out["failed"] = {p: str(e) for p, e in errors.items()}
+            out["timings"] = timings
+            return (json.dumps(out, indent=2) + "\n").encode()
+        from brainfs.cache.retrieval import render_synthesis
+
+        text = render_synthesis(result, paths)
+        if errors:
+            text += "\n\nCould not fetch: " + ", ".join(sorted(errors)) + "\n"
+        return text.encode()
+
+    async def indexed_upload(self, path: str, etag: str) -> None:
+        """Index a file the mount just uploaded."""
+        await self.ready.wait()
+        if self.recaller is None or self.daemon.ws is None:
+            return
+        ws = self.daemon.ws
+        try:
+            data = await trio.to_thread.run_sync(ws.blobs.location(path).read_bytes)
+            await trio.to_thread.run_sync(self.recaller.upsert, path, etag, data, limiter=self.limiter)
+        except Exception as e:  # noqa: BLE001 - indexing must never break uploads
+            log.warning("could not index %s: %s", path, e)
+
+    def close(self) -> None:
+        """Close the index."""
+        if self.recaller is not None:
+            self.recaller.close()

@@ -1,0 +1,104 @@
+"""Recall through a real mount: ``cat memory/.recall/<question>`` materializes by meaning."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.recaller import INDEX_KEY, build_index
+
+from conftest import upload_tree, write_tree
+
+pytestmark = [pytest.mark.mount, pytest.mark.model]
+
+OLD = "sessions/2025-02-03-sendai/transcript.md"
+TREE = {
+    "GUIDE.md": "Keep answers short.\n",
+    "knowledge/INDEX.md": "- [[sendai-trip]] — visit to Sendai\n",
+    "knowledge/sendai-trip.md": (
+        "---\ntitle: Sendai trip\ntype: project\nupdated: 2025-02-04\n"
+        f"sources:\n  - {OLD}#D1:2\n---\n"
+        "Nadia met the Sapphir Mobility Coop in Sendai [cite:1].\n"
+    ),
+    "sessions/2026-01-10-budget/transcript.md": (
+        "---\nsession: 2026-01-10-budget\ndate: 2026-01-10T10:00:00\nparticipants: [Nadia, Assistant]\n---\n"
+        "# Budget\n\n[D2:1] Nadia: The grant budget is due on Friday.\n\n"
+        "[D2:2] Assistant: I will draft the spreadsheet.\n"
+    ),
+    OLD: (
+        "---\nsession: 2025-02-03-sendai\ndate: 2025-02-03T09:00:00\nparticipants: [Nadia, Assistant]\n---\n"
+        "# Sendai\n\n[D1:1] Nadia: I am travelling north this week.\n\n"
+        "[D1:2] Nadia: In Sendai I met the Sapphir Mobility Coop, a cooperative running "
+        "accessible minibuses for wheelchair users.\n\n"
+        "[D1:3] Assistant: Noted, I will remember the cooperative.\n"
+    ),
+}
+
+
+@pytest.fixture
+def indexed(store: ObjectStore, tmp_path: Path, embedder) -> Path:
+    src = write_tree(tmp_path / "src", TREE)
+    upload_tree(store, src)
+    stats = build_index(store, tmp_path / "build" / "index.sqlite", embedder)
+    assert stats["files_listed"] == len(TREE)
+    assert store.head(INDEX_KEY).size > 0
+    return src
+
+
+def test_recall_materializes_by_meaning(indexed: Path, corpus, mounter) -> None:
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1",
+                                   "BRAINFS_PRELOAD_GLOBS": "GUIDE.md,sessions/index.md"})
+    mp = m.mountpoint
+    # Not in the working set: neither listed nor found by grep.
+    assert "2025-02-03-sendai" not in os.listdir(mp / "sessions")
+    assert subprocess.run(["grep", "-rq", "minibuses", str(mp)]).returncode == 1
+    out = (mp / ".recall" / "which cooperative runs wheelchair minibuses").read_text()
+    assert OLD in out, out
+    assert "Sapphir Mobility Coop" in out
+    # Materialized at its corpus path: listed, readable, found by grep -r.
+    assert "2025-02-03-sendai" in os.listdir(mp / "sessions")
+    assert (mp / OLD).read_text() == TREE[OLD]
+    grep = subprocess.run(["grep", "-rl", "minibuses", str(mp)], capture_output=True, text=True)
+    assert str(mp / OLD) in grep.stdout.split()
+    # Recent queries are listed in .recall/.
+    assert "which cooperative runs wheelchair minibuses" in os.listdir(mp / ".recall")
+
+
+def test_recall_cli_json_through_mount(indexed: Path, corpus, mounter, cfg) -> None:
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_GLOBS": "GUIDE.md"})
+    env = dict(m.env)
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "recall", "grant budget / deadline",
+                        "--mount", str(m.mountpoint), "--json", "-k", "3"],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["mode"] in ("hybrid", "dense", "sparse")
+    assert 1 <= len(data["cards"]) <= 3
+    top = data["cards"][0]
+    assert top["path"] == "sessions/2026-01-10-budget/transcript.md"
+    for key in ("kind", "scope", "freshness", "stale", "confidence_pct", "truncated", "reason"):
+        assert key in top
+    assert "sessions/2026-01-10-budget/transcript.md" in data["materialized"]
+
+
+def test_written_file_is_indexed_after_upload(indexed: Path, corpus, mounter) -> None:
+    m = mounter(corpus)
+    mp = m.mountpoint
+    (mp / "notes").mkdir(exist_ok=True)
+    (mp / "notes/okapi.md").write_text("The office mascot is an okapi named Ferdinand.\n")
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out = (mp / ".recall" / "okapi Ferdinand mascot.json").read_text()
+        if any(c["path"] == "notes/okapi.md" for c in json.loads(out)["cards"]):
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError("a file written through the mount never became recallable")
