@@ -85,6 +85,9 @@ class Config:
     #: Seconds a write stays journaled before upload is attempted again after a failure.
     upload_retry_seconds: float = 5.0
     allow_other: bool = False
+    #: How often a mount lists the corpus again to see what others (dream, another mount)
+    #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
+    relist_seconds: float = 60.0
 
     # --- recall -----------------------------------------------------------------------
     #: Cards older than this are flagged stale.

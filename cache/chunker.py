@@ -171,6 +171,25 @@ def normalize_date(value: Any) -> str | None:
     return None
 
 
+def human_date(iso: str | None) -> str | None:
+    """"2023-05-08T13:56:00" → "8 May 2023" (None if not a date).
+
+    Used in the searchable prefix of a turn: people ask "what did she do in May 2023?",
+    and the unicode61 tokenizer cannot find a month name inside "2023-05-08".
+    """
+    if not iso:
+        return None
+    try:
+        d = _dt.date.fromisoformat(iso[:10])
+    except ValueError:
+        return None
+    return f"{d.day} {_MONTHS[d.month - 1]} {d.year}"
+
+
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December")
+
+
 def parse_confidence(value: Any, default: float) -> float:
     """Frontmatter confidence (0..1, a percentage, "85%", or a word) → float in [0, 1]."""
     if value is None or isinstance(value, bool):
@@ -319,8 +338,8 @@ def _paragraphs(lines: list[str], first_line: int) -> list[tuple[int, str]]:
 def _chunk_transcript(path: str, meta: dict[str, Any], body: str, malformed: bool) -> list[Chunk]:
     session = _scalar(meta.get("session")) or path.replace("\\", "/").split("/")[-2]
     date = normalize_date(meta.get("date"))
-    day = date[:10] if date else None
-    title = f"Session {session}" + (f" ({day})" if day else "")
+    day = human_date(date)
+    title = f"Session {session}" + (f" ({date[:10]})" if date else "")
     conf = DEFAULT_CONFIDENCE["turn"]
     chunks: list[Chunk] = []
 

@@ -162,6 +162,7 @@ class WorkingSet:
         #: keys skipped from listings: (key, reason)
         self.skipped: list[tuple[str, str]] = []
         self.health: dict[str, object] = {"last_ok": None, "last_error": None}
+        self.last_changes: dict[str, list[str]] = {"updated": [], "removed": [], "refetch": []}
         for row in self.catalog.all_files():
             self._insert(row)
         for d in self.local_dirs:
@@ -339,6 +340,7 @@ class WorkingSet:
         prefixes = {a for o in objs for a in ancestors(o.path)}
         # A file deleted here but not yet in S3 must not come back from the listing.
         deleting = {j.path for j in self.catalog.journal() if j.op == "delete"}
+        refetch: list[str] = []
         for obj in objs:
             seen.add(obj.path)
             if obj.path in deleting:
@@ -355,6 +357,7 @@ class WorkingSet:
                 continue
             elif row.etag != obj.etag:
                 if row.is_local:
+                    refetch.append(row.path)
                     self.blobs.remove(row.path)
                     self._set_state(row, "remote")
                     row.hash = ""
@@ -370,6 +373,9 @@ class WorkingSet:
         with self.catalog.transaction() as db:
             self.catalog.put_files(updates, db)
             self.catalog.delete_files(dropped, db)
+        #: what this listing changed, for a mount to invalidate the kernel's view
+        self.last_changes = {"updated": [r.path for r in updates], "removed": dropped,
+                             "refetch": refetch}
         return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
 
     def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:

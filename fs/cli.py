@@ -356,8 +356,16 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
+    extra = {}
+    if not args.no_wiki:
+        # The ablation of the seed: the same hybrid retrieval plus the wiki dream builds
+        # from the same sessions (a wiki passage counts for the turns its claims cite).
+        from brainfs.cache.locomo import wiki_retriever
+        from brainfs.dream.locomo import build_wiki
+
+        extra["hybrid+wiki"] = wiki_retriever(build_wiki)
     result = evaluate(path, limit_conversations=args.conversations, limit_questions=args.questions,
-                      progress=sys.stderr.isatty() and not args.json)
+                      progress=sys.stderr.isatty() and not args.json, extra_retrievers=extra)
     if args.json:
         print(json.dumps(result))
         return 0
@@ -630,6 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
     lo.add_argument("--json", action="store_true")
     lo.add_argument("--conversations", type=int, help="only the first N conversations")
     lo.add_argument("--questions", type=int, help="only the first N questions per conversation")
+    lo.add_argument("--no-wiki", action="store_true", help="skip the hybrid+wiki retriever (no dream run)")
     lo.set_defaults(func=cmd_eval_locomo)
 
     de = sub.add_parser("demo", help="the main job on the embedded default: local S3, sample "

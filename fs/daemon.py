@@ -20,6 +20,7 @@ import pyfuse3
 import trio
 
 from brainfs.backend.config import Config
+from brainfs.backend.errors import BackendError, NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import WorkingSet
@@ -150,6 +151,8 @@ class Daemon:
             nursery.start_soon(self._signals, nursery.cancel_scope)
             nursery.start_soon(self._uploader)
             nursery.start_soon(self._housekeeping)
+            nursery.start_soon(self._relister)
+            nursery.start_soon(self._wiki_history)
             assert self.recall is not None
             nursery.start_soon(self.recall.run)
             await pyfuse3.main()
@@ -202,6 +205,47 @@ class Daemon:
             await trio.sleep(30)
             self.ws.persist_atimes()
 
+    async def _relister(self) -> None:
+        """See what others wrote: list again, reconcile, and drop stale kernel caches."""
+        assert self.ws is not None and self.ops is not None
+        ws, ops = self.ws, self.ops
+        while True:
+            await trio.sleep(self.cfg.relist_seconds)
+            try:
+                objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
+            except BackendError as e:
+                log.warning("relist failed: %s", e)
+                continue
+            stats = ws.sync_listing(objs)
+            changes = ws.last_changes
+            if stats["added"] or stats["changed"] or stats["removed"]:
+                log.info("relist: %s", stats)
+            for path in changes["updated"] + changes["removed"]:
+                ino = ops.ino_of.get(path)
+                if ino is not None and path in changes["updated"]:
+                    # keep_cache means the kernel may hold the old bytes: drop them.
+                    await trio.to_thread.run_sync(_invalidate_inode, ino)
+            ops.invalidate(changes["removed"] + [p for p in changes["updated"] if p not in ops.ino_of])
+            # The working set keeps its shape: what was local comes back in its new version,
+            # and new files the preload rules want (dream's pages, summaries) come in.
+            wanted = changes["refetch"] + ws.preload_plan()
+            if wanted:
+                await ops.materialize(wanted)
+                ops.invalidate(wanted)
+
+    async def _wiki_history(self) -> None:
+        """Fetch the wiki's git history (dream's bundle) so ``git log`` works in the mount."""
+        assert self.ops is not None
+        try:
+            gitdir = await trio.to_thread.run_sync(fetch_wiki_history, self.store, self.cache_dir)
+        except Exception as e:  # noqa: BLE001 - history is a convenience, never fatal
+            log.warning("wiki history unavailable: %s", e)
+            gitdir = None
+        if gitdir:
+            self.ops.gitdir = gitdir
+            log.info("wiki history at %s", gitdir)
+        self.ops.gitdir_ready.set()
+
     def shutdown(self) -> None:
         """Unmount, then upload what is pending (bounded), then close the catalog."""
         try:
@@ -218,6 +262,49 @@ class Daemon:
         self.store.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
+
+
+def _invalidate_inode(ino: int) -> None:
+    try:
+        pyfuse3.invalidate_inode(ino)
+    except OSError:
+        pass  # the kernel no longer knows the inode: nothing cached to drop
+
+
+WIKI_BUNDLE = ".brainfs/wiki.bundle"
+
+
+def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
+    """Clone the bucket's wiki bundle into the cache (blocking); returns the git dir.
+
+    The clone has no checkout: the mount itself is the work tree (its ``.git`` gitfile
+    points here), and the index is filled from HEAD so ``git diff`` compares against it.
+    """
+    import shutil
+    import subprocess
+
+    try:
+        data, etag = store.get(WIKI_BUNDLE)
+    except NoSuchKey:
+        return None
+    dest = cache_dir / "wiki-history"
+    stamp = cache_dir / "wiki-history.etag"
+    if dest.exists() and stamp.exists() and stamp.read_text() == etag:
+        return str(dest / ".git")
+    tmp = cache_dir / "wiki-history.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    bundle = tmp / "wiki.bundle"
+    bundle.write_bytes(data)
+    run = lambda *a, cwd=None: subprocess.run(["git", *a], cwd=cwd, check=True,  # noqa: E731
+                                              capture_output=True, timeout=120)
+    run("clone", "--quiet", "--no-checkout", str(bundle), str(tmp / "repo"))
+    run("read-tree", "HEAD", cwd=tmp / "repo")
+    shutil.rmtree(dest, ignore_errors=True)
+    os.replace(tmp / "repo", dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    stamp.write_text(etag)
+    return str(dest / ".git")
 
 
 def run_foreground(url: CorpusURL, mountpoint: Path, cfg: Config,

@@ -43,6 +43,9 @@ CONTROL_DIR = INTERNAL_PREFIX
 #: Virtual inodes live far above the ones given to corpus paths.
 RECALL_INO = 1 << 40
 CONTROL_INO = RECALL_INO + 1
+#: ``.git`` at the root: a git "gitfile" naming the wiki's history, so that
+#: ``git -C memory/knowledge log`` works inside the mount.
+GITFILE_INO = RECALL_INO + 2
 _VIRTUAL_BASE = RECALL_INO + 16
 #: How many recent recall queries ``ls .recall/`` shows.
 RECENT_QUERIES = 50
@@ -112,6 +115,9 @@ class Ops(pyfuse3.Operations):
         self.upload_wake = trio.Event()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
+        #: git directory holding the wiki's history (set once it has been fetched)
+        self.gitdir: str | None = None
+        self.gitdir_ready = trio.Event()
 
     # ------------------------------------------------------------------ inodes & attrs
     def _ino(self, path: str) -> int:
@@ -232,6 +238,13 @@ class Ops(pyfuse3.Operations):
                 return self._virtual_attrs(RECALL_INO, True)
             if name == b".brainfs":
                 return self._virtual_attrs(CONTROL_INO, True)
+            if name == b".git":
+                # The history arrives in the background after mount: a git command run
+                # right away waits for it rather than finding no repository.
+                with trio.move_on_after(30):
+                    await self.gitdir_ready.wait()
+                if self.gitdir:
+                    return self._virtual_attrs(GITFILE_INO, False, len(self._gitfile()))
         elif parent_inode >= RECALL_INO:
             return self._virtual_lookup(parent_inode, os.fsdecode(name))
         path = self._child(parent_inode, name)
@@ -588,7 +601,12 @@ class Ops(pyfuse3.Operations):
             raise pyfuse3.FUSEError(errno.ENOENT)
         return self._virtual_attrs(self._virtual_ino(parent, name), False)
 
+    def _gitfile(self) -> bytes:
+        return f"gitdir: {self.gitdir}\n".encode()
+
     def _virtual_getattr(self, inode: int) -> pyfuse3.EntryAttributes:
+        if inode == GITFILE_INO and self.gitdir:
+            return self._virtual_attrs(inode, False, len(self._gitfile()))
         if inode in (RECALL_INO, CONTROL_INO):
             return self._virtual_attrs(inode, True)
         if inode not in self.virtual_name:
@@ -598,6 +616,11 @@ class Ops(pyfuse3.Operations):
     async def _virtual_open(self, inode: int, flags: int) -> pyfuse3.FileInfo:
         if (flags & os.O_ACCMODE) != os.O_RDONLY:
             raise pyfuse3.FUSEError(errno.EACCES)
+        if inode == GITFILE_INO and self.gitdir:
+            fh = self._next_fh
+            self._next_fh += 1
+            self.handles[fh] = Handle(inode, False, virtual=self._gitfile())
+            return pyfuse3.FileInfo(fh=fh, direct_io=True)
         key = self.virtual_name.get(inode)
         if key is None:
             raise pyfuse3.FUSEError(errno.EISDIR if inode in (RECALL_INO, CONTROL_INO) else errno.ENOENT)

@@ -261,3 +261,47 @@ def test_import_is_idempotent_and_refuses_bad_names(tmp_path: Path, corpus, cfg:
     r = run()
     assert "1 uploaded, 1 unchanged" in r.stdout
     assert _get(store, "a.md") == b"A2" and _get(store, "d/b.md") == b"B"
+
+
+def test_mount_sees_dream_pages_and_wiki_history(tmp_path: Path, corpus, cfg: Config, store,
+                                                 mounter) -> None:
+    from brainfs.dream.synth import DeterministicSynthesizer  # noqa: F401 - dream is installed
+
+    t1 = ("---\nsession: s1\ndate: 2023-05-08T10:00:00\nparticipants: [Mara, Ana]\n---\n\n"
+          "[D1:1] Mara: I volunteer at the Kyoto Animal Shelter with Sora City Lab.\n\n"
+          "[D1:2] Ana: Sora City Lab builds maps for wheelchair users in Kyoto.\n\n"
+          "[D1:3] Mara: The Kyoto Animal Shelter needs more volunteers on weekends.\n")
+    t2 = ("---\nsession: s2\ndate: 2023-06-20T18:30:00\nparticipants: [Mara, Ana]\n---\n\n"
+          "[D2:1] Ana: My first week at Sora City Lab was great.\n\n"
+          "[D2:2] Mara: The Kyoto Animal Shelter adopted out twelve dogs in June.\n")
+    store.put("sessions/s1/transcript.md", t1.encode())
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(tmp_path / "dc"),
+               BRAINFS_CONFIG="/nonexistent", BRAINFS_EMBEDDER="none")
+
+    def dream() -> None:
+        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "dream", str(corpus), "--no-index",
+                            "--no-embed"], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+
+    dream()
+    m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "0.5"})
+    mp = m.mountpoint
+    pages = sorted(os.listdir(mp / "knowledge"))
+    assert "INDEX.md" in pages and len(pages) > 1
+    # A second session and a second dream run, while the mount is up: the mount sees the
+    # new pages after its next listing.
+    store.put("sessions/s2/transcript.md", t2.encode())
+    dream()
+    wait_for(lambda: "s2" in os.listdir(mp / "sessions") and
+             "s2" in (mp / "sessions/index.md").read_text(), timeout=20, what="dream output in the mount")
+    m.stop()
+    # The wiki's history is a git repository inside the mount.
+    m2 = mounter(corpus, name="mnt2")
+    log = subprocess.run(["git", "-C", str(m2.mountpoint / "knowledge"), "log", "--oneline"],
+                         capture_output=True, text=True, timeout=60)
+    assert log.returncode == 0, log.stderr
+    assert len(log.stdout.strip().splitlines()) == 2
+    diff = subprocess.run(["git", "-C", str(m2.mountpoint / "knowledge"), "diff", "HEAD~1", "--stat"],
+                          capture_output=True, text=True, timeout=60)
+    assert diff.returncode == 0 and "sessions/index.md" in diff.stdout, diff.stdout + diff.stderr
+    assert ".git" not in os.listdir(m2.mountpoint)

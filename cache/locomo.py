@@ -1,0 +1,406 @@
+"""LoCoMo retrieval evaluation: evidence recall@k of brainfs recall on long conversations.
+
+Each LoCoMo conversation becomes a memory tree in memory — one transcript per session,
+``sessions/<conv>-s<N>/transcript.md``, in the exact transcript form the rest of brainfs
+reads (frontmatter ``session``/``date``/``participants``; one ``[D3:7] Speaker: text``
+paragraph per turn; a shared image's caption is kept in the turn as
+``[shared image: …]``, as LoCoMo's own RAG baselines do). Each conversation is indexed in its own
+temporary :class:`SearchIndex`, so retrieval is per conversation, and every question of
+categories 1–4 is run through each retriever.
+
+Metrics, per retriever, overall and per category, for k in 5, 10, 20:
+
+* ``turn``    recall@k = share of the question's gold evidence turns (dia_ids) among the
+  turns credited by the top-k passages (the official LoCoMo retrieval metric);
+* ``session`` recall@k = share of the gold evidence's sessions hit by the top-k passages;
+* ``tokens@k`` = mean size of a returned passage in MiniLM word pieces (and
+  ``context_tokens@k``, the mean total of the k passages), so a retriever that wins by
+  returning longer passages shows it.
+
+Evidence ids are cleaned as the data's README asks: "D8:6; D9:17" is split, "D30:05"
+unpadded, "D:11:26" read as D11:26; ids naming no turn of the conversation are dropped (and
+counted); a question left with no evidence is skipped (and counted).
+
+Retrievers are factories ``(ConversationContext) → (question, k) → [Passage]``; a passage
+names the turns it counts for. ``bm25``, ``dense`` and ``hybrid`` are brainfs recall in the
+matching mode; :func:`wiki_retriever` is the hook for ``hybrid+wiki`` — give it a wiki
+builder (dream) and a wiki passage counts for the turns its own ``[cite:N]`` claims cite.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from .embedder import Embedder, load_embedder, token_counter
+from .index import SearchIndex
+from .retrieval import ADJUST, FUSION, RRF_K, STRICT_FIRST, cited_refs, cites_in, recall
+
+if TYPE_CHECKING:
+    import numpy as np
+
+KS = (5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+DEFAULT_RETRIEVERS = ("bm25", "dense", "hybrid")
+#: recall mode behind each built-in retriever name
+RETRIEVER_MODES = {"bm25": "sparse", "dense": "dense", "hybrid": "hybrid"}
+#: Cards are not cut during evaluation: a passage is scored (and counted in tokens) whole.
+EVAL_MAX_CHARS = 100_000
+
+_DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)", re.I)
+_REF_TURN_RE = re.compile(r"(?:^|/)sessions/([^/]+)/transcript\.md#(.+)$")
+
+
+# --------------------------------------------------------------------------- conversion
+
+def parse_locomo_date(value: str) -> str | None:
+    """LoCoMo's "1:56 pm on 8 May, 2023" → "2023-05-08T13:56:00" (None if unparseable)."""
+    s = " ".join(str(value or "").split())
+    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%d %B %Y"):
+        try:
+            return _dt.datetime.strptime(s, fmt).isoformat()
+        except ValueError:
+            continue
+    return None
+
+
+def session_path(conv_id: str, n: int) -> str:
+    """Tree path of a conversation's session transcript."""
+    return f"sessions/{conv_id}-s{n}/transcript.md"
+
+
+def _sessions(conv: dict[str, Any]) -> list[int]:
+    nums = []
+    for key, val in conv.items():
+        m = re.fullmatch(r"session_(\d+)", key)
+        if m and isinstance(val, list):
+            nums.append(int(m.group(1)))
+    return sorted(nums)
+
+
+def _turn_text(turn: dict[str, Any]) -> str:
+    text = " ".join(str(turn.get("text") or "").split())
+    caption = turn.get("blip_caption")
+    if caption:
+        text = f"{text} [shared image: {' '.join(str(caption).split())}]".strip()
+    return text
+
+
+def conversation_tree(sample: dict[str, Any]) -> dict[str, str]:
+    """One LoCoMo sample → {path: transcript text}, one transcript per session."""
+    conv = sample["conversation"]
+    conv_id = str(sample.get("sample_id") or "conv")
+    participants = [p for p in (conv.get("speaker_a"), conv.get("speaker_b")) if p]
+    tree: dict[str, str] = {}
+    for n in _sessions(conv):
+        date = parse_locomo_date(conv.get(f"session_{n}_date_time", ""))
+        head = ["---", f"session: {conv_id}-s{n}"]
+        if date:
+            head.append(f"date: {date}")
+        head += [f"participants: {json.dumps(participants)}", "---", ""]
+        body = [f"[{t['dia_id']}] {t.get('speaker', '?')}: {_turn_text(t)}"
+                for t in conv[f"session_{n}"] if t.get("dia_id")]
+        tree[session_path(conv_id, n)] = "\n".join(head) + "\n" + "\n\n".join(body) + "\n"
+    return tree
+
+
+def clean_evidence(raw: Iterable[Any], valid: set[str]) -> tuple[list[str], int]:
+    """Clean a question's evidence ids; returns (ids naming real turns, number dropped)."""
+    out: list[str] = []
+    dropped = 0
+    for item in raw or []:
+        parts = [p for p in re.split(r"[;,]\s*|\s{2,}", str(item)) if p.strip()]
+        for part in parts:
+            m = _DIA_RE.search(part)
+            if not m:
+                dropped += 1
+                continue
+            did = f"D{int(m.group(1))}:{int(m.group(2))}"
+            if did not in valid:
+                dropped += 1
+            elif did not in out:
+                out.append(did)
+    return out, dropped
+
+
+def turn_session(dia_id: str) -> int | None:
+    """Session number of a dia_id ("D3:7" → 3)."""
+    m = _DIA_RE.fullmatch(dia_id)
+    return int(m.group(1)) if m else None
+
+
+# --------------------------------------------------------------------------- retrievers
+
+@dataclass(frozen=True)
+class Passage:
+    """A retrieved passage and the turns (dia_ids) it is credited for."""
+
+    ref: str
+    text: str
+    turns: frozenset[str]
+
+    @property
+    def sessions(self) -> frozenset[int]:
+        return frozenset(s for s in (turn_session(t) for t in self.turns) if s is not None)
+
+
+@dataclass
+class ConversationContext:
+    """What a retriever factory gets for one conversation."""
+
+    conv_id: str
+    tree: dict[str, str]
+    index: SearchIndex
+    embedder: Embedder | None
+    now: _dt.datetime
+    workdir: Path
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+Retriever = Callable[[str, int], list[Passage]]
+RetrieverFactory = Callable[[ConversationContext], Retriever]
+
+
+def passage_turns(ref: str, text: str, tree: dict[str, str]) -> frozenset[str]:
+    """Turns a passage counts for: a transcript turn counts for itself; any other passage
+    for the transcript turns its own ``[cite:N]`` markers cite (resolved through its file's
+    frontmatter ``sources``)."""
+    path, _, anchor = ref.partition("#")
+    if _REF_TURN_RE.search(ref) and anchor:
+        return frozenset([anchor])
+    refs = cited_refs(tree.get(path, ""))
+    turns = set()
+    for n in cites_in(text):
+        target = refs.get(n, "")
+        m = _REF_TURN_RE.search(target)
+        if m:
+            turns.add(m.group(2).strip())
+    return frozenset(turns)
+
+
+class ModeMismatch(RuntimeError):
+    """A retriever answered in another mode than asked (a part of the index is missing)."""
+
+
+def index_retriever(mode: str) -> RetrieverFactory:
+    """Factory for brainfs recall over the conversation's index in ``mode``."""
+
+    def factory(ctx: ConversationContext) -> Retriever:
+        def retrieve(question: str, k: int) -> list[Passage]:
+            res = recall(ctx.index, question, k=k, embedder=ctx.embedder, now=ctx.now,
+                         max_chars=EVAL_MAX_CHARS, mode=mode)
+            if res.mode != mode:
+                # Scoring a degraded retriever under another's name would be a lie; the
+                # only legitimate degradation is "no keyword match" for BM25 → recent.
+                if not (mode == "sparse" and res.mode == "recent") and not (
+                        mode == "hybrid" and res.mode == "dense"):
+                    raise ModeMismatch(f"{mode} answered as {res.mode}: {res.why}")
+                ctx.extra.setdefault("degraded", {}).setdefault(mode, 0)
+                ctx.extra["degraded"][mode] += 1
+            return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, ctx.tree)) for c in res.cards]
+
+        return retrieve
+
+    return factory
+
+
+def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
+                   mode: str = "hybrid") -> RetrieverFactory:
+    """Factory for ``hybrid+wiki``: ``build_wiki(tree)`` returns wiki files (path → text,
+    e.g. ``knowledge/*.md`` written by dream from the same sessions); transcripts and wiki
+    are indexed together and a wiki passage counts for the turns its claims cite."""
+
+    def factory(ctx: ConversationContext) -> Retriever:
+        wiki = build_wiki(dict(ctx.tree))
+        full = {**ctx.tree, **wiki}
+        ix = SearchIndex(ctx.workdir / "wiki.db")
+        ix.refresh([(p, str(hash(t))) for p, t in full.items()], lambda p: full[p].encode(),
+                   ctx.embedder)
+        ctx.extra.setdefault("closers", []).append(ix.close)
+
+        def retrieve(question: str, k: int) -> list[Passage]:
+            res = recall(ix, question, k=k, embedder=ctx.embedder, now=ctx.now,
+                         max_chars=EVAL_MAX_CHARS, mode=mode)
+            return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, full)) for c in res.cards]
+
+        return retrieve
+
+    return factory
+
+
+class _QueryCache:
+    """Wraps an embedder and memoises single-text calls: dense and hybrid embed the same
+    question, and the corpus (multi-text calls) is never worth caching."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self._memo: dict[str, Any] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if len(texts) == 1:
+            key = texts[0]
+            if key not in self._memo:
+                self._memo[key] = self.inner.embed(texts)
+            return self._memo[key]
+        return self.inner.embed(texts)
+
+
+# --------------------------------------------------------------------------- evaluate
+
+def _mean(xs: list[float]) -> float:
+    return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+
+def evaluate(path: Path, limit_conversations: int | None = None,
+             limit_questions: int | None = None,
+             retrievers: Iterable[str] = DEFAULT_RETRIEVERS,
+             embedder: Embedder | None = None, progress: bool = False,
+             extra_retrievers: dict[str, RetrieverFactory] | None = None,
+             ks: tuple[int, ...] = KS) -> dict[str, Any]:
+    """Evaluate evidence recall@k on a LoCoMo-format file; returns the
+    ``brainfs eval locomo --json`` object (see DESIGN.md) plus index and config details.
+
+    ``limit_conversations`` takes the first N conversations; ``limit_questions`` the first
+    N questions of categories 1–4 *per conversation*. ``retrievers`` are built-in names
+    ("bm25", "dense", "hybrid"); ``extra_retrievers`` adds named factories (e.g.
+    ``{"hybrid+wiki": wiki_retriever(dream_builder)}``). The embedder is loaded when a
+    retriever needs it and none is given. ``progress`` prints one line per conversation
+    on stderr.
+    """
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if isinstance(data, dict):
+        data = [data]
+    if limit_conversations is not None:
+        data = data[:limit_conversations]
+    names = list(retrievers)
+    unknown = [n for n in names if n not in RETRIEVER_MODES]
+    if unknown:
+        raise ValueError(f"unknown retriever(s) {unknown}; built-ins are {list(RETRIEVER_MODES)}")
+    factories: dict[str, RetrieverFactory] = {n: index_retriever(RETRIEVER_MODES[n]) for n in names}
+    factories.update(extra_retrievers or {})
+    needs_model = any(n != "bm25" for n in factories)
+    if embedder is None and needs_model:
+        embedder = load_embedder()
+    qemb = _QueryCache(embedder) if embedder is not None else None
+    count_tokens = token_counter()
+    tok_cache: dict[str, int] = {}
+
+    def tokens(texts: list[str]) -> list[int]:
+        missing = [t for t in dict.fromkeys(texts) if t not in tok_cache]
+        for t, n in zip(missing, count_tokens(missing)):
+            tok_cache[t] = n
+        return [tok_cache[t] for t in texts]
+
+    kmax = max(ks)
+    # per retriever: list of (category, {metric: value})
+    rows: dict[str, list[tuple[int, dict[str, float]]]] = {n: [] for n in factories}
+    timing: dict[str, float] = {n: 0.0 for n in factories}
+    degraded: dict[str, int] = {}
+    n_questions = skipped = dropped_ids = 0
+    index_stats = {"files": 0, "chunks": 0, "seconds": 0.0, "embed_seconds": 0.0, "bytes": 0}
+
+    for ci, sample in enumerate(data):
+        conv_id = str(sample.get("sample_id") or f"conv-{ci}")
+        tree = conversation_tree(sample)
+        conv = sample["conversation"]
+        valid = {t["dia_id"] for n in _sessions(conv) for t in conv[f"session_{n}"] if t.get("dia_id")}
+        dates = [d for d in (parse_locomo_date(conv.get(f"session_{n}_date_time", ""))
+                             for n in _sessions(conv)) if d]
+        # Questions are asked after the last session: "now" is the day after it.
+        now = (_dt.datetime.fromisoformat(max(dates)) + _dt.timedelta(days=1) if dates
+               else _dt.datetime.now()).replace(tzinfo=_dt.timezone.utc)
+        questions = [q for q in sample.get("qa", []) if q.get("category") in CATEGORIES]
+        if limit_questions is not None:
+            questions = questions[:limit_questions]
+
+        with tempfile.TemporaryDirectory(prefix="brainfs-locomo-") as tmp:
+            ix = SearchIndex(Path(tmp) / "index.db")
+            st = ix.refresh([(p, str(hash(t))) for p, t in tree.items()],
+                            lambda p: tree[p].encode("utf-8"), qemb)
+            size = ix.stats()["bytes"]
+            index_stats["files"] += st["files_indexed"]
+            index_stats["chunks"] += st["chunks"]
+            index_stats["seconds"] += st["seconds"]
+            index_stats["embed_seconds"] += st["embed_seconds"]
+            index_stats["bytes"] += size
+            ctx = ConversationContext(conv_id, tree, ix, qemb, now, Path(tmp))
+            built = {n: f(ctx) for n, f in factories.items()}
+            for q in questions:
+                gold, nd = clean_evidence(q.get("evidence", []), valid)
+                dropped_ids += nd
+                if not gold:
+                    skipped += 1
+                    continue
+                n_questions += 1
+                gold_set = set(gold)
+                gold_sessions = {turn_session(g) for g in gold}
+                cat = int(q["category"])
+                for name, retrieve in built.items():
+                    t = time.perf_counter()
+                    passages = retrieve(str(q["question"]), kmax)
+                    timing[name] += time.perf_counter() - t
+                    sizes = tokens([p.text for p in passages])
+                    m: dict[str, float] = {}
+                    for k in ks:
+                        top = passages[:k]
+                        turns = set().union(*(p.turns for p in top)) if top else set()
+                        sess = set().union(*(p.sessions for p in top)) if top else set()
+                        m[f"turn@{k}"] = len(gold_set & turns) / len(gold_set)
+                        m[f"session@{k}"] = len(gold_sessions & sess) / len(gold_sessions)
+                        m[f"tokens@{k}"] = (sum(sizes[:k]) / len(top)) if top else 0.0
+                        m[f"context_tokens@{k}"] = float(sum(sizes[:k]))
+                    rows[name].append((cat, m))
+            for name, n in ctx.extra.get("degraded", {}).items():
+                degraded[name] = degraded.get(name, 0) + n
+            for close in ctx.extra.get("closers", []):
+                close()
+            ix.close()
+        if progress:
+            print(f"[locomo] {conv_id}: {len(tree)} sessions, {st['chunks']} turns indexed, "
+                  f"{len(questions)} questions", file=sys.stderr, flush=True)
+
+    def block(ms: list[dict[str, float]], level: str) -> dict[str, float]:
+        return {f"recall@{k}": _mean([m[f"{level}@{k}"] for m in ms]) for k in ks}
+
+    out_retrievers: dict[str, Any] = {}
+    for name, rs in rows.items():
+        ms = [m for _, m in rs]
+        entry: dict[str, Any] = {"turn": block(ms, "turn"), "session": block(ms, "session"),
+                                 "by_category": {}}
+        for cat in sorted(CATEGORIES):
+            cms = [m for c, m in rs if c == cat]
+            if cms:
+                entry["by_category"][str(cat)] = {"name": CATEGORIES[cat], "questions": len(cms),
+                                                  "turn": block(cms, "turn"),
+                                                  "session": block(cms, "session")}
+        for k in ks:
+            entry[f"tokens@{k}"] = round(_mean([m[f"tokens@{k}"] for m in ms]), 1)
+        for k in ks:
+            entry[f"context_tokens@{k}"] = round(_mean([m[f"context_tokens@{k}"] for m in ms]), 1)
+        entry["ms_per_query"] = round(1000 * timing[name] / max(1, len(ms)), 2)
+        entry["degraded_queries"] = degraded.get(RETRIEVER_MODES.get(name, name), 0)
+        out_retrievers[name] = entry
+
+    secs = index_stats["seconds"]
+    return {
+        "questions": n_questions,
+        "conversations": len(data),
+        "skipped_questions": skipped,
+        "dropped_evidence_ids": dropped_ids,
+        "ks": list(ks),
+        "retrievers": out_retrievers,
+        "index": {**{k: round(v, 3) if isinstance(v, float) else v for k, v in index_stats.items()},
+                  "chunks_per_s": round(index_stats["chunks"] / secs, 1) if secs else 0.0},
+        "config": {"fusion": f"{FUSION}(k={RRF_K})+{ADJUST}", "strict_first": STRICT_FIRST,
+                   "embedder": embedder.name if embedder is not None else None,
+                   "data": Path(path).name},
+    }

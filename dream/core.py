@@ -1,0 +1,801 @@
+"""The dream run over a memory tree: orient, summarize, attach facts, update the wiki,
+validate, verify — producing a staged tree and the list of changes. No S3 here: the tree is
+anything with ``paths()`` and ``read()`` (:class:`LocalTree` for a directory);
+:mod:`brainfs.dream.sync` puts the S3 layer, git history, lease and re-index on top.
+
+Incremental: the state (``.brainfs/dream-state.json``) keeps, per session, the transcript's
+ETag and what was extracted from it (summary sentences, facts with their turn). A run reads
+only new or grown transcripts, then re-renders every managed file from the state; because
+rendering is deterministic, an unchanged input gives byte-identical files and no change.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import json
+import logging
+import math
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Protocol
+
+from brainfs.cache.chunker import split_frontmatter
+
+from . import text as T
+from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
+from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
+from .verify import Verifier
+
+log = logging.getLogger(__name__)
+
+STATE_PATH = ".brainfs/dream-state.json"
+SKILL_PATHS = (".brainfs/dream-skill.md", "DREAM.md")
+FORGET_DIR = "forget/"
+CORRECTIONS_DIR = "corrections/"
+CARDS_DIR = "notes/corrections/"
+SESSIONS_INDEX = "sessions/index.md"
+STATE_VERSION = 1
+_TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
+
+
+class Tree(Protocol):
+    """A memory tree dream reads: every path with its ETag (MD5 of the content), and text."""
+
+    def paths(self) -> dict[str, str]: ...
+
+    def read(self, path: str) -> str | None: ...
+
+
+class LocalTree:
+    """A memory tree in a local directory (hidden VCS folders skipped)."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self._paths: dict[str, str] | None = None
+
+    def paths(self) -> dict[str, str]:
+        if self._paths is None:
+            out = {}
+            for p in sorted(self.root.rglob("*")):
+                if p.is_file() and ".git" not in p.relative_to(self.root).parts:
+                    out[p.relative_to(self.root).as_posix()] = T.md5_hex(p.read_bytes())
+            self._paths = out
+        return self._paths
+
+    def read(self, path: str) -> str | None:
+        p = self.root / path
+        try:
+            return p.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            return None
+
+
+class DictTree:
+    """A memory tree held in memory (``path → text``)."""
+
+    def __init__(self, files: dict[str, str]) -> None:
+        self.files = files
+
+    def paths(self) -> dict[str, str]:
+        return {p: T.md5_hex(t) for p, t in self.files.items()}
+
+    def read(self, path: str) -> str | None:
+        return self.files.get(path)
+
+
+# --------------------------------------------------------------------------- settings
+
+def default_skill() -> str:
+    return resources.files("brainfs.dream").joinpath("skill.md").read_text(encoding="utf-8")
+
+
+def settings_from(*skills: str | None, overrides: dict | None = None) -> dict[str, Any]:
+    """Settings from skill files' frontmatter (later ones win), then ``overrides``."""
+    out: dict[str, Any] = {}
+    for s in skills:
+        if not s:
+            continue
+        meta, _b, _bad = split_frontmatter(s)
+        for k, v in (meta or {}).items():
+            if isinstance(v, (int, float, str, bool)):
+                out[k] = v
+    out.update(overrides or {})
+    return out
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass
+class Change:
+    path: str
+    action: str  # add / modify / delete
+    reason: str
+
+    def __str__(self) -> str:
+        sign = {"add": "A", "modify": "M", "delete": "D"}[self.action]
+        return f"{sign} {self.path} — {self.reason}"
+
+
+@dataclass
+class RunResult:
+    """What one run would publish."""
+
+    nothing_new: bool
+    staged: dict[str, str] = field(default_factory=dict)       # full managed tree
+    changes: list[Change] = field(default_factory=list)
+    state: dict = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    stats: dict = field(default_factory=dict)
+    previous: dict[str, str | None] = field(default_factory=dict)  # old text of changed paths
+    deferred: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> dict[str, str]:
+        return {c.path: self.staged[c.path] for c in self.changes if c.action != "delete"}
+
+    @property
+    def deleted(self) -> list[str]:
+        return [c.path for c in self.changes if c.action == "delete"]
+
+    def diff(self) -> str:
+        out = []
+        for c in self.changes:
+            old = (self.previous.get(c.path) or "").splitlines(keepends=True)
+            new = ("" if c.action == "delete" else self.staged[c.path]).splitlines(keepends=True)
+            out.append(f"# {c}\n")
+            out.extend(difflib.unified_diff(old, new, f"a/{c.path}", f"b/{c.path}"))
+        return "".join(out)
+
+    def commit_message(self) -> str:
+        counts = Counter(c.action for c in self.changes)
+        head = (f"dream: {counts.get('add', 0)} added, {counts.get('modify', 0)} updated, "
+                f"{counts.get('delete', 0)} deleted")
+        body = [str(c) for c in self.changes if not c.path.startswith(".brainfs/")]
+        st = self.stats
+        tail = [f"sessions read: {st.get('sessions_read', 0)}; claims: {st.get('claims', 0)}; "
+                f"rejected by verification: {st.get('rejected', 0)} ({st.get('verify_method')})"]
+        if self.problems:
+            tail.append(f"validation problems: {len(self.problems)}")
+        return head + "\n\n" + "\n".join(body) + "\n\n" + "\n".join(tail) + "\n"
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _norm(s: str) -> str:
+    return " ".join(re.sub(r"[^\w\s']", " ", s.lower()).split())
+
+
+def _quote(s: str) -> str:
+    s = s.replace("“", "'").replace("”", "'").replace('"', "'")
+    return f"“{s}”"
+
+
+def forget_phrases(tree: Tree, listing: dict[str, str]) -> list[tuple[str, str]]:
+    """(request path, phrase) for every line of every ``forget/*.md`` request."""
+    out = []
+    for p in sorted(listing):
+        if p.startswith(FORGET_DIR) and p.endswith((".md", ".txt")):
+            _meta, body, _bad = split_frontmatter(tree.read(p) or "")
+            for line in body.splitlines():
+                line = line.strip().lstrip("-*").strip()
+                if line and not line.startswith("#"):
+                    out.append((p, _norm(line)))
+    return [(p, ph) for p, ph in out if ph]
+
+
+def _forgotten(text: str, phrases: list[tuple[str, str]]) -> str | None:
+    n = f" {_norm(text)} "
+    for path, ph in phrases:
+        if f" {ph} " in n:
+            return path
+    return None
+
+
+def correction_event(text: str, scope: str = "global", now: _dt.datetime | None = None) -> tuple[str, str]:
+    """The corpus path and content of a correction event (what ``brainfs correct`` writes)."""
+    now = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0)
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    path = f"{CORRECTIONS_DIR}{stamp}-{T.md5_hex(text)[:8]}.md"
+    meta = {"type": "correction-event", "created": now.isoformat().replace("+00:00", "Z"),
+            "scope": scope}
+    return path, frontmatter(meta) + "\n" + " ".join(text.split()) + "\n"
+
+
+_NEGATED_RE = re.compile(r"\b(?:not|no longer|isn't|wasn't|aren't|instead of|rather than|never)\s+"
+                         r"(?:a |an |the |in |at |to |called |named )?([\w'\-]+(?:\s+[A-Z][\w\-]+)*)", re.I)
+
+
+# --------------------------------------------------------------------------- phase 2 + 3
+
+def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
+    cw = set(T.content_words(s))
+    if not cw:
+        return 0.0
+    return sum(math.log1p(tf[w]) for w in cw) / math.sqrt(len(cw) + 2) + 1.5 * n_entities
+
+
+def extract_session(tr: T.Transcript, settings: dict) -> dict:
+    """Phase 2 and 3 for one session: summary sentences and facts with subjects."""
+    speakers = set(tr.participants) | {t.speaker for t in tr.turns}
+    tf: Counter = Counter()
+    sents: list[tuple[T.Turn, str]] = []
+    mid_caps: set[str] = set()
+    for t in tr.turns:
+        for s in T.sentences(t.text):
+            sents.append((t, s))
+            tf.update(T.content_words(s))
+            for name, pos in T.capitalised_runs(s):
+                if pos > 0:
+                    mid_caps.add(name)
+    cands: list[dict] = []
+    for order, (t, s) in enumerate(sents):
+        nwords = len(T.words(s))
+        ents = []
+        for name, pos in T.capitalised_runs(s):
+            if pos == 0 and " " not in name and name not in mid_caps and name not in speakers:
+                continue  # a capitalised sentence opener, not a name
+            if name == t.speaker:
+                continue
+            ents.append(name)
+        ents = list(dict.fromkeys(ents))
+        question = s.rstrip().endswith("?")
+        fp = T.is_first_person(s)
+        score = _score_sentence(s, tf, len(ents))
+        cands.append({"turn": t, "s": s, "ents": ents, "q": question, "fp": fp, "n": nwords,
+                      "score": score, "order": order})
+    # Summary: best sentences, in conversation order.
+    k = int(settings.get("summary_sentences", 5))
+    k = max(1, min(k, max(2, len(tr.turns) // 4)))
+    pool = [c for c in cands if not c["q"] and c["n"] >= 5]
+    best = sorted(pool, key=lambda c: (-c["score"], c["order"]))[:k]
+    summary = [[c["turn"].anchor, c["turn"].speaker, T.resolve_relative_dates(c["s"], tr.date)]
+               for c in sorted(best, key=lambda c: c["order"])]
+    top_words = [w for w, _ in sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))
+                 if w not in {x.lower() for x in speakers} and len(w) > 3][:4]
+    title = (" & ".join(sorted(speakers)) if speakers else "Session") + (
+        " — " + ", ".join(top_words) if top_words else "")
+    # Facts: sentences that say something about a subject.
+    facts: list[dict] = []
+    per_speaker: dict[str, list[dict]] = defaultdict(list)
+    for c in cands:
+        if c["q"] or c["n"] < 5:
+            continue
+        t: T.Turn = c["turn"]
+        subjects = {e: T.subject_type(e, c["s"], speakers) for e in c["ents"]}
+        about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
+        fact = {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c["order"],
+                "date": tr.date, "speaker": t.speaker,
+                "text": T.resolve_relative_dates(c["s"], tr.date),
+                "subjects": subjects, "kind": T.fact_kind(c["s"]), "attr": None,
+                "score": round(c["score"], 4)}
+        if about_self:
+            fact["subjects"] = {t.speaker: "person", **subjects}
+            a = T.attribute_of(c["s"])
+            if a:
+                fact["attr"] = list(a)
+            per_speaker[t.speaker].append(fact)
+        elif subjects:
+            facts.append(fact)
+    cap = int(settings.get("facts_per_speaker_per_session", 8))
+    for spk, fs in per_speaker.items():
+        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["attr"] or f["kind"] != "event"]
+        rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
+        room = max(0, cap - len(keep))
+        facts.extend(keep + rest[:room])
+    facts.sort(key=lambda f: f["order"])
+    return {"date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+            "title": title, "summary": summary, "facts": facts}
+
+
+# --------------------------------------------------------------------------- corrections
+
+
+def _card_path(created: str, text: str, taken: set[str]) -> str:
+    words = T.content_words(text)[:6]
+    base = f"{CARDS_DIR}{created[:10]}-{T.slugify(' '.join(words) or 'correction')[:50]}"
+    path, n = f"{base}.md", 2
+    while path in taken:
+        path, n = f"{base}-{n}.md", n + 1
+    return path
+
+
+def _subjects_in(text: str, titles: dict[str, str]) -> list[str]:
+    """Slugs of known subjects named in ``text`` (whole-word, case-insensitive)."""
+    low = f" {_norm(text)} "
+    return sorted(slug for slug, title in titles.items() if f" {_norm(title)} " in low)
+
+
+def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles: dict[str, str]) -> list[str]:
+    """New correction events → cards in ``state['cards']``; returns the new card paths."""
+    seen = state.setdefault("corrections", {})
+    cards = state.setdefault("cards", {})
+    events = []
+    for p in sorted(listing):
+        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != listing[p]:
+            meta, body, _bad = split_frontmatter(tree.read(p) or "")
+            meta = meta or {}
+            text = " ".join(body.split())
+            if not text:
+                seen[p] = listing[p]
+                continue
+            created = str(meta.get("created") or "")
+            events.append((created, p, text, str(meta.get("scope") or "global"),
+                           meta.get("confidence", 0.9)))
+    new = []
+    for created, p, text, scope, conf in sorted(events):
+        seen[p] = listing[p]
+        subj = _subjects_in(text, titles)
+        for name, _pos in T.capitalised_runs(text):
+            if T.slugify(name) not in subj:
+                subj.append(T.slugify(name))
+        words = set(T.content_words(text))
+        attr = T.attribute_of(text)
+        best = None
+        for cp, card in sorted(cards.items(), key=lambda kv: kv[1]["created"]):
+            if card.get("superseded_by") or card.get("source") == p:
+                continue
+            shared = set(card["subjects"]) & set(subj)
+            cw = set(T.content_words(card["text"]))
+            jacc = len(cw & words) / max(1, len(cw | words))
+            same_attr = attr and card.get("attr") and card["attr"][0] == attr[0]
+            if (shared and (same_attr or jacc >= 0.25)) or jacc >= 0.5:
+                best = cp
+        path = _card_path(created, text, set(cards))
+        cards[path] = {"text": text, "scope": scope, "created": created, "updated": created,
+                       "confidence": conf, "subjects": sorted(set(subj)), "source": p,
+                       "attr": list(attr) if attr else None, "supersedes": best,
+                       "superseded_by": None}
+        if best:
+            cards[best]["superseded_by"] = path
+            cards[best]["updated"] = created
+        new.append(path)
+    return new
+
+
+def render_card(path: str, card: dict) -> str:
+    meta = {"type": "correction", "scope": card["scope"],
+            "confidence": 0.3 if card.get("superseded_by") else card.get("confidence", 0.9),
+            "created": card["created"], "updated": card["updated"]}
+    if card.get("supersedes"):
+        meta["supersedes"] = card["supersedes"]
+    if card.get("superseded_by"):
+        meta["superseded_by"] = card["superseded_by"]
+        meta["status"] = "superseded"
+    meta["subjects"] = card["subjects"]
+    meta["source"] = card["source"]
+    body = card["text"]
+    if card.get("superseded_by"):
+        body += f"\n\n(Superseded by {card['superseded_by']}.)"
+    return frontmatter(meta) + "\n" + body + "\n"
+
+
+# --------------------------------------------------------------------------- phase 4
+
+
+def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
+               synth: Synthesizer) -> tuple[dict[str, str], dict[str, list[str]], dict]:
+    """Render every managed file from the state. Returns (files, reasons, info)."""
+    reasons: dict[str, list[str]] = defaultdict(list)
+    files: dict[str, str] = {}
+    sessions = state.get("sessions", {})
+    order = sorted(sessions, key=lambda s: (sessions[s].get("date") or "", s))
+    forgotten_count: Counter = Counter()
+
+    # summaries + sessions/index.md
+    idx_lines = ["# Sessions", ""]
+    for sid in order:
+        ss = sessions[sid]
+        claims = []
+        for anchor, speaker, sent in ss["summary"]:
+            req = _forgotten(sent, phrases)
+            if req:
+                forgotten_count[req] += 1
+                continue
+            claims.append(Claim(f"{speaker}: {_quote(sent)}",
+                                f"sessions/{sid}/transcript.md#{anchor}", ss.get("date"), "Facts"))
+        title = ss["title"]
+        if _forgotten(title, phrases):
+            title = " & ".join(ss["participants"]) or "Session"
+        files[f"sessions/{sid}/summary.md"] = synth.summary(sid, ss.get("date"), title,
+                                                            ss["participants"], ss["turns"], claims)
+        idx_lines.append(f"- {sid} | {ss.get('date') or 'undated'} | {title}")
+    files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
+
+    # facts, minus forgotten ones
+    facts = []
+    for sid in order:
+        for f in sessions[sid]["facts"]:
+            req = _forgotten(f["text"], phrases) or next(
+                (r for s in f["subjects"] if (r := _forgotten(s, phrases))), None)
+            if req:
+                forgotten_count[req] += 1
+                continue
+            facts.append(f)
+
+    speakers = {f["speaker"] for f in facts}
+    by_slug: dict[str, list[dict]] = defaultdict(list)
+    names: dict[str, Counter] = defaultdict(Counter)
+    types: dict[str, Counter] = defaultdict(Counter)
+    turns_of: dict[str, set] = defaultdict(set)
+    for f in facts:
+        for name, typ in f["subjects"].items():
+            slug = T.slugify(name)
+            if slug == "index":
+                slug = "index-subject"
+            by_slug[slug].append(f)
+            names[slug][name] += 1
+            types[slug]["person" if name in speakers else typ] += 1
+            turns_of[slug].add((f["session"], f["anchor"]))
+    min_m = int(settings.get("min_mentions", 2))
+    qualifying = [s for s in by_slug if len(turns_of[s]) >= min_m]
+    qualifying.sort(key=lambda s: (-len(turns_of[s]), s))
+    qualifying = qualifying[: int(settings.get("max_pages", 2000))]
+    qset = set(qualifying)
+    titles = {s: sorted(names[s].items(), key=lambda kv: (-kv[1], kv[0]))[0][0] for s in qualifying}
+
+    def ptype(slug: str) -> str:
+        c = types[slug]
+        if c.get("person") and titles[slug] in speakers:
+            return "person"
+        non_entity = [(n, t) for t, n in c.items() if t != "entity"]
+        return sorted(non_entity, key=lambda x: (-x[0], x[1]))[0][1] if non_entity else "entity"
+
+    co: dict[str, Counter] = defaultdict(Counter)
+    for f in facts:
+        slugs = sorted({T.slugify(n) for n in f["subjects"]} & qset)
+        for a in slugs:
+            for b in slugs:
+                if a != b:
+                    co[a][b] += 1
+
+    # supersession by attribute (newer value wins)
+    superseded: dict[int, tuple[dict, str]] = {}
+    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for f in facts:
+        if f.get("attr"):
+            groups[(T.slugify(f["speaker"]), f["attr"][0])].append(f)
+    for (_slug, _attr), fs in groups.items():
+        latest = fs[-1]  # facts are in chronological order
+        for f in fs[:-1]:
+            if f["attr"][1] != latest["attr"][1]:
+                superseded[id(f)] = (latest, f"sessions/{latest['session']}/transcript.md#{latest['anchor']}")
+
+    # corrections → cards, and what they correct
+    cards = state.get("cards", {})
+    card_files = {}
+    live_cards: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    for cp, card in sorted(cards.items()):
+        if _forgotten(card["text"], phrases):
+            forgotten_count[_forgotten(card["text"], phrases)] += 1
+            continue
+        card_files[cp] = render_card(cp, card)
+        if not card.get("superseded_by"):
+            for s in set(card["subjects"]) | set(_subjects_in(card["text"], titles)):
+                if s in qset:
+                    live_cards[s].append((cp, card))
+    corrected: dict[tuple[int, str], tuple[str, dict]] = {}
+    for slug, lst in live_cards.items():
+        for cp, card in lst:
+            negs = [_norm(m.group(1)) for m in _NEGATED_RE.finditer(card["text"])]
+            for f in by_slug[slug]:
+                n = f" {_norm(f['text'])} "
+                if any(neg and f" {neg} " in n for neg in negs):
+                    corrected[(id(f), slug)] = (cp, card)
+                    reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+
+    pages: dict[str, str] = {}
+    specs: dict[str, PageSpec] = {}
+    cap = int(settings.get("max_facts_per_page", 200))
+    for slug in qualifying:
+        fs = by_slug[slug][-cap:]
+        claims: list[Claim] = []
+        for f in fs:
+            ref = f"sessions/{f['session']}/transcript.md#{f['anchor']}"
+            text = f"{f['speaker']}: {_quote(f['text'])}"
+            if (id(f), slug) in corrected:
+                cp, card = corrected[(id(f), slug)]
+                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
+                                    extra=f"— corrected {card['created'][:10]}: {_quote(card['text'])}",
+                                    extra_source=cp))
+            elif id(f) in superseded and T.slugify(f["speaker"]) == slug:
+                new, nref = superseded[id(f)]
+                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
+                                    extra=f"— superseded ({f['attr'][0]}) on {new['date']} by "
+                                          f"{_quote(new['text'])}", extra_source=nref))
+            else:
+                section = {"preference": "Preferences", "decision": "Decisions"}.get(f["kind"], "Facts")
+                if T.slugify(f["speaker"]) != slug and section != "Facts":
+                    section = "Facts"  # someone else's preference is a fact about this subject
+                claims.append(Claim(text, ref, f["date"], section))
+        for cp, card in live_cards.get(slug, []):
+            claims.append(Claim(f"Correction: {_quote(card['text'])}", cp, card["created"][:10], "Corrections"))
+        dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
+        related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
+        spec = PageSpec(slug, titles[slug], ptype(slug), claims, related, len(turns_of[slug]),
+                        len({s for s, _a in turns_of[slug]}), dates[0] if dates else None,
+                        dates[-1] if dates else None, titles=titles)
+        specs[slug] = spec
+        pages[f"knowledge/{slug}.md"] = synth.page(spec)
+    files.update(pages)
+    files.update(card_files)
+    files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
+    info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
+            "superseded": len(superseded), "corrected": len(corrected), "titles": titles}
+    return files, reasons, info
+
+
+def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int) -> str:
+    """``knowledge/INDEX.md``: one line per page, most-mentioned first (ties by slug).
+    Cut rule: when the next line would take the file over ``cap_tokens`` (≈ chars / 4),
+    stop and end with one line saying how many pages are not listed and where they are."""
+    ranked = sorted(specs.values(), key=lambda s: (-s.mentions, s.slug))
+    head = (f"# Knowledge index\n\n{len(ranked)} pages, most-mentioned first. "
+            "Open `knowledge/<slug>.md` for the cited facts.\n\n")
+    lines: list[str] = []
+    size = len(head)
+    reserve = 120  # room for the footer
+    for i, spec in enumerate(ranked):
+        line = synth.index_line(spec) + "\n"
+        if estimate_tokens("x" * (size + len(line) + reserve)) > cap_tokens:
+            rest = len(ranked) - i
+            lines.append(f"\n… {rest} more page{'s' if rest != 1 else ''} with fewer mentions "
+                         "not listed (cap {cap} tokens); `ls knowledge/` shows all.\n".replace("{cap}", str(cap_tokens)))
+            break
+        lines.append(line)
+        size += len(line)
+    return head + "".join(lines)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
+          settings: dict | None = None, force: bool = False,
+          now: _dt.datetime | None = None) -> RunResult:
+    """One run over ``tree``; nothing is written (see :func:`run_local` and sync)."""
+    t0 = time.monotonic()
+    synth = synthesizer or DeterministicSynthesizer()
+    listing = tree.paths()
+    # ---- phase 1: orient
+    raw_state = tree.read(STATE_PATH) if STATE_PATH in listing else None
+    try:
+        prev_state = json.loads(raw_state) if raw_state else {}
+    except ValueError:
+        log.warning("%s is not valid JSON; starting from scratch", STATE_PATH)
+        prev_state = {}
+    if prev_state.get("version") != STATE_VERSION:
+        prev_state = {}
+    corpus_skill = next((tree.read(p) for p in SKILL_PATHS if p in listing), None)
+    cfg = settings_from(default_skill(), corpus_skill, overrides=settings)
+    skill_hash = T.md5_hex((corpus_skill or "") + json.dumps(settings or {}, sort_keys=True))
+    transcripts = {m.group(1): p for p in listing if (m := _TRANSCRIPT_RE.match(p))}
+    known = prev_state.get("sessions", {})
+    new_sessions = sorted(s for s, p in transcripts.items() if known.get(s, {}).get("etag") != listing[p])
+    gone = sorted(set(known) - set(transcripts))
+    forget_now = {p: e for p, e in listing.items() if p.startswith(FORGET_DIR)}
+    corr_now = {p: e for p, e in listing.items() if p.startswith(CORRECTIONS_DIR)}
+    inputs_changed = (forget_now != prev_state.get("forget", {})
+                      or any(prev_state.get("corrections", {}).get(p) != e for p, e in corr_now.items())
+                      or skill_hash != prev_state.get("skill_hash")
+                      or synth.name != prev_state.get("synthesizer"))
+    if not new_sessions and not gone and not inputs_changed and not force:
+        return RunResult(nothing_new=True, stats={"seconds": round(time.monotonic() - t0, 3)})
+
+    state = json.loads(json.dumps(prev_state)) if prev_state else {}
+    state["version"] = STATE_VERSION
+    sessions = state.setdefault("sessions", {})
+    for s in gone:
+        sessions.pop(s, None)
+    # ---- phases 2 + 3 for new and grown sessions, within budget
+    budget_n = int(cfg.get("max_sessions_per_run", 1000))
+    budget_s = float(cfg.get("time_budget_seconds", 600))
+    deferred: list[str] = []
+    reasons: dict[str, list[str]] = defaultdict(list)
+    read = 0
+    for sid in new_sessions:
+        if read >= budget_n or time.monotonic() - t0 > budget_s:
+            deferred.append(sid)
+            continue
+        path = transcripts[sid]
+        tr = T.parse_transcript(path, tree.read(path) or "")
+        ex = extract_session(tr, cfg)
+        old = sessions.get(sid)
+        ex["etag"] = listing[path]
+        sessions[sid] = ex
+        read += 1
+        why = (f"session {sid} grew ({old['turns']} → {ex['turns']} turns)" if old
+               else f"new session {sid} ({ex['turns']} turns)")
+        reasons[f"sessions/{sid}/summary.md"].append(why)
+        reasons["__sessions__"].append(why)
+    state["forget"] = forget_now
+    state["skill_hash"] = skill_hash
+    state["synthesizer"] = synth.name
+    # subjects known so far (for matching corrections), then corrections → cards
+    phrases = forget_phrases(tree, listing)
+    files, rs, info = build_wiki(state, phrases, cfg, synth)
+    new_cards = process_corrections(tree, listing, state, info["titles"])
+    if new_cards:
+        files, rs, info = build_wiki(state, phrases, cfg, synth)
+        for cp in new_cards:
+            card = state["cards"][cp]
+            reasons[cp].append(f"correction {card['source']}" + (
+                f", supersedes {card['supersedes']}" if card.get("supersedes") else ""))
+            if card.get("supersedes"):
+                reasons[card["supersedes"]].append(f"superseded by {cp}")
+            for s in card["subjects"]:
+                reasons[f"knowledge/{s}.md"].append(f"correction {cp}")
+    for k, v in rs.items():
+        reasons[k].extend(v)
+
+    # ---- validation and semantic verification of the staged tree
+    turn_cache: dict[str, dict[str, str] | None] = {}
+
+    def turns_of(tpath: str) -> dict[str, str] | None:
+        if tpath not in turn_cache:
+            txt = tree.read(tpath) if tpath in listing else None
+            turn_cache[tpath] = None if txt is None else {
+                t.anchor: t.text for t in T.parse_transcript(tpath, txt).turns}
+        return turn_cache[tpath]
+
+    def exists(p: str) -> bool:
+        return p in listing or p in files
+
+    view = CorpusView(exists, lambda p: (set(turns_of(p)) if turns_of(p) is not None else None))
+    cap_tokens = int(cfg.get("index_cap_tokens", 2000))
+    problems = validate_tree(files, view, cap_tokens)
+    cite_total = cite_bad = 0
+    from .validate import CITE_ANY_RE
+    for p, txt in files.items():
+        if p.startswith("knowledge/") or p.endswith("summary.md"):
+            cite_total += len(CITE_ANY_RE.findall(txt))
+    cite_bad = sum(1 for pr in problems if pr.code in ("cite-syntax", "cite-unresolved"))
+    bad_sources = sum(1 for pr in problems if pr.code in ("source-missing", "source-turn"))
+
+    def source_text(ref: str) -> str | None:
+        path, _, anchor = ref.partition("#")
+        if _TRANSCRIPT_RE.match(path):
+            ts = turns_of(path)
+            return ts.get(anchor) if ts else None
+        txt = files.get(path) or (tree.read(path) if path in listing else None)
+        if txt is None:
+            return None
+        return split_frontmatter(txt)[1]
+
+    verifier = Verifier(embedder, float(cfg.get("similarity_threshold", 0.45)),
+                        float(cfg.get("lexical_threshold", 0.5)), cache=state.setdefault("verified", {}))
+    for p in sorted(files):
+        if p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md"):
+            new_text, rejected = verifier.verify_file(p, files[p], source_text)
+            if rejected:
+                files[p] = new_text
+                for ln in rejected:
+                    problems.append(Problem(p, "unsupported-claim",
+                                            f"dropped, not supported by its source: {ln.strip()[:100]!r}",
+                                            "warning"))
+    # Errors exclude a file (its previous version stays); repeat: an exclusion can break links.
+    excluded: set[str] = set()
+    for _round in range(3):
+        errs = [pr for pr in validate_tree(files, view, cap_tokens) if pr.severity == "error"]
+        bad = {pr.path for pr in errs} - excluded
+        if not bad:
+            break
+        problems += [pr for pr in errs if pr.path in bad]
+        for p in bad:
+            excluded.add(p)
+            old = tree.read(p) if p in listing else None
+            if old is None:
+                files.pop(p)
+            else:
+                files[p] = old
+    # drop duplicate problems, keep order
+    seen_pr: set = set()
+    problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
+
+    # ---- diff against the previous tree
+    managed_prev = set(prev_state.get("managed", []))
+    changes: list[Change] = []
+    previous: dict[str, str | None] = {}
+    for p in sorted(files):
+        if p in excluded:
+            continue
+        if listing.get(p) == T.md5_hex(files[p]):
+            continue
+        old = tree.read(p) if p in listing else None
+        previous[p] = old
+        why = "; ".join(dict.fromkeys(reasons.get(p, []))) or _why(p, old, files[p], phrases)
+        changes.append(Change(p, "modify" if old is not None else "add", why))
+    for p in sorted(managed_prev - set(files)):
+        if p in listing:
+            previous[p] = tree.read(p)
+            changes.append(Change(p, "delete", _why_gone(p, previous[p], phrases, info)))
+    state["managed"] = sorted(set(files) - excluded | (managed_prev & excluded))
+    state["last_run"] = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0).isoformat()
+    stats = {
+        "sessions_total": len(transcripts), "sessions_read": read, "sessions_deferred": len(deferred),
+        "pages": info["pages"], "facts": info["facts"], "superseded": info["superseded"],
+        "corrected": info["corrected"], "forgotten": sum(info["forgotten"].values()),
+        "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
+        "share_rejected": round(verifier.stats.share_rejected, 4),
+        "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
+        "citations": cite_total,
+        "share_valid_citations": round(1 - (cite_bad + bad_sources) / cite_total, 4) if cite_total else 1.0,
+        "problems": len(problems), "excluded": sorted(excluded),
+        "seconds": round(time.monotonic() - t0, 3),
+    }
+    out_files = dict(files)
+    out_files[STATE_PATH] = json.dumps(state, indent=1, sort_keys=True) + "\n"
+    if STATE_PATH not in [c.path for c in changes]:
+        changes.append(Change(STATE_PATH, "modify" if STATE_PATH in listing else "add", "dream state"))
+        previous[STATE_PATH] = raw_state
+    return RunResult(False, out_files, changes, state, problems, stats, previous, deferred)
+
+
+def _why(path: str, old: str | None, new: str, phrases: list[tuple[str, str]]) -> str:
+    """A readable reason for a change without a recorded one: what the sources did."""
+    if path == INDEX_PATH:
+        return "index of pages changed"
+    if path == SESSIONS_INDEX:
+        return "session list changed"
+    om = (split_frontmatter(old)[0] or {}) if old else {}
+    nm = split_frontmatter(new)[0] or {}
+    os_, ns = set(om.get("sources") or []), set(nm.get("sources") or [])
+    added, removed = ns - os_, os_ - ns
+    parts = []
+    if old is None:
+        parts.append("new page")
+    if added:
+        sess = sorted({a.split("/")[1] for a in added if a.startswith("sessions/")})
+        parts.append(f"+{len(added)} cited turn{'s' if len(added) != 1 else ''}"
+                     + (f" from {', '.join(sess[:5])}" + ("…" if len(sess) > 5 else "") if sess else ""))
+    if removed:
+        parts.append(f"−{len(removed)} cited turn{'s' if len(removed) != 1 else ''}"
+                     + (" (forget request)" if phrases else ""))
+    return "; ".join(parts) or "rewritten"
+
+
+def _why_gone(path: str, old: str | None, phrases: list[tuple[str, str]], info: dict) -> str:
+    if old and phrases:
+        meta = split_frontmatter(old)[0] or {}
+        title = str(meta.get("title") or "")
+        req = _forgotten(title, phrases)
+        if req:
+            return f"forgotten ({req})"
+        return "no facts left after forget requests or below min_mentions"
+    return "no longer has enough facts"
+
+
+def run_local(tree_dir: Path | str, staged_dir: Path | str | None = None, *,
+              apply: bool = False, **kw) -> RunResult:
+    """Run dream on a local memory tree. The staged tree (every file dream manages, as it
+    would publish it) is written to ``staged_dir``; with ``apply`` the changes are also
+    written into ``tree_dir`` (changed files replaced, deleted files removed)."""
+    tree_dir = Path(tree_dir)
+    res = dream(LocalTree(tree_dir), **kw)
+    if res.nothing_new:
+        return res
+    if staged_dir is not None:
+        staged = Path(staged_dir)
+        for p, txt in res.staged.items():
+            dst = staged / p
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_text(txt, encoding="utf-8")
+    if apply:
+        apply_to_dir(res, tree_dir)
+    return res
+
+
+def apply_to_dir(res: RunResult, root: Path) -> None:
+    for p, txt in res.changed.items():
+        dst = root / p
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dst.with_name(dst.name + ".dream-tmp")
+        tmp.write_text(txt, encoding="utf-8")
+        tmp.replace(dst)
+    for p in res.deleted:
+        (root / p).unlink(missing_ok=True)

@@ -1,0 +1,349 @@
+"""Deterministic text tools for dream: transcripts, sentences, subjects, relative dates.
+
+No model, no network: subjects are found by rules (capitalised runs, speakers, organisation
+and place cues), which is what an offline, reproducible maintainer can afford. A synthesizer
+with a better extractor (an LLM) can replace these through :mod:`brainfs.dream.synth`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from brainfs.cache.chunker import chunk_file, normalize_date, split_frontmatter
+from brainfs.cache.retrieval import STOPWORDS
+
+# --------------------------------------------------------------------------- transcripts
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One transcript turn: ``[D3:7] Mara: text``."""
+
+    session: str
+    anchor: str
+    speaker: str
+    text: str
+    ordinal: int
+
+    @property
+    def ref(self) -> str:
+        return f"sessions/{self.session}/transcript.md#{self.anchor}"
+
+
+@dataclass
+class Transcript:
+    session: str
+    date: str | None  # ISO date (YYYY-MM-DD) of the session
+    participants: list[str]
+    turns: list[Turn]
+
+
+def md5_hex(data: bytes | str) -> str:
+    """The S3 single-part ETag of ``data`` (so local and remote state compare)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    return hashlib.md5(data).hexdigest()
+
+
+def parse_transcript(path: str, text: str) -> Transcript:
+    """Parse a transcript with the same rules the search index uses (cache.chunker), so a
+    turn dream cites is a turn recall can return."""
+    meta, _body, _bad = split_frontmatter(text)
+    meta = meta or {}
+    session = path.split("/")[-2]  # the path, not the frontmatter, is what citations name
+    date = normalize_date(meta.get("date"))
+    day = date[:10] if date else None
+    parts = meta.get("participants") or []
+    if isinstance(parts, str):
+        parts = [p.strip() for p in parts.split(",") if p.strip()]
+    turns: list[Turn] = []
+    for ch in chunk_file(path, text):
+        if ch.kind != "turn" or not ch.speaker:
+            continue
+        body = ch.text
+        prefix = f"{ch.speaker} ({day}): " if day else f"{ch.speaker}: "
+        if body.startswith(prefix):
+            body = body[len(prefix):]
+        turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns)))
+    speakers = list(dict.fromkeys(t.speaker for t in turns))
+    return Transcript(session, day, [str(p) for p in parts] or speakers, turns)
+
+
+# --------------------------------------------------------------------------- words
+
+_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[\"“'(]?[A-Z0-9])")
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD_RE.findall(text)]
+
+
+def content_words(text: str) -> list[str]:
+    """Lower-cased words minus stopwords and 1-letter tokens."""
+    out = []
+    for w in words(text):
+        w = w.replace("’", "'")
+        if w.endswith("'s"):
+            w = w[:-2]
+        if len(w) > 1 and w not in STOPWORDS and w not in _CHATTER:
+            out.append(w)
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a turn (a shared-image caption stays with its sentence)."""
+    text = " ".join(text.split())
+    return [s.strip() for s in _SENT_RE.split(text) if s.strip()]
+
+
+def slugify(title: str) -> str:
+    """File-name slug of a subject: ASCII-folded, lower case, hyphens."""
+    s = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
+    s = re.sub(r"[^a-zA-Z0-9]+", "-", s).strip("-").lower()
+    if not s:
+        s = "subject-" + md5_hex(title)[:8]
+    return s[:80]
+
+
+# --------------------------------------------------------------------------- subjects
+
+#: Capitalised words that are not subjects (greetings, pronouns, calendar words, fillers).
+_NOT_SUBJECT = frozenset("""
+i i'm i've i'll i'd hey hi hello thanks thank wow yes yeah yep no nope oh ok okay sure great
+cool awesome nice good congrats congratulations sorry please well so and but or the a an this
+that these those what when where who why how which it it's its my your our their his her he
+she we they you me us them there here then now just also really totally absolutely omg lol
+haha aww ah um hmm mom dad mum mother father sister brother wife husband son daughter kids
+monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday tonight
+january february march april may june july august september october november december
+mr mrs ms dr let let's is are was were do does did have has had can could would should will
+shared image love like definitely anyway btw same exactly glad happy take bye see
+""".split())
+
+_ORG_CUES = ("inc", "ltd", "llc", "corp", "company", "co", "coop", "co-op", "lab", "labs",
+             "university", "college", "school", "institute", "foundation", "group", "club",
+             "team", "association", "society", "agency", "bank", "studio", "center", "centre",
+             "council", "ministry", "department", "network", "org", "organization", "organisation",
+             "church", "hospital", "museum", "library", "committee", "union", "shelter")
+_PLACE_PREPS = ("in", "to", "from", "at", "near", "visited", "visit", "around")
+_CONNECTORS = frozenset({"of", "de", "the", "and", "for", "la", "van", "von", "del", "da"})
+_CAP_RE = re.compile(r"[A-Z][\w'’\-]*")
+_CHATTER = frozenset("really just pretty lot thing things stuff gonna wanna got get going "
+                     "yeah know think much also even still time way".split())
+
+
+def _strip_possessive(w: str) -> str:
+    for suf in ("'s", "’s", "s'", "s’"):
+        if w.endswith(suf) and len(w) > len(suf) + 1:
+            return w[: -len(suf)] + ("s" if suf.startswith("s") else "")
+    return w.rstrip("'’-")
+
+
+def _skip(word: str) -> bool:
+    w = word.lower()
+    return w in _NOT_SUBJECT or w in STOPWORDS
+
+
+def capitalised_runs(sentence: str) -> list[tuple[str, int]]:
+    """Runs of capitalised words (allowing "of", "the", … inside): (text, word index)."""
+    toks = re.findall(r"\w+(?:['’\-]\w+)*|[^\w\s]", sentence)
+    runs: list[tuple[str, int]] = []
+    i = 0
+
+    def cap(k: int) -> bool:
+        return k < len(toks) and bool(_CAP_RE.fullmatch(toks[k])) and not _skip(toks[k])
+
+    while i < len(toks):
+        if cap(i):
+            j = i + 1
+            parts = [toks[i]]
+            while j < len(toks):
+                if cap(j):
+                    parts.append(toks[j])
+                    j += 1
+                    continue
+                k = j
+                while k < len(toks) and toks[k].lower() in _CONNECTORS and k - j < 2:
+                    k += 1
+                if k > j and cap(k):
+                    parts.extend(toks[j:k + 1])
+                    j = k + 1
+                else:
+                    break
+            parts[-1] = _strip_possessive(parts[-1])
+            name = " ".join(parts)
+            if len(name) > 1 and not name.isdigit() and len(parts) <= 6:
+                runs.append((name, i))
+            i = j
+        else:
+            i += 1
+    return runs
+
+
+def subject_type(name: str, sentence: str, speakers: set[str]) -> str:
+    """person / organization / place / project / entity, by cue words."""
+    if name in speakers:
+        return "person"
+    last = name.split()[-1].lower()
+    if last in _ORG_CUES:
+        return "organization"
+    low = sentence.lower()
+    nl = name.lower()
+    if re.search(rf"\b(?:project|app|product|book|series|podcast)\s+{re.escape(nl)}\b", low) or \
+            re.search(rf"\b{re.escape(nl)}\s+(?:project|app)\b", low):
+        return "project"
+    if re.search(rf"\b(?:in|to|from|visited|near|at)\s+(?:the\s+)?{re.escape(nl)}\b", low):
+        return "place"
+    if re.search(rf"\b(?:with|met|told|asked|friend|named|called)\s+{re.escape(nl)}\b", low):
+        return "person"
+    return "entity"
+
+
+# --------------------------------------------------------------------------- kinds of facts
+
+_PREF_RE = re.compile(r"\b(?:i|we)\s+(?:really\s+|absolutely\s+|totally\s+)?(?:love|like|enjoy|prefer|adore|hate|"
+                      r"can't stand|dislike)\b|\bmy\s+fav(?:ou?rite)?\b|\bfavou?rite\b", re.I)
+_DECISION_RE = re.compile(r"\b(?:i|we)(?:'ve| have)?\s+(?:decided|chose|am going to|'m going to|"
+                          r"will|'ll|plan to|'m planning|am planning|want to|'m thinking of|"
+                          r"signed up|applied|committed)\b|\bdecision\b", re.I)
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|we|our|we're|we've)\b", re.I)
+
+#: Attribute statements where a newer value supersedes an older one (subject = speaker).
+ATTRIBUTES: list[tuple[str, re.Pattern[str]]] = [
+    ("lives in", re.compile(r"\bI\s+(?:now\s+|currently\s+|still\s+)?(?:live|am living|'m living|"
+                            r"moved|relocated|have moved|'ve moved)\s+(?:back\s+)?(?:in|to)\s+"
+                            r"(?P<v>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")),
+    ("works at", re.compile(r"\bI\s+(?:now\s+|currently\s+)?(?:work|am working|'m working|started working|"
+                            r"joined|started at|got a job at|got a new job at)\s+(?:at\s+|for\s+)?"
+                            r"(?P<v>[A-Z][\w\-&]*(?:\s+[A-Z][\w\-&]*)*)")),
+    ("job", re.compile(r"\bI(?:'m| am)\s+(?:now\s+)?(?:working\s+)?as\s+an?\s+(?P<v>[a-z][\w\- ]{2,40}?)"
+                       r"(?=[.,!;]|\s+(?:at|for|in|and)\b|$)")),
+    ("favorite", re.compile(r"\bmy\s+favou?rite\s+(?P<a>[a-z][\w ]{1,30}?)\s+(?:is|are)\s+(?P<v>[\w' \-]{2,40}?)"
+                            r"(?=[.,!;]|$)", re.I)),
+]
+
+
+def attribute_of(sentence: str) -> tuple[str, str] | None:
+    """(attribute, value) when the sentence states a superseding attribute of its speaker."""
+    for name, rx in ATTRIBUTES:
+        m = rx.search(sentence)
+        if m:
+            attr = name
+            if "a" in rx.groupindex and m.group("a"):
+                attr = f"favorite {m.group('a').strip().lower()}"
+            return attr, " ".join(m.group("v").split()).strip().lower()
+    return None
+
+
+def fact_kind(sentence: str) -> str:
+    if _PREF_RE.search(sentence):
+        return "preference"
+    if _DECISION_RE.search(sentence):
+        return "decision"
+    return "event"
+
+
+def is_first_person(sentence: str) -> bool:
+    return bool(_FIRST_PERSON_RE.search(sentence))
+
+
+# --------------------------------------------------------------------------- relative dates
+
+_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+_NUMS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+         "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
+_REL_RE = re.compile(
+    r"\b(?P<e>yesterday|today|tonight|tomorrow|this morning|last night|"
+    r"last weekend|this weekend|next weekend|last week|next week|this week|"
+    r"last month|next month|this month|last year|next year|this year|"
+    r"last (?P<wd1>monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"(?P<n>\d+|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten)\s+"
+    r"(?P<u>day|days|week|weeks|month|months|year|years)\s+ago)\b", re.I)
+
+
+def _month_name(d: _dt.date) -> str:
+    return d.strftime("%B %Y")
+
+
+def _shift_month(d: _dt.date, n: int) -> _dt.date:
+    m = d.month - 1 + n
+    return _dt.date(d.year + m // 12, m % 12 + 1, 1)
+
+
+def resolve_expression(expr: str, day: _dt.date) -> str | None:
+    """What a relative date expression means on ``day`` ("last weekend" → "2023-05-06/07")."""
+    m = _REL_RE.fullmatch(expr.strip())
+    if not m:
+        return None
+    e = m.group("e").lower()
+    if e in ("yesterday", "last night"):
+        return (day - _dt.timedelta(days=1)).isoformat()
+    if e in ("today", "tonight", "this morning"):
+        return day.isoformat()
+    if e == "tomorrow":
+        return (day + _dt.timedelta(days=1)).isoformat()
+    if e.endswith("weekend"):
+        # Saturday of the relevant weekend.
+        sat_this = day + _dt.timedelta(days=(5 - day.weekday()) % 7)
+        if e.startswith("last"):
+            sat = day - _dt.timedelta(days=(day.weekday() - 5) % 7 or 7)
+        elif e.startswith("next"):
+            sat = sat_this if sat_this > day else sat_this + _dt.timedelta(days=7)
+            if (sat - day).days < 2:
+                sat += _dt.timedelta(days=7)
+        else:
+            sat = sat_this if day.weekday() < 5 else day - _dt.timedelta(days=day.weekday() - 5)
+        return f"weekend of {sat.isoformat()}"
+    if e.endswith("week"):
+        delta = {"last": -7, "next": 7, "this": 0}[e.split()[0]]
+        monday = day - _dt.timedelta(days=day.weekday()) + _dt.timedelta(days=delta)
+        return f"week of {monday.isoformat()}"
+    if e.endswith("month"):
+        delta = {"last": -1, "next": 1, "this": 0}[e.split()[0]]
+        return _month_name(_shift_month(day, delta))
+    if e.endswith("year"):
+        delta = {"last": -1, "next": 1, "this": 0}[e.split()[0]]
+        return str(day.year + delta)
+    if m.group("wd1"):
+        wd = _WEEKDAYS.index(m.group("wd1").lower())
+        back = (day.weekday() - wd) % 7 or 7
+        return (day - _dt.timedelta(days=back)).isoformat()
+    if m.group("u"):
+        raw = m.group("n").lower()
+        n = int(raw) if raw.isdigit() else _NUMS.get(raw, 1)
+        u = m.group("u").lower().rstrip("s")
+        if u == "day":
+            return (day - _dt.timedelta(days=n)).isoformat()
+        if u == "week":
+            return f"week of {(day - _dt.timedelta(days=7 * n + day.weekday())).isoformat()}"
+        if u == "month":
+            return _month_name(_shift_month(day, -n))
+        return str(day.year - n)
+    return None
+
+
+def resolve_relative_dates(sentence: str, day: str | None) -> str:
+    """Annotate relative date expressions with their absolute meaning:
+    "I adopted a dog last weekend" on 2023-05-08 → "… last weekend (weekend of 2023-05-06)"."""
+    if not day:
+        return sentence
+    try:
+        d = _dt.date.fromisoformat(day[:10])
+    except ValueError:
+        return sentence
+
+    def sub(m: re.Match[str]) -> str:
+        meaning = resolve_expression(m.group(0), d)
+        return f"{m.group(0)} ({meaning})" if meaning else m.group(0)
+
+    return _REL_RE.sub(sub, sentence)
+
+
+def strip_annotations(text: str) -> str:
+    """Remove the date annotations :func:`resolve_relative_dates` adds (for comparison)."""
+    return re.sub(r" \((?:weekend of |week of )?[\w\- ]{4,20}\)", "", text)

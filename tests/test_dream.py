@@ -1,0 +1,471 @@
+"""Dream: each phase on small transcripts, validation, verification, forget, corrections,
+and the S3 layer (git history in the bucket, lease, no empty commit, re-index)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.retrieval import cited_refs
+from brainfs.dream import core
+from brainfs.dream.core import correction_event, run_local
+from brainfs.dream.synth import DeterministicSynthesizer
+from brainfs.dream.text import resolve_expression, resolve_relative_dates
+from brainfs.dream.validate import CorpusView, validate_tree
+
+S1 = """---
+session: s1
+date: 2023-05-08T10:00:00
+participants: ["Mara", "Ana"]
+---
+
+[D1:1] Mara: Hi Ana! I adopted a dog last weekend. His name is Max and he is a beagle.
+
+[D1:2] Ana: Wow, congrats! Where did you find him?
+
+[D1:3] Mara: At the Kyoto Animal Shelter. I volunteer there with Sora City Lab on weekends.
+
+[D1:4] Ana: I love hiking in Kyoto. The trails near Arashiyama are beautiful in spring.
+
+[D1:5] Mara: I live in Osaka now, but I go to Kyoto every month for the shelter.
+
+[D1:6] Ana: I decided to join Sora City Lab next month as a designer.
+"""
+
+S2 = """---
+session: s2
+date: 2023-06-20T18:30:00
+participants: ["Mara", "Ana"]
+---
+
+[D2:1] Mara: Max learned to sit yesterday! He is the smartest beagle in Kyoto.
+
+[D2:2] Ana: Ha! How is the move going?
+
+[D2:3] Mara: I moved to Kyoto last week, so the shelter is now a short walk away.
+
+[D2:4] Ana: My first week at Sora City Lab was great. The team builds maps for wheelchair users.
+
+[D2:5] Mara: My favorite park is Maruyama Park because Max loves the ducks there.
+"""
+
+S3_ = """---
+session: s3
+date: 2023-07-02T09:00:00
+participants: ["Mara", "Ana"]
+---
+
+[D3:1] Ana: Sora City Lab shipped the wheelchair map for Kyoto yesterday.
+
+[D3:2] Mara: Max and I tested it on the walk to Maruyama Park.
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    return write(tmp_path / "tree", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+
+
+def pages(res) -> dict[str, str]:
+    return {p: t for p, t in res.staged.items() if p.startswith("knowledge/")}
+
+
+def view_of(root: Path, res) -> CorpusView:
+    from brainfs.dream.text import parse_transcript
+
+    def turns(p: str):
+        f = root / p
+        return {t.anchor for t in parse_transcript(p, f.read_text()).turns} if f.exists() else None
+
+    return CorpusView(lambda p: (root / p).exists() or p in res.staged, turns)
+
+
+# --------------------------------------------------------------------------- phases
+
+
+@pytest.mark.unit
+def test_summaries_and_session_index(tree: Path, tmp_path: Path) -> None:
+    res = run_local(tree, tmp_path / "staged")
+    assert not res.nothing_new and res.stats["sessions_read"] == 2
+    meta, body, bad = split_frontmatter(res.staged["sessions/s1/summary.md"])
+    assert not bad and meta["type"] == "summary" and meta["session"] == "s1"
+    assert meta["date"] == "2023-05-08" and meta["title"]
+    assert "[cite:1]" in body and meta["sources"][0].startswith("sessions/s1/transcript.md#D1:")
+    idx = res.staged["sessions/index.md"].splitlines()
+    assert idx[2].startswith("- s1 | 2023-05-08 | ") and idx[3].startswith("- s2 | 2023-06-20 | ")
+    # the staged tree is on disk, the corpus untouched
+    assert (tmp_path / "staged/knowledge/INDEX.md").exists() and not (tree / "knowledge").exists()
+    # deterministic: the same input renders the same bytes
+    again = run_local(tree, None)
+    assert again.staged == res.staged | {core.STATE_PATH: again.staged[core.STATE_PATH]}
+
+
+@pytest.mark.unit
+def test_relative_dates_resolve_against_session_date() -> None:
+    d = _dt.date(2023, 5, 8)  # a Monday
+    assert resolve_expression("yesterday", d) == "2023-05-07"
+    assert resolve_expression("last weekend", d) == "weekend of 2023-05-06"
+    assert resolve_expression("last week", d) == "week of 2023-05-01"
+    assert resolve_expression("last month", d) == "April 2023"
+    assert resolve_expression("two days ago", d) == "2023-05-06"
+    assert resolve_expression("last Friday", d) == "2023-05-05"
+    assert resolve_relative_dates("I adopted a dog last weekend.", "2023-05-08") == \
+        "I adopted a dog last weekend (weekend of 2023-05-06)."
+
+
+@pytest.mark.unit
+def test_facts_attach_to_subjects_with_citations(tree: Path) -> None:
+    res = run_local(tree, None)
+    ps = pages(res)
+    # subjects mentioned in ≥ 2 turns get pages; Osaka (once) and Arashiyama (once) do not
+    assert {"knowledge/mara.md", "knowledge/kyoto.md", "knowledge/max.md",
+            "knowledge/sora-city-lab.md"} <= set(ps)
+    assert "knowledge/osaka.md" not in ps and "knowledge/arashiyama.md" not in ps
+    mara = ps["knowledge/mara.md"]
+    meta = split_frontmatter(mara)[0]
+    assert meta["type"] == "person" and meta["updated"] == "2023-06-20"
+    refs = cited_refs(mara)
+    line = next(ln for ln in mara.splitlines() if "adopted a dog" in ln)
+    n = int(line.split("[cite:")[1].split("]")[0])
+    assert refs[n] == "sessions/s1/transcript.md#D1:1"
+    assert "last weekend (weekend of 2023-05-06)" in line
+    assert split_frontmatter(ps["knowledge/sora-city-lab.md"])[0]["type"] == "organization"
+    # every list item outside "Related" carries a citation; links resolve
+    assert not [p for p in res.problems if p.severity == "error"]
+    assert "[[kyoto]]" in mara and "## Related" in mara
+    # newer "moved to Kyoto" supersedes "live in Osaka", and the page says so
+    sup = mara.split("## Superseded")[1]
+    assert "live in Osaka" in sup and "superseded (lives in) on 2023-06-20" in sup
+    assert "live in Osaka" not in mara.split("## Superseded")[0]
+    # preferences get their own section
+    assert "## Preferences" in mara and "favorite park" in mara.split("## Preferences")[1].split("##")[0]
+
+
+@pytest.mark.unit
+def test_index_is_compact_and_capped(tmp_path: Path) -> None:
+    turns = []
+    for i in range(60):
+        turns.append(f"[D1:{2 * i + 1}] Mara: I met Person{i:02d} Alpha at the Big Hall today and we talked.")
+        turns.append(f"[D1:{2 * i + 2}] Ana: Person{i:02d} Alpha also wrote to me about the Big Hall plans.")
+    t = "---\nsession: s1\ndate: 2023-01-02\n---\n\n" + "\n\n".join(turns) + "\n"
+    root = write(tmp_path / "t", {"sessions/s1/transcript.md": t})
+    res = run_local(root, None, settings={"index_cap_tokens": 600, "max_facts_per_page": 20})
+    index = res.staged["knowledge/INDEX.md"]
+    assert (len(index) + 3) // 4 <= 600
+    assert "more pages with fewer mentions not listed" in index
+    assert index.count("\n- [[") < len(pages(res)) - 1
+    assert not [p for p in res.problems if p.code == "index-cap"]
+
+
+# --------------------------------------------------------------------------- validation
+
+
+GOOD = """---
+title: Kyoto
+type: place
+updated: '2023-06-20'
+sources:
+- sessions/s1/transcript.md#D1:4
+---
+
+# Kyoto
+
+- Ana: “I love hiking in Kyoto.” [cite:1]
+
+## Related
+
+- [[mara]] — Mara
+"""
+MARA = GOOD.replace("title: Kyoto", "title: Mara").replace("# Kyoto", "# Mara").replace("[[mara]] — Mara", "[[kyoto]]")
+
+BAD_PAGES = {
+    "frontmatter": GOOD.replace("---\ntitle", "title", 1),
+    "frontmatter-field": GOOD.replace("type: place\n", ""),
+    "sources": GOOD.replace("sources:\n- sessions/s1/transcript.md#D1:4\n", "sources: []\n"),
+    "cite-syntax": GOOD.replace("[cite:1]", "[cite: one]"),
+    "cite-unresolved": GOOD.replace("[cite:1]", "[cite:1] [cite:3]"),
+    "source-missing": GOOD.replace("sessions/s1/", "sessions/s9/"),
+    "source-turn": GOOD.replace("#D1:4", "#D1:99"),
+    "uncited-claim": GOOD.replace(" [cite:1]", ""),
+    "link-unresolved": GOOD.replace("[[mara]]", "[[nobody]]"),
+    "empty": GOOD.split("# Kyoto")[0] + "# Kyoto\n",
+}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("code", sorted(BAD_PAGES))
+def test_validation_rejects_each_malformed_page(code: str, tree: Path) -> None:
+    staged = {"knowledge/kyoto.md": BAD_PAGES[code], "knowledge/mara.md": MARA}
+    view = view_of(tree, type("R", (), {"staged": staged})())
+    good = validate_tree({"knowledge/kyoto.md": GOOD, "knowledge/mara.md": MARA}, view)
+    assert good == []
+    problems = validate_tree(staged, view)
+    assert code in {p.code for p in problems}, problems
+    p = next(p for p in problems if p.code == code)
+    assert p.path == "knowledge/kyoto.md" and len(p.message) > 10 and "\n" not in p.message
+
+
+@pytest.mark.unit
+def test_validation_duplicates_index_cap_and_cards(tree: Path) -> None:
+    view = view_of(tree, type("R", (), {"staged": {}})())
+    dup = {"knowledge/kyoto.md": GOOD, "knowledge/kyoto-2.md": GOOD, "knowledge/mara.md": MARA}
+    assert {"duplicate"} <= {p.code for p in validate_tree(dup, view)}
+    big = {"knowledge/INDEX.md": "- x\n" * 3000}
+    assert [p.code for p in validate_tree(big, view, index_cap_tokens=2000)] == ["index-cap"]
+    card = "---\ntype: correction\nscope: global\ncreated: 2024-01-01\nupdated: 2024-01-01\n---\n\nText\n"
+    codes = {p.code for p in validate_tree({"notes/corrections/a.md": card}, view)}
+    assert codes == {"frontmatter-field"}  # confidence is missing
+
+
+# --------------------------------------------------------------------------- verification
+
+
+class LyingSynthesizer(DeterministicSynthesizer):
+    """Writes one claim its citation does not support (as a careless LLM might)."""
+
+    name = "lying-v1"
+
+    def page(self, spec):
+        text = super().page(spec)
+        if spec.slug == "mara":
+            text = text.replace("I adopted a dog", "Quantum physicists rejected gravity theories instead of")
+        return text
+
+
+@pytest.mark.unit
+def test_semantic_verification_drops_unsupported_claims(tree: Path) -> None:
+    res = run_local(tree, None, synthesizer=LyingSynthesizer())
+    mara = res.staged["knowledge/mara.md"]
+    assert "Quantum" not in mara and "volunteer there" in mara
+    assert res.stats["rejected"] == 1 and 0 < res.stats["share_rejected"] < 0.1
+    assert any(p.code == "unsupported-claim" and p.path == "knowledge/mara.md" for p in res.problems)
+    honest = run_local(tree, None)
+    assert honest.stats["rejected"] == 0 and honest.stats["share_valid_citations"] == 1.0
+
+
+@pytest.mark.model
+def test_semantic_verification_with_the_real_embedder(tree: Path) -> None:
+    from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+
+    try:
+        emb = load_embedder()
+    except EmbedderUnavailable as e:
+        pytest.skip(str(e))
+    res = run_local(tree, None, synthesizer=LyingSynthesizer(), embedder=emb)
+    assert res.stats["verify_method"] == "embedding" and res.stats["verify_model_calls"] >= 1
+    assert res.stats["rejected"] == 1 and "Quantum" not in res.staged["knowledge/mara.md"]
+
+
+# --------------------------------------------------------------------------- forget, corrections, reruns
+
+
+@pytest.mark.unit
+def test_forget_request_removes_fact_everywhere(tree: Path) -> None:
+    first = run_local(tree, None, apply=True)
+    assert "knowledge/max.md" in first.staged and "Max" in first.staged["knowledge/INDEX.md"]
+    write(tree, {"forget/2023-07-01-max.md": "---\ncreated: 2023-07-01\n---\nMax\n"})
+    res = run_local(tree, None, apply=True)
+    deleted = [c for c in res.changes if c.action == "delete"]
+    assert [c.path for c in deleted] == ["knowledge/max.md"] and "forget" in deleted[0].reason
+    for p in list((tree / "knowledge").glob("*.md")) + list((tree / "sessions").glob("*/summary.md")):
+        assert "Max" not in p.read_text(), p
+    assert not (tree / "knowledge/max.md").exists()
+    assert res.stats["forgotten"] > 0
+    # a grown session does not bring the forgotten fact back
+    write(tree, {"sessions/s2/transcript.md": S2 + "\n[D2:6] Mara: Max got a new red collar from the Kyoto shop.\n"})
+    run_local(tree, None, apply=True)
+    assert "Max" not in (tree / "knowledge/kyoto.md").read_text()
+
+
+@pytest.mark.unit
+def test_correction_becomes_card_and_supersedes_older_card(tree: Path) -> None:
+    run_local(tree, None, apply=True)
+    t1 = _dt.datetime(2023, 7, 1, 12, tzinfo=_dt.timezone.utc)
+    p1, c1 = correction_event("Mara volunteers with Sora City Lab on Saturdays.", now=t1)
+    write(tree, {p1: c1})
+    r1 = run_local(tree, None, apply=True)
+    cards = sorted((tree / "notes/corrections").glob("*.md"))
+    assert len(cards) == 1
+    m1 = split_frontmatter(cards[0].read_text())[0]
+    assert m1["type"] == "correction" and m1["scope"] == "global" and "supersedes" not in m1
+    assert {"confidence", "created", "updated"} <= set(m1)
+    mara = (tree / "knowledge/mara.md").read_text()
+    assert "## Corrections" in mara and "Saturdays" in mara
+    assert any(c.path.startswith("notes/corrections/") and c.action == "add" for c in r1.changes)
+
+    t2 = _dt.datetime(2023, 7, 5, 12, tzinfo=_dt.timezone.utc)
+    p2, c2 = correction_event("Mara volunteers with Sora City Lab on Sundays, not on weekends.", now=t2)
+    write(tree, {p2: c2})
+    r2 = run_local(tree, None, apply=True)
+    cards = sorted((tree / "notes/corrections").glob("*.md"))
+    assert len(cards) == 2
+    newer = next(c for c in cards if "Sundays" in c.read_text())
+    older = next(c for c in cards if c != newer)
+    mn = split_frontmatter(newer.read_text())[0]
+    mo = split_frontmatter(older.read_text())[0]
+    assert mn["supersedes"] == f"notes/corrections/{older.name}"
+    assert mo["superseded_by"] == f"notes/corrections/{newer.name}" and mo["confidence"] < mn["confidence"]
+    mara = (tree / "knowledge/mara.md").read_text()
+    corr = mara.split("## Corrections")[1].split("##")[0]
+    assert "Sundays" in corr and "Saturdays" not in corr
+    # "not on weekends" supersedes the turn saying "on weekends"
+    assert "volunteer there with Sora City Lab on weekends" in mara.split("## Superseded")[1]
+    assert any("supersedes" in c.reason for c in r2.changes)
+    assert not [p for p in r2.problems if p.severity == "error"]
+
+
+@pytest.mark.unit
+def test_second_run_with_nothing_new_changes_nothing(tree: Path) -> None:
+    r1 = run_local(tree, None, apply=True)
+    assert r1.changes
+    r2 = run_local(tree, None, apply=True)
+    assert r2.nothing_new and r2.changes == []
+    r3 = run_local(tree, None, force=True)
+    assert [c.path for c in r3.changes] == [core.STATE_PATH]  # forced: same pages, no change
+
+
+@pytest.mark.unit
+def test_budget_defers_sessions_to_next_run(tree: Path) -> None:
+    write(tree, {"sessions/s3/transcript.md": S3_})
+    r1 = run_local(tree, None, apply=True, settings={"max_sessions_per_run": 2})
+    assert r1.stats["sessions_read"] == 2 and r1.deferred == ["s3"]
+    assert "s3" not in (tree / "sessions/index.md").read_text()
+    r2 = run_local(tree, None, apply=True, settings={"max_sessions_per_run": 2})
+    assert r2.stats["sessions_read"] == 1 and "s3" in (tree / "sessions/index.md").read_text()
+
+
+@pytest.mark.unit
+def test_graph_renders(tree: Path, tmp_path: Path) -> None:
+    from brainfs.dream.graph import render_graph, wiki_graph
+
+    res = run_local(tree, None)
+    g = wiki_graph(pages(res))
+    assert g.has_edge("mara", "kyoto") and g.has_edge("mara", "session:s1")
+    counts = render_graph(pages(res), tmp_path / "g.png")
+    assert counts["pages"] == len(pages(res)) - 1
+    assert (tmp_path / "g.png").read_bytes()[:4] == b"\x89PNG"
+
+
+# --------------------------------------------------------------------------- S3 layer
+
+
+def _upload(store, files: dict[str, str]) -> None:
+    for p, t in files.items():
+        store.put(p, t.encode())
+
+
+@pytest.mark.s3
+def test_s3_run_commits_uploads_and_reindexes(store, tmp_path: Path) -> None:
+    from brainfs.cache.recaller import INDEX_KEY
+    from brainfs.dream.sync import run_s3, wiki_log
+
+    _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+    dry = run_s3(store, tmp_path / "w", dry_run=True)
+    assert "+++ b/knowledge/mara.md" in dry.result.diff()
+    assert not [o for o in store.list() if o.path.startswith("knowledge/")]  # dry run wrote nothing
+
+    rep = run_s3(store, tmp_path / "w")
+    assert rep.commit and not rep.conflicts
+    listed = {o.path for o in store.list()}
+    assert {"knowledge/mara.md", "knowledge/INDEX.md", "sessions/s1/summary.md",
+            ".brainfs/dream-state.json", ".brainfs/wiki.bundle", INDEX_KEY} <= listed
+    assert ".brainfs/dream.lease" not in listed
+    log = wiki_log(store, tmp_path / "log")
+    assert len(log) == 1
+    msg = log[0][1]
+    assert msg.startswith("dream: ") and "A knowledge/mara.md — new page" in msg
+    assert "A sessions/s1/summary.md — new session s1" in msg
+
+    # nothing new: no run, no commit
+    again = run_s3(store, tmp_path / "w")
+    assert again.result.nothing_new and again.commit is None
+    forced = run_s3(store, tmp_path / "w", force=True)
+    assert forced.commit is None  # same wiki → no empty commit
+    assert len(wiki_log(store, tmp_path / "log2")) == 1
+
+    # a new session: one more commit, saying why
+    _upload(store, {"sessions/s3/transcript.md": S3_})
+    rep3 = run_s3(store, tmp_path / "w", reindex=False)
+    log = wiki_log(store, tmp_path / "log3")
+    assert len(log) == 2 and "new session s3" in log[0][1]
+    assert "s3" in store.get("sessions/index.md")[0].decode()
+
+
+@pytest.mark.s3
+def test_s3_concurrent_runs_one_waits_or_exits(store, tmp_path: Path) -> None:
+    from brainfs.dream.sync import LEASE_PATH, Lease, LeaseHeld, run_s3, wiki_log
+
+    _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+    # a lease held elsewhere → a second run exits with a clear message
+    holder = Lease(store, tmp_path / "other")
+    holder.acquire()
+    try:
+        with pytest.raises(LeaseHeld, match="another dream run is in progress"):
+            run_s3(store, tmp_path / "w1", reindex=False)
+    finally:
+        holder.release()
+    assert LEASE_PATH not in {o.path for o in store.list()}
+
+    # two runs at once with --wait: both finish, one after the other; nothing lost
+    _upload(store, {"sessions/s3/transcript.md": S3_})
+    results: dict[str, object] = {}
+
+    def go(name: str) -> None:
+        try:
+            results[name] = run_s3(store, tmp_path / "shared", wait=60, reindex=False)
+        except Exception as e:  # noqa: BLE001
+            results[name] = e
+
+    ts = [threading.Thread(target=go, args=(n,)) for n in ("a", "b")]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(120)
+    assert not [r for r in results.values() if isinstance(r, Exception)], results
+    reps = list(results.values())
+    assert sorted(r.result.nothing_new for r in reps) == [False, True]
+    assert len(wiki_log(store, tmp_path / "log")) == 1
+    idx = store.get("sessions/index.md")[0].decode()
+    assert all(f"- {s} |" in idx for s in ("s1", "s2", "s3"))
+    state = json.loads(store.get(".brainfs/dream-state.json")[0])
+    assert set(state["sessions"]) == {"s1", "s2", "s3"}
+
+
+@pytest.mark.s3
+def test_cli_correct_dream_graph(store, corpus, cfg, tmp_path: Path, monkeypatch, capsys) -> None:
+    from brainfs.fs.cli import main
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL", cfg.endpoint_url)
+    monkeypatch.setenv("BRAINFS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("BRAINFS_CONFIG", "/nonexistent")
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
+    _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+    url = str(corpus)
+    assert main(["correct", "Mara volunteers with Sora City Lab on Sundays, not on weekends.", url]) == 0
+    assert any(o.path.startswith("corrections/") for o in store.list())
+    assert main(["dream", url, "--dry-run", "--no-embed"]) == 0
+    out = capsys.readouterr().out
+    assert "+++ b/knowledge/mara.md" in out and "nothing written" in out
+    assert main(["dream", url, "--no-embed", "--no-index"]) == 0
+    out = capsys.readouterr().out
+    assert "A knowledge/mara.md" in out and "commit " in out
+    assert any(o.path.startswith("notes/corrections/") for o in store.list())
+    assert main(["dream", url, "--no-embed", "--no-index"]) == 0
+    assert "nothing new" in capsys.readouterr().out
+    assert main(["graph", url, "--out", str(tmp_path / "g.png")]) == 0
+    assert (tmp_path / "g.png").stat().st_size > 1000
+    assert main(["correct", "  ", url]) == 1
