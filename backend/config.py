@@ -75,6 +75,9 @@ class Config:
     preload_recent_transcripts: int = 20
     #: Largest single file a preload takes; bigger ones stay remote until asked for.
     preload_max_file_bytes: int = 8 * 1024**2
+    #: Take the preload from the packed object ``.brainfs/preload.pack`` when it is there
+    #: (one GET instead of one per file; entries whose ETag changed are fetched singly).
+    preload_pack: bool = True
 
     # --- mount ------------------------------------------------------------------------
     #: Kernel entry/attribute cache lifetime. Only this daemon changes the tree under the

@@ -284,22 +284,33 @@ class ObjectStore:
     def get_many(
         self,
         paths: Iterable[str],
-        on_result: Callable[[str, bytes | None, str, BackendError | None], None],
+        on_result: Callable[[str, Any, str, BackendError | None], None],
+        work: Callable[[str, bytes], Any] | None = None,
     ) -> None:
         """Fetch many objects in parallel (bounded by ``max_workers``).
 
-        ``on_result(path, data, etag, error)`` is called once per path from the calling
-        thread, as results complete, so the caller can write and record them without locks.
+        ``work(path, data)``, when given, runs in the worker thread right after the GET (so
+        per-file work such as writing to disk runs in parallel too) and its result replaces
+        the bytes. ``on_result(path, data_or_work_result, etag, error)`` is called once per
+        path from the calling thread, as results complete, so the caller records them
+        without locks.
         """
-        futures = {self._pool.submit(self.get, p): p for p in paths}
+
+        def one(p: str) -> tuple[Any, str]:
+            data, etag = self.get(p)
+            return (work(p, data) if work else data), etag
+
+        futures = {self._pool.submit(one, p): p for p in paths}
         for fut in as_completed(futures):
             p = futures[fut]
             try:
-                data, etag = fut.result()
+                out, etag = fut.result()
             except BackendError as e:
                 on_result(p, None, "", e)
+            except OSError as e:
+                on_result(p, None, "", e)  # type: ignore[arg-type]
             else:
-                on_result(p, data, etag, None)
+                on_result(p, out, etag, None)
 
     def conditional_writes(self) -> bool:
         """Whether the server honours If-None-Match / If-Match on PUT (probed once).

@@ -56,7 +56,8 @@ def download_index(store: ObjectStore, dest: Path) -> bool:
 
 
 def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
-                progress: Callable[[int, int], None] | None = None) -> dict:
+                progress: Callable[[int, int], None] | None = None,
+                cfg: Config | None = None) -> dict:
     """Refresh the index of the whole corpus and upload it (``brainfs index``)."""
     download_index(store, local)
     listing = [(o.path, o.etag) for o in store.list()
@@ -88,6 +89,12 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     store.put(INDEX_KEY, data)
     local.with_suffix(".etag").unlink(missing_ok=True)
     stats["index_bytes"] = len(data)
+    if cfg is not None:
+        # Whatever changed the corpus (a dream run, new sessions) changed what a mount
+        # preloads: keep the pack in step.
+        from .pack import build_pack
+
+        stats["pack"] = build_pack(store, cfg)
     stats["files_listed"] = len(listing)
     return stats
 

@@ -113,6 +113,37 @@ class CheckReport:
         )
 
 
+def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
+    """The working set a mount starts with: files matching the preload globs, then the
+    newest transcripts, while they fit in the preload budget (local or not)."""
+    chosen: list[str] = []
+    budget = cfg.preload_budget_bytes
+    ordered = sorted(rows, key=lambda r: r.path)
+    picked: set[str] = set()
+
+    def take(row: FileRow) -> None:
+        nonlocal budget
+        picked.add(row.path)
+        if row.size > cfg.preload_max_file_bytes or row.size > budget:
+            return
+        budget -= row.size
+        chosen.append(row.path)
+
+    for pattern in cfg.preload_globs:
+        for row in ordered:
+            if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
+                take(row)
+    transcripts = [r for r in ordered
+                   if r.path.startswith("sessions/") and r.path.endswith("/transcript.md")]
+    # Session ids start with their date, so path order is time order; mtime breaks ties
+    # for ids that do not.
+    transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)
+    for row in transcripts[: cfg.preload_recent_transcripts]:
+        if row.path not in picked:
+            take(row)
+    return chosen
+
+
 def parent_of(path: str) -> str:
     """Parent directory path ('' is the root)."""
     return posixpath.dirname(path)
@@ -397,34 +428,8 @@ class WorkingSet:
 
     def preload_plan(self) -> list[str]:
         """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
-        cfg = self.cfg
-        chosen: list[str] = []
-        budget = cfg.preload_budget_bytes
-        rows = sorted(self.files.values(), key=lambda r: r.path)
-
-        def take(row: FileRow) -> None:
-            nonlocal budget
-            if row.size > cfg.preload_max_file_bytes or row.size > budget:
-                return
-            budget -= row.size
-            if not row.is_local:
-                chosen.append(row.path)
-
-        picked = set()
-        for pattern in cfg.preload_globs:
-            for row in rows:
-                if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
-                    picked.add(row.path)
-                    take(row)
-        transcripts = [r for r in rows if r.path.startswith("sessions/") and r.path.endswith("/transcript.md")]
-        # Session ids start with their date, so path order is time order; mtime breaks ties
-        # for ids that do not.
-        transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)
-        for row in transcripts[: cfg.preload_recent_transcripts]:
-            if row.path not in picked:
-                picked.add(row.path)
-                take(row)
-        return chosen
+        return [p for p in select_preload(self.files.values(), self.cfg)
+                if not self.files[p].is_local]
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
@@ -437,22 +442,45 @@ class WorkingSet:
             raise CacheError("no backend")
         results: list[FetchResult] = []
 
-        def done(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:
+        def stage(path: str, data: bytes) -> tuple[int, str, str]:
+            tmp, h = self.blobs.stage(data, durable=False)
+            return len(data), h, tmp
+
+        def done(path: str, out, etag: str, err) -> None:
             if err is not None:
                 results.append(FetchResult(path, error=err))
             else:
-                assert data is not None
-                try:
-                    tmp, h = self.blobs.stage(data)
-                except OSError as e:
-                    results.append(FetchResult(path, error=e))
-                else:
-                    results.append(FetchResult(path, len(data), etag, h, tmp=tmp))
+                size, h, tmp = out
+                results.append(FetchResult(path, size, etag, h, tmp=tmp))
             if on_progress is not None:
                 on_progress(len(results))
 
-        self.store.get_many(list(paths), done)
+        self.store.get_many(list(paths), done, work=stage)
         return results
+
+    def fetch_pack(self, paths: Iterable[str]) -> tuple[list[FetchResult], list[str]]:
+        """Take what the packed preload object holds of ``paths`` in one GET (blocking; no
+        shared state touched). Returns (results, paths still to fetch one by one).
+
+        Only entries whose ETag equals the catalog's are used: a stale pack never serves
+        old content."""
+        from .pack import read_pack
+
+        want = {p: self.files[p].etag for p in paths if p in self.files}
+        results: list[FetchResult] = []
+        try:
+            pack = read_pack(self.store) if self.store is not None else None
+        except BackendError as e:
+            log.warning("preload pack unreadable, fetching files one by one: %s", e)
+            pack = None
+        if pack is None:
+            return results, list(want)
+        for path, etag, data in pack:
+            if want.get(path) == etag and etag:
+                tmp, h = self.blobs.stage(data, durable=False)
+                results.append(FetchResult(path, len(data), etag, h, tmp=tmp))
+                del want[path]
+        return results, list(want)
 
     def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
         """Record fetched files as local; returns the errors by path."""

@@ -334,6 +334,13 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
             return rep
         rep.commit = commit_history(store, res, workdir)
         upload(store, res, tree.paths(), rep)
+        # New pages and summaries are what mounts preload: refresh the packed preload.
+        from brainfs.cache.pack import build_pack
+
+        try:
+            build_pack(store, store.cfg)
+        except BackendError as e:
+            log.warning("preload pack not refreshed: %s", e)
         if reindex:
             from brainfs.cache.recaller import build_index
 

@@ -102,6 +102,11 @@ def cmd_import(args: argparse.Namespace) -> int:
     bar.close()
     print(f"imported {src} into {url}: {uploaded} uploaded, {unchanged} unchanged"
           + (f", {skipped_bad} refused names" if skipped_bad else ""))
+    if uploaded:
+        from brainfs.cache.pack import build_pack
+
+        stats = build_pack(store, cfg)
+        print(f"preload pack: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB")
     return 0
 
 
@@ -294,7 +299,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
-    stats = build_index(store, local, embedder, progress)
+    stats = build_index(store, local, embedder, progress, cfg=cfg)
     if bar is not None:
         bar.close()
     print(f"indexed {url}: {stats.get('files_indexed', 0)} files (re)indexed, "

@@ -99,14 +99,20 @@ class Daemon:
         log.info("listing: %s", sync)
         plan = ws.preload_plan()
         self.progress("preload", 0, len(plan))
-        results = ws.fetch(plan, on_progress=lambda n: self.progress("preload", n, len(plan)))
-        errors = ws.apply_fetched(results)
+        packed: list = []
+        rest = plan
+        if plan and self.cfg.preload_pack:
+            packed, rest = ws.fetch_pack(plan)
+            self.progress("preload", len(packed), len(plan))
+        results = ws.fetch(rest, on_progress=lambda n: self.progress("preload", len(packed) + n, len(plan)))
+        errors = ws.apply_fetched(packed + results)
         ws.evict()
         for p, e in list(errors.items())[:10]:
             log.warning("preload of %s failed: %s", p, e)
         t3 = time.monotonic()
         self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": t3 - t2,
-                        "preload_files": len(plan), "preload_errors": len(errors)}
+                        "preload_files": len(plan), "preload_from_pack": len(packed),
+                        "preload_errors": len(errors)}
         log.info("ready: %s", self.timings)
 
     def status(self) -> dict:

@@ -887,3 +887,20 @@ def test_unlink_during_first_upload_still_deletes_the_object(ws: WorkingSet, sto
     assert ws.flush() == 0
     with pytest.raises(NoSuchKey):
         store.get("notes/race.md")
+
+
+@s3
+def test_preload_pack_serves_only_current_entries(ws: WorkingSet, store: ObjectStore, cfg: Config) -> None:
+    from brainfs.cache.pack import build_pack, read_pack
+
+    seed(store, {"knowledge/a.md": b"A1", "knowledge/b.md": b"B1", "GUIDE.md": b"G"})
+    stats = build_pack(store, cfg)
+    assert stats["files"] == 3
+    assert sorted(p for p, _, _ in read_pack(store)) == ["GUIDE.md", "knowledge/a.md", "knowledge/b.md"]
+    store.put("knowledge/b.md", b"B2")          # the pack is now stale for b
+    ws.sync_listing(store.list())
+    got, rest = ws.fetch_pack(ws.preload_plan())
+    assert sorted(r.path for r in got) == ["GUIDE.md", "knowledge/a.md"]
+    assert rest == ["knowledge/b.md"]
+    ws.apply_fetched(got + ws.fetch(rest))
+    assert content(ws, "knowledge/a.md") == b"A1" and content(ws, "knowledge/b.md") == b"B2"
