@@ -78,6 +78,9 @@ class Config:
     #: Take the preload from the packed object ``.brainfs/preload.pack`` when it is there
     #: (one GET instead of one per file; entries whose ETag changed are fetched singly).
     preload_pack: bool = True
+    #: Declare the mount usable at once and preload while serving (a lookup of a file not
+    #: yet fetched fetches it on the spot, as for any remote file).
+    preload_in_background: bool = False
 
     # --- mount ------------------------------------------------------------------------
     #: Kernel entry/attribute cache lifetime. Only this daemon changes the tree under the

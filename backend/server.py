@@ -35,17 +35,26 @@ def rclone_binary() -> str:
 
 
 def serve_command(root: Path, host: str, port: int, cfg: Config) -> list[str]:
-    """The rclone command line serving ``root`` as S3 on host:port."""
-    access, secret, _ = cfg.credentials()
+    """The rclone command line serving ``root`` as S3 on host:port (no secret in it: see
+    :func:`serve_env`)."""
     return [
         rclone_binary(), "serve", "s3", str(root),
         "--addr", f"{host}:{port}",
-        "--auth-key", f"{access},{secret}",
         "--etag-hash", "MD5",
         # Keep the served directory as-is between tests: empty buckets stay buckets.
         "--no-cleanup",
         "--log-level", "ERROR",
     ]
+
+
+def serve_env(cfg: Config) -> dict[str, str]:
+    """rclone's environment, carrying the key pair: a command line is readable by every
+    local user in /proc, an environment only by the owner. rclone reads a flag's value from
+    ``RCLONE_<FLAG>``, as CSV (hence the quotes around "access,secret")."""
+    access, secret, _ = cfg.credentials()
+    env = dict(os.environ)
+    env["RCLONE_AUTH_KEY"] = '"' + f"{access},{secret}".replace('"', '""') + '"'
+    return env
 
 
 def wait_for_port(host: str, port: int, timeout: float, proc: subprocess.Popen | None = None) -> None:
@@ -82,6 +91,7 @@ class LocalS3:
         self.root.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             serve_command(self.root, self.host, self.port, self.cfg),
+            env=serve_env(self.cfg),
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
@@ -120,7 +130,8 @@ def free_port(host: str = "127.0.0.1") -> int:
 def serve_foreground(root: Path, port: int, host: str, cfg: Config) -> int:
     """Run rclone in the foreground until SIGINT/SIGTERM; forward the signal and wait."""
     root.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.Popen(serve_command(root, host, port, cfg), stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(serve_command(root, host, port, cfg), env=serve_env(cfg),
+                            stdin=subprocess.DEVNULL)
 
     def forward(signum: int, _frame: object) -> None:
         if proc.poll() is None:

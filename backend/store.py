@@ -90,6 +90,7 @@ class ObjectStore:
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_workers, thread_name_prefix="s3")
         self._cond_put: bool | None = None
         self._lock = threading.Lock()
+        self.skipped: list[tuple[str, str]] = []
 
     # -- errors ----------------------------------------------------------------------
     def _map(self, e: Exception, what: str) -> BackendError:
@@ -131,6 +132,9 @@ class ObjectStore:
         prefix = self.url.key(under.strip("/")) + "/" if under else (
             self.url.prefix + "/" if self.url.prefix else ""
         )
+        skipped: list[tuple[str, str]] = []
+        #: keys the last full listing could not represent (reported by ``brainfs status``)
+        self.skipped = skipped
         try:
             pages = self._client.get_paginator("list_objects_v2").paginate(
                 Bucket=self.url.bucket, Prefix=prefix
@@ -143,6 +147,7 @@ class ObjectStore:
                     problem = path_problem(path)
                     if problem:
                         log.warning("skipping object %r: %s", obj["Key"], problem)
+                        skipped.append((obj["Key"], problem))
                         continue
                     yield ObjectInfo(
                         path, int(obj["Size"]), _etag(obj.get("ETag")),

@@ -99,25 +99,48 @@ class Blobs:
                 shutil.copyfile(src, tmp)
         return tmp
 
-    def commit_shadow(self, path: str, shadow: str) -> tuple[int, str]:
-        """Make a written shadow the committed content of ``path``: fsync, hash, rename.
+    def seal_shadow(self, shadow: str) -> tuple[int, str]:
+        """fsync a written shadow and hash it (blocking); returns (size, hash).
 
-        Returns (size, hash). After this returns the new content survives a crash.
-        """
+        The shadow stays in ``tmp/`` until :meth:`install_shadow`: the catalog records the
+        new hash first, so a crash in between leaves a sealed shadow that the start-up
+        check recognises by its hash and installs."""
         fd = os.open(shadow, os.O_RDONLY)
         try:
             os.fsync(fd)
         finally:
             os.close(fd)
-        digest = file_hash(Path(shadow))
-        size = os.path.getsize(shadow)
+        return os.path.getsize(shadow), file_hash(Path(shadow))
+
+    def install_shadow(self, path: str, shadow: str) -> None:
+        """Make a sealed shadow the content of ``path`` (one rename)."""
         os.replace(shadow, self.location(path))
+
+    def sync_dir(self) -> None:
+        """fsync the data directory, so renames into it survive a power loss."""
         dfd = os.open(self.data, os.O_RDONLY)
         try:
             os.fsync(dfd)
         finally:
             os.close(dfd)
+
+    def commit_shadow(self, path: str, shadow: str) -> tuple[int, str]:
+        """Seal and install in one step (for callers with no catalog to update first)."""
+        size, digest = self.seal_shadow(shadow)
+        self.install_shadow(path, shadow)
+        self.sync_dir()
         return size, digest
+
+    def sealed_shadows(self) -> dict[str, Path]:
+        """Hash -> temp file, for every shadow left in ``tmp/`` (start-up check only)."""
+        out: dict[str, Path] = {}
+        for p in self.tmp.iterdir():
+            if p.name.startswith("write-"):
+                try:
+                    out[file_hash(p)] = p
+                except OSError:
+                    pass
+        return out
 
     def copy_as(self, src_path: str, dst_path: str) -> None:
         """Give ``dst_path`` the same content as ``src_path`` (used by rename)."""

@@ -297,6 +297,8 @@ class ContextItem:
     full_tokens: int = 0
     path: str = ""
     anchor: str = ""
+    #: why a recall hit is too weak to admit (decided after the duplicate check)
+    weak: str = ""
     #: True when ``text`` is the whole file body (a later chunk of it is a duplicate).
     whole: bool = False
 
@@ -762,9 +764,8 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                          kind=c.kind, stale=c.stale, score=c.score, rank=lane_ranks[lane],
                          updated=c.updated, path=p, anchor=c.anchor)
         if best > 0 and c.score < RELATIVE_FLOOR * best:
-            it.status = "skipped"
-            it.reason = (f"{lane} #{lane_ranks[lane]}: weak match, score {c.score:.4f} below "
-                         f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
+            it.weak = (f"{lane} #{lane_ranks[lane]}: weak match, score {c.score:.4f} below "
+                       f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
         by_lane[lane].append(it)
         # Supersession known only from the recalled card itself (e.g. a mount whose notes
         # listing is partial): read its frontmatter too.
@@ -778,7 +779,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     for it in by_lane["cards"]:
         cards_lane.append(it)
         newer = superseded_by.get(it.path)
-        if newer and newer not in cand_paths and it.status != "skipped":
+        if newer and newer not in cand_paths and it.status != "skipped" and not it.weak:
             ntext = source.read(newer)
             if ntext:
                 saved = len(b.items)
@@ -873,6 +874,9 @@ def _admit(items: list[ContextItem], avail: int, superseded_by: dict[str, str],
         if dup is not None:
             it.status = "skipped"
             it.reason += f" — skipped: duplicate of {dup.source} ({dup.lane})"
+            continue
+        if it.weak:
+            it.status, it.reason = "skipped", it.weak
             continue
         # 2. superseded
         newer = superseded_by.get(it.path)

@@ -18,8 +18,9 @@ Layout (``SCHEMA_VERSION`` 1)::
                  chunks.id; created when the first embedder is seen.
 
 Dense search. Measured on this machine (2 CPUs) over 100,000 × 384-d unit vectors, top-50:
-``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms
-(loading the matrix from vec0 once ≈ 0.85 s, redone lazily after writes). So numpy is the
+``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms idle,
+15 ms under load (loading the matrix from vec0 once ≈ 0.8 s, redone lazily after writes;
+``benchmarks/locomo_eval.py --dense-bench 100000`` reproduces it). So numpy is the
 default and vec0 KNN is kept as the fallback when the matrix would exceed
 ``NUMPY_MAX_BYTES`` (about 330k chunks) or numpy is unavailable.
 
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import apsw
 
-from .chunker import Chunk, chunk_file, decode, embed_text
+from .chunker import Chunk, chunk_file, decode, embed_text, embed_texts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -84,7 +85,7 @@ CREATE TABLE IF NOT EXISTS chunks(
     ordinal INTEGER NOT NULL,         -- position in the file
     vec INTEGER NOT NULL DEFAULT 0    -- 1 = vector present in chunks_vec, 0 = missing
 );
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_updated ON chunks(updated);
 """
 
@@ -164,8 +165,12 @@ class SearchIndex:
             self.conn.execute(_TRIGGERS)
             if fts_missing:
                 self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
-            self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', ?)",
-                              (f"bm25({', '.join(map(str, BM25_WEIGHTS))})",))
+            # The column weights live in FTS5's persistent config ('rank'), so ORDER BY rank
+            # uses them; written only when different, so a plain open stays read-only.
+            rank = f"bm25({', '.join(map(str, BM25_WEIGHTS))})"
+            have = self.conn.execute("SELECT v FROM chunks_fts_config WHERE k = 'rank'").fetchall()
+            if not have or have[0][0] != rank:
+                self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', ?)", (rank,))
             if self.meta("schema_version") is None:
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
             # A vector table that exists without the extension loaded cannot be read; one
@@ -286,7 +291,7 @@ class SearchIndex:
         vectors = None
         if use_vec and chunks:
             try:
-                vectors = embedder.embed([embed_text(c) for c in chunks])  # type: ignore[union-attr]
+                vectors = embedder.embed(embed_texts(chunks))  # type: ignore[union-attr]
             except Exception as e:  # noqa: BLE001 - keep the FTS part; vectors fill later
                 log.warning("embedding %s failed: %s", path, e)
         self._write_batch([(path, hash, chunks)], vectors)
@@ -367,7 +372,8 @@ class SearchIndex:
             if use_vec and all_chunks:
                 te = time.perf_counter()
                 try:
-                    vectors = embedder.embed([embed_text(c) for c in all_chunks])  # type: ignore[union-attr]
+                    texts = [t for _, _, cs in pending for t in embed_texts(cs)]
+                    vectors = embedder.embed(texts)  # type: ignore[union-attr]
                     stats["embedded"] += len(all_chunks)
                 except Exception as e:  # noqa: BLE001 - degrade to FTS-only, say so
                     log.warning("embedding failed, continuing without vectors: %s", e)
@@ -410,14 +416,19 @@ class SearchIndex:
         done = 0
         while True:
             with self._lock:
+                # The previous turn of the same file is the context a turn is embedded
+                # with (see chunker.embed_text); fetch it alongside.
                 rows = self.conn.execute(
-                    "SELECT id, kind, title, heading, speaker, text FROM chunks WHERE vec = 0 "
-                    "ORDER BY id LIMIT ?", (EMBED_BATCH,)).fetchall()
+                    "SELECT c.id, c.kind, c.title, c.heading, c.speaker, c.text, "
+                    "CASE WHEN c.kind = 'turn' AND p.kind = 'turn' THEN p.text END "
+                    "FROM chunks c LEFT JOIN chunks p ON p.path = c.path AND p.ordinal = c.ordinal - 1 "
+                    "WHERE c.vec = 0 ORDER BY c.id LIMIT ?", (EMBED_BATCH,)).fetchall()
             if not rows:
                 return done
-            items = [dict(zip(("id", "kind", "title", "heading", "speaker", "text"), r)) for r in rows]
+            items = [dict(zip(("id", "kind", "title", "heading", "speaker", "text", "previous"), r))
+                     for r in rows]
             try:
-                vecs = embedder.embed([embed_text(it) for it in items])
+                vecs = embedder.embed([embed_text(it, it["previous"]) for it in items])
             except Exception as e:  # noqa: BLE001
                 log.warning("embedding failed while filling vectors: %s", e)
                 return done

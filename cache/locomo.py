@@ -30,6 +30,7 @@ builder (dream) and a wiki passage counts for the turns its own ``[cite:N]`` cla
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import re
 import sys
@@ -41,7 +42,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .embedder import Embedder, load_embedder, token_counter
 from .index import SearchIndex
-from .retrieval import ADJUST, FUSION, RRF_K, STRICT_FIRST, cited_refs, cites_in, recall
+from . import retrieval as _rt
+from .retrieval import cited_refs, cites_in, recall
 
 if TYPE_CHECKING:
     import numpy as np
@@ -136,6 +138,10 @@ def turn_session(dia_id: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _content_hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
 # --------------------------------------------------------------------------- retrievers
 
 @dataclass(frozen=True)
@@ -168,14 +174,20 @@ Retriever = Callable[[str, int], list[Passage]]
 RetrieverFactory = Callable[[ConversationContext], Retriever]
 
 
-def passage_turns(ref: str, text: str, tree: dict[str, str]) -> frozenset[str]:
+def passage_turns(ref: str, text: str, tree: dict[str, str],
+                  sources_cache: dict[str, dict[int, str]] | None = None) -> frozenset[str]:
     """Turns a passage counts for: a transcript turn counts for itself; any other passage
     for the transcript turns its own ``[cite:N]`` markers cite (resolved through its file's
-    frontmatter ``sources``)."""
+    frontmatter ``sources``; pass a dict as ``sources_cache`` to parse each file once)."""
     path, _, anchor = ref.partition("#")
     if _REF_TURN_RE.search(ref) and anchor:
         return frozenset([anchor])
-    refs = cited_refs(tree.get(path, ""))
+    if sources_cache is None:
+        refs = cited_refs(tree.get(path, ""))
+    else:
+        if path not in sources_cache:
+            sources_cache[path] = cited_refs(tree.get(path, ""))
+        refs = sources_cache[path]
     turns = set()
     for n in cites_in(text):
         target = refs.get(n, "")
@@ -189,21 +201,23 @@ class ModeMismatch(RuntimeError):
     """A retriever answered in another mode than asked (a part of the index is missing)."""
 
 
-def index_retriever(mode: str) -> RetrieverFactory:
-    """Factory for brainfs recall over the conversation's index in ``mode``."""
+def index_retriever(mode: str, **recall_kwargs: Any) -> RetrieverFactory:
+    """Factory for brainfs recall over the conversation's index in ``mode`` (extra keyword
+    arguments go to :func:`recall`, e.g. ``rrf_k`` for an ablation)."""
 
     def factory(ctx: ConversationContext) -> Retriever:
         def retrieve(question: str, k: int) -> list[Passage]:
             res = recall(ctx.index, question, k=k, embedder=ctx.embedder, now=ctx.now,
-                         max_chars=EVAL_MAX_CHARS, mode=mode)
+                         max_chars=EVAL_MAX_CHARS, mode=mode, **recall_kwargs)
             if res.mode != mode:
-                # Scoring a degraded retriever under another's name would be a lie; the
-                # only legitimate degradation is "no keyword match" for BM25 → recent.
+                # Scoring a degraded retriever under another's name would be a lie. The one
+                # legitimate case is a question with no keyword in the corpus: BM25 then
+                # answers "recent" and hybrid "dense" — that *is* those retrievers' answer.
+                # Counted in degraded_queries.
                 if not (mode == "sparse" and res.mode == "recent") and not (
                         mode == "hybrid" and res.mode == "dense"):
                     raise ModeMismatch(f"{mode} answered as {res.mode}: {res.why}")
-                ctx.extra.setdefault("degraded", {}).setdefault(mode, 0)
-                ctx.extra["degraded"][mode] += 1
+                ctx.extra["degraded"] = True  # read and reset by evaluate() after each call
             return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, ctx.tree)) for c in res.cards]
 
         return retrieve
@@ -220,15 +234,22 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
     def factory(ctx: ConversationContext) -> Retriever:
         wiki = build_wiki(dict(ctx.tree))
         full = {**ctx.tree, **wiki}
+        # Start from a copy of the transcript index so the turns are not embedded twice;
+        # refresh then only adds the wiki pages (the transcripts' hashes are unchanged).
         ix = SearchIndex(ctx.workdir / "wiki.db")
-        ix.refresh([(p, str(hash(t))) for p, t in full.items()], lambda p: full[p].encode(),
+        with ix.conn.backup("main", ctx.index.conn, "main") as b:
+            while not b.done:
+                b.step(-1)
+        ix.refresh([(p, _content_hash(t)) for p, t in full.items()], lambda p: full[p].encode(),
                    ctx.embedder)
         ctx.extra.setdefault("closers", []).append(ix.close)
+        sources: dict[str, dict[int, str]] = {}  # YAML is slow: parse each page's sources once
 
         def retrieve(question: str, k: int) -> list[Passage]:
             res = recall(ix, question, k=k, embedder=ctx.embedder, now=ctx.now,
                          max_chars=EVAL_MAX_CHARS, mode=mode)
-            return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, full)) for c in res.cards]
+            return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, full, sources))
+                    for c in res.cards]
 
         return retrieve
 
@@ -265,7 +286,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
              retrievers: Iterable[str] = DEFAULT_RETRIEVERS,
              embedder: Embedder | None = None, progress: bool = False,
              extra_retrievers: dict[str, RetrieverFactory] | None = None,
-             ks: tuple[int, ...] = KS) -> dict[str, Any]:
+             ks: tuple[int, ...] = KS, conversations: Iterable[str] | None = None) -> dict[str, Any]:
     """Evaluate evidence recall@k on a LoCoMo-format file; returns the
     ``brainfs eval locomo --json`` object (see DESIGN.md) plus index and config details.
 
@@ -274,11 +295,15 @@ def evaluate(path: Path, limit_conversations: int | None = None,
     ("bm25", "dense", "hybrid"); ``extra_retrievers`` adds named factories (e.g.
     ``{"hybrid+wiki": wiki_retriever(dream_builder)}``). The embedder is loaded when a
     retriever needs it and none is given. ``progress`` prints one line per conversation
-    on stderr.
+    on stderr. ``conversations`` keeps only the samples with these ids (e.g. a held-out
+    subset), applied before ``limit_conversations``.
     """
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if isinstance(data, dict):
         data = [data]
+    if conversations is not None:
+        wanted = set(conversations)
+        data = [s for s in data if str(s.get("sample_id")) in wanted]
     if limit_conversations is not None:
         data = data[:limit_conversations]
     names = list(retrievers)
@@ -302,7 +327,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
 
     kmax = max(ks)
     # per retriever: list of (category, {metric: value})
-    rows: dict[str, list[tuple[int, dict[str, float]]]] = {n: [] for n in factories}
+    rows: dict[str, list[tuple[int, str, dict[str, float]]]] = {n: [] for n in factories}
     timing: dict[str, float] = {n: 0.0 for n in factories}
     degraded: dict[str, int] = {}
     n_questions = skipped = dropped_ids = 0
@@ -324,46 +349,48 @@ def evaluate(path: Path, limit_conversations: int | None = None,
 
         with tempfile.TemporaryDirectory(prefix="brainfs-locomo-") as tmp:
             ix = SearchIndex(Path(tmp) / "index.db")
-            st = ix.refresh([(p, str(hash(t))) for p, t in tree.items()],
-                            lambda p: tree[p].encode("utf-8"), qemb)
-            size = ix.stats()["bytes"]
-            index_stats["files"] += st["files_indexed"]
-            index_stats["chunks"] += st["chunks"]
-            index_stats["seconds"] += st["seconds"]
-            index_stats["embed_seconds"] += st["embed_seconds"]
-            index_stats["bytes"] += size
-            ctx = ConversationContext(conv_id, tree, ix, qemb, now, Path(tmp))
-            built = {n: f(ctx) for n, f in factories.items()}
-            for q in questions:
-                gold, nd = clean_evidence(q.get("evidence", []), valid)
-                dropped_ids += nd
-                if not gold:
-                    skipped += 1
-                    continue
-                n_questions += 1
-                gold_set = set(gold)
-                gold_sessions = {turn_session(g) for g in gold}
-                cat = int(q["category"])
-                for name, retrieve in built.items():
-                    t = time.perf_counter()
-                    passages = retrieve(str(q["question"]), kmax)
-                    timing[name] += time.perf_counter() - t
-                    sizes = tokens([p.text for p in passages])
-                    m: dict[str, float] = {}
-                    for k in ks:
-                        top = passages[:k]
-                        turns = set().union(*(p.turns for p in top)) if top else set()
-                        sess = set().union(*(p.sessions for p in top)) if top else set()
-                        m[f"turn@{k}"] = len(gold_set & turns) / len(gold_set)
-                        m[f"session@{k}"] = len(gold_sessions & sess) / len(gold_sessions)
-                        m[f"tokens@{k}"] = (sum(sizes[:k]) / len(top)) if top else 0.0
-                        m[f"context_tokens@{k}"] = float(sum(sizes[:k]))
-                    rows[name].append((cat, m))
-            for name, n in ctx.extra.get("degraded", {}).items():
-                degraded[name] = degraded.get(name, 0) + n
-            for close in ctx.extra.get("closers", []):
-                close()
-            ix.close()
+            ctx = None
+            try:
+                st = ix.refresh([(p, _content_hash(t)) for p, t in tree.items()],
+                                lambda p: tree[p].encode("utf-8"), qemb)
+                index_stats["files"] += st["files_indexed"]
+                index_stats["chunks"] += st["chunks"]
+                index_stats["seconds"] += st["seconds"]
+                index_stats["embed_seconds"] += st["embed_seconds"]
+                ctx = ConversationContext(conv_id, tree, ix, qemb, now, Path(tmp))
+                built = {n: f(ctx) for n, f in factories.items()}
+                for q in questions:
+                    gold, nd = clean_evidence(q.get("evidence", []), valid)
+                    dropped_ids += nd
+                    if not gold:
+                        skipped += 1
+                        continue
+                    n_questions += 1
+                    gold_set = set(gold)
+                    gold_sessions = {turn_session(g) for g in gold}
+                    cat = int(q["category"])
+                    for name, retrieve in built.items():
+                        t = time.perf_counter()
+                        passages = retrieve(str(q["question"]), kmax)
+                        timing[name] += time.perf_counter() - t
+                        if ctx.extra.pop("degraded", False):
+                            degraded[name] = degraded.get(name, 0) + 1
+                        sizes = tokens([p.text for p in passages])
+                        m: dict[str, float] = {}
+                        for k in ks:
+                            top = passages[:k]
+                            turns = set().union(*(p.turns for p in top)) if top else set()
+                            sess = set().union(*(p.sessions for p in top)) if top else set()
+                            m[f"turn@{k}"] = len(gold_set & turns) / len(gold_set)
+                            m[f"session@{k}"] = len(gold_sessions & sess) / len(gold_sessions)
+                            m[f"tokens@{k}"] = (sum(sizes[:k]) / len(top)) if top else 0.0
+                            m[f"context_tokens@{k}"] = float(sum(sizes[:k]))
+                        rows[name].append((cat, conv_id, m))
+            finally:
+                for close in (ctx.extra.get("closers", []) if ctx else []):
+                    close()
+                ix.close()  # checkpoints the WAL: the size below is the index at rest
+            index_stats["bytes"] += sum(f.stat().st_size for f in Path(tmp).glob("index.db*"))
         if progress:
             print(f"[locomo] {conv_id}: {len(tree)} sessions, {st['chunks']} turns indexed, "
                   f"{len(questions)} questions", file=sys.stderr, flush=True)
@@ -373,21 +400,26 @@ def evaluate(path: Path, limit_conversations: int | None = None,
 
     out_retrievers: dict[str, Any] = {}
     for name, rs in rows.items():
-        ms = [m for _, m in rs]
+        ms = [m for _, _, m in rs]
         entry: dict[str, Any] = {"turn": block(ms, "turn"), "session": block(ms, "session"),
                                  "by_category": {}}
         for cat in sorted(CATEGORIES):
-            cms = [m for c, m in rs if c == cat]
+            cms = [m for c, _, m in rs if c == cat]
             if cms:
                 entry["by_category"][str(cat)] = {"name": CATEGORIES[cat], "questions": len(cms),
                                                   "turn": block(cms, "turn"),
                                                   "session": block(cms, "session")}
+        entry["by_conversation"] = {}
+        for cid in dict.fromkeys(c for _, c, _ in rs):
+            cms = [m for _, c, m in rs if c == cid]
+            entry["by_conversation"][cid] = {"questions": len(cms), "turn": block(cms, "turn"),
+                                             "session": block(cms, "session")}
         for k in ks:
             entry[f"tokens@{k}"] = round(_mean([m[f"tokens@{k}"] for m in ms]), 1)
         for k in ks:
             entry[f"context_tokens@{k}"] = round(_mean([m[f"context_tokens@{k}"] for m in ms]), 1)
         entry["ms_per_query"] = round(1000 * timing[name] / max(1, len(ms)), 2)
-        entry["degraded_queries"] = degraded.get(RETRIEVER_MODES.get(name, name), 0)
+        entry["degraded_queries"] = degraded.get(name, 0)
         out_retrievers[name] = entry
 
     secs = index_stats["seconds"]
@@ -400,7 +432,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
         "retrievers": out_retrievers,
         "index": {**{k: round(v, 3) if isinstance(v, float) else v for k, v in index_stats.items()},
                   "chunks_per_s": round(index_stats["chunks"] / secs, 1) if secs else 0.0},
-        "config": {"fusion": f"{FUSION}(k={RRF_K})+{ADJUST}", "strict_first": STRICT_FIRST,
+        "config": {"fusion": f"{_rt.FUSION}(k={_rt.RRF_K})+{_rt.ADJUST}", "strict_first": _rt.STRICT_FIRST,
                    "embedder": embedder.name if embedder is not None else None,
                    "data": Path(path).name},
     }

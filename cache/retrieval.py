@@ -8,21 +8,34 @@ chain degrades instead of failing — hybrid → dense → sparse → recent —
 
 Formulas (named and versioned so a stored score can be traced to the code that made it):
 
-``rrf-v1``  fused(d) = Σ_r W_r / (RRF_K + rank_r(d)), rank 1-based within each list,
-            RRF_K = 60 (Cormack et al. 2009), W_dense = W_bm25 = 1. A list that does not
-            contain d contributes nothing. Single-retriever modes use the same formula with
-            one list, so scores stay on one scale.
+``rrf-v1``  fused(d) = Σ_r W_r / (RRF_K + rank_r(d)), rank 1-based within each list of
+            at most max(50, 5·k) candidates, RRF_K = 10, W_dense = W_bm25 = 1. A list
+            that does not contain d contributes nothing. Single-retriever modes use the
+            same formula with one list, so scores stay on one scale.
+            Why 10 and not the customary 60: k=60 (Cormack et al. 2009) was chosen for
+            fusing many 1,000-deep TREC runs judged by MAP. We fuse two lists to fill a
+            handful of cards, and with k=60 the tails weigh almost as much as the heads —
+            a chunk ranked 50th by both lists (2/110) beats one ranked 1st by one list
+            (1/61) — which in a small corpus (one LoCoMo conversation: 400–700 turns, so
+            a 100-deep list is a fifth of it) rewards agreement among mediocre matches.
+            Chosen on LoCoMo conv-26 and conv-30 and checked on the held-out conv-41/42/43
+            (hybrid turn recall@5 there: 0.574 with k=60, 0.631 with k=10, BM25 alone
+            0.567); see benchmarks/results/locomo.md.
 ``adj-v1``  score(d) = fused(d) × (0.75 + 0.25·confidence) × (0.9 + 0.1·0.5^(age_days/180))
-            Confidence and recency are tie-breakers, not overrides: with RRF a step of one
-            rank near the top is ~1.6 %, so a card at 50 % confidence (×0.875) drops a few
-            places below a certain one, and a year-old card (×0.92) a few places below one
-            written today; a clearly better match still wins. Undated chunks get the
-            factor of a 180-day-old one (×0.95): unknown age is neither fresh nor ancient.
+            Confidence and recency are tie-breakers, not overrides: near the top of the
+            fused list one rank is worth 5–8 %, so a card at 50 % confidence (×0.875)
+            falls a couple of places below a certain one and a year-old card (×0.92) a
+            place or two below one written today; a clearly better match still wins.
+            Undated chunks get the factor of a 180-day-old one (×0.95): unknown age is
+            neither fresh nor ancient.
 
 FTS5 queries are never built from raw user text: terms are extracted with the same notion
 of a token as the ``unicode61`` tokenizer (letters and digits), stopwords dropped, each term
 double-quoted, then joined with OR. As basic-memory does, a strict AND of the same terms can
 run first with the relaxed OR filling the remainder (``STRICT_FIRST``).
+
+Dense search embeds the raw query; a turn is embedded with the turn it replies to as
+context (see ``chunker.embed_text``).
 """
 
 from __future__ import annotations
@@ -46,7 +59,7 @@ log = logging.getLogger(__name__)
 
 FUSION = "rrf-v1"
 ADJUST = "adj-v1"
-RRF_K = 60
+RRF_K = 10
 WEIGHTS = {"dense": 1.0, "bm25": 1.0}
 #: Half-life (days) of the recency factor and its floor: see ``adj-v1`` above.
 RECENCY_HALF_LIFE_DAYS = 180.0
@@ -55,11 +68,12 @@ CONFIDENCE_FLOOR = 0.75
 #: Each retriever contributes this many candidates (at least) to the fusion: deep enough
 #: that a chunk ranked modestly by both lists can surface, cheap at 100k chunks.
 MIN_DEPTH = 50
-#: Run a strict AND query first, then fill with OR (basic-memory's approach). Off by
-#: default: on LoCoMo (see benchmarks/results/locomo.md) BM25's own OR ranking already
-#: puts chunks matching more terms first, and AND-first cost recall — an AND hit on
-#: common words outranked OR hits on the rare, decisive term.
-STRICT_FIRST = False
+DEPTH_PER_K = 5
+#: Run a strict AND query first, then fill with OR (basic-memory's approach): a chunk
+#: holding every term is a better keyword match than BM25's OR ranking alone may show
+#: when one common term is repeated. Measured on LoCoMo: +0.4 pt BM25 recall@5, hybrid
+#: unchanged; costs one more FTS query.
+STRICT_FIRST = True
 MAX_TERMS = 32
 
 MODES = ("auto", "hybrid", "dense", "sparse", "recent")
@@ -155,7 +169,7 @@ class RecallResult:
     timings: dict[str, float]
     why: str = ""
     terms: list[str] = field(default_factory=list)
-    fusion: str = f"{FUSION}+{ADJUST}"
+    fusion: str = f"{FUSION}(k={RRF_K})+{ADJUST}"
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
@@ -172,9 +186,10 @@ def truncate(text: str, max_chars: int) -> tuple[str, bool]:
         return text, False
     limit = max(1, max_chars - 1)  # room for the ellipsis
     cut = text[:limit]
-    space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
-    if space >= limit // 2:
-        cut = cut[:space]
+    if not text[limit].isspace():  # the cut falls inside a word: back up to its start
+        space = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+        if space >= limit // 2:  # …unless that word is huge (a URL, a hash): cut hard
+            cut = cut[:space]
     return cut.rstrip(" \t\n,;:-—") + "…", True
 
 
@@ -234,9 +249,10 @@ def adjust_factor(confidence: float | None, days: float | None) -> float:
 
 
 def rrf(lists: dict[str, list[int]], weights: dict[str, float] | None = None,
-        k: int = RRF_K) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+        k: int | None = None) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
     """Reciprocal rank fusion (``rrf-v1``): ids → fused score, and ids → {list: rank}."""
     weights = weights or WEIGHTS
+    k = RRF_K if k is None else k
     scores: dict[int, float] = {}
     ranks: dict[int, dict[str, int]] = {}
     for name, ids in lists.items():
@@ -262,14 +278,15 @@ def _sparse(index: SearchIndex, terms: list[str], depth: int) -> list[int]:
 
 def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | None = None,
            now: _dt.datetime | None = None, stale_days: int = 180, max_chars: int = 800,
-           mode: str = "auto") -> RecallResult:
+           mode: str = "auto", rrf_k: int | None = None) -> RecallResult:
     """Recall the ``k`` best passages for ``query`` as cards.
 
     ``mode``: "auto"/"hybrid" (dense + BM25 fused), "dense", "sparse" or "recent"; a mode
     whose parts are unavailable degrades down the chain hybrid → dense → sparse → recent,
     and the result says which mode answered and why. ``now`` (default: current UTC time)
     anchors freshness and recency; ``stale_days`` sets the stale flag; card text is cut to
-    ``max_chars`` at a word boundary. Never raises on hostile query text.
+    ``max_chars`` at a word boundary; ``rrf_k`` overrides ``RRF_K`` (for ablations).
+    Never raises on hostile query text.
     """
     if mode not in MODES:
         raise ValueError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
@@ -278,7 +295,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if now.tzinfo is None:
         now = now.replace(tzinfo=_dt.timezone.utc)
     k = max(1, int(k))
-    depth = max(MIN_DEPTH, 5 * k)
+    depth = max(MIN_DEPTH, DEPTH_PER_K * k)
     terms = query_terms(query)
     timings = {"embed_ms": 0.0, "search_ms": 0.0}
     notes: list[str] = []
@@ -343,7 +360,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if answered == "recent":
         ids = index.recent(depth)
         lists = {"recent": ids}
-    fused, ranks = rrf(lists)
+    fused, ranks = rrf(lists, k=rrf_k)
     rows = index.chunks_by_id(fused)
     scored: list[tuple[float, int]] = []
     for cid, base in fused.items():
@@ -387,7 +404,8 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
             score=round(score, 6), reason=reason, ranks=dict(r), matched_terms=mterms,
             updated=updated, speaker=row["speaker"], chunk_id=cid))
     timings = {key: round(v, 2) for key, v in timings.items()}
-    return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms)
+    return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms,
+                        fusion=f"{FUSION}(k={rrf_k or RRF_K})+{ADJUST}")
 
 
 # --------------------------------------------------------------------------- synthesis

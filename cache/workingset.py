@@ -100,6 +100,7 @@ class CheckReport:
     journal_dropped: list[str] = field(default_factory=list)
     orphans_removed: int = 0
     corrupt_dirty: list[str] = field(default_factory=list)
+    commits_completed: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line for the log."""
@@ -109,6 +110,7 @@ class CheckReport:
             f"{len(self.journal_added)} journal entries restored, "
             f"{len(self.journal_dropped)} stale journal entries dropped, "
             f"{self.orphans_removed} orphan blobs removed, "
+            f"{len(self.commits_completed)} interrupted commits completed, "
             f"{len(self.corrupt_dirty)} unrecoverable dirty files"
         )
 
@@ -305,7 +307,7 @@ class WorkingSet:
             "pending_uploads": len(self.catalog.journal()),
             "local_bytes": self.local_bytes,
             "cache_budget_bytes": self.cfg.cache_budget_bytes,
-            "skipped_keys": len(self.skipped),
+            "skipped_keys": len(self.skipped) + len(self.store.skipped if self.store else []),
             "backend": dict(self.health),
         }
 
@@ -316,7 +318,17 @@ class WorkingSet:
         Never serves a damaged copy: a clean file whose bytes do not hash to the catalog's
         value goes back to 'remote' (refetched on next use); a dirty one is reported.
         """
-        rep = CheckReport(temp_files_removed=self.blobs.sweep())
+        rep = CheckReport()
+        # A crash between a write's journal commit and its rename leaves the sealed shadow
+        # in tmp/: finish that commit rather than lose the write.
+        unfinished = {r.hash: r for r in self.files.values()
+                      if r.state == "dirty" and not self.blobs.verify(r.path, r.hash, r.size)}
+        if unfinished:
+            for digest, tmp in self.blobs.sealed_shadows().items():
+                if digest in unfinished:
+                    self.blobs.install_shadow(unfinished[digest].path, str(tmp))
+                    rep.commits_completed.append(unfinished[digest].path)
+        rep.temp_files_removed = self.blobs.sweep()
         journal = {j.path: j for j in self.catalog.journal()}
         with self.catalog.transaction() as db:
             for row in list(self.files.values()):
@@ -596,14 +608,23 @@ class WorkingSet:
             self.catalog.journal_put(db, path, "put", row.hash, base)
         return row
 
-    def apply_commit(self, path: str, size: int, digest: str) -> FileRow:
-        """Record a committed write: the file is dirty and journaled for upload."""
+    def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None) -> FileRow:
+        """Record a committed write: the file is dirty and journaled for upload.
+
+        With ``shadow`` (sealed by :meth:`Blobs.seal_shadow`), the journal row commits
+        *before* the shadow replaces the content, and memory changes last: if the catalog
+        cannot be written (disk full), this raises and the old content stays as it was.
+        """
         row = self.files[path]
-        self._set_state(row, "dirty", size)
-        row.hash, row.mtime, row.atime = digest, time.time(), time.time()
+        now = time.time()
+        new = FileRow(path, size, now, row.etag, digest, "dirty", row.pinned, now)
         with self.catalog.transaction() as db:
-            self.catalog.put_files([row], db)
+            self.catalog.put_files([new], db)
             self.catalog.journal_put(db, path, "put", digest, row.etag)
+        if shadow is not None:
+            self.blobs.install_shadow(path, shadow)
+        self._set_state(row, "dirty", size)
+        row.hash, row.mtime, row.atime = digest, now, now
         return row
 
     def unlink(self, path: str) -> None:

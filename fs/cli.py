@@ -43,6 +43,7 @@ def _config(args: argparse.Namespace) -> Config:
     return cfg.override(
         cache_dir=getattr(args, "cache_dir", None),
         preload_budget_bytes=getattr(args, "preload_budget", None),
+        preload_in_background=True if getattr(args, "preload_background", False) else None,
         allow_other=True if getattr(args, "allow_other", False) else None,
     )
 
@@ -185,6 +186,8 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         argv.append("--naive")
     if args.allow_other:
         argv.append("--allow-other")
+    if args.preload_background:
+        argv.append("--preload-background")
     with open(log_path, "ab") as logf:
         child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=logf,
                                  stderr=logf, start_new_session=True)
@@ -586,6 +589,8 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("mountpoint")
     mo.add_argument("--cache-dir", help="working-set directory (default: per corpus under ~/.cache/brainfs)")
     mo.add_argument("--preload-budget", type=int, help="bytes to preload at mount")
+    mo.add_argument("--preload-background", action="store_true",
+                    help="usable at once; the preload continues in the background")
     mo.add_argument("--foreground", action="store_true", help="stay in the foreground, log to stderr")
     mo.add_argument("--naive", action="store_true",
                     help="benchmark baseline: every operation is a remote request, no cache")

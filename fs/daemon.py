@@ -98,6 +98,12 @@ class Daemon:
         t2 = time.monotonic()
         log.info("listing: %s", sync)
         plan = ws.preload_plan()
+        if self.cfg.preload_in_background:
+            # Usable at once; _background_preload fills the working set while it serves.
+            self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": 0.0,
+                            "preload_files": 0, "preload_deferred": len(plan)}
+            log.info("ready (preload continues in the background): %s", self.timings)
+            return
         self.progress("preload", 0, len(plan))
         packed: list = []
         rest = plan
@@ -158,6 +164,8 @@ class Daemon:
             nursery.start_soon(self._uploader)
             nursery.start_soon(self._housekeeping)
             nursery.start_soon(self._relister)
+            if self.cfg.preload_in_background:
+                nursery.start_soon(self._background_preload)
             nursery.start_soon(self._wiki_history)
             assert self.recall is not None
             nursery.start_soon(self.recall.run)
@@ -178,66 +186,91 @@ class Daemon:
         limiter = trio.CapacityLimiter(8)
         while True:
             ops.upload_wake = trio.Event()
-            rows = ws.pending()
-            failed = False
-            if rows:
-                results = []
-
-                async def one(row, results=results) -> None:
-                    results.append(await trio.to_thread.run_sync(ws.upload, row, limiter=limiter))
-
-                async with trio.open_nursery() as n:
-                    for row in rows:
-                        n.start_soon(one, row)
-                for res in results:
-                    if not ws.apply_upload(res):
-                        failed = True
-                        continue
-                    if res.conflict_path:
-                        ops.invalidate([res.row.path])
-                    elif res.row.op == "put" and self.recall is not None:
-                        self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
-                    elif res.row.op == "delete" and self.recall and self.recall.recaller:
-                        self.recall.recaller.remove(res.row.path)
+            try:
+                rows, failed = await self._upload_pass(limiter)
+            except Exception as e:  # noqa: BLE001 - e.g. the catalog's disk is full: retry
+                log.warning("upload pass failed (will retry): %s", e)
+                rows, failed = [], True
             if failed:
                 with trio.move_on_after(self.cfg.upload_retry_seconds):
                     await ops.upload_wake.wait()
             elif not rows or ops.upload_wake.is_set():
                 await ops.upload_wake.wait()
 
+    async def _upload_pass(self, limiter: trio.CapacityLimiter) -> tuple[list, bool]:
+        """Upload what the journal holds once; returns (rows tried, whether any failed)."""
+        assert self.ops is not None and self.ws is not None
+        ops, ws = self.ops, self.ws
+        rows = ws.pending()
+        failed = False
+        if rows:
+            results = []
+
+            async def one(row, results=results) -> None:
+                results.append(await trio.to_thread.run_sync(ws.upload, row, limiter=limiter))
+
+            async with trio.open_nursery() as n:
+                for row in rows:
+                    n.start_soon(one, row)
+            for res in results:
+                if not ws.apply_upload(res):
+                    failed = True
+                    continue
+                if res.conflict_path:
+                    ops.changed.add(res.row.path)
+                    ops.invalidate([res.row.path])
+                elif res.row.op == "put" and self.recall is not None:
+                    self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
+                elif res.row.op == "delete" and self.recall and self.recall.recaller:
+                    self.recall.recaller.remove(res.row.path)
+        return rows, failed
+
+    async def _background_preload(self) -> None:
+        assert self.ws is not None and self.ops is not None
+        t0 = time.monotonic()
+        plan = self.ws.preload_plan()
+        errors = await self.ops.materialize(plan)
+        self.timings["preload_s"] = time.monotonic() - t0
+        self.timings["preload_files"] = len(plan)
+        self.timings["preload_errors"] = len(errors)
+        log.info("background preload done: %s", self.timings)
+
     async def _housekeeping(self) -> None:
         assert self.ws is not None
         while True:
             await trio.sleep(30)
-            self.ws.persist_atimes()
+            try:
+                self.ws.persist_atimes()
+            except Exception as e:  # noqa: BLE001 - a full disk must not end the mount
+                log.warning("housekeeping: %s", e)
 
     async def _relister(self) -> None:
         """See what others wrote: list again, reconcile, and drop stale kernel caches."""
         assert self.ws is not None and self.ops is not None
-        ws, ops = self.ws, self.ops
         while True:
             await trio.sleep(self.cfg.relist_seconds)
             try:
-                objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
-            except BackendError as e:
+                await self._relist_once()
+            except Exception as e:  # noqa: BLE001 - a failed relist is retried next period
                 log.warning("relist failed: %s", e)
-                continue
-            stats = ws.sync_listing(objs)
-            changes = ws.last_changes
-            if stats["added"] or stats["changed"] or stats["removed"]:
-                log.info("relist: %s", stats)
-            for path in changes["updated"] + changes["removed"]:
-                ino = ops.ino_of.get(path)
-                if ino is not None and path in changes["updated"]:
-                    # keep_cache means the kernel may hold the old bytes: drop them.
-                    await trio.to_thread.run_sync(_invalidate_inode, ino)
-            ops.invalidate(changes["removed"] + [p for p in changes["updated"] if p not in ops.ino_of])
-            # The working set keeps its shape: what was local comes back in its new version,
-            # and new files the preload rules want (dream's pages, summaries) come in.
-            wanted = changes["refetch"] + ws.preload_plan()
-            if wanted:
-                await ops.materialize(wanted)
-                ops.invalidate(wanted)
+
+    async def _relist_once(self) -> None:
+        assert self.ws is not None and self.ops is not None
+        ws, ops = self.ws, self.ops
+        objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
+        stats = ws.sync_listing(objs)
+        changes = ws.last_changes
+        if stats["added"] or stats["changed"] or stats["removed"]:
+            log.info("relist: %s", stats)
+        # keep_cache means the kernel may hold old bytes: the next open drops them.
+        ops.changed.update(changes["updated"])
+        ops.invalidate(changes["removed"] + [p for p in changes["updated"] if p not in ops.ino_of])
+        # The working set keeps its shape: what was local comes back in its new version,
+        # and new files the preload rules want (dream's pages, summaries) come in.
+        wanted = changes["refetch"] + ws.preload_plan()
+        if wanted:
+            await ops.materialize(wanted)
+            ops.invalidate(wanted)
 
     async def _wiki_history(self) -> None:
         """Fetch the wiki's git history (dream's bundle) so ``git log`` works in the mount."""
@@ -268,13 +301,6 @@ class Daemon:
         self.store.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
-
-
-def _invalidate_inode(ino: int) -> None:
-    try:
-        pyfuse3.invalidate_inode(ino)
-    except OSError:
-        pass  # the kernel no longer knows the inode: nothing cached to drop
 
 
 WIKI_BUNDLE = ".brainfs/wiki.bundle"

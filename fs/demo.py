@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from brainfs.backend.config import Config
-from brainfs.backend.server import serve_command, wait_for_port
+from brainfs.backend.server import serve_command, serve_env, wait_for_port
 
 STATE = Path(".demo")
 CORPUS = "s3://memory/demo"
@@ -47,8 +47,9 @@ def start_server(port: int) -> None:
         return
     STATE.mkdir(exist_ok=True)
     log = open(STATE / "s3.log", "ab")
-    proc = subprocess.Popen(serve_command(STATE / "s3", "127.0.0.1", port, Config()),
-                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+    cfg = Config.load()
+    proc = subprocess.Popen(serve_command(STATE / "s3", "127.0.0.1", port, cfg),
+                            env=serve_env(cfg), stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                             start_new_session=True)
     (STATE / "s3").mkdir(exist_ok=True)
     pidfile.write_text(str(proc.pid))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import functools
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -45,6 +46,9 @@ def to_errno(exc: BaseException) -> int:
     """The errno a caller sees for ``exc``."""
     if isinstance(exc, pyfuse3.FUSEError):
         return exc.errno
+    if isinstance(exc, sqlite3.OperationalError):
+        # The catalog shares the cache's disk: "database or disk is full" is ENOSPC.
+        return errno.ENOSPC if "full" in str(exc) else errno.EIO
     for cls, code in ERRNO_TABLE:
         if isinstance(exc, cls):
             return code

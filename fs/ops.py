@@ -31,7 +31,6 @@ from brainfs.cache.workingset import (
     INTERNAL_PREFIX,
     NotFound,
     WorkingSet,
-    commit_shadow,
 )
 
 from .errors import fuse_errors
@@ -61,6 +60,8 @@ class Shadow:
     tmp: str
     fd: int
     dirty: bool = False
+    #: a write that failed (ENOSPC): the shadow is incomplete and must never be committed
+    failed: OSError | None = None
 
 
 @dataclass
@@ -106,6 +107,9 @@ class Ops(pyfuse3.Operations):
         self.handles: dict[int, Handle | DirHandle] = {}
         self._next_fh = 1
         self.writing: dict[str, Shadow] = {}
+        #: paths whose content changed since the kernel last cached their pages: their next
+        #: read-only open drops the page cache (keep_cache off) instead of serving old bytes
+        self.changed: set[str] = set()
         self._inflight: dict[str, trio.Event] = {}
         self._fetch_errors: dict[str, Exception] = {}
         self.recent: OrderedDict[str, int] = OrderedDict()  # query -> virtual inode
@@ -248,10 +252,9 @@ class Ops(pyfuse3.Operations):
         elif parent_inode >= RECALL_INO:
             return self._virtual_lookup(parent_inode, os.fsdecode(name))
         path = self._child(parent_inode, name)
-        row = self.ws.files.get(path)
-        if row is not None and not row.is_local:
-            await self._ensure_local(path)
-        elif row is None and not self.ws.is_dir(path):
+        # Any corpus path resolves, local or not: the catalog knows its size. The content
+        # comes at open (so `stat` costs nothing, and overwriting needs no download).
+        if path not in self.ws.files and not self.ws.is_dir(path):
             raise pyfuse3.FUSEError(errno.ENOENT)
         return self._attrs(self._ino(path), path)
 
@@ -355,7 +358,7 @@ class Ops(pyfuse3.Operations):
         if row is None:
             raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
         writable = (flags & os.O_ACCMODE) != os.O_RDONLY
-        if not row.is_local:
+        if not row.is_local and not (writable and flags & os.O_TRUNC):
             await self._ensure_local(path)
         if writable or flags & os.O_TRUNC:
             shadow = await self._shadow(path, truncate=bool(flags & os.O_TRUNC))
@@ -366,9 +369,16 @@ class Ops(pyfuse3.Operations):
         self.handles[fh] = Handle(inode, writable)
         self.ws.open_count[path] += 1
         row.atime = time.time()
-        # keep_cache: the content only changes through this mount (which updates the page
-        # cache as it writes) or at mount start, so the kernel may keep it across opens.
-        return pyfuse3.FileInfo(fh=fh, keep_cache=True)
+        if writable:
+            # A writer works on a private shadow: direct I/O keeps its uncommitted bytes out
+            # of the page cache that readers share.
+            return pyfuse3.FileInfo(fh=fh, direct_io=True, keep_cache=False)
+        # keep_cache: pages stay valid across opens until the content changes; then
+        # ``changed`` makes this open drop them.
+        keep = path not in self.changed
+        if not keep:
+            self.changed.discard(path)
+        return pyfuse3.FileInfo(fh=fh, keep_cache=keep)
 
     @fuse_errors
     async def create(self, parent_inode: int, name: bytes, mode: int, flags: int,
@@ -383,7 +393,7 @@ class Ops(pyfuse3.Operations):
         self.handles[fh] = Handle(ino, True)
         self.ws.open_count[path] += 1
         self._wake_uploader()
-        return pyfuse3.FileInfo(fh=fh, keep_cache=True), self._attrs(ino, path)
+        return pyfuse3.FileInfo(fh=fh, direct_io=True, keep_cache=False), self._attrs(ino, path)
 
     @fuse_errors
     async def read(self, fh: int, off: int, size: int) -> bytes:
@@ -392,7 +402,8 @@ class Ops(pyfuse3.Operations):
         if h.virtual is not None:
             return h.virtual[off : off + size]
         path = self.path_of[h.ino]
-        shadow = self.writing.get(path)
+        # Readers see the last committed version, writers their own work in progress.
+        shadow = self.writing.get(path) if h.writable else None
         if shadow is not None:
             return os.pread(shadow.fd, size, off)
         if h.fd < 0:
@@ -410,9 +421,12 @@ class Ops(pyfuse3.Operations):
             raise pyfuse3.FUSEError(errno.EBADF)
         path = self.path_of[h.ino]
         shadow = self.writing.get(path) or await self._shadow(path, truncate=False)
-        n = os.pwrite(shadow.fd, buf, off)
         shadow.dirty = True
-        return n
+        try:
+            return os.pwrite(shadow.fd, buf, off)
+        except OSError as e:
+            shadow.failed = e
+            raise
 
     @fuse_errors
     async def flush(self, fh: int) -> None:
@@ -545,18 +559,21 @@ class Ops(pyfuse3.Operations):
     def _discard_shadow(self, path: str) -> None:
         shadow = self.writing.pop(path)
         os.close(shadow.fd)
-        try:
-            os.unlink(shadow.tmp)
-        except FileNotFoundError:
-            pass
+        _unlink_quiet(shadow.tmp)
 
     async def _commit(self, path: str) -> None:
         shadow = self.writing.pop(path)
+        os.close(shadow.fd)
         try:
-            size, digest = await trio.to_thread.run_sync(commit_shadow, self.ws.blobs, path, shadow.tmp)
-        finally:
-            os.close(shadow.fd)
-        self.ws.apply_commit(path, size, digest)
+            if shadow.failed is not None:
+                # Part of the new content never reached the disk: keep the old version.
+                raise shadow.failed
+            size, digest = await trio.to_thread.run_sync(self.ws.blobs.seal_shadow, shadow.tmp)
+            self.ws.apply_commit(path, size, digest, shadow.tmp)
+        except BaseException:
+            _unlink_quiet(shadow.tmp)
+            raise
+        self.changed.add(path)
         self._wake_uploader()
 
     def _drop_ino(self, path: str) -> None:
@@ -636,6 +653,13 @@ class Ops(pyfuse3.Operations):
         self.handles[fh] = Handle(inode, False, virtual=data)
         # direct_io: the size is unknown until the query ran, and each open runs it anew.
         return pyfuse3.FileInfo(fh=fh, direct_io=True)
+
+
+def _unlink_quiet(p: str) -> None:
+    try:
+        os.unlink(p)
+    except FileNotFoundError:
+        pass
 
 
 __all__ = ["Ops", "NotFound"]

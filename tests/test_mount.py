@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -305,3 +306,14 @@ def test_mount_sees_dream_pages_and_wiki_history(tmp_path: Path, corpus, cfg: Co
                           capture_output=True, text=True, timeout=60)
     assert diff.returncode == 0 and "sessions/index.md" in diff.stdout, diff.stdout + diff.stderr
     assert ".git" not in os.listdir(m2.mountpoint)
+
+
+def test_preload_in_background(seeded: Path, corpus, mounter) -> None:
+    m = mounter(corpus, args=["--preload-background"])
+    mp = m.mountpoint
+    # Usable at once: a path not fetched yet is fetched on lookup; the rest arrives.
+    assert (mp / "knowledge/kyoto.md").read_text() == TREE["knowledge/kyoto.md"]
+    wait_for(lambda: "summary.md" in os.listdir(mp / "sessions/2026-01-02-kyoto"),
+             what="background preload")
+    st = json.loads((mp / ".brainfs/status").read_text())
+    assert st["startup"]["preload_deferred"] >= 5 and st["startup"]["preload_errors"] == 0

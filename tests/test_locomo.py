@@ -1,0 +1,160 @@
+"""LoCoMo evaluation: conversion, evidence cleaning, metrics shape, the wiki hook."""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from brainfs.cache.chunker import chunk_file
+from brainfs.cache.locomo import (
+    CATEGORIES,
+    Passage,
+    clean_evidence,
+    conversation_tree,
+    evaluate,
+    parse_locomo_date,
+    passage_turns,
+    wiki_retriever,
+)
+
+DATA = Path("/work/shared/data/locomo/locomo-dev.json")
+needs_data = pytest.mark.skipif(not DATA.exists(), reason="LoCoMo dev split not present")
+
+SAMPLE = {
+    "sample_id": "conv-t",
+    "conversation": {
+        "speaker_a": "Ann", "speaker_b": "Bo",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a dog named Rex."},
+            {"speaker": "Bo", "dia_id": "D1:2", "text": "Nice!\nWhat breed?",
+             "blip_caption": "a photo of a dog on a couch"},
+        ],
+        "session_2_date_time": "10:04 am on 1 June, 2023",
+        "session_2": [
+            {"speaker": "Bo", "dia_id": "D2:1", "text": "I started pottery classes."},
+            {"speaker": "Ann", "dia_id": "D2:2", "text": "Rex learned to swim in the lake."},
+        ],
+    },
+    "qa": [
+        {"question": "What is the name of Ann's dog?", "answer": "Rex", "evidence": ["D1:1"], "category": 4},
+        {"question": "What did Rex learn?", "answer": "swim", "evidence": ["D2:2; D1:1"], "category": 1},
+        {"question": "What class did Bo start?", "answer": "pottery", "evidence": ["D:2:01"], "category": 4},
+        {"question": "Broken evidence", "answer": "x", "evidence": ["D", "D9:9"], "category": 2},
+        {"question": "Adversarial", "adversarial_answer": "x", "evidence": ["D1:1"], "category": 5},
+    ],
+}
+
+
+@pytest.mark.unit
+def test_dates_and_evidence_cleaning() -> None:
+    assert parse_locomo_date("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00"
+    assert parse_locomo_date("12:48 am on 1 February, 2023") == "2023-02-01T00:48:00"
+    assert parse_locomo_date("garbage") is None
+    valid = {"D8:6", "D9:17", "D30:5", "D11:26"}
+    assert clean_evidence(["D8:6; D9:17"], valid) == (["D8:6", "D9:17"], 0)
+    assert clean_evidence(["D30:05", "D:11:26"], valid) == (["D30:5", "D11:26"], 0)
+    assert clean_evidence(["D", "", "D10:19", "D8:6", "D8:6"], valid) == (["D8:6"], 2)
+
+
+@pytest.mark.unit
+def test_conversation_tree_is_the_transcript_form() -> None:
+    tree = conversation_tree(SAMPLE)
+    assert sorted(tree) == ["sessions/conv-t-s1/transcript.md", "sessions/conv-t-s2/transcript.md"]
+    text = tree["sessions/conv-t-s1/transcript.md"]
+    assert text.startswith("---\nsession: conv-t-s1\ndate: 2023-05-08T13:56:00\n")
+    assert 'participants: ["Ann", "Bo"]' in text
+    assert "\n\n[D1:1] Ann: I adopted a dog named Rex.\n\n[D1:2] Bo: Nice! What breed? " \
+           "[shared image: a photo of a dog on a couch]\n" in text
+    chunks = chunk_file("sessions/conv-t-s1/transcript.md", text)
+    assert [(c.anchor, c.speaker, c.created) for c in chunks] == [
+        ("D1:1", "Ann", "2023-05-08T13:56:00"), ("D1:2", "Bo", "2023-05-08T13:56:00")]
+
+
+@pytest.mark.unit
+def test_passage_turns_for_transcripts_and_cited_wiki_passages() -> None:
+    wiki = ("---\ntitle: Rex\ntype: entity\nsources:\n"
+            "  - sessions/conv-t-s1/transcript.md#D1:1\n"
+            "  - sessions/conv-t-s2/transcript.md#D2:2\n---\n"
+            "# Rex\n\nAnn's dog Rex [cite:1] learned to swim [cite:2].\n")
+    tree = {"knowledge/rex.md": wiki}
+    assert passage_turns("sessions/conv-t-s2/transcript.md#D2:2", "…", tree) == {"D2:2"}
+    assert passage_turns("knowledge/rex.md#rex", "Rex [cite:1] swims [cite:2]", tree) == {"D1:1", "D2:2"}
+    assert passage_turns("knowledge/rex.md#rex", "no citations here", tree) == frozenset()
+    assert Passage("x", "y", frozenset({"D2:2", "D10:1"})).sessions == {2, 10}
+
+
+class FakeEmbedder:
+    """Deterministic hashing embedder: plumbing only (the real model is tested below)."""
+
+    name = "test-fake-bow"
+    dim = 32
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out = np.full((len(texts), self.dim), 1e-3, dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z]+", t.lower()):
+                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.mark.unit
+def test_evaluate_counts_and_wiki_hook(tmp_path: Path) -> None:
+    path = tmp_path / "mini.json"
+    path.write_text(json.dumps([SAMPLE]))
+
+    def build_wiki(tree: dict[str, str]) -> dict[str, str]:
+        assert "sessions/conv-t-s1/transcript.md" in tree
+        return {"knowledge/rex.md": (
+            "---\ntitle: Rex\nsources:\n  - sessions/conv-t-s2/transcript.md#D2:2\n---\n"
+            "Rex, Ann's dog, learned to swim in the lake [cite:1].\n")}
+
+    res = evaluate(path, embedder=FakeEmbedder(),
+                   extra_retrievers={"hybrid+wiki": wiki_retriever(build_wiki)})
+    assert res["questions"] == 3 and res["skipped_questions"] == 1
+    assert res["dropped_evidence_ids"] == 2
+    assert set(res["retrievers"]) == {"bm25", "dense", "hybrid", "hybrid+wiki"}
+    # Two sessions of two turns: everything is within the top 5 of any retriever.
+    for name, r in res["retrievers"].items():
+        assert r["turn"]["recall@5"] == 1.0, name
+        assert r["session"]["recall@20"] == 1.0, name
+    assert res["retrievers"]["bm25"]["by_category"]["4"]["questions"] == 2
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """The real model, once per session (shared with other modules via load_embedder)."""
+    from brainfs.cache.embedder import load_embedder
+
+    return load_embedder()
+
+
+@needs_data
+@pytest.mark.model
+def test_end_to_end_on_a_slice_with_the_real_model(minilm) -> None:
+    res = evaluate(DATA, limit_conversations=1, limit_questions=30, embedder=minilm)
+    assert json.loads(json.dumps(res)) == res  # plain JSON
+    assert res["questions"] == 30 and res["conversations"] == 1
+    assert set(res["retrievers"]) == {"bm25", "dense", "hybrid"}
+    for name, r in res["retrievers"].items():
+        for level in ("turn", "session"):
+            assert set(r[level]) == {"recall@5", "recall@10", "recall@20"}
+            vals = [r[level][f"recall@{k}"] for k in (5, 10, 20)]
+            assert all(0.0 <= v <= 1.0 for v in vals), (name, level, vals)
+            assert vals == sorted(vals), "recall@k cannot fall as k grows"
+        # turn-level hits imply session-level hits
+        assert all(r["session"][f"recall@{k}"] >= r["turn"][f"recall@{k}"] for k in (5, 10, 20))
+        assert set(r["by_category"]) <= {str(c) for c in CATEGORIES}
+        for cat in r["by_category"].values():
+            assert set(cat) >= {"turn", "session", "questions"}
+        for k in (5, 10, 20):
+            assert 5 < r[f"tokens@{k}"] < 400  # a LoCoMo turn is a few dozen word pieces
+        assert r["degraded_queries"] == 0
+    assert res["retrievers"]["hybrid"]["turn"]["recall@20"] > 0
+    assert res["retrievers"]["hybrid"]["session"]["recall@20"] > 0.5
+    assert res["index"]["chunks"] == 419 and res["index"]["chunks_per_s"] > 0
