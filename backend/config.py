@@ -91,6 +91,9 @@ class Config:
     #: Seconds a write stays journaled before upload is attempted again after a failure.
     upload_retry_seconds: float = 5.0
     allow_other: bool = False
+    #: Run dream from the mount every this many seconds (0 = never; `brainfs dream` from
+    #: cron or by hand does the same). The lease in the bucket keeps it to one run at once.
+    dream_interval_seconds: float = 0.0
     #: How often a mount lists the corpus again to see what others (dream, another mount)
     #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
     relist_seconds: float = 60.0

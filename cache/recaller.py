@@ -117,6 +117,11 @@ class Recaller:
             self._index = SearchIndex(self.index_path)
         return self._index
 
+    @property
+    def loaded_embedder(self) -> Embedder | None:
+        """The model if it is loaded already (never loads it)."""
+        return self._embedder
+
     def embedder(self) -> Embedder | None:
         """The embedding model, or None when it cannot load (recall degrades to sparse)."""
         with self._lock:

@@ -166,6 +166,8 @@ class Daemon:
             nursery.start_soon(self._relister)
             if self.cfg.preload_in_background:
                 nursery.start_soon(self._background_preload)
+            if self.cfg.dream_interval_seconds > 0:
+                nursery.start_soon(self._dreamer)
             nursery.start_soon(self._wiki_history)
             assert self.recall is not None
             nursery.start_soon(self.recall.run)
@@ -224,6 +226,35 @@ class Daemon:
                 elif res.row.op == "delete" and self.recall and self.recall.recaller:
                     self.recall.recaller.remove(res.row.path)
         return rows, failed
+
+    async def _dreamer(self) -> None:
+        """Dream on a schedule: new sessions become summaries and wiki pages, which the
+        next relist brings into the working set; the refreshed index replaces ours."""
+        from brainfs.dream.sync import LeaseHeld, run_s3
+
+        assert self.recall is not None
+        workdir = self.cache_dir / "dream"
+        while True:
+            await trio.sleep(self.cfg.dream_interval_seconds)
+            try:
+                emb = await trio.to_thread.run_sync(self.recall.embedder_if_loaded)
+                rep = await trio.to_thread.run_sync(
+                    lambda: run_s3(self.store, workdir, embedder=emb, index_embedder=emb))
+            except LeaseHeld as e:
+                log.info("dream skipped: %s", e)
+                continue
+            except Exception as e:  # noqa: BLE001 - a failed run is retried next period
+                log.warning("dream failed: %s", e)
+                continue
+            if rep.result.nothing_new:
+                continue
+            log.info("dream: %d change(s), commit %s", len(rep.result.changes), rep.commit)
+            try:
+                await self._relist_once()
+                await self.recall.reload()
+                await trio.to_thread.run_sync(fetch_wiki_history, self.store, self.cache_dir)
+            except Exception as e:  # noqa: BLE001
+                log.warning("after dream: %s", e)
 
     async def _background_preload(self) -> None:
         assert self.ws is not None and self.ops is not None

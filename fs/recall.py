@@ -52,6 +52,28 @@ class RecallService:
         if self.recaller is not None and d.cfg.recall_warmup:
             await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
 
+    def embedder_if_loaded(self):
+        """The model if recall already loaded it (dream then verifies with it), else None:
+        a background dream must not be what pulls torch into a mount."""
+        r = self.recaller
+        return r.loaded_embedder if r is not None else None
+
+    async def reload(self) -> None:
+        """Take the bucket's index again (after a dream run refreshed it)."""
+        d = self.daemon
+        local = d.cache_dir / "index.sqlite"
+
+        def swap() -> None:
+            # Queries hold the same limiter, so none runs during the swap; the old
+            # connection keeps reading the replaced file until it is closed.
+            if download_index(d.store, local):
+                old, self.recaller = self.recaller, Recaller(local, d.cfg)
+                self.problem = None
+                if old is not None:
+                    old.close()
+
+        await trio.to_thread.run_sync(swap, limiter=self.limiter)
+
     async def query(self, name: str) -> bytes:
         """Answer the magic file ``.recall/<name>``."""
         await self.ready.wait()

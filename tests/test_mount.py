@@ -317,3 +317,18 @@ def test_preload_in_background(seeded: Path, corpus, mounter) -> None:
              what="background preload")
     st = json.loads((mp / ".brainfs/status").read_text())
     assert st["startup"]["preload_deferred"] >= 5 and st["startup"]["preload_errors"] == 0
+
+
+def test_mount_runs_dream_on_a_schedule(corpus, store, mounter) -> None:
+    store.put("sessions/s1/transcript.md", (
+        "---\nsession: s1\ndate: 2023-05-08T10:00:00\nparticipants: [Mara, Ana]\n---\n\n"
+        "[D1:1] Mara: I volunteer at the Kyoto Animal Shelter with Sora City Lab.\n\n"
+        "[D1:2] Ana: Sora City Lab builds maps for wheelchair users in Kyoto.\n\n"
+        "[D1:3] Mara: The Kyoto Animal Shelter needs more volunteers on weekends.\n").encode())
+    m = mounter(corpus, env_extra={"BRAINFS_DREAM_INTERVAL_SECONDS": "1",
+                                   "BRAINFS_EMBEDDER": "none"})
+    mp = m.mountpoint
+    wait_for(lambda: (mp / "knowledge").is_dir() and "INDEX.md" in os.listdir(mp / "knowledge"),
+             timeout=60, what="the mount's own dream run")
+    assert "s1" in (mp / "sessions/index.md").read_text()
+    assert "dream: " in m.log.read_text()
