@@ -62,7 +62,7 @@ FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 _CHUNK_COLS = ("id", "path", "anchor", "kind", "scope", "confidence", "created", "updated",
                "title", "heading", "speaker", "text", "ordinal")
 
-_SCHEMA = f"""
+_SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY,

@@ -20,7 +20,7 @@ import pyfuse3
 import trio
 
 from brainfs.backend.config import Config
-from brainfs.backend.errors import BackendError, NoSuchKey
+from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import WorkingSet
@@ -184,7 +184,7 @@ class Daemon:
     async def _uploader(self) -> None:
         """Carry out the journal: wake on every commit, retry failures after a pause."""
         assert self.ops is not None and self.ws is not None
-        ops, ws = self.ops, self.ws
+        ops = self.ops
         limiter = trio.CapacityLimiter(8)
         while True:
             ops.upload_wake = trio.Event()

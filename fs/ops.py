@@ -29,7 +29,7 @@ import trio
 from brainfs.backend.config import Config
 from brainfs.cache.workingset import (
     INTERNAL_PREFIX,
-    NotFound,
+    NotEmpty,
     WorkingSet,
 )
 
@@ -342,8 +342,6 @@ class Ops(pyfuse3.Operations):
         path = self._child(parent_inode, name)
         if self.ws.children.get(path):
             # Remote files count too: removing a directory must not orphan them silently.
-            from brainfs.cache.workingset import NotEmpty
-
             raise NotEmpty(path)
         self.ws.rmdir(path)
         self._drop_ino(path)
@@ -662,4 +660,4 @@ def _unlink_quiet(p: str) -> None:
         pass
 
 
-__all__ = ["Ops", "NotFound"]
+__all__ = ["Ops"]
