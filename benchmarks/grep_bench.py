@@ -466,16 +466,23 @@ class Bench:
                 self.live.remove(m)
 
     # ----------------------------------------------------------------- operations
-    def op(self, kind: str, root: Path, limit: float | None = None) -> dict[str, Any]:
-        """Run one operation over ``root``; returns a sample dict (time, status, detail)."""
+    def local_grep_s(self) -> float | None:
+        """One local grep, for pairing: the machine may be shared, and a ratio against a
+        local grep run right before cancels load that changes during the run."""
+        r = run_timed(["grep", "-rl", "--", self.rare, str(self.sample)], self.limit, self.op_env)
+        return r.elapsed if not r.timed_out and r.rc == 0 else None
+
+    def op(self, kind: str, root: Path, limit: float | None = None,
+           paired: float | None = None) -> dict[str, Any]:
+        """Run one operation over ``root``; returns a sample dict (time, status, detail).
+
+        A grep over a mount is paired with a local grep: ``paired`` if given (cold cells
+        measure it before mounting, away from the new daemon's start-up work), else one run
+        right now."""
         assert self.proxy is not None
         limit = limit or self.limit
-        paired = None
-        if kind == "grep" and root != self.sample:
-            # A local grep right before every mounted one: the machine may be shared, and a
-            # paired ratio cancels load that changes during the run.
-            lr = run_timed(["grep", "-rl", "--", self.rare, str(self.sample)], limit, self.op_env)
-            paired = lr.elapsed if not lr.timed_out and lr.rc == 0 else None
+        if kind == "grep" and root != self.sample and paired is None:
+            paired = self.local_grep_s()
         before = self.proxy.stats["requests"]
         if kind == "grep":
             r = run_timed(["grep", "-rl", "--", self.rare, str(root)], limit, self.op_env)
@@ -652,12 +659,13 @@ def bench_pair(b: Bench, system: str, reps: int, say) -> tuple[ModeResult, ModeR
     def cold_op(kind: str, keep_last: bool) -> Callable[[], dict[str, Any]]:
         def one() -> dict[str, Any]:
             nonlocal keep
+            paired = b.local_grep_s() if kind == "grep" else None
             m = b.mount(system)
             try:
                 cold.mount_s.append(m.mount_s)
                 if m.startup:
                     cold.startup.append(m.startup)
-                s = b.op(kind, m.mp)
+                s = b.op(kind, m.mp, paired=paired)
                 rss = m.rss_kib()
                 if rss:
                     cold.rss_kib.append(rss)
@@ -932,8 +940,8 @@ def render_markdown(meta: dict[str, Any], results: dict[str, ModeResult]) -> str
     lines += [
         "",
         "`× local`: against the local median measured at the start; `× local, paired`: "
-        "median of each grep against a local grep run right before it (robust to load from "
-        "other jobs on a shared machine). `> N`: killed at the per-run limit. `WRONG`: output differs from local. `ERROR`: the "
+        "median of each grep against a local grep run right before it (before mounting, for "
+        "cold cells), robust to load from other jobs on a shared machine. `> N`: killed at the per-run limit. `WRONG`: output differs from local. `ERROR`: the "
         "mode could not run. `*`: fewer repetitions than asked (slow cell; see below). "
         "Cold cells use a fresh mount (fresh cache dir) for every repetition of every "
         "operation; warm cells repeat on the mount of the last cold grep. brainfs mounts "
