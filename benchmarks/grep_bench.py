@@ -59,6 +59,7 @@ from typing import Any, Callable
 
 from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from brainfs.backend.server import LocalS3, rclone_binary
+from brainfs.fs.daemon import is_mountpoint as is_mounted
 
 from benchmarks.s3proxy import S3Proxy
 
@@ -162,16 +163,6 @@ def stop_pid(pid: int, grace: float = 10.0) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
-
-
-def is_mounted(mp: Path) -> bool:
-    target = os.path.realpath(mp)
-    with open("/proc/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
-                return True
-    return False
 
 
 def mounts_under(root: Path) -> list[str]:
