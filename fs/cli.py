@@ -48,6 +48,15 @@ def _config(args: argparse.Namespace) -> Config:
     )
 
 
+def _open_corpus(args: argparse.Namespace) -> tuple[Config, CorpusURL, ObjectStore]:
+    """Config, parsed ``args.url`` and a store checked to be reachable (one-line errors)."""
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    store.check()
+    return cfg, url, store
+
+
 # ---------------------------------------------------------------------------- s3 serve
 def cmd_s3_serve(args: argparse.Namespace) -> int:
     from brainfs.backend.server import serve_foreground
@@ -286,10 +295,7 @@ def _embedder_or_none(cfg: Config, quiet: bool = False):
 def cmd_index(args: argparse.Namespace) -> int:
     from brainfs.cache.recaller import build_index
 
-    cfg = _config(args)
-    url = CorpusURL.parse(args.url)
-    store = ObjectStore(url, cfg)
-    store.check()
+    cfg, url, store = _open_corpus(args)
     embedder = None if args.no_embed else _embedder_or_none(cfg)
     local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
     local.parent.mkdir(parents=True, exist_ok=True)
@@ -338,10 +344,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     from brainfs.cache.recaller import Recaller, download_index
     from brainfs.cache.retrieval import render_synthesis
 
-    cfg = _config(args)
-    url = CorpusURL.parse(args.url)
-    store = ObjectStore(url, cfg)
-    store.check()
+    cfg, url, store = _open_corpus(args)
     local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
     local.parent.mkdir(parents=True, exist_ok=True)
     if not download_index(store, local):
@@ -389,10 +392,7 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
 def cmd_dream(args: argparse.Namespace) -> int:
     from brainfs.dream.sync import LeaseHeld, run_s3
 
-    cfg = _config(args)
-    url = CorpusURL.parse(args.url)
-    store = ObjectStore(url, cfg)
-    store.check()
+    cfg, url, store = _open_corpus(args)
     embedder = None if args.no_embed else _embedder_or_none(cfg, quiet=True)
     workdir = cfg.cache_dir_for(url.bucket, url.prefix) / "dream"
     try:
@@ -430,10 +430,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
 
     if not args.text.strip():
         raise UsageError("empty correction")
-    cfg = _config(args)
-    url = CorpusURL.parse(args.url)
-    store = ObjectStore(url, cfg)
-    store.check()
+    cfg, url, store = _open_corpus(args)
     path, content = correction_event(args.text, scope=args.scope)
     store.put(path, content.encode("utf-8"), if_none_match=True)
     print(f"recorded {url}/{path}; the next `brainfs dream {url}` turns it into a memory card")
@@ -443,10 +440,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from brainfs.dream.graph import render_graph
 
-    cfg = _config(args)
-    url = CorpusURL.parse(args.url)
-    store = ObjectStore(url, cfg)
-    store.check()
+    cfg, url, store = _open_corpus(args)
     paths = [o.path for o in store.list("knowledge") if o.path.endswith(".md")]
     if not paths:
         raise UsageError(f"{url} has no knowledge/ pages yet: run `brainfs dream {url}`")

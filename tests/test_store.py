@@ -10,11 +10,9 @@ there has ``max_attempts=2`` (botocore ``total_max_attempts``: one try and one r
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import boto3
 import botocore.config
@@ -34,8 +32,7 @@ from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.s3proxy import FaultPlan, S3Proxy  # noqa: E402
+from benchmarks.s3proxy import FaultPlan, S3Proxy
 
 pytestmark = pytest.mark.s3
 
