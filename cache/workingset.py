@@ -189,6 +189,10 @@ class WorkingSet:
         #: dir path -> number of local files and explicit dirs beneath it (readdir shows a
         #: directory only when this is > 0: the listing is the working set)
         self._vis: Counter[str] = Counter()
+        #: directories whose listing (the working-set entries) may have changed since a
+        #: reader last consumed this mark: a mount that lets the kernel cache listings
+        #: re-reads exactly these. A superset is harmless; a missing entry is a stale `ls`.
+        self.listing_changed: set[str] = set()
         #: paths with open handles: never evicted
         self.open_count: Counter[str] = Counter()
         self.local_bytes = 0
@@ -217,6 +221,7 @@ class WorkingSet:
         """A locally created directory makes its ancestors visible, exactly once."""
         for a in ancestors(d):
             self._vis[a] += sign
+            self.listing_changed.add(a)
 
     def _insert(self, row: FileRow) -> None:
         parent = parent_of(row.path)
@@ -231,6 +236,7 @@ class WorkingSet:
         self.local_bytes += sign * row.size
         for a in ancestors(row.path):
             self._vis[a] += sign
+            self.listing_changed.add(a)
 
     def _remove(self, path: str, keep_parent: bool = False) -> FileRow | None:
         """Take ``path`` out of the tree. ``keep_parent``: the user removed it, so an

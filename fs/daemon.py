@@ -25,7 +25,7 @@ from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import WorkingSet
 
-from .ops import Ops
+from .ops import KERNEL_CACHE_FLAGS, Ops
 from .recall import RecallService
 
 log = logging.getLogger("brainfs.mount")
@@ -135,6 +135,9 @@ class Daemon:
             "open_files": sum(self.ws.open_count.values()),
             "writing": len(self.ops.writing) if self.ops else 0,
             "recall": self._recall_state(),
+            # Whether close/ls skip the daemon (pyfuse3 built from third_party/pyfuse3).
+            "kernel_cache_flags": KERNEL_CACHE_FLAGS,
+            "requests": dict(self.ops.requests) if self.ops else {},
         })
         return st
 
@@ -153,6 +156,9 @@ class Daemon:
         options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
         if self.cfg.allow_other:
             options.add("allow_other")
+        if not KERNEL_CACHE_FLAGS:
+            log.warning("stock pyfuse3: every close and directory listing goes through the "
+                        "daemon (about 1.7x slower warm grep); .ci/build-pyfuse3 builds ours")
         pyfuse3.init(self.ops, str(self.mountpoint), options)
 
     async def serve(self) -> None:

@@ -63,8 +63,14 @@ F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 def fuse_errors(fn: F) -> F:
     """Translate any exception from a handler into a FUSEError with the right errno."""
 
+    name = fn.__name__
+
     @functools.wraps(fn)
     async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        # Requests per handler, for status and benchmarks: what the kernel still asks.
+        counts = getattr(args[0], "requests", None)
+        if counts is not None:
+            counts[name] += 1
         try:
             return await fn(*args, **kwargs)
         except pyfuse3.FUSEError:

@@ -332,3 +332,45 @@ def test_mount_runs_dream_on_a_schedule(corpus, store, mounter) -> None:
              timeout=60, what="the mount's own dream run")
     assert "s1" in (mp / "sessions/index.md").read_text()
     assert "dream: " in m.log.read_text()
+
+
+def test_kernel_caches_listings_and_skips_reader_flush(seeded: Path, corpus, mounter,
+                                                       store: ObjectStore) -> None:
+    # With our pyfuse3 build the kernel answers repeated listings from its cache and
+    # closes read-only files without a FLUSH. The cache must still follow every change
+    # of the working set: a local create/unlink, a fetch, and a remote change seen by
+    # the relister.
+    from brainfs.fs.ops import KERNEL_CACHE_FLAGS
+    assert KERNEL_CACHE_FLAGS, "pyfuse3 lacks noflush/cache_readdir: run .ci/build-pyfuse3"
+    m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "0.5",
+                                   "BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
+    mp = m.mountpoint
+
+    def requests() -> dict[str, int]:
+        return json.loads((mp / ".brainfs/status").read_text())["requests"]
+
+    assert os.listdir(mp / "notes/travel") == ["sendai.md"]
+    before = requests()
+    for _ in range(3):
+        assert os.listdir(mp / "notes/travel") == ["sendai.md"]
+        assert (mp / "notes/travel/sendai.md").read_text().startswith("Sapphir")
+    after = requests()
+    assert after.get("readdir", 0) == before.get("readdir", 0), "listing not cached"
+    assert after.get("flush", 0) == before.get("flush", 0), "reader close sent FLUSH"
+
+    # Local changes through the mount.
+    (mp / "notes/travel/osaka.md").write_text("Osaka.\n")
+    assert os.listdir(mp / "notes/travel") == ["osaka.md", "sendai.md"]
+    os.unlink(mp / "notes/travel/sendai.md")
+    assert os.listdir(mp / "notes/travel") == ["osaka.md"]
+    # A fetch: the old session's transcript is remote until read.
+    assert os.listdir(mp / "sessions/2025-03-01-old") == ["summary.md"]
+    (mp / "sessions/2025-03-01-old/transcript.md").read_text()
+    assert "transcript.md" in os.listdir(mp / "sessions/2025-03-01-old")
+    # Remote changes: a new file in a listed directory, and a removed one.
+    assert "kyoto.md" in os.listdir(mp / "knowledge")
+    store.put("knowledge/osaka.md", b"---\ntitle: Osaka\n---\nOsaka.\n")
+    store.delete("knowledge/kyoto.md")
+    wait_for(lambda: "kyoto.md" not in os.listdir(mp / "knowledge"), what="remote delete listed")
+    wait_for(lambda: "osaka.md" in os.listdir(mp / "knowledge")
+             or (mp / "knowledge/osaka.md").exists(), what="remote add visible")
