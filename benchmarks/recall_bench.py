@@ -81,6 +81,10 @@ def main() -> int:
                              "materialize_ms": tm["materialize_ms"], "mode": out["mode"]})
                 print(f"{wall:7.1f} ms  {len(out['materialized']):2d} files  embed {tm['embed_ms']:.1f}"
                       f"  search {tm['search_ms']:.1f}  fetch {tm['materialize_ms']:.1f}  {q}", flush=True)
+            # The daemon's peak memory with the model loaded and every query answered.
+            pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
+            hwm = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+                       if line.startswith("VmHWM:"))
             subprocess.run([*brainfs, "umount", str(mp)], env=menv, check=False, capture_output=True)
         med = {k: statistics.median(r[k] for r in rows) for k in ("wall_ms", "embed_ms", "search_ms",
                                                                    "materialize_ms", "files")}
@@ -92,6 +96,7 @@ def main() -> int:
                   f"{x['materialize_ms']:.1f} | {x['wall_ms']:.1f} |" for x in rows]
         lines += [f"| **median** | | {med['files']:.0f} | {med['embed_ms']:.1f} | {med['search_ms']:.1f} | "
                   f"{med['materialize_ms']:.1f} | {med['wall_ms']:.1f} |", "",
+                  f"Daemon peak RSS (VmHWM, model loaded, after the queries): {hwm / 1024:.0f} MiB.", "",
                   f"`python -m benchmarks.recall_bench --files {args.files} --rtt-ms {args.rtt_ms:g} "
                   f"--queries {args.queries}`", ""]
         out_dir = Path(args.out)
