@@ -94,6 +94,9 @@ class Config:
     #: Run dream from the mount every this many seconds (0 = never; `brainfs dream` from
     #: cron or by hand does the same). The lease in the bucket keeps it to one run at once.
     dream_interval_seconds: float = 0.0
+    #: Also run dream from the mount once this many sessions are new or have grown since
+    #: its last run (0 = only on the schedule above): a busy day gets its wiki sooner.
+    dream_after_sessions: int = 0
     #: How often a mount lists the corpus again to see what others (dream, another mount)
     #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
     relist_seconds: float = 60.0

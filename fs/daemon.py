@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import logging
+import math
 import os
 import signal
 import time
@@ -74,6 +75,9 @@ class Daemon:
         self.timings: dict[str, float] = {}
         self._lock_fd: int | None = None
         self.recall: RecallService | None = None
+        #: sessions new or grown since dream last ran from this mount
+        self._new_sessions: set[str] = set()
+        self._sessions_wake = trio.Event()
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -172,7 +176,7 @@ class Daemon:
             nursery.start_soon(self._relister)
             if self.cfg.preload_in_background:
                 nursery.start_soon(self._background_preload)
-            if self.cfg.dream_interval_seconds > 0:
+            if self.cfg.dream_interval_seconds > 0 or self.cfg.dream_after_sessions > 0:
                 nursery.start_soon(self._dreamer)
             nursery.start_soon(self._wiki_history)
             assert self.recall is not None
@@ -229,9 +233,23 @@ class Daemon:
                     ops.invalidate([res.row.path])
                 elif res.row.op == "put" and self.recall is not None:
                     self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
+                if res.row.op == "put":
+                    self._session_grew([res.row.path])
                 elif res.row.op == "delete" and self.recall and self.recall.recaller:
                     self.recall.recaller.remove(res.row.path)
         return rows, failed
+
+    def _session_grew(self, paths: list[str]) -> None:
+        """Count sessions whose transcript is new or changed; wake dream at the threshold."""
+        n = self.cfg.dream_after_sessions
+        if n <= 0:
+            return
+        for p in paths:
+            parts = p.split("/")
+            if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "transcript.md":
+                self._new_sessions.add(parts[1])
+        if len(self._new_sessions) >= n:
+            self._sessions_wake.set()
 
     async def _dreamer(self) -> None:
         """Dream on a schedule: new sessions become summaries and wiki pages, which the
@@ -241,7 +259,11 @@ class Daemon:
         assert self.recall is not None
         workdir = self.cache_dir / "dream"
         while True:
-            await trio.sleep(self.cfg.dream_interval_seconds)
+            # Whichever comes first: the schedule, or enough new sessions.
+            with trio.move_on_after(self.cfg.dream_interval_seconds or math.inf):
+                await self._sessions_wake.wait()
+            self._sessions_wake = trio.Event()
+            self._new_sessions.clear()
             try:
                 emb = await trio.to_thread.run_sync(self.recall.embedder_if_loaded)
                 rep = await trio.to_thread.run_sync(
@@ -301,6 +323,7 @@ class Daemon:
             log.info("relist: %s", stats)
         # keep_cache means the kernel may hold old bytes: the next open drops them.
         ops.changed.update(changes["updated"])
+        self._session_grew(changes["updated"])
         ops.invalidate(changes["removed"] + [p for p in changes["updated"] if p not in ops.ino_of])
         # The working set keeps its shape: what was local comes back in its new version,
         # and new files the preload rules want (dream's pages, summaries) come in.

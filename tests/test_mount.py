@@ -334,6 +334,32 @@ def test_mount_runs_dream_on_a_schedule(corpus, store, mounter) -> None:
     assert "dream: " in m.log.read_text()
 
 
+
+def test_mount_dreams_after_n_new_sessions(corpus, store, mounter) -> None:
+    # No schedule: dream runs once two sessions are new, one written through the mount
+    # (seen at upload) and one by another writer (seen by the relister).
+    def transcript(sid: str, day: int) -> str:
+        return (f"---\nsession: {sid}\ndate: 2023-05-{day:02d}T10:00:00\nparticipants: [Mara, Ana]\n---\n\n"
+                "[D1:1] Mara: I volunteer at the Kyoto Animal Shelter with Sora City Lab.\n\n"
+                "[D1:2] Ana: Sora City Lab builds maps for wheelchair users in Kyoto.\n\n"
+                "[D1:3] Mara: The Kyoto Animal Shelter needs more volunteers on weekends.\n")
+
+    store.put("GUIDE.md", b"guide\n")
+    m = mounter(corpus, env_extra={"BRAINFS_DREAM_AFTER_SESSIONS": "2", "BRAINFS_RELIST_SECONDS": "0.5",
+                                   "BRAINFS_EMBEDDER": "none"})
+    mp = m.mountpoint
+    (mp / "sessions/s1").mkdir(parents=True)
+    (mp / "sessions/s1/transcript.md").write_text(transcript("s1", 8))
+    wait_for(lambda: any(o.path == "sessions/s1/transcript.md" for o in store.list()), what="upload of s1")
+    time.sleep(2)  # several relists: one new session is below the threshold
+    assert "dream: " not in m.log.read_text()
+    assert not (mp / "knowledge").exists()
+    store.put("sessions/s2/transcript.md", transcript("s2", 9).encode())
+    wait_for(lambda: (mp / "knowledge").is_dir() and "INDEX.md" in os.listdir(mp / "knowledge"),
+             timeout=60, what="dream after two new sessions")
+    index = (mp / "sessions/index.md").read_text()
+    assert "s1" in index and "s2" in index
+
 def test_kernel_caches_listings_and_skips_reader_flush(seeded: Path, corpus, mounter,
                                                        store: ObjectStore) -> None:
     # With our pyfuse3 build the kernel answers repeated listings from its cache and
