@@ -160,6 +160,8 @@ class RunResult:
         st = self.stats
         tail = [f"sessions read: {st.get('sessions_read', 0)}; claims: {st.get('claims', 0)}; "
                 f"rejected by verification: {st.get('rejected', 0)} ({st.get('verify_method')})"]
+        if st.get("synth_note"):
+            tail.append(st["synth_note"])
         if self.problems:
             tail.append(f"validation problems: {len(self.problems)}")
         return head + "\n\n" + "\n".join(body) + "\n\n" + "\n".join(tail) + "\n"
@@ -589,6 +591,12 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
 
     state = json.loads(json.dumps(prev_state)) if prev_state else {}
     state["version"] = STATE_VERSION
+    # A synthesizer that calls a model keeps its answers in the state (by prompt hash): an
+    # unchanged page is not asked again and a rerun renders the same bytes.
+    if hasattr(synth, "bind_cache"):
+        synth.bind_cache(state.setdefault("synth_cache", {}))
+    else:
+        state.pop("synth_cache", None)
     sessions = state.setdefault("sessions", {})
     for s in gone:
         sessions.pop(s, None)
@@ -637,10 +645,12 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     turn_cache: dict[str, dict[str, str] | None] = {}
 
     def turns_of(tpath: str) -> dict[str, str] | None:
+        # anchor → "Speaker: text": a synthesizer that paraphrases ("Mara adopted a dog")
+        # names the speaker, which the turn's text alone does not contain.
         if tpath not in turn_cache:
             txt = tree.read(tpath) if tpath in listing else None
             turn_cache[tpath] = None if txt is None else {
-                t.anchor: t.text for t in T.parse_transcript(tpath, txt).turns}
+                t.anchor: f"{t.speaker}: {t.text}" for t in T.parse_transcript(tpath, txt).turns}
         return turn_cache[tpath]
 
     def exists(p: str) -> bool:
@@ -649,13 +659,17 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     view = CorpusView(exists, lambda p: (set(turns_of(p)) if turns_of(p) is not None else None))
     cap_tokens = int(cfg.get("index_cap_tokens", 2000))
     problems = validate_tree(files, view, cap_tokens)
-    cite_total = cite_bad = 0
     from .validate import CITE_ANY_RE
-    for p, txt in files.items():
-        if p.startswith("knowledge/") or p.endswith("summary.md"):
-            cite_total += len(CITE_ANY_RE.findall(txt))
-    cite_bad = sum(1 for pr in problems if pr.code in ("cite-syntax", "cite-unresolved"))
-    bad_sources = sum(1 for pr in problems if pr.code in ("source-missing", "source-turn"))
+
+    def citation_share(probs: list[Problem]) -> tuple[int, float]:
+        """(citations, share valid) over the staged pages and summaries."""
+        total = sum(len(CITE_ANY_RE.findall(txt)) for p, txt in files.items()
+                    if p.startswith("knowledge/") or p.endswith("summary.md"))
+        bad = sum(1 for pr in probs if pr.code in ("cite-syntax", "cite-unresolved",
+                                                   "source-missing", "source-turn"))
+        return total, (round(1 - bad / total, 4) if total else 1.0)
+
+    cite_total, share_before = citation_share(problems)
 
     def source_text(ref: str) -> str | None:
         path, _, anchor = ref.partition("#")
@@ -687,12 +701,23 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             break
         problems += [pr for pr in errs if pr.path in bad]
         for p in bad:
-            excluded.add(p)
             old = tree.read(p) if p in listing else None
+            alt = synth.fallback(p) if hasattr(synth, "fallback") and _round == 0 else None
+            if alt is not None and (old is None or _forgotten(old, phrases)):
+                # No previous version to keep (or it holds what a forget request removed):
+                # the deterministic rendering of the same facts, itself validated next round.
+                files[p] = alt
+                problems.append(Problem(p, "synth-fallback", "rejected rendering replaced by the "
+                                        "deterministic one", "warning"))
+                continue
+            excluded.add(p)
             if old is None:
                 files.pop(p)
             else:
                 files[p] = old
+    # What is published: the share of valid citations after validation (must be 1.0).
+    cite_total, share_after = citation_share(
+        [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in excluded])
     # drop duplicate problems, keep order
     seen_pr: set = set()
     problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
@@ -715,6 +740,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             previous[p] = tree.read(p)
             changes.append(Change(p, "delete", _why_gone(p, previous[p], phrases, info)))
     state["managed"] = sorted(set(files) - excluded | (managed_prev & excluded))
+    # The state names the synthesizer that actually rendered: a run that fell back from the
+    # model differs from the configured name, so the next run renders again.
+    state["synthesizer"] = getattr(synth, "effective_name", synth.name)
+    if hasattr(synth, "prune_cache"):
+        synth.prune_cache()
     state["last_run"] = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0).isoformat()
     stats = {
         "sessions_total": len(transcripts), "sessions_read": read, "sessions_deferred": len(deferred),
@@ -724,10 +754,13 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         "share_rejected": round(verifier.stats.share_rejected, 4),
         "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
         "citations": cite_total,
-        "share_valid_citations": round(1 - (cite_bad + bad_sources) / cite_total, 4) if cite_total else 1.0,
+        "share_valid_citations": share_after, "share_valid_citations_before_validation": share_before,
         "problems": len(problems), "excluded": sorted(excluded),
         "seconds": round(time.monotonic() - t0, 3),
     }
+    if hasattr(synth, "report"):
+        stats["synth"] = synth.report()
+        stats["synth_note"] = synth.note()
     out_files = dict(files)
     out_files[STATE_PATH] = json.dumps(state, indent=1, sort_keys=True) + "\n"
     if STATE_PATH not in [c.path for c in changes]:

@@ -316,18 +316,18 @@ def upload(store: ObjectStore, res: RunResult, listing: dict[str, str], rep: Syn
 
 def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: float = 0.0,
            embedder=None, reindex: bool = True, index_embedder=None,
-           settings: dict | None = None, force: bool = False) -> SyncReport:
+           settings: dict | None = None, force: bool = False, synthesizer=None) -> SyncReport:
     """One dream run over an S3 corpus (lease → orient … verify → commit → upload → index).
     ``workdir`` holds the mirror, the git work tree and the local index copy."""
     t0 = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
     if dry_run:
         tree = S3Tree(store, workdir / "mirror")
-        res = dream(tree, embedder=embedder, settings=settings, force=force)
+        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force)
         return SyncReport(res, seconds=round(time.monotonic() - t0, 3))
     with Lease(store, workdir, wait=wait):
         tree = S3Tree(store, workdir / "mirror")
-        res = dream(tree, embedder=embedder, settings=settings, force=force)
+        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force)
         rep = SyncReport(res)
         if res.nothing_new:
             rep.seconds = round(time.monotonic() - t0, 3)
