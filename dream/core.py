@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from brainfs.cache.chunker import split_frontmatter
 
 from . import text as T
+from .contradict import clause_frames, contradiction, frames_contradict
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
@@ -468,6 +469,12 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             if f["attr"][1] != latest["attr"][1]:
                 superseded[id(f)] = (latest, f"sessions/{latest['session']}/transcript.md#{latest['anchor']}")
 
+    # general contradictions on each page: same speaker, same predicate frame, a different
+    # object or the opposite polarity (see contradict.py); the newer statement wins
+    contra = page_contradictions(by_slug, qualifying, superseded)
+    for (_fid, slug), (_new, why) in contra.items():
+        reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
+
     # corrections → cards, and what they correct
     cards = state.get("cards", {})
     card_files = {}
@@ -487,7 +494,11 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             negs = [_norm(m.group(1)) for m in _NEGATED_RE.finditer(card["text"])]
             for f in by_slug[slug]:
                 n = f" {_norm(f['text'])} "
-                if any(neg and f" {neg} " in n for neg in negs):
+                # "not X" names what it corrects; otherwise the general check, reading the
+                # subject's name in the card as the fact's speaker when the page is theirs
+                if any(neg and f" {neg} " in n for neg in negs) or contradiction(
+                        f["text"], card["text"], f["speaker"],
+                        f["speaker"] if T.slugify(f["speaker"]) == slug else None):
                     corrected[(id(f), slug)] = (cp, card)
                     reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
 
@@ -510,6 +521,12 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
                                     extra=f"— superseded ({f['attr'][0]}) on {new['date']} by "
                                           f"{_quote(new['text'])}", extra_source=nref))
+            elif (id(f), slug) in contra:
+                new, why = contra[(id(f), slug)]
+                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
+                                    extra=f"— contradicted ({why}) on {new['date']} by "
+                                          f"{_quote(new['text'])}",
+                                    extra_source=f"sessions/{new['session']}/transcript.md#{new['anchor']}"))
             else:
                 section = {"preference": "Preferences", "decision": "Decisions"}.get(f["kind"], "Facts")
                 if T.slugify(f["speaker"]) != slug and section != "Facts":
@@ -528,8 +545,41 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     files.update(card_files)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
-            "superseded": len(superseded), "corrected": len(corrected), "titles": titles}
+            "superseded": len(superseded), "corrected": len(corrected),
+            "contradictions": len(contra), "titles": titles}
     return files, reasons, info
+
+
+def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
+                        already: dict[int, Any]) -> dict[tuple[int, str], tuple[dict, str]]:
+    """(id(old fact), slug) → (newer fact, why) for statements on one page that a later one
+    by the same speaker contradicts. Only identical clause frames can contradict, so the
+    clauses are bucketed by frame: linear in the page's facts."""
+    out: dict[tuple[int, str], tuple[dict, str]] = {}
+    frames: dict[int, list] = {}
+    for slug in slugs:
+        buckets: dict[tuple, list[tuple[dict, Any]]] = defaultdict(list)
+        for f in by_slug[slug]:  # chronological
+            if id(f) in already:
+                continue
+            if id(f) not in frames:
+                frames[id(f)] = [fr for fr in clause_frames(f["text"], f["speaker"]) if fr.stative]
+            for fr in frames[id(f)]:
+                buckets[(f["speaker"], fr.tokens)].append((f, fr))
+        for entries in buckets.values():
+            for i, (old, a) in enumerate(entries[:-1]):
+                if (id(old), slug) in out:
+                    continue
+                # The newest statement of the frame decides: one restating the old value
+                # keeps it live (Osaka → Kyoto → Osaka), one contradicting it supersedes it.
+                for new, b in reversed(entries[i + 1:]):
+                    if new is old or (b.slots, b.negated) == (a.slots, a.negated):
+                        break
+                    why = frames_contradict(a, b)
+                    if why:
+                        out[(id(old), slug)] = (new, why)
+                        break
+    return out
 
 
 def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int) -> str:
@@ -749,6 +799,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     stats = {
         "sessions_total": len(transcripts), "sessions_read": read, "sessions_deferred": len(deferred),
         "pages": info["pages"], "facts": info["facts"], "superseded": info["superseded"],
+        "contradictions": info["contradictions"],
         "corrected": info["corrected"], "forgotten": sum(info["forgotten"].values()),
         "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
         "share_rejected": round(verifier.stats.share_rejected, 4),
