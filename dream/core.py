@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from brainfs.cache.chunker import split_frontmatter
 
+from . import edits as E
 from . import text as T
 from .contradict import clause_frames, contradiction, frames_contradict
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
@@ -314,26 +315,33 @@ def _subjects_in(text: str, titles: dict[str, str]) -> list[str]:
     return sorted(slug for slug, title in titles.items() if f" {_norm(title)} " in low)
 
 
-def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles: dict[str, str]) -> list[str]:
-    """New correction events → cards in ``state['cards']``; returns the new card paths."""
+def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles: dict[str, str],
+                        extra: dict[str, str] | None = None) -> list[str]:
+    """New correction events → cards in ``state['cards']``; returns the new card paths.
+    ``extra``: events this run writes itself (hand-edit conflicts), path → content."""
     seen = state.setdefault("corrections", {})
     cards = state.setdefault("cards", {})
+    extra = extra or {}
+    etags = {**listing, **{p: T.md5_hex(t) for p, t in extra.items()}}
     events = []
-    for p in sorted(listing):
-        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != listing[p]:
-            meta, body, _bad = split_frontmatter(tree.read(p) or "")
+    for p in sorted(etags):
+        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != etags[p]:
+            meta, body, _bad = split_frontmatter(extra.get(p) or tree.read(p) or "")
             meta = meta or {}
             text = " ".join(body.split())
             if not text:
-                seen[p] = listing[p]
+                seen[p] = etags[p]
                 continue
             created = str(meta.get("created") or "")
+            page = str(meta.get("page") or "") if meta.get("origin") == "hand-edit" else ""
             events.append((created, p, text, str(meta.get("scope") or "global"),
-                           meta.get("confidence", 0.9)))
+                           meta.get("confidence", 0.9), page))
     new = []
-    for created, p, text, scope, conf in sorted(events):
-        seen[p] = listing[p]
+    for created, p, text, scope, conf, page in sorted(events):
+        seen[p] = etags[p]
         subj = _subjects_in(text, titles)
+        if page:  # a hand line's subject is its page's, named or not
+            subj.append(page[len("knowledge/"):-3])
         for name, _pos in T.capitalised_runs(text):
             if T.slugify(name) not in subj:
                 subj.append(T.slugify(name))
@@ -353,7 +361,7 @@ def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles
         cards[path] = {"text": text, "scope": scope, "created": created, "updated": created,
                        "confidence": conf, "subjects": sorted(set(subj)), "source": p,
                        "attr": list(attr) if attr else None, "supersedes": best,
-                       "superseded_by": None}
+                       "superseded_by": None, **({"hand_page": page} if page else {})}
         if best:
             cards[best]["superseded_by"] = path
             cards[best]["updated"] = created
@@ -436,7 +444,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             types[slug]["person" if name in speakers else typ] += 1
             turns_of[slug].add((f["session"], f["anchor"]))
     min_m = int(settings.get("min_mentions", 2))
-    qualifying = [s for s in by_slug if len(turns_of[s]) >= min_m]
+    hand = state.get("hand", {})
+    # a page a person deleted retires its subject (see edits.py)
+    qualifying = [s for s in by_slug if len(turns_of[s]) >= min_m
+                  and not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
     qualifying.sort(key=lambda s: (-len(turns_of[s]), s))
     qualifying = qualifying[: int(settings.get("max_pages", 2000))]
     qset = set(qualifying)
@@ -505,8 +516,11 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     cap = int(settings.get("max_facts_per_page", 200))
+    card_of = {card["source"]: cp for cp, card in cards.items() if cp in card_files}
     for slug in qualifying:
-        fs = by_slug[slug][-cap:]
+        page_hand = hand.get(f"knowledge/{slug}.md")
+        # claims a person deleted from this page are not re-added
+        fs = [f for f in by_slug[slug] if not E.forgot(page_hand, f)][-cap:]
         claims: list[Claim] = []
         for f in fs:
             ref = f"sessions/{f['session']}/transcript.md#{f['anchor']}"
@@ -533,6 +547,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                     section = "Facts"  # someone else's preference is a fact about this subject
                 claims.append(Claim(text, ref, f["date"], section))
         for cp, card in live_cards.get(slug, []):
+            if card.get("hand_page") == f"knowledge/{slug}.md":
+                continue  # the hand line citing it stays where the person put it
             claims.append(Claim(f"Correction: {_quote(card['text'])}", cp, card["created"][:10], "Corrections"))
         dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
         related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
@@ -540,13 +556,14 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                         len({s for s, _a in turns_of[slug]}), dates[0] if dates else None,
                         dates[-1] if dates else None, titles=titles)
         specs[slug] = spec
-        pages[f"knowledge/{slug}.md"] = synth.page(spec)
+        pages[f"knowledge/{slug}.md"] = E.merge(synth.page(spec), f"knowledge/{slug}.md",
+                                                page_hand, card_of)
     files.update(pages)
     files.update(card_files)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
             "superseded": len(superseded), "corrected": len(corrected),
-            "contradictions": len(contra), "titles": titles}
+            "contradictions": len(contra), "titles": titles, "by_slug": by_slug}
     return files, reasons, info
 
 
@@ -636,6 +653,9 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                       or any(prev_state.get("corrections", {}).get(p) != e for p, e in corr_now.items())
                       or skill_hash != prev_state.get("skill_hash")
                       or synth.name != prev_state.get("synthesizer"))
+    # pages a person edited (or deleted) since dream wrote them: their edits are inputs
+    hand_edits = E.detect(tree, listing, prev_state.get("written", {}))
+    inputs_changed = inputs_changed or bool(hand_edits)
     if not new_sessions and not gone and not inputs_changed and not force:
         return RunResult(nothing_new=True, stats={"seconds": round(time.monotonic() - t0, 3)})
 
@@ -647,6 +667,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         synth.bind_cache(state.setdefault("synth_cache", {}))
     else:
         state.pop("synth_cache", None)
+    E.record(state, hand_edits)
     sessions = state.setdefault("sessions", {})
     for s in gone:
         sessions.pop(s, None)
@@ -677,7 +698,12 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     # subjects known so far (for matching corrections), then corrections → cards
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)
-    new_cards = process_corrections(tree, listing, state, info["titles"])
+    for e in hand_edits:
+        reasons[e.path].append(e.describe())
+    # a hand line contradicting its page becomes a correction event, written by this run
+    hand_events = E.conflict_events(state, info["by_slug"], info["titles"],
+                                    now or _dt.datetime.now(_dt.timezone.utc))
+    new_cards = process_corrections(tree, listing, state, info["titles"], extra=hand_events)
     if new_cards:
         files, rs, info = build_wiki(state, phrases, cfg, synth)
         for cp in new_cards:
@@ -690,6 +716,10 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                 reasons[f"knowledge/{s}.md"].append(f"correction {cp}")
     for k, v in rs.items():
         reasons[k].extend(v)
+    for ep, content in hand_events.items():
+        meta = split_frontmatter(content)[0] or {}
+        files[ep] = content
+        reasons[ep].append(f"hand edit of {meta.get('page')} contradicts a claim of the page")
 
     # ---- validation and semantic verification of the staged tree
     turn_cache: dict[str, dict[str, str] | None] = {}
@@ -723,6 +753,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
 
     def source_text(ref: str) -> str | None:
         path, _, anchor = ref.partition("#")
+        if anchor.startswith("hand-"):
+            # a hand line's source is the person's edit, kept in the state
+            line = next((x["text"] for x in state.get("hand", {}).get(path, {}).get("lines", [])
+                         if x["id"] == anchor[5:]), None)
+            return E.hand_text(line) if line is not None else None
         if _TRANSCRIPT_RE.match(path):
             ts = turns_of(path)
             return ts.get(anchor) if ts else None
@@ -789,7 +824,20 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         if p in listing:
             previous[p] = tree.read(p)
             changes.append(Change(p, "delete", _why_gone(p, previous[p], phrases, info)))
-    state["managed"] = sorted(set(files) - excluded | (managed_prev & excluded))
+    state["managed"] = sorted((set(files) - excluded | (managed_prev & excluded)) - set(hand_events))
+    # What dream wrote, line by line, so that the next run can tell a hand edit (edits.py).
+    written = {}
+    for p in sorted(state["managed"]):
+        if not E.is_page(p):
+            continue
+        if p in excluded:
+            if p in prev_state.get("written", {}):
+                written[p] = prev_state["written"][p]
+            continue
+        ids = {E._norm(E.strip_cites(x["text"])): x["id"]
+               for x in state.get("hand", {}).get(p, {}).get("lines", [])}
+        written[p] = E.written_record(files[p], ids)
+    state["written"] = written
     # The state names the synthesizer that actually rendered: a run that fell back from the
     # model differs from the configured name, so the next run renders again.
     state["synthesizer"] = getattr(synth, "effective_name", synth.name)

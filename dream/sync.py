@@ -228,6 +228,8 @@ def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | N
     wanted = {p: t for p, t in res.staged.items() if not p.startswith(".brainfs/")}
     tracked = set(repo.git.ls_files().splitlines()) if repo.head.is_valid() else set()
     for p in sorted(tracked - set(wanted)):
+        if p.startswith(CORRECTIONS_DIR):
+            continue  # an event dream wrote once (a hand-edit conflict) is an input: it stays
         repo.index.remove([p], working_tree=True)
     for p, txt in wanted.items():
         dst = repo_dir / p
