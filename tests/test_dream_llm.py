@@ -303,3 +303,14 @@ def test_cli_dream_with_llm_over_s3(llm, store, corpus, cfg, tmp_path: Path, mon
     assert "According to Mara" in store.get("knowledge/mara.md")[0].decode()
     log = wiki_log(store, tmp_path / "log")
     assert len(log) == 2 and "HTTP 500" in log[1][1] and "rendered deterministically" not in log[0][1]
+
+
+@pytest.mark.model
+def test_llm_paraphrases_pass_and_inventions_fail_with_the_real_embedder(llm, tree: Path, embedder) -> None:
+    # The model paraphrases (lexical overlap is partial); the embedding decides those.
+    llm.mode = "unsupported"
+    res = run_local(tree, None, synthesizer=synth(llm), embedder=embedder)
+    assert res.stats["verify_method"] == "embedding"
+    mara = res.staged["knowledge/mara.md"]
+    assert "astronaut" not in mara and mara.count("According to Mara") >= 3
+    assert res.stats["rejected"] == 1
