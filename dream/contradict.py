@@ -73,15 +73,34 @@ _FUNCTIONAL_IF_NUMBER = {"have", "own"}
 #: Markers of a past event or a plan: such a statement adds to the record, never replaces.
 _NOT_STATE = set("""was were had did went got made took saw met visited bought started
 finished moved joined used will would going plan planning planned wanted tried yesterday
-ago last tomorrow next""".split())
+ago last tomorrow next today tonight until soon if when whether unless maybe might could
+should""".split())
+_MONTH_NUM = {m: i for i, m in enumerate("january february march april may june july august "
+                                         "september october november december".split(), 1)}
+_MONTH_ALT = "|".join(sorted(_MONTH_NUM, key=len, reverse=True))
+_DAY_MONTH_RE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_ALT})(?:,?\s+(\d{{4}}))?\b", re.I)
+_MONTH_DAY_RE = re.compile(rf"\b({_MONTH_ALT})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(\d{{4}}))?", re.I)
+
+
+def _iso_dates(text: str) -> str:
+    """"26 February 2026" / "February 26" → one ISO-like token, so a date is one slot."""
+    def dm(m: re.Match[str]) -> str:
+        return f"{m.group(3) or '0000'}-{_MONTH_NUM[m.group(2).lower()]:02d}-{int(m.group(1)):02d}"
+
+    def md(m: re.Match[str]) -> str:
+        return f"{m.group(3) or '0000'}-{_MONTH_NUM[m.group(1).lower()]:02d}-{int(m.group(2)):02d}"
+
+    return _MONTH_DAY_RE.sub(md, _DAY_MONTH_RE.sub(dm, text))
 
 
 @dataclass(frozen=True)
 class Frame:
     """A statement reduced to its predicate frame, its object slots and its polarity."""
 
-    tokens: tuple[str, ...]               # normalized, slots as <num>/<date>/<name>
+    tokens: tuple[str, ...]               # normalized, slots as <num>/<date>/<name>/<weekday>
     slots: tuple[tuple[str, str], ...]    # (kind, value) in order
+    slot_pos: tuple[int, ...]             # token index of each slot
+    verb: int                             # token index of the main (first stative) verb, -1
     negated: bool
     stative: bool
     functional: bool
@@ -106,7 +125,7 @@ def frame_of(text: str, self_name: str | None = None) -> Frame:
     """The frame of one statement; ``self_name`` (the speaker, or the page's subject) is
     read as the subject like "I"."""
     text = _PREFIX_RE.sub("", text.replace("“", " ").replace("”", " ").strip())
-    text = strip_annotations(text).replace("’", "'")
+    text = _iso_dates(strip_annotations(text).replace("’", "'"))
     # idioms with "no" that negate nothing
     text = re.sub(r"\bno (?:matter|doubt|problem|wonder|worries|way)\b", " ", text, flags=re.I)
     text = re.sub(r"\bno longer\b", "not", text, flags=re.I)
@@ -117,6 +136,7 @@ def frame_of(text: str, self_name: str | None = None) -> Frame:
     self_parts = self_name.split() if self_name else []
     toks: list[str] = []
     slots: list[tuple[str, str]] = []
+    slot_pos: list[int] = []
     negated = False
     i = 0
     while i < len(raw):
@@ -145,11 +165,18 @@ def frame_of(text: str, self_name: str | None = None) -> Frame:
                 negated = True
             elif p in _FILLERS:
                 pass
-            elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", p) or p in _MONTHS or p in _WEEKDAYS or \
-                    re.fullmatch(r"(?:19|20)\d\d", p):
+            elif p in _WEEKDAYS:
+                # relative to the week it was said in: "ready for Friday" is no lasting value
+                slot_pos.append(len(toks))
+                toks.append("<weekday>")
+                slots.append(("weekday", p))
+            elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", p) or (p in _MONTHS and w[0].isupper()) or \
+                    re.fullmatch(r"(?:19|20)\d\d", p):  # "may" the verb is no month
+                slot_pos.append(len(toks))
                 toks.append("<date>")
                 slots.append(("date", p))
             elif p[0].isdigit() or p in _NUMBER_WORDS:
+                slot_pos.append(len(toks))
                 toks.append("<num>")
                 slots.append(("num", str(_NUMBER_WORDS.get(p, p.replace(",", "")))))
             elif w[0].isupper() and prev is not None and prev not in _CLAUSE_END and not parts:
@@ -167,21 +194,29 @@ def frame_of(text: str, self_name: str | None = None) -> Frame:
                 value = " ".join(name)
                 if value.endswith("'s"):
                     value = value[:-2]
+                slot_pos.append(len(toks))
                 toks.append("<name>")
                 slots.append(("name", value.lower()))
             else:
                 toks.append(_norm_word(p))
         i += 1
     verbs = {t for t in toks if t in _STATIVE}
+    verb = next((k for k, t in enumerate(toks) if t in _STATIVE), -1)
+    main = toks[verb] if verb >= 0 else ""
     # "-ed" marks a past event, except after "be" (a state: "I'm swamped", "is named")
     past_or_plan = any(t in _NOT_STATE or (t.endswith("ed") and t != "need" and (k == 0 or toks[k - 1] != "be"))
                        for k, t in enumerate(toks))
     stative = bool(verbs) and not past_or_plan
     progressive = any(t == "be" and k + 1 < len(toks) and toks[k + 1].endswith("ing")
                       for k, t in enumerate(toks))
-    return Frame(tuple(toks), tuple(slots), negated, stative,
-                 stative and bool(verbs & _FUNCTIONAL) and not progressive,
-                 stative and bool(verbs & _FUNCTIONAL_IF_NUMBER))
+    # A verb right after "that/which/who/to" heads a subordinate or infinitive clause
+    # ("questions that work with NVDA", "to be ready"): no main predicate to decide on.
+    if verb > 0 and toks[verb - 1] in ("that", "which", "who", "to"):
+        main = ""
+    # the main verb decides: "I need to be ready" is about needing, not being
+    return Frame(tuple(toks), tuple(slots), tuple(slot_pos), verb, negated, stative,
+                 stative and main in _FUNCTIONAL and not progressive,
+                 stative and main in _FUNCTIONAL_IF_NUMBER)
 
 
 _CLAUSE_RE = re.compile(r"\s*(?:[;:!?]|,|\.\s|\s[-–—]\s|\b(?:and|but|so|because|while|though|although|since|whereas)\b)\s*",
@@ -225,10 +260,18 @@ def frames_contradict(a: Frame, b: Frame) -> str | None:
         return None
     if a.negated != b.negated:
         return "polarity" if a.slots == b.slots else None
-    diff = [(x, y) for x, y in zip(a.slots, b.slots) if x != y]
-    if not diff or a.negated:  # "I don't live in Paris" / "… in Rome": both can hold
+    diff = [k for k, (x, y) in enumerate(zip(a.slots, b.slots)) if x != y]
+    if len(diff) != 1 or a.negated:  # "I don't live in Paris" / "… in Rome": both can hold
         return None
-    kinds = {x[0] for x, _y in diff}
-    if a.functional or (a.number_functional and kinds == {"num"}):
-        return "; ".join(f"{x[0]}: {x[1]} → {y[1]}" for x, y in diff)
+    # One value changed, in object position (after the main verb): a changed slot before it
+    # is another subject ("Priya is a student" / "Mateo is a student"), two changed slots
+    # another thing ("my contact at X is A" / "… at Y is B").
+    k = diff[0]
+    (kind, old), (_k, new) = a.slots[k], b.slots[k]
+    if kind == "weekday" or a.slot_pos[k] < a.verb:
+        return None
+    if "to" in a.tokens[a.verb + 1:a.slot_pos[k]]:
+        return None  # the value belongs to an infinitive ("an option is to run 2 sessions")
+    if a.functional or (a.number_functional and kind == "num"):
+        return f"{kind}: {old} → {new}"
     return None

@@ -26,6 +26,10 @@ TRUE = [
     ("I live in Osaka now, but I go to Kyoto every month.", "Well, I live in Nara, and I love it.",
      "name: osaka → nara"),
     ("Mara lives in Osaka.", "I live in Kyoto.", "name: osaka → kyoto"),  # the subject's name = "I"
+    ("The proposal is due on 26 February 2026.", "Updated: the proposal is due on 22 June 2026.",
+     "date: 2026-02-26 → 2026-06-22"),                                   # a date is one slot
+    ("My main contact at Kobe Office is Haruto.", "My main contact at Kobe Office is Yuki.",
+     "name: haruto → yuki"),
 ]
 
 NEAR_MISSES = [
@@ -44,6 +48,13 @@ NEAR_MISSES = [
     ("I don't live in Paris.", "I don't live in Rome."),            # two negatives both hold
     ("I live in Kyoto.", "I live in Kyoto."),                       # the same statement
     ("I'll move to Berlin.", "I'll move to Vienna."),               # plans add up
+    # found on the synthetic sample corpus before the rules were tightened:
+    ("My main contact at Kobe Office is Haruto.", "My main contact at Nagoya Center is Yuki."),  # 2 slots
+    ("Priya is a PhD student at Kansai Institute.", "Mateo is a PhD student at Kansai Institute."),
+    ("One option is to run the first 2 sessions remotely.", "One option is to run the first 3 sessions remotely."),
+    ("Draft three questions that work with NVDA.", "Draft three questions that work with VoiceOver."),
+    ("Quick session: I need to be ready for Friday.", "Quick session: I need to be ready for Wednesday."),
+    ("I may go to Kyoto.", "I may go to Nara."),                     # "may" is no month
 ]
 
 
