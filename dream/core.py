@@ -557,7 +557,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                         dates[-1] if dates else None, titles=titles)
         specs[slug] = spec
         pages[f"knowledge/{slug}.md"] = E.merge(synth.page(spec), f"knowledge/{slug}.md",
-                                                page_hand, card_of)
+                                                page_hand, card_of, qset,
+                                                lambda ln: _forgotten(ln, phrases))
     files.update(pages)
     files.update(card_files)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
@@ -834,7 +835,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             if p in prev_state.get("written", {}):
                 written[p] = prev_state["written"][p]
             continue
-        ids = {E._norm(E.strip_cites(x["text"])): x["id"]
+        ids = {E._norm(E.strip_cites(x.get("shown", x["text"]))): x["id"]
                for x in state.get("hand", {}).get(p, {}).get("lines", [])}
         written[p] = E.written_record(files[p], ids)
     state["written"] = written

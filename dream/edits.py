@@ -38,7 +38,7 @@ from brainfs.cache.chunker import split_frontmatter
 from .contradict import contradiction
 from .synth import frontmatter
 from .text import md5_hex
-from .validate import CITE_OK_RE, INDEX_PATH
+from .validate import CITE_ANY_RE, CITE_OK_RE, INDEX_PATH, LINK_RE
 
 _HEADING_RE = re.compile(r"^#{1,6}\s")
 _QUOTED_RE = re.compile(r"“([^”]{3,})”")
@@ -211,9 +211,14 @@ def hand_text(line: str) -> str:
     return s.replace("[[", "").replace("]]", "").replace("**", "").strip()
 
 
-def merge(text: str, path: str, hand: dict | None, card_of: dict[str, str]) -> str:
+def merge(text: str, path: str, hand: dict | None, card_of: dict[str, str],
+          slugs: set[str] | None = None, drop: Any = None) -> str:
     """``text`` (a rendering of the page) with the page's hand lines put back, each citing
-    its source first (the correction card its event became, else the hand edit itself)."""
+    its source first (the correction card its event became, else the hand edit itself).
+    A hand line must not make the page invalid (validation would then freeze the page at
+    its hand-edited version): a ``[[link]]`` to no page (not in ``slugs``) is unlinked and a
+    malformed citation removed. ``drop(text)`` true → the line is left out (a forget
+    request names it)."""
     if not hand or not hand.get("lines"):
         return text
     meta, body, bad = split_frontmatter(text)
@@ -229,6 +234,12 @@ def merge(text: str, path: str, hand: dict | None, card_of: dict[str, str]) -> s
     lines = body.rstrip("\n").split("\n")
     for h in hand["lines"]:
         ln = h["text"]
+        if drop is not None and drop(ln):
+            continue
+        ln = CITE_ANY_RE.sub(lambda m: m.group(0) if CITE_OK_RE.fullmatch(m.group(0)) else "", ln)
+        if slugs is not None:
+            ln = LINK_RE.sub(lambda m: m.group(0) if m.group(1).strip() in slugs else m.group(1).strip(), ln)
+        h["shown"] = ln  # as published: how the next run recognizes the line as a hand line
         if not _HEADING_RE.match(ln):
             own = [cite(r) for r in h.get("refs", [])]
             stripped = CITE_OK_RE.sub("", ln).rstrip()

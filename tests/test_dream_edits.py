@@ -115,3 +115,29 @@ def test_unedited_pages_are_not_hand_edits(tmp_path: Path) -> None:
     res = run_local(tree, None, apply=True)
     assert not [c for c in res.changes if "hand edit" in c.reason]
     assert json.loads((tree / ".brainfs/dream-state.json").read_text()).get("hand", {}) == {}
+
+
+@pytest.mark.unit
+def test_hand_line_cannot_break_or_freeze_the_page(tmp_path: Path) -> None:
+    tree = write(tmp_path / "t", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+    run_local(tree, None, apply=True)
+    page = tree / "knowledge/kyoto.md"
+    page.write_text(page.read_text().replace(
+        "## Related", "- Kyoto has the best tofu, see [[nowhere]] [cite: the guidebook]\n\n## Related"))
+    res = run_local(tree, None, apply=True)
+    assert not [p for p in res.problems if p.severity == "error"], res.problems
+    text = page.read_text()
+    line = next(ln for ln in text.splitlines() if "best tofu" in ln)
+    assert "[[nowhere]]" not in line and "see nowhere" in line and "guidebook" not in line
+    assert "knowledge/kyoto.md" not in res.stats["excluded"]
+    # the cleaned line is still recognized as the person's: deleting it removes it for good
+    page.write_text(text.replace(line + "\n", ""))
+    run_local(tree, None, apply=True)
+    assert "best tofu" not in page.read_text()
+    # a forget request also reaches hand lines
+    page.write_text(page.read_text().replace("## Related", "- Tofu lunch with Hiro every Friday.\n\n## Related"))
+    run_local(tree, None, apply=True)
+    assert "Tofu lunch" in page.read_text()
+    write(tree, {"forget/tofu.md": "tofu lunch\n"})
+    run_local(tree, None, apply=True)
+    assert "Tofu lunch" not in page.read_text()
