@@ -267,7 +267,7 @@ def frames_contradict(a: Frame, b: Frame) -> str | None:
     # is another subject ("Priya is a student" / "Mateo is a student"), two changed slots
     # another thing ("my contact at X is A" / "… at Y is B").
     k = diff[0]
-    (kind, old), (_k, new) = a.slots[k], b.slots[k]
+    (kind, old), new = a.slots[k], b.slots[k][1]
     if kind == "weekday" or a.slot_pos[k] < a.verb:
         return None
     if "to" in a.tokens[a.verb + 1:a.slot_pos[k]]:
