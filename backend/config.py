@@ -101,6 +101,21 @@ class Config:
     #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
     relist_seconds: float = 60.0
 
+    # --- dream's synthesizer -------------------------------------------------------------
+    #: ``deterministic`` (offline, reproducible: the default) or ``llm`` (an
+    #: OpenAI-compatible endpoint below). ``brainfs dream --synth`` overrides it.
+    dream_synthesizer: str = "deterministic"
+    #: The endpoint's base URL, ending in /v1 as OPENAI_BASE_URL does; from
+    #: BRAINFS_LLM_BASE_URL, else OPENAI_BASE_URL.
+    llm_base_url: str | None = None
+    #: From BRAINFS_LLM_API_KEY, else OPENAI_API_KEY (a local server may need none).
+    llm_api_key: str | None = None
+    llm_model: str | None = None
+    #: A page is a few hundred tokens out; 60 s covers a slow local model, and a dead
+    #: endpoint costs this once per run (dream stops asking after the first failure).
+    llm_timeout: float = 60.0
+    llm_max_attempts: int = 3
+
     # --- recall -----------------------------------------------------------------------
     #: Cards older than this are flagged stale.
     stale_days: int = 180
@@ -134,6 +149,11 @@ class Config:
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             overrides["region"] = region
+        # The OpenAI client's own variables count as environment (above the TOML file),
+        # below brainfs's own names.
+        for name, key in (("llm_base_url", "OPENAI_BASE_URL"), ("llm_api_key", "OPENAI_API_KEY")):
+            if env.get(key):
+                overrides[name] = env[key]
         for f in dataclasses.fields(cls):
             key = "BRAINFS_" + f.name.upper()
             if key in env:

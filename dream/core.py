@@ -26,7 +26,9 @@ from typing import Any, Protocol
 
 from brainfs.cache.chunker import split_frontmatter
 
+from . import edits as E
 from . import text as T
+from .contradict import clause_frames, contradiction, frames_contradict
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
@@ -160,6 +162,8 @@ class RunResult:
         st = self.stats
         tail = [f"sessions read: {st.get('sessions_read', 0)}; claims: {st.get('claims', 0)}; "
                 f"rejected by verification: {st.get('rejected', 0)} ({st.get('verify_method')})"]
+        if st.get("synth_note"):
+            tail.append(st["synth_note"])
         if self.problems:
             tail.append(f"validation problems: {len(self.problems)}")
         return head + "\n\n" + "\n".join(body) + "\n\n" + "\n".join(tail) + "\n"
@@ -311,26 +315,33 @@ def _subjects_in(text: str, titles: dict[str, str]) -> list[str]:
     return sorted(slug for slug, title in titles.items() if f" {_norm(title)} " in low)
 
 
-def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles: dict[str, str]) -> list[str]:
-    """New correction events → cards in ``state['cards']``; returns the new card paths."""
+def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles: dict[str, str],
+                        extra: dict[str, str] | None = None) -> list[str]:
+    """New correction events → cards in ``state['cards']``; returns the new card paths.
+    ``extra``: events this run writes itself (hand-edit conflicts), path → content."""
     seen = state.setdefault("corrections", {})
     cards = state.setdefault("cards", {})
+    extra = extra or {}
+    etags = {**listing, **{p: T.md5_hex(t) for p, t in extra.items()}}
     events = []
-    for p in sorted(listing):
-        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != listing[p]:
-            meta, body, _bad = split_frontmatter(tree.read(p) or "")
+    for p in sorted(etags):
+        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != etags[p]:
+            meta, body, _bad = split_frontmatter(extra.get(p) or tree.read(p) or "")
             meta = meta or {}
             text = " ".join(body.split())
             if not text:
-                seen[p] = listing[p]
+                seen[p] = etags[p]
                 continue
             created = str(meta.get("created") or "")
+            page = str(meta.get("page") or "") if meta.get("origin") == "hand-edit" else ""
             events.append((created, p, text, str(meta.get("scope") or "global"),
-                           meta.get("confidence", 0.9)))
+                           meta.get("confidence", 0.9), page))
     new = []
-    for created, p, text, scope, conf in sorted(events):
-        seen[p] = listing[p]
+    for created, p, text, scope, conf, page in sorted(events):
+        seen[p] = etags[p]
         subj = _subjects_in(text, titles)
+        if page:  # a hand line's subject is its page's, named or not
+            subj.append(page[len("knowledge/"):-3])
         for name, _pos in T.capitalised_runs(text):
             if T.slugify(name) not in subj:
                 subj.append(T.slugify(name))
@@ -350,7 +361,7 @@ def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles
         cards[path] = {"text": text, "scope": scope, "created": created, "updated": created,
                        "confidence": conf, "subjects": sorted(set(subj)), "source": p,
                        "attr": list(attr) if attr else None, "supersedes": best,
-                       "superseded_by": None}
+                       "superseded_by": None, **({"hand_page": page} if page else {})}
         if best:
             cards[best]["superseded_by"] = path
             cards[best]["updated"] = created
@@ -433,7 +444,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             types[slug]["person" if name in speakers else typ] += 1
             turns_of[slug].add((f["session"], f["anchor"]))
     min_m = int(settings.get("min_mentions", 2))
-    qualifying = [s for s in by_slug if len(turns_of[s]) >= min_m]
+    hand = state.get("hand", {})
+    # a page a person deleted retires its subject (see edits.py)
+    qualifying = [s for s in by_slug if len(turns_of[s]) >= min_m
+                  and not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
     qualifying.sort(key=lambda s: (-len(turns_of[s]), s))
     qualifying = qualifying[: int(settings.get("max_pages", 2000))]
     qset = set(qualifying)
@@ -466,6 +480,12 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             if f["attr"][1] != latest["attr"][1]:
                 superseded[id(f)] = (latest, f"sessions/{latest['session']}/transcript.md#{latest['anchor']}")
 
+    # general contradictions on each page: same speaker, same predicate frame, a different
+    # object or the opposite polarity (see contradict.py); the newer statement wins
+    contra = page_contradictions(by_slug, qualifying, superseded)
+    for (_fid, slug), (_new, why) in contra.items():
+        reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
+
     # corrections → cards, and what they correct
     cards = state.get("cards", {})
     card_files = {}
@@ -485,15 +505,22 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             negs = [_norm(m.group(1)) for m in _NEGATED_RE.finditer(card["text"])]
             for f in by_slug[slug]:
                 n = f" {_norm(f['text'])} "
-                if any(neg and f" {neg} " in n for neg in negs):
+                # "not X" names what it corrects; otherwise the general check, reading the
+                # subject's name in the card as the fact's speaker when the page is theirs
+                if any(neg and f" {neg} " in n for neg in negs) or contradiction(
+                        f["text"], card["text"], f["speaker"],
+                        f["speaker"] if T.slugify(f["speaker"]) == slug else None):
                     corrected[(id(f), slug)] = (cp, card)
                     reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
 
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     cap = int(settings.get("max_facts_per_page", 200))
+    card_of = {card["source"]: cp for cp, card in cards.items() if cp in card_files}
     for slug in qualifying:
-        fs = by_slug[slug][-cap:]
+        page_hand = hand.get(f"knowledge/{slug}.md")
+        # claims a person deleted from this page are not re-added
+        fs = [f for f in by_slug[slug] if not E.forgot(page_hand, f)][-cap:]
         claims: list[Claim] = []
         for f in fs:
             ref = f"sessions/{f['session']}/transcript.md#{f['anchor']}"
@@ -508,12 +535,20 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
                                     extra=f"— superseded ({f['attr'][0]}) on {new['date']} by "
                                           f"{_quote(new['text'])}", extra_source=nref))
+            elif (id(f), slug) in contra:
+                new, why = contra[(id(f), slug)]
+                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
+                                    extra=f"— contradicted ({why}) on {new['date']} by "
+                                          f"{_quote(new['text'])}",
+                                    extra_source=f"sessions/{new['session']}/transcript.md#{new['anchor']}"))
             else:
                 section = {"preference": "Preferences", "decision": "Decisions"}.get(f["kind"], "Facts")
                 if T.slugify(f["speaker"]) != slug and section != "Facts":
                     section = "Facts"  # someone else's preference is a fact about this subject
                 claims.append(Claim(text, ref, f["date"], section))
         for cp, card in live_cards.get(slug, []):
+            if card.get("hand_page") == f"knowledge/{slug}.md":
+                continue  # the hand line citing it stays where the person put it
             claims.append(Claim(f"Correction: {_quote(card['text'])}", cp, card["created"][:10], "Corrections"))
         dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
         related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
@@ -521,13 +556,48 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                         len({s for s, _a in turns_of[slug]}), dates[0] if dates else None,
                         dates[-1] if dates else None, titles=titles)
         specs[slug] = spec
-        pages[f"knowledge/{slug}.md"] = synth.page(spec)
+        pages[f"knowledge/{slug}.md"] = E.merge(synth.page(spec), f"knowledge/{slug}.md",
+                                                page_hand, card_of, qset,
+                                                lambda ln: _forgotten(ln, phrases))
     files.update(pages)
     files.update(card_files)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
-            "superseded": len(superseded), "corrected": len(corrected), "titles": titles}
+            "superseded": len(superseded), "corrected": len(corrected),
+            "contradictions": len(contra), "titles": titles, "by_slug": by_slug}
     return files, reasons, info
+
+
+def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
+                        already: dict[int, Any]) -> dict[tuple[int, str], tuple[dict, str]]:
+    """(id(old fact), slug) → (newer fact, why) for statements on one page that a later one
+    by the same speaker contradicts. Only identical clause frames can contradict, so the
+    clauses are bucketed by frame: linear in the page's facts."""
+    out: dict[tuple[int, str], tuple[dict, str]] = {}
+    frames: dict[int, list] = {}
+    for slug in slugs:
+        buckets: dict[tuple, list[tuple[dict, Any]]] = defaultdict(list)
+        for f in by_slug[slug]:  # chronological
+            if id(f) in already:
+                continue
+            if id(f) not in frames:
+                frames[id(f)] = [fr for fr in clause_frames(f["text"], f["speaker"]) if fr.stative]
+            for fr in frames[id(f)]:
+                buckets[(f["speaker"], fr.tokens)].append((f, fr))
+        for entries in buckets.values():
+            for i, (old, a) in enumerate(entries[:-1]):
+                if (id(old), slug) in out:
+                    continue
+                # The newest statement of the frame decides: one restating the old value
+                # keeps it live (Osaka → Kyoto → Osaka), one contradicting it supersedes it.
+                for new, b in reversed(entries[i + 1:]):
+                    if new is old or (b.slots, b.negated) == (a.slots, a.negated):
+                        break
+                    why = frames_contradict(a, b)
+                    if why:
+                        out[(id(old), slug)] = (new, why)
+                        break
+    return out
 
 
 def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int) -> str:
@@ -584,11 +654,21 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                       or any(prev_state.get("corrections", {}).get(p) != e for p, e in corr_now.items())
                       or skill_hash != prev_state.get("skill_hash")
                       or synth.name != prev_state.get("synthesizer"))
+    # pages a person edited (or deleted) since dream wrote them: their edits are inputs
+    hand_edits = E.detect(tree, listing, prev_state.get("written", {}))
+    inputs_changed = inputs_changed or bool(hand_edits)
     if not new_sessions and not gone and not inputs_changed and not force:
         return RunResult(nothing_new=True, stats={"seconds": round(time.monotonic() - t0, 3)})
 
     state = json.loads(json.dumps(prev_state)) if prev_state else {}
     state["version"] = STATE_VERSION
+    # A synthesizer that calls a model keeps its answers in the state (by prompt hash): an
+    # unchanged page is not asked again and a rerun renders the same bytes.
+    if hasattr(synth, "bind_cache"):
+        synth.bind_cache(state.setdefault("synth_cache", {}))
+    else:
+        state.pop("synth_cache", None)
+    E.record(state, hand_edits)
     sessions = state.setdefault("sessions", {})
     for s in gone:
         sessions.pop(s, None)
@@ -619,7 +699,12 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     # subjects known so far (for matching corrections), then corrections → cards
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)
-    new_cards = process_corrections(tree, listing, state, info["titles"])
+    for e in hand_edits:
+        reasons[e.path].append(e.describe())
+    # a hand line contradicting its page becomes a correction event, written by this run
+    hand_events = E.conflict_events(state, info["by_slug"], info["titles"],
+                                    now or _dt.datetime.now(_dt.timezone.utc))
+    new_cards = process_corrections(tree, listing, state, info["titles"], extra=hand_events)
     if new_cards:
         files, rs, info = build_wiki(state, phrases, cfg, synth)
         for cp in new_cards:
@@ -632,15 +717,21 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                 reasons[f"knowledge/{s}.md"].append(f"correction {cp}")
     for k, v in rs.items():
         reasons[k].extend(v)
+    for ep, content in hand_events.items():
+        meta = split_frontmatter(content)[0] or {}
+        files[ep] = content
+        reasons[ep].append(f"hand edit of {meta.get('page')} contradicts a claim of the page")
 
     # ---- validation and semantic verification of the staged tree
     turn_cache: dict[str, dict[str, str] | None] = {}
 
     def turns_of(tpath: str) -> dict[str, str] | None:
+        # anchor → "Speaker: text": a synthesizer that paraphrases ("Mara adopted a dog")
+        # names the speaker, which the turn's text alone does not contain.
         if tpath not in turn_cache:
             txt = tree.read(tpath) if tpath in listing else None
             turn_cache[tpath] = None if txt is None else {
-                t.anchor: t.text for t in T.parse_transcript(tpath, txt).turns}
+                t.anchor: f"{t.speaker}: {t.text}" for t in T.parse_transcript(tpath, txt).turns}
         return turn_cache[tpath]
 
     def exists(p: str) -> bool:
@@ -649,16 +740,25 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     view = CorpusView(exists, lambda p: (set(turns_of(p)) if turns_of(p) is not None else None))
     cap_tokens = int(cfg.get("index_cap_tokens", 2000))
     problems = validate_tree(files, view, cap_tokens)
-    cite_total = cite_bad = 0
     from .validate import CITE_ANY_RE
-    for p, txt in files.items():
-        if p.startswith("knowledge/") or p.endswith("summary.md"):
-            cite_total += len(CITE_ANY_RE.findall(txt))
-    cite_bad = sum(1 for pr in problems if pr.code in ("cite-syntax", "cite-unresolved"))
-    bad_sources = sum(1 for pr in problems if pr.code in ("source-missing", "source-turn"))
+
+    def citation_share(probs: list[Problem]) -> tuple[int, float]:
+        """(citations, share valid) over the staged pages and summaries."""
+        total = sum(len(CITE_ANY_RE.findall(txt)) for p, txt in files.items()
+                    if p.startswith("knowledge/") or p.endswith("summary.md"))
+        bad = sum(1 for pr in probs if pr.code in ("cite-syntax", "cite-unresolved",
+                                                   "source-missing", "source-turn"))
+        return total, (round(1 - bad / total, 4) if total else 1.0)
+
+    cite_total, share_before = citation_share(problems)
 
     def source_text(ref: str) -> str | None:
         path, _, anchor = ref.partition("#")
+        if anchor.startswith("hand-"):
+            # a hand line's source is the person's edit, kept in the state
+            line = next((x["text"] for x in state.get("hand", {}).get(path, {}).get("lines", [])
+                         if x["id"] == anchor[5:]), None)
+            return E.hand_text(line) if line is not None else None
         if _TRANSCRIPT_RE.match(path):
             ts = turns_of(path)
             return ts.get(anchor) if ts else None
@@ -687,12 +787,23 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             break
         problems += [pr for pr in errs if pr.path in bad]
         for p in bad:
-            excluded.add(p)
             old = tree.read(p) if p in listing else None
+            alt = synth.fallback(p) if hasattr(synth, "fallback") and _round == 0 else None
+            if alt is not None and (old is None or _forgotten(old, phrases)):
+                # No previous version to keep (or it holds what a forget request removed):
+                # the deterministic rendering of the same facts, itself validated next round.
+                files[p] = alt
+                problems.append(Problem(p, "synth-fallback", "rejected rendering replaced by the "
+                                        "deterministic one", "warning"))
+                continue
+            excluded.add(p)
             if old is None:
                 files.pop(p)
             else:
                 files[p] = old
+    # What is published: the share of valid citations after validation (must be 1.0).
+    cite_total, share_after = citation_share(
+        [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in excluded])
     # drop duplicate problems, keep order
     seen_pr: set = set()
     problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
@@ -714,20 +825,42 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         if p in listing:
             previous[p] = tree.read(p)
             changes.append(Change(p, "delete", _why_gone(p, previous[p], phrases, info)))
-    state["managed"] = sorted(set(files) - excluded | (managed_prev & excluded))
+    state["managed"] = sorted((set(files) - excluded | (managed_prev & excluded)) - set(hand_events))
+    # What dream wrote, line by line, so that the next run can tell a hand edit (edits.py).
+    written = {}
+    for p in sorted(state["managed"]):
+        if not E.is_page(p):
+            continue
+        if p in excluded:
+            if p in prev_state.get("written", {}):
+                written[p] = prev_state["written"][p]
+            continue
+        ids = {E._norm(E.strip_cites(x.get("shown", x["text"]))): x["id"]
+               for x in state.get("hand", {}).get(p, {}).get("lines", [])}
+        written[p] = E.written_record(files[p], ids)
+    state["written"] = written
+    # The state names the synthesizer that actually rendered: a run that fell back from the
+    # model differs from the configured name, so the next run renders again.
+    state["synthesizer"] = getattr(synth, "effective_name", synth.name)
+    if hasattr(synth, "prune_cache"):
+        synth.prune_cache()
     state["last_run"] = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0).isoformat()
     stats = {
         "sessions_total": len(transcripts), "sessions_read": read, "sessions_deferred": len(deferred),
         "pages": info["pages"], "facts": info["facts"], "superseded": info["superseded"],
+        "contradictions": info["contradictions"],
         "corrected": info["corrected"], "forgotten": sum(info["forgotten"].values()),
         "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
         "share_rejected": round(verifier.stats.share_rejected, 4),
         "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
         "citations": cite_total,
-        "share_valid_citations": round(1 - (cite_bad + bad_sources) / cite_total, 4) if cite_total else 1.0,
+        "share_valid_citations": share_after, "share_valid_citations_before_validation": share_before,
         "problems": len(problems), "excluded": sorted(excluded),
         "seconds": round(time.monotonic() - t0, 3),
     }
+    if hasattr(synth, "report"):
+        stats["synth"] = synth.report()
+        stats["synth_note"] = synth.note()
     out_files = dict(files)
     out_files[STATE_PATH] = json.dumps(state, indent=1, sort_keys=True) + "\n"
     if STATE_PATH not in [c.path for c in changes]:

@@ -228,6 +228,8 @@ def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | N
     wanted = {p: t for p, t in res.staged.items() if not p.startswith(".brainfs/")}
     tracked = set(repo.git.ls_files().splitlines()) if repo.head.is_valid() else set()
     for p in sorted(tracked - set(wanted)):
+        if p.startswith(CORRECTIONS_DIR):
+            continue  # an event dream wrote once (a hand-edit conflict) is an input: it stays
         repo.index.remove([p], working_tree=True)
     for p, txt in wanted.items():
         dst = repo_dir / p
@@ -316,18 +318,18 @@ def upload(store: ObjectStore, res: RunResult, listing: dict[str, str], rep: Syn
 
 def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: float = 0.0,
            embedder=None, reindex: bool = True, index_embedder=None,
-           settings: dict | None = None, force: bool = False) -> SyncReport:
+           settings: dict | None = None, force: bool = False, synthesizer=None) -> SyncReport:
     """One dream run over an S3 corpus (lease → orient … verify → commit → upload → index).
     ``workdir`` holds the mirror, the git work tree and the local index copy."""
     t0 = time.monotonic()
     workdir.mkdir(parents=True, exist_ok=True)
     if dry_run:
         tree = S3Tree(store, workdir / "mirror")
-        res = dream(tree, embedder=embedder, settings=settings, force=force)
+        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force)
         return SyncReport(res, seconds=round(time.monotonic() - t0, 3))
     with Lease(store, workdir, wait=wait):
         tree = S3Tree(store, workdir / "mirror")
-        res = dream(tree, embedder=embedder, settings=settings, force=force)
+        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force)
         rep = SyncReport(res)
         if res.nothing_new:
             rep.seconds = round(time.monotonic() - t0, 3)

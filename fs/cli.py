@@ -390,14 +390,21 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- dream / correct / graph
 def cmd_dream(args: argparse.Namespace) -> int:
+    from brainfs.backend.config import ConfigError
+    from brainfs.dream.llm import synthesizer_from_config
     from brainfs.dream.sync import LeaseHeld, run_s3
 
     cfg, url, store = _open_corpus(args)
+    try:
+        synth = synthesizer_from_config(cfg, args.synth)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
     embedder = None if args.no_embed else _embedder_or_none(cfg, quiet=True)
     workdir = cfg.cache_dir_for(url.bucket, url.prefix) / "dream"
     try:
         rep = run_s3(store, workdir, dry_run=args.dry_run, wait=args.wait, embedder=embedder,
-                     reindex=not args.no_index, index_embedder=embedder, force=args.force)
+                     reindex=not args.no_index, index_embedder=embedder, force=args.force,
+                     synthesizer=synth)
     except LeaseHeld as e:
         raise UsageError(str(e)) from None
     res = rep.result
@@ -420,6 +427,8 @@ def cmd_dream(args: argparse.Namespace) -> int:
           + f"; pages {st['pages']}; claims {st['claims']}, rejected by verification "
           f"{st['rejected']} ({st['verify_method']}); citations valid {st['share_valid_citations']:.1%}; "
           f"{rep.seconds:.1f}s")
+    if st.get("synth_note"):
+        print(st["synth_note"])
     for pr in res.problems:
         print(f"  {pr}", file=sys.stderr)
     return 0
@@ -662,6 +671,9 @@ def build_parser() -> argparse.ArgumentParser:
     dr.add_argument("--no-embed", action="store_true",
                     help="verify claims lexically and index without vectors (no model load)")
     dr.add_argument("--no-index", action="store_true", help="skip the re-index after the run")
+    dr.add_argument("--synth", choices=("deterministic", "llm"),
+                    help="who writes pages and summaries (default: dream_synthesizer in the config, "
+                    "deterministic); llm uses BRAINFS_LLM_BASE_URL/OPENAI_BASE_URL and BRAINFS_LLM_MODEL")
     dr.set_defaults(func=cmd_dream)
     co = sub.add_parser("correct", help="record a correction; the next dream run turns it into a "
                         "memory card (notes/corrections/) and updates the affected pages")

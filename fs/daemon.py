@@ -254,6 +254,7 @@ class Daemon:
     async def _dreamer(self) -> None:
         """Dream on a schedule: new sessions become summaries and wiki pages, which the
         next relist brings into the working set; the refreshed index replaces ours."""
+        from brainfs.dream.llm import synthesizer_from_config
         from brainfs.dream.sync import LeaseHeld, run_s3
 
         assert self.recall is not None
@@ -267,7 +268,8 @@ class Daemon:
             try:
                 emb = await trio.to_thread.run_sync(self.recall.embedder_if_loaded)
                 rep = await trio.to_thread.run_sync(
-                    lambda: run_s3(self.store, workdir, embedder=emb, index_embedder=emb))
+                    lambda: run_s3(self.store, workdir, embedder=emb, index_embedder=emb,
+                                   synthesizer=synthesizer_from_config(self.cfg)))
             except LeaseHeld as e:
                 log.info("dream skipped: %s", e)
                 continue
