@@ -1084,6 +1084,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     raw_argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(raw_argv)
+
+    def on_term(signum: int, frame: object) -> None:
+        # SIGTERM (kill PID) runs the same cleanup as Ctrl-C: mounts, servers, temp dir.
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
     t_start = time.monotonic()
     load_start = loadavg()
     git_start = machine()["git"]
