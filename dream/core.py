@@ -27,6 +27,7 @@ from typing import Any, Protocol
 from brainfs.cache.chunker import split_frontmatter
 
 from . import text as T
+from .entities import Extractor, get_extractor
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
@@ -220,35 +221,33 @@ def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
     return sum(math.log1p(tf[w]) for w in cw) / math.sqrt(len(cw) + 2) + 1.5 * n_entities
 
 
-def extract_session(tr: T.Transcript, settings: dict) -> dict:
-    """Phase 2 and 3 for one session: summary sentences and facts with subjects."""
+def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | None = None) -> dict:
+    """Phase 2 and 3 for one session: summary sentences and facts with subjects.
+    ``extractor`` finds the entities (default: :func:`get_extractor` of the settings'
+    ``extractor``, spaCy NER when installed)."""
+    extractor = extractor or get_extractor(str(settings.get("extractor", "auto")))
     speakers = set(tr.participants) | {t.speaker for t in tr.turns}
     tf: Counter = Counter()
     sents: list[tuple[T.Turn, str]] = []
-    mid_caps: set[str] = set()
     for t in tr.turns:
         for s in T.sentences(t.text):
             sents.append((t, s))
             tf.update(T.content_words(s))
-            for name, pos in T.capitalised_runs(s):
-                if pos > 0:
-                    mid_caps.add(name)
+    # one batched call per session (nlp.pipe), not one per sentence
+    found = extractor.extract([s for _t, s in sents], tr.date, speakers)
     cands: list[dict] = []
-    for order, (t, s) in enumerate(sents):
+    for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
         nwords = len(T.words(s))
-        ents = []
-        for name, pos in T.capitalised_runs(s):
-            if pos == 0 and " " not in name and name not in mid_caps and name not in speakers:
-                continue  # a capitalised sentence opener, not a name
-            if name == t.speaker:
-                continue
-            ents.append(name)
-        ents = list(dict.fromkeys(ents))
+        ents: dict[str, str] = {}
+        for e in ents_s:
+            if e.is_subject and e.text != t.speaker:
+                ents.setdefault(e.text, e.type)
+        when = [[e.text, e.resolved] for e in ents_s if e.type == "date" and e.resolved]
         question = s.rstrip().endswith("?")
         fp = T.is_first_person(s)
         score = _score_sentence(s, tf, len(ents))
         cands.append({"turn": t, "s": s, "ents": ents, "q": question, "fp": fp, "n": nwords,
-                      "score": score, "order": order})
+                      "score": score, "order": order, "when": when})
     # Summary: best sentences, in conversation order.
     k = int(settings.get("summary_sentences", 5))
     k = max(1, min(k, max(2, len(tr.turns) // 4)))
@@ -267,13 +266,13 @@ def extract_session(tr: T.Transcript, settings: dict) -> dict:
         if c["q"] or c["n"] < 5:
             continue
         t: T.Turn = c["turn"]
-        subjects = {e: T.subject_type(e, c["s"], speakers) for e in c["ents"]}
+        subjects = dict(c["ents"])
         about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
         fact = {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c["order"],
                 "date": tr.date, "speaker": t.speaker,
                 "text": T.resolve_relative_dates(c["s"], tr.date),
                 "subjects": subjects, "kind": T.fact_kind(c["s"]), "attr": None,
-                "score": round(c["score"], 4)}
+                "score": round(c["score"], 4), "when": c["when"]}
         if about_self:
             fact["subjects"] = {t.speaker: "person", **subjects}
             a = T.attribute_of(c["s"])
@@ -576,8 +575,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     skill_hash = T.md5_hex((corpus_skill or "") + json.dumps(settings or {}, sort_keys=True))
     transcripts = {m.group(1): p for p in listing if (m := _TRANSCRIPT_RE.match(p))}
     known = prev_state.get("sessions", {})
+    extractor = get_extractor(str(cfg.get("extractor", "auto")))
+    if prev_state.get("extractor") != extractor.name:
+        known = {}  # another entity extractor: every session's subjects are re-extracted
     new_sessions = sorted(s for s, p in transcripts.items() if known.get(s, {}).get("etag") != listing[p])
-    gone = sorted(set(known) - set(transcripts))
+    gone = sorted(set(prev_state.get("sessions", {})) - set(transcripts))
     forget_now = {p: e for p, e in listing.items() if p.startswith(FORGET_DIR)}
     corr_now = {p: e for p, e in listing.items() if p.startswith(CORRECTIONS_DIR)}
     inputs_changed = (forget_now != prev_state.get("forget", {})
@@ -604,7 +606,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             continue
         path = transcripts[sid]
         tr = T.parse_transcript(path, tree.read(path) or "")
-        ex = extract_session(tr, cfg)
+        ex = extract_session(tr, cfg, extractor)
         old = sessions.get(sid)
         ex["etag"] = listing[path]
         sessions[sid] = ex
@@ -616,6 +618,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     state["forget"] = forget_now
     state["skill_hash"] = skill_hash
     state["synthesizer"] = synth.name
+    state["extractor"] = extractor.name
     # subjects known so far (for matching corrections), then corrections → cards
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)

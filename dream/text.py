@@ -145,7 +145,8 @@ def _strip_possessive(w: str) -> str:
 
 
 def _skip(word: str) -> bool:
-    w = word.lower()
+    # "That's", "Yeah's": judged without the clitic, or "That's" would become a subject "That"
+    w = _strip_possessive(word).lower()
     return w in _NOT_SUBJECT or w in STOPWORDS
 
 
@@ -325,6 +326,20 @@ def resolve_expression(expr: str, day: _dt.date) -> str | None:
             return _month_name(_shift_month(day, -n))
         return str(day.year - n)
     return None
+
+
+#: Relative date expressions :func:`resolve_expression` understands.
+REL_DATE_RE = _REL_RE
+
+
+def parse_day(day: str | None) -> _dt.date | None:
+    """The date of an ISO day or timestamp string (None when absent or unreadable)."""
+    if not day:
+        return None
+    try:
+        return _dt.date.fromisoformat(day[:10])
+    except ValueError:
+        return None
 
 
 def resolve_relative_dates(sentence: str, day: str | None) -> str:
