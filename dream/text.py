@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from brainfs.cache.chunker import chunk_file, normalize_date, split_frontmatter
+from brainfs.cache.chunker import chunk_file, human_date, normalize_date, split_frontmatter
 from brainfs.cache.retrieval import STOPWORDS
 
 # --------------------------------------------------------------------------- transcripts
@@ -65,7 +65,9 @@ def parse_transcript(path: str, text: str) -> Transcript:
         if ch.kind != "turn" or not ch.speaker:
             continue
         body = ch.text
-        prefix = f"{ch.speaker} ({day}): " if day else f"{ch.speaker}: "
+        # the chunker's searchable prefix ("Mara (8 May 2023): "); the turn's own words follow
+        shown = human_date(date)
+        prefix = f"{ch.speaker} ({shown}): " if shown else f"{ch.speaker}: "
         if body.startswith(prefix):
             body = body[len(prefix):]
         turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns)))

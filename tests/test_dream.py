@@ -142,6 +142,8 @@ def test_facts_attach_to_subjects_with_citations(tree: Path) -> None:
     n = int(line.split("[cite:")[1].split("]")[0])
     assert refs[n] == "sessions/s1/transcript.md#D1:1"
     assert "last weekend (weekend of 2023-05-06)" in line
+    # a claim quotes the turn's words, not the index's "Mara (8 May 2023): " prefix
+    assert "(8 May 2023)" not in mara and "Mara: “Hi Ana!" not in mara
     assert split_frontmatter(ps["knowledge/sora-city-lab.md"])[0]["type"] == "organization"
     # every list item outside "Related" carries a citation; links resolve
     assert not [p for p in res.problems if p.severity == "error"]
