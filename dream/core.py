@@ -488,6 +488,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                     corrected[(id(f), slug)] = (cp, card)
                     reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
 
+    threads = _threads(by_slug, qualifying, titles, facts, superseded, corrected, settings)
+
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     cap = int(settings.get("max_facts_per_page", 200))
@@ -512,6 +514,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 if T.slugify(f["speaker"]) != slug and section != "Facts":
                     section = "Facts"  # someone else's preference is a fact about this subject
                 claims.append(Claim(text, ref, f["date"], section))
+        claims.extend(threads.get(slug, []))
         for cp, card in live_cards.get(slug, []):
             claims.append(Claim(f"Correction: {_quote(card['text'])}", cp, card["created"][:10], "Corrections"))
         dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
@@ -527,6 +530,49 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
             "superseded": len(superseded), "corrected": len(corrected), "titles": titles}
     return files, reasons, info
+
+
+def _threads(by_slug: dict[str, list[dict]], qualifying: list[str], titles: dict[str, str],
+             facts: list[dict], superseded: dict, corrected: dict,
+             settings: dict) -> dict[str, list[Claim]]:
+    """Per page, the topics its facts return to across sessions ("camping" in May, July and
+    October), each with a short cited quote per mention. A topic word is a content word
+    that is rare in the whole wiki (at most ``thread_max_share`` of all facts, so not
+    "love" or "great") and not the subject's own name. This is the cross-session view a
+    page adds over its transcripts: multi-hop and "when did …" questions need exactly it.
+    Each mention is cut to ``thread_window_words`` words either side of the topic, so a
+    thread passage holds several sessions' mentions in the size of one transcript turn."""
+    max_topics = int(settings.get("thread_max_topics", 100))
+    max_mentions = int(settings.get("thread_max_mentions", 8))
+    window = int(settings.get("thread_window_words", 6))
+    share = float(settings.get("thread_max_share", 0.05))
+    df: Counter = Counter()
+    for f in facts:
+        df.update(T.topic_words(f["text"]))
+    limit = max(3, share * len(facts))
+    out: dict[str, list[Claim]] = {}
+    for slug in qualifying:
+        own = set(T.content_words(titles[slug]))
+        topics: dict[str, list[dict]] = defaultdict(list)
+        for f in by_slug[slug]:
+            if id(f) in superseded or (id(f), slug) in corrected:
+                continue  # a thread follows what is still true
+            for w in T.topic_words(f["text"]) - own:
+                if df[w] <= limit:
+                    topics[w].append(f)
+        # most sessions first, weighted by rarity (idf): "camping" in 7 sessions before "make" in 8
+        ranked = sorted(((w, fs) for w, fs in topics.items() if len({f["session"] for f in fs}) >= 2),
+                        key=lambda kv: (-len({f["session"] for f in kv[1]})
+                                        * math.log(1 + len(facts) / df[kv[0]]), kv[0]))
+        claims: list[Claim] = []
+        for w, fs in ranked[:max_topics]:
+            for f in fs[-max_mentions:]:
+                claims.append(Claim(f"{f['speaker']}: {_quote(T.fragment(f['text'], w, window))}",
+                                    f"sessions/{f['session']}/transcript.md#{f['anchor']}",
+                                    f["date"], "Threads", group=w))
+        if claims:
+            out[slug] = claims
+    return out
 
 
 def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int) -> str:

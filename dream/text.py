@@ -361,6 +361,39 @@ def resolve_relative_dates(sentence: str, day: str | None) -> str:
     return _REL_RE.sub(sub, sentence)
 
 
+def topic_words(text: str) -> set[str]:
+    """Words a fact can be threaded by: content words of 4+ letters, without the date
+    annotations and calendar words (a thread is about a topic, not about "weekend")."""
+    return {w for w in content_words(strip_annotations(text))
+            if len(w) >= 4 and w.isalpha() and w not in _NOT_SUBJECT and w not in _CALENDAR
+            and w not in _VAGUE}
+
+
+_CALENDAR = frozenset("day days week weeks weekend weekends month months year years morning "
+                      "evening night tonight ago last next".split())
+#: Frequent verbs and vague nouns of chat: rare enough in one conversation to pass the
+#: share filter, never what a thread is about ("make", "life", "feel").
+_VAGUE = frozenset("make made makes making feel feels felt life lives thing things people "
+                   "help helps helped want wants wanted love loved loves like liked good great "
+                   "awesome amazing happy glad nice cool fun sure keep kept came come comes "
+                   "went goes doing done take took taking give gave always never every "
+                   "lots little more most much many other others something someone".split())
+
+
+def fragment(text: str, word: str, window: int) -> str:
+    """The words of ``text`` within ``window`` words of the first occurrence of ``word``
+    (as :func:`content_words` spells it), with "…" where it was cut; the whole text when
+    the word is not found or ``window`` is 0."""
+    toks = text.split()
+    if window <= 0:
+        return text
+    at = next((i for i, t in enumerate(toks) if word in content_words(t)), None)
+    if at is None:
+        return text
+    lo, hi = max(0, at - window), min(len(toks), at + window + 1)
+    return ("…" if lo > 0 else "") + " ".join(toks[lo:hi]) + ("…" if hi < len(toks) else "")
+
+
 def strip_annotations(text: str) -> str:
     """Remove the date annotations :func:`resolve_relative_dates` adds (for comparison)."""
     return re.sub(r" \((?:weekend of |week of )?[\w\- ]{4,20}\)", "", text)
