@@ -143,6 +143,23 @@ def render(res: dict[str, Any], cmd: str) -> str:
             b = e["by_category"].get(str(c))
             cells.append(f"{b['turn']['recall@10']:.3f} ({b['questions']})" if b else "–")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    wikis = [n for n in r if n.startswith("hybrid+wiki")]
+    if wikis and "hybrid" in r:
+        lines += ["", "## The wiki ablation by category (turn recall@5 / @10 / @20)", "",
+                  "Same k and the same transcript index in every arm; the wiki arms add dream's "
+                  "`knowledge/` pages as a second ranked list (see `cache.locomo.wiki_retriever`). "
+                  "tokens@10 is the mean passage size the arm returns.", "",
+                  "| retriever | " + " | ".join(f"{c} {n}" for c, n in CATEGORIES.items())
+                  + " | all | tokens@10 |",
+                  "|---" * (3 + len(CATEGORIES)) + "|"]
+        for name in ["hybrid", *wikis]:
+            e = r[name]
+            cells = []
+            for c in CATEGORIES:
+                b = e["by_category"].get(str(c))
+                cells.append(" / ".join(f"{b['turn'][f'recall@{k}']:.3f}" for k in ks) if b else "–")
+            cells.append(" / ".join(f"{e['turn'][f'recall@{k}']:.3f}" for k in ks))
+            lines.append(f"| {name} | " + " | ".join(cells) + f" | {e['tokens@10']:.0f} |")
     held = {c for e in r.values() for c in e["by_conversation"]} - set(TUNING)
     if held:
         lines += ["", f"## Held-out conversations ({', '.join(sorted(held))})", "",
@@ -208,6 +225,9 @@ def main(argv: list[str] | None = None) -> int:
             from brainfs.dream.locomo import build_wiki
 
             extra["hybrid+wiki"] = wiki_retriever(build_wiki)
+            # the same wiki with subjects by capitalisation rules instead of spaCy NER
+            extra["hybrid+wiki (rules)"] = wiki_retriever(
+                lambda tree: build_wiki(tree, settings={"extractor": "rules"}))
         except Exception as e:  # noqa: BLE001 - dream missing or broken: report without it
             print(f"hybrid+wiki skipped: {e}", file=sys.stderr)
     t = time.perf_counter()

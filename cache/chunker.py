@@ -33,6 +33,12 @@ log = logging.getLogger(__name__)
 #: model truncates at 256 word pieces, so a longer chunk would be embedded only in part.
 CHUNK_CHARS = 1200
 
+#: Cap on a piece of a cited claim list (``- claim [cite:N]`` items), in characters: about
+#: a transcript turn (LoCoMo turns average ~45 MiniLM word pieces ≈ 200 characters), so a
+#: wiki hit and a turn hit are compared at equal size. A longer single claim stays whole
+#: up to CHUNK_CHARS.
+CLAIM_CHARS = 220
+
 #: Frontmatter larger than this is treated as malformed: a memory file's header is a few
 #: hundred bytes, and a huge one is more likely a mistake (or hostile) than metadata.
 MAX_FRONTMATTER_CHARS = 64_000
@@ -97,6 +103,8 @@ _TRANSCRIPT_RE = re.compile(r"(?:^|/)sessions/[^/]+/transcript\.md$")
 _TURN_RE = re.compile(r"^\[(?P<anchor>[^\]\s]{1,64})\]\s*(?P<speaker>[^:\n\]]{1,80}?)\s*:\s?(?P<text>.*)$")
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_BULLET_RE = re.compile(r"^\s{0,3}[-*+]\s+\S")
+_CLAIM_CITE_RE = re.compile(r"\[cite:\s*[0-9][0-9,\s]*\]", re.I)
 
 
 def path_kind(path: str) -> str:
@@ -308,6 +316,64 @@ def _pack_paragraphs(paragraphs: list[tuple[int, str]], cap: int) -> list[tuple[
     return pieces
 
 
+def _claims(paragraph: str) -> list[str] | None:
+    """The items of a bullet list whose every item carries its own ``[cite:N]`` (a list of
+    claims, as dream writes them), else None."""
+    items: list[str] = []
+    for line in paragraph.split("\n"):
+        if _BULLET_RE.match(line):
+            items.append(line.strip())
+        elif items and line.strip():
+            items[-1] += " " + line.strip()  # a wrapped item continues
+        else:
+            return None
+    if not items or not all(_CLAIM_CITE_RE.search(it) for it in items):
+        return None
+    return items
+
+
+def _pack_sections(paras: list[tuple[int, str]], cap: int) -> list[tuple[int, str]]:
+    """:func:`_pack_paragraphs`, except that a list of cited claims is packed under
+    ``CLAIM_CHARS`` and never with prose: a claim is an atomic, sourced statement, and a hit
+    on one should be about as long as a transcript turn — not a page section of a dozen
+    claims that outweighs a turn passage by its size alone."""
+    out: list[tuple[int, str]] = []
+    prose: list[tuple[int, str]] = []
+    claims: list[tuple[int, str]] = []
+
+    def flush() -> None:
+        out.extend(_pack_paragraphs(prose, cap))
+        prose.clear()
+        cur: list[str] = []
+        first = 0
+        for n, item in claims:
+            if cur and sum(len(c) + 1 for c in cur) + len(item) > CLAIM_CHARS:
+                out.append((first, "\n".join(cur)))  # one newline: the piece is still a list
+                cur = []
+            if not cur:
+                first = n
+            if len(item) > cap:  # only a claim longer than a whole chunk is cut
+                out.extend((n, part) for part in _split_long(item, cap))
+                continue
+            cur.append(item)
+        if cur:
+            out.append((first, "\n".join(cur)))
+        claims.clear()
+
+    for line, para in paras:
+        items = _claims(para)
+        if items is None:
+            if claims:
+                flush()
+            prose.append((line, para))
+        else:
+            if prose:
+                flush()
+            claims.extend((line, it) for it in items)
+    flush()
+    return out
+
+
 def _paragraphs(lines: list[str], first_line: int) -> list[tuple[int, str]]:
     """Blank-line separated paragraphs with their 1-based starting line numbers.
 
@@ -426,7 +492,7 @@ def _chunk_markdown(path: str, meta: dict[str, Any], body: str, body_line: int,
             seen_slugs[base] = n + 1
             anchor = base if n == 0 else f"{base}-{n}"
         paras = _paragraphs(sec_lines, body_line + start)
-        for _line, piece in _pack_paragraphs(paras, cap):
+        for _line, piece in _pack_sections(paras, cap):
             chunks.append(Chunk(path=path, anchor=anchor, kind=kind, scope=scope,
                                 confidence=confidence, created=created, updated=updated,
                                 title=title, speaker=None, text=piece, ordinal=len(chunks),

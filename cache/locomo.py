@@ -225,31 +225,59 @@ def index_retriever(mode: str, **recall_kwargs: Any) -> RetrieverFactory:
     return factory
 
 
+#: A wiki passage enters the top k only when it credits at least this many turns that no
+#: higher passage credits: a claim that quotes one turn is that turn again in other words
+#: (measured on LoCoMo: letting such passages in costs single-hop recall more than it
+#: gives), while a passage gathering several turns is what the wiki adds.
+WIKI_MIN_NEW_TURNS = 2
+
+
 def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
-                   mode: str = "hybrid") -> RetrieverFactory:
+                   mode: str = "hybrid", weight: float = 1.0,
+                   min_new_turns: int = WIKI_MIN_NEW_TURNS) -> RetrieverFactory:
     """Factory for ``hybrid+wiki``: ``build_wiki(tree)`` returns wiki files (path → text,
-    e.g. ``knowledge/*.md`` written by dream from the same sessions); transcripts and wiki
-    are indexed together and a wiki passage counts for the turns its claims cite."""
+    e.g. ``knowledge/*.md`` written by dream from the same sessions).
+
+    Two searches, fused by rank: the transcript index (the very list the plain retriever
+    returns) and an index of the wiki alone. A passage at rank r of its list scores
+    ``w / (RRF_K + r)`` (w = 1 for turns, ``weight`` for wiki passages), and the top k
+    are taken in score order, skipping a passage whose turns are all credited by a higher
+    one, and a wiki passage that adds fewer than ``min_new_turns`` new turns. Same k and
+    the same transcript surface as the plain arm; a wiki passage counts for the turns its
+    own ``[cite:N]`` claims cite."""
 
     def factory(ctx: ConversationContext) -> Retriever:
         wiki = build_wiki(dict(ctx.tree))
-        full = {**ctx.tree, **wiki}
-        # Start from a copy of the transcript index so the turns are not embedded twice;
-        # refresh then only adds the wiki pages (the transcripts' hashes are unchanged).
-        ix = SearchIndex(ctx.workdir / "wiki.db")
-        with ix.conn.backup("main", ctx.index.conn, "main") as b:
-            while not b.done:
-                b.step(-1)
-        ix.refresh([(p, _content_hash(t)) for p, t in full.items()], lambda p: full[p].encode(),
+        # one file per arm: two wiki arms in one evaluation must not share (and overwrite)
+        # one index while resolving citations against their own pages
+        closers = ctx.extra.setdefault("closers", [])
+        ix = SearchIndex(ctx.workdir / f"wiki-{len(closers)}.db")
+        ix.refresh([(p, _content_hash(t)) for p, t in wiki.items()], lambda p: wiki[p].encode(),
                    ctx.embedder)
-        ctx.extra.setdefault("closers", []).append(ix.close)
+        closers.append(ix.close)
         sources: dict[str, dict[int, str]] = {}  # YAML is slow: parse each page's sources once
 
         def retrieve(question: str, k: int) -> list[Passage]:
-            res = recall(ix, question, k=k, embedder=ctx.embedder, now=ctx.now,
-                         max_chars=EVAL_MAX_CHARS, mode=mode)
-            return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, full, sources))
-                    for c in res.cards]
+            # 3k deep: passages skipped as already credited must not leave the list short
+            lists = []
+            for index, w, files in ((ctx.index, 1.0, ctx.tree), (ix, weight, wiki)):
+                res = recall(index, question, k=3 * k, embedder=ctx.embedder, now=ctx.now,
+                             max_chars=EVAL_MAX_CHARS, mode=mode)
+                lists.append([(w / (_rt.RRF_K + r), index is ix, r,
+                               Passage(c.ref, c.text, passage_turns(c.ref, c.text, files, sources)))
+                              for r, c in enumerate(res.cards, 1)])
+            ranked = sorted(lists[0] + lists[1], key=lambda x: (-x[0], x[1], x[2]))
+            out: list[Passage] = []
+            covered: set[str] = set()
+            for _score, is_wiki, _r, p in ranked:
+                new = p.turns - covered
+                if not new or (is_wiki and len(new) < min_new_turns):
+                    continue
+                out.append(p)
+                covered |= p.turns
+                if len(out) == k:
+                    break
+            return out
 
         return retrieve
 

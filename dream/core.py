@@ -29,6 +29,7 @@ from brainfs.cache.chunker import split_frontmatter
 from . import edits as E
 from . import text as T
 from .contradict import clause_frames, contradiction, frames_contradict
+from .entities import Extractor, get_extractor
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
@@ -224,35 +225,33 @@ def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
     return sum(math.log1p(tf[w]) for w in cw) / math.sqrt(len(cw) + 2) + 1.5 * n_entities
 
 
-def extract_session(tr: T.Transcript, settings: dict) -> dict:
-    """Phase 2 and 3 for one session: summary sentences and facts with subjects."""
+def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | None = None) -> dict:
+    """Phase 2 and 3 for one session: summary sentences and facts with subjects.
+    ``extractor`` finds the entities (default: :func:`get_extractor` of the settings'
+    ``extractor``, spaCy NER when installed)."""
+    extractor = extractor or get_extractor(str(settings.get("extractor", "auto")))
     speakers = set(tr.participants) | {t.speaker for t in tr.turns}
     tf: Counter = Counter()
     sents: list[tuple[T.Turn, str]] = []
-    mid_caps: set[str] = set()
     for t in tr.turns:
         for s in T.sentences(t.text):
             sents.append((t, s))
             tf.update(T.content_words(s))
-            for name, pos in T.capitalised_runs(s):
-                if pos > 0:
-                    mid_caps.add(name)
+    # one batched call per session (nlp.pipe), not one per sentence
+    found = extractor.extract([s for _t, s in sents], tr.date, speakers)
     cands: list[dict] = []
-    for order, (t, s) in enumerate(sents):
+    for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
         nwords = len(T.words(s))
-        ents = []
-        for name, pos in T.capitalised_runs(s):
-            if pos == 0 and " " not in name and name not in mid_caps and name not in speakers:
-                continue  # a capitalised sentence opener, not a name
-            if name == t.speaker:
-                continue
-            ents.append(name)
-        ents = list(dict.fromkeys(ents))
+        ents: dict[str, str] = {}
+        for e in ents_s:
+            if e.is_subject and e.text != t.speaker:
+                ents.setdefault(e.text, e.type)
+        when = [[e.text, e.resolved] for e in ents_s if e.type == "date" and e.resolved]
         question = s.rstrip().endswith("?")
         fp = T.is_first_person(s)
         score = _score_sentence(s, tf, len(ents))
         cands.append({"turn": t, "s": s, "ents": ents, "q": question, "fp": fp, "n": nwords,
-                      "score": score, "order": order})
+                      "score": score, "order": order, "when": when})
     # Summary: best sentences, in conversation order.
     k = int(settings.get("summary_sentences", 5))
     k = max(1, min(k, max(2, len(tr.turns) // 4)))
@@ -271,13 +270,13 @@ def extract_session(tr: T.Transcript, settings: dict) -> dict:
         if c["q"] or c["n"] < 5:
             continue
         t: T.Turn = c["turn"]
-        subjects = {e: T.subject_type(e, c["s"], speakers) for e in c["ents"]}
+        subjects = dict(c["ents"])
         about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
         fact = {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c["order"],
                 "date": tr.date, "speaker": t.speaker,
                 "text": T.resolve_relative_dates(c["s"], tr.date),
                 "subjects": subjects, "kind": T.fact_kind(c["s"]), "attr": None,
-                "score": round(c["score"], 4)}
+                "score": round(c["score"], 4), "when": c["when"]}
         if about_self:
             fact["subjects"] = {t.speaker: "person", **subjects}
             a = T.attribute_of(c["s"])
@@ -513,6 +512,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                     corrected[(id(f), slug)] = (cp, card)
                     reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
 
+    threads = _threads(by_slug, qualifying, titles, facts, superseded, corrected, settings)
+
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     cap = int(settings.get("max_facts_per_page", 200))
@@ -546,6 +547,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 if T.slugify(f["speaker"]) != slug and section != "Facts":
                     section = "Facts"  # someone else's preference is a fact about this subject
                 claims.append(Claim(text, ref, f["date"], section))
+        claims.extend(threads.get(slug, []))
         for cp, card in live_cards.get(slug, []):
             if card.get("hand_page") == f"knowledge/{slug}.md":
                 continue  # the hand line citing it stays where the person put it
@@ -600,6 +602,49 @@ def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
     return out
 
 
+def _threads(by_slug: dict[str, list[dict]], qualifying: list[str], titles: dict[str, str],
+             facts: list[dict], superseded: dict, corrected: dict,
+             settings: dict) -> dict[str, list[Claim]]:
+    """Per page, the topics its facts return to across sessions ("camping" in May, July and
+    October), each with a short cited quote per mention. A topic word is a content word
+    that is rare in the whole wiki (at most ``thread_max_share`` of all facts, so not
+    "love" or "great") and not the subject's own name. This is the cross-session view a
+    page adds over its transcripts: multi-hop and "when did …" questions need exactly it.
+    Each mention is cut to ``thread_window_words`` words either side of the topic, so a
+    thread passage holds several sessions' mentions in the size of one transcript turn."""
+    max_topics = int(settings.get("thread_max_topics", 100))
+    max_mentions = int(settings.get("thread_max_mentions", 8))
+    window = int(settings.get("thread_window_words", 6))
+    share = float(settings.get("thread_max_share", 0.05))
+    df: Counter = Counter()
+    for f in facts:
+        df.update(T.topic_words(f["text"]))
+    limit = max(3, share * len(facts))
+    out: dict[str, list[Claim]] = {}
+    for slug in qualifying:
+        own = set(T.content_words(titles[slug]))
+        topics: dict[str, list[dict]] = defaultdict(list)
+        for f in by_slug[slug]:
+            if id(f) in superseded or (id(f), slug) in corrected:
+                continue  # a thread follows what is still true
+            for w in T.topic_words(f["text"]) - own:
+                if df[w] <= limit:
+                    topics[w].append(f)
+        # most sessions first, weighted by rarity (idf): "camping" in 7 sessions before "make" in 8
+        ranked = sorted(((w, fs) for w, fs in topics.items() if len({f["session"] for f in fs}) >= 2),
+                        key=lambda kv: (-len({f["session"] for f in kv[1]})
+                                        * math.log(1 + len(facts) / df[kv[0]]), kv[0]))
+        claims: list[Claim] = []
+        for w, fs in ranked[:max_topics]:
+            for f in fs[-max_mentions:]:
+                claims.append(Claim(f"{f['speaker']}: {_quote(T.fragment(f['text'], w, window))}",
+                                    f"sessions/{f['session']}/transcript.md#{f['anchor']}",
+                                    f["date"], "Threads", group=w))
+        if claims:
+            out[slug] = claims
+    return out
+
+
 def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int) -> str:
     """``knowledge/INDEX.md``: one line per page, most-mentioned first (ties by slug).
     Cut rule: when the next line would take the file over ``cap_tokens`` (≈ chars / 4),
@@ -646,8 +691,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     skill_hash = T.md5_hex((corpus_skill or "") + json.dumps(settings or {}, sort_keys=True))
     transcripts = {m.group(1): p for p in listing if (m := _TRANSCRIPT_RE.match(p))}
     known = prev_state.get("sessions", {})
+    extractor = get_extractor(str(cfg.get("extractor", "auto")))
+    if prev_state.get("extractor") != extractor.name:
+        known = {}  # another entity extractor: every session's subjects are re-extracted
     new_sessions = sorted(s for s, p in transcripts.items() if known.get(s, {}).get("etag") != listing[p])
-    gone = sorted(set(known) - set(transcripts))
+    gone = sorted(set(prev_state.get("sessions", {})) - set(transcripts))
     forget_now = {p: e for p, e in listing.items() if p.startswith(FORGET_DIR)}
     corr_now = {p: e for p, e in listing.items() if p.startswith(CORRECTIONS_DIR)}
     inputs_changed = (forget_now != prev_state.get("forget", {})
@@ -684,7 +732,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             continue
         path = transcripts[sid]
         tr = T.parse_transcript(path, tree.read(path) or "")
-        ex = extract_session(tr, cfg)
+        ex = extract_session(tr, cfg, extractor)
         old = sessions.get(sid)
         ex["etag"] = listing[path]
         sessions[sid] = ex
@@ -696,6 +744,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     state["forget"] = forget_now
     state["skill_hash"] = skill_hash
     state["synthesizer"] = synth.name
+    state["extractor"] = extractor.name
     # subjects known so far (for matching corrections), then corrections → cards
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)

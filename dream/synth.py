@@ -25,6 +25,7 @@ class Claim:
     section: str       # "Preferences", "Decisions", "Facts", "Corrections", "Superseded"
     extra: str = ""    # text after the citation (e.g. what superseded it)
     extra_source: str | None = None
+    group: str | None = None  # sub-heading inside the section (a thread's topic word)
 
 
 @dataclass
@@ -72,13 +73,13 @@ class _Sources:
         return f"[cite:{self.refs.index(ref) + 1}]"
 
 
-SECTION_ORDER = ("Preferences", "Decisions", "Facts", "Corrections", "Superseded")
+SECTION_ORDER = ("Preferences", "Decisions", "Facts", "Threads", "Corrections", "Superseded")
 
 
 class DeterministicSynthesizer:
     """Extractive, offline, byte-for-byte reproducible."""
 
-    name = "deterministic-v1"
+    name = "deterministic-v2"
 
     def page(self, spec: PageSpec) -> str:
         src = _Sources()
@@ -96,6 +97,15 @@ class DeterministicSynthesizer:
                 continue
             lines.append(f"## {section}")
             lines.append("")
+            if section == "Threads":
+                # one sub-heading per topic followed across sessions, its mentions in order
+                for group in dict.fromkeys(c.group for c in claims):
+                    lines += [f"### {group}", ""]
+                    for c in claims:
+                        if c.group == group:
+                            lines.append(f"- {c.date or 'undated'} — {c.text} {src.cite(c.source)}")
+                    lines.append("")
+                continue
             if section == "Facts":
                 sentinel = object()
                 last_date: object = sentinel

@@ -13,7 +13,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from brainfs.cache.chunker import chunk_file, normalize_date, split_frontmatter
+from brainfs.cache.chunker import chunk_file, human_date, normalize_date, split_frontmatter
 from brainfs.cache.retrieval import STOPWORDS
 
 # --------------------------------------------------------------------------- transcripts
@@ -65,7 +65,9 @@ def parse_transcript(path: str, text: str) -> Transcript:
         if ch.kind != "turn" or not ch.speaker:
             continue
         body = ch.text
-        prefix = f"{ch.speaker} ({day}): " if day else f"{ch.speaker}: "
+        # the chunker's searchable prefix ("Mara (8 May 2023): "); the turn's own words follow
+        shown = human_date(date)
+        prefix = f"{ch.speaker} ({shown}): " if shown else f"{ch.speaker}: "
         if body.startswith(prefix):
             body = body[len(prefix):]
         turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns)))
@@ -145,7 +147,8 @@ def _strip_possessive(w: str) -> str:
 
 
 def _skip(word: str) -> bool:
-    w = word.lower()
+    # "That's", "Yeah's": judged without the clitic, or "That's" would become a subject "That"
+    w = _strip_possessive(word).lower()
     return w in _NOT_SUBJECT or w in STOPWORDS
 
 
@@ -327,6 +330,20 @@ def resolve_expression(expr: str, day: _dt.date) -> str | None:
     return None
 
 
+#: Relative date expressions :func:`resolve_expression` understands.
+REL_DATE_RE = _REL_RE
+
+
+def parse_day(day: str | None) -> _dt.date | None:
+    """The date of an ISO day or timestamp string (None when absent or unreadable)."""
+    if not day:
+        return None
+    try:
+        return _dt.date.fromisoformat(day[:10])
+    except ValueError:
+        return None
+
+
 def resolve_relative_dates(sentence: str, day: str | None) -> str:
     """Annotate relative date expressions with their absolute meaning:
     "I adopted a dog last weekend" on 2023-05-08 → "… last weekend (weekend of 2023-05-06)"."""
@@ -342,6 +359,39 @@ def resolve_relative_dates(sentence: str, day: str | None) -> str:
         return f"{m.group(0)} ({meaning})" if meaning else m.group(0)
 
     return _REL_RE.sub(sub, sentence)
+
+
+def topic_words(text: str) -> set[str]:
+    """Words a fact can be threaded by: content words of 4+ letters, without the date
+    annotations and calendar words (a thread is about a topic, not about "weekend")."""
+    return {w for w in content_words(strip_annotations(text))
+            if len(w) >= 4 and w.isalpha() and w not in _NOT_SUBJECT and w not in _CALENDAR
+            and w not in _VAGUE}
+
+
+_CALENDAR = frozenset("day days week weeks weekend weekends month months year years morning "
+                      "evening night tonight ago last next".split())
+#: Frequent verbs and vague nouns of chat: rare enough in one conversation to pass the
+#: share filter, never what a thread is about ("make", "life", "feel").
+_VAGUE = frozenset("make made makes making feel feels felt life lives thing things people "
+                   "help helps helped want wants wanted love loved loves like liked good great "
+                   "awesome amazing happy glad nice cool fun sure keep kept came come comes "
+                   "went goes doing done take took taking give gave always never every "
+                   "lots little more most much many other others something someone".split())
+
+
+def fragment(text: str, word: str, window: int) -> str:
+    """The words of ``text`` within ``window`` words of the first occurrence of ``word``
+    (as :func:`content_words` spells it), with "…" where it was cut; the whole text when
+    the word is not found or ``window`` is 0."""
+    toks = text.split()
+    if window <= 0:
+        return text
+    at = next((i for i, t in enumerate(toks) if word in content_words(t)), None)
+    if at is None:
+        return text
+    lo, hi = max(0, at - window), min(len(toks), at + window + 1)
+    return ("…" if lo > 0 else "") + " ".join(toks[lo:hi]) + ("…" if hi < len(toks) else "")
 
 
 def strip_annotations(text: str) -> str:

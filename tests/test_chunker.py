@@ -6,6 +6,7 @@ import pytest
 
 from brainfs.cache.chunker import (
     CHUNK_CHARS,
+    CLAIM_CHARS,
     DEFAULT_CONFIDENCE,
     chunk_file,
     embed_text,
@@ -115,6 +116,26 @@ def test_page_paragraphs_respect_the_size_cap() -> None:
     assert all(len(c.text) <= CHUNK_CHARS for c in chunks)
     assert all(c.anchor == "big" for c in chunks)
     assert sorted(c.ordinal for c in chunks) == list(range(len(chunks)))
+
+
+def test_cited_claim_lists_are_packed_at_turn_size_and_never_with_prose() -> None:
+    claims = [f"- 2023-05-{d:02d} — Mara: “I walked Max to the lake number {d}.” [cite:{d}]"
+              for d in range(1, 13)]
+    long_claim = "- Mara: “" + "very " * 60 + "long.” [cite:13]"
+    text = ("---\ntitle: Mara\n---\n# Mara\n\nMara is a person. Related: [[max]].\n\n## Facts\n\n"
+            + "\n".join(claims) + "\n" + long_claim + "\n\nA closing paragraph without citations.\n\n"
+            "## Notes\n\n- an uncited list\n- stays prose\n")
+    chunks = chunk_file("knowledge/mara.md", text)
+    facts = [c for c in chunks if c.anchor == "facts"]
+    packed = [c for c in facts if "[cite:" in c.text]
+    # every claim is in exactly one piece, whole, in order; pieces stay about a turn's size
+    assert "\n".join(c.text for c in packed) == "\n".join(claims + [long_claim])
+    assert len(packed) >= 4 and all(c.text.startswith("- ") for c in packed)
+    assert all(len(c.text) <= CLAIM_CHARS for c in packed[:-1])
+    assert packed[-1].text == long_claim  # a single long claim is not cut below CHUNK_CHARS
+    assert facts[-1].text == "A closing paragraph without citations."  # prose apart
+    notes = [c for c in chunks if c.anchor == "notes"]
+    assert [c.text for c in notes] == ["- an uncited list\n- stays prose"]
 
 
 def test_notes_guide_summary_kinds_and_default_confidence() -> None:

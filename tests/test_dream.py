@@ -142,6 +142,8 @@ def test_facts_attach_to_subjects_with_citations(tree: Path) -> None:
     n = int(line.split("[cite:")[1].split("]")[0])
     assert refs[n] == "sessions/s1/transcript.md#D1:1"
     assert "last weekend (weekend of 2023-05-06)" in line
+    # a claim quotes the turn's words, not the index's "Mara (8 May 2023): " prefix
+    assert "(8 May 2023)" not in mara and "Mara: “Hi Ana!" not in mara
     assert split_frontmatter(ps["knowledge/sora-city-lab.md"])[0]["type"] == "organization"
     # every list item outside "Related" carries a citation; links resolve
     assert not [p for p in res.problems if p.severity == "error"]
@@ -152,6 +154,29 @@ def test_facts_attach_to_subjects_with_citations(tree: Path) -> None:
     assert "live in Osaka" not in mara.split("## Superseded")[0]
     # preferences get their own section
     assert "## Preferences" in mara and "favorite park" in mara.split("## Preferences")[1].split("##")[0]
+
+
+@pytest.mark.unit
+def test_threads_follow_a_topic_across_sessions(tree: Path) -> None:
+    write(tree, {"sessions/s3/transcript.md": S3_})
+    res = run_local(tree, None)
+    mara = pages(res)["knowledge/mara.md"]
+    refs = cited_refs(mara)
+    threads = mara.split("## Threads")[1].split("\n## ")[0]
+    topics = {}
+    for block in threads.split("### ")[1:]:
+        head, *items = [ln for ln in block.splitlines() if ln.strip()]
+        topics[head] = [refs[int(ln.split("[cite:")[1].split("]")[0])] for ln in items]
+    # "walk": said in s2 (D2:3) and s3 (D3:2); a thread needs two sessions
+    assert topics["walk"] == ["sessions/s2/transcript.md#D2:3", "sessions/s3/transcript.md#D3:2"]
+    assert all(len({r.split("/")[1] for r in rs}) >= 2 for rs in topics.values())
+    # mentions are quoted around the topic word, cut with "…", and pass verification
+    assert "— Mara: “…the shelter is now a short walk away.”" in threads
+    assert res.stats["rejected"] == 0 and not [p for p in res.problems if p.severity == "error"]
+    # a superseded statement ("I live in Osaka") is not followed in a thread
+    assert "Osaka" not in threads and "osaka" not in topics
+    # a word in most facts is no topic
+    assert "mara" not in topics and "kyoto" not in topics
 
 
 @pytest.mark.unit

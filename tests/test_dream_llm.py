@@ -18,6 +18,7 @@ from brainfs.backend.config import Config, ConfigError
 from brainfs.cache.chunker import split_frontmatter
 from brainfs.dream.core import run_local
 from brainfs.dream.llm import LLMSettings, LLMSynthesizer, parse_answer, synthesizer_from_config
+from brainfs.dream.synth import DeterministicSynthesizer
 
 from test_dream import S1, S2, S3_, pages, view_of, write
 
@@ -189,7 +190,7 @@ def test_garbage_answer_falls_back_to_deterministic(llm, tree: Path) -> None:
     # nothing from the model was usable: every file is the deterministic one, and said so
     for p in pages(det):
         if p != "knowledge/INDEX.md":
-            assert split_frontmatter(res.staged[p])[0]["generator"] == "deterministic-v1", p
+            assert split_frontmatter(res.staged[p])[0]["generator"] == DeterministicSynthesizer.name, p
     assert set(res.stats["synth"]["fallbacks"].values()) == {"answer had no cited bullet"}
     assert "rendered deterministically" in res.commit_message()
     assert json.loads(res.staged[".brainfs/dream-state.json"])["synthesizer"] == "llm:fake-model+fallback"
@@ -222,7 +223,7 @@ def test_malformed_new_page_gets_the_deterministic_rendering(llm, tree: Path) ->
     res = run_local(tree, None, synthesizer=synth(llm))
     assert_valid(tree, res, run_local(tree, None))
     mara = res.staged["knowledge/mara.md"]
-    assert split_frontmatter(mara)[0]["generator"] == "deterministic-v1" and "trains" not in mara
+    assert split_frontmatter(mara)[0]["generator"] == DeterministicSynthesizer.name and "trains" not in mara
     assert any(p.code == "synth-fallback" and p.path == "knowledge/mara.md" for p in res.problems)
 
 
@@ -267,7 +268,7 @@ def test_config_precedence_and_synthesizer_choice(tmp_path: Path) -> None:
     assert (c.llm_base_url, c.llm_api_key, c.llm_timeout) == ("http://brainfs/v1", "k2", 7.0)
     s = synthesizer_from_config(c)
     assert isinstance(s, LLMSynthesizer) and s.settings.base_url == "http://brainfs/v1"
-    assert synthesizer_from_config(c, "deterministic").name == "deterministic-v1"
+    assert synthesizer_from_config(c, "deterministic").name == DeterministicSynthesizer.name
     with pytest.raises(ConfigError, match="BRAINFS_LLM_MODEL"):
         synthesizer_from_config(Config.load(None, env={"BRAINFS_CONFIG": "/nonexistent",
                                                        "OPENAI_BASE_URL": "http://x/v1"}), "llm")
@@ -296,7 +297,7 @@ def test_cli_dream_with_llm_over_s3(llm, store, corpus, cfg, tmp_path: Path, mon
     out = capsys.readouterr().out
     assert "rendered deterministically" in out and "HTTP 500" in out
     mara = store.get("knowledge/mara.md")[0].decode()
-    assert "generator: deterministic-v1" in mara
+    assert f"generator: {DeterministicSynthesizer.name}" in mara
     llm.mode = "good"
     assert main(["dream", url, "--synth", "llm", "--no-embed", "--no-index"]) == 0
     assert "M knowledge/mara.md" in capsys.readouterr().out

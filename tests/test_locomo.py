@@ -126,6 +126,53 @@ def test_evaluate_counts_and_wiki_hook(tmp_path: Path) -> None:
     assert res["retrievers"]["bm25"]["by_category"]["4"]["questions"] == 2
 
 
+@pytest.mark.unit
+def test_wiki_fusion_skips_repeats_and_single_turn_paraphrases(tmp_path: Path) -> None:
+    import datetime as _dt
+
+    from brainfs.cache.index import SearchIndex
+    from brainfs.cache.locomo import ConversationContext, _content_hash
+
+    tree = conversation_tree(SAMPLE)
+    emb = FakeEmbedder()
+    ix = SearchIndex(tmp_path / "t.db")
+    ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), emb)
+    src = ("---\ntitle: Rex\nsources:\n  - sessions/conv-t-s1/transcript.md#D1:1\n"
+           "  - sessions/conv-t-s2/transcript.md#D2:2\n---\n")
+    wiki = {
+        # gathers two turns of two sessions: a wiki passage worth a slot
+        "knowledge/rex.md": src + "# Rex\n\n## Threads\n\n- Ann: “adopted a dog named Rex” [cite:1]\n"
+                                  "- Ann: “Rex learned to swim” [cite:2]\n",
+        # quotes one turn: the turn itself says it, so it never takes a slot
+        "knowledge/pottery.md": "---\ntitle: Pottery\nsources:\n  - sessions/conv-t-s2/transcript.md#D2:1\n"
+                                "---\n# Pottery\n\n- Bo: “I started pottery classes.” [cite:1]\n",
+    }
+    ctx = ConversationContext("conv-t", tree, ix, emb, _dt.datetime(2023, 6, 2, tzinfo=_dt.timezone.utc),
+                              tmp_path)
+    try:
+        # weight 2 puts both wiki passages above every turn, so the skip rules decide alone
+        first = wiki_retriever(lambda t: wiki, weight=2.0)(ctx)
+        # a second wiki arm in the same evaluation has its own index (it used to overwrite
+        # the first one's, which then resolved citations against pages it no longer had)
+        other = wiki_retriever(lambda t: {"knowledge/other.md": wiki["knowledge/pottery.md"]})(ctx)
+        assert all(not p.ref.startswith("knowledge/rex.md") for p in other("Rex swim pottery", 5))
+        got = first("Rex swim pottery", 5)
+        refs = [p.ref for p in got]
+        assert refs[0].startswith("knowledge/rex.md") and got[0].turns == {"D1:1", "D2:2"}
+        assert len(got) == 3
+        assert not any(r.startswith("knowledge/pottery.md") for r in refs)  # one turn only
+        # the turns the rex page credits are not repeated; every passage adds a turn
+        assert [sorted(p.turns) for p in got[1:]] == [["D1:2"], ["D2:1"]] or \
+            [sorted(p.turns) for p in got[1:]] == [["D2:1"], ["D1:2"]]
+        # with a one-turn bar the paraphrase takes the slot its turn would have had
+        loose = wiki_retriever(lambda t: wiki, weight=2.0, min_new_turns=1)(ctx)("Rex swim pottery", 5)
+        assert {p.ref.split("#")[0] for p in loose[:2]} == {"knowledge/rex.md", "knowledge/pottery.md"}
+    finally:
+        for close in ctx.extra.get("closers", []):
+            close()
+        ix.close()
+
+
 @pytest.fixture(scope="session")
 def minilm():
     """The real model, once per session (shared with other modules via load_embedder)."""
