@@ -231,9 +231,9 @@ class Daemon:
                 if res.conflict_path:
                     ops.changed.add(res.row.path)
                     ops.invalidate([res.row.path])
-                elif res.row.op == "put" and self.recall is not None:
-                    self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
-                if res.row.op == "put":
+                elif res.row.op == "put":
+                    if self.recall is not None:
+                        self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
                     self._session_grew([res.row.path])
                 elif res.row.op == "delete" and self.recall and self.recall.recaller:
                     self.recall.recaller.remove(res.row.path)
