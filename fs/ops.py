@@ -318,6 +318,10 @@ class Ops(pyfuse3.Operations):
         # writes), and such a directory's next open drops that cache.
         keep = path not in self.ws.listing_changed
         self.ws.listing_changed.discard(path)
+        if not entries:
+            # Never let the kernel cache an empty listing: with no page to invalidate, a
+            # later open without keep_cache does not drop it, and `ls` would stay empty.
+            return pyfuse3.FileInfo(fh=fh, keep_cache=False)
         return pyfuse3.FileInfo(fh=fh, keep_cache=keep, cache_readdir=True)
 
     @fuse_errors

@@ -368,9 +368,17 @@ def test_kernel_caches_listings_and_skips_reader_flush(seeded: Path, corpus, mou
     # the relister.
     from brainfs.fs.ops import KERNEL_CACHE_FLAGS
     assert KERNEL_CACHE_FLAGS, "pyfuse3 lacks noflush/cache_readdir: run .ci/build-pyfuse3"
+    store.put("archive/2019/old.md", b"An archived note.\n")  # no preload rule takes it
     m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "0.5",
                                    "BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
     mp = m.mountpoint
+
+    # An empty listing must not stick: the kernel keeps an empty cached listing even
+    # when told to drop the directory's cache.
+    for _ in range(2):
+        assert os.listdir(mp / "archive/2019") == []
+    assert (mp / "archive/2019/old.md").read_text() == "An archived note.\n"
+    assert os.listdir(mp / "archive/2019") == ["old.md"]
 
     def requests() -> dict[str, int]:
         return json.loads((mp / ".brainfs/status").read_text())["requests"]
