@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import apsw
 
 from .chunker import Chunk, chunk_file, decode, embed_text, embed_texts
+from .forget import forgotten_by
 
 if TYPE_CHECKING:
     import numpy as np
@@ -131,6 +132,8 @@ class SearchIndex:
         self.vec_error: str | None = None
         self._matrix: tuple[Any, Any, Any] | None = None  # (version key, ids, matrix)
         self._writes = 0
+        #: the deletion log's phrases: chunks containing one are never indexed (see forget)
+        self.forget_phrases: list[str] = []
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._load_vec()
@@ -297,9 +300,28 @@ class SearchIndex:
         self._write_batch([(path, hash, chunks)], vectors)
         return len(chunks)
 
+    def forget(self, phrases: list[str]) -> int:
+        """Drop every chunk that contains one of the deletion log's ``phrases``, and keep
+        such chunks out of later writes; returns how many were dropped."""
+        self.forget_phrases = list(phrases)
+        if not phrases:
+            return 0
+        with self._lock:
+            ids = [cid for cid, text in self.conn.execute("SELECT id, text FROM chunks").fetchall()
+                   if forgotten_by(text, self.forget_phrases)]
+            if ids:
+                vec_ok = self.vec_error is None and self._table_exists("chunks_vec")
+                with self.conn:
+                    if vec_ok:
+                        self.conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(i,) for i in ids])
+                    self.conn.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in ids])
+                self._writes += 1
+        return len(ids)
+
     def _write_batch(self, files: list[tuple[str, str, list[Chunk]]], vectors: np.ndarray | None) -> None:
         """Replace the chunks of ``files`` in one transaction; ``vectors`` (if any) are
-        aligned with the concatenated chunk lists."""
+        aligned with the concatenated chunk lists. Chunks the deletion log forgets are
+        not written."""
         now = time.time()
         with self._lock:
             self._ensure_fts_ready()
@@ -309,6 +331,9 @@ class SearchIndex:
                 vec_rows: list[tuple[int, bytes]] = []
                 for path, hash_, chunks in files:
                     for c in chunks:
+                        if self.forget_phrases and forgotten_by(c.text, self.forget_phrases):
+                            row += 1
+                            continue
                         has_vec = vectors is not None
                         cid = self.conn.execute(
                             "INSERT INTO chunks(path, anchor, kind, scope, confidence, created, "

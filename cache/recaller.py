@@ -21,6 +21,8 @@ from brainfs.backend.errors import BackendError, NoSuchKey
 from brainfs.backend.store import ObjectStore
 
 from .embedder import Embedder, EmbedderUnavailable, load_embedder
+from .forget import FORGET_DIR, request_phrases
+from .forget import is_request as is_forget_request
 from .index import SearchIndex
 from .retrieval import RecallResult, cited_sources, recall
 from .workingset import INTERNAL_PREFIX
@@ -33,7 +35,9 @@ INDEX_KEY = f"{INTERNAL_PREFIX}/index.sqlite"
 def _is_indexable(path: str) -> bool:
     # Text memory only: the index chunks Markdown and transcripts; binary blobs and conflict
     # copies would only add noise.
-    return path.endswith((".md", ".txt", ".markdown")) and ".conflict-" not in path
+    # The deletion log is not indexed either: its lines are what must not be found.
+    return (path.endswith((".md", ".txt", ".markdown")) and ".conflict-" not in path
+            and not path.startswith(FORGET_DIR))
 
 
 def download_index(store: ObjectStore, dest: Path) -> bool:
@@ -60,10 +64,17 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
                 cfg: Config | None = None) -> dict:
     """Refresh the index of the whole corpus and upload it (``brainfs index``)."""
     download_index(store, local)
-    listing = [(o.path, o.etag) for o in store.list()
+    objects = list(store.list())
+    listing = [(o.path, o.etag) for o in objects
                if not o.path.startswith(INTERNAL_PREFIX + "/") and _is_indexable(o.path)]
+    requests = [o.path for o in objects if is_forget_request(o.path)]
+    phrases: list[str] = []
+    for path in requests:
+        phrases += request_phrases(store.get(path)[0].decode("utf-8", "replace"))
     idx = SearchIndex(local)
     try:
+        # First, so that no forgotten chunk is written by this refresh either.
+        forgotten = idx.forget(phrases)
         known = idx.file_hashes()
         changed = [p for p, h in listing if known.get(p) != h]
         contents: dict[str, bytes] = {}
@@ -83,6 +94,7 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
 
         stats = idx.refresh(listing, read, embedder, progress)
         stats.update(idx.stats())
+        stats["forgotten_chunks"] = forgotten
     finally:
         idx.close()
     data = local.read_bytes()

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.forget import FORGET_DIR, norm, request_phrases
+from brainfs.cache.forget import is_request as is_forget_request
 
 from . import edits as E
 from . import text as T
@@ -38,7 +40,6 @@ log = logging.getLogger(__name__)
 
 STATE_PATH = ".brainfs/dream-state.json"
 SKILL_PATHS = (".brainfs/dream-skill.md", "DREAM.md")
-FORGET_DIR = "forget/"
 CORRECTIONS_DIR = "corrections/"
 CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
@@ -172,8 +173,7 @@ class RunResult:
 
 # --------------------------------------------------------------------------- helpers
 
-def _norm(s: str) -> str:
-    return " ".join(re.sub(r"[^\w\s']", " ", s.lower()).split())
+_norm = norm
 
 
 def _quote(s: str) -> str:
@@ -183,15 +183,8 @@ def _quote(s: str) -> str:
 
 def forget_phrases(tree: Tree, listing: dict[str, str]) -> list[tuple[str, str]]:
     """(request path, phrase) for every line of every ``forget/*.md`` request."""
-    out = []
-    for p in sorted(listing):
-        if p.startswith(FORGET_DIR) and p.endswith((".md", ".txt")):
-            _meta, body, _bad = split_frontmatter(tree.read(p) or "")
-            for line in body.splitlines():
-                line = line.strip().lstrip("-*").strip()
-                if line and not line.startswith("#"):
-                    out.append((p, _norm(line)))
-    return [(p, ph) for p, ph in out if ph]
+    return [(p, ph) for p in sorted(listing) if is_forget_request(p)
+            for ph in request_phrases(tree.read(p) or "")]
 
 
 def _forgotten(text: str, phrases: list[tuple[str, str]]) -> str | None:
