@@ -46,7 +46,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
-from .synth import Claim, DeterministicSynthesizer, PageSpec, frontmatter
+from .synth import (Claim, DeterministicSynthesizer, PageSpec, Sources, claim_line, finish_page,
+                    frontmatter)
 from .text import content_words
 
 log = logging.getLogger(__name__)
@@ -215,16 +216,8 @@ def parse_answer(answer: str, n_evidence: int, slugs: set[str],
 # --------------------------------------------------------------------------- synthesizer
 
 
-class _Refs:
-    """The ``sources`` list of one file: evidence 1..n first, so [cite:N] is evidence N."""
-
-    def __init__(self) -> None:
-        self.refs: list[str] = []
-
-    def cite(self, ref: str) -> str:
-        if ref not in self.refs:
-            self.refs.append(ref)
-        return f"[cite:{self.refs.index(ref) + 1}]"
+#: evidence 1..n is cited first, so [cite:N] is evidence N
+_Refs = Sources
 
 
 def _evidence(claims: list[Claim]) -> tuple[_Refs, list[str], dict[int, str]]:
@@ -360,22 +353,8 @@ class LLMSynthesizer:
             cs = [c for c in spec.claims if c.section == section]
             if not cs:
                 continue
-            lines += [f"## {section}", ""]
-            for c in cs:
-                when = f"{c.date} — " if c.date else ""
-                line = f"- {when}{c.text} {refs.cite(c.source)}"
-                if c.extra:
-                    line += f" {c.extra}" + (f" {refs.cite(c.extra_source)}" if c.extra_source else "")
-                lines.append(line)
-            lines.append("")
-        if spec.related:
-            lines += ["## Related", ""]
-            for s, n in spec.related:
-                lines.append(f"- [[{s}]] — {spec.titles.get(s, s)}, {n} shared turn{'s' if n != 1 else ''}")
-            lines.append("")
-        meta = {"title": spec.title, "type": spec.type, "updated": spec.last or "",
-                "sources": refs.refs, "generator": self.name}
-        return frontmatter(meta) + "\n" + "\n".join(lines).rstrip() + "\n"
+            lines += [f"## {section}", "", *(claim_line(c, refs.cite) for c in cs), ""]
+        return finish_page(spec, lines, refs.refs, self.name)
 
     def summary(self, session: str, date: str | None, title: str, participants: list[str],
                 turns: int, claims: list[Claim]) -> str:

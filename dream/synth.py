@@ -9,6 +9,7 @@ before anything is published, so it cannot publish a claim its citation does not
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,7 +64,10 @@ def frontmatter(meta: dict) -> str:
     return f"---\n{body}\n---\n"
 
 
-class _Sources:
+class Sources:
+    """The ``sources`` list of one file: [cite:N] names its N-th entry, in first-cited order
+    (a writer that cites evidence 1..n first gets [cite:N] = evidence N)."""
+
     def __init__(self) -> None:
         self.refs: list[str] = []
 
@@ -82,7 +86,7 @@ class DeterministicSynthesizer:
     name = "deterministic-v2"
 
     def page(self, spec: PageSpec) -> str:
-        src = _Sources()
+        src = Sources()
         lines: list[str] = [f"# {spec.title}", ""]
         span = spec.first if spec.first == spec.last else f"{spec.first} – {spec.last}"
         intro = (f"{spec.title} ({spec.type}) is mentioned in {spec.mentions} turn"
@@ -118,27 +122,13 @@ class DeterministicSynthesizer:
                     lines.append(f"- {c.text} {src.cite(c.source)}")
                 lines.append("")
                 continue
-            for c in claims:
-                when = f"{c.date} — " if c.date else ""
-                line = f"- {when}{c.text} {src.cite(c.source)}"
-                if c.extra:
-                    line += f" {c.extra}"
-                    if c.extra_source:
-                        line += f" {src.cite(c.extra_source)}"
-                lines.append(line)
+            lines += [claim_line(c, src.cite) for c in claims]
             lines.append("")
-        if spec.related:
-            lines += ["## Related", ""]
-            for s, n in spec.related:
-                lines.append(f"- [[{s}]] — {spec.titles.get(s, s)}, {n} shared turn{'s' if n != 1 else ''}")
-            lines.append("")
-        meta = {"title": spec.title, "type": spec.type, "updated": spec.last or "",
-                "sources": src.refs, "generator": self.name}
-        return frontmatter(meta) + "\n" + "\n".join(lines).rstrip() + "\n"
+        return finish_page(spec, lines, src.refs, self.name)
 
     def summary(self, session: str, date: str | None, title: str, participants: list[str],
                 turns: int, claims: list[Claim]) -> str:
-        src = _Sources()
+        src = Sources()
         lines = [f"# Session {session}" + (f" — {date}" if date else ""), "",
                  f"Participants: {', '.join(participants) or 'unknown'}. {turns} turns.", ""]
         for c in claims:
@@ -157,3 +147,27 @@ class DeterministicSynthesizer:
                 gist = gist[:87].rsplit(" ", 1)[0] + "…"
             gist = "; " + gist
         return f"- [[{spec.slug}]] — {spec.type}, {spec.mentions} mentions{gist}"
+
+
+def claim_line(c: Claim, cite: Callable[[str], str]) -> str:
+    """One dated, cited bullet (with its superseding or correcting remark, if any)."""
+    when = f"{c.date} — " if c.date else ""
+    line = f"- {when}{c.text} {cite(c.source)}"
+    if c.extra:
+        line += f" {c.extra}"
+        if c.extra_source:
+            line += f" {cite(c.extra_source)}"
+    return line
+
+
+def finish_page(spec: PageSpec, lines: list[str], sources: list[str], generator: str) -> str:
+    """``## Related`` and the frontmatter around a page body, whoever wrote the body."""
+    lines = list(lines)
+    if spec.related:
+        lines += ["## Related", ""]
+        for s, n in spec.related:
+            lines.append(f"- [[{s}]] — {spec.titles.get(s, s)}, {n} shared turn{'s' if n != 1 else ''}")
+        lines.append("")
+    meta = {"title": spec.title, "type": spec.type, "updated": spec.last or "",
+            "sources": sources, "generator": generator}
+    return frontmatter(meta) + "\n" + "\n".join(lines).rstrip() + "\n"
