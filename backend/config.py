@@ -91,6 +91,17 @@ class Config:
     #: Seconds a write stays journaled before upload is attempted again after a failure.
     upload_retry_seconds: float = 5.0
     allow_other: bool = False
+    #: FUSE no-open mode: the kernel opens files and directories without asking the daemon
+    #: and keeps their pages and listings cached until the daemon invalidates them, so a
+    #: warm `grep -r` costs one FLUSH round trip per file instead of OPEN and RELEASE (and
+    #: none at all on a read-only mount). Needs pyfuse3 built by .ci/build-pyfuse3; with
+    #: stock pyfuse3 the mount falls back to daemon opens and logs why.
+    no_open: bool = True
+    #: Mount read-only: writes fail with EROFS, and close(2) never waits for the daemon.
+    read_only: bool = False
+    #: no-open mode: a truncation with no close(2) after it (`truncate -s`) is committed
+    #: once its file has seen no write for this long. A close commits at once.
+    commit_idle_seconds: float = 1.0
     #: Run dream from the mount every this many seconds (0 = never; `brainfs dream` from
     #: cron or by hand does the same). The lease in the bucket keeps it to one run at once.
     dream_interval_seconds: float = 0.0

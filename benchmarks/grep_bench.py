@@ -20,6 +20,10 @@ Modes
                       preloaded (``BRAINFS_PRELOAD_GLOBS=*``); the operation is the first one
                       after the mount returned, so the kernel caches of the mount are cold.
 ``brainfs-warm``      the same operation repeated on a mount that has already done it.
+                      brainfs runs in FUSE no-open mode (the default with our pyfuse3).
+``brainfs-ro-*``      the same with ``brainfs mount --read-only``: close(2) skips the daemon too.
+``brainfs-opens-*``   the same with ``BRAINFS_NO_OPEN=0``: every open is a request to the
+                      daemon (the only way with stock pyfuse3).
 ``brainfs-naive``     ``brainfs mount --naive``: every FUSE operation is an S3 request.
 ``rclone-off-*``      ``rclone mount --vfs-cache-mode off``  (cold: fresh mount; warm: repeat).
 ``rclone-full-*``     ``rclone mount --vfs-cache-mode full`` (own --cache-dir per mount).
@@ -72,6 +76,10 @@ ALL_MODES = (
     "local",
     "brainfs-cold",
     "brainfs-warm",
+    "brainfs-ro-cold",
+    "brainfs-ro-warm",
+    "brainfs-opens-cold",
+    "brainfs-opens-warm",
     "brainfs-naive",
     "rclone-off-cold",
     "rclone-off-warm",
@@ -80,7 +88,9 @@ ALL_MODES = (
     "s3fs-cold",
     "s3fs-warm",
 )
-SYSTEMS = ("brainfs", "rclone-off", "rclone-full", "s3fs")  # the systems with a cold/warm pair
+SYSTEMS = ("brainfs", "brainfs-ro", "brainfs-opens", "rclone-off", "rclone-full", "s3fs")  # the systems with a cold/warm pair
+#: ``brainfs mount`` flavours with a cold/warm pair (see the module docstring).
+BRAINFS_FLAVOURS = ("brainfs", "brainfs-ro", "brainfs-opens")
 #: The issue's targets, checked in the report.
 TARGET_WARM_RATIO = 8.0
 TARGET_NAIVE_OVER_WARM = 400.0
@@ -220,7 +230,7 @@ class Mounted:
 
     def stop(self) -> None:
         try:
-            if self.system == "brainfs" and is_mounted(self.mp):
+            if self.system in BRAINFS_FLAVOURS and is_mounted(self.mp):
                 subprocess.run([*brainfs_cmd(), "umount", str(self.mp), "--timeout", "60"],
                                check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                timeout=90)
@@ -344,8 +354,8 @@ class Bench:
 
     def mount(self, system: str) -> Mounted:
         """A fresh mount of ``system`` (raises RuntimeError if it does not come up)."""
-        if system in ("brainfs", "brainfs-naive"):
-            m = self._mount_brainfs(naive=system == "brainfs-naive")
+        if system in BRAINFS_FLAVOURS or system == "brainfs-naive":
+            m = self._mount_brainfs(system)
         elif system.startswith("rclone-"):
             m = self._mount_rclone(system.split("-", 1)[1])
         elif system == "s3fs":
@@ -354,14 +364,19 @@ class Bench:
             raise ValueError(system)
         return m
 
-    def _mount_brainfs(self, naive: bool) -> Mounted:
+    def _mount_brainfs(self, system: str) -> Mounted:
         assert self.proxy is not None
-        system = "brainfs-naive" if naive else "brainfs"
+        naive = system == "brainfs-naive"
         mp, cache = self._fresh(system)
         cmd = [*brainfs_cmd(), "mount", CORPUS, str(mp), "--cache-dir", str(cache)]
+        env = self._brainfs_env(self.proxy.url)
         if naive:
             cmd.append("--naive")
-        r = run_timed(cmd, self.limit, env=self._brainfs_env(self.proxy.url))
+        elif system == "brainfs-ro":
+            cmd.append("--read-only")
+        elif system == "brainfs-opens":
+            env["BRAINFS_NO_OPEN"] = "0"
+        r = run_timed(cmd, self.limit, env=env)
         m = Mounted(system, mp, r.elapsed, log=cache / "mount.log")
         match = re.search(rb"\(pid (\d+)", r.stdout)
         m.pid = int(match.group(1)) if match else self._find_daemon(mp, cache)
@@ -881,6 +896,12 @@ def targets(results: dict[str, ModeResult], files: int, limit: float) -> list[tu
         if r is not None:
             out.append(("the same, paired (a local grep right before each warm grep; median "
                         "of the ratios)", f"{r:.1f}×", "met" if r <= TARGET_WARM_RATIO else "MISSED"))
+    ro = results.get("brainfs-ro-warm")
+    rg = ro.cells["grep"].median_s if ro else None
+    if lg and rg:
+        r = rg / lg
+        out.append((f"brainfs-ro-warm grep (read-only mount) within {TARGET_WARM_RATIO:.0f}× local",
+                    f"{r:.1f}×", "met" if r <= TARGET_WARM_RATIO else "MISSED"))
     if naive and wg:
         c = naive.cells["grep"]
         if c.status == "ok" and c.median_s:

@@ -21,7 +21,7 @@ import posixpath
 import socket
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,6 +193,9 @@ class WorkingSet:
         #: reader last consumed this mark: a mount that lets the kernel cache listings
         #: re-reads exactly these. A superset is harmless; a missing entry is a stale `ls`.
         self.listing_changed: set[str] = set()
+        #: called with each such directory as it changes (a mount that must tell the kernel
+        #: at once, rather than at the directory's next open, sets it)
+        self.on_listing_change: Callable[[str], None] | None = None
         #: paths with open handles: never evicted
         self.open_count: Counter[str] = Counter()
         self.local_bytes = 0
@@ -221,7 +224,12 @@ class WorkingSet:
         """A locally created directory makes its ancestors visible, exactly once."""
         for a in ancestors(d):
             self._vis[a] += sign
-            self.listing_changed.add(a)
+            self._listing_changed(a)
+
+    def _listing_changed(self, d: str) -> None:
+        self.listing_changed.add(d)
+        if self.on_listing_change is not None:
+            self.on_listing_change(d)
 
     def _insert(self, row: FileRow) -> None:
         parent = parent_of(row.path)
@@ -236,7 +244,7 @@ class WorkingSet:
         self.local_bytes += sign * row.size
         for a in ancestors(row.path):
             self._vis[a] += sign
-            self.listing_changed.add(a)
+            self._listing_changed(a)
 
     def _remove(self, path: str, keep_parent: bool = False) -> FileRow | None:
         """Take ``path`` out of the tree. ``keep_parent``: the user removed it, so an

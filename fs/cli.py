@@ -45,6 +45,7 @@ def _config(args: argparse.Namespace) -> Config:
         preload_budget_bytes=getattr(args, "preload_budget", None),
         preload_in_background=True if getattr(args, "preload_background", False) else None,
         allow_other=True if getattr(args, "allow_other", False) else None,
+        read_only=True if getattr(args, "read_only", False) else None,
     )
 
 
@@ -195,6 +196,8 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         argv.append("--naive")
     if args.allow_other:
         argv.append("--allow-other")
+    if args.read_only:
+        argv.append("--read-only")
     if args.preload_background:
         argv.append("--preload-background")
     with open(log_path, "ab") as logf:
@@ -598,6 +601,8 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--naive", action="store_true",
                     help="benchmark baseline: every operation is a remote request, no cache")
     mo.add_argument("--allow-other", action="store_true", help="let other users see the mount")
+    mo.add_argument("--read-only", action="store_true",
+                    help="refuse writes (EROFS); close(2) then never waits for the daemon")
     mo.add_argument("--notify-fd", type=int, help=argparse.SUPPRESS)
     mo.set_defaults(func=cmd_mount)
 

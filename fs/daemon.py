@@ -141,6 +141,10 @@ class Daemon:
             "recall": self._recall_state(),
             # Whether close/ls skip the daemon (pyfuse3 built from third_party/pyfuse3).
             "kernel_cache_flags": KERNEL_CACHE_FLAGS,
+            # Whether the kernel opens files without asking (FUSE no-open mode).
+            "no_open": bool(self.ops and self.ops.no_open),
+            "read_only": self.cfg.read_only,
+            "invalidations": self.ops.notifier.sent if self.ops else 0,
             "requests": dict(self.ops.requests) if self.ops else {},
         })
         return st
@@ -160,10 +164,17 @@ class Daemon:
         options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
         if self.cfg.allow_other:
             options.add("allow_other")
+        if self.cfg.read_only:
+            options.add("ro")
         if not KERNEL_CACHE_FLAGS:
-            log.warning("stock pyfuse3: every close and directory listing goes through the "
-                        "daemon (about 1.7x slower warm grep); .ci/build-pyfuse3 builds ours")
+            log.warning("stock pyfuse3: every open, close and directory listing goes through "
+                        "the daemon (a warm grep -r is about 10x slower); .ci/build-pyfuse3 "
+                        "builds ours")
+        elif self.cfg.no_open and not self.ops.no_open:
+            log.warning("this pyfuse3 build predates no-open support: every open goes through "
+                        "the daemon; run .ci/build-pyfuse3 again")
         pyfuse3.init(self.ops, str(self.mountpoint), options)
+        self.ops.notifier.start()
 
     async def serve(self) -> None:
         """Run the FUSE loop with the background tasks until unmounted or signalled."""
@@ -181,8 +192,19 @@ class Daemon:
             nursery.start_soon(self._wiki_history)
             assert self.recall is not None
             nursery.start_soon(self.recall.run)
+            if self.ops.no_open:
+                nursery.start_soon(self._idle_commits)
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
+        if self.ops.no_open:
+            # A truncation not yet committed (no close follows one) must not be lost.
+            await self.ops.commit_idle(everything=True)
+
+    async def _idle_commits(self) -> None:
+        assert self.ops is not None
+        while True:
+            await trio.sleep(max(0.05, self.cfg.commit_idle_seconds / 4))
+            await self.ops.commit_idle()
 
     async def _signals(self, scope: trio.CancelScope) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:
@@ -229,7 +251,7 @@ class Daemon:
                     failed = True
                     continue
                 if res.conflict_path:
-                    ops.changed.add(res.row.path)
+                    ops.content_changed([res.row.path])
                     ops.invalidate([res.row.path])
                 elif res.row.op == "put":
                     if self.recall is not None:
@@ -323,8 +345,8 @@ class Daemon:
         changes = ws.last_changes
         if stats["added"] or stats["changed"] or stats["removed"]:
             log.info("relist: %s", stats)
-        # keep_cache means the kernel may hold old bytes: the next open drops them.
-        ops.changed.update(changes["updated"])
+        # The kernel keeps pages across opens: it must not serve the old bytes.
+        ops.content_changed(changes["updated"])
         self._session_grew(changes["updated"])
         ops.invalidate(changes["removed"] + [p for p in changes["updated"] if p not in ops.ino_of])
         # The working set keeps its shape: what was local comes back in its new version,
@@ -349,6 +371,8 @@ class Daemon:
 
     def shutdown(self) -> None:
         """Unmount, then upload what is pending (bounded), then close the catalog."""
+        if self.ops is not None:
+            self.ops.notifier.stop()
         try:
             pyfuse3.close(unmount=True)
         except Exception as e:  # noqa: BLE001 - never lose the flush below to this

@@ -9,6 +9,17 @@ would cost more than the call.
 Magic entries at the root, reachable by lookup but never listed (so ``grep -r`` and
 ``find`` never wander into them): ``.recall/`` (a query per file name) and ``.brainfs/``
 (``status``: the daemon's JSON status).
+
+Two ways to run, chosen at mount (``Ops.no_open``):
+
+- **no-open** (the default with pyfuse3 built by ``.ci/build-pyfuse3``): ``open`` and
+  ``opendir`` answer ENOSYS once, and from then on the kernel opens without asking, keeps
+  pages and listings cached, and sends ``read``/``write``/``flush``/``readdir`` with the
+  inode where a file handle would be. The daemon pushes every change it makes behind the
+  kernel's back through :class:`~brainfs.fs.notify.KernelNotifier`; magic files get their
+  content (and true size) at ``lookup``. Only ``create`` still returns a handle.
+- **daemon opens** (stock pyfuse3, or ``no_open = false``): every open is a request with
+  its own handle; a changed file or listing drops the kernel's cache at its next open.
 """
 
 from __future__ import annotations
@@ -34,6 +45,7 @@ from brainfs.cache.workingset import (
 )
 
 from .errors import fuse_errors
+from .notify import KernelNotifier
 
 log = logging.getLogger("brainfs.fs")
 
@@ -45,7 +57,15 @@ CONTROL_INO = RECALL_INO + 1
 #: ``.git`` at the root: a git "gitfile" naming the wiki's history, so that
 #: ``git -C memory/knowledge log`` works inside the mount.
 GITFILE_INO = RECALL_INO + 2
+#: ``.brainfs/status``: one inode for the life of the mount
+STATUS_INO = RECALL_INO + 3
 _VIRTUAL_BASE = RECALL_INO + 16
+#: File handles live above every inode: in no-open mode a handler's ``fh`` is either an
+#: inode (the kernel sent none) or a handle from ``create``.
+_FH_BASE = 1 << 56
+#: A recall answered at lookup is reused for this long, so that ``ls -l .recall/`` or a
+#: ``stat`` right before ``cat`` does not run the same query again.
+RECALL_REUSE_S = 2.0
 #: How many recent recall queries ``ls .recall/`` shows.
 RECENT_QUERIES = 50
 
@@ -60,6 +80,8 @@ class Shadow:
     tmp: str
     fd: int
     dirty: bool = False
+    #: monotonic time of the last change (no-open mode commits idle shadows)
+    touched: float = 0.0
     #: a write that failed (ENOSPC): the shadow is incomplete and must never be committed
     failed: OSError | None = None
 
@@ -87,6 +109,10 @@ class DirHandle:
 #: (FLUSH) and every ``ls``/``grep -r`` of a directory (OPENDIR, READDIR, RELEASEDIR) is a
 #: round trip to this daemon: on a warm grep that is 40 % of all requests.
 KERNEL_CACHE_FLAGS: bool = hasattr(pyfuse3.FileInfo(), "noflush")
+#: ... and can run FUSE's no-open mode: handlers get the inode when the kernel sends no
+#: handle, and O_TRUNC can be asked for as a separate setattr (``enable_atomic_o_trunc``),
+#: since there is no open to carry it.
+NO_OPEN_SUPPORT: bool = hasattr(pyfuse3.Operations, "enable_atomic_o_trunc")
 
 
 class Ops(pyfuse3.Operations):
@@ -114,7 +140,7 @@ class Ops(pyfuse3.Operations):
         self.handles: dict[int, Handle | DirHandle] = {}
         #: handler name -> requests served (counted by ``fuse_errors``)
         self.requests: Counter[str] = Counter()
-        self._next_fh = 1
+        self._next_fh = _FH_BASE
         self.writing: dict[str, Shadow] = {}
         #: paths whose content changed since the kernel last cached their pages: their next
         #: read-only open drops the page cache (keep_cache off) instead of serving old bytes
@@ -128,6 +154,25 @@ class Ops(pyfuse3.Operations):
         self.upload_wake = trio.Event()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
+        #: FUSE no-open mode (see the module docstring)
+        self.no_open = cfg.no_open and NO_OPEN_SUPPORT
+        self.read_only = cfg.read_only
+        #: read by pyfuse3's init: with no open to carry O_TRUNC, it must come as setattr
+        self.enable_atomic_o_trunc = not self.no_open
+        self.notifier = KernelNotifier()
+        #: dir path -> mtime (ns) of its last listing change; the kernel compares it with
+        #: the mtime its cached listing was taken at
+        self.dir_mtime: dict[str, int] = {}
+        #: no-open: dir inode -> entries, taken at the readdir from offset 0
+        self._listings: dict[int, list[tuple[str, bool]]] = {}
+        #: no-open: virtual inode -> (content, mtime ns), taken at lookup
+        self._snapshots: dict[int, tuple[bytes, int]] = {}
+        #: paths whose commit is in progress: a new shadow waits for it
+        self._committing: dict[str, trio.Event] = {}
+        #: paths whose shadow is being made: a concurrent request waits for it
+        self._making: dict[str, trio.Event] = {}
+        if self.no_open:
+            ws.on_listing_change = self._listing_changed
         #: git directory holding the wiki's history (set once it has been fetched)
         self.gitdir: str | None = None
         self.gitdir_ready = trio.Event()
@@ -165,7 +210,7 @@ class Ops(pyfuse3.Operations):
             a.st_mode = stat.S_IFDIR | 0o755
             a.st_nlink = 2
             a.st_size = 0
-            mtime = int(self.mounted_at * 1e9)
+            mtime = self.dir_mtime.get(path) or int(self.mounted_at * 1e9)
         else:
             raise pyfuse3.FUSEError(errno.ENOENT)
         a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = mtime
@@ -173,7 +218,8 @@ class Ops(pyfuse3.Operations):
         a.st_blocks = (a.st_size + 511) // 512
         return a
 
-    def _virtual_attrs(self, ino: int, is_dir: bool, size: int = 0) -> pyfuse3.EntryAttributes:
+    def _virtual_attrs(self, ino: int, is_dir: bool, size: int = 0,
+                       mtime_ns: int | None = None) -> pyfuse3.EntryAttributes:
         a = pyfuse3.EntryAttributes()
         a.st_ino = ino
         # Magic entries change on every read: never let the kernel cache them.
@@ -183,7 +229,9 @@ class Ops(pyfuse3.Operations):
         a.st_mode = (stat.S_IFDIR | 0o555) if is_dir else (stat.S_IFREG | 0o444)
         a.st_nlink = 2 if is_dir else 1
         a.st_size = size
-        now = time.time_ns()
+        # A new mtime on every answer: the kernel drops cached pages or a cached listing
+        # whose mtime moved (no-open mode relies on it for .recall/ and status).
+        now = time.time_ns() if mtime_ns is None else mtime_ns
         a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = now
         return a
 
@@ -234,6 +282,27 @@ class Ops(pyfuse3.Operations):
             raise errors[path]
         self._fetch_errors.pop(path, None)
 
+    def content_changed(self, paths: list[str]) -> None:
+        """The bytes of ``paths`` changed behind the kernel: readers must not get old pages."""
+        for p in paths:
+            if not self.no_open:
+                self.changed.add(p)  # the next read-only open drops the pages
+                continue
+            ino = self.ino_of.get(p)
+            if ino is not None:
+                self.notifier.push(ino)
+
+    def _listing_changed(self, d: str) -> None:
+        """No-open mode: the working set's listing of ``d`` changed (hook, never blocks)."""
+        self.ws.listing_changed.discard(d)
+        # A strictly newer mtime, and the kernel's attributes dropped so that it sees it:
+        # at the next listing from offset 0 it compares and re-reads. This also covers an
+        # empty cached listing, which has no page an invalidation could drop.
+        self.dir_mtime[d] = max(time.time_ns(), self.dir_mtime.get(d, 0) + 1)
+        ino = self.ino_of.get(d)
+        if ino is not None:
+            self.notifier.push(ino)
+
     def invalidate(self, paths: list[str]) -> None:
         """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""
         for p in paths:
@@ -259,12 +328,17 @@ class Ops(pyfuse3.Operations):
                 if self.gitdir:
                     return self._virtual_attrs(GITFILE_INO, False, len(self._gitfile()))
         elif parent_inode >= RECALL_INO:
-            return self._virtual_lookup(parent_inode, os.fsdecode(name))
+            return await self._virtual_lookup(parent_inode, os.fsdecode(name))
         path = self._child(parent_inode, name)
         # Any corpus path resolves, local or not: the catalog knows its size. The content
-        # comes at open (so `stat` costs nothing, and overwriting needs no download).
-        if path not in self.ws.files and not self.ws.is_dir(path):
+        # comes at open or first read (so `stat` costs nothing, and overwriting needs no
+        # download).
+        row = self.ws.files.get(path)
+        if row is None and not self.ws.is_dir(path):
             raise pyfuse3.FUSEError(errno.ENOENT)
+        if row is not None and self.no_open:
+            # With no open to see, a lookup is the access the LRU gets to hear about.
+            row.atime = time.time()
         return self._attrs(self._ino(path), path)
 
     @fuse_errors
@@ -285,7 +359,11 @@ class Ops(pyfuse3.Operations):
                 shadow = await self._shadow(path, truncate=attr.st_size == 0)
                 os.ftruncate(shadow.fd, attr.st_size)
                 shadow.dirty = True
-                if not self._has_writer(path):
+                shadow.touched = time.monotonic()
+                # No-open mode cannot tell an O_TRUNC open (whose close commits) from a
+                # bare truncate(2): both come without a handle. commit_idle() commits the
+                # latter once its file has been quiet for commit_idle_seconds.
+                if not self.no_open and not self._has_writer(path):
                     await self._commit(path)
             if fields.update_mtime:
                 row.mtime = attr.st_mtime_ns / 1e9
@@ -300,14 +378,12 @@ class Ops(pyfuse3.Operations):
     # ------------------------------------------------------------------ directories
     @fuse_errors
     async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int | pyfuse3.FileInfo:
+        if self.no_open:
+            # From now on the kernel opens directories itself and caches their listings.
+            raise pyfuse3.FUSEError(errno.ENOSYS)
         virtual = inode in (RECALL_INO, CONTROL_INO)
-        if inode == RECALL_INO:
-            entries = [(q, False) for q in reversed(self.recent)]
-        elif inode == CONTROL_INO:
-            entries = [("status", False)]
-        else:
-            path = self._path(inode)
-            entries = self.ws.listdir(path)
+        entries = self._entries(inode)
+        path = "" if virtual else self._path(inode)
         fh = self._next_fh
         self._next_fh += 1
         self.handles[fh] = DirHandle(inode, entries)
@@ -324,21 +400,37 @@ class Ops(pyfuse3.Operations):
             return pyfuse3.FileInfo(fh=fh, keep_cache=False)
         return pyfuse3.FileInfo(fh=fh, keep_cache=keep, cache_readdir=True)
 
+    def _entries(self, inode: int) -> list[tuple[str, bool]]:
+        if inode == RECALL_INO:
+            return [(q, False) for q in reversed(self.recent)]
+        if inode == CONTROL_INO:
+            return [("status", False)]
+        return self.ws.listdir(self._path(inode))
+
     @fuse_errors
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
-        h = self.handles[fh]
-        assert isinstance(h, DirHandle)
-        if h.ino >= RECALL_INO:
-            for i in range(start_id, len(h.entries)):
-                name = h.entries[i][0]
-                ino = self._virtual_ino(h.ino, name)
+        h = self.handles.get(fh)
+        if isinstance(h, DirHandle):
+            dir_ino, entries = h.ino, h.entries
+        else:
+            # No-open: ``fh`` is the directory's inode. One snapshot per pass, taken at
+            # offset 0, keeps later offsets valid while the directory changes.
+            dir_ino = fh
+            entries = self._listings.get(dir_ino) if start_id else None
+            if entries is None:
+                entries = self._listings[dir_ino] = self._entries(dir_ino)
+        if dir_ino >= RECALL_INO:
+            for i in range(start_id, len(entries)):
+                name = entries[i][0]
+                ino = self._virtual_ino(dir_ino, name)
                 if not pyfuse3.readdir_reply(token, os.fsencode(name),
                                              self._virtual_attrs(ino, False), i + 1):
                     return
+            self._listings.pop(dir_ino, None)
             return
-        base = self.path_of[h.ino]
-        for i in range(start_id, len(h.entries)):
-            name, _ = h.entries[i]
+        base = self.path_of[dir_ino]
+        for i in range(start_id, len(entries)):
+            name, _ = entries[i]
             path = f"{base}/{name}" if base else name
             try:
                 attrs = self._attrs(self._ino(path), path)
@@ -346,6 +438,7 @@ class Ops(pyfuse3.Operations):
                 continue  # removed since opendir
             if not pyfuse3.readdir_reply(token, os.fsencode(name), attrs, i + 1):
                 return
+        self._listings.pop(dir_ino, None)
 
     @fuse_errors
     async def releasedir(self, fh: int) -> None:
@@ -371,6 +464,11 @@ class Ops(pyfuse3.Operations):
     # ------------------------------------------------------------------ files
     @fuse_errors
     async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        if self.no_open:
+            # The kernel asks once: from now on it opens files itself, with their pages
+            # kept cached, and sends reads, writes and flushes with the inode. O_TRUNC
+            # arrives as a setattr (enable_atomic_o_trunc is off).
+            raise pyfuse3.FUSEError(errno.ENOSYS)
         if inode >= RECALL_INO:
             return await self._virtual_open(inode, flags)
         path = self._path(inode)
@@ -407,6 +505,12 @@ class Ops(pyfuse3.Operations):
         path = self._child(parent_inode, name)
         self.ws.create(path)
         ino = self._ino(path)
+        if self.no_open:
+            # No handle: the kernel of a no-open mount sends no RELEASE, not even for a
+            # created file, so the file is written, flushed and read by inode like any
+            # other. It exists now, empty; the first write makes its shadow.
+            self._wake_uploader()
+            return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
         await self._shadow(path, truncate=True)
         fh = self._next_fh
         self._next_fh += 1
@@ -417,7 +521,9 @@ class Ops(pyfuse3.Operations):
 
     @fuse_errors
     async def read(self, fh: int, off: int, size: int) -> bytes:
-        h = self.handles[fh]
+        h = self.handles.get(fh)
+        if h is None:
+            return await self._read_inode(fh, off, size)
         assert isinstance(h, Handle)
         if h.virtual is not None:
             return h.virtual[off : off + size]
@@ -435,13 +541,22 @@ class Ops(pyfuse3.Operations):
 
     @fuse_errors
     async def write(self, fh: int, off: int, buf: bytes) -> int:
-        h = self.handles[fh]
-        assert isinstance(h, Handle)
-        if not h.writable:
-            raise pyfuse3.FUSEError(errno.EBADF)
-        path = self.path_of[h.ino]
+        h = self.handles.get(fh)
+        if h is None:
+            # No-open: ``fh`` is the inode; the kernel has checked the open mode.
+            if fh >= RECALL_INO:
+                raise pyfuse3.FUSEError(errno.EACCES)
+            path = self._path(fh)
+            if path not in self.ws.files:
+                raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+        else:
+            assert isinstance(h, Handle)
+            if not h.writable:
+                raise pyfuse3.FUSEError(errno.EBADF)
+            path = self.path_of[h.ino]
         shadow = self.writing.get(path) or await self._shadow(path, truncate=False)
         shadow.dirty = True
+        shadow.touched = time.monotonic()
         try:
             return os.pwrite(shadow.fd, buf, off)
         except OSError as e:
@@ -452,7 +567,18 @@ class Ops(pyfuse3.Operations):
     async def flush(self, fh: int) -> None:
         # close(2) waits for flush, not for release: committing here is what makes a file
         # durable by the time close returns, even if the daemon is killed right after.
+        if self.read_only:
+            # Nothing to commit, ever: ENOSYS tells the kernel never to send FLUSH again.
+            raise pyfuse3.FUSEError(errno.ENOSYS)
         h = self.handles.get(fh)
+        if h is None:
+            # No-open: every close of the file, reader's or writer's, lands here; a writer
+            # that made the file with create() holds a handle and commits at its own close.
+            path = self.path_of.get(fh)
+            shadow = self.writing.get(path) if path is not None else None
+            if shadow is not None and shadow.dirty and not self._has_writer(path):
+                await self._commit(path)
+            return
         if isinstance(h, Handle) and h.writable:
             path = self.path_of[h.ino]
             shadow = self.writing.get(path)
@@ -465,6 +591,7 @@ class Ops(pyfuse3.Operations):
 
     @fuse_errors
     async def release(self, fh: int) -> None:
+        # (Only handles get here: the kernel sends no RELEASE for a no-open file.)
         h = self.handles.pop(fh, None)
         if not isinstance(h, Handle) or h.virtual is not None:
             return
@@ -553,6 +680,50 @@ class Ops(pyfuse3.Operations):
         s.f_namemax = 255
         return s
 
+    async def _read_inode(self, ino: int, off: int, size: int) -> bytes:
+        """No-open read: by inode, with no handle; the kernel asks only for pages it lacks."""
+        if ino >= RECALL_INO:
+            return self._virtual_content(ino)[off : off + size]
+        path = self._path(ino)
+        # Writes land in the page cache that every reader shares (as on a local disk), so
+        # a page read back must come from the work in progress too.
+        shadow = self.writing.get(path)
+        if shadow is not None:
+            return os.pread(shadow.fd, size, off)
+        for attempt in (1, 2):
+            row = self.ws.files.get(path)
+            if row is None:
+                raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+            if not row.is_local:
+                await self._ensure_local(path)
+            row.atime = time.time()
+            try:
+                fd = os.open(self.ws.blobs.location(path), os.O_RDONLY)
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+                continue  # evicted between the fetch and here: fetch again
+            try:
+                return os.pread(fd, size, off)
+            finally:
+                os.close(fd)
+        raise AssertionError("unreachable")
+
+    async def commit_idle(self, everything: bool = False) -> None:
+        """No-open mode: commit shadows that no close will commit (a bare truncate(2)),
+        once they have been quiet for ``commit_idle_seconds`` (``everything``: at once,
+        at unmount)."""
+        now = time.monotonic()
+        idle = 0.0 if everything else self.cfg.commit_idle_seconds
+        for path, shadow in list(self.writing.items()):
+            if (shadow.dirty and now - shadow.touched >= idle
+                    and path not in self._committing and not self._has_writer(path)
+                    and self.writing.get(path) is shadow):
+                try:
+                    await self._commit(path)
+                except Exception as e:  # noqa: BLE001 - logged; the old version stays
+                    log.error("commit of %s failed: %s", path, e)
+
     # ------------------------------------------------------------------ write helpers
     def _writable_parent(self, parent_inode: int) -> None:
         if parent_inode >= RECALL_INO:
@@ -563,17 +734,31 @@ class Ops(pyfuse3.Operations):
         return any(isinstance(h, Handle) and h.writable and h.ino == ino for h in self.handles.values())
 
     async def _shadow(self, path: str, truncate: bool) -> Shadow:
+        while True:
+            # A new shadow copies the committed content: wait while a commit is making a
+            # new one, or while another request is already copying it.
+            busy = self._committing.get(path)
+            if busy is None:
+                busy = self._making.get(path)
+            if busy is None:
+                break
+            await busy.wait()
         shadow = self.writing.get(path)
         if shadow is not None:
             if truncate:
                 os.ftruncate(shadow.fd, 0)
             return shadow
-        row = self.ws.files.get(path)
-        if row is not None and not row.is_local and not truncate:
-            await self._ensure_local(path)
-        tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
-        shadow = Shadow(tmp, os.open(tmp, os.O_RDWR))
-        self.writing[path] = shadow
+        made = self._making[path] = trio.Event()
+        try:
+            row = self.ws.files.get(path)
+            if row is not None and not row.is_local and not truncate:
+                await self._ensure_local(path)
+            tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
+            shadow = Shadow(tmp, os.open(tmp, os.O_RDWR))
+            self.writing[path] = shadow
+        finally:
+            del self._making[path]
+            made.set()
         return shadow
 
     def _discard_shadow(self, path: str) -> None:
@@ -584,6 +769,7 @@ class Ops(pyfuse3.Operations):
     async def _commit(self, path: str) -> None:
         shadow = self.writing.pop(path)
         os.close(shadow.fd)
+        done = self._committing[path] = trio.Event()
         try:
             if shadow.failed is not None:
                 # Part of the new content never reached the disk: keep the old version.
@@ -593,7 +779,13 @@ class Ops(pyfuse3.Operations):
         except BaseException:
             _unlink_quiet(shadow.tmp)
             raise
-        self.changed.add(path)
+        finally:
+            del self._committing[path]
+            done.set()
+            # Daemon opens: writers bypass the page cache, readers' next open drops it.
+            # No-open: the page cache holds what was written, unless the commit failed;
+            # dropping it either way costs one re-read and is never wrong.
+            self.content_changed([path])
         self._wake_uploader()
 
     def _drop_ino(self, path: str) -> None:
@@ -617,6 +809,9 @@ class Ops(pyfuse3.Operations):
 
     # ------------------------------------------------------------------ magic entries
     def _virtual_ino(self, parent: int, name: str) -> int:
+        if parent == CONTROL_INO:
+            self.virtual_name[STATUS_INO] = f"{CONTROL_INO}:status"
+            return STATUS_INO
         if parent == RECALL_INO and name in self.recent:
             return self.recent[name]
         ino = self._next_virtual
@@ -627,16 +822,45 @@ class Ops(pyfuse3.Operations):
             while len(self.recent) > RECENT_QUERIES:
                 old, oino = self.recent.popitem(last=False)
                 self.virtual_name.pop(oino, None)
+                self._snapshots.pop(oino, None)
         return ino
 
-    def _virtual_lookup(self, parent: int, name: str) -> pyfuse3.EntryAttributes:
+    async def _virtual_lookup(self, parent: int, name: str) -> pyfuse3.EntryAttributes:
         if parent == CONTROL_INO and name != "status":
             raise pyfuse3.FUSEError(errno.ENOENT)
         if parent not in (RECALL_INO, CONTROL_INO):
             raise pyfuse3.FUSEError(errno.ENOENT)
         if parent == RECALL_INO and not name.strip():
             raise pyfuse3.FUSEError(errno.ENOENT)
-        return self._virtual_attrs(self._virtual_ino(parent, name), False)
+        ino = self._virtual_ino(parent, name)
+        if not self.no_open:
+            return self._virtual_attrs(ino, False)
+        # No open will come: the content is made now, so that the size is true and the
+        # kernel (which caches the pages) reads exactly it. A new mtime drops old pages.
+        snap = self._snapshots.get(ino)
+        reuse = (parent == RECALL_INO and snap is not None
+                 and time.time_ns() - snap[1] < RECALL_REUSE_S * 1e9)
+        if not reuse:
+            data = await self._virtual_data(parent, name)
+            snap = self._snapshots[ino] = (data, time.time_ns())
+        assert snap is not None
+        return self._virtual_attrs(ino, False, len(snap[0]), snap[1])
+
+    async def _virtual_data(self, parent: int, name: str) -> bytes:
+        """A magic file's content: the daemon's status, or the answer to a recall query."""
+        if parent == CONTROL_INO:
+            return (json.dumps(self.status_fn() if self.status_fn else {}, indent=2) + "\n").encode()
+        if self.recall_fn is None:
+            raise pyfuse3.FUSEError(errno.ENOSYS)
+        return await self.recall_fn(name)
+
+    def _virtual_content(self, ino: int) -> bytes:
+        if ino == GITFILE_INO and self.gitdir:
+            return self._gitfile()
+        snap = self._snapshots.get(ino)
+        if snap is None:
+            raise pyfuse3.FUSEError(errno.EISDIR if ino in (RECALL_INO, CONTROL_INO) else errno.ENOENT)
+        return snap[0]
 
     def _gitfile(self) -> bytes:
         return f"gitdir: {self.gitdir}\n".encode()
@@ -648,6 +872,9 @@ class Ops(pyfuse3.Operations):
             return self._virtual_attrs(inode, True)
         if inode not in self.virtual_name:
             raise pyfuse3.FUSEError(errno.ENOENT)
+        snap = self._snapshots.get(inode)
+        if snap is not None:
+            return self._virtual_attrs(inode, False, len(snap[0]), snap[1])
         return self._virtual_attrs(inode, False)
 
     async def _virtual_open(self, inode: int, flags: int) -> pyfuse3.FileInfo:
@@ -662,12 +889,7 @@ class Ops(pyfuse3.Operations):
         if key is None:
             raise pyfuse3.FUSEError(errno.EISDIR if inode in (RECALL_INO, CONTROL_INO) else errno.ENOENT)
         parent, _, name = key.partition(":")
-        if int(parent) == CONTROL_INO:
-            data = (json.dumps(self.status_fn() if self.status_fn else {}, indent=2) + "\n").encode()
-        else:
-            if self.recall_fn is None:
-                raise pyfuse3.FUSEError(errno.ENOSYS)
-            data = await self.recall_fn(name)
+        data = await self._virtual_data(int(parent), name)
         fh = self._next_fh
         self._next_fh += 1
         self.handles[fh] = Handle(inode, False, virtual=data)

@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from benchmarks.grep_bench import ALL_MODES, OPS  # noqa: E402
 
-OURS = ("local", "brainfs-cold", "brainfs-warm", "brainfs-naive")
+OURS = ("local", "brainfs-cold", "brainfs-warm", "brainfs-ro-cold", "brainfs-ro-warm",
+        "brainfs-opens-cold", "brainfs-opens-warm", "brainfs-naive")
 
 
 def _table_rows(md: str) -> dict[str, list[str]]:

@@ -114,6 +114,63 @@ def test_write_reaches_s3(seeded: Path, corpus, mounter, store: ObjectStore) -> 
     assert m.stop() == 0
 
 
+@pytest.mark.parametrize("mode", ["no-open", "daemon-open"])
+def test_every_way_of_writing_commits(seeded: Path, corpus, mounter, store: ObjectStore,
+                                      cfg: Config, tmp_path: Path, mode: str) -> None:
+    # The ways a shell, an editor or a script changes a file, in both open modes: each
+    # must reach S3 in its final version and read back the same from a fresh cache. In
+    # no-open mode the daemon never sees an open: O_TRUNC comes as a setattr, a created
+    # file has no handle, and a bare truncate(2) has no close to commit it.
+    env = {"BRAINFS_NO_OPEN": "0" if mode == "daemon-open" else "1",
+           "BRAINFS_COMMIT_IDLE_SECONDS": "0.3"}
+    m = mounter(corpus, env_extra=env)
+    d = m.mountpoint / "notes/w"
+    d.mkdir()
+    (d / "a.md").write_text("alpha\n")  # create, as the very first open of the mount
+    with open(d / "a.md", "a") as f:
+        f.write("beta\n")
+    assert (d / "a.md").read_text() == "alpha\nbeta\n"
+    (d / "b.md").write_text("one two three\n")
+    (d / "b.md").write_text("four\n")  # O_TRUNC over a committed file
+    assert (d / "b.md").read_text() == "four\n"
+    with open(d / "c.md", "w+") as f:  # ftruncate(2) through the open file
+        f.write("0123456789")
+        f.flush()
+        f.truncate(4)
+        f.seek(0, os.SEEK_END)
+        f.write("X")
+    assert (d / "c.md").read_text() == "0123X"
+    (d / "e.md").write_text("long content here\n")
+    os.truncate(d / "e.md", 4)  # by path: no close follows
+    assert (d / "e.md").read_text() == "long"
+    (d / "r.md").write_text("old\n")
+    (d / "tmp.md").write_text("renamed\n")
+    os.rename(d / "tmp.md", d / "r.md")  # an editor's save
+    (d / "gone.md").write_text("x")
+    os.unlink(d / "gone.md")
+    fd = os.open(d / "k.md", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    os.write(fd, b"made with O_EXCL\n")
+    os.fsync(fd)
+    os.close(fd)
+    expect = {"a.md": b"alpha\nbeta\n", "b.md": b"four\n", "c.md": b"0123X", "e.md": b"long",
+              "r.md": b"renamed\n", "k.md": b"made with O_EXCL\n"}
+    assert sorted(os.listdir(d)) == sorted(expect)
+
+    def remote(name: str) -> bytes | None:
+        try:
+            return store.get(f"notes/w/{name}")[0]
+        except Exception:  # noqa: BLE001 - not there (yet)
+            return None
+
+    wait_for(lambda: all(remote(n) == v for n, v in expect.items()), what="final versions in S3")
+    assert remote("gone.md") is None and remote("tmp.md") is None
+    m.stop()
+    m2 = mounter(corpus, name="mnt2", cfg=cfg.override(cache_dir=tmp_path / "cache2"),
+                 env_extra=env)
+    for n, v in expect.items():
+        assert (m2.mountpoint / "notes/w" / n).read_bytes() == v, n
+
+
 def test_kill9_after_close_loses_nothing(seeded: Path, corpus, mounter, store: ObjectStore,
                                         s3_server, cfg: Config) -> None:
     from benchmarks.s3proxy import S3Proxy
@@ -360,18 +417,39 @@ def test_mount_dreams_after_n_new_sessions(corpus, store, mounter) -> None:
     index = (mp / "sessions/index.md").read_text()
     assert "s1" in index and "s2" in index
 
+def _exists(store: ObjectStore, key: str) -> bool:
+    try:
+        store.head(key)
+        return True
+    except Exception:  # noqa: BLE001 - NoSuchKey
+        return False
+
+
+#: What a warm read of a cached file and listing may still ask the daemon, per mode.
+_DAEMON_PATH = ("open", "opendir", "readdir", "release", "releasedir", "flush", "read")
+
+
+@pytest.mark.parametrize("mode", ["no-open", "read-only", "daemon-open"])
 def test_kernel_caches_listings_and_skips_reader_flush(seeded: Path, corpus, mounter,
-                                                       store: ObjectStore) -> None:
-    # With our pyfuse3 build the kernel answers repeated listings from its cache and
-    # closes read-only files without a FLUSH. The cache must still follow every change
-    # of the working set: a local create/unlink, a fetch, and a remote change seen by
-    # the relister.
-    from brainfs.fs.ops import KERNEL_CACHE_FLAGS
-    assert KERNEL_CACHE_FLAGS, "pyfuse3 lacks noflush/cache_readdir: run .ci/build-pyfuse3"
+                                                       store: ObjectStore, mode: str) -> None:
+    # With our pyfuse3 build the kernel answers repeated listings and reads from its
+    # cache. In no-open mode it never opens through the daemon (a close still sends FLUSH,
+    # the commit point of a write; a read-only mount skips that too); with daemon opens a
+    # read-only close sends no FLUSH. Either way the caches must follow every change of
+    # the working set: a local create/unlink, a fetch, a remote change seen by the
+    # relister, and a remote new version of a file whose pages the kernel holds.
+    from brainfs.fs.ops import KERNEL_CACHE_FLAGS, NO_OPEN_SUPPORT
+    assert KERNEL_CACHE_FLAGS and NO_OPEN_SUPPORT, "pyfuse3 is not ours: run .ci/build-pyfuse3"
     store.put("archive/2019/old.md", b"An archived note.\n")  # no preload rule takes it
-    m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "0.5",
-                                   "BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
+    env = {"BRAINFS_RELIST_SECONDS": "0.5", "BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1",
+           "BRAINFS_NO_OPEN": "0" if mode == "daemon-open" else "1"}
+    m = mounter(corpus, env_extra=env, args=["--read-only"] if mode == "read-only" else None)
     mp = m.mountpoint
+
+    def status() -> dict:
+        return json.loads((mp / ".brainfs/status").read_text())
+
+    assert status()["no_open"] is (mode != "daemon-open")
 
     # An empty listing must not stick: the kernel keeps an empty cached listing even
     # when told to drop the directory's cache.
@@ -380,23 +458,52 @@ def test_kernel_caches_listings_and_skips_reader_flush(seeded: Path, corpus, mou
     assert (mp / "archive/2019/old.md").read_text() == "An archived note.\n"
     assert os.listdir(mp / "archive/2019") == ["old.md"]
 
-    def requests() -> dict[str, int]:
-        return json.loads((mp / ".brainfs/status").read_text())["requests"]
-
     assert os.listdir(mp / "notes/travel") == ["sendai.md"]
-    before = requests()
+    assert (mp / "notes/travel/sendai.md").read_text().startswith("Sapphir")
+    # Reading the status costs requests of its own: measured by two reads in a row.
+    first = status()["requests"]
+    before = status()["requests"]
     for _ in range(3):
         assert os.listdir(mp / "notes/travel") == ["sendai.md"]
         assert (mp / "notes/travel/sendai.md").read_text().startswith("Sapphir")
-    after = requests()
-    assert after.get("readdir", 0) == before.get("readdir", 0), "listing not cached"
-    assert after.get("flush", 0) == before.get("flush", 0), "reader close sent FLUSH"
+    after = status()["requests"]
+    asked = {k: after.get(k, 0) - 2 * before.get(k, 0) + first.get(k, 0) for k in _DAEMON_PATH}
+    asked = {k: v for k, v in asked.items() if v}
+    if mode == "daemon-open":
+        assert asked == {"open": 3, "release": 3, "opendir": 3, "releasedir": 3}, asked
+    elif mode == "no-open":
+        assert asked == {"flush": 3}, asked
+    else:
+        assert asked == {}, asked
 
-    # Local changes through the mount.
-    (mp / "notes/travel/osaka.md").write_text("Osaka.\n")
-    assert os.listdir(mp / "notes/travel") == ["osaka.md", "sendai.md"]
-    os.unlink(mp / "notes/travel/sendai.md")
-    assert os.listdir(mp / "notes/travel") == ["osaka.md"]
+    if mode == "read-only":
+        with pytest.raises(OSError) as e:
+            (mp / "notes/travel/osaka.md").write_text("Osaka.\n")
+        assert e.value.errno == errno.EROFS
+        with pytest.raises(OSError) as e:
+            (mp / "notes/travel/sendai.md").write_text("gone")
+        assert e.value.errno == errno.EROFS
+        assert (mp / "notes/travel/sendai.md").read_text().startswith("Sapphir")
+        store.put("notes/travel/osaka.md", b"Osaka.\n")
+        store.delete("notes/travel/sendai.md")
+        wait_for(lambda: os.listdir(mp / "notes/travel") == ["osaka.md"],
+                 what="remote add and delete listed")
+    else:
+        # Local changes through the mount.
+        (mp / "notes/travel/osaka.md").write_text("Osaka.\n")
+        assert os.listdir(mp / "notes/travel") == ["osaka.md", "sendai.md"]
+        os.unlink(mp / "notes/travel/sendai.md")
+        assert os.listdir(mp / "notes/travel") == ["osaka.md"]
+    # A remote new version of a file whose pages the kernel holds.
+    assert (mp / "notes/travel/osaka.md").read_text() == "Osaka.\n"
+    # (Wait for the upload of this version, not of the empty file the create made, or
+    # the put below races it.)
+    wait_for(lambda: _exists(store, "notes/travel/osaka.md")
+             and store.get("notes/travel/osaka.md")[0] == b"Osaka.\n"
+             and status()["pending_uploads"] == 0, what="upload")
+    store.put("notes/travel/osaka.md", b"Osaka, rewritten elsewhere.\n")
+    wait_for(lambda: (mp / "notes/travel/osaka.md").read_text() == "Osaka, rewritten elsewhere.\n",
+             what="remote new version read")
     # A fetch: the old session's transcript is remote until read.
     assert os.listdir(mp / "sessions/2025-03-01-old") == ["summary.md"]
     (mp / "sessions/2025-03-01-old/transcript.md").read_text()

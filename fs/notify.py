@@ -1,0 +1,71 @@
+"""Tell the kernel that cached pages, attributes or listings of an inode are stale.
+
+In FUSE's no-open mode the kernel keeps a file's pages and a directory's listing cached
+across opens and never asks the daemon whether they are still good, so every change the
+daemon makes behind the kernel's back (a fetch that changes a listing, a relist that finds a
+new version, a commit) must be pushed to it. ``pyfuse3.invalidate_inode`` blocks until the
+kernel has dropped the pages, which may wait on a request that the trio loop has yet to
+answer; so the calls are made from one worker thread, never from a handler. Pending
+invalidations of the same inode collapse into one.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import threading
+
+import pyfuse3
+
+log = logging.getLogger("brainfs.fs")
+
+
+class KernelNotifier:
+    """A queue of inode invalidations drained by one daemon thread."""
+
+    def __init__(self) -> None:
+        #: inode -> attributes only (False: pages and listing too)
+        self._pending: dict[int, bool] = {}
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+        #: invalidations sent (for status and tests)
+        self.sent = 0
+
+    def start(self) -> None:
+        """Start draining; call after ``pyfuse3.init`` (the kernel session must exist)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="brainfs-invalidate",
+                                            daemon=True)
+            self._thread.start()
+
+    def push(self, ino: int, attr_only: bool = False) -> None:
+        """Queue an invalidation of ``ino`` (never blocks)."""
+        with self._cv:
+            self._pending[ino] = self._pending.get(ino, True) and attr_only
+            self._cv.notify()
+
+    def stop(self) -> None:
+        """Send what is queued, then end the thread (before ``pyfuse3.close``)."""
+        with self._cv:
+            self._stopping = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._pending and not self._stopping:
+                    self._cv.wait()
+                if not self._pending:
+                    return
+                batch, self._pending = self._pending, {}
+            for ino, attr_only in batch.items():
+                try:
+                    pyfuse3.invalidate_inode(ino, attr_only)
+                    self.sent += 1
+                except OSError as e:
+                    # ENOENT: the kernel holds nothing for this inode, which is the goal.
+                    if e.errno != errno.ENOENT:
+                        log.warning("could not invalidate inode %d: %s", ino, e)
