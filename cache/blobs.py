@@ -87,16 +87,20 @@ class Blobs:
         return digest
 
     def new_shadow(self, path: str, copy_current: bool) -> str:
-        """A private temp file to write a new version of ``path`` into.
-
-        Readers keep seeing the committed version until :meth:`commit_shadow`.
+        """A private temp file to write a new version of ``path`` into, starting as a copy
+        of the current content (``copy_current``; FileNotFoundError if there is none) or
+        empty. Readers keep seeing the committed version until :meth:`commit_shadow`.
         """
         fd, tmp = tempfile.mkstemp(dir=self.tmp, prefix="write-")
         os.close(fd)
         if copy_current:
-            src = self.location(path)
-            if src.exists():
-                shutil.copyfile(src, tmp)
+            # A missing copy must fail the write: a shadow that starts empty would commit
+            # the file without its old bytes (an append would truncate it).
+            try:
+                shutil.copyfile(self.location(path), tmp)
+            except BaseException:
+                os.unlink(tmp)
+                raise
         return tmp
 
     def seal_shadow(self, shadow: str) -> tuple[int, str]:

@@ -749,6 +749,9 @@ class Ops(pyfuse3.Operations):
                 os.ftruncate(shadow.fd, 0)
             return shadow
         made = self._making[path] = trio.Event()
+        # Counted as open meanwhile, so that an eviction cannot take the copy between the
+        # fetch and the copy (in no-open mode nothing else marks the file as in use).
+        self.ws.open_count[path] += 1
         try:
             row = self.ws.files.get(path)
             if row is not None and not row.is_local and not truncate:
@@ -757,6 +760,9 @@ class Ops(pyfuse3.Operations):
             shadow = Shadow(tmp, os.open(tmp, os.O_RDWR))
             self.writing[path] = shadow
         finally:
+            self.ws.open_count[path] -= 1
+            if self.ws.open_count[path] <= 0:
+                del self.ws.open_count[path]
             del self._making[path]
             made.set()
         return shadow

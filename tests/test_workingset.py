@@ -179,6 +179,11 @@ def test_blobs_shadow_keeps_readers_on_the_committed_version(tmp_path: Path) -> 
     assert b.location("a.md").read_bytes() == b"v1+v2"
     assert Path(b.new_shadow("a.md", copy_current=False)).read_bytes() == b""
     assert b.sweep() == 1 and list(b.tmp.iterdir()) == []
+    # A copy that is gone (evicted) fails the write instead of starting it empty, which
+    # would commit the file without its old bytes; no temp file is left behind.
+    with pytest.raises(FileNotFoundError):
+        b.new_shadow("gone.md", copy_current=True)
+    assert list(b.tmp.iterdir()) == []
 
 
 @unit
