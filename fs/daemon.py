@@ -73,6 +73,8 @@ class Daemon:
         self.ws: WorkingSet | None = None
         self.ops: Ops | None = None
         self.timings: dict[str, float] = {}
+        #: the busy-poll window in effect (µs; 0: off), see Config.busy_poll_us
+        self.busy_poll_us = 0.0
         self._lock_fd: int | None = None
         self.recall: RecallService | None = None
         #: sessions new or grown since dream last ran from this mount
@@ -144,6 +146,7 @@ class Daemon:
             # Whether the kernel opens files without asking (FUSE no-open mode).
             "no_open": bool(self.ops and self.ops.no_open),
             "read_only": self.cfg.read_only,
+            "busy_poll_us": self.busy_poll_us,
             "invalidations": self.ops.notifier.sent if self.ops else 0,
             "requests": dict(self.ops.requests) if self.ops else {},
         })
@@ -175,6 +178,9 @@ class Daemon:
                         "the daemon; run .ci/build-pyfuse3 again")
         pyfuse3.init(self.ops, str(self.mountpoint), options)
         self.ops.notifier.start()
+        self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)
+        if self.busy_poll_us:
+            pyfuse3.set_busy_poll(self.busy_poll_us)
 
     async def serve(self) -> None:
         """Run the FUSE loop with the background tasks until unmounted or signalled."""
@@ -423,6 +429,18 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     shutil.rmtree(tmp, ignore_errors=True)
     stamp.write_text(etag)
     return str(dest / ".git")
+
+
+def busy_poll_us(wanted: float) -> float:
+    """The busy-poll window to use: ``wanted``, unless the binding lacks it or there is no
+    second CPU (polling would then take the CPU from the process waiting for the answer)."""
+    if wanted <= 0 or not hasattr(pyfuse3, "set_busy_poll"):
+        return 0.0
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return wanted if cpus >= 2 else 0.0
 
 
 def run_foreground(url: CorpusURL, mountpoint: Path, cfg: Config,
