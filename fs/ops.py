@@ -17,7 +17,8 @@ Two ways to run, chosen at mount (``Ops.no_open``):
   pages and listings cached, and sends ``read``/``write``/``flush``/``readdir`` with the
   inode where a file handle would be. The daemon pushes every change it makes behind the
   kernel's back through :class:`~brainfs.fs.notify.KernelNotifier`; magic files get their
-  content (and true size) at ``lookup``. Only ``create`` still returns a handle.
+  content (and true size) at ``lookup``. Even ``create`` returns no handle: the kernel
+  sends no RELEASE in this mode.
 - **daemon opens** (stock pyfuse3, or ``no_open = false``): every open is a request with
   its own handle; a changed file or listing drops the kernel's cache at its next open.
 """
@@ -428,7 +429,7 @@ class Ops(pyfuse3.Operations):
                     return
             self._listings.pop(dir_ino, None)
             return
-        base = self.path_of[dir_ino]
+        base = self._path(dir_ino)  # ENOENT, not EIO, for a directory removed meanwhile
         for i in range(start_id, len(entries)):
             name, _ = entries[i]
             path = f"{base}/{name}" if base else name
