@@ -203,6 +203,9 @@ class WorkingSet:
         self.skipped: list[tuple[str, str]] = []
         self.health: dict[str, object] = {"last_ok": None, "last_error": None}
         self.last_changes: dict[str, list[str]] = {"updated": [], "removed": [], "refetch": []}
+        #: path -> monotonic time its last PUT was applied: a listing taken before then
+        #: does not know the object (or shows its old ETag) and must not undo the upload
+        self._uploaded_at: dict[str, float] = {}
         for row in self.catalog.all_files():
             self._insert(row)
         for d in self.local_dirs:
@@ -379,12 +382,20 @@ class WorkingSet:
             rep.orphans_removed += 1
         return rep
 
-    def sync_listing(self, objects: Iterable[ObjectInfo]) -> dict[str, int]:
+    def sync_listing(self, objects: Iterable[ObjectInfo],
+                     listed_since: float | None = None) -> dict[str, int]:
         """Reconcile the catalog with a fresh listing of the corpus.
 
         New objects become 'remote'; a clean local copy whose ETag changed is dropped
         (refetched on use); objects gone remotely disappear unless they are dirty here.
+        ``listed_since``: the monotonic time the listing began; files whose upload was
+        applied after it are left as they are (the listing predates them).
         """
+        fresh: set[str] = set()
+        if listed_since is not None:
+            fresh = {p for p, t in self._uploaded_at.items() if t >= listed_since}
+            self._uploaded_at = {p: t for p, t in self._uploaded_at.items()
+                                 if t >= listed_since - 600}
         seen: set[str] = set()
         added = changed = removed = 0
         updates: list[FileRow] = []
@@ -400,7 +411,7 @@ class WorkingSet:
         refetch: list[str] = []
         for obj in objs:
             seen.add(obj.path)
-            if obj.path in deleting:
+            if obj.path in deleting or obj.path in fresh:
                 continue
             row = self.files.get(obj.path)
             if row is None:
@@ -422,7 +433,7 @@ class WorkingSet:
                 updates.append(row)
                 changed += 1
         for path, row in list(self.files.items()):
-            if path not in seen and row.state != "dirty" and row.etag:
+            if path not in seen and row.state != "dirty" and row.etag and path not in fresh:
                 self.blobs.remove(path)
                 self._remove(path)
                 dropped.append(path)
@@ -768,6 +779,8 @@ class WorkingSet:
             log.warning("upload of %s failed (will retry): %s", row.path, res.error)
             return False
         self._note_health(None)
+        if row.op == "put":
+            self._uploaded_at[row.path] = time.monotonic()
         with self.catalog.transaction() as db:
             f = self.files.get(row.path)
             if not self.catalog.journal_done(db, row.path, row.op, row.hash):

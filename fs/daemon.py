@@ -346,8 +346,10 @@ class Daemon:
     async def _relist_once(self) -> None:
         assert self.ws is not None and self.ops is not None
         ws, ops = self.ws, self.ops
+        started = time.monotonic()
         objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
-        stats = ws.sync_listing(objs)
+        # Uploads applied while the listing was taken are newer than it.
+        stats = ws.sync_listing(objs, listed_since=started)
         changes = ws.last_changes
         if stats["added"] or stats["changed"] or stats["removed"]:
             log.info("relist: %s", stats)
