@@ -24,14 +24,18 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.chunker import human_date, split_frontmatter
 from brainfs.cache.forget import FORGET_DIR, norm, request_phrases
 from brainfs.cache.forget import is_request as is_forget_request
 
 from . import edits as E
 from . import text as T
 from .contradict import clause_frames, contradiction, frames_contradict
+from . import pages as P
+from . import relations as R
+from . import subjects as S
 from .entities import Extractor, get_extractor
+from .subjects import is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
@@ -44,6 +48,8 @@ CORRECTIONS_DIR = "corrections/"
 CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
+#: What extract_session records per fact; another value re-extracts every session.
+EXTRACTION = "facts-v2"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -211,6 +217,10 @@ _NEGATED_RE = re.compile(r"\b(?:not|no longer|isn't|wasn't|aren't|instead of|rat
 
 # --------------------------------------------------------------------------- phase 2 + 3
 
+#: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
+_REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
+                         r"remind me|tell me|draft|write|send|show me|give me|find)\b", re.I)
+
 def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
     cw = set(T.content_words(s))
     if not cw:
@@ -256,36 +266,53 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
                  if w not in {x.lower() for x in speakers} and len(w) > 3][:4]
     title = (" & ".join(sorted(speakers)) if speakers else "Session") + (
         " — " + ", ".join(top_words) if top_words else "")
-    # Facts: sentences that say something about a subject.
+    # Facts: sentences that say something about a subject. A speaker that is a role
+    # ("Assistant") states no facts: its turns echo the user's or draft letters for them.
     facts: list[dict] = []
     per_speaker: dict[str, list[dict]] = defaultdict(list)
     for c in cands:
-        if c["q"] or c["n"] < 5:
+        if c["q"] or c["n"] < 4:
             continue
         t: T.Turn = c["turn"]
+        if is_role(t.speaker) or _REQUEST_RE.match(c["s"]):
+            continue
         subjects = dict(c["ents"])
+        # every capitalised run, openers included: a name the extractor missed here is still
+        # a mention once another sentence makes it a subject (counted in subjects.build)
+        names = [n for n, _pos in T.capitalised_runs(c["s"]) if n != t.speaker and n not in subjects]
         about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
         fact = {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c["order"],
                 "date": tr.date, "speaker": t.speaker,
                 "text": T.resolve_relative_dates(c["s"], tr.date),
-                "subjects": subjects, "kind": T.fact_kind(c["s"]), "attr": None,
-                "score": round(c["score"], 4), "when": c["when"]}
+                "subjects": subjects, "names": names, "kind": T.fact_kind(c["s"]), "attr": None,
+                "score": round(c["score"], 4), "when": c["when"], "about_speaker": about_self}
+        has_rel = bool(R.extract(c["s"]))
         if about_self:
             fact["subjects"] = {t.speaker: "person", **subjects}
             a = T.attribute_of(c["s"])
-            if a:
-                fact["attr"] = list(a)
+            if a or has_rel:
+                fact["attr"] = list(a) if a else ["relation", ""]
             per_speaker[t.speaker].append(fact)
-        elif subjects:
+        elif subjects or names or has_rel:
             facts.append(fact)
+    # a speaker's full name, from any capitalised run that starts with it ("I'm Ines Okafor",
+    # a letter signed "Noor Rahimi")
+    full: dict[str, str] = {}
+    for _t, s in sents:
+        for name, _pos in T.capitalised_runs(s):
+            toks = name.split()
+            if 2 <= len(toks) <= 3 and toks[0] in speakers and not is_role(toks[0]) and \
+                    S.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
+                full.setdefault(toks[0], name)
     cap = int(settings.get("facts_per_speaker_per_session", 8))
     for spk, fs in per_speaker.items():
-        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["attr"] or f["kind"] != "event"]
+        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["attr"]
+                or f["kind"] != "event"]
         rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
-    return {"date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+    return {"full_names": full, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
             "title": title, "summary": summary, "facts": facts}
 
 
@@ -421,60 +448,40 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 continue
             facts.append(f)
 
-    speakers = {f["speaker"] for f in facts}
-    by_slug: dict[str, list[dict]] = defaultdict(list)
-    names: dict[str, Counter] = defaultdict(Counter)
-    types: dict[str, Counter] = defaultdict(Counter)
-    turns_of: dict[str, set] = defaultdict(set)
-    for f in facts:
-        for name, typ in f["subjects"].items():
-            slug = T.slugify(name)
-            if slug == "index":
-                slug = "index-subject"
-            by_slug[slug].append(f)
-            names[slug][name] += 1
-            types[slug]["person" if name in speakers else typ] += 1
-            turns_of[slug].add((f["session"], f["anchor"]))
-    min_m = int(settings.get("min_mentions", 2))
+    speakers = {f["speaker"] for f in facts} | {p for sid in order for p in sessions[sid].get("participants", [])}
+    rel_cache: dict[int, list] = {}
+    full_names: Counter = Counter()
+    for sid in order:
+        full_names.update((sessions[sid].get("full_names") or {}).values())
+    strong, anchored = strong_types(facts, rel_cache)
+    subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored)
     hand = state.get("hand", {})
     # a page a person deleted retires its subject (see edits.py)
-    qualifying = [s for s in by_slug if len(turns_of[s]) >= min_m
-                  and not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
-    qualifying.sort(key=lambda s: (-len(turns_of[s]), s))
+    qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
+    qualifying.sort(key=lambda s: (-len(subs.by_slug[s].turns), s))
     qualifying = qualifying[: int(settings.get("max_pages", 2000))]
     qset = set(qualifying)
-    titles = {s: sorted(names[s].items(), key=lambda kv: (-kv[1], kv[0]))[0][0] for s in qualifying}
-
-    def ptype(slug: str) -> str:
-        c = types[slug]
-        if c.get("person") and titles[slug] in speakers:
-            return "person"
-        non_entity = [(n, t) for t, n in c.items() if t != "entity"]
-        return sorted(non_entity, key=lambda x: (-x[0], x[1]))[0][1] if non_entity else "entity"
+    for s in list(subs.by_slug):
+        if s not in qset:
+            subs.by_slug.pop(s)
+    subs.alias_of = {n: s for n, s in subs.alias_of.items() if s in qset}
+    titles = {s: subs.by_slug[s].title for s in qualifying}
+    by_slug: dict[str, list[dict]] = defaultdict(list)
+    for f in facts:
+        for slug in P.fact_slugs(f, subs):
+            by_slug[slug].append(f)
 
     co: dict[str, Counter] = defaultdict(Counter)
     for f in facts:
-        slugs = sorted({T.slugify(n) for n in f["subjects"]} & qset)
+        slugs = sorted(P.fact_slugs(f, subs))
         for a in slugs:
             for b in slugs:
                 if a != b:
                     co[a][b] += 1
 
-    # supersession by attribute (newer value wins)
-    superseded: dict[int, tuple[dict, str]] = {}
-    groups: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for f in facts:
-        if f.get("attr"):
-            groups[(T.slugify(f["speaker"]), f["attr"][0])].append(f)
-    for (_slug, _attr), fs in groups.items():
-        latest = fs[-1]  # facts are in chronological order
-        for f in fs[:-1]:
-            if f["attr"][1] != latest["attr"][1]:
-                superseded[id(f)] = (latest, f"sessions/{latest['session']}/transcript.md#{latest['anchor']}")
-
     # general contradictions on each page: same speaker, same predicate frame, a different
     # object or the opposite polarity (see contradict.py); the newer statement wins
-    contra = page_contradictions(by_slug, qualifying, superseded)
+    contra = page_contradictions(by_slug, qualifying, {})
     for (_fid, slug), (_new, why) in contra.items():
         reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
 
@@ -482,13 +489,21 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     cards = state.get("cards", {})
     card_files = {}
     live_cards: dict[str, list[tuple[str, dict]]] = defaultdict(list)
+    card_facts: list[dict] = []
+    user = subs.user()
     for cp, card in sorted(cards.items()):
         if _forgotten(card["text"], phrases):
             forgotten_count[_forgotten(card["text"], phrases)] += 1
             continue
         card_files[cp] = render_card(cp, card)
         if not card.get("superseded_by"):
+            card_facts.append({"text": card["text"], "ref": cp, "date": card["created"][:10],
+                               "speaker": _card_speaker(card["text"], user, subs),
+                               "session": "", "anchor": cp, "order": 0, "subjects": {},
+                               "names": [n for n, _p in T.capitalised_runs(card["text"])],
+                               "about_speaker": True, "when": []})
             for s in set(card["subjects"]) | set(_subjects_in(card["text"], titles)):
+                s = subs.slug_for(s) or s
                 if s in qset:
                     live_cards[s].append((cp, card))
     corrected: dict[tuple[int, str], tuple[str, dict]] = {}
@@ -501,55 +516,45 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 # subject's name in the card as the fact's speaker when the page is theirs
                 if any(neg and f" {neg} " in n for neg in negs) or contradiction(
                         f["text"], card["text"], f["speaker"],
-                        f["speaker"] if T.slugify(f["speaker"]) == slug else None):
+                        f["speaker"] if subs.slug_for(f["speaker"]) == slug else None):
                     corrected[(id(f), slug)] = (cp, card)
                     reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
-
-    threads = _threads(by_slug, qualifying, titles, facts, superseded, corrected, settings)
+    retired: dict[tuple[int, str], tuple[str, str]] = {}
+    for (fid, slug), (new, why) in contra.items():
+        retired[(fid, slug)] = (f"— contradicted ({why}) on {new['date']}: "
+                                f"{P._statement(new, subs)}", P.ref_of(new))
+    for (fid, slug), (cp, card) in corrected.items():
+        retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
+    models, n_replaced = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
 
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
-    cap = int(settings.get("max_facts_per_page", 200))
     card_of = {card["source"]: cp for cp, card in cards.items() if cp in card_files}
+    last_day = max((f["date"] for f in facts if f.get("date")), default=None)
     for slug in qualifying:
         page_hand = hand.get(f"knowledge/{slug}.md")
-        # claims a person deleted from this page are not re-added
-        fs = [f for f in by_slug[slug] if not E.forgot(page_hand, f)][-cap:]
+        m = models.get(slug) or P.PageModel()
         claims: list[Claim] = []
-        for f in fs:
-            ref = f"sessions/{f['session']}/transcript.md#{f['anchor']}"
-            text = f"{f['speaker']}: {_quote(f['text'])}"
-            if (id(f), slug) in corrected:
-                cp, card = corrected[(id(f), slug)]
-                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
-                                    extra=f"— corrected {card['created'][:10]}: {_quote(card['text'])}",
-                                    extra_source=cp))
-            elif id(f) in superseded and T.slugify(f["speaker"]) == slug:
-                new, nref = superseded[id(f)]
-                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
-                                    extra=f"— superseded ({f['attr'][0]}) on {new['date']} by "
-                                          f"{_quote(new['text'])}", extra_source=nref))
-            elif (id(f), slug) in contra:
-                new, why = contra[(id(f), slug)]
-                claims.append(Claim(f"~~{text}~~", ref, f["date"], "Superseded",
-                                    extra=f"— contradicted ({why}) on {new['date']} by "
-                                          f"{_quote(new['text'])}",
-                                    extra_source=f"sessions/{new['session']}/transcript.md#{new['anchor']}"))
-            else:
-                section = {"preference": "Preferences", "decision": "Decisions"}.get(f["kind"], "Facts")
-                if T.slugify(f["speaker"]) != slug and section != "Facts":
-                    section = "Facts"  # someone else's preference is a fact about this subject
-                claims.append(Claim(text, ref, f["date"], section))
-        claims.extend(threads.get(slug, []))
+        # claims a person deleted from this page are not re-added
+        keep = lambda c: not E.forgot(page_hand, {"session": c.source.split("/")[1] if c.source.startswith("sessions/") else "",  # noqa: E731
+                                                  "anchor": c.source.partition("#")[2], "text": c.text})
+        claims += [Claim(c.text, c.source, None, "Now") for c in m.now if keep(c)]
         for cp, card in live_cards.get(slug, []):
             if card.get("hand_page") == f"knowledge/{slug}.md":
                 continue  # the hand line citing it stays where the person put it
-            claims.append(Claim(f"Correction: {_quote(card['text'])}", cp, card["created"][:10], "Corrections"))
+            claims.append(Claim(f"Correction: {card['text']}", cp, card["created"][:10], "Corrections"))
+        claims += [c for c in m.timeline if keep(c)]
+        claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
+                   for c in m.superseded if keep(c)]
         dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
         related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
-        spec = PageSpec(slug, titles[slug], ptype(slug), claims, related, len(turns_of[slug]),
-                        len({s for s, _a in turns_of[slug]}), dates[0] if dates else None,
-                        dates[-1] if dates else None, titles=titles)
+        sub = subs.by_slug[slug]
+        spec = PageSpec(slug, sub.title, sub.type, claims, related, len(sub.turns),
+                        len(sub.sessions), dates[0] if dates else None,
+                        dates[-1] if dates else None, titles=titles, aliases=list(sub.aliases),
+                        is_user=sub.is_user, gist=P.gist(slug, m),
+                        importance=importance(sub, by_slug[slug], last_day,
+                                              float(settings.get("index_half_life_days", 120))))
         specs[slug] = spec
         pages[f"knowledge/{slug}.md"] = E.merge(synth.page(spec), f"knowledge/{slug}.md",
                                                 page_hand, card_of, qset,
@@ -558,9 +563,53 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     files.update(card_files)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
-            "superseded": len(superseded), "corrected": len(corrected),
-            "contradictions": len(contra), "titles": titles, "by_slug": by_slug}
+            "superseded": n_replaced, "corrected": len(corrected),
+            "contradictions": len(contra), "titles": titles, "by_slug": by_slug, "subjects": subs}
     return files, reasons, info
+
+
+def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[str, Counter], set[str]]:
+    """Name → type votes from relations ("works at X" → organization, "my dog X" → pet); and
+    the names a speaker states a lasting relation to (employer, manager, home, project, pet,
+    friend, contact): those are no passing mention, one is enough for a page."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    anchored: set[str] = set()
+    for f in facts:
+        rels = rel_cache.get(id(f))
+        if rels is None:
+            rels = rel_cache[id(f)] = R.extract(f["text"])
+        for r in rels:
+            if r.value_type and r.value:
+                out[r.value][r.value_type] += 1
+            if r.attr == "species" and r.subject:
+                out[r.subject]["pet"] += 1
+            if r.attr in ("employer", "manager", "home", "role") and r.subject:
+                out[r.subject]["person"] += 1
+            if not r.subject and r.value_type and r.attr in _ANCHORS:
+                anchored.add(r.value)
+    return out, anchored
+
+
+_ANCHORS = frozenset("employer manager home project pet friend contact".split())
+
+
+def _card_speaker(text: str, user: S.Subject | None, subs: S.Subjects) -> str:
+    """Whose statement a correction is: the user's (it is their memory), written by name."""
+    return user.title if user is not None else ""
+
+
+def importance(sub: S.Subject, facts: list[dict], last_day: str | None, half_life: float) -> float:
+    """A page's rank in INDEX.md: the user first; then mentions weighted by recency (a
+    mention ``half_life`` days before the newest session counts half)."""
+    if sub.is_user:
+        return 1e9
+    end = T.parse_day(last_day)
+    score = 0.0
+    for f in facts:
+        d = T.parse_day(f.get("date"))
+        age = (end - d).days if end and d else 0
+        score += 0.5 ** (max(0, age) / half_life)
+    return round(score, 6)
 
 
 def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
@@ -595,56 +644,14 @@ def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
     return out
 
 
-def _threads(by_slug: dict[str, list[dict]], qualifying: list[str], titles: dict[str, str],
-             facts: list[dict], superseded: dict, corrected: dict,
-             settings: dict) -> dict[str, list[Claim]]:
-    """Per page, the topics its facts return to across sessions ("camping" in May, July and
-    October), each with a short cited quote per mention. A topic word is a content word
-    that is rare in the whole wiki (at most ``thread_max_share`` of all facts, so not
-    "love" or "great") and not the subject's own name. This is the cross-session view a
-    page adds over its transcripts: multi-hop and "when did …" questions need exactly it.
-    Each mention is cut to ``thread_window_words`` words either side of the topic, so a
-    thread passage holds several sessions' mentions in the size of one transcript turn."""
-    max_topics = int(settings.get("thread_max_topics", 100))
-    max_mentions = int(settings.get("thread_max_mentions", 8))
-    window = int(settings.get("thread_window_words", 6))
-    share = float(settings.get("thread_max_share", 0.05))
-    df: Counter = Counter()
-    for f in facts:
-        df.update(T.topic_words(f["text"]))
-    limit = max(3, share * len(facts))
-    out: dict[str, list[Claim]] = {}
-    for slug in qualifying:
-        own = set(T.content_words(titles[slug]))
-        topics: dict[str, list[dict]] = defaultdict(list)
-        for f in by_slug[slug]:
-            if id(f) in superseded or (id(f), slug) in corrected:
-                continue  # a thread follows what is still true
-            for w in T.topic_words(f["text"]) - own:
-                if df[w] <= limit:
-                    topics[w].append(f)
-        # most sessions first, weighted by rarity (idf): "camping" in 7 sessions before "make" in 8
-        ranked = sorted(((w, fs) for w, fs in topics.items() if len({f["session"] for f in fs}) >= 2),
-                        key=lambda kv: (-len({f["session"] for f in kv[1]})
-                                        * math.log(1 + len(facts) / df[kv[0]]), kv[0]))
-        claims: list[Claim] = []
-        for w, fs in ranked[:max_topics]:
-            for f in fs[-max_mentions:]:
-                claims.append(Claim(f"{f['speaker']}: {_quote(T.fragment(f['text'], w, window))}",
-                                    f"sessions/{f['session']}/transcript.md#{f['anchor']}",
-                                    f["date"], "Threads", group=w))
-        if claims:
-            out[slug] = claims
-    return out
-
-
 def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int) -> str:
-    """``knowledge/INDEX.md``: one line per page, most-mentioned first (ties by slug).
-    Cut rule: when the next line would take the file over ``cap_tokens`` (≈ chars / 4),
-    stop and end with one line saying how many pages are not listed and where they are."""
-    ranked = sorted(specs.values(), key=lambda s: (-s.mentions, s.slug))
-    head = (f"# Knowledge index\n\n{len(ranked)} pages, most-mentioned first. "
-            "Open `knowledge/<slug>.md` for the cited facts.\n\n")
+    """``knowledge/INDEX.md``: one line per page, the user first, then by importance
+    (mentions weighted by recency, :func:`importance`; ties by slug), each with a one-line
+    current summary. Cut rule: when the next line would take the file over ``cap_tokens``
+    (≈ chars / 4), stop and end with one line saying how many pages are not listed."""
+    ranked = sorted(specs.values(), key=lambda s: (-s.importance, -s.mentions, s.slug))
+    head = (f"# Knowledge index\n\n{len(ranked)} pages, the user first, then by recent "
+            "relevance. Open `knowledge/<slug>.md` for the cited facts.\n\n")
     lines: list[str] = []
     size = len(head)
     reserve = 120  # room for the footer
@@ -653,7 +660,7 @@ def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int
         if estimate_tokens("x" * (size + len(line) + reserve)) > cap_tokens:
             rest = len(ranked) - i
             lines.append(f"\n… {rest} more page{'s' if rest != 1 else ''} with fewer mentions "
-                         "not listed (cap {cap} tokens); `ls knowledge/` shows all.\n".replace("{cap}", str(cap_tokens)))
+                         f"not listed (cap {cap_tokens} tokens); `ls knowledge/` shows all.\n")
             break
         lines.append(line)
         size += len(line)
@@ -685,7 +692,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     transcripts = {m.group(1): p for p in listing if (m := _TRANSCRIPT_RE.match(p))}
     known = prev_state.get("sessions", {})
     extractor = get_extractor(str(cfg.get("extractor", "auto")))
-    if prev_state.get("extractor") != extractor.name:
+    ex_name = f"{extractor.name}+{EXTRACTION}"
+    if prev_state.get("extractor") != ex_name:
         known = {}  # another entity extractor: every session's subjects are re-extracted
     new_sessions = sorted(s for s, p in transcripts.items() if known.get(s, {}).get("etag") != listing[p])
     gone = sorted(set(prev_state.get("sessions", {})) - set(transcripts))
@@ -737,7 +745,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     state["forget"] = forget_now
     state["skill_hash"] = skill_hash
     state["synthesizer"] = synth.name
-    state["extractor"] = extractor.name
+    state["extractor"] = ex_name
     # subjects known so far (for matching corrections), then corrections → cards
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)
@@ -772,9 +780,28 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         # names the speaker, which the turn's text alone does not contain.
         if tpath not in turn_cache:
             txt = tree.read(tpath) if tpath in listing else None
-            turn_cache[tpath] = None if txt is None else {
-                t.anchor: f"{t.speaker}: {t.text}" for t in T.parse_transcript(tpath, txt).turns}
+            tr = T.parse_transcript(tpath, txt) if txt is not None else None
+            turn_cache[tpath] = None if tr is None else {
+                t.anchor: f"{t.speaker}: {t.text}" for t in tr.turns}
+            day_of[tpath] = tr.date if tr is not None else None
         return turn_cache[tpath]
+
+    day_of: dict[str, str | None] = {}
+    aliases = {n: info["subjects"].by_slug[s].title for n, s in info["subjects"].alias_of.items()
+               if s in info["subjects"].by_slug and n != info["subjects"].by_slug[s].title}
+
+    def derived(tpath: str, text: str) -> str:
+        """What a turn implies beyond its words, for verification: the session's date, the
+        turn's relative dates resolved, and the full names of the aliases it uses."""
+        day = day_of.get(tpath)
+        extra = []
+        if day:
+            extra.append(f"session date {day} ({human_date(day)})")
+            res = T.resolve_relative_dates(text, day)
+            if res != text:
+                extra.append(res)
+        extra += [f"{a} = {t}" for a, t in aliases.items() if a in text]
+        return text + (" [" + "; ".join(extra) + "]" if extra else "")
 
     def exists(p: str) -> bool:
         return p in listing or p in files
@@ -803,7 +830,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             return E.hand_text(line) if line is not None else None
         if _TRANSCRIPT_RE.match(path):
             ts = turns_of(path)
-            return ts.get(anchor) if ts else None
+            txt = ts.get(anchor) if ts else None
+            return derived(path, txt) if txt is not None else None
         txt = files.get(path) or (tree.read(path) if path in listing else None)
         if txt is None:
             return None

@@ -43,6 +43,10 @@ class PageSpec:
     first: str | None
     last: str | None
     titles: dict[str, str] = field(default_factory=dict)  # slug → title for link text
+    aliases: list[str] = field(default_factory=list)
+    is_user: bool = False      # the person whose memory this is
+    gist: str = ""             # one-line current summary (INDEX.md)
+    importance: float = 0.0    # INDEX.md rank (see core.importance)
 
 
 class Synthesizer(Protocol):
@@ -77,51 +81,37 @@ class Sources:
         return f"[cite:{self.refs.index(ref) + 1}]"
 
 
-SECTION_ORDER = ("Preferences", "Decisions", "Facts", "Threads", "Corrections", "Superseded")
+#: Page sections in order. What stands before ``## Timeline`` is what is true now: the
+#: current lines ("Now", no heading, right under the intro) and live corrections.
+SECTION_ORDER = ("Now", "Corrections", "Timeline", "Superseded")
+
+
+def intro(spec: PageSpec) -> str:
+    """The line under a page's title: type, aliases, how much the memory says about it."""
+    art = "an" if spec.type[:1] in "aeiou" else "a"
+    who = f"{spec.title} is {'the person whose memory this is' if spec.is_user else art + ' ' + spec.type}"
+    span = spec.first if spec.first == spec.last else f"{spec.first} – {spec.last}"
+    out = (f"{who}; {spec.mentions} mention{'s' if spec.mentions != 1 else ''} in {spec.sessions} "
+           f"session{'s' if spec.sessions != 1 else ''}" + (f", {span}" if spec.first else "") + ".")
+    if spec.aliases:
+        out += " Also called: " + ", ".join(spec.aliases) + "."
+    return out
 
 
 class DeterministicSynthesizer:
-    """Extractive, offline, byte-for-byte reproducible."""
+    """Offline and byte-for-byte reproducible: the page's lines as :mod:`.pages` wrote them."""
 
-    name = "deterministic-v2"
+    name = "deterministic-v3"
 
     def page(self, spec: PageSpec) -> str:
         src = Sources()
-        lines: list[str] = [f"# {spec.title}", ""]
-        span = spec.first if spec.first == spec.last else f"{spec.first} – {spec.last}"
-        intro = (f"{spec.title} ({spec.type}) is mentioned in {spec.mentions} turn"
-                 f"{'s' if spec.mentions != 1 else ''} across {spec.sessions} session"
-                 f"{'s' if spec.sessions != 1 else ''}" + (f", {span}" if spec.first else "") + ".")
-        if spec.related:
-            intro += " Related: " + ", ".join(f"[[{s}]]" for s, _ in spec.related[:5]) + "."
-        lines += [intro, ""]
+        lines: list[str] = [f"# {spec.title}", "", intro(spec), ""]
         for section in SECTION_ORDER:
             claims = [c for c in spec.claims if c.section == section]
             if not claims:
                 continue
-            lines.append(f"## {section}")
-            lines.append("")
-            if section == "Threads":
-                # one sub-heading per topic followed across sessions, its mentions in order
-                for group in dict.fromkeys(c.group for c in claims):
-                    lines += [f"### {group}", ""]
-                    for c in claims:
-                        if c.group == group:
-                            lines.append(f"- {c.date or 'undated'} — {c.text} {src.cite(c.source)}")
-                    lines.append("")
-                continue
-            if section == "Facts":
-                sentinel = object()
-                last_date: object = sentinel
-                for c in claims:
-                    if c.date != last_date:
-                        if last_date is not sentinel and lines[-1] != "":
-                            lines.append("")
-                        lines += [f"### {c.date or 'undated'}", ""]
-                        last_date = c.date
-                    lines.append(f"- {c.text} {src.cite(c.source)}")
-                lines.append("")
-                continue
+            if section != "Now":
+                lines += [f"## {section}", ""]
             lines += [claim_line(c, src.cite) for c in claims]
             lines.append("")
         return finish_page(spec, lines, src.refs, self.name)
@@ -139,14 +129,16 @@ class DeterministicSynthesizer:
         return frontmatter(meta) + "\n" + "\n".join(lines).rstrip() + "\n"
 
     def index_line(self, spec: PageSpec) -> str:
-        first = next((c for c in spec.claims if c.section in ("Preferences", "Decisions", "Facts")), None)
-        gist = ""
-        if first is not None:
-            gist = first.text.replace("[[", "").replace("]]", "")
-            if len(gist) > 90:
-                gist = gist[:87].rsplit(" ", 1)[0] + "…"
-            gist = "; " + gist
-        return f"- [[{spec.slug}]] — {spec.type}, {spec.mentions} mentions{gist}"
+        return index_line(spec)
+
+
+def index_line(spec: PageSpec, gist: str | None = None) -> str:
+    """``- [[slug]] Title — type; current summary`` (cut at 100 characters)."""
+    g = (spec.gist if gist is None else gist).replace("[[", "").replace("]]", "")
+    if len(g) > 100:
+        g = g[:97].rsplit(" ", 1)[0] + "…"
+    kind = "the user" if spec.is_user else spec.type
+    return f"- [[{spec.slug}]] {spec.title} — {kind}" + (f"; {g}" if g else "")
 
 
 def claim_line(c: Claim, cite: Callable[[str], str]) -> str:
@@ -168,6 +160,6 @@ def finish_page(spec: PageSpec, lines: list[str], sources: list[str], generator:
         for s, n in spec.related:
             lines.append(f"- [[{s}]] — {spec.titles.get(s, s)}, {n} shared turn{'s' if n != 1 else ''}")
         lines.append("")
-    meta = {"title": spec.title, "type": spec.type, "updated": spec.last or "",
-            "sources": sources, "generator": generator}
+    meta = {"title": spec.title, "type": spec.type, "aliases": list(spec.aliases),
+            "updated": spec.last or "", "sources": sources, "generator": generator}
     return frontmatter(meta) + "\n" + "\n".join(lines).rstrip() + "\n"

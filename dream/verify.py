@@ -8,6 +8,12 @@ its source (the cited turn's text, or a card's body):
 * without it, the share of the claim's content words found in the source ≥
   ``lexical_threshold``.
 
+Before either, a **hard check** (:func:`hard_check`): every name, number, date and file
+format the claim states must be in its source, or derivable from it (the session's date and
+the resolved relative dates and aliases that dream appends to the source text). "Met in
+Osaka" against a source saying Kyoto, "3 dogs" against "two dogs", PNG for PDF are
+rejected however similar the rest of the sentence is.
+
 A line with any rejected claim is dropped from the page (not published). Decisions are
 cached by (claim, source text) hash so a rerun does not embed again.
 """
@@ -21,6 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from brainfs.cache.chunker import split_frontmatter
+
+from brainfs.cache.retrieval import STOPWORDS
 
 from .text import content_words, strip_annotations
 from .validate import CITE_OK_RE
@@ -58,12 +66,100 @@ def claim_text(segment: str) -> str:
     return " ".join(s.split()).strip(" —")
 
 
+#: Words of the wiki's own framing ("since", "replaced by", "works at"): not evidence.
+FRAME_WORDS = frozenset("since until from replaced ended works worked lives lived prefers "
+                        "preferred wants wanted leads led correction corrected contradicted "
+                        "asked".split())
+
+
+def _stem(w: str) -> str:
+    for suf in ("ies", "es", "s"):
+        if w.endswith(suf) and len(w) > len(suf) + 2:
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
+
+
 def lexical_support(claim: str, source: str, ignore: set[str] = frozenset()) -> float:
-    cw = [w for w in dict.fromkeys(content_words(claim)) if w not in ignore]
+    cw = [w for w in dict.fromkeys(content_words(claim)) if w not in ignore and w not in FRAME_WORDS]
     if not cw:
         return 1.0
-    sw = set(content_words(source))
-    return sum(1 for w in cw if w in sw) / len(cw)
+    sw = {_stem(w) for w in content_words(source)}
+    return sum(1 for w in cw if _stem(w) in sw) / len(cw)
+
+
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august",
+           "september", "october", "november", "december"]
+_MON_RE = "|".join(_MONTHS) + "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+_DATE_RES = [
+    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
+    re.compile(rf"\b(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<mon>{_MON_RE})\b(?:\s+(?P<y>\d{{4}}))?", re.I),
+    re.compile(rf"\b(?P<mon>{_MON_RE})\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y>\d{{4}}))?", re.I),
+    re.compile(rf"\b(?P<mon>{_MON_RE})\b(?:\s+(?P<y>\d{{4}}))?", re.I),
+]
+_NUM_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
+              "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+              "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
+              "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+              "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+              "hundred": 100, "thousand": 1000, "dozen": 12, "twice": 2, "once": 1, "both": 2,
+              "couple": 2, "pair": 2}
+_NAME_RE = re.compile(r"\b[A-Z][\w\-]*(?:['’]s)?\b|\b[A-Z]{2,}\b")
+_SKIP_NAMES = frozenset("the a an i it this that these those there here he she they we you my "
+                        "his her their our your its correction also and but or so".split())
+
+
+def _dates(text: str) -> tuple[list[tuple], str]:
+    """(year, month, day) triples (None where not said) in ``text``, and the text without them."""
+    out = []
+    for rx in _DATE_RES:
+        def sub(m: re.Match[str]) -> str:
+            g = m.groupdict()
+            mon = g.get("mon")
+            month = int(g["m"]) if g.get("m") else (_month(mon) if mon else None)
+            out.append((int(g["y"]) if g.get("y") else None, month,
+                        int(g["d"]) if g.get("d") else None))
+            return " "
+        text = rx.sub(sub, text)
+    return out, text
+
+
+def _month(name: str) -> int:
+    low = name.lower()[:3]
+    return next(i + 1 for i, m in enumerate(_MONTHS) if m.startswith(low))
+
+
+def _numbers(text: str) -> set[float]:
+    out = {float(x.replace(",", "")) for x in re.findall(r"(?<![\w:])\d+(?:[.,]\d+)?(?![\w:])", text)
+           if x.replace(",", "").replace(".", "", 1).isdigit()}
+    out |= {float(_NUM_WORDS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _NUM_WORDS}
+    return out
+
+
+def hard_check(claim: str, source: str) -> bool:
+    """Every name, number and date of ``claim`` is in ``source`` (see the module docstring)."""
+    if not source:
+        return False
+    cdates, crest = _dates(claim)
+    sdates, srest = _dates(source)
+    for cy, cm, cd in cdates:
+        if not any((cy is None or sy is None or cy == sy) and (cm is None or sm is None or cm == sm)
+                   and (cd is None or sd is None or cd == sd) and (sm is not None or cm is None)
+                   for sy, sm, sd in sdates):
+            return False
+    snums = _numbers(srest) | _numbers(source)
+    for n in _numbers(crest) - {1.0}:  # "a"/"once": too common to require
+        if n not in snums:
+            return False
+    swords = {w.lower() for w in re.findall(r"[\w\-]+", source)}
+    for m in _NAME_RE.finditer(crest):
+        w = re.sub(r"['’]s$", "", m.group(0))
+        low = w.lower()
+        if low in _SKIP_NAMES or low in _MONTHS or low in swords or _stem(low) in swords:
+            continue
+        if m.start() == 0 and low in STOPWORDS:
+            continue
+        return False
+    return True
 
 
 class Verifier:
@@ -78,7 +174,7 @@ class Verifier:
         self.stats = VerifyStats(method="embedding" if embedder is not None else "lexical")
 
     def _key(self, claim: str, source: str) -> str:
-        return hashlib.sha1(f"{self.stats.method}\x00{claim}\x00{source}".encode()).hexdigest()[:20]
+        return hashlib.sha1(f"{self.stats.method}-v2\x00{claim}\x00{source}".encode()).hexdigest()[:20]
 
     def check_many(self, pairs: list[tuple[str, str, set[str]]]) -> list[bool]:
         """(claim, source text, words to ignore such as the speaker's name) → supported?"""
@@ -98,7 +194,9 @@ class Verifier:
             lex = {i: lexical_support(*pairs[i]) for i in todo}
             undecided = []
             for i in todo:
-                if lex[i] >= max(self.lex, 0.8):
+                if not hard_check(pairs[i][0], pairs[i][1]):
+                    out[i] = False
+                elif lex[i] >= max(self.lex, 0.8):
                     out[i] = True
                 elif self.embedder is None:
                     out[i] = lex[i] >= self.lex

@@ -1,0 +1,337 @@
+"""What each page says: current attributes and relations, a dated timeline, what was replaced.
+
+From the facts of every session and the wiki's :class:`~.subjects.Subjects`:
+
+* **Relations** (:mod:`.relations`) are grouped by (subject, attribute[, quantity key]) and
+  played in date order: a ``set`` with another value replaces the current one, an ``end``
+  ("I left X") closes it, a correction card that names the old value ("…, not X") closes it
+  too. The value standing at the end is current — one line under the page's opening, in the
+  wiki's words, dated and cited ("Ines Okafor's manager is Leila Haddad (since 2 April
+  2026) [cite:3]"); each replaced value goes to ``## Superseded`` with when it held and what
+  replaced it, cited to both statements. A relation line is on the subject's page and on the
+  value's page when the value is a subject too.
+* **Timeline**: every other fact about the subject, as a third-person sentence (``prose``),
+  dated by the resolved relative date when the sentence has one, else by the session date.
+  At most ``max_timeline`` entries: the least informative (lowest extraction score) are cut
+  first; current lines are never cut.
+* Facts the contradiction check or a correction supersedes go to ``## Superseded`` as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from . import relations as R
+from . import text as T
+from .prose import a_or_an, human_day, third_person
+from .subjects import FORMATS, Subjects, is_role
+from .synth import Claim
+
+#: Attributes with one value at a time (a newer value replaces the older one).
+SINGLE = {"employer", "role", "manager", "project", "home", "contact", "preference",
+          "number", "deadline", "format", "species", "leads"}
+
+
+@dataclass
+class Stated:
+    """One relation statement, resolved to pages."""
+
+    subject: str                 # slug
+    attr: str
+    key: str
+    value: str                   # as written (or the value subject's title)
+    value_slug: str | None
+    op: str
+    fact: dict
+    detail: str = ""
+    phrase: str = ""             # a quantity's name ("alert threshold")
+    negated: tuple[str, ...] = ()
+    event: bool = False          # the sentence reports a change: it stays on the timeline
+
+
+@dataclass
+class PageModel:
+    now: list[Claim] = field(default_factory=list)
+    timeline: list[Claim] = field(default_factory=list)
+    superseded: list[Claim] = field(default_factory=list)
+    gist: str = ""
+    score: float = 0.0
+
+
+def ref_of(f: dict) -> str:
+    return f.get("ref") or f"sessions/{f['session']}/transcript.md#{f['anchor']}"
+
+
+def fact_date(f: dict) -> str | None:
+    """The day a fact happened: its resolved relative date when it is one day, else the session's."""
+    for _expr, res in f.get("when") or []:
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", res or ""):
+            return res
+    return f.get("date")
+
+
+def _phrase(key: str) -> str:
+    head, _, mods = key.partition("|")
+    return " ".join(x for x in (mods, head) if x).strip()
+
+
+def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) -> list[Stated]:
+    """Every relation statement of ``facts`` whose subject has a page."""
+    out: list[Stated] = []
+    for f in facts:
+        rels = rel_cache.get(id(f))
+        if rels is None:
+            rels = rel_cache[id(f)] = R.extract(f["text"])
+        neg = tuple(R.negated_values(f["text"]))
+        for r in rels:
+            if r.subject:
+                subj = subs.slug_for(r.subject)
+            else:
+                if is_role(f["speaker"]):
+                    continue
+                subj = subs.slug_for(f["speaker"])
+            if not subj:
+                continue
+            vslug = subs.slug_for(r.value) if r.value_type or r.attr in ("friend", "contact") else None
+            value = subs.by_slug[vslug].title if vslug else r.value
+            if vslug == subj:
+                continue
+            out.append(Stated(subj, r.attr, r.key, value, vslug, r.op, f, r.detail,
+                              _phrase(r.key), neg, r.event))
+    return out
+
+
+def _now_text(st: Stated, title: str) -> str:
+    v, a = st.value, st.attr
+    return {
+        "employer": f"{title} works at {v}",
+        "role": f"{title} is {a_or_an(v)} {v}",
+        "manager": f"{title}'s manager is {v}",
+        "project": f"{title} works on {v}",
+        "home": f"{title} lives in {v}",
+        "pet": f"{v} is {title}'s {st.detail or 'pet'}",
+        "friend": f"{v} is {title}'s friend",
+        "contact": f"{v} is {title}'s contact",
+        "leads": f"{title} leads {v}",
+        "species": f"{title} is {a_or_an(v)} {v}",
+        "preference": (f"{title}'s {st.key} is {v}" if st.key.startswith("favorite ")
+                       else f"{title} prefers {v}"),
+        "format": f"{title} wants {st.key[len('format of '):]}s as {v}",
+        "number": f"The {st.phrase} is {v}",
+        "deadline": f"The {st.phrase} is {v}",
+    }.get(a, f"{title}: {a} {v}")
+
+
+def _past_text(st: Stated, title: str) -> str:
+    v, a = st.value, st.attr
+    return {
+        "employer": f"{title} worked at {v}",
+        "role": f"{title} was {a_or_an(v)} {v}",
+        "manager": f"{title}'s manager was {v}",
+        "project": f"{title} worked on {v}",
+        "home": f"{title} lived in {v}",
+        "contact": f"{v} was {title}'s contact",
+        "leads": f"{title} led {v}",
+        "species": f"{title} was {a_or_an(v)} {v}",
+        "preference": (f"{title}'s {st.key} was {v}" if st.key.startswith("favorite ")
+                       else f"{title} preferred {v}"),
+        "format": f"{title} wanted {st.key[len('format of '):]}s as {v}",
+        "number": f"The {st.phrase} was {v}",
+        "deadline": f"The {st.phrase} was {v}",
+        "pet": f"{v} was {title}'s {st.detail or 'pet'}",
+        "friend": f"{v} was {title}'s friend",
+    }.get(a, f"{title}: {a} was {v}")
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(T.words(a)) == " ".join(T.words(b))
+
+
+def _mentions(neg: tuple[str, ...], value: str) -> bool:
+    return any(_same(n, value) or (n and " ".join(T.words(n)) in " ".join(T.words(value)).split(" ")
+                                   and len(T.words(value)) == 1) for n in neg)
+
+
+@dataclass
+class Outcome:
+    """How one group of statements ends: the current statement (or None) and the replaced ones
+    with what replaced them."""
+
+    current: Stated | None
+    since: Stated | None
+    replaced: list[tuple[Stated, Stated, Stated]]   # (old, first statement of it, replacement)
+
+
+def play(group: list[Stated]) -> Outcome:
+    """Replay one (subject, attribute) group in order (see the module docstring)."""
+    cur: Stated | None = None
+    first: Stated | None = None
+    replaced: list[tuple[Stated, Stated, Stated]] = []
+    for st in group:
+        if st.op == "end":
+            if cur is not None and _same(cur.value, st.value):
+                replaced.append((cur, first or cur, st))
+                cur = first = None
+            continue
+        if cur is None:
+            cur = first = st
+            continue
+        if _same(cur.value, st.value):
+            cur = st  # a restatement: still since the first one
+            continue
+        replaced.append((cur, first or cur, st))
+        cur = first = st
+    return Outcome(cur, first, replaced)
+
+
+def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
+    """(subject, attr, key) → statements in date order; quantity keys that name the same
+    quantity ("threshold|alert" / "threshold|alert congestion") share a group."""
+    groups: dict[tuple, list[Stated]] = defaultdict(list)
+    keys: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for st in sorted(stated, key=lambda s: (s.fact.get("date") or "", s.fact.get("order", 0))):
+        if st.attr not in SINGLE:
+            groups[(st.subject, st.attr, st.value.lower())].append(st)
+            continue
+        key = st.key
+        if st.attr in ("number", "deadline"):
+            known = keys[(st.subject, st.attr)]
+            match = next((k for k in known if R.same_key(k, st.key)), None)
+            if match is None:
+                known.append(st.key)
+            key = match or st.key
+        groups[(st.subject, st.attr, key)].append(st)
+    return groups
+
+
+def _cite_claim(text: str, f: dict, section: str, extra: str = "", extra_f: dict | None = None) -> Claim:
+    return Claim(text, ref_of(f), f.get("date"), section, extra=extra,
+                 extra_source=ref_of(extra_f) if extra_f else None)
+
+
+def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[dict],
+                 superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
+                 ) -> tuple[dict[str, PageModel], int]:
+    """Per page slug, its current lines, timeline and superseded lines; and how many values
+    were replaced. ``cards``: live correction cards as pseudo-facts (``text``, ``ref``,
+    ``date``, ``speaker``); ``superseded_facts``: (id(fact), slug) → why, for facts the
+    contradiction and correction checks retired (they leave the timeline)."""
+    models: dict[str, PageModel] = defaultdict(PageModel)
+    stated = statements(facts + cards, subs, rel_cache)
+    groups = group_statements(stated)
+    # a card's "not X" closes a current value X of the same kind
+    card_negs = [(c, R.negated_values(c["text"])) for c in cards]
+    used: set[int] = set()          # facts shown as relation lines (not repeated in the timeline)
+    n_replaced = 0
+    for (subj, attr, _key), group in sorted(groups.items()):
+        for c, negs in card_negs:
+            cur = play(group).current
+            if cur is None or c in [g.fact for g in group]:
+                continue
+            shared = set(T.content_words(c["text"])) & (set(T.content_words(cur.fact["text"]))
+                                                          - set(T.content_words(cur.value)))
+            if _mentions(tuple(negs), cur.value) and (shared or attr == "format"
+                                                      or cur.value.lower() in FORMATS):
+                group.append(Stated(subj, attr, _key, cur.value, cur.value_slug, "end", c))
+        out = play(group)
+        title = subs.by_slug[subj].title
+        for st in group:
+            if not st.event:
+                used.add(id(st.fact))
+        for old, first, new in out.replaced:
+            n_replaced += 1
+            held = human_day(first.fact.get("date"))
+            until = human_day(fact_date(new.fact))
+            by = (f"replaced by {new.value}" if new.op == "set" and new.attr == old.attr
+                  else "ended")
+            line = _cite_claim(f"{_past_text(old, title)} (from {held})", first.fact, "Superseded",
+                               extra=f"— until {until}, {by}", extra_f=new.fact)
+            for slug in {subj, old.value_slug} - {None}:
+                models[slug].superseded.append(line)
+        if out.current is not None and (out.current.attr in SINGLE or out.current.op != "end"):
+            st = out.current
+            since = out.since or st
+            text = f"{_now_text(st, title)} (since {human_day(fact_date(since.fact))})"
+            line = _cite_claim(text, since.fact, "Now")
+            line.group = attr
+            for slug in {subj, st.value_slug} - {None}:
+                models[slug].now.append(line)
+            # numbers and deadlines also belong to the projects and organisations named with them
+            if attr in ("number", "deadline"):
+                for n in since.fact.get("names", []):
+                    s2 = subs.slug_for(n)
+                    if s2 and s2 != subj and subs.by_slug[s2].type in ("project", "organization"):
+                        models[s2].now.append(line)
+    # the timeline: every other fact of the page
+    cap = int(settings.get("max_timeline", 40))
+    per: dict[str, list[dict]] = defaultdict(list)
+    for f in facts:
+        for slug in fact_slugs(f, subs):
+            if (id(f), slug) in superseded_facts:
+                why = superseded_facts[(id(f), slug)]
+                models[slug].superseded.append(Claim(_statement(f, subs), ref_of(f), f.get("date"),
+                                                     "Superseded", extra=why[0],
+                                                     extra_source=why[1]))
+                continue
+            if id(f) in used:
+                continue
+            per[slug].append(f)
+    for slug, fs in per.items():
+        keep = sorted(fs, key=lambda f: (-f.get("score", 0), f.get("date") or "", f.get("order", 0)))[:cap]
+        keep.sort(key=lambda f: (fact_date(f) or "", f.get("order", 0)))
+        models[slug].timeline = [Claim(_statement(f, subs), ref_of(f), fact_date(f), "Timeline")
+                                 for f in keep]
+    for m in models.values():
+        m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
+        m.now = _unique(m.now)
+        m.superseded = _unique(m.superseded)
+    return dict(models), n_replaced
+
+
+#: The order of current lines on a page: who they are, then work, home, people, likes.
+_ORDER = {a: i for i, a in enumerate("employer role manager project leads home species pet "
+                                       "friend contact preference format number deadline".split())}
+
+
+def _unique(claims: list[Claim]) -> list[Claim]:
+    seen: set[tuple] = set()
+    out = []
+    for c in claims:
+        k = (c.text, c.source, c.extra)
+        if k not in seen:
+            seen.add(k)
+            out.append(c)
+    return out
+
+
+def fact_slugs(f: dict, subs: Subjects) -> set[str]:
+    """The pages a fact belongs to: the subjects it names, and its speaker's when it is about them."""
+    out = set()
+    for n in list(f.get("subjects", {})) + list(f.get("names", [])):
+        s = subs.slug_for(n)
+        if s:
+            out.add(s)
+    if f.get("about_speaker") and not is_role(f["speaker"]):
+        s = subs.slug_for(f["speaker"])
+        if s:
+            out.add(s)
+    return out
+
+
+def _statement(f: dict, subs: Subjects) -> str:
+    """A fact in the wiki's words: third person for the speaker."""
+    slug = subs.slug_for(f["speaker"])
+    name = subs.by_slug[slug].title if slug else f["speaker"]
+    return third_person(f["text"], name)
+
+
+def gist(slug: str, m: PageModel) -> str:
+    """The one-line current summary of a page (for INDEX.md)."""
+    if m.now:
+        # a line where this subject is the value reads best on its own page ("X is Y's manager")
+        return re.sub(r"\s*\(since [^)]*\)$", "", m.now[0].text)
+    if m.timeline:
+        return m.timeline[-1].text
+    return ""

@@ -1,0 +1,126 @@
+"""The wiki's own words: a first-person sentence as a third-person statement, and dates as a
+reader writes them.
+
+``third_person("I adopted a dog last weekend.", "Mara Lind")`` → "Mara Lind adopted a dog
+last weekend." The first "I" becomes the name, later ones "they"; "my" becomes "Mara Lind's"
+then "their"; "I'm" → "is", "I've" → "has", a present-tense verb after "I" takes its "-s"
+("I love" → "loves"). Interjections that open a chat line ("Big news:", "Yes,", "Actually")
+are dropped. The content words stay those of the source, so verification still finds them
+there (it compares word stems).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+
+_OPENERS = re.compile(
+    r"^(?:(?:big news|good news|bad news|update|correction|a correction|quick update|"
+    r"fun fact|by the way|btw|also|actually|so|well|yes|yeah|no|oh|ok|okay|hey|hi|hello|"
+    r"guess what|anyway|and|but|great|good|sure|thanks|honestly|finally|now)\b[\s,:!.\-—]*)+", re.I)
+_MODALS = frozenset("can could will would should might must may shall did had was were "
+                    "do does don't didn't can't won't wouldn't couldn't shouldn't".split())
+#: Past forms that do not end in "-ed" (an "-s" would make "lefts").
+_PAST = frozenset("""left went got met took made saw came ran said told found bought brought thought
+felt kept gave sent spent began wrote read put set had won lost paid built sold heard held knew
+grew flew drew ate drank swam sang taught caught fought chose drove rode broke spoke woke forgot
+became sat stood understood slept led fed fell hurt cut hit quit let shut tried""".split())
+_ADVERBS = frozenset("really just also never always still now finally only actually usually "
+                     "often recently even already sometimes currently officially definitely "
+                     "totally absolutely truly mostly rarely once first".split())
+_IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "'m": "is", "'ve": "has",
+              "'ll": "will", "'d": "would"}
+_PLURAL = {"am": "are", "was": "were", "'m": "are", "have": "have", "has": "have"}
+
+
+def _inflect(verb: str) -> str:
+    low = verb.lower()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in _MODALS or low in _PAST or low.endswith("ed") or not low.isalpha():
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person(sentence: str, name: str) -> str:
+    """``sentence`` (said by ``name``) rewritten in the third person (see module docstring)."""
+    s = _OPENERS.sub("", sentence.strip()).strip()
+    if not s:
+        return sentence
+    s = s[0].upper() + s[1:]
+    used = {"name": False, "poss": False}
+
+    def subj() -> str:
+        if used["name"]:
+            return "they"
+        used["name"] = True
+        return name
+
+    def poss() -> str:
+        if used["poss"] or used["name"]:
+            return "their"
+        used["poss"] = True
+        return f"{name}'s"
+
+    toks = re.findall(r"[A-Za-z]+(?:['’][A-Za-z]+)?|\d+(?:[.,:]\d+)*|\s+|[^\w\s]", s)
+    out: list[str] = []
+    i = 0
+    while i < len(toks):
+        t = toks[i]
+        low = t.lower().replace("’", "'")
+        if low in ("i", "i'm", "i've", "i'll", "i'd"):
+            who = subj()
+            plural = who == "they"
+            if low != "i":
+                clitic = low[1:]
+                verb = _PLURAL.get(clitic, _IRREGULAR[clitic]) if plural else _IRREGULAR[clitic]
+                out.append(f"{who} {verb}")
+                i += 1
+                continue
+            out.append(who)
+            # inflect the next verb, past any adverbs
+            j = i + 1
+            while j < len(toks):
+                w = toks[j]
+                wl = w.lower()
+                if w.isspace() or wl in _ADVERBS:
+                    j += 1
+                    continue
+                if w[:1].isalpha() and w[:1].islower():
+                    toks[j] = (_PLURAL.get(wl, w) if plural else _inflect(w))
+                break
+            i += 1
+            continue
+        if low == "my":
+            out.append(poss())
+        elif low == "me":
+            out.append("them" if used["name"] else name)
+            used["name"] = True
+        elif low == "myself":
+            out.append("themselves")
+        elif low == "mine":
+            out.append("theirs")
+        else:
+            out.append(t)
+        i += 1
+    text = "".join(out).strip()
+    return text[0].upper() + text[1:] if text else text
+
+
+def human_day(day: str | None) -> str:
+    """"2026-04-02" → "2 April 2026" (anything else unchanged)."""
+    if not day:
+        return ""
+    try:
+        d = _dt.date.fromisoformat(day[:10])
+    except ValueError:
+        return day
+    return f"{d.day} {d.strftime('%B')} {d.year}"
+
+
+def a_or_an(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"

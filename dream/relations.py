@@ -1,0 +1,252 @@
+"""Attributes and relations stated in one sentence: who works where, who manages whom, where
+someone lives, which project, which pet, which preference, which number or deadline.
+
+A :class:`Relation` is (subject, attribute, value) with how it was said: ``op`` ``set`` (the
+value holds from now on), ``end`` (the value stops holding: "I left X") or ``add`` (one more
+value of a many-valued attribute: a second pet). The subject of a first-person statement is
+the speaker. The attribute names the *meaning*, so different phrasings of the same change
+compare: "I work at X", "my new job is at X", "I joined X" are all ``employer``; a newer
+``set`` of the same (subject, attribute) supersedes the older value (see :mod:`.pages`).
+
+Numbers and deadlines are keyed by their head noun and its modifiers ("alert threshold",
+"audit deadline"): two statements share a key when the heads match and the modifiers
+overlap (or one has none), so "the fall-risk score threshold is 45" and "the fall-risk
+threshold is 40, not 45" are the same quantity.
+
+Pure regular expressions over the sentence: no model, reproducible.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: A name: capitalised words ("Tessellate Labs", "St Aldric Hospital", "AORC"), allowing
+#: "of"/"the"/"for"/"&" inside ("Royal College of Nursing").
+NAME = r"(?:[A-Z][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&)\s+)?(?:[A-Z][\w'’\-]*|\d+))*"
+_N = rf"(?P<v>(?-i:{NAME}))"
+_THE = r"(?:the\s+)?"
+_NOW = r"(?:now\s+|currently\s+|still\s+|also\s+|just\s+|officially\s+)?"
+NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+          r"fifteen|twenty|thirty|forty|fifty|hundred)")
+_UNIT = (r"(?:\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
+         r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
+         r"nurses|beds|pages|words|items|users|mb|gb|tb|ms|px|dpi|°c|degrees))?")
+_MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
+           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+DATE = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{_MONTHS})\s+\d{{1,2}}"
+        rf"(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|\d{{4}}-\d{{2}}-\d{{2}}|(?:monday|tuesday|wednesday|"
+        rf"thursday|friday|saturday|sunday)|end of (?:{_MONTHS}))")
+
+_PET = (r"dog|dogs|cat|cats|puppy|kitten|rabbit|bunny|hamster|parrot|bird|horse|pony|"
+        r"tortoise|turtle|guinea pig|ferret|fish|goldfish|lizard|snake|beagle|collie|terrier|"
+        r"labrador|poodle|retriever|spaniel|tabby|husky|dachshund|pug|bulldog|corgi")
+_PET_WORDS = frozenset(_PET.split("|"))
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One attribute statement: ``subject``'s ``attr`` is ``value``."""
+
+    subject: str            # a name, or "" for the speaker
+    attr: str               # employer, role, manager, project, home, pet, friend, contact, ...
+    value: str
+    op: str = "set"         # set / end / add
+    key: str = ""           # numbers and deadlines: the quantity's head noun + modifiers
+    event: bool = False     # the sentence reports a change (joined, left, moved): a Timeline event
+    value_type: str = ""    # the value's subject type when it is a name (organization, person, …)
+    detail: str = ""        # e.g. a pet's species
+
+
+def _clean_value(v: str) -> str:
+    v = " ".join(v.split()).strip(" ,.;:!?'\"“”")
+    return re.sub(r"['’]s$", "", v)
+
+
+# (attr, regex, op, event, value type). Group ``v`` is the value, ``s`` (optional) a
+# third-person subject; without ``s`` the subject is the speaker.
+_FIRST: list[tuple[str, re.Pattern[str], str, bool, str]] = []
+_THIRD: list[tuple[str, re.Pattern[str], str, bool, str]] = []
+
+
+def _f(attr: str, rx: str, op: str = "set", event: bool = False, vtype: str = "") -> None:
+    _FIRST.append((attr, re.compile(rx, re.I if not rx.startswith("(?-i)") else 0), op, event, vtype))
+
+
+def _t(attr: str, rx: str, op: str = "set", event: bool = False, vtype: str = "") -> None:
+    _THIRD.append((attr, re.compile(rx), op, event, vtype))
+
+
+_I = r"\b(?:I|we)\s+"
+_IM = r"\b(?:I'm|I’m|I am|we're|we are)\s+"
+_MY = r"\b(?:my|our)\s+"
+_NEW = r"(?:new\s+|current\s+)?"
+# employer
+_f("employer", _I + _NOW + r"(?:work|am working|'m working|have been working|'ve been working)\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
+_f("employer", _IM + r"(?:now\s+)?(?:at|with|employed (?:at|by))\s+" + _THE + _N + r"(?=\s+(?:now|as|since)|[.,;!]|$)", vtype="organization")
+_f("employer", _MY + _NEW + r"(?:job|position|employer|workplace|role)\s+is\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", _MY + _NEW + r"employer\s+is\s+" + _THE + _N, vtype="organization")
+_f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started working (?:at|for)|got (?:a|the) (?:new )?job (?:at|with)|accepted (?:a|an|the) (?:offer|job|position) (?:from|at))\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
+# role (lower-case job title)
+_ROLE = r"(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)"
+_f("role", _IM + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:at|for|with|in)\s+(?:the\s+)?[A-Z]")
+_f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+)?)\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
+_f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
+_f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
+_f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)", event=True)
+# manager
+_f("manager", _MY + _NEW + r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department)\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
+_f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
+# project
+_f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from)\b|$)", vtype="project")
+_f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
+_f("project", _MY + _NEW + r"(?:main\s+)?project\s+is\s+" + _THE + _N, vtype="project")
+_f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(?:the\s+)?" + _N + r"\s+project", event=True, vtype="project")
+# home
+_f("home", _I + _NOW + r"(?:live|am living|'m living|reside)\s+in\s+" + _N, vtype="place")
+_f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+)?to\s+" + _N, event=True, vtype="place")
+_f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
+# pets: "my dog Max", "a cat named Pimenta", "two dogs, Biscuit and Juno"
+_f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
+_f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
+_f("pet", r"\b(?:I|we)\s+(?:have|own|adopted|got)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\s*,\s*(?-i:(?P<v>[A-Z][a-z]+(?:,?\s+(?:and\s+)?[A-Z][a-z]+)*))", op="add", vtype="pet")
+# people around the speaker
+_f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+(?:\s+[A-Z][\w\-]+)?))", op="add", vtype="person")
+_f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
+# preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
+_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have)\s+(?P<v>[\w\- ]{3,60}?)(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
+_f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
+# formats and tools a person wants: "export charts as SVG", "send it as a PDF"
+_f("format", r"\b(?:export|send|save|share|deliver|submit)\s+(?:the\s+|all\s+|my\s+|our\s+|future\s+)?(?:[\w\-]+\s+){0,2}?(?P<k>[a-z]+?)s?\s+(?:files?\s+)?as\s+(?:an?\s+)?(?P<v>[A-Z]{2,5}|[A-Za-z]+ files)\b")
+
+# third person: "Hana Ito works at the Royal College of Nursing", "Elena Sokolova leads Project Lantern"
+_S = rf"(?P<s>(?-i:{NAME}))"
+_t("employer", _S + r"\s+(?:now\s+|still\s+)?(?:works|is working)\s+(?:at|for)\s+" + _THE + _N, vtype="organization")
+_t("employer", _S + r"\s+(?:joined|moved to|started at)\s+" + _THE + _N, event=True, vtype="organization")
+_t("employer", _S + r"\s+(?:left|quit)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_t("manager", _S + r"['’]s\s+(?:new\s+)?(?:manager|boss|supervisor|line manager)\s+is\s+(?:now\s+)?" + _N, vtype="person")
+_t("employer", _S + r"['’]s\s+(?:new\s+)?(?:job|employer|workplace)\s+is\s+(?:at\s+|with\s+)?" + _THE + _N, vtype="organization")
+_t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
+_t("leads", _S + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running)\s+" + _THE + _N, vtype="project")
+_t("home", _S + r"\s+(?:now\s+)?lives\s+in\s+" + _N, vtype="place")
+_t("home", _S + r"\s+(?:has\s+)?moved\s+to\s+" + _N, event=True, vtype="place")
+_t("role", _S + r"\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)\s+(?:at|of|for|in)\s+[A-Z]")
+_t("species", _S + r"\s+is\s+(?:an?\s+)?(?:\w+\s+)?(?P<d>" + _PET + r")\b", vtype="pet")
+
+# numbers and deadlines, keyed by their head noun
+_QTY_HEADS = (r"threshold|limit|budget|target|cap|quota|minimum|maximum|max|min|rate|score|size|"
+              r"count|number|price|fee|salary|rent|deposit|goal|distance|height|width|length|"
+              r"depth|weight|temperature|interval|timeout|dose|dosage|headcount|sample size")
+_QTY = re.compile(
+    rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
+    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|was changed to|has changed to|"
+    rf"changed to|moved to|went up to|went down to|is now|will be|should be|of)\s+(?:now\s+|set to\s+|at\s+)?"
+    rf"(?P<v>{NUMBER}{_UNIT})(?![\w-])", re.I)
+_DEADLINE = re.compile(
+    rf"\b(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,4}}?)(?:(?P<head>deadline|due date)\s+"
+    rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now)\s+(?:now\s+)?"
+    rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
+    rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+)"
+    rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
+_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{_UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
+_STOP_MODS = frozenset("the a an our my its this that new old current now also for".split())
+
+
+def _mods(s: str) -> str:
+    words = [w.lower() for w in re.findall(r"[\w\-]+", s or "") if w.lower() not in _STOP_MODS]
+    return " ".join(words)
+
+
+def extract(sentence: str) -> list[Relation]:
+    """Every relation stated in ``sentence`` (first-person subjects are ``""``)."""
+    out: list[Relation] = []
+    seen: set[tuple[str, str]] = set()
+    for attr, rx, op, event, vtype in _FIRST:
+        for m in rx.finditer(sentence):
+            v = _clean_value(m.group("v"))
+            if not v or v.lower() in _BAD_VALUES:
+                continue
+            key = ""
+            a = attr
+            if attr == "favorite":
+                a, key = "preference", "favorite " + m.group("k").strip().lower()
+            elif attr == "preference":
+                key = _pref_key(v)
+            elif attr == "format":
+                key = "format of " + m.group("k").lower().rstrip("s")
+            detail = (m.groupdict().get("d") or "").lower()
+            if attr == "pet":
+                for name in re.split(r",\s*|\s+and\s+", v):
+                    name = name.strip()
+                    if name and (a, name) not in seen:
+                        seen.add((a, name))
+                        out.append(Relation("", a, name, op, key, event, vtype, _singular(detail)))
+                continue
+            if (a, key or v) in seen:
+                continue
+            seen.add((a, key or v))
+            out.append(Relation("", a, v, op, key, event, vtype, detail))
+    for attr, rx, op, event, vtype in _THIRD:
+        for m in rx.finditer(sentence):
+            s = _clean_value(m.group("s"))
+            v = _clean_value(m.group("v")) if m.groupdict().get("v") else ""
+            detail = (m.groupdict().get("d") or "").lower()
+            if attr == "species":
+                v = detail = _singular(detail)
+            if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
+                continue
+            out.append(Relation(s, attr, v, op, "", event, vtype, detail))
+    for m in _QTY.finditer(sentence):
+        mods = _mods(m.group("mods") + " " + (m.group("of") or ""))
+        out.append(Relation("", "number", _clean_value(m.group("v")), "set",
+                            f"{m.group('head').lower()}|{mods}", False, ""))
+    for m in _DEADLINE.finditer(sentence):
+        head = (m.group("head") or m.group("head2") or m.group("head3") or "").lower()
+        mods = _mods(m.group("mods"))
+        if head in ("is", "are"):
+            head = "deadline"
+        elif head not in ("deadline", "due date"):
+            mods = (mods + " " + head).strip()
+            head = "deadline"
+        out.append(Relation("", "deadline", _clean_value(m.group("v")), "set", f"deadline|{mods}",
+                            False, ""))
+    return out
+
+
+def negated_values(sentence: str) -> list[str]:
+    """What a sentence says is no longer so: "12 percent now, not 15 percent" → ["15 percent"]."""
+    return [_clean_value(m.group("old")) for m in _NEGATED.finditer(sentence)]
+
+
+def _singular(w: str) -> str:
+    return w[:-1] if w.endswith("s") and w[:-1] in _PET_WORDS else w
+
+
+def _pref_key(v: str) -> str:
+    """A preference's topic: the last content word of its value ("afternoon meetings" →
+    "meetings"), so "I now prefer afternoon meetings" replaces "I prefer morning meetings"."""
+    words = [w for w in re.findall(r"[a-z][\w\-]*", v.lower()) if w not in _STOP_MODS]
+    return "preference " + (words[-1] if words else v.lower())
+
+
+def same_key(a: str, b: str) -> bool:
+    """Do two quantity keys ("threshold|alert", "threshold|fall-risk score") name the same
+    quantity: same head, and overlapping modifiers (or one without any)?"""
+    if "|" not in a or "|" not in b:
+        return a == b
+    ha, ma = a.split("|", 1)
+    hb, mb = b.split("|", 1)
+    if ha != hb:
+        return False
+    sa, sb = set(ma.split()), set(mb.split())
+    return not sa or not sb or bool(sa & sb)
+
+
+#: Words the value patterns catch that are never a value ("I'm on it", "my manager is away").
+_BAD_VALUES = frozenset("""
+it this that there here them him her they we you me i my our your his its their now then
+today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday the a an
+he she leave holiday vacation away sick call board track time fire break lunch
+""".split())

@@ -1,0 +1,281 @@
+"""Which subjects get a page, under which title, type and aliases.
+
+Input: the facts of every session (each with the names found in its sentence and the
+extractor's types) and the speakers. Output: :class:`Subjects`, one entry per page-worthy
+subject, and a map from every alias to its page.
+
+Rules, in order (general, not fitted to any corpus's names):
+
+1. **Clean** each name: salutations and titles are stripped ("Dear Amara" → "Amara",
+   "Dr. Elena Sokolova" → "Elena Sokolova"); a name that is a speaker *role* ("Assistant",
+   "User", "AI"), a file format or unit ("PDF", "SVG", "CSV"), a pronoun, a greeting or a
+   common word ("That", "Sure", "Thanks") is no subject.
+2. **Merge aliases** into one subject: a single word that is a word of exactly one longer
+   name ("Leila" → "Leila Haddad", "Lantern" → "Project Lantern"), an acronym of exactly one
+   longer name's initials ("AORC" → "Atlantic Ocean Research Council", "RCN" → "Royal College
+   of Nursing"), a shorter name that is the start or end of exactly one longer one; the
+   longest (most complete) form is the title.
+3. **Type** by evidence, strongest first: a relation that names the value's type ("works at
+   X" → organization, "my manager is X" → person, "my dog X" → pet, "moved to X" → place,
+   "working on X" → project), head words ("… Hospital", "… Labs" → organization, "Project …"
+   → project), speakers (person), then the extractor's majority label.
+4. **Enough mentions**: a subject needs ``min_mentions`` turns (default 2) in ``min_sessions``
+   sessions (default 1); the user (the human speaker who talks most) always has a page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from . import text as T
+
+#: Names a chat gives its non-human or generic participants: never a subject.
+ROLE_NAMES = frozenset("""
+assistant ai bot chatbot system user human agent model narrator moderator host guest speaker
+gpt chatgpt claude copilot gemini bard llm you me
+""".split())
+#: Words that open a letter or a greeting and are stripped from the front of a name.
+SALUTATIONS = frozenset("""
+dear hi hello hey hiya greetings morning evening afternoon good thanks thank cheers best
+regards kind warm warmest sincerely yours love congrats congratulations welcome bye goodbye
+to attn attention re fwd fw cc from ps p.s note reminder update
+""".split())
+_TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. sir madam miss".split())
+#: File formats, units and tech acronyms that capitalisation makes look like organisations.
+FORMATS = frozenset("""
+pdf svg png jpg jpeg gif bmp tif tiff heic webp csv tsv json xml yaml yml html htm css md txt
+rtf doc docx xls xlsx ppt pptx odt ods zip tar gz mp3 mp4 wav mov avi mkv api apis url urls
+uri http https ui ux id ids faq qa qc ok pm am usb hdmi wifi gps sms tv pc cpu gpu ram ssd
+os ios eta asap fyi tbd tba diy rsvp aka etc vs cm mm km kg mg ml gb mb tb kb utc gmt bst cet
+pst est dpi px ai ml llm sql ocr pr
+""".split())
+#: Capitalised words of chat that are not names (beyond text._NOT_SUBJECT).
+COMMON = frozenset("""
+that this these those there here sure best thanks thank kind regards yes no okay ok great
+good nice cool fine perfect awesome amazing wonderful lovely noted done right correct
+correction update quick big small new old first last next one two three also maybe please
+of course absolutely happy glad sorry oh wow yay hmm well so and but or if then when while
+after before because since although though however meanwhile also still just only really
+let here's there's that's it's what's how's who's i'd i'll i'm i've you're we're they're
+should could would will can may might must shall got get go going done sounds looks seems
+together everyone everybody someone something anyone anything nobody nothing team family
+friends mom dad yesterday today tomorrow morning evening night weekend week month year
+big news update congratulations yes no
+""".split())
+_ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
+                                       "council", "press", "media", "partners", "systems",
+                                       "solutions", "technologies", "consulting", "ventures",
+                                       "health", "bank", "trust", "services", "institute",
+                                       "office", "corporation", "gmbh", "ag", "sa", "plc"}
+_PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
+                           "app dashboard atlas forecast platform tool plugin model report "
+                           "book podcast series".split())
+_PLACE_HEADS = frozenset("street road avenue park river lake mountain city town village "
+                         "island bay beach square county province region".split())
+
+
+def clean_name(name: str) -> str | None:
+    """The name a mention stands for, or None when it is not a subject at all."""
+    words = name.replace("’", "'").split()
+    while words and (words[0].lower().strip(",.:;!") in SALUTATIONS
+                     or words[0].lower() in _TITLES):
+        words.pop(0)
+    words = [w.strip(",.:;!?\"'()") for w in words]
+    words = [w for w in words if w]
+    if not words:
+        return None
+    out = " ".join(words)
+    low = out.lower()
+    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in T._NOT_SUBJECT:
+        return None
+    if all(w.lower() in COMMON or w.lower() in T._NOT_SUBJECT or w.lower() in FORMATS
+           for w in words):
+        return None
+    if len(out) < 2 or out.isdigit() or not out[0].isupper():
+        return None
+    # "The Office", "Our Team": a name does not start with an article or a possessive
+    if words[0].lower() in ("the", "our", "my", "your", "a", "an") and len(words) == 1:
+        return None
+    return out
+
+
+def is_role(name: str) -> bool:
+    """A speaker name that is a role, not a person ("Assistant", "User")."""
+    return name.strip().lower() in ROLE_NAMES
+
+
+def _initials(name: str) -> str:
+    return "".join(w[0] for w in name.split() if w.lower() not in T._CONNECTORS and w[0].isalpha()).upper()
+
+
+@dataclass
+class Subject:
+    """One page-worthy subject."""
+
+    slug: str
+    title: str
+    type: str
+    aliases: list[str] = field(default_factory=list)
+    turns: set = field(default_factory=set)       # (session, anchor)
+    sessions: set = field(default_factory=set)
+    is_user: bool = False
+
+
+@dataclass
+class Subjects:
+    """The subjects of a wiki and how names map onto them."""
+
+    by_slug: dict[str, Subject]
+    alias_of: dict[str, str]            # name as written → slug
+
+    def slug_for(self, name: str) -> str | None:
+        """The page of ``name`` (an alias, a title, or a cleaned form of either)."""
+        s = self.alias_of.get(name)
+        if s is None:
+            c = clean_name(name)
+            s = self.alias_of.get(c) if c else None
+        return s
+
+    def user(self) -> Subject | None:
+        return next((s for s in self.by_slug.values() if s.is_user), None)
+
+
+def merge_map(counts: Counter) -> dict[str, str]:
+    """Alias → canonical name for every name in ``counts`` (name → mentions)."""
+    names = sorted(counts, key=lambda n: (-len(n.split()), -counts[n], n))
+    canon: dict[str, str] = {}
+    multi = [n for n in names if len(n.split()) > 1]
+    for n in names:
+        if n in canon:
+            continue
+        toks = n.split()
+        targets: list[str] = []
+        if len(toks) == 1 and n.isupper() and 2 <= len(n) <= 6:
+            targets = [m for m in multi if _initials(m) == n]
+        if not targets:
+            low = [t.lower() for t in toks]
+            for m in multi:
+                if m == n or len(m.split()) <= len(toks):
+                    continue
+                ml = [t.lower() for t in m.split()]
+                if ml[:len(low)] == low or ml[-len(low):] == low:
+                    targets.append(m)
+                elif len(toks) == 1 and low[0] in ml and low[0] not in T._CONNECTORS \
+                        and low[0] not in _ORG_HEADS and low[0] not in _PROJECT_HEADS:
+                    targets.append(m)
+        # the most complete form each target itself merges into
+        roots = {canon.get(t, t) for t in targets}
+        if len(roots) == 1:
+            canon[n] = roots.pop()
+        else:
+            canon[n] = n
+    # follow chains
+    for n in list(canon):
+        seen = {n}
+        while canon[canon[n]] != canon[n] and canon[n] not in seen:
+            seen.add(canon[n])
+            canon[n] = canon[canon[n]]
+    return canon
+
+
+def head_type(name: str) -> str | None:
+    """A type read from the name itself ("St Aldric Hospital" → organization)."""
+    toks = name.lower().split()
+    if toks[0] in ("project", "operation", "programme", "program") and len(toks) > 1:
+        return "project"
+    if toks[-1] in _ORG_HEADS:
+        return "organization"
+    if len(toks) > 1 and toks[-1] in _PROJECT_HEADS:
+        return "project"
+    if len(toks) > 1 and toks[-1] in _PLACE_HEADS:
+        return "place"
+    return None
+
+
+def build(facts: list[dict], speakers: set[str], settings: dict,
+          strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
+          anchored: set[str] | None = None) -> Subjects:
+    """The wiki's subjects from all facts (see the module docstring).
+
+    ``strong_types``: name → type votes from relations ("works at X" → organization);
+    ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
+    speaker has a lasting relation to, which need one mention only."""
+    strong_types = strong_types or {}
+    anchored = anchored or set()
+    counts: Counter = Counter(extra_names or {})
+    votes: dict[str, Counter] = defaultdict(Counter)
+    human = [s for s in speakers if not is_role(s)]
+    for f in facts:
+        for raw, typ in list(f.get("subjects", {}).items()) + [(n, "") for n in f.get("names", [])]:
+            n = clean_name(raw)
+            if not n:
+                continue
+            counts[n] += 1
+            if typ and typ != "entity":
+                votes[n][typ] += 1
+    for s in human:
+        counts[s] += 1
+    canon = merge_map(counts)
+    # turns per canonical name
+    turns: dict[str, set] = defaultdict(set)
+    for f in facts:
+        names = {clean_name(r) for r in list(f.get("subjects", {})) + f.get("names", [])}
+        for n in names - {None}:
+            turns[canon[n]].add((f["session"], f["anchor"]))
+        # the speaker's own first-person statements are about them
+        if f.get("about_speaker") and f["speaker"] in canon:
+            turns[canon[f["speaker"]]].add((f["session"], f["anchor"]))
+    # the user: the human speaker with the most turns
+    spoken = Counter(f["speaker"] for f in facts if f["speaker"] in human)
+    user = spoken.most_common(1)[0][0] if spoken else None
+    min_m = int(settings.get("min_mentions", 2))
+    min_s = int(settings.get("min_sessions", 1))
+    by_slug: dict[str, Subject] = {}
+    alias_of: dict[str, str] = {}
+    groups: dict[str, list[str]] = defaultdict(list)
+    for n, c in canon.items():
+        groups[c].append(n)
+    for c, members in sorted(groups.items()):
+        ts = turns.get(c, set())
+        sess = {s for s, _a in ts}
+        is_user = user is not None and (c == user or canon.get(user) == c)
+        need_m, need_s = (1, 1) if any(m in anchored for m in members) else (min_m, min_s)
+        if not is_user and (len(ts) < need_m or len(sess) < need_s):
+            continue
+        typ = _type_of(c, members, votes, strong_types, speakers)
+        slug = T.slugify(c)
+        if slug == "index":
+            slug = "index-subject"
+        if slug in by_slug:  # two names with one slug ("Sora-City" / "Sora City"): keep the bigger
+            if len(by_slug[slug].turns) >= len(ts):
+                continue
+        aliases = sorted({m for m in members if m != c}, key=lambda m: (-counts[m], m))
+        by_slug[slug] = Subject(slug, c, typ, aliases, ts, sess, is_user)
+    for slug, s in by_slug.items():
+        for n in [s.title, *s.aliases]:
+            alias_of.setdefault(n, slug)
+    # speakers are known by their name even when it was never extracted as an entity
+    return Subjects(by_slug, alias_of)
+
+
+def _type_of(c: str, members: list[str], votes: dict[str, Counter],
+             strong: dict[str, Counter], speakers: set[str]) -> str:
+    sv: Counter = Counter()
+    for m in members:
+        sv.update(strong.get(m, {}))
+    if c in speakers or any(m in speakers for m in members):
+        return "pet" if sv.get("pet") else "person"
+    if sv:
+        return sorted(sv.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    h = head_type(c)
+    if h:
+        return h
+    v: Counter = Counter()
+    for m in members:
+        v.update(votes.get(m, {}))
+    v.pop("date", None)
+    if v:
+        return sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    return "topic" if c.islower() else "entity"
