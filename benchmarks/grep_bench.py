@@ -337,7 +337,7 @@ class Bench:
                if not k.startswith(("AWS_", "BRAINFS_"))}
         env.update({
             "AWS_ENDPOINT_URL": endpoint,
-            "BRAINFS_CONFIG": "/nonexistent",
+            "BRAINFS_CONFIG": "/dev/null",
             "BRAINFS_PRELOAD_GLOBS": "*",
             "BRAINFS_PRELOAD_BUDGET_BYTES": str(64 * 1024**3),
             "BRAINFS_CACHE_BUDGET_BYTES": str(64 * 1024**3),

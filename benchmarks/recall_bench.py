@@ -55,7 +55,7 @@ def main() -> int:
         src = tmp / "src"
         generate(src, files=args.files)
         with LocalS3(tmp / "s3") as s3, S3Proxy(("127.0.0.1", s3.port), delay=args.rtt_ms / 1000) as px:
-            env = dict(os.environ, BRAINFS_CONFIG="/nonexistent", AWS_ENDPOINT_URL=s3.url,
+            env = dict(os.environ, BRAINFS_CONFIG="/dev/null", AWS_ENDPOINT_URL=s3.url,
                        BRAINFS_CACHE_DIR=str(tmp / "cache-index"))
             url = "s3://recall/mem"
             subprocess.run([*brainfs, "import", str(src), url], env=env, check=True, capture_output=True)

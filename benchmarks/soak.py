@@ -395,7 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         truth = seed_corpus(store, args.seed, args.files)
         budget = sum(len(d) for d in truth.values()) // 3
         env = dict(os.environ, AWS_ENDPOINT_URL=proxy.url, BRAINFS_CACHE_DIR=str(work / "cache"),
-                   BRAINFS_CONFIG="/nonexistent", BRAINFS_RECALL_WARMUP="0",
+                   BRAINFS_CONFIG="/dev/null", BRAINFS_RECALL_WARMUP="0",
                    BRAINFS_CONNECT_TIMEOUT=str(args.connect_timeout),
                    BRAINFS_READ_TIMEOUT=str(args.read_timeout),
                    BRAINFS_MAX_ATTEMPTS=str(args.max_attempts),

@@ -137,7 +137,7 @@ def start_mount(url: CorpusURL, mp: Path, cfg: Config, env_extra: dict[str, str]
         "BRAINFS_CONNECT_TIMEOUT": str(cfg.connect_timeout),
         "BRAINFS_READ_TIMEOUT": str(cfg.read_timeout),
         "BRAINFS_MAX_ATTEMPTS": str(cfg.max_attempts),
-        "BRAINFS_CONFIG": "/nonexistent",
+        "BRAINFS_CONFIG": "/dev/null",
         # Most mount tests never recall: don't spend CPU loading the model in each daemon.
         "BRAINFS_RECALL_WARMUP": "0",
     })

@@ -442,7 +442,7 @@ def test_bad_budget_rejected(tree, no_global):
 
 @pytest.mark.unit
 def test_cli_context(tree, sparse_index, tmp_path):
-    env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/nonexistent",
+    env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/dev/null",
                BRAINFS_GLOBAL_GUIDE=str(tmp_path / "none.md"))
     base = [sys.executable, "-m", "brainfs.fs.cli", "context"]
     r = subprocess.run([*base, TASK, "--dir", str(tree), "--index", str(sparse_index.db_path),

@@ -270,10 +270,10 @@ def test_config_precedence_and_synthesizer_choice(tmp_path: Path) -> None:
     assert isinstance(s, LLMSynthesizer) and s.settings.base_url == "http://brainfs/v1"
     assert synthesizer_from_config(c, "deterministic").name == DeterministicSynthesizer.name
     with pytest.raises(ConfigError, match="BRAINFS_LLM_MODEL"):
-        synthesizer_from_config(Config.load(None, env={"BRAINFS_CONFIG": "/nonexistent",
+        synthesizer_from_config(Config.load(None, env={"BRAINFS_CONFIG": "/dev/null",
                                                        "OPENAI_BASE_URL": "http://x/v1"}), "llm")
     with pytest.raises(ConfigError, match="OPENAI_BASE_URL"):
-        synthesizer_from_config(Config.load(None, env={"BRAINFS_CONFIG": "/nonexistent"}), "llm")
+        synthesizer_from_config(Config.load(None, env={"BRAINFS_CONFIG": "/dev/null"}), "llm")
 
 
 @pytest.mark.s3
@@ -283,7 +283,7 @@ def test_cli_dream_with_llm_over_s3(llm, store, corpus, cfg, tmp_path: Path, mon
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", cfg.endpoint_url)
     monkeypatch.setenv("BRAINFS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("BRAINFS_CONFIG", "/nonexistent")
+    monkeypatch.setenv("BRAINFS_CONFIG", "/dev/null")
     monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", llm.url)

@@ -305,7 +305,7 @@ def _get(store: ObjectStore, path: str) -> bytes | None:
 def test_import_is_idempotent_and_refuses_bad_names(tmp_path: Path, corpus, cfg: Config, store) -> None:
     src = write_tree(tmp_path / "imp", {"a.md": "A", "d/b.md": "B"})
     (src / "bad\x01name.md").write_text("control character")
-    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/nonexistent")
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null")
 
     def run() -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
@@ -334,7 +334,7 @@ def test_mount_sees_dream_pages_and_wiki_history(tmp_path: Path, corpus, cfg: Co
           "[D2:2] Mara: The Kyoto Animal Shelter adopted out twelve dogs in June.\n")
     store.put("sessions/s1/transcript.md", t1.encode())
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(tmp_path / "dc"),
-               BRAINFS_CONFIG="/nonexistent", BRAINFS_EMBEDDER="none")
+               BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none")
 
     def dream() -> None:
         r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "dream", str(corpus), "--no-index",

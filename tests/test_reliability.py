@@ -124,7 +124,7 @@ def spawn_mount(url: CorpusURL, mp: Path, cfg: Config, env_extra: dict[str, str]
         "AWS_ENDPOINT_URL": cfg.endpoint_url or "", "BRAINFS_CACHE_DIR": str(cfg.cache_dir),
         "BRAINFS_CONNECT_TIMEOUT": str(cfg.connect_timeout),
         "BRAINFS_READ_TIMEOUT": str(cfg.read_timeout), "BRAINFS_MAX_ATTEMPTS": str(cfg.max_attempts),
-        "BRAINFS_CONFIG": "/nonexistent", "BRAINFS_RECALL_WARMUP": "0",
+        "BRAINFS_CONFIG": "/dev/null", "BRAINFS_RECALL_WARMUP": "0",
     })
     env.pop("AWS_ACCESS_KEY_ID", None)
     env.pop("AWS_SECRET_ACCESS_KEY", None)
@@ -697,7 +697,7 @@ def test_malformed_markdown_never_crashes_index_or_dream(corpus, store, cfg, tmp
     }
     for p, d in bad.items():
         store.put(p, d)
-    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/nonexistent",
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null",
                BRAINFS_CACHE_DIR=str(tmp_path / "c"), BRAINFS_EMBEDDER="none")
     r1 = cli("index", str(corpus), "--no-embed", env=env, timeout=240)
     r2 = cli("dream", str(corpus), "--no-index", "--no-embed", env=env, timeout=240)
@@ -761,7 +761,7 @@ TRANSCRIPT = ("---\nsession: {sid}\ndate: 2023-05-0{d}T10:00:00\nparticipants: [
 
 def _dream_env(cfg: Config, cache: Path) -> dict[str, str]:
     return dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(cache),
-                BRAINFS_CONFIG="/nonexistent", BRAINFS_EMBEDDER="none")
+                BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none")
 
 
 def test_dream_while_a_mount_writes(corpus, store, mounter, cfg, tmp_path) -> None:
@@ -955,7 +955,7 @@ def test_credentials_never_leak(tmp_path: Path) -> None:
         m = start_mount(url, tmp_path / "mnt", cfg, env_extra=creds)
         mounts.append(m)
         outputs = []
-        env = dict(os.environ, AWS_ENDPOINT_URL=server.url, BRAINFS_CONFIG="/nonexistent",
+        env = dict(os.environ, AWS_ENDPOINT_URL=server.url, BRAINFS_CONFIG="/dev/null",
                    BRAINFS_CACHE_DIR=str(tmp_path / "c2"), **creds)
         for args in (("status", str(m.mountpoint)), ("status", str(m.mountpoint), "--json")):
             r = cli(*args, env=env)
