@@ -835,7 +835,10 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         txt = files.get(path) or (tree.read(path) if path in listing else None)
         if txt is None:
             return None
-        return split_frontmatter(txt)[1]
+        meta, body, _bad = split_frontmatter(txt)
+        # a card's date is part of what it says (a correction line names when it was made)
+        when = [str(meta.get(k))[:10] for k in ("created", "updated") if meta and meta.get(k)]
+        return body + (f" [dated {'; '.join(when)}]" if when else "")
 
     verifier = Verifier(embedder, float(cfg.get("similarity_threshold", 0.45)),
                         float(cfg.get("lexical_threshold", 0.5)), cache=state.setdefault("verified", {}))

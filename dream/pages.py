@@ -223,7 +223,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
     groups = group_statements(stated)
     # a card's "not X" closes a current value X of the same kind
     card_negs = [(c, R.negated_values(c["text"])) for c in cards]
-    used: set[int] = set()          # facts shown as relation lines (not repeated in the timeline)
+    used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
     for (subj, attr, _key), group in sorted(groups.items()):
         for c, negs in card_negs:
@@ -239,7 +239,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         title = subs.by_slug[subj].title
         for st in group:
             if not st.event:
-                used.add(id(st.fact))
+                used.update({(id(st.fact), subj), (id(st.fact), st.value_slug)})
         for old, first, new in out.replaced:
             n_replaced += 1
             held = human_day(first.fact.get("date"))
@@ -275,7 +275,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
                                                      "Superseded", extra=why[0],
                                                      extra_source=why[1]))
                 continue
-            if id(f) in used:
+            if (id(f), slug) in used:
                 continue
             per[slug].append(f)
     for slug, fs in per.items():
@@ -310,9 +310,7 @@ def fact_slugs(f: dict, subs: Subjects) -> set[str]:
     """The pages a fact belongs to: the subjects it names, and its speaker's when it is about them."""
     out = set()
     for n in list(f.get("subjects", {})) + list(f.get("names", [])):
-        s = subs.slug_for(n)
-        if s:
-            out.add(s)
+        out.update(subs.slugs_for(n))
     if f.get("about_speaker") and not is_role(f["speaker"]):
         s = subs.slug_for(f["speaker"])
         if s:

@@ -112,6 +112,7 @@ _f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtyp
 _f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
 _f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
 _f("pet", r"\b(?:I|we)\s+(?:have|own|adopted|got)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\s*,\s*(?-i:(?P<v>[A-Z][a-z]+(?:,?\s+(?:and\s+)?[A-Z][a-z]+)*))", op="add", vtype="pet")
+_f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-Z][a-z]+))\b(?=.*\b(?P<d>" + _PET + r")\b)", op="add", vtype="pet")
 # people around the speaker
 _f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+(?:\s+[A-Z][\w\-]+)?))", op="add", vtype="person")
 _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")

@@ -101,6 +101,12 @@ def clean_name(name: str) -> str | None:
     return out
 
 
+def names_in(raw: str) -> list[str]:
+    """The cleaned names a capitalised run stands for: "Biscuit and Juno" is two names."""
+    parts = re.split(r"\s+and\s+", raw) if " and " in raw else [raw]
+    return [n for n in (clean_name(p) for p in parts) if n]
+
+
 def is_role(name: str) -> bool:
     """A speaker name that is a role, not a person ("Assistant", "User")."""
     return name.strip().lower() in ROLE_NAMES
@@ -138,6 +144,13 @@ class Subjects:
             s = self.alias_of.get(c) if c else None
         return s
 
+    def slugs_for(self, name: str) -> list[str]:
+        """The pages a mention names ("Biscuit and Juno" names two)."""
+        s = self.slug_for(name)
+        if s:
+            return [s]
+        return [x for n in names_in(name) if (x := self.alias_of.get(n))]
+
     def user(self) -> Subject | None:
         return next((s for s in self.by_slug.values() if s.is_user), None)
 
@@ -160,10 +173,9 @@ def merge_map(counts: Counter) -> dict[str, str]:
                 if m == n or len(m.split()) <= len(toks):
                     continue
                 ml = [t.lower() for t in m.split()]
-                if ml[:len(low)] == low or ml[-len(low):] == low:
-                    targets.append(m)
-                elif len(toks) == 1 and low[0] in ml and low[0] not in T._CONNECTORS \
-                        and low[0] not in _ORG_HEADS and low[0] not in _PROJECT_HEADS:
+                if len(toks) > 1 and (ml[:len(low)] == low or ml[-len(low):] == low):
+                    targets.append(m)  # "St Aldric" → "St Aldric Hospital"
+                elif len(toks) == 1 and low[0] in _distinctive(m):
                     targets.append(m)
         # the most complete form each target itself merges into
         roots = {canon.get(t, t) for t in targets}
@@ -178,6 +190,23 @@ def merge_map(counts: Counter) -> dict[str, str]:
             seen.add(canon[n])
             canon[n] = canon[canon[n]]
     return canon
+
+
+def _distinctive(name: str) -> set[str]:
+    """The words of ``name`` that can stand for it alone: a person-like name's first or last
+    word ("Leila" for "Leila Haddad"); a project's or organisation's name without its head
+    words when one word is left ("Lantern" for "Project Lantern", "Tidewater" for "Tidewater
+    Forecast"). Never a word of a longer place or organisation ("Kyoto" is not "Kyoto
+    Animal Shelter")."""
+    toks = name.split()
+    low = [t.lower() for t in toks]
+    heads = _ORG_HEADS | _PROJECT_HEADS | _PLACE_HEADS | {"operation", "programme", "program"}
+    rest = [t for t in low if t not in heads and t not in T._CONNECTORS]
+    if len(rest) < len(low):
+        return set(rest) if len(rest) == 1 else set()
+    if 2 <= len(toks) <= 3 and all(t[:1].isupper() and t.replace("-", "").isalpha() for t in toks):
+        return {low[0], low[-1]}
+    return set()
 
 
 def head_type(name: str) -> str | None:
@@ -209,20 +238,18 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     human = [s for s in speakers if not is_role(s)]
     for f in facts:
         for raw, typ in list(f.get("subjects", {}).items()) + [(n, "") for n in f.get("names", [])]:
-            n = clean_name(raw)
-            if not n:
-                continue
-            counts[n] += 1
-            if typ and typ != "entity":
-                votes[n][typ] += 1
+            for n in names_in(raw):
+                counts[n] += 1
+                if typ and typ != "entity":
+                    votes[n][typ] += 1
     for s in human:
         counts[s] += 1
     canon = merge_map(counts)
     # turns per canonical name
     turns: dict[str, set] = defaultdict(set)
     for f in facts:
-        names = {clean_name(r) for r in list(f.get("subjects", {})) + f.get("names", [])}
-        for n in names - {None}:
+        names = {n for r in list(f.get("subjects", {})) + f.get("names", []) for n in names_in(r)}
+        for n in names:
             turns[canon[n]].add((f["session"], f["anchor"]))
         # the speaker's own first-person statements are about them
         if f.get("about_speaker") and f["speaker"] in canon:

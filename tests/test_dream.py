@@ -130,10 +130,13 @@ def test_relative_dates_resolve_against_session_date() -> None:
 def test_facts_attach_to_subjects_with_citations(tree: Path) -> None:
     res = run_local(tree, None)
     ps = pages(res)
-    # subjects mentioned in ≥ 2 turns get pages; Osaka (once) and Arashiyama (once) do not
+    # subjects mentioned in ≥ 2 turns get pages; Arashiyama (once, in passing) does not;
+    # Osaka (once) does: it was Mara's home, no passing mention
     assert {"knowledge/mara.md", "knowledge/kyoto.md", "knowledge/max.md",
-            "knowledge/sora-city-lab.md"} <= set(ps)
-    assert "knowledge/osaka.md" not in ps and "knowledge/arashiyama.md" not in ps
+            "knowledge/sora-city-lab.md", "knowledge/osaka.md"} <= set(ps)
+    assert "knowledge/arashiyama.md" not in ps
+    assert split_frontmatter(ps["knowledge/max.md"])[0]["type"] == "pet"
+    assert split_frontmatter(ps["knowledge/kyoto.md"])[0]["type"] == "place"
     mara = ps["knowledge/mara.md"]
     meta = split_frontmatter(mara)[0]
     assert meta["type"] == "person" and meta["updated"] == "2023-06-20"
@@ -149,34 +152,36 @@ def test_facts_attach_to_subjects_with_citations(tree: Path) -> None:
     assert not [p for p in res.problems if p.severity == "error"]
     assert "[[kyoto]]" in mara and "## Related" in mara
     # newer "moved to Kyoto" supersedes "live in Osaka", and the page says so
-    sup = mara.split("## Superseded")[1]
-    assert "live in Osaka" in sup and "superseded (lives in) on 2023-06-20" in sup
-    assert "live in Osaka" not in mara.split("## Superseded")[0]
-    # preferences get their own section
-    assert "## Preferences" in mara and "favorite park" in mara.split("## Preferences")[1].split("##")[0]
+    now = mara.split("## Timeline")[0]
+    sup = mara.split("## Superseded")[1].split("## Related")[0]
+    assert "Mara lived in Osaka (from 8 May 2023)" in sup
+    assert "until 20 June 2023, replaced by Kyoto" in sup
+    assert "Osaka" not in now and "- Mara lives in Kyoto (since 20 June 2023) [cite:" in now
+    # preferences and pets are current lines in the wiki's words
+    assert "- Mara's favorite park is Maruyama Park (since 20 June 2023) [cite:" in now
+    assert "- Max is Mara's beagle (since 8 May 2023) [cite:" in now
 
 
 @pytest.mark.unit
-def test_threads_follow_a_topic_across_sessions(tree: Path) -> None:
+def test_timeline_is_dated_third_person_and_ordered(tree: Path) -> None:
     write(tree, {"sessions/s3/transcript.md": S3_})
     res = run_local(tree, None)
     mara = pages(res)["knowledge/mara.md"]
     refs = cited_refs(mara)
-    threads = mara.split("## Threads")[1].split("\n## ")[0]
-    topics = {}
-    for block in threads.split("### ")[1:]:
-        head, *items = [ln for ln in block.splitlines() if ln.strip()]
-        topics[head] = [refs[int(ln.split("[cite:")[1].split("]")[0])] for ln in items]
-    # "walk": said in s2 (D2:3) and s3 (D3:2); a thread needs two sessions
-    assert topics["walk"] == ["sessions/s2/transcript.md#D2:3", "sessions/s3/transcript.md#D3:2"]
-    assert all(len({r.split("/")[1] for r in rs}) >= 2 for rs in topics.values())
-    # mentions are quoted around the topic word, cut with "…", and pass verification
-    assert "— Mara: “…the shelter is now a short walk away.”" in threads
+    timeline = mara.split("## Timeline")[1].split("\n## ")[0]
+    items = [ln for ln in timeline.splitlines() if ln.startswith("- ")]
+    dates = [ln[2:12] for ln in items]
+    assert dates == sorted(dates) and len(items) >= 3
+    # the wiki's words, not quotes: "I" became the subject's name
+    assert any(ln.startswith("- 2023-05-08 — Mara adopted a dog last weekend (weekend of 2023-05-06).")
+               for ln in items)
+    assert "“" not in timeline and " I " not in timeline
+    # a relative date is resolved against its session: "yesterday" in s3 (2023-07-02)
+    kyoto = pages(res)["knowledge/kyoto.md"]
+    assert "- 2023-07-01 — Sora City Lab shipped the wheelchair map for Kyoto yesterday" in kyoto
+    line = next(ln for ln in items if "adopted a dog" in ln)
+    assert refs[int(line.split("[cite:")[1].split("]")[0])] == "sessions/s1/transcript.md#D1:1"
     assert res.stats["rejected"] == 0 and not [p for p in res.problems if p.severity == "error"]
-    # a superseded statement ("I live in Osaka") is not followed in a thread
-    assert "Osaka" not in threads and "osaka" not in topics
-    # a word in most facts is no topic
-    assert "mara" not in topics and "kyoto" not in topics
 
 
 @pytest.mark.unit
@@ -266,7 +271,7 @@ class LyingSynthesizer(DeterministicSynthesizer):
     def page(self, spec):
         text = super().page(spec)
         if spec.slug == "mara":
-            text = text.replace("I adopted a dog", "Quantum physicists rejected gravity theories instead of")
+            text = text.replace("Mara adopted a dog", "Quantum physicists rejected gravity theories instead of")
         return text
 
 
@@ -274,7 +279,7 @@ class LyingSynthesizer(DeterministicSynthesizer):
 def test_semantic_verification_drops_unsupported_claims(tree: Path) -> None:
     res = run_local(tree, None, synthesizer=LyingSynthesizer())
     mara = res.staged["knowledge/mara.md"]
-    assert "Quantum" not in mara and "volunteer there" in mara
+    assert "Quantum" not in mara and "volunteers there" in mara
     assert res.stats["rejected"] == 1 and 0 < res.stats["share_rejected"] < 0.1
     assert any(p.code == "unsupported-claim" and p.path == "knowledge/mara.md" for p in res.problems)
     honest = run_local(tree, None)
@@ -345,7 +350,7 @@ def test_correction_becomes_card_and_supersedes_older_card(tree: Path) -> None:
     corr = mara.split("## Corrections")[1].split("##")[0]
     assert "Sundays" in corr and "Saturdays" not in corr
     # "not on weekends" supersedes the turn saying "on weekends"
-    assert "volunteer there with Sora City Lab on weekends" in mara.split("## Superseded")[1]
+    assert "volunteers there with Sora City Lab on weekends" in mara.split("## Superseded")[1]
     assert any("supersedes" in c.reason for c in r2.changes)
     assert not [p for p in r2.problems if p.severity == "error"]
 
@@ -473,7 +478,8 @@ def test_cli_correct_dream_graph(store, corpus, cfg, tmp_path: Path, monkeypatch
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", cfg.endpoint_url)
     monkeypatch.setenv("BRAINFS_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("BRAINFS_CONFIG", "/nonexistent")
+    (tmp_path / "empty.toml").write_text("")
+    monkeypatch.setenv("BRAINFS_CONFIG", str(tmp_path / "empty.toml"))
     monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
     _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})

@@ -25,7 +25,7 @@ def _edit(text: str) -> str:
             out.append("- Mara's favorite park is Heian Garden.")  # rewritten
             continue
         out.append(ln)
-        if ln.startswith("- ") and "volunteer there" in ln:
+        if ln.startswith("- ") and "volunteers there" in ln:
             out.append("- Mara is allergic to cats.")  # added under the line it follows
     return "\n".join(out)
 
@@ -50,7 +50,7 @@ def test_hand_edit_survives_the_next_run(store, tmp_path: Path) -> None:
     lines = body.split("\n")
     # the added line is kept, where it was put, citing the hand edit as its source
     i = next(k for k, ln in enumerate(lines) if "Mara is allergic to cats." in ln)
-    assert "volunteer there" in lines[i - 1]
+    assert "volunteers there" in lines[i - 1]
     n = int(lines[i].split("[cite:")[1].split("]")[0])
     assert meta["sources"][n - 1].startswith("knowledge/mara.md#hand-")
     # the deleted claim is not re-added here (a forget for this page only)
