@@ -1,0 +1,1272 @@
+"""Randomized crash harness (issue 13): kill -9 the mount at random moments and check that
+every closed file survives, nothing is torn, nothing deleted comes back, and a second
+writer's version is never dropped without a conflict copy.
+
+    python -m benchmarks.crash_harness --cycles 200 --seed 1 --target both \\
+        --out benchmarks/results
+
+What one cycle does
+-------------------
+1. Picks a random operation (seeded) on the workspace ``w/`` of a corpus, through mount A:
+   create+write, overwrite (``O_TRUNC``), append (``O_APPEND``), truncate (``ftruncate``),
+   rename of a file (to a free name, or over an existing one: the editor's "write
+   ``NAME.tmp``, then rename over ``NAME``"), rename of a directory tree (sometimes with a
+   subdirectory), unlink. Sizes 0 B to ``--max-size`` (5 MB). Every write ends with
+   ``fsync`` and ``close``; a rename or unlink with an ``fsync`` of the directory.
+   In a "shared" cycle a second mount B (its own cache dir, never killed) overwrites the
+   same file of ``w/s/`` at the same moment as A writes, truncates or unlinks it.
+2. kill -9 of A's daemon (for rclone: of the ``rclone mount`` process) at a random moment:
+   half of the cycles while the operation runs, half 0-1.5 s after its last ``close``
+   (while its upload is in flight). Then ``fusermount3 -u -z``.
+3. Remount A with the same cache dir, wait until A and B have no pending uploads
+   (brainfs: ``.brainfs/status``; rclone: ``vfs/stats`` over its remote control).
+4. Reads the whole workspace through A ("mount" view) and straight from the bucket
+   ("bucket" view: what any fresh cache would get); every ``--fresh-every`` cycles (and
+   after the last) also through a new mount with an empty cache dir ("fresh" view).
+   Each view is judged against the model (below); A's view then becomes the model of the
+   next cycle, so one defect is counted once.
+
+The model
+---------
+An operation is a sequence of steps (an atomic save is two: write ``NAME.tmp``, rename it
+over ``NAME``); the harness notes which steps returned before the kill. A completed step
+must be visible exactly. For a step in flight the tree may be as before it or as after it,
+never anything else: never an empty or torn file, for a rename the old name or the new
+one but never neither (nor both), for a tree rename the whole tree on one side.
+A file that a second writer wrote at the same moment may hold either version as long as
+the other version is in a visible ``NAME.conflict-<time>-<host>.EXT`` copy.
+
+Numbers per target: cycles, files lost, files corrupted (torn, empty, an older version or
+wrong bytes), files resurrected (a deleted or renamed-away path back), renames split (a
+tree partly under each name), conflict copies without a second writer, second-writer
+versions lost without a conflict copy, mount/bucket disagreements after settling, hung
+kills, operation errors (an errno other than the kill's ENOTCONN). Every defect is listed
+with its cycle, operation, where the kill landed, what each view held, and the log lines
+of the two daemons that name the path.
+
+Outputs ``<out>/crash-<cycles>-seed<seed>.md`` and ``.json``. Exit status 0 when every
+defect count is 0, 1 when the harness found defects, 2 when the harness itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import hashlib
+import json
+import os
+import platform
+import random
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
+from brainfs.backend.server import LocalS3, free_port, rclone_binary
+
+from benchmarks.grep_bench import fuse_unmount, is_mounted, mounts_under, pid_alive, stop_pid
+
+WS = "w"  # the harness's workspace in the corpus
+SHARED = f"{WS}/s"  # the files the second writer writes too
+SHARED_FILES = tuple(f"{SHARED}/f{i}.md" for i in range(3))
+CONFLICT_RE = re.compile(r"^(?P<root>.*)\.conflict-\d{8}T\d{6,}-[^/.]*(?P<ext>\.[^/]*)?$")
+TARGETS = ("brainfs", "rclone")
+#: The defect counters, in table order (all must be 0).
+DEFECTS = ("lost", "corrupted", "resurrected", "renames_split", "conflicts_without_second_writer",
+           "other_writer_lost", "mount_bucket_differ", "fresh_differs", "hung_kills")
+LABELS = {
+    "lost": "files lost",
+    "corrupted": "files corrupted (torn/empty/old/wrong)",
+    "resurrected": "files resurrected",
+    "renames_split": "renames split or duplicated",
+    "conflicts_without_second_writer": "conflict copies without a second writer",
+    "other_writer_lost": "two writers: a closed version lost w/o conflict copy",
+    "mount_bucket_differ": "mount and bucket disagree after settling",
+    "fresh_differs": "fresh cache disagrees with the mount",
+    "hung_kills": "kills that left a hung mount",
+}
+#: errnos an operation may get because its daemon died under it
+KILL_ERRNOS = {errno.ENOTCONN, errno.ECONNABORTED, errno.EIO, errno.ENOENT, errno.EBADF}
+
+
+def _read_from(path: Path, offset: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def digest(data: bytes | None) -> str | None:
+    return None if data is None else hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def conflict_base(path: str) -> str | None:
+    """The path a conflict copy belongs to (None if ``path`` is not one)."""
+    m = CONFLICT_RE.match(path)
+    return None if m is None else m.group("root") + (m.group("ext") or "")
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+# ============================================================================ mounts
+
+
+@dataclass
+class Daemon:
+    """One running mount process."""
+
+    proc: subprocess.Popen
+    mp: Path
+    cache: Path
+    log: Path
+    log_start: int
+    conn: int | None = None  # FUSE connection id (minor of st_dev) for an abort
+    rc_port: int | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def log_text(self) -> str:
+        try:
+            with open(self.log, "rb") as f:
+                f.seek(self.log_start)
+                return f.read().decode(errors="replace")
+        except OSError:
+            return ""
+
+
+class Registry:
+    """Every process and mount the harness started, stopped by PID in ``close``."""
+
+    def __init__(self) -> None:
+        self.daemons: list[Daemon] = []
+
+    def add(self, d: Daemon) -> Daemon:
+        self.daemons.append(d)
+        return d
+
+    def close(self) -> None:
+        for d in self.daemons:
+            try:
+                if d.alive():
+                    d.proc.kill()
+                    try:
+                        d.proc.wait(timeout=15)
+                    except subprocess.TimeoutExpired:
+                        abort_connection(d.conn)
+            finally:
+                fuse_unmount(d.mp)
+        self.daemons.clear()
+
+
+def abort_connection(conn: int | None) -> bool:
+    """Abort a FUSE connection whose daemon cannot die (needs the fusectl filesystem)."""
+    if conn is None:
+        return False
+    ctl = Path("/sys/fs/fuse/connections")
+    if not (ctl / str(conn)).exists() and os.geteuid() == 0:
+        subprocess.run(["mount", "-t", "fusectl", "none", str(ctl)], check=False,
+                       stderr=subprocess.DEVNULL)
+    try:
+        (ctl / str(conn) / "abort").write_text("1")
+        return True
+    except OSError:
+        return False
+
+
+class Target:
+    """How to start, settle and kill one filesystem under test."""
+
+    name = "?"
+
+    def __init__(self, server: LocalS3, bucket: str, prefix: str, work: Path, args) -> None:
+        self.server, self.bucket, self.prefix, self.work, self.args = server, bucket, prefix, work, args
+        self.reg = Registry()
+
+    def version(self) -> str:
+        raise NotImplementedError
+
+    def command(self, mp: Path, cache: Path, d_port: int | None) -> tuple[list[str], dict[str, str]]:
+        raise NotImplementedError
+
+    def start(self, mp: Path, cache: Path, log: Path, timeout: float = 90) -> Daemon:
+        mp.mkdir(parents=True, exist_ok=True)
+        cache.mkdir(parents=True, exist_ok=True)
+        port = free_port() if self.name == "rclone" else None
+        cmd, env = self.command(mp, cache, port)
+        start = log.stat().st_size if log.exists() else 0
+        with open(log, "ab") as lf:
+            lf.write(f"\n===== {time.strftime('%H:%M:%S')} start {shlex.join(cmd)}\n".encode())
+            lf.flush()
+            proc = subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, stdout=lf,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+        d = self.reg.add(Daemon(proc, mp, cache, log, start, rc_port=port))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not d.alive():
+                fuse_unmount(mp)
+                raise HarnessError(f"{self.name} mount died (rc {proc.returncode}):\n"
+                                   f"{d.log_text()[-3000:]}")
+            if is_mounted(mp):
+                try:
+                    d.conn = os.minor(os.stat(mp).st_dev)
+                except OSError:
+                    pass
+                return d
+            time.sleep(0.02)
+        self.stop(d)
+        raise HarnessError(f"{self.name} did not mount in {timeout:.0f}s:\n{d.log_text()[-3000:]}")
+
+    def kill9(self, d: Daemon) -> bool:
+        """SIGKILL the daemon by its pid and detach the mount; False if it would not die
+        (the mount hung) and had to be aborted."""
+        ok = True
+        try:
+            d.proc.kill()
+        except ProcessLookupError:
+            pass
+        try:
+            d.proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            ok = False
+            abort_connection(d.conn)
+            try:
+                d.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                pass
+        fuse_unmount(d.mp)
+        if d in self.reg.daemons and not d.alive():
+            self.reg.daemons.remove(d)
+        return ok
+
+    def stop(self, d: Daemon, timeout: float = 60) -> None:
+        """Clean stop: SIGTERM by pid (both flush and unmount on it), then detach."""
+        if d.alive():
+            stop_pid(d.pid, grace=timeout)
+            try:
+                d.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                abort_connection(d.conn)
+        fuse_unmount(d.mp)
+        if d in self.reg.daemons and not d.alive():
+            self.reg.daemons.remove(d)
+
+    def pending(self, d: Daemon) -> int | None:
+        """Writes not yet uploaded (None if the mount cannot say)."""
+        raise NotImplementedError
+
+    def settle(self, d: Daemon, timeout: float) -> bool:
+        """Wait until the mount has nothing left to upload (twice in a row)."""
+        deadline = time.monotonic() + timeout
+        zero = 0
+        while time.monotonic() < deadline:
+            n = self.pending(d)
+            zero = zero + 1 if n == 0 else 0
+            if zero >= 2:
+                return True
+            time.sleep(0.2)
+        return False
+
+    def close(self) -> None:
+        self.reg.close()
+
+
+class BrainfsTarget(Target):
+    name = "brainfs"
+
+    def version(self) -> str:
+        import brainfs.cache
+
+        root = Path(brainfs.cache.__path__[0]).parent
+        r = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h %s"],
+                           capture_output=True, text=True)
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "cache", "fs", "backend"],
+                               capture_output=True, text=True).stdout.strip()
+        return (r.stdout.strip()[:90] or "unknown commit") + (" (+ uncommitted changes)" if dirty else "") \
+            + f" at {root}"
+
+    def command(self, mp: Path, cache: Path, d_port: int | None) -> tuple[list[str], dict[str, str]]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
+        env.update({
+            "AWS_ENDPOINT_URL": self.server.url,
+            "BRAINFS_CONFIG": "/nonexistent",
+            "BRAINFS_CACHE_DIR": str(cache),
+            "BRAINFS_RECALL_WARMUP": "0",
+            "BRAINFS_PRELOAD_GLOBS": "*",
+            "BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "0",
+            "BRAINFS_PRELOAD_BUDGET_BYTES": str(8 * 1024**3),
+            "BRAINFS_PRELOAD_MAX_FILE_BYTES": str(1024**3),
+            "BRAINFS_CACHE_BUDGET_BYTES": str(8 * 1024**3),
+            "BRAINFS_RELIST_SECONDS": str(self.args.relist_seconds),
+            "BRAINFS_UPLOAD_RETRY_SECONDS": "1",
+            "BRAINFS_CONNECT_TIMEOUT": "2",
+            "BRAINFS_READ_TIMEOUT": "10",
+            "BRAINFS_MAX_ATTEMPTS": "3",
+            "BRAINFS_BUSY_POLL_US": "0",
+        })
+        url = f"s3://{self.bucket}/{self.prefix}"
+        return [sys.executable, "-m", "brainfs.fs.cli", "mount", url, str(mp), "--foreground"], env
+
+    def pending(self, d: Daemon) -> int | None:
+        try:
+            st = json.loads((d.mp / ".brainfs" / "status").read_text())
+        except (OSError, ValueError):
+            return None
+        return int(st.get("pending_uploads", 0)) + int(st.get("dirty_files", 0))
+
+
+class RcloneTarget(Target):
+    name = "rclone"
+
+    def version(self) -> str:
+        r = subprocess.run([rclone_binary(), "version"], capture_output=True, text=True)
+        return (r.stdout.splitlines() or ["rclone ?"])[0] + " mount --vfs-cache-mode full"
+
+    def command(self, mp: Path, cache: Path, d_port: int | None) -> tuple[list[str], dict[str, str]]:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "RCLONE_"))}
+        env.update({
+            "RCLONE_CONFIG_CRASHS3_TYPE": "s3",
+            "RCLONE_CONFIG_CRASHS3_PROVIDER": "Other",
+            "RCLONE_CONFIG_CRASHS3_ENDPOINT": self.server.url,
+            "RCLONE_CONFIG_CRASHS3_ACCESS_KEY_ID": DEFAULT_ACCESS_KEY,
+            "RCLONE_CONFIG_CRASHS3_SECRET_ACCESS_KEY": DEFAULT_SECRET_KEY,
+        })
+        conf = self.work / "rclone.conf"
+        conf.touch()
+        return [rclone_binary(), "mount", f"crashs3:{self.bucket}/{self.prefix}", str(mp),
+                "--config", str(conf), "--vfs-cache-mode", "full", "--cache-dir", str(cache),
+                # upload 1 s after close (default 5 s) and see the other mount's writes
+                # within the relist period, as brainfs is configured
+                "--vfs-write-back", "1s", "--dir-cache-time", f"{self.args.relist_seconds}s",
+                "--rc", "--rc-addr", f"127.0.0.1:{d_port}", "--rc-no-auth",
+                "--log-level", "INFO"], env
+
+    def pending(self, d: Daemon) -> int | None:
+        try:
+            req = urllib.request.Request(f"http://127.0.0.1:{d.rc_port}/vfs/stats", data=b"{}",
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=5) as r:
+                st = json.loads(r.read())
+        except (OSError, ValueError):
+            return None
+        dc = st.get("diskCache") or {}
+        return int(dc.get("uploadsInProgress", 0)) + int(dc.get("uploadsQueued", 0))
+
+
+class HarnessError(Exception):
+    """The harness could not do its job (not a finding about the filesystem)."""
+
+
+# ============================================================================ the model
+
+
+#: corpus path -> content
+Tree = dict[str, bytes]
+
+
+@dataclass
+class Op:
+    """One random operation: steps, and the tree after each (``worlds[0]`` is before)."""
+
+    kind: str
+    desc: str
+    steps: list[tuple[str, Callable[[int], None]]]
+    worlds: list[Tree]
+    #: every path the operation touches (for the joint check of renames)
+    touched: set[str] = field(default_factory=set)
+    #: shared cycle: the path, and B's write
+    shared_path: str | None = None
+    b_data: bytes | None = None
+
+
+@dataclass
+class Run:
+    """The op thread's record."""
+
+    done: int = 0
+    error: str | None = None
+    errno: int | None = None
+    finished: bool = False
+    t_start: float = 0.0
+    t_end: float = 0.0
+
+
+def _write_all(fd: int, data: bytes, chunk: int = 256 * 1024) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view[:chunk])
+        view = view[n:]
+
+
+def write_file(rootfd: int, path: str, data: bytes, flags: int) -> None:
+    fd = os.open(path, flags, 0o644, dir_fd=rootfd)
+    try:
+        _write_all(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def fsync_dir(rootfd: int, d: str) -> None:
+    try:
+        fd = os.open(d or ".", os.O_RDONLY | os.O_DIRECTORY, dir_fd=rootfd)
+    except OSError:
+        raise
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.ENOSYS, errno.EROFS):
+            raise
+    finally:
+        os.close(fd)
+
+
+def makedirs_at(rootfd: int, d: str) -> None:
+    parts = d.split("/")
+    for i in range(1, len(parts) + 1):
+        try:
+            os.mkdir("/".join(parts[:i]), dir_fd=rootfd)
+        except FileExistsError:
+            pass
+
+
+class Generator:
+    """Random operations on the model (seeded: the same sequence for every target)."""
+
+    def __init__(self, seed: int, max_size: int, shared: bool) -> None:
+        self.rng = random.Random(seed)
+        self.max_size = max_size
+        self.shared = shared
+        self.n = 0
+
+    def size(self) -> int:
+        r = self.rng.random()
+        if r < 0.08:
+            return 0
+        if r < 0.60:
+            return self.rng.randint(1, 16 * 1024)
+        if r < 0.90:
+            return self.rng.randint(16 * 1024, min(self.max_size, 512 * 1024))
+        return self.rng.randint(min(self.max_size, 512 * 1024), self.max_size)
+
+    def content(self, tag: str, size: int) -> bytes:
+        self.n += 1
+        head = f"#{self.n} {tag}\n".encode()
+        if size <= len(head):
+            return head[:size]
+        return head + random.Random(self.rng.random()).randbytes(size - len(head))
+
+    @staticmethod
+    def files(tree: Tree, shared: bool = False) -> list[str]:
+        return sorted(p for p in tree if p.startswith(SHARED + "/") == shared
+                      and conflict_base(p) is None)
+
+    @staticmethod
+    def dirs(tree: Tree) -> list[str]:
+        out = {WS}
+        for p in tree:
+            d = p.rsplit("/", 1)[0]
+            while d and d != WS:
+                out.add(d)
+                d = d.rsplit("/", 1)[0]
+        return sorted(d for d in out if d != SHARED and not d.startswith(SHARED + "/"))
+
+    def new_name(self, tree: Tree, d: str, ext: str = ".md") -> str:
+        while True:
+            p = f"{d}/n{self.rng.randrange(10**6):06d}{ext}"
+            if p not in tree and not any(q.startswith(p + "/") for q in tree):
+                return p
+
+    def new_dir(self, tree: Tree) -> str:
+        parent = self.rng.choice([WS, WS, *self.dirs(tree)])
+        while True:
+            d = f"{parent}/d{self.rng.randrange(10**5):05d}"
+            if not any(q == d or q.startswith(d + "/") for q in tree):
+                return d
+
+    def next(self, tree: Tree) -> Op:
+        files = self.files(tree)
+        kinds = {"create": 20, "overwrite": 14, "append": 12, "truncate": 8, "rename": 9,
+                 "atomic_save": 10, "rename_tree": 6, "unlink": 11}
+        if self.shared:
+            kinds["shared"] = 12
+        if len(files) < 8:
+            kinds["create"] += 40
+        if len(files) > 40:
+            kinds["unlink"] += 30
+            kinds["create"] = 2
+        if not files:
+            for k in ("overwrite", "append", "truncate", "rename", "atomic_save", "unlink", "rename_tree"):
+                kinds[k] = 0
+        kind = self.rng.choices(list(kinds), weights=list(kinds.values()))[0]
+        return getattr(self, "op_" + kind)(tree, files)
+
+    # ----------------------------------------------------------------- operations
+    def op_create(self, tree: Tree, files: list[str]) -> Op:
+        r = self.rng.random()
+        d = self.rng.choice(self.dirs(tree)) if r < 0.7 else self.new_dir(tree)
+        if r > 0.9:
+            d = f"{d}/sub"
+        path = self.new_name(tree, d)
+        data = self.content(f"create {path}", self.size())
+        after = dict(tree, **{path: data})
+
+        def step(rootfd: int) -> None:
+            makedirs_at(rootfd, d)
+            write_file(rootfd, path, data, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+
+        return Op("create", f"create {path} ({human(len(data))})", [("write", step)], [tree, after], {path})
+
+    def op_overwrite(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(files)
+        data = self.content(f"overwrite {path}", self.size())
+
+        def step(rootfd: int) -> None:
+            write_file(rootfd, path, data, os.O_WRONLY | os.O_TRUNC)
+
+        return Op("overwrite", f"overwrite {path} ({human(len(tree[path]))} -> {human(len(data))})",
+                  [("write", step)], [tree, dict(tree, **{path: data})], {path})
+
+    def op_append(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(files)
+        extra = self.content(f"append {path}", self.rng.choice([1, 100, 4096, self.size()]) or 1)
+
+        def step(rootfd: int) -> None:
+            write_file(rootfd, path, extra, os.O_WRONLY | os.O_APPEND)
+
+        return Op("append", f"append {human(len(extra))} to {path} ({human(len(tree[path]))})",
+                  [("append", step)], [tree, dict(tree, **{path: tree[path] + extra})], {path})
+
+    def op_truncate(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(files)
+        old = tree[path]
+        n = self.rng.choice([0, len(old) // 2, len(old) + self.rng.randint(1, 5000)])
+        new = old[:n] + b"\0" * max(0, n - len(old))
+
+        def step(rootfd: int) -> None:
+            fd = os.open(path, os.O_WRONLY, dir_fd=rootfd)
+            try:
+                os.ftruncate(fd, n)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        return Op("truncate", f"truncate {path} {human(len(old))} -> {human(n)}",
+                  [("truncate", step)], [tree, dict(tree, **{path: new})], {path})
+
+    def op_rename(self, tree: Tree, files: list[str]) -> Op:
+        src = self.rng.choice(files)
+        over = len(files) > 1 and self.rng.random() < 0.3
+        if over:
+            dst = self.rng.choice([f for f in files if f != src])
+        else:
+            dst = self.new_name(tree, self.rng.choice(self.dirs(tree)))
+        after = dict(tree)
+        after[dst] = after.pop(src)
+        dparent = dst.rsplit("/", 1)[0]
+
+        def step(rootfd: int) -> None:
+            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
+            fsync_dir(rootfd, dparent)
+
+        return Op("rename", f"rename {src} -> {dst}{' (over an existing file)' if over else ''}",
+                  [("rename", step)], [tree, after], {src, dst})
+
+    def op_atomic_save(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(files)
+        tmp = path + ".tmp"
+        data = self.content(f"save {path}", self.size())
+        mid = dict(tree, **{tmp: data})
+        after = dict(mid)
+        after[path] = after.pop(tmp)
+        d = path.rsplit("/", 1)[0]
+
+        def write_tmp(rootfd: int) -> None:
+            write_file(rootfd, tmp, data, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+
+        def rename(rootfd: int) -> None:
+            os.rename(tmp, path, src_dir_fd=rootfd, dst_dir_fd=rootfd)
+            fsync_dir(rootfd, d)
+
+        return Op("atomic_save", f"atomic save of {path} ({human(len(data))}) via {tmp}",
+                  [("write tmp", write_tmp), ("rename over", rename)], [tree, mid, after], {path, tmp})
+
+    def op_rename_tree(self, tree: Tree, files: list[str]) -> Op:
+        dirs = [d for d in self.dirs(tree) if d != WS]
+        if not dirs:
+            return self.op_rename(tree, files)
+        src = self.rng.choice(dirs)
+        parent = self.rng.choice([d for d in [WS, *dirs] if d != src and not d.startswith(src + "/")])
+        dst = f"{parent}/t{self.rng.randrange(10**5):05d}"
+        after: Tree = {}
+        touched = set()
+        for p, v in tree.items():
+            if p.startswith(src + "/"):
+                q = dst + p[len(src):]
+                after[q] = v
+                touched |= {p, q}
+            else:
+                after[p] = v
+        moved = len(touched) // 2
+        nested = any(p.count("/") > src.count("/") + 1 for p in tree if p.startswith(src + "/"))
+
+        def step(rootfd: int) -> None:
+            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
+            fsync_dir(rootfd, parent)
+
+        return Op("rename_tree", f"rename tree {src} -> {dst} ({moved} files"
+                  f"{', with a subdirectory' if nested else ''})", [("rename", step)], [tree, after], touched)
+
+    def op_unlink(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(files)
+        after = dict(tree)
+        del after[path]
+        d = path.rsplit("/", 1)[0]
+
+        def step(rootfd: int) -> None:
+            os.unlink(path, dir_fd=rootfd)
+            fsync_dir(rootfd, d)
+
+        return Op("unlink", f"unlink {path}", [("unlink", step)], [tree, after], {path})
+
+    def op_shared(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(SHARED_FILES)
+        b_data = self.content(f"second writer {path}", self.size())
+        old = tree.get(path)
+        kind = self.rng.choice(["overwrite", "append", "truncate", "unlink"] if old is not None
+                               else ["overwrite"])
+        if kind == "overwrite":
+            a_data: bytes | None = self.content(f"first writer {path}", self.size())
+        elif kind == "append":
+            extra = self.content(f"first writer appends {path}", self.rng.choice([100, 4096]))
+            a_data = old + extra  # type: ignore[operator]
+        elif kind == "truncate":
+            a_data = (old or b"")[: len(old or b"") // 2]
+        else:
+            a_data = None
+        after = dict(tree)
+        if a_data is None:
+            after.pop(path, None)
+        else:
+            after[path] = a_data
+
+        def step(rootfd: int) -> None:
+            makedirs_at(rootfd, SHARED)
+            if kind == "overwrite":
+                write_file(rootfd, path, a_data, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+            elif kind == "append":
+                write_file(rootfd, path, extra, os.O_WRONLY | os.O_APPEND)
+            elif kind == "truncate":
+                fd = os.open(path, os.O_WRONLY, dir_fd=rootfd)
+                try:
+                    os.ftruncate(fd, len(a_data))
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+            else:
+                os.unlink(path, dir_fd=rootfd)
+                fsync_dir(rootfd, SHARED)
+
+        return Op("shared", f"shared {path}: A {kind}s ({human(len(a_data or b''))}) while B overwrites "
+                  f"({human(len(b_data))})", [(kind, step)], [tree, after], {path},
+                  shared_path=path, b_data=b_data)
+
+
+# ============================================================================ views
+
+
+def _read(p: Path) -> bytes | None:
+    for attempt in range(3):
+        try:
+            return p.read_bytes()
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if attempt == 2:
+                return f"<unreadable: {e}>".encode()
+            time.sleep(0.2)
+    return None
+
+
+def read_mount(mp: Path, also: set[str] | frozenset[str] = frozenset()) -> Tree:
+    """Every file under the workspace, read through a mount: what ``readdir`` lists, and
+    each path of ``also`` by name (a brainfs mount lists only its working set; a file that
+    is in the bucket but not local resolves by name, "one ``cat`` away")."""
+    out: Tree = {}
+    base = mp / WS
+    for dirpath, _dirs, names in os.walk(base):
+        for n in names:
+            p = Path(dirpath) / n
+            data = _read(p)
+            if data is not None:
+                out[p.relative_to(mp).as_posix()] = data
+    for rel in sorted(set(also) - set(out)):
+        data = _read(mp / rel)
+        if data is not None:
+            out[rel] = data
+    return out
+
+
+class Bucket:
+    """The bucket as a fresh cache would see it (boto3, no brainfs filtering)."""
+
+    def __init__(self, server: LocalS3, bucket: str, prefix: str) -> None:
+        import boto3
+        from botocore.config import Config as BotoConfig
+
+        self.bucket, self.prefix = bucket, prefix.strip("/") + "/"
+        self.c = boto3.client("s3", endpoint_url=server.url, aws_access_key_id=DEFAULT_ACCESS_KEY,
+                              aws_secret_access_key=DEFAULT_SECRET_KEY, region_name="us-east-1",
+                              config=BotoConfig(s3={"addressing_style": "path"},
+                                                request_checksum_calculation="when_required",
+                                                response_checksum_validation="when_required"))
+
+    def create(self) -> None:
+        self.c.create_bucket(Bucket=self.bucket)
+
+    def read(self) -> Tree:
+        out: Tree = {}
+        for page in self.c.get_paginator("list_objects_v2").paginate(
+                Bucket=self.bucket, Prefix=self.prefix + WS + "/"):
+            for o in page.get("Contents", []):
+                key = o["Key"]
+                rel = key[len(self.prefix):]
+                if key.endswith("/"):
+                    continue  # a directory marker
+                out[rel] = self.c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        return out
+
+
+# ============================================================================ judging
+
+
+@dataclass
+class Defect:
+    cycle: int
+    kind: str  # one of DEFECTS
+    path: str
+    detail: str
+    op: str
+    landed: str
+    view: str
+    logs: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TargetResult:
+    target: str
+    version: str = ""
+    cycles: int = 0
+    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in DEFECTS})
+    defects: list[Defect] = field(default_factory=list)
+    ops: dict[str, int] = field(default_factory=dict)
+    landed: dict[str, int] = field(default_factory=dict)
+    op_errors: list[str] = field(default_factory=list)
+    conflict_copies: int = 0
+    unsettled: int = 0
+    fresh_checks: int = 0
+    bytes_written: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+    cycle_log: list[dict[str, Any]] = field(default_factory=list)
+
+    def clean(self) -> bool:
+        return self.error is None and all(v == 0 for v in self.counts.values())
+
+
+def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path: str) -> str:
+    if got.startswith(b"<unreadable"):
+        return "unreadable: " + got.decode(errors="replace")[:120]
+    if len(got) == 0 and (want is None or len(want) > 0):
+        return "empty" + (f" (want {len(want)} B)" if want is not None else "")
+    d = digest(got)
+    if d in history.get(path, set()):
+        return f"an older version ({len(got)} B) instead of the newest ({len(want or b'')} B)"
+    if any(d in h for h in history.values()):
+        return f"another file's bytes ({len(got)} B, want {len(want or b'')} B)"
+    if want is not None and want.startswith(got):
+        return f"torn: a {len(got)} B prefix of the {len(want)} B content"
+    return f"wrong bytes ({len(got)} B, want {len(want or b'')} B)"
+
+
+def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
+          history: dict[str, set[str]], b_ok: bool, a_completed: bool) -> list[tuple[str, str, str]]:
+    """Defects of one view: (kind, path, detail)."""
+    out: list[tuple[str, str, str]] = []
+    shared = op.shared_path
+    new_conflicts = {p: v for p, v in view.items() if conflict_base(p) is not None and p not in prev}
+    skip = set(new_conflicts)
+    if shared is not None:
+        skip.add(shared)
+    # -- plain paths: the view must match one of the acceptable worlds path by path
+    paths = set(view) | {p for w in worlds for p in w}
+    for p in sorted(paths - skip):
+        allowed = [w.get(p) for w in worlds]
+        got = view.get(p)
+        if any(got == a for a in allowed):
+            continue
+        if got is None:
+            want = next(a for a in allowed if a is not None)
+            out.append(("lost", p, f"missing (want {len(want)} B)"))
+        elif all(a is None for a in allowed):
+            why = "deleted or renamed away earlier" if p in ever else "never written by the harness"
+            out.append(("resurrected", p, f"present ({len(got)} B), {why}"))
+        else:
+            want = [a for a in allowed if a is not None][-1]
+            out.append(("corrupted", p, classify(got, want, history, p)))
+    # -- a step in flight: the touched paths as a whole must be before or after it
+    if len(worlds) == 2 and op.kind in ("rename", "rename_tree", "atomic_save") and not out:
+        t = op.touched
+        if not any(all(view.get(p) == w.get(p) for p in t) for w in worlds):
+            out.append(("renames_split", ", ".join(sorted(t))[:300],
+                        "present: " + ", ".join(sorted(p for p in t if p in view))[:300]))
+    # -- conflict copies
+    for p, v in sorted(new_conflicts.items()):
+        base = conflict_base(p)
+        if base != shared:
+            out.append(("conflicts_without_second_writer", p,
+                        f"{len(v)} B; {base} holds " + (f"{len(view[base])} B" if base in view else "nothing")
+                        + ("; the copy has the newest bytes of the original" if any(
+                            v == w.get(base) for w in worlds) else "")))
+    # -- the shared path: both closed versions must survive, one of them in a conflict copy
+    if shared is not None:
+        a_data = worlds[-1].get(shared) if a_completed else None
+        got = view.get(shared)
+        copies = [v for p, v in new_conflicts.items() if conflict_base(p) == shared]
+        allowed = {digest(w.get(shared)) for w in worlds}
+        if b_ok:
+            allowed.add(digest(op.b_data))
+        else:
+            allowed.add(digest(prev.get(shared)))
+        for who, data in (("B", op.b_data if b_ok else None), ("A", a_data)):
+            if data is None or got == data or data in copies:
+                continue
+            out.append(("other_writer_lost", shared,
+                        f"{who}'s closed version ({len(data)} B) is neither at the path "
+                        f"({'absent' if got is None else f'{len(got)} B'}) nor in one of "
+                        f"{len(copies)} conflict copies"))
+        if digest(got) not in allowed:
+            if got is None:
+                out.append(("lost", shared, "missing, though no closed version allows it"))
+            else:
+                out.append(("corrupted", shared, classify(got, worlds[-1].get(shared), history, shared)))
+        for v in copies:
+            if digest(v) not in allowed | {digest(a_data), digest(op.b_data), digest(prev.get(shared))}:
+                out.append(("corrupted", shared + " (conflict copy)", classify(v, None, history, shared)))
+    return out
+
+
+# ============================================================================ the run
+
+
+class Harness:
+    def __init__(self, target: Target, args, work: Path, res: TargetResult) -> None:
+        self.t, self.args, self.work, self.res = target, args, work, res
+        self.mp_a, self.mp_b = work / "mnt-a", work / "mnt-b"
+        self.cache_a, self.cache_b = work / "cache-a", work / "cache-b"
+        self.log_a, self.log_b = work / "a.log", work / "b.log"
+        self.bucket = Bucket(target.server, target.bucket, target.prefix)
+        self.gen = Generator(args.seed, args.max_size, shared=not args.no_second_writer)
+        self.est: dict[str, list[float]] = {}
+        self.a: Daemon | None = None
+        self.b: Daemon | None = None
+        self.ever: set[str] = set()
+        self.history: dict[str, set[str]] = {}
+        self.fresh_n = 0
+
+    def note(self, tree: Tree) -> None:
+        for p, v in tree.items():
+            self.ever.add(p)
+            self.history.setdefault(p, set()).add(digest(v))  # type: ignore[arg-type]
+
+    def setup(self) -> Tree:
+        self.bucket.create()
+        self.a = self.t.start(self.mp_a, self.cache_a, self.log_a)
+        if not self.args.no_second_writer:
+            self.b = self.t.start(self.mp_b, self.cache_b, self.log_b)
+        (self.mp_a / SHARED).mkdir(parents=True, exist_ok=True)
+        if self.b is not None:
+            (self.mp_b / SHARED).mkdir(parents=True, exist_ok=True)
+        self.t.settle(self.a, 60)
+        return read_mount(self.mp_a)
+
+    def run_op(self, op: Op, rootfd: int, run: Run, barrier: threading.Barrier | None) -> None:
+        try:
+            if barrier is not None:
+                barrier.wait(timeout=30)
+            run.t_start = time.monotonic()
+            for i, (_name, fn) in enumerate(op.steps):
+                fn(rootfd)
+                run.done = i + 1
+            run.finished = True
+        except OSError as e:
+            run.error, run.errno = f"{type(e).__name__}: {e}", e.errno
+        except Exception as e:  # noqa: BLE001 - recorded, judged by the model
+            run.error = f"{type(e).__name__}: {e}"
+        finally:
+            run.t_end = time.monotonic()
+
+    def b_write(self, op: Op, run: Run, barrier: threading.Barrier) -> None:
+        assert self.b is not None and op.shared_path and op.b_data is not None
+        try:
+            barrier.wait(timeout=30)
+            time.sleep(random.Random(len(op.b_data)).random() * 0.05)
+            rootfd = os.open(self.mp_b, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                makedirs_at(rootfd, SHARED)
+                write_file(rootfd, op.shared_path, op.b_data, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+            finally:
+                os.close(rootfd)
+            run.done = 1
+            run.finished = True
+        except Exception as e:  # noqa: BLE001
+            run.error = f"{type(e).__name__}: {e}"
+
+    def cycle(self, i: int, tree: Tree, rng: random.Random) -> Tree:
+        assert self.a is not None
+        op = self.gen.next(tree)
+        self.res.ops[op.kind] = self.res.ops.get(op.kind, 0) + 1
+        run, brun = Run(), Run()
+        barrier = threading.Barrier(2) if op.shared_path and self.b is not None else None
+        rootfd = os.open(self.mp_a, os.O_RDONLY | os.O_DIRECTORY)
+        th = threading.Thread(target=self.run_op, args=(op, rootfd, run, barrier), daemon=True)
+        bth = None
+        if barrier is not None:
+            bth = threading.Thread(target=self.b_write, args=(op, brun, barrier), daemon=True)
+            bth.start()
+        during = rng.random() < 0.5
+        est = sorted(self.est.get(op.kind, [0.05]))[len(self.est.get(op.kind, [0.05])) // 2]
+        t0 = time.monotonic()
+        th.start()
+        if during:
+            time.sleep(rng.random() * est * 1.2)
+        else:
+            th.join(timeout=120)
+            time.sleep(rng.random() ** 2 * 1.5)  # mostly early: while the upload runs
+        kill_at = time.monotonic()
+        cycle_log_start = self.a.log_start
+        ok = self.t.kill9(self.a)
+        th.join(timeout=30)
+        hung = th.is_alive() or not ok
+        if hung:
+            self.res.counts["hung_kills"] += 1
+            abort_connection(self.a.conn)
+            th.join(timeout=30)
+        try:
+            os.close(rootfd)
+        except OSError:
+            pass
+        if bth is not None:
+            bth.join(timeout=120)
+        if self.b is not None and op.shared_path:
+            # B's upload first: a mount lists the bucket when it starts, so A's view is
+            # then complete without waiting for its next relist.
+            self.t.settle(self.b, self.args.settle_timeout)
+        if run.finished:
+            self.est.setdefault(op.kind, []).append(run.t_end - run.t_start)
+            self.est[op.kind] = self.est[op.kind][-30:]
+        # A step whose last call returned did so before the daemon died: it is complete.
+        done = run.done
+        landed = ("after the operation" if run.finished
+                  else f"during step {done + 1}/{len(op.steps)} ({op.steps[min(done, len(op.steps) - 1)][0]}) "
+                       f"{kill_at - run.t_start:.3f}s after it began" if run.t_start
+                  else "before the operation began")
+        self.res.landed["after" if run.finished else "during"] = \
+            self.res.landed.get("after" if run.finished else "during", 0) + 1
+        own_error = run.error is not None and run.t_end < kill_at
+        if own_error:
+            self.res.op_errors.append(f"cycle {i}: {op.desc}: {run.error}")
+        if brun.error:
+            self.res.op_errors.append(f"cycle {i}: second writer on {op.shared_path}: {brun.error}")
+        if run.finished:
+            worlds = [op.worlds[-1]]
+        else:
+            # the step in flight (killed, or failed by itself): as before it or as after it
+            worlds = [op.worlds[done], op.worlds[done + 1]]
+        for w in op.worlds[1:]:
+            self.note(w)
+        if op.b_data is not None:
+            self.note({op.shared_path: op.b_data})  # type: ignore[dict-item]
+        self.res.bytes_written += sum(len(v) for p, v in op.worlds[-1].items()
+                                      if op.worlds[0].get(p) != v) + len(op.b_data or b"")
+
+        # -- remount with the same cache, settle both mounts
+        self.a = self.t.start(self.mp_a, self.cache_a, self.log_a)
+        settled = self.t.settle(self.a, self.args.settle_timeout)
+        if self.b is not None:
+            settled &= self.t.settle(self.b, self.args.settle_timeout)
+        if not settled:
+            self.res.unsettled += 1
+        bucket_view = self.bucket.read()
+        names = set(bucket_view) | set(tree) | {p for w in op.worlds for p in w}
+        mount_view = read_mount(self.mp_a, names)
+        a_completed = run.finished or (op.shared_path is not None and run.done >= 1)
+        found: dict[tuple[str, str], tuple[str, str]] = {}
+        for view_name, view in (("mount", mount_view), ("bucket", bucket_view)):
+            for kind, path, detail in judge(op, worlds, view, tree, self.ever, self.history,
+                                            brun.finished, a_completed):
+                key = (kind, path)
+                if key in found:
+                    found[key] = (found[key][0] + "+" + view_name, found[key][1])
+                else:
+                    found[key] = (view_name, detail)
+        for p in sorted(set(mount_view) | set(bucket_view)):
+            if mount_view.get(p) != bucket_view.get(p) and not any(k[1] == p for k in found):
+                m, b = mount_view.get(p), bucket_view.get(p)
+                found[("mount_bucket_differ", p)] = (
+                    "mount+bucket", f"mount: {'absent' if m is None else f'{len(m)} B'}, "
+                                    f"bucket: {'absent' if b is None else f'{len(b)} B'}")
+        if self.args.fresh_every and (i + 1) % self.args.fresh_every == 0:
+            for p, detail in self.fresh_check(mount_view):
+                found[("fresh_differs", p)] = ("fresh", detail)
+        cyc = {"cycle": i, "op": op.desc, "kind": op.kind, "landed": landed,
+               "error": run.error, "b_error": brun.error, "settled": settled,
+               "defects": [f"{k}: {p}" for k, p in found]}
+        self.res.cycle_log.append(cyc)
+        log_text = _read_from(self.log_a, cycle_log_start)
+        for (kind, path), (view_name, detail) in sorted(found.items()):
+            self.res.counts[kind] += 1
+            names = {q.rsplit("/", 1)[-1] for q in path.split(", ")}
+            if op.shared_path:
+                names.add(op.shared_path.rsplit("/", 1)[-1])
+            names.discard("")
+            lines = [ln for ln in log_text.splitlines()
+                     if any(n in ln for n in names) or ln.startswith("=====")]
+            if self.b is not None and op.shared_path:
+                lines += ["[B] " + ln for ln in self.b.log_text().splitlines()
+                          if op.shared_path.rsplit("/", 1)[-1] in ln][-10:]
+            self.res.defects.append(Defect(i, kind, path, detail, op.desc, landed, view_name,
+                                           lines[-30:]))
+        self.res.conflict_copies += sum(1 for p in mount_view if conflict_base(p) and p not in tree)
+        self.note(mount_view)
+        return mount_view
+
+    def fresh_check(self, mount_view: Tree) -> list[tuple[str, str]]:
+        self.fresh_n += 1
+        self.res.fresh_checks += 1
+        mp, cache = self.work / "mnt-fresh", self.work / f"cache-fresh-{self.fresh_n}"
+        d = self.t.start(mp, cache, self.work / "fresh.log")
+        try:
+            if self.t.name == "rclone":
+                time.sleep(0.1)
+            view = read_mount(mp, set(mount_view) | set(self.bucket.read()))
+        finally:
+            self.t.stop(d, timeout=30)
+            shutil.rmtree(cache, ignore_errors=True)
+        out = []
+        for p in sorted(set(view) | set(mount_view)):
+            if view.get(p) != mount_view.get(p):
+                f, m = view.get(p), mount_view.get(p)
+                out.append((p, f"fresh cache: {'absent' if f is None else f'{len(f)} B'}, "
+                               f"same cache: {'absent' if m is None else f'{len(m)} B'}"))
+        return out
+
+    def run(self, progress: Callable[[str], None]) -> None:
+        rng = random.Random(self.args.seed * 7919 + 1)
+        t0 = time.monotonic()
+        deadline = t0 + self.args.max_minutes * 60 if self.args.max_minutes else None
+        try:
+            tree = self.setup()
+            self.note(tree)
+            for i in range(self.args.cycles):
+                if deadline and time.monotonic() > deadline:
+                    self.res.error = f"stopped by --max-minutes after {i} cycles"
+                    break
+                tree = self.cycle(i, tree, rng)
+                self.res.cycles = i + 1
+                self.res.seconds = time.monotonic() - t0
+                c = self.res.counts
+                progress(f"[{self.t.name}] cycle {i + 1}/{self.args.cycles}  lost {c['lost']}  "
+                         f"corrupt {c['corrupted']}  resurrected {c['resurrected']}  "
+                         f"split {c['renames_split']}  conflicts {c['conflicts_without_second_writer']}  "
+                         f"other-lost {c['other_writer_lost']}  differ {c['mount_bucket_differ']}"
+                         f"+{c['fresh_differs']}  hung {c['hung_kills']}  files {len(tree)}")
+            if self.res.cycles and self.args.fresh_every and self.res.cycles % self.args.fresh_every:
+                for p, detail in self.fresh_check(tree):
+                    self.res.counts["fresh_differs"] += 1
+                    self.res.defects.append(Defect(self.res.cycles, "fresh_differs", p, detail,
+                                                   "final check", "", "fresh"))
+        finally:
+            self.res.seconds = time.monotonic() - t0
+            for d in list(self.t.reg.daemons):
+                try:
+                    self.t.stop(d, timeout=60)
+                except Exception:  # noqa: BLE001
+                    pass
+            self.t.close()
+
+
+# ============================================================================ report
+
+
+def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
+    lines = [f"# Crash harness: {meta['cycles']} cycles, seed {meta['seed']}", "",
+             f"`{meta['command']}`", "",
+             f"{meta['date']} on {meta['machine']}.", ""]
+    for r in results:
+        lines.append(f"- **{r.target}**: {r.version}")
+    lines += ["", "| | " + " | ".join(r.target for r in results) + " |",
+              "|---|" + "---:|" * len(results)]
+    lines.append("| cycles | " + " | ".join(str(r.cycles) for r in results) + " |")
+    for k in DEFECTS:
+        lines.append(f"| {LABELS[k]} | " + " | ".join(str(r.counts[k]) for r in results) + " |")
+    lines.append("| operation errors (not from the kill) | " + " | ".join(str(len(r.op_errors)) for r in results) + " |")
+    lines.append("| cycles not settled in time | " + " | ".join(str(r.unsettled) for r in results) + " |")
+    lines.append("| conflict copies made | " + " | ".join(str(r.conflict_copies) for r in results) + " |")
+    lines.append("| kills during / after an operation | " + " | ".join(
+        f"{r.landed.get('during', 0)} / {r.landed.get('after', 0)}" for r in results) + " |")
+    lines.append("| fresh-cache checks | " + " | ".join(str(r.fresh_checks) for r in results) + " |")
+    lines.append("| bytes written | " + " | ".join(human(r.bytes_written) for r in results) + " |")
+    lines.append("| minutes | " + " | ".join(f"{r.seconds / 60:.1f}" for r in results) + " |")
+    lines.append("")
+    ops = sorted({k for r in results for k in r.ops})
+    lines.append("Operations: " + "; ".join(
+        f"{r.target}: " + ", ".join(f"{k} {r.ops.get(k, 0)}" for k in ops) for r in results) + ".")
+    lines.append("")
+    for r in results:
+        if r.error:
+            lines += [f"**{r.target} stopped early**: {r.error}", ""]
+        if r.defects:
+            lines += [f"## {r.target}: defects ({len(r.defects)})", ""]
+            for d in r.defects[:60]:
+                lines.append(f"- cycle {d.cycle}, {LABELS[d.kind]}: `{d.path}` — {d.detail} "
+                             f"[{d.view}; op: {d.op}; kill {d.landed}]")
+            if len(r.defects) > 60:
+                lines.append(f"- … {len(r.defects) - 60} more in the JSON")
+            lines.append("")
+        if r.op_errors:
+            lines += [f"## {r.target}: operation errors ({len(r.op_errors)})", ""]
+            lines += [f"- {e}" for e in r.op_errors[:30]]
+            lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--cycles", type=int, default=100)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--target", choices=("brainfs", "rclone", "both"), default="both")
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
+    p.add_argument("--max-size", type=int, default=5 * 1024 * 1024, help="largest file (bytes)")
+    p.add_argument("--fresh-every", type=int, default=10,
+                   help="check through a new mount with an empty cache every N cycles (0: never)")
+    p.add_argument("--settle-timeout", type=float, default=60.0)
+    p.add_argument("--relist-seconds", type=float, default=3.0)
+    p.add_argument("--no-second-writer", action="store_true")
+    p.add_argument("--max-minutes", type=float, default=0.0,
+                   help="stop a target after this long (0: no limit); the report says so")
+    p.add_argument("--keep", action="store_true", help="keep the work directory (logs, caches)")
+    p.add_argument("--work", type=Path, default=None)
+    args = p.parse_args(argv)
+    if shutil.which("fusermount3") is None:
+        print("fusermount3 is not installed", file=sys.stderr)
+        return 2
+
+    targets = list(TARGETS) if args.target == "both" else [args.target]
+    work = Path(tempfile.mkdtemp(prefix="brainfs-crash-", dir=args.work))
+    tty = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(msg: str) -> None:
+        if tty:
+            sys.stderr.write("\r\x1b[K" + msg[:200])
+            sys.stderr.flush()
+        elif time.monotonic() - last[0] > 30:
+            last[0] = time.monotonic()
+            print(msg, file=sys.stderr, flush=True)
+
+    def on_term(signum, frame):  # noqa: ARG001
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_term)
+    results: list[TargetResult] = []
+    server: LocalS3 | None = None
+    rc = 0
+    try:
+        saved = os.dup(2)
+        try:
+            with open(work / "s3server.log", "ab") as lf:
+                os.dup2(lf.fileno(), 2)
+                server = LocalS3(work / "s3").start()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        for name in targets:
+            cls = BrainfsTarget if name == "brainfs" else RcloneTarget
+            tw = work / name
+            tw.mkdir()
+            t = cls(server, f"crash-{name}", "mem", tw, args)
+            res = TargetResult(name, version=t.version())
+            results.append(res)
+            try:
+                Harness(t, args, tw, res).run(progress)
+            except HarnessError as e:
+                res.error = str(e)[-2000:]
+                rc = 2
+            except KeyboardInterrupt:
+                res.error = "interrupted"
+                raise
+            finally:
+                t.close()
+                if tty:
+                    sys.stderr.write("\n")
+            print(f"{name}: {res.cycles} cycles, " + ", ".join(
+                f"{LABELS[k]} {v}" for k, v in res.counts.items()), file=sys.stderr, flush=True)
+    except KeyboardInterrupt:
+        rc = 2
+    finally:
+        if server is not None:
+            server.stop()
+        left = mounts_under(work)
+        for mp in left:
+            fuse_unmount(Path(mp))
+        if results:
+            args.out.mkdir(parents=True, exist_ok=True)
+            meta = {
+                "cycles": args.cycles, "seed": args.seed, "targets": targets,
+                "command": "python -m benchmarks.crash_harness " + shlex.join(argv if argv is not None else sys.argv[1:]),
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "machine": f"{platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}",
+                "max_size": args.max_size, "fresh_every": args.fresh_every,
+                "relist_seconds": args.relist_seconds, "second_writer": not args.no_second_writer,
+                "work": str(work) if args.keep else None,
+            }
+            stem = args.out / f"crash-{args.cycles}-seed{args.seed}"
+            stem.with_suffix(".md").write_text(render_md(results, meta))
+            stem.with_suffix(".json").write_text(json.dumps(
+                {"meta": meta, "results": [asdict(r) for r in results]}, indent=1, default=str))
+            print(f"wrote {stem}.md and .json", file=sys.stderr)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print(f"work directory kept: {work}", file=sys.stderr)
+    if rc == 0 and not all(r.clean() for r in results):
+        rc = 1
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
