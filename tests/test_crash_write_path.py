@@ -1,0 +1,136 @@
+"""Minimal reproductions of what the crash harness (``benchmarks/crash_harness.py``, issue 13)
+found on the write path: each is one of its defects cut down to a few calls.
+
+A test marked ``xfail(strict=True)`` fails on main at the time it was written; once the
+defect is fixed it passes, the strict mark turns that into a failure, and the mark must go.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.store import ObjectStore
+
+pytestmark = pytest.mark.mount
+
+#: No relist during a test: the second mount keeps the view it had (as for up to a minute
+#: with the default relist period).
+NO_RELIST = {"BRAINFS_RELIST_SECONDS": "3600", "BRAINFS_UPLOAD_RETRY_SECONDS": "1"}
+
+
+def s3get(store: ObjectStore, path: str) -> bytes | None:
+    try:
+        return store.get(path)[0]
+    except NoSuchKey:
+        return None
+
+
+def conflict_copies(store: ObjectStore, rel: str) -> dict[str, bytes]:
+    root, ext = os.path.splitext(rel)
+    return {o.path: store.get(o.path)[0] for o in store.list()
+            if o.path.startswith(root + ".conflict-") and o.path.endswith(ext)}
+
+
+def settle(mp: Path, timeout: float = 30) -> None:
+    """Wait until the mount has nothing dirty or pending (twice in a row)."""
+    deadline = time.monotonic() + timeout
+    zero = 0
+    while time.monotonic() < deadline:
+        st = json.loads((mp / ".brainfs" / "status").read_text())
+        zero = zero + 1 if st["pending_uploads"] == 0 and st["dirty_files"] == 0 else 0
+        if zero >= 2:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"uploads of {mp} did not settle in {timeout}s")
+
+
+@pytest.mark.xfail(strict=True, reason="create() journals an empty version of its own: a kill "
+                   "before the first close leaves an empty file in S3 (issue 13, item 1)")
+def test_kill_before_the_first_close_of_a_new_file_leaves_no_empty_file(corpus, store, mounter) -> None:
+    # Harness: "create w/n404295.md (7.9 KB); kill during step 1/1 (write)" -> an empty
+    # file after remount, in the mount and in the bucket.
+    m = mounter(corpus, env_extra=NO_RELIST)
+    (m.mountpoint / "notes").mkdir()
+    fd = os.open(m.mountpoint / "notes/new.md", os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
+    os.write(fd, b"a card that was never closed\n" * 100)
+    time.sleep(0.5)  # the uploader has taken the create's journal row by now
+    m.kill9()
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    m2 = mounter(corpus, name="mnt2", env_extra=NO_RELIST)
+    settle(m2.mountpoint)
+    # The write was never committed: the file is as before the create (absent), never empty.
+    assert s3get(store, "notes/new.md") is None
+    assert not (m2.mountpoint / "notes/new.md").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="after an upload conflict the loser's catalog keeps its "
+                   "own size for the winner's content: reads cut it to that size")
+def test_conflict_loser_reads_the_winners_whole_content(corpus, store, mounter, cfg, tmp_path) -> None:
+    # Harness: a shared cycle where A's version went to the conflict copy; reading the
+    # path through A gave 0 bytes (its own, empty version's size) while S3 held B's.
+    store.put("notes/shared.md", b"version 0\n")
+    a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
+    b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
+    assert (a.mountpoint / "notes/shared.md").read_bytes() == b"version 0\n"
+    assert (b.mountpoint / "notes/shared.md").read_bytes() == b"version 0\n"
+    long, short = b"B's long version\n" * 300, b"A's short one\n"
+    (b.mountpoint / "notes/shared.md").write_bytes(long)
+    settle(b.mountpoint)
+    assert s3get(store, "notes/shared.md") == long
+    (a.mountpoint / "notes/shared.md").write_bytes(short)  # based on version 0: a conflict
+    settle(a.mountpoint)
+    assert s3get(store, "notes/shared.md") == long
+    assert list(conflict_copies(store, "notes/shared.md").values()) == [short]
+    # A's path now holds B's version: all of it, not its first len(short) bytes.
+    got = (a.mountpoint / "notes/shared.md").read_bytes()
+    assert got == long, f"read {len(got)} bytes through A, S3 holds {len(long)}"
+
+
+@pytest.mark.xfail(strict=True, reason="deletes are unconditional: an unlink in a mount that has "
+                   "not seen another mount's new version deletes it (issue 13, item 4)")
+def test_unlink_never_deletes_a_version_this_mount_has_not_seen(corpus, store, mounter, cfg, tmp_path) -> None:
+    # Harness: "shared w/s/f2.md: A unlinks while B overwrites" -> B's closed version
+    # neither at the path nor in a conflict copy.
+    store.put("notes/shared.md", b"version 0\n")
+    a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
+    b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
+    assert (a.mountpoint / "notes/shared.md").read_bytes() == b"version 0\n"
+    newer = b"B's newer version\n"
+    (b.mountpoint / "notes/shared.md").write_bytes(newer)
+    settle(b.mountpoint)
+    os.unlink(a.mountpoint / "notes/shared.md")  # A saw version 0 only
+    settle(a.mountpoint)
+    kept = [v for v in [s3get(store, "notes/shared.md"),
+                        *conflict_copies(store, "notes/shared.md").values()] if v == newer]
+    assert kept, "B's closed version is gone from S3 with no conflict copy"
+
+
+@pytest.mark.xfail(strict=True, reason="renaming a directory that holds a subdirectory fails with "
+                   "ENOENT half-way (issue 13, item 9)")
+def test_rename_of_a_tree_with_a_subdirectory(corpus, store, mounter) -> None:
+    # Harness: "rename tree w/d33960 -> w/t75289/d04924/t29491 (4 files, with a
+    # subdirectory)": FileNotFoundError, the tree split between both names.
+    m = mounter(corpus, env_extra=NO_RELIST)
+    mp = m.mountpoint
+    files = {"d/a.md": b"a\n", "d/b.md": b"b\n", "d/sub/c.md": b"c\n", "d/sub/d.md": b"d\n"}
+    (mp / "d/sub").mkdir(parents=True)
+    (mp / "t").mkdir()
+    for rel, data in files.items():
+        (mp / rel).write_bytes(data)
+    settle(mp)
+    os.rename(mp / "d", mp / "t/moved")
+    settle(mp)
+    for rel, data in files.items():
+        new = "t/moved" + rel[1:]
+        assert (mp / new).read_bytes() == data
+        assert s3get(store, new) == data
+        assert s3get(store, rel) is None
