@@ -47,24 +47,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .synth import (Claim, DeterministicSynthesizer, PageSpec, Sources, claim_line, finish_page,
-                    frontmatter)
+                    frontmatter, index_line, intro)
 from .text import content_words
 
 log = logging.getLogger(__name__)
 
-#: Sections the model writes; the others are rendered deterministically.
-LIVE_SECTIONS = ("Preferences", "Decisions", "Facts")
-FIXED_SECTIONS = ("Corrections", "Superseded")
+#: Sections the model writes; the others are rendered deterministically: the current lines
+#: and corrections above the timeline, what was superseded below it.
+LIVE_SECTIONS = ("Timeline",)
+FIXED_BEFORE = ("Now", "Corrections")
+FIXED_SECTIONS = ("Superseded",)
 
 PAGE_SYSTEM = """You maintain one page of a personal knowledge wiki. You are given numbered \
 evidence: statements quoted from conversation turns, each with its date and speaker.
 Rules:
 - Use only the evidence. Do not add anything it does not say.
-- Write short factual bullet points ("- ...") in the third person.
+- Write the page's timeline: one short bullet ("- ...") per event, in the third person, \
+in date order, starting with the date given with the evidence ("- 2026-04-02 — ...").
 - End every bullet with the number of the evidence that supports it, written [cite:N] \
 (several: [cite:1,3]). Never cite a number that is not listed.
-- Group bullets under these headings, in this order, leaving out empty ones: \
-## Preferences, ## Decisions, ## Facts.
+- Keep every name, number and date exactly as the evidence gives it.
+- Put the bullets under one heading: ## Timeline.
 - You may link another subject as [[slug]], only with a slug from the list given.
 - Output Markdown only: no preamble, no code fences, no frontmatter, no title."""
 
@@ -228,7 +231,7 @@ def _evidence(claims: list[Claim]) -> tuple[_Refs, list[str], dict[int, str]]:
     meta: dict[int, str] = {}
     for c in claims:
         n = int(refs.cite(c.source)[6:-1])
-        text.setdefault(n, []).append(c.text)
+        text.setdefault(n, []).append(c.evidence or c.text)
         meta.setdefault(n, f"{c.date or 'undated'}, {c.section.lower()}")
     lines = [f"[{n}] ({meta[n]}) " + " / ".join(text[n]) for n in sorted(text)]
     return refs, lines, {n: " ".join(t) for n, t in text.items()}
@@ -339,12 +342,12 @@ class LLMSynthesizer:
         return self._render_page(spec, refs, parsed)
 
     def _render_page(self, spec: PageSpec, refs: _Refs, parsed: Parsed) -> str:
-        lines = [f"# {spec.title}", ""]
-        span = spec.first if spec.first == spec.last else f"{spec.first} – {spec.last}"
-        intro = (f"{spec.title} ({spec.type}) is mentioned in {spec.mentions} turn"
-                 f"{'s' if spec.mentions != 1 else ''} across {spec.sessions} session"
-                 f"{'s' if spec.sessions != 1 else ''}" + (f", {span}" if spec.first else "") + ".")
-        lines += [intro, ""]
+        lines = [f"# {spec.title}", "", intro(spec), ""]
+        for section in FIXED_BEFORE:
+            cs = [c for c in spec.claims if c.section == section]
+            if cs:
+                lines += ([] if section == "Now" else [f"## {section}", ""])
+                lines += [claim_line(c, refs.cite) for c in cs] + [""]
         for section in LIVE_SECTIONS:
             bs = [b for s, b in parsed.bullets if s == section]
             if bs:
@@ -389,11 +392,9 @@ class LLMSynthesizer:
         bullet is clearly supported by its evidence: INDEX.md is not verified after
         rendering (it has no sources) and prefills every agent's prompt."""
         gist = self._gists.get(spec.slug)
-        base = self.det.index_line(spec)
-        if not gist:
-            return base
-        head = base.split(";", 1)[0]
-        return f"{head}; {gist}"
+        if spec.gist or not gist:
+            return self.det.index_line(spec)  # a current line says more than an event
+        return index_line(spec, gist)
 
     @staticmethod
     def _gist(parsed: Parsed, ev_text: dict[int, str]) -> str:

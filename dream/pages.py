@@ -281,8 +281,8 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
     for slug, fs in per.items():
         keep = sorted(fs, key=lambda f: (-f.get("score", 0), f.get("date") or "", f.get("order", 0)))[:cap]
         keep.sort(key=lambda f: (fact_date(f) or "", f.get("order", 0)))
-        models[slug].timeline = [Claim(_statement(f, subs), ref_of(f), fact_date(f), "Timeline")
-                                 for f in keep]
+        models[slug].timeline = [Claim(_statement(f, subs), ref_of(f), fact_date(f), "Timeline",
+                                       evidence=f"{f['speaker']}: “{f['text']}”") for f in keep]
     for m in models.values():
         m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
         m.now = _unique(m.now)

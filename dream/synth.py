@@ -26,7 +26,8 @@ class Claim:
     section: str       # "Preferences", "Decisions", "Facts", "Corrections", "Superseded"
     extra: str = ""    # text after the citation (e.g. what superseded it)
     extra_source: str | None = None
-    group: str | None = None  # sub-heading inside the section (a thread's topic word)
+    group: str | None = None  # sub-heading or kind inside the section (a current line's attribute)
+    evidence: str = ""        # what the source says ("Mara: “I adopted a dog…”"), for a writer model
 
 
 @dataclass

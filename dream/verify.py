@@ -106,6 +106,12 @@ _NUM_WORDS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "
 _NAME_RE = re.compile(r"\b[A-Z][\w\-]*(?:['’]s)?\b|\b[A-Z]{2,}\b")
 _SKIP_NAMES = frozenset("the a an i it this that these those there here he she they we you my "
                         "his her their our your its correction also and but or so".split())
+#: Common words that open a sentence capitalised without being a name.
+_OPENERS = frozenset("""according after before during then later also both today yesterday
+tomorrow once when while since until in on at for with from by as because although however
+meanwhile finally first next last some many most all every each another other such what
+which who why how where everyone people nobody someone something if though yes no not
+""".split())
 
 
 def _dates(text: str) -> tuple[list[tuple], str]:
@@ -156,7 +162,8 @@ def hard_check(claim: str, source: str) -> bool:
         low = w.lower()
         if low in _SKIP_NAMES or low in _MONTHS or low in swords or _stem(low) in swords:
             continue
-        if m.start() == 0 and low in STOPWORDS:
+        at_start = m.start() == 0 or re.search(r"(?:^|[.:;!?—]\s*|,\s+)$", crest[:m.start()])
+        if at_start and (low in STOPWORDS or low in _OPENERS):
             continue
         return False
     return True

@@ -131,7 +131,7 @@ def test_parse_answer_is_defensive() -> None:
     ans = ("---\ntitle: x\n---\nSure! Here you go.\n```\n# Mara\n## Facts:\n"
            "1. Mara adopted Max [3]\n* Lives near [[kyoto]] and [[atlantis]] [cite: 1, 2]\n"
            "- A claim citing nothing\n- Bad number [cite:7]\n## Hobbies\n- Hikes [cite 2]\n```\n")
-    p = parse_answer(ans, 3, {"kyoto"})
+    p = parse_answer(ans, 3, {"kyoto"}, sections=("Facts",))
     assert p.bullets == [("Facts", "- Mara adopted Max [cite:3]"),
                          ("Facts", "- Lives near [[kyoto]] and atlantis [cite:1,2]"),
                          ("Facts", "- A claim citing nothing"),
@@ -159,7 +159,10 @@ def test_good_answer_is_published_and_cached(llm, tree: Path) -> None:
     mara = res.staged["knowledge/mara.md"]
     meta = split_frontmatter(mara)[0]
     assert meta["generator"] == "llm:fake-model" and "According to Mara" in mara
-    assert "## Superseded" in mara and "live in Osaka" in mara.split("## Superseded")[1]
+    assert "## Superseded" in mara and "lived in Osaka" in mara.split("## Superseded")[1]
+    # the same page shape as the deterministic writer: current lines, Timeline, Superseded
+    assert "- Mara lives in Kyoto (since 20 June 2023) [cite:" in mara.split("## Timeline")[0]
+    assert "According to Mara" in mara.split("## Timeline")[1].split("## Superseded")[0]
     assert "According to Mara" in res.staged["sessions/s1/summary.md"]
     assert res.stats["rejected"] == 0 and res.stats["synth"]["fallbacks"] == {}
     assert res.stats["synth_note"] is None
