@@ -17,7 +17,10 @@ What one cycle does
    same file of ``w/s/`` at the same moment as A writes, truncates or unlinks it.
 2. kill -9 of A's daemon (for rclone: of the ``rclone mount`` process) at a random moment:
    half of the cycles while the operation runs, half 0-1.5 s after its last ``close``
-   (while its upload is in flight). Then ``fusermount3 -u -z``.
+   (mostly in the first 150 ms, while its upload is in flight). Then ``fusermount3 -u -z``.
+   The mounts reach S3 through a forwarder that holds every reply ``--reply-delay-ms``
+   (20 ms): a PUT lands at once and the mount hears of it later, so kills fall between
+   an upload landing and the mount recording it, not only before or after both.
 3. Remount A with the same cache dir, wait until A and B have no pending uploads
    (brainfs: ``.brainfs/status``; rclone: ``vfs/stats`` over its remote control).
 4. Reads the whole workspace through A ("mount" view) and straight from the bucket
@@ -127,6 +130,89 @@ def human(n: float) -> str:
     return str(n)
 
 
+# ============================================================================ reply delay
+
+
+class ReplyDelay:
+    """A TCP forwarder that holds each reply of the S3 server ``delay`` seconds before the
+    client gets it. The request reaches the server at once, so a PUT lands and its client
+    learns of it only later: a kill in between hits the window where an upload is done in
+    the bucket but not yet recorded by the mount (issue 13, item 1), which on loopback
+    lasts a millisecond. (``benchmarks.s3proxy`` delays requests, before they land.)"""
+
+    def __init__(self, upstream: tuple[str, int], delay: float) -> None:
+        import socket
+
+        self.upstream, self.delay = upstream, delay
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.port = self.sock.getsockname()[1]
+        self.stopping = threading.Event()
+        self.conns: set = set()
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        import socket
+
+        while not self.stopping.is_set():
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            try:
+                u = socket.create_connection(self.upstream, timeout=10)
+            except OSError:
+                c.close()
+                continue
+            u.settimeout(None)
+            for s in (c, u):
+                s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.conns |= {c, u}
+            threading.Thread(target=self._pump, args=(c, u, 0.0), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, self.delay), daemon=True).start()
+
+    def _pump(self, src, dst, delay: float) -> None:
+        import socket
+
+        last = 0.0
+        try:
+            while True:
+                data = src.recv(256 * 1024)
+                if not data:
+                    break
+                now = time.monotonic()
+                if delay and now - last > 0.005:  # the first bytes of a reply
+                    time.sleep(delay)
+                last = time.monotonic()
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+            src.close()
+            self.conns.discard(src)
+
+    def stop(self) -> None:
+        self.stopping.set()
+        self.sock.close()
+        for s in list(self.conns):
+            try:
+                s.close()
+            except OSError:
+                pass
+
+
 # ============================================================================ mounts
 
 
@@ -202,8 +288,9 @@ class Target:
 
     name = "?"
 
-    def __init__(self, server: LocalS3, bucket: str, prefix: str, work: Path, args) -> None:
+    def __init__(self, server: LocalS3, endpoint: str, bucket: str, prefix: str, work: Path, args) -> None:
         self.server, self.bucket, self.prefix, self.work, self.args = server, bucket, prefix, work, args
+        self.endpoint = endpoint  # what the mounts talk to (the server, or a ReplyDelay)
         self.reg = Registry()
 
     def version(self) -> str:
@@ -311,7 +398,7 @@ class BrainfsTarget(Target):
     def command(self, mp: Path, cache: Path, d_port: int | None) -> tuple[list[str], dict[str, str]]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
         env.update({
-            "AWS_ENDPOINT_URL": self.server.url,
+            "AWS_ENDPOINT_URL": self.endpoint,
             "BRAINFS_CONFIG": "/nonexistent",
             "BRAINFS_CACHE_DIR": str(cache),
             "BRAINFS_RECALL_WARMUP": "0",
@@ -350,7 +437,7 @@ class RcloneTarget(Target):
         env.update({
             "RCLONE_CONFIG_CRASHS3_TYPE": "s3",
             "RCLONE_CONFIG_CRASHS3_PROVIDER": "Other",
-            "RCLONE_CONFIG_CRASHS3_ENDPOINT": self.server.url,
+            "RCLONE_CONFIG_CRASHS3_ENDPOINT": self.endpoint,
             "RCLONE_CONFIG_CRASHS3_ACCESS_KEY_ID": DEFAULT_ACCESS_KEY,
             "RCLONE_CONFIG_CRASHS3_SECRET_ACCESS_KEY": DEFAULT_SECRET_KEY,
         })
@@ -965,7 +1052,8 @@ class Harness:
             time.sleep(rng.random() * est * 1.2)
         else:
             th.join(timeout=120)
-            time.sleep(rng.random() ** 2 * 1.5)  # mostly early: while the upload runs
+            # mostly early, while the upload of what was just closed runs
+            time.sleep(rng.random() * (0.15 if rng.random() < 0.6 else 1.5))
         kill_at = time.monotonic()
         cycle_log_start = self.a.log_start
         ok = self.t.kill9(self.a)
@@ -1125,7 +1213,11 @@ class Harness:
 def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
     lines = [f"# Crash harness: {meta['cycles']} cycles, seed {meta['seed']}", "",
              f"`{meta['command']}`", "",
-             f"{meta['date']} on {meta['machine']}.", ""]
+             f"{meta['date']} on {meta['machine']}. Files up to {human(meta['max_size'])}; "
+             f"second writer {'on' if meta['second_writer'] else 'off'}; S3 replies held "
+             f"{meta['reply_delay_ms']:g} ms; relist/dir-cache {meta['relist_seconds']:g} s; "
+             f"fresh-cache check every {meta['fresh_every']} cycles and after the last. "
+             "The model and the categories are in the module docstring.", ""]
     for r in results:
         lines.append(f"- **{r.target}**: {r.version}")
     lines += ["", "| | " + " | ".join(r.target for r in results) + " |",
@@ -1176,6 +1268,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settle-timeout", type=float, default=60.0)
     p.add_argument("--relist-seconds", type=float, default=3.0)
     p.add_argument("--no-second-writer", action="store_true")
+    p.add_argument("--reply-delay-ms", type=float, default=20.0,
+                   help="hold every S3 reply this long (the request lands at once): widens the "
+                        "window between an upload landing and the mount recording it (0: direct)")
     p.add_argument("--max-minutes", type=float, default=0.0,
                    help="stop a target after this long (0: no limit); the report says so")
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, caches)")
@@ -1204,6 +1299,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, on_term)
     results: list[TargetResult] = []
     server: LocalS3 | None = None
+    delay: ReplyDelay | None = None
     rc = 0
     try:
         saved = os.dup(2)
@@ -1214,11 +1310,13 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             os.dup2(saved, 2)
             os.close(saved)
+        if args.reply_delay_ms > 0:
+            delay = ReplyDelay(("127.0.0.1", server.port), args.reply_delay_ms / 1000)
         for name in targets:
             cls = BrainfsTarget if name == "brainfs" else RcloneTarget
             tw = work / name
             tw.mkdir()
-            t = cls(server, f"crash-{name}", "mem", tw, args)
+            t = cls(server, delay.url if delay else server.url, f"crash-{name}", "mem", tw, args)
             res = TargetResult(name, version=t.version())
             results.append(res)
             try:
@@ -1238,6 +1336,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         rc = 2
     finally:
+        if delay is not None:
+            delay.stop()
         if server is not None:
             server.stop()
         left = mounts_under(work)
@@ -1252,6 +1352,7 @@ def main(argv: list[str] | None = None) -> int:
                 "machine": f"{platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}",
                 "max_size": args.max_size, "fresh_every": args.fresh_every,
                 "relist_seconds": args.relist_seconds, "second_writer": not args.no_second_writer,
+                "reply_delay_ms": args.reply_delay_ms,
                 "work": str(work) if args.keep else None,
             }
             stem = args.out / f"crash-{args.cycles}-seed{args.seed}"
