@@ -1,8 +1,14 @@
 """One typed configuration object for every brainfs command.
 
-Precedence, lowest first: the defaults below, a TOML file (``$BRAINFS_CONFIG`` or
-``~/.config/brainfs/config.toml``), environment variables (``BRAINFS_*`` plus the standard
-``AWS_*`` ones), then command-line flags (applied by the CLI through :meth:`Config.override`).
+Precedence, lowest first: the defaults below, a TOML file (``$BRAINFS_CONFIG``, else
+``$XDG_CONFIG_HOME/brainfs/config.toml``, else ``~/.config/brainfs/config.toml``),
+environment variables (``BRAINFS_*`` plus the standard ``AWS_*`` ones), then command-line
+flags (applied by the CLI through :meth:`Config.override`). A file named by
+``$BRAINFS_CONFIG`` or ``--config`` must exist (``/dev/null`` or an empty value: no file);
+the default location is optional.
+
+Sizes (``*_bytes`` settings) accept a number of bytes or a number with a unit: ``512M``,
+``2G``, ``1.5GiB`` (K, M, G, T and KiB… are powers of 1024, KB, MB, GB, TB powers of 1000).
 
 This lives at the bottom of the import graph (``backend``) because every layer reads it.
 """
@@ -12,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +34,50 @@ DEFAULT_SECRET_KEY = "brainfs-local-secret"
 
 class ConfigError(ValueError):
     """A configuration value is missing or malformed (one line, shown to the user)."""
+
+
+_SIZE_RE = re.compile(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([kmgtp]?)(i?)(b?)\s*", re.I)
+_SIZE_POWER = {"": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+
+
+def parse_size(value: str | int | float) -> int:
+    """A size in bytes from ``512M``, ``2G``, ``1.5GiB``, ``100KB``, ``4096`` (or a number).
+
+    A bare unit letter and the IEC forms (``KiB``…) are powers of 1024, as in rclone,
+    systemd and ``ls -h``; ``KB``, ``MB``… are powers of 1000. Raises ValueError with a
+    one-line message on anything else (negative sizes included).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not a size: {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise ValueError(f"a size cannot be negative (got {value})")
+        return int(value)
+    m = _SIZE_RE.fullmatch(str(value))
+    if not m:
+        raise ValueError(f"not a size: {value!r} (use a number of bytes, or e.g. 512M, 2G, 1.5GiB)")
+    number, unit, iec, b = m.groups()
+    unit = unit.lower()
+    if iec and not (unit and b):
+        raise ValueError(f"not a size: {value!r} (use a number of bytes, or e.g. 512M, 2G, 1.5GiB)")
+    base = 1000 if (b and unit and not iec) else 1024
+    return int(float(number) * base ** _SIZE_POWER[unit])
+
+
+def _endpoint_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an S3 endpoint, or None."""
+    from urllib.parse import urlsplit
+
+    if not re.match(r"^https?://", url, re.I):
+        return "it needs http:// or https:// in front"
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return "its port is not a number"
+    if not parts.hostname:
+        return "it names no host"
+    return None
 
 
 @dataclass
@@ -48,6 +99,9 @@ class Config:
     read_timeout: float = 10.0
     #: Total attempts per request (1 + retries) on transient errors, with jittered backoff.
     max_attempts: int = 3
+    #: A named profile of ~/.aws/config and ~/.aws/credentials (AWS_PROFILE). Against AWS,
+    #: boto3 reads it itself; with an endpoint (MinIO, R2, …) its key pair is used too.
+    profile: str | None = None
     #: Parallel requests for batch fetches: S3 latency is per request, so preload throughput
     #: is bounded by concurrency; 32 keeps a 2,000-file preload near 1 s at 20 ms RTT
     #: without tripping S3's per-prefix rate limits.
@@ -116,6 +170,11 @@ class Config:
     #: How often a mount lists the corpus again to see what others (dream, another mount)
     #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
     relist_seconds: float = 60.0
+    #: The mount's log (CACHE_DIR/mount.log) is rotated at this size, keeping this many old
+    #: files: a mount running for months keeps at most 4 MiB of log, and a day of INFO
+    #: lines (a few hundred bytes per relist or recall) fits in one file.
+    log_max_bytes: int = 1024**2
+    log_backups: int = 3
 
     # --- dream's synthesizer -------------------------------------------------------------
     #: ``deterministic`` (offline, reproducible: the default) or ``llm`` (an
@@ -148,20 +207,20 @@ class Config:
         """Defaults, then the TOML file, then the environment."""
         env = dict(os.environ if env is None else env)
         cfg = cls()
-        if path is not None and not path.is_file():
-            raise ConfigError(f"config file {path} does not exist")
-        toml_path = path or Path(
-            env.get("BRAINFS_CONFIG", Path.home() / ".config" / "brainfs" / "config.toml")
-        )
-        if toml_path.is_file():
+        toml_path = config_path(path, env)
+        if toml_path is not None:
             try:
                 data = tomllib.loads(toml_path.read_text())
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
                 raise ConfigError(f"{toml_path}: not valid TOML: {e}") from None
+            except OSError as e:
+                raise ConfigError(f"config file {toml_path}: {e.strerror or e}") from None
             cfg = cfg.override(**data)
         overrides: dict[str, Any] = {}
         if env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"):
             overrides["endpoint_url"] = env.get("AWS_ENDPOINT_URL_S3") or env["AWS_ENDPOINT_URL"]
+        if env.get("AWS_PROFILE"):
+            overrides["profile"] = env["AWS_PROFILE"]
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             overrides["region"] = region
@@ -184,6 +243,8 @@ class Config:
                 secret_key=env.get("AWS_SECRET_ACCESS_KEY"),
                 session_token=env.get("AWS_SESSION_TOKEN"),
             )
+        elif cfg.profile and cfg.endpoint_url and not cfg.access_key:
+            cfg = _with_profile_keys(cfg, env)
         return cfg
 
     def override(self, **values: Any) -> "Config":
@@ -196,6 +257,14 @@ class Config:
             if name not in known:
                 raise ConfigError(f"unknown setting {name!r}")
             setattr(out, name, _coerce(name, known[name].type, value))
+        if out.endpoint_url is not None:
+            out.endpoint_url = out.endpoint_url.strip() or None
+        if out.endpoint_url is not None:
+            problem = _endpoint_problem(out.endpoint_url)
+            if problem:
+                raise ConfigError(f"the S3 endpoint {out.endpoint_url!r} (AWS_ENDPOINT_URL or "
+                                  f"endpoint_url) is not a URL: {problem}, e.g. "
+                                  f"http://{out.endpoint_url.split('://')[-1]}")
         return out
 
     def credentials(self) -> tuple[str, str, str | None]:
@@ -217,8 +286,59 @@ class Config:
         return base / hashlib.sha256(ident).hexdigest()[:16]
 
 
+def config_path(path: Path | None, env: dict[str, str]) -> Path | None:
+    """The TOML file to read: ``path`` (--config) or ``$BRAINFS_CONFIG``, which must exist,
+    else the default location when it exists. ``/dev/null`` or an empty BRAINFS_CONFIG
+    means no file."""
+    named = path if path is not None else env.get("BRAINFS_CONFIG")
+    if named is not None:
+        source = "--config" if path is not None else "BRAINFS_CONFIG"
+        if str(named).strip() in ("", os.devnull):
+            return None
+        p = Path(named).expanduser()
+        if not p.exists():
+            raise ConfigError(f"config file {p} ({source}) does not exist")
+        if p.is_dir():
+            raise ConfigError(f"config file {p} ({source}) is a directory")
+        return p
+    home = Path(env.get("HOME") or Path.home())
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME", "").startswith("/") else home / ".config"
+    default = base / "brainfs" / "config.toml"
+    return default if default.is_file() else None
+
+
+def _with_profile_keys(cfg: Config, env: dict[str, str]) -> Config:
+    """The key pair of ``cfg.profile`` from the shared AWS files (an endpoint is set, so
+    the store is given explicit keys and would otherwise use the embedded default)."""
+    import botocore.exceptions
+    import botocore.session
+
+    session = botocore.session.Session(profile=cfg.profile)
+    for var, name in (("credentials_file", "AWS_SHARED_CREDENTIALS_FILE"),
+                      ("config_file", "AWS_CONFIG_FILE")):
+        if env.get(name):
+            session.set_config_variable(var, env[name])
+    try:
+        creds = session.get_credentials()
+    except botocore.exceptions.ProfileNotFound:
+        raise ConfigError(f"AWS profile {cfg.profile!r} (AWS_PROFILE) is not in ~/.aws/config "
+                          "or ~/.aws/credentials") from None
+    except botocore.exceptions.BotoCoreError as e:
+        raise ConfigError(f"AWS profile {cfg.profile!r}: {e}") from None
+    if creds is None:
+        raise ConfigError(f"AWS profile {cfg.profile!r} (AWS_PROFILE) has no key pair")
+    frozen = creds.get_frozen_credentials()
+    return dataclasses.replace(cfg, access_key=frozen.access_key, secret_key=frozen.secret_key,
+                               session_token=frozen.token)
+
+
 def _coerce(name: str, typ: Any, value: Any) -> Any:
     t = str(typ)
+    if name.endswith("_bytes") and t.startswith("int"):
+        try:
+            return parse_size(value)
+        except ValueError as e:
+            raise ConfigError(f"setting {name}: {e}") from None
     try:
         if "list[str]" in t:
             if isinstance(value, str):

@@ -105,22 +105,39 @@ class ObjectStore:
             if code == "NoSuchBucket":
                 return NoSuchBucket(f"bucket {self.url.bucket!r} does not exist")
             if code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch", "403"):
-                return AccessDenied(f"{what}: access denied ({code})")
+                return AccessDenied(f"{what}: access denied ({code}); check AWS_ACCESS_KEY_ID and "
+                                    "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE")
             if code in ("PreconditionFailed", "412", "ConditionalRequestConflict") or status in (
                 409,
                 412,
             ):
                 return PreconditionFailed(f"{what}: object changed concurrently")
             return Unavailable(f"{what}: server error {status} {code}")
+        endpoint = self.cfg.endpoint_url or "AWS S3"
+        if isinstance(e, botocore.exceptions.SSLError):
+            text = str(e)
+            if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
+                return Unavailable(f"{what}: {endpoint} does not speak TLS; if it is a plain HTTP "
+                                   "server, use http:// in AWS_ENDPOINT_URL")
+            if "CERTIFICATE_VERIFY_FAILED" in text:
+                return Unavailable(f"{what}: the certificate of {endpoint} is not trusted (name "
+                                   "its CA file in AWS_CA_BUNDLE)")
+            return Unavailable(f"{what}: TLS with {endpoint} failed; check https:// in "
+                               "AWS_ENDPOINT_URL")
         if isinstance(e, botocore.exceptions.EndpointConnectionError):
-            return Unavailable(f"{what}: cannot reach {self.cfg.endpoint_url or 'AWS S3'}")
+            hint = ("is the S3 server running there? (AWS_ENDPOINT_URL)" if self.cfg.endpoint_url
+                    else "is the network up?")
+            return Unavailable(f"{what}: cannot reach {endpoint}; {hint}")
         if isinstance(e, (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError)):
-            return Unavailable(f"{what}: timed out")
+            return Unavailable(f"{what}: {endpoint} timed out")
         if isinstance(e, botocore.exceptions.NoCredentialsError):
-            return AccessDenied("no AWS credentials found")
-        if isinstance(e, (botocore.exceptions.BotoCoreError, OSError)):
-            return Unavailable(f"{what}: {type(e).__name__}")
-        return Unavailable(f"{what}: {type(e).__name__}: {e}")
+            return AccessDenied("no AWS credentials found (set AWS_ACCESS_KEY_ID and "
+                                "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)")
+        if isinstance(e, botocore.exceptions.BotoCoreError):
+            return Unavailable(f"{what}: {e}")
+        if isinstance(e, OSError):
+            return Unavailable(f"{what}: {e.strerror or e}")
+        return Unavailable(f"{what}: {e or type(e).__name__}")
 
     def _key(self, path: str) -> str:
         return self.url.key(path)
@@ -163,7 +180,9 @@ class ObjectStore:
         except botocore.exceptions.ClientError as e:
             status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
             if status == 404:
-                raise NoSuchBucket(f"bucket {self.url.bucket!r} does not exist") from None
+                raise NoSuchBucket(f"bucket {self.url.bucket!r} does not exist at "
+                                   f"{self.cfg.endpoint_url or 'AWS S3'} (check the URL; "
+                                   "`brainfs import` creates it)") from None
             raise self._map(e, f"bucket {self.url.bucket}") from None
         except Exception as e:  # noqa: BLE001
             raise self._map(e, f"bucket {self.url.bucket}") from None

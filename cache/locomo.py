@@ -60,6 +60,70 @@ _DIA_RE = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)", re.I)
 _REF_TURN_RE = re.compile(r"(?:^|/)sessions/([^/]+)/transcript\.md#(.+)$")
 
 
+# --------------------------------------------------------------------------- input
+
+class LocomoInputError(ValueError):
+    """The eval file is not LoCoMo data; the message names the file and what is wrong."""
+
+
+def _type_name(v: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", int: "a number",
+            float: "a number", bool: "true/false", type(None): "null"}.get(type(v), type(v).__name__)
+
+
+def read_samples(path: Path) -> list[dict[str, Any]]:
+    """The samples of a LoCoMo-format file (a list of samples, or one sample), checked
+    for the shape :func:`evaluate` reads; raises :class:`LocomoInputError` otherwise."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise LocomoInputError(f"{path}: not UTF-8 text (expected LoCoMo JSON)") from None
+    except OSError as e:
+        raise LocomoInputError(f"{path}: {e.strerror or e}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise LocomoInputError(f"{path}: not valid JSON: {e.msg} at line {e.lineno}, "
+                               f"column {e.colno}") from None
+    if isinstance(data, dict):
+        data = [data]
+    if not isinstance(data, list):
+        raise LocomoInputError(f"{path}: expected a list of LoCoMo samples (objects with "
+                               f"'conversation' and 'qa'), found {_type_name(data)}")
+    for i, sample in enumerate(data):
+        where = f"{path}: sample {i + 1}"
+        if not isinstance(sample, dict):
+            raise LocomoInputError(f"{where} is {_type_name(sample)}, expected an object with "
+                                   "'conversation' and 'qa'")
+        if sample.get("sample_id"):
+            where += f" ({sample['sample_id']})"
+        conv = sample.get("conversation")
+        if not isinstance(conv, dict):
+            raise LocomoInputError(f"{where}: 'conversation' is "
+                                   f"{'missing' if conv is None else _type_name(conv)}, expected "
+                                   "an object with session_1, session_2, …")
+        if not _sessions(conv):
+            raise LocomoInputError(f"{where}: the conversation has no sessions (session_1, … "
+                                   "lists of turns)")
+        for n in _sessions(conv):
+            for j, turn in enumerate(conv[f"session_{n}"]):
+                if not isinstance(turn, dict):
+                    raise LocomoInputError(f"{where}: session_{n} turn {j + 1} is "
+                                           f"{_type_name(turn)}, expected an object with "
+                                           "'speaker', 'dia_id' and 'text'")
+        qa = sample.get("qa", [])
+        if not isinstance(qa, list):
+            raise LocomoInputError(f"{where}: 'qa' is {_type_name(qa)}, expected a list of questions")
+        for j, q in enumerate(qa):
+            if not isinstance(q, dict):
+                raise LocomoInputError(f"{where}: question {j + 1} is {_type_name(q)}, expected "
+                                       "an object with 'question', 'category' and 'evidence'")
+            if q.get("category") in CATEGORIES and not isinstance(q.get("question"), str):
+                raise LocomoInputError(f"{where}: question {j + 1} has no 'question' text")
+    return data
+
+
 # --------------------------------------------------------------------------- conversion
 
 def parse_locomo_date(value: str) -> str | None:
@@ -326,9 +390,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
     on stderr. ``conversations`` keeps only the samples with these ids (e.g. a held-out
     subset), applied before ``limit_conversations``.
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if isinstance(data, dict):
-        data = [data]
+    data = read_samples(path)
     if conversations is not None:
         wanted = set(conversations)
         data = [s for s in data if str(s.get("sample_id")) in wanted]

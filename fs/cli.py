@@ -1,7 +1,8 @@
 """The ``brainfs`` command line (a contract: scripts, tests and users rely on it).
 
 Every command exits non-zero with one human-readable line on bad input. Long work shows a
-progress bar on a terminal and stays quiet otherwise.
+progress bar on a terminal and stays quiet otherwise. ``-v``/``-q`` and ``--log-format``
+are accepted before or after the command and reach the mount daemon.
 """
 
 from __future__ import annotations
@@ -12,17 +13,28 @@ import json
 import logging
 import os
 import signal
+import struct
 import subprocess
 import sys
+import textwrap
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
-from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, Config, ConfigError
-from brainfs.backend.errors import BackendError, NoSuchBucket
+from brainfs.backend.config import (
+    DEFAULT_ACCESS_KEY,
+    DEFAULT_SECRET_KEY,
+    Config,
+    ConfigError,
+    parse_size,
+)
+from brainfs.backend.errors import BackendError, NoSuchBucket, NoSuchKey
 from brainfs.backend.keys import CorpusURL, path_problem
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import CacheError
+
+from . import logfmt
 
 log = logging.getLogger("brainfs")
 
@@ -31,11 +43,33 @@ class UsageError(Exception):
     """Bad input from the user (one line)."""
 
 
+#: Set from -q: no progress bars, no warnings (errors only).
+_QUIET = False
+
+
+def version() -> str:
+    """The installed distribution's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("brainfs")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _warn(message: str) -> None:
+    """One warning line on stderr (silenced by -q)."""
+    if not _QUIET:
+        print(f"brainfs: warning: {message}", file=sys.stderr, flush=True)
+
+
 def _progress(total: int, desc: str):
-    """A tqdm bar on a terminal, a silent stand-in otherwise."""
+    """A tqdm bar on a terminal, a silent stand-in otherwise (and with -q)."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="file", disable=not sys.stderr.isatty(), leave=False)
+    return tqdm(total=total, desc=desc, unit="file", leave=False,
+                disable=_QUIET or not sys.stderr.isatty())
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -56,6 +90,36 @@ def _open_corpus(args: argparse.Namespace) -> tuple[Config, CorpusURL, ObjectSto
     store = ObjectStore(url, cfg)
     store.check()
     return cfg, url, store
+
+
+def _is_empty(store: ObjectStore) -> bool:
+    """True when the corpus holds no object at all (one LIST page at most)."""
+    return next(iter(store.list()), None) is None
+
+
+def _neighbours(url: CorpusURL, cfg: Config) -> list[str]:
+    """The prefixes beside ``url``'s in its bucket (for a "did you mean" hint)."""
+    parent = url.prefix.rsplit("/", 1)[0] if "/" in url.prefix else ""
+    try:
+        st = ObjectStore(CorpusURL.parse(f"s3://{url.bucket}/{parent}"), cfg)
+        try:
+            dirs, _ = st.list_dir("")
+        finally:
+            st.close()
+    except BackendError:
+        return []
+    return [f"s3://{url.bucket}/{parent + '/' if parent else ''}{d}" for d in dirs if d != ".brainfs"]
+
+
+def _empty_hint(url: CorpusURL, cfg: Config) -> str:
+    import difflib
+
+    near = _neighbours(url, cfg)
+    if not near:
+        return ""
+    close = difflib.get_close_matches(str(url), near, n=3, cutoff=0.5)
+    shown = close or near[:5]
+    return f"; {'did you mean' if close else 'the bucket holds'} {', '.join(shown)}" + ("?" if close else "")
 
 
 # ---------------------------------------------------------------------------- s3 serve
@@ -88,37 +152,87 @@ def cmd_import(args: argparse.Namespace) -> int:
         problem = path_problem(rel)
         if problem or rel.startswith(".brainfs/") or rel.startswith(".git/"):
             if problem:
-                print(f"skipping {rel!r}: {problem}", file=sys.stderr)
+                _warn(f"skipping {rel!r}: {problem}")
                 skipped_bad += 1
             continue
         todo.append((rel, p))
     uploaded = unchanged = 0
+    # Ctrl-C stops the workers: files not started yet are left for the next run, the
+    # uploads in flight finish (a second Ctrl-C abandons them).
+    stop = threading.Event()
 
-    def put(rel: str, p: Path) -> bool:
+    def put(rel: str, p: Path) -> bool | None:
+        if stop.is_set():
+            return None
         data = p.read_bytes()
         if remote.get(rel) == hashlib.md5(data).hexdigest():
             return False
         store.put(rel, data)
         return True
 
+    def on_sigint(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nbrainfs: stopping: letting the uploads in flight finish (Ctrl-C again to "
+              "abandon them)", file=sys.stderr, flush=True)
+
     bar = _progress(len(todo), "import")
-    with ThreadPoolExecutor(max_workers=cfg.max_workers) as pool:
-        futures = [pool.submit(put, rel, p) for rel, p in todo]
-        for f in as_completed(futures):
-            if f.result():
-                uploaded += 1
-            else:
-                unchanged += 1
-            bar.update(1)
-    bar.close()
+    old_handler = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        with ThreadPoolExecutor(max_workers=cfg.max_workers) as pool:
+            futures = [pool.submit(put, rel, p) for rel, p in todo]
+            for f in as_completed(futures):
+                # After Ctrl-C the queued tasks return None at once (cancelling them
+                # instead would leave as_completed waiting for them forever).
+                r = f.result()
+                if r is True:
+                    uploaded += 1
+                elif r is False:
+                    unchanged += 1
+                bar.update(1)
+    finally:
+        signal.signal(signal.SIGINT, old_handler)
+        bar.close()
+    if stop.is_set():
+        left = len(todo) - uploaded - unchanged
+        print(f"import of {src} into {url} interrupted: {uploaded} uploaded, {unchanged} "
+              f"unchanged, {left} not done; run the same command again to finish (the preload "
+              f"pack is built then)", file=sys.stderr)
+        return 130
     print(f"imported {src} into {url}: {uploaded} uploaded, {unchanged} unchanged"
           + (f", {skipped_bad} refused names" if skipped_bad else ""))
-    if uploaded:
+    if uploaded or not _pack_is_current(store, cfg):
         from brainfs.cache.pack import build_pack
 
         stats = build_pack(store, cfg)
         print(f"preload pack: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB")
     return 0
+
+
+def _pack_is_current(store: ObjectStore, cfg: Config) -> bool:
+    """Whether ``.brainfs/preload.pack`` holds exactly what the preload rules pick from the
+    corpus as listed now (its manifest read with two ranged GETs, never the bodies)."""
+    from brainfs.cache.catalog import FileRow
+    from brainfs.cache.pack import MAGIC, PACK_KEY
+    from brainfs.cache.workingset import INTERNAL_PREFIX, select_preload
+
+    rows = [FileRow(o.path, o.size, o.mtime, o.etag) for o in store.list()
+            if not o.path.startswith(INTERNAL_PREFIX + "/")]
+    chosen = select_preload(rows, cfg)
+    try:
+        head, _ = store.get(PACK_KEY, (0, 16))
+    except NoSuchKey:
+        return not chosen
+    if len(head) < 16 or head[:8] != MAGIC:
+        return False
+    (mlen,) = struct.unpack(">Q", head[8:16])
+    try:
+        manifest = json.loads(store.get(PACK_KEY, (16, 16 + mlen))[0])
+    except ValueError:
+        return False
+    etags = {r.path: r.etag for r in rows}
+    return [(p, e) for p, e, _ in manifest] == [(p, etags[p]) for p in chosen]
 
 
 # ---------------------------------------------------------------------------- sample
@@ -141,37 +255,93 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- mount
+def _check_new_mountpoint(mp: Path) -> None:
+    """A mountpoint must exist already, as for mount(8): a typo must not create a
+    directory and mount there."""
+    if not mp.exists() and not mp.is_symlink():
+        raise UsageError(f"mountpoint {mp} does not exist (create it first: mkdir -p {mp})")
+
+
 def cmd_mount(args: argparse.Namespace) -> int:
     from brainfs.fs.daemon import MountError, check_mountpoint, run_foreground
 
     cfg = _config(args)
     url = CorpusURL.parse(args.url)
     mp = Path(args.mountpoint)
-    if args.naive:
-        from brainfs.fs.naive import run_naive
-
+    if not args.foreground:
+        # The daemon re-checks all of this; checking here gives the error at once.
+        _check_new_mountpoint(mp)
         check_mountpoint(mp)
-        if not args.foreground:
-            return _spawn_daemon(args, cfg, url, mp)
-        return run_naive(url, mp, cfg, _notifier(args.notify_fd))
-    if args.foreground:
-        _setup_logging(args.verbose)
-        notify = _notifier(args.notify_fd)
-        try:
-            return run_foreground(url, mp, cfg, notify)
-        except (MountError, BackendError, CacheError, OSError) as e:
-            notify(f"error {e}")
-            raise
-    check_mountpoint(mp)
-    return _spawn_daemon(args, cfg, url, mp)
+        _check_corpus_for_mount(url, cfg)
+        return _spawn_daemon(args, cfg, url, mp)
+    notify = _notifier(args.notify_fd)
+    try:
+        _check_new_mountpoint(mp)
+        if args.notify_fd is None:
+            # Started in the foreground by hand (or by systemd): warn here. Behind
+            # _spawn_daemon the parent has warned already.
+            _check_corpus_for_mount(url, cfg)
+        log.debug("mounting %s at %s with %s", url, mp.resolve(), _safe_config(cfg))
+        if args.naive:
+            from brainfs.fs.naive import run_naive
+
+            check_mountpoint(mp)
+            return run_naive(url, mp, cfg, notify)
+        return run_foreground(url, mp, cfg, notify)
+    except (UsageError, MountError, BackendError, CacheError, ConfigError, OSError) as e:
+        notify(f"error {e}")
+        raise
+    finally:
+        notify("stopping")
+
+
+def _check_corpus_for_mount(url: CorpusURL, cfg: Config) -> None:
+    """The bucket must exist; an empty prefix mounts (a new memory starts empty, as with
+    rclone and mount-s3) but is named, since it is more often a typo."""
+    store = ObjectStore(url, cfg)
+    try:
+        store.check()
+        if _is_empty(store):
+            _warn(f"{url} holds no files: mounting an empty memory{_empty_hint(url, cfg)}")
+    finally:
+        store.close()
+
+
+def _safe_config(cfg: Config) -> dict:
+    """The settings for a debug line, secrets left out."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if f.name in ("secret_key", "session_token", "llm_api_key", "access_key"):
+            v = "(set)" if v else None
+        out[f.name] = str(v) if isinstance(v, Path) else v
+    return out
 
 
 def _notifier(fd: int | None):
-    if fd is None:
-        return lambda line: None
-    stream = os.fdopen(fd, "w", buffering=1)
+    """Progress/ready/error lines to the parent's pipe (behind ``_spawn_daemon``), and
+    readiness to systemd (``Type=notify``: READY=1 once the mount is usable)."""
+    from brainfs.fs.mounthelper import sd_notify
+
+    stream = os.fdopen(fd, "w", buffering=1) if fd is not None else None
 
     def say(line: str) -> None:
+        kind, _, rest = line.partition(" ")
+        if kind == "ready":
+            sd_notify(f"READY=1\nMAINPID={os.getpid()}\nSTATUS=mounted")
+        elif kind == "error":
+            sd_notify(f"STATUS=error: {rest.splitlines()[0] if rest else ''}")
+        elif kind == "stopping":
+            sd_notify("STOPPING=1")
+            return
+        elif kind == "progress":
+            parts = rest.split()
+            if len(parts) == 3:
+                sd_notify(f"STATUS={parts[0]} {parts[1]}/{parts[2]}")
+        if stream is None:
+            return
         try:
             stream.write(line.replace("\n", " ") + "\n")
         except OSError:
@@ -185,9 +355,14 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
     cache_dir = cfg.cache_dir_for(url.bucket, url.prefix)
     cache_dir.mkdir(parents=True, exist_ok=True)
     log_path = cache_dir / "mount.log"
+    err_path = cache_dir / "mount.stderr"
     r, w = os.pipe()
     argv = [sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp), "--foreground",
-            "--notify-fd", str(w)]
+            "--notify-fd", str(w), "--log-file", str(log_path), "--log-format", args.log_format]
+    if args.verbose:
+        argv.append("-" + "v" * args.verbose)
+    if args.quiet:
+        argv.append("-q")
     for flag, value in (("--cache-dir", args.cache_dir), ("--preload-budget", args.preload_budget),
                         ("--config", args.config)):
         if value is not None:
@@ -200,9 +375,11 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         argv.append("--read-only")
     if args.preload_background:
         argv.append("--preload-background")
-    with open(log_path, "ab") as logf:
-        child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=logf,
-                                 stderr=logf, start_new_session=True)
+    # The log proper is mount.log (rotated by the daemon); what escapes logging (a crash
+    # in C code, an interpreter error) lands in mount.stderr, emptied at each start.
+    with open(err_path, "wb") as errf:
+        child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=errf,
+                                 stderr=errf, start_new_session=True)
     os.close(w)
     bar = None
     with os.fdopen(r) as pipe:
@@ -218,8 +395,9 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
                 if bar:
                     bar.close()
                 t = json.loads(rest or "{}")
-                print(f"mounted {url} at {mp} (pid {child.pid}; {t.get('preload_files', 0)} files "
-                      f"preloaded in {t.get('preload_s', 0):.2f}s; log {log_path})")
+                if not _QUIET:
+                    print(f"mounted {url} at {mp} (pid {child.pid}; {t.get('preload_files', 0)} "
+                          f"files preloaded in {t.get('preload_s', 0):.2f}s; log {log_path})")
                 return 0
             elif kind == "error":
                 if bar:
@@ -227,14 +405,17 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
                 child.wait(timeout=30)
                 raise UsageError(rest)
     child.wait(timeout=30)
-    raise UsageError(f"the mount daemon exited with status {child.returncode}; see {log_path}")
+    raise UsageError(f"the mount daemon exited with status {child.returncode}; see {log_path} "
+                     f"and {err_path}")
 
 
 def _status_of(mp: Path) -> dict:
     try:
         return json.loads((mp / ".brainfs" / "status").read_text())
-    except (OSError, ValueError) as e:
-        raise UsageError(f"{mp} is not a running brainfs mount ({e.__class__.__name__})") from None
+    except OSError as e:
+        raise UsageError(f"{mp} is not a running brainfs mount ({e.strerror or 'no status'})") from None
+    except ValueError:
+        raise UsageError(f"{mp} is not a running brainfs mount (its status is not JSON)") from None
 
 
 def cmd_umount(args: argparse.Namespace) -> int:
@@ -291,7 +472,7 @@ def _embedder_or_none(cfg: Config, quiet: bool = False):
         return load_embedder(cfg.embedder)
     except EmbedderUnavailable as e:
         if not quiet:
-            print(f"warning: {e}; building keyword (BM25) search only", file=sys.stderr)
+            _warn(f"{e}; building keyword (BM25) search only")
         return None
 
 
@@ -323,25 +504,12 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
+    if not args.query.strip():
+        raise UsageError('empty query: give the question to recall, e.g. brainfs recall "where did I meet Ana"')
+    if args.mount and args.url:
+        raise UsageError("give either --mount MOUNTPOINT or a corpus URL, not both")
     if args.mount:
-        # A file name cannot hold "/": it travels as U+2215 and the daemon turns it back.
-        name = args.query.replace("/", "\u2215")
-        if not name.strip():
-            raise UsageError("empty query")
-        if len(name.encode()) > 250:
-            raise UsageError("query too long for a file name (250 bytes); pass the corpus URL instead")
-        target = Path(args.mount) / ".recall" / (name + (".json" if args.json else ""))
-        try:
-            out = target.read_text()
-        except OSError as e:
-            raise UsageError(f"recall through {args.mount} failed: {e.strerror or e}") from None
-        if args.json:
-            data = json.loads(out)
-            if args.k and "cards" in data:
-                data["cards"] = data["cards"][: args.k]
-            out = json.dumps(data, indent=2) + "\n"
-        sys.stdout.write(out)
-        return 0
+        return _recall_through_mount(args)
     if not args.url:
         raise UsageError("give --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
     from brainfs.cache.recaller import Recaller, download_index
@@ -364,12 +532,53 @@ def cmd_recall(args: argparse.Namespace) -> int:
     return 0
 
 
+def _recall_through_mount(args: argparse.Namespace) -> int:
+    """Ask the mount's ``.recall/<question>.json`` (the mount materializes the files behind
+    the hits) and print the first ``-k`` cards, as JSON or as the same synthesis text."""
+    from brainfs.cache.retrieval import Card, RecallResult, render_synthesis
+
+    # A file name cannot hold "/": it travels as U+2215 and the daemon turns it back.
+    name = args.query.replace("/", "\u2215")
+    if len(name.encode()) + len(".json") > 255:
+        raise UsageError("query too long for a file name (250 bytes); pass the corpus URL instead")
+    mp = Path(args.mount)
+    _status_of(mp)  # "not a running brainfs mount" rather than a bare ENOENT
+    target = mp / ".recall" / (name + ".json")
+    try:
+        data = json.loads(target.read_text())
+    except OSError as e:
+        raise UsageError(f"recall through {mp} failed: {e.strerror or e}") from None
+    except ValueError:
+        raise UsageError(f"recall through {mp} failed: the mount's answer is not JSON") from None
+    if "error" in data and "cards" not in data:
+        raise UsageError(f"recall through {mp}: {data['error']}")
+    if args.k:
+        data["cards"] = data.get("cards", [])[: args.k]
+    if args.json:
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return 0
+    fields = set(Card.__dataclass_fields__)
+    cards = [Card(**{k: v for k, v in c.items() if k in fields}) for c in data.get("cards", [])]
+    result = RecallResult(query=data.get("query", args.query), mode=data.get("mode", ""),
+                          cards=cards, timings=data.get("timings", {}), why=data.get("why", ""),
+                          terms=data.get("terms", []))
+    text = render_synthesis(result, data.get("materialized", []))
+    if data.get("failed"):
+        text += "\n\nCould not fetch: " + ", ".join(sorted(data["failed"])) + "\n"
+    sys.stdout.write(text)
+    return 0
+
+
 def cmd_eval_locomo(args: argparse.Namespace) -> int:
-    from brainfs.cache.locomo import evaluate
+    from brainfs.cache.locomo import LocomoInputError, evaluate, read_samples
 
     path = Path(args.file)
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
+    try:
+        read_samples(path)  # a malformed file fails here, before any model loads
+    except LocomoInputError as e:
+        raise UsageError(str(e)) from None
     extra = {}
     if not args.no_wiki:
         # The ablation of the seed: the same hybrid retrieval plus the wiki dream builds
@@ -378,8 +587,13 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
         from brainfs.dream.locomo import build_wiki
 
         extra["hybrid+wiki"] = wiki_retriever(build_wiki)
-    result = evaluate(path, limit_conversations=args.conversations, limit_questions=args.questions,
-                      progress=sys.stderr.isatty() and not args.json, extra_retrievers=extra)
+    try:
+        result = evaluate(path, limit_conversations=args.conversations,
+                          limit_questions=args.questions,
+                          progress=sys.stderr.isatty() and not args.json and not _QUIET,
+                          extra_retrievers=extra)
+    except LocomoInputError as e:
+        raise UsageError(str(e)) from None
     if args.json:
         print(json.dumps(result))
         return 0
@@ -398,6 +612,9 @@ def cmd_dream(args: argparse.Namespace) -> int:
     from brainfs.dream.sync import LeaseHeld, run_s3
 
     cfg, url, store = _open_corpus(args)
+    if _is_empty(store):
+        raise UsageError(f"{url} holds no files: nothing to dream about (import a memory first: "
+                         f"brainfs import DIR {url}){_empty_hint(url, cfg)}")
     try:
         synth = synthesizer_from_config(cfg, args.synth)
     except ConfigError as e:
@@ -471,6 +688,17 @@ def cmd_graph(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- context
+#: The answer's room when --reserve is not given: a quarter of the budget, at most 2,000
+#: tokens (an answer does not grow with the context: 8,000 → 2,000, 2,000 → 500).
+RESERVE_SHARE = 0.25
+RESERVE_MAX = 2000
+
+
+def default_reserve(budget: int) -> int:
+    """The reserve used when the user gives none."""
+    return min(RESERVE_MAX, int(budget * RESERVE_SHARE))
+
+
 def cmd_context(args: argparse.Namespace) -> int:
     """Assemble the context for one turn: lanes under a token budget, with reasons."""
     from brainfs.cache.context import MemorySource, StoreSource, assemble
@@ -483,7 +711,9 @@ def cmd_context(args: argparse.Namespace) -> int:
         raise UsageError("empty task")
     if args.budget <= 0:
         raise UsageError(f"--budget must be a positive number of tokens (got {args.budget})")
-    if args.reserve < 0 or args.reserve >= args.budget:
+    if args.reserve is None:
+        args.reserve = default_reserve(args.budget)
+    elif args.reserve < 0 or args.reserve >= args.budget:
         raise UsageError(f"--reserve must be at least 0 and below the budget {args.budget} (got {args.reserve})")
     cfg = _config(args)
     spec = cfg.embedder or "auto"
@@ -518,8 +748,8 @@ def cmd_context(args: argparse.Namespace) -> int:
     if index_path is not None and index_path.is_file():
         index = SearchIndex(index_path)
     else:
-        print("warning: no search index found; the cards, thread and files lanes stay empty "
-              "(run `brainfs index s3://B/P`, or pass --index FILE)", file=sys.stderr)
+        _warn("no search index found; the cards, thread and files lanes stay empty "
+              "(run `brainfs index s3://B/P`, or pass --index FILE)")
     try:
         window = assemble(args.task, make(index), budget=args.budget, reserve=args.reserve,
                           stale_days=cfg.stale_days, k=args.k, drop_stale=args.drop_stale)
@@ -552,97 +782,211 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------- plumbing
-def _setup_logging(verbose: bool) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.INFO,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    logging.getLogger("botocore").setLevel(logging.WARNING)
-    logging.getLogger("urllib3").setLevel(logging.WARNING)
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Defaults shown after each help text (unless None/False or already in the text);
+    epilogs (the examples) printed as written."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if ("%(default)" in text or "default:" in text or action.default in (None, False)
+                or action.default is argparse.SUPPRESS
+                or (not action.option_strings and action.nargs not in ("?", "*"))):
+            return text
+        return text + " (default: %(default)s)"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: ``brainfs recall: error: … (see brainfs recall --help)``."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 (got {n})")
+    return n
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _common(defaults: bool) -> argparse.ArgumentParser:
+    """The options every command accepts, before or after its name. The subcommands'
+    copies default to SUPPRESS so that a value given before the command survives."""
+    d = (lambda v: v) if defaults else (lambda v: argparse.SUPPRESS)  # noqa: E731
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("common options (before or after the command)")
+    g.add_argument("-v", "--verbose", action="count", default=d(0),
+                   help="more output: debug lines (in a mount's log too); -vvv adds the S3 "
+                   "library's own debug lines")
+    g.add_argument("-q", "--quiet", action="count", default=d(0),
+                   help="errors only: no progress bars, no warnings, no log lines below ERROR")
+    g.add_argument("--log-format", choices=("text", "json"), default=d("text"),
+                   help="log lines as 'TIME LEVEL LOGGER: message key=value' or as one JSON "
+                   "object per line")
+    g.add_argument("--config", metavar="FILE", default=d(None),
+                   help="TOML config file (default: $BRAINFS_CONFIG, else "
+                   "$XDG_CONFIG_HOME/brainfs/config.toml, else ~/.config/brainfs/config.toml)")
+    return p
+
+
+URL_HELP = "the corpus: bucket and prefix (endpoint from AWS_ENDPOINT_URL)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used to render --help in the README)."""
-    p = argparse.ArgumentParser(
+    fmt = HelpFormatter
+    common = _common(defaults=False)
+    p = Parser(
         prog="brainfs",
-        description="An agent's long-term memory as a filesystem over S3. A corpus is named "
-        "s3://BUCKET/PREFIX; the endpoint comes from AWS_ENDPOINT_URL, credentials from the "
-        f"standard AWS variables (default key pair {DEFAULT_ACCESS_KEY}/{DEFAULT_SECRET_KEY} "
-        "for the embedded server).",
+        formatter_class=fmt,
+        parents=[_common(defaults=True)],
+        description=textwrap.fill(
+            "An agent's long-term memory as a filesystem over S3. A corpus is named "
+            "s3://BUCKET/PREFIX; the endpoint comes from AWS_ENDPOINT_URL (unset: AWS), "
+            "credentials from the standard AWS variables and AWS_PROFILE (default key pair "
+            f"{DEFAULT_ACCESS_KEY}/{DEFAULT_SECRET_KEY} for the embedded server).", 88),
+        epilog="examples:\n"
+        "  brainfs demo                                 # everything on the embedded S3 server\n"
+        "  brainfs import ./memory s3://memory/alice\n"
+        "  brainfs mount s3://memory/alice ~/memory\n"
+        '  brainfs recall "where did I meet Ana" --mount ~/memory\n'
+        "  brainfs COMMAND --help                       # a command's options and examples",
     )
-    p.add_argument("--config", help="TOML config file (default ~/.config/brainfs/config.toml)")
-    p.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    p.add_argument("-V", "--version", action="version", version=f"brainfs {version()}",
+                   help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
 
-    s3 = sub.add_parser("s3", help="the embedded S3 server").add_subparsers(dest="s3cmd", required=True)
-    sv = s3.add_parser("serve", help="serve a local directory as S3 (rclone serve s3), in the foreground")
-    sv.add_argument("--root", required=True, help="directory whose subfolders are the buckets")
-    sv.add_argument("--port", type=int, default=9000)
-    sv.add_argument("--host", default="127.0.0.1")
+    def command(parent, name: str, help: str, examples: list[str], **kw) -> argparse.ArgumentParser:
+        epilog = "examples:\n" + "\n".join(f"  {e}" for e in examples) if examples else None
+        desc = kw.pop("description", help[:1].upper() + help[1:] + ".")
+        return parent.add_parser(name, help=help, description=textwrap.fill(desc, 88),
+                                 epilog=epilog, formatter_class=fmt, parents=[common], **kw)
+
+    s3 = command(sub, "s3", "the embedded S3 server", ["brainfs s3 serve --root ~/s3 --port 9000"]
+                 ).add_subparsers(dest="s3cmd", required=True, metavar="SUBCOMMAND")
+    sv = command(s3, "serve", "serve a local directory as S3 (rclone serve s3), in the foreground",
+                 ["brainfs s3 serve --root ~/s3",
+                  "AWS_ENDPOINT_URL=http://127.0.0.1:9000 brainfs import ./memory s3://memory/alice"])
+    sv.add_argument("--root", required=True, metavar="DIR", help="directory whose subfolders are the buckets")
+    sv.add_argument("--port", type=int, default=9000, help="TCP port to listen on")
+    sv.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback: only this machine)")
     sv.set_defaults(func=cmd_s3_serve)
 
-    im = sub.add_parser("import", help="upload a memory tree (idempotent: unchanged files are skipped)")
-    im.add_argument("src")
-    im.add_argument("url", metavar="s3://BUCKET/PREFIX")
+    im = command(sub, "import", "upload a memory tree (idempotent: unchanged files are skipped)",
+                 ["brainfs import ./memory s3://memory/alice",
+                  "brainfs sample /tmp/sample && brainfs import /tmp/sample s3://memory/demo"],
+                 description="Upload a memory tree. Files whose MD5 equals the object's ETag are "
+                 "skipped, so a re-run uploads only what changed; the bucket is created when "
+                 "missing; the preload pack is rebuilt when the tree or the pack changed. Ctrl-C "
+                 "stops after the uploads in flight; the same command again finishes the job.")
+    im.add_argument("src", metavar="SRC_DIR", help="the memory tree on local disk")
+    im.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     im.set_defaults(func=cmd_import)
 
-    sa = sub.add_parser("sample", help="write a sample memory tree of a synthetic persona")
-    sa.add_argument("dest")
-    sa.add_argument("--size", default="demo", help="demo (~200 files), 2000, 20000, or a number")
-    sa.add_argument("--seed", type=int, default=7)
+    sa = command(sub, "sample", "write a sample memory tree of a synthetic persona",
+                 ["brainfs sample /tmp/sample", "brainfs sample /tmp/big --size 20000 --seed 3"])
+    sa.add_argument("dest", metavar="DEST", help="directory to write (must not exist or be empty)")
+    sa.add_argument("--size", default="demo", help="demo (~200 files), 2000, 20000, or a number of files")
+    sa.add_argument("--seed", type=int, default=7, help="random seed (same seed, same tree)")
     sa.set_defaults(func=cmd_sample)
 
-    mo = sub.add_parser("mount", help="mount a corpus (returns once the working set is preloaded)")
-    mo.add_argument("url", metavar="s3://BUCKET/PREFIX")
-    mo.add_argument("mountpoint")
-    mo.add_argument("--cache-dir", help="working-set directory (default: per corpus under ~/.cache/brainfs)")
-    mo.add_argument("--preload-budget", type=int, help="bytes to preload at mount")
+    mo = command(sub, "mount", "mount a corpus (returns once the working set is preloaded)",
+                 ["brainfs mount s3://memory/alice ~/memory",
+                  "brainfs mount s3://memory/alice ~/memory --read-only --preload-budget 512M",
+                  "brainfs -v mount s3://memory/alice ~/memory --foreground   # logs on stderr",
+                  "mount -t fuse.brainfs s3://memory/alice /mnt/memory -o endpoint_url=http://127.0.0.1:9000"],
+                 description="Mount a corpus. The mountpoint must exist and be empty. An empty "
+                 "prefix is mounted (a new memory starts empty) with a warning. In the background "
+                 "(the default) the log is CACHE_DIR/mount.log, rotated; with --foreground it goes "
+                 "to stderr and systemd's Type=notify is told when the mount is ready.")
+    mo.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    mo.add_argument("mountpoint", metavar="MOUNTPOINT", help="an existing, empty directory")
+    mo.add_argument("--cache-dir", metavar="DIR",
+                    help="working-set directory (default: per corpus under $XDG_CACHE_HOME/brainfs "
+                    "or ~/.cache/brainfs)")
+    mo.add_argument("--preload-budget", type=_size, metavar="SIZE",
+                    help="bytes to preload at mount: 256M, 2G, 1.5GiB, or a number of bytes "
+                    "(default: preload_budget_bytes in the config, 256 MiB)")
     mo.add_argument("--preload-background", action="store_true",
                     help="usable at once; the preload continues in the background")
-    mo.add_argument("--foreground", action="store_true", help="stay in the foreground, log to stderr")
+    mo.add_argument("--foreground", "-f", action="store_true",
+                    help="stay in the foreground and log to stderr (for systemd and debugging)")
     mo.add_argument("--naive", action="store_true",
                     help="benchmark baseline: every operation is a remote request, no cache")
     mo.add_argument("--allow-other", action="store_true", help="let other users see the mount")
     mo.add_argument("--read-only", action="store_true",
                     help="refuse writes (EROFS); close(2) then never waits for the daemon")
     mo.add_argument("--notify-fd", type=int, help=argparse.SUPPRESS)
+    mo.add_argument("--log-file", help=argparse.SUPPRESS)
     mo.set_defaults(func=cmd_mount)
 
-    um = sub.add_parser("umount", help="flush pending uploads and unmount")
-    um.add_argument("mountpoint")
-    um.add_argument("--timeout", type=float, default=120.0)
+    um = command(sub, "umount", "flush pending uploads and unmount",
+                 ["brainfs umount ~/memory", "brainfs umount ~/memory --timeout 600"])
+    um.add_argument("mountpoint", metavar="MOUNTPOINT", help="a brainfs mount")
+    um.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="how long to wait for pending uploads before giving up")
     um.set_defaults(func=cmd_umount)
 
-    st = sub.add_parser("status", help="working set, cache use, dirty files, backend health")
-    st.add_argument("mountpoint")
-    st.add_argument("--json", action="store_true")
+    st = command(sub, "status", "working set, cache use, dirty files, backend health",
+                 ["brainfs status ~/memory", "brainfs status ~/memory --json | jq .dirty_files"])
+    st.add_argument("mountpoint", metavar="MOUNTPOINT", help="a running brainfs mount")
+    st.add_argument("--json", action="store_true", help="the daemon's whole status as JSON")
     st.set_defaults(func=cmd_status)
-    ix = sub.add_parser("index", help="build or refresh the search index under .brainfs/ "
-                        "(only files whose ETag changed are read)")
-    ix.add_argument("url", metavar="s3://BUCKET/PREFIX")
+
+    ix = command(sub, "index", "build or refresh the search index under .brainfs/ "
+                 "(only files whose ETag changed are read)",
+                 ["brainfs index s3://memory/alice", "brainfs index s3://memory/alice --no-embed"])
+    ix.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     ix.add_argument("--no-embed", action="store_true", help="keyword (BM25) index only, no model")
     ix.set_defaults(func=cmd_index)
 
-    rc = sub.add_parser("recall", help="hybrid semantic search; through a mount it also "
-                        "materializes the files behind the hits")
-    rc.add_argument("query")
-    rc.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help="search the corpus directly")
-    rc.add_argument("--mount", help="a running mount to ask (files get materialized there)")
-    rc.add_argument("-k", type=int, default=None, help="number of passages")
-    rc.add_argument("--json", action="store_true")
+    rc = command(sub, "recall", "hybrid semantic search; through a mount it also "
+                 "materializes the files behind the hits",
+                 ['brainfs recall "which orgs did I meet in Kyoto" --mount ~/memory',
+                  'brainfs recall "dog adoption" s3://memory/alice -k 3 --json'])
+    rc.add_argument("query", metavar="QUERY", help="the question, in plain words")
+    rc.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX",
+                    help="search the corpus directly (its index is downloaded to the cache)")
+    rc.add_argument("--mount", metavar="MOUNTPOINT",
+                    help="a running mount to ask (files get materialized there)")
+    rc.add_argument("-k", type=_positive_int, default=None, metavar="N",
+                    help="number of passages (default: recall_k in the config, 10; through a "
+                    "mount at most the mount's recall_k)")
+    rc.add_argument("--json", action="store_true", help="the cards as JSON instead of the synthesis")
     rc.set_defaults(func=cmd_recall)
 
-    cx = sub.add_parser("context", help="assemble what reaches the model for a task: lanes "
-                        "(scope, guide, index, pinned, cards, thread, files) under a token "
-                        "budget, every item with its reason")
-    cx.add_argument("task", help="the task or message of this turn")
+    cx = command(sub, "context", "assemble what reaches the model for a task: lanes "
+                 "(scope, guide, index, pinned, cards, thread, files) under a token "
+                 "budget, every item with its reason",
+                 ['brainfs context "plan the Kyoto trip" --mount ~/memory --budget 2000',
+                  'brainfs context "plan the Kyoto trip" s3://memory/alice --json | jq .used',
+                  'brainfs context "plan the Kyoto trip" --dir ./memory --html context.html'])
+    cx.add_argument("task", metavar="TASK", help="the task or message of this turn")
     cx.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help="read the corpus directly")
     where = cx.add_mutually_exclusive_group()
-    where.add_argument("--mount", help="a running mount (files read through it, index from its cache)")
-    where.add_argument("--dir", help="a plain memory tree on disk (index: DIR/.brainfs/index.sqlite or --index)")
-    cx.add_argument("--index", help="search index file to use (default: from the mount, dir or corpus)")
-    cx.add_argument("--budget", type=int, default=8000, help="context budget in tokens (default 8000)")
-    cx.add_argument("--reserve", type=int, default=2000,
-                    help="tokens kept free for the model's answer (default 2000)")
-    cx.add_argument("-k", type=int, default=None, help="recall pool size (default scales with the budget)")
+    where.add_argument("--mount", metavar="MOUNTPOINT",
+                       help="a running mount (files read through it, index from its cache)")
+    where.add_argument("--dir", metavar="DIR",
+                       help="a plain memory tree on disk (index: DIR/.brainfs/index.sqlite or --index)")
+    cx.add_argument("--index", metavar="FILE",
+                    help="search index file to use (default: from the mount, dir or corpus)")
+    cx.add_argument("--budget", type=_positive_int, default=8000, metavar="TOKENS",
+                    help="context budget in tokens")
+    cx.add_argument("--reserve", type=int, default=None, metavar="TOKENS",
+                    help="tokens kept free for the model's answer (default: a quarter of the "
+                    f"budget, at most {RESERVE_MAX})")
+    cx.add_argument("-k", type=_positive_int, default=None, metavar="N",
+                    help="recall pool size (default: scales with the budget)")
     cx.add_argument("--drop-stale", action="store_true",
                     help="skip items older than stale_days instead of flagging them")
     out = cx.add_mutually_exclusive_group()
@@ -650,28 +994,38 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--html", metavar="FILE", help="write the context-window page to FILE")
     cx.set_defaults(func=cmd_context)
 
-    ev = sub.add_parser("eval", help="retrieval quality").add_subparsers(dest="evalcmd", required=True)
-    lo = ev.add_parser("locomo", help="evidence recall@k on LoCoMo-format data")
-    lo.add_argument("file")
-    lo.add_argument("--json", action="store_true")
-    lo.add_argument("--conversations", type=int, help="only the first N conversations")
-    lo.add_argument("--questions", type=int, help="only the first N questions per conversation")
+    ev = command(sub, "eval", "retrieval quality",
+                 ["brainfs eval locomo data/locomo/locomo-dev.json --no-wiki"]
+                 ).add_subparsers(dest="evalcmd", required=True, metavar="SUBCOMMAND")
+    lo = command(ev, "locomo", "evidence recall@k on LoCoMo-format data",
+                 ["brainfs eval locomo locomo10.json --conversations 1 --questions 20",
+                  "brainfs eval locomo locomo10.json --json > result.json"])
+    lo.add_argument("file", metavar="FILE.json", help="a LoCoMo-format file (a list of samples)")
+    lo.add_argument("--json", action="store_true", help="the JSON object of DESIGN.md")
+    lo.add_argument("--conversations", type=_positive_int, metavar="N", help="only the first N conversations")
+    lo.add_argument("--questions", type=_positive_int, metavar="N",
+                    help="only the first N questions per conversation")
     lo.add_argument("--no-wiki", action="store_true", help="skip the hybrid+wiki retriever (no dream run)")
     lo.set_defaults(func=cmd_eval_locomo)
 
-    de = sub.add_parser("demo", help="the main job on the embedded default: local S3, sample "
-                        "memory, mount at ./memory, a grep, a lazy cat and a recall")
-    de.add_argument("mountpoint", nargs="?", default="memory")
-    de.add_argument("--port", type=int, default=9000)
+    de = command(sub, "demo", "the main job on the embedded default: local S3, sample "
+                 "memory, mount at ./memory, a grep, a lazy cat and a recall",
+                 ["brainfs demo", "brainfs demo --stop", "brainfs demo /tmp/mem --port 9100 --size 2000"])
+    de.add_argument("mountpoint", nargs="?", default="memory", metavar="MOUNTPOINT",
+                    help="where to mount the demo memory (created if missing)")
+    de.add_argument("--port", type=int, default=9000, help="port of the demo's S3 server")
     de.add_argument("--size", default="demo", help="sample size (demo, 2000, 20000)")
     de.add_argument("--stop", action="store_true", help="unmount and stop the demo's S3 server")
     de.set_defaults(func=cmd_demo)
-    dr = sub.add_parser("dream", help="one run of the wiki maintainer: summarize new sessions, "
-                        "update knowledge/ with cited facts, commit, upload, re-index")
-    dr.add_argument("url", metavar="s3://BUCKET/PREFIX")
+
+    dr = command(sub, "dream", "one run of the wiki maintainer: summarize new sessions, "
+                 "update knowledge/ with cited facts, commit, upload, re-index",
+                 ["brainfs dream s3://memory/alice --dry-run",
+                  "brainfs dream s3://memory/alice --synth llm   # BRAINFS_LLM_BASE_URL, BRAINFS_LLM_MODEL"])
+    dr.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     dr.add_argument("--dry-run", action="store_true", help="print the diff; write nothing")
     dr.add_argument("--wait", type=float, default=0.0, metavar="SECONDS",
-                    help="wait this long for another running dream to finish (default: exit at once)")
+                    help="wait this long for another running dream to finish (0: exit at once)")
     dr.add_argument("--force", action="store_true", help="re-render even when nothing is new")
     dr.add_argument("--no-embed", action="store_true",
                     help="verify claims lexically and index without vectors (no model load)")
@@ -680,44 +1034,108 @@ def build_parser() -> argparse.ArgumentParser:
                     help="who writes pages and summaries (default: dream_synthesizer in the config, "
                     "deterministic); llm uses BRAINFS_LLM_BASE_URL/OPENAI_BASE_URL and BRAINFS_LLM_MODEL")
     dr.set_defaults(func=cmd_dream)
-    co = sub.add_parser("correct", help="record a correction; the next dream run turns it into a "
-                        "memory card (notes/corrections/) and updates the affected pages")
-    co.add_argument("text", metavar="TEXT")
-    co.add_argument("url", metavar="s3://BUCKET/PREFIX")
-    co.add_argument("--scope", default="global", help="what the correction applies to (default: global)")
+
+    co = command(sub, "correct", "record a correction; the next dream run turns it into a "
+                 "memory card (notes/corrections/) and updates the affected pages",
+                 ['brainfs correct "Mara moved to Osaka in May 2024" s3://memory/alice',
+                  'brainfs correct "use metric units" s3://memory/alice --scope preferences'])
+    co.add_argument("text", metavar="TEXT", help="the correction, as one statement")
+    co.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    co.add_argument("--scope", default="global", help="what the correction applies to")
     co.set_defaults(func=cmd_correct)
-    gr = sub.add_parser("graph", help="draw the wiki's link and citation graph to an image")
-    gr.add_argument("url", metavar="s3://BUCKET/PREFIX")
-    gr.add_argument("--out", required=True, metavar="FILE.png")
+
+    gr = command(sub, "graph", "draw the wiki's link and citation graph to an image",
+                 ["brainfs graph s3://memory/alice --out graph.png"])
+    gr.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    gr.add_argument("--out", required=True, metavar="FILE.png", help="image file to write (.png, .svg, .pdf)")
     gr.set_defaults(func=cmd_graph)
     return p
 
 
+def _silence_stdout() -> None:
+    """After a broken pipe (``brainfs … | head``): point stdout at /dev/null so the
+    interpreter's final flush does not fail again (the recipe of Python's signal docs)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+#: Exit status after a broken pipe: what a process killed by SIGPIPE reports in a shell
+#: (128 + 13), so `set -o pipefail` sees it as cat or grep would be seen; no message.
+EXIT_BROKEN_PIPE = 128 + signal.SIGPIPE
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``brainfs`` command."""
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `brainfs … | head`: the reader is gone; stop quietly, as cat or grep would.
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _main(argv: list[str] | None) -> int:
+    global _QUIET
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0].startswith("s3://"):
+        # mount.fuse's shape (`mount -t fuse.brainfs` runs `brainfs SOURCE DIR -o OPTS`).
+        from brainfs.fs.mounthelper import helper_main
+
+        return helper_main(argv, prog="brainfs")
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.cmd != "mount":
-        logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
-                            format="%(levelname)s %(message)s")
-        logging.getLogger("botocore").setLevel(logging.WARNING)
+    verbosity = args.verbose - args.quiet
+    _QUIET = verbosity < 0
     try:
-        return int(args.func(args) or 0)
+        if args.cmd == "mount" and args.foreground:
+            cfg_for_log = None
+            try:
+                cfg_for_log = Config.load(Path(args.config) if args.config else None)
+            except ConfigError:
+                pass  # reported by the command itself
+            logfmt.setup(verbosity, args.log_format,
+                         Path(args.log_file) if args.log_file else None,
+                         max_bytes=cfg_for_log.log_max_bytes if cfg_for_log else 1024**2,
+                         backups=cfg_for_log.log_backups if cfg_for_log else 3,
+                         default=logging.INFO)
+        else:
+            logfmt.setup(verbosity, args.log_format)
+        rc = int(args.func(args) or 0)
+        sys.stdout.flush()  # a broken pipe shows here, inside the handler below
+        return rc
+    except BrokenPipeError:
+        raise
     except KeyboardInterrupt:
+        print("\nbrainfs: interrupted", file=sys.stderr)
         return 130
     except (UsageError, ConfigError, BackendError, CacheError) as e:
-        print(f"brainfs: error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # noqa: BLE001 - one line for the user, the trace in verbose mode
+        return _fail(args, str(e))
+    except Exception as e:  # noqa: BLE001 - one line for the user, the trace with -v
         from brainfs.fs.daemon import MountError
 
         if isinstance(e, MountError):
-            print(f"brainfs: error: {e}", file=sys.stderr)
-            return 1
+            return _fail(args, str(e))
         if args.verbose:
             raise
-        print(f"brainfs: error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 1
+        if isinstance(e, OSError) and e.strerror:
+            where = f"{e.filename}: " if e.filename else ""
+            return _fail(args, f"{where}{e.strerror}")
+        return _fail(args, f"{e or 'unexpected failure'} (run with -v for the details)")
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    """Print the one error line (and log it: a daemon's stderr is not its log)."""
+    line = " ".join(message.split())
+    if getattr(args, "cmd", None) == "mount" and getattr(args, "log_file", None):
+        log.error("%s", line)
+    try:
+        print(f"brainfs: error: {line}", file=sys.stderr)
+    except BrokenPipeError:
+        pass
+    return 1
 
 
 if __name__ == "__main__":

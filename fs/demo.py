@@ -28,8 +28,20 @@ def _show(cmd: str, cwd: Path | None = None) -> None:
     subprocess.run(cmd, shell=True, cwd=cwd, check=False)
 
 
-def _brainfs(*args: str) -> None:
-    subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], check=True)
+def _typed(args: tuple[str, ...]) -> str:
+    """The command as the user would type it."""
+    return shlex.join(["brainfs", *args])
+
+
+def _brainfs(*args: str, show: bool = True, check: bool = True) -> int:
+    """Run ``brainfs ARGS`` with this interpreter (the command may not be on $PATH) and
+    show it as the user would type it."""
+    if show:
+        print(f"\n$ {_typed(args)}", flush=True)
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], check=False)
+    if check and r.returncode != 0:
+        raise SystemExit(r.returncode)
+    return r.returncode
 
 
 def _pid_alive(pid: int) -> bool:
@@ -62,7 +74,7 @@ def stop(mountpoint: Path) -> int:
     from .daemon import is_mountpoint
 
     if is_mountpoint(mountpoint):
-        _brainfs("umount", str(mountpoint))
+        _brainfs("umount", str(mountpoint), show=False)
     pidfile = STATE / "s3.pid"
     if pidfile.exists():
         pid = int(pidfile.read_text())
@@ -84,13 +96,18 @@ def run(mountpoint: Path, port: int, size: str) -> int:
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     os.environ.setdefault("BRAINFS_CACHE_DIR", str((STATE / "cache").resolve()))
     if is_mountpoint(mountpoint):
-        _brainfs("umount", str(mountpoint))
+        _brainfs("umount", str(mountpoint), show=False)
     start_server(port)
+    print(f"\n$ export AWS_ENDPOINT_URL=http://127.0.0.1:{port}    # the embedded S3 server",
+          flush=True)
     sample = STATE / f"sample-{size}"
     if not sample.exists():
         _brainfs("sample", str(sample), "--size", size)
     _brainfs("import", str(sample), CORPUS)
     has_index = _try_index()
+    if not mountpoint.exists():
+        print(f"\n$ mkdir {shlex.quote(str(mountpoint))}", flush=True)
+        mountpoint.mkdir(parents=True)
     _brainfs("mount", CORPUS, str(mountpoint))
     mp = shlex.quote(str(mountpoint))
     _show(f"ls {mp} {mp}/knowledge | head -20")
@@ -103,7 +120,7 @@ def run(mountpoint: Path, port: int, size: str) -> int:
     _show(f"ls {mp}/{old.rsplit('/', 1)[0]}")
     if has_index:
         _show(f"cat {mp}/'.recall/which organizations did I meet in Kyoto' | head -30")
-    _show(f"brainfs status {mp}" if _on_path() else f"{sys.executable} -m brainfs.fs.cli status {mp}")
+    _brainfs("status", str(mountpoint), check=False)
     print(f"\nThe memory stays mounted at {mountpoint}; `brainfs demo --stop` unmounts it and "
           f"stops the S3 server.")
     return 0
@@ -114,17 +131,10 @@ def _try_index() -> bool:
         import brainfs.cache.index  # noqa: F401
     except ImportError:
         return False
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "index", CORPUS], check=False)
-    return r.returncode == 0
+    return _brainfs("index", CORPUS, check=False) == 0
 
 
 def _oldest_transcript(sample: Path) -> str:
     transcripts = sorted(p.relative_to(sample).as_posix()
                          for p in (sample / "sessions").glob("*/transcript.md"))
     return transcripts[0]
-
-
-def _on_path() -> bool:
-    from shutil import which
-
-    return which("brainfs") is not None

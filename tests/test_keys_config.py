@@ -220,7 +220,7 @@ def test_invalid_key_is_a_backend_error() -> None:
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """An environment with no config file and no AWS variables, plus ``extra``."""
-    env = {"BRAINFS_CONFIG": str(tmp_path / "absent.toml"), "HOME": str(tmp_path)}
+    env = {"BRAINFS_CONFIG": "/dev/null", "HOME": str(tmp_path)}
     env.update(extra)
     return env
 
@@ -344,7 +344,7 @@ def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("max_attempts", "three"), ("read_timeout", "fast"), ("cache_budget_bytes", "2GB"),
+    [("max_attempts", "three"), ("read_timeout", "fast"), ("cache_budget_bytes", "2 lots"),
      ("preload_globs", 5)],
 )
 def test_uncoercible_values_are_config_errors(name: str, value: object) -> None:
@@ -408,3 +408,84 @@ def test_cache_dir_for_is_per_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert a.parent == tmp_path / "xdg" / "brainfs"
     # An explicit cache_dir wins.
     assert Config(cache_dir=tmp_path / "c").cache_dir_for("bkt", "users/a") == tmp_path / "c"
+
+
+# ----------------------------------------------------------------------------- issue 15
+
+
+def test_missing_brainfs_config_file_is_an_error(tmp_path: Path) -> None:
+    """A file named by $BRAINFS_CONFIG must exist, as one named by --config must."""
+    with pytest.raises(ConfigError, match="absent.toml.*BRAINFS_CONFIG.*does not exist"):
+        Config.load(env=_env(tmp_path, BRAINFS_CONFIG=str(tmp_path / "absent.toml")))
+    with pytest.raises(ConfigError, match="is a directory"):
+        Config.load(env=_env(tmp_path, BRAINFS_CONFIG=str(tmp_path)))
+    # /dev/null or an empty value: explicitly no file.
+    assert Config.load(env=_env(tmp_path, BRAINFS_CONFIG="")) == Config()
+    assert Config.load(env=_env(tmp_path, BRAINFS_CONFIG="/dev/null")) == Config()
+
+
+def test_xdg_config_home_is_honoured(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    (xdg / "brainfs").mkdir(parents=True)
+    (xdg / "brainfs" / "config.toml").write_text("recall_k = 7\n")
+    (tmp_path / ".config" / "brainfs").mkdir(parents=True)
+    (tmp_path / ".config" / "brainfs" / "config.toml").write_text("recall_k = 5\n")
+    env = {"HOME": str(tmp_path)}
+    assert Config.load(env=env).recall_k == 5
+    assert Config.load(env=dict(env, XDG_CONFIG_HOME=str(xdg))).recall_k == 7
+    # The spec: a relative XDG_CONFIG_HOME is ignored.
+    assert Config.load(env=dict(env, XDG_CONFIG_HOME="rel/xdg")).recall_k == 5
+    # No file anywhere: defaults, no error.
+    assert Config.load(env={"HOME": str(tmp_path / "nohome"), "XDG_CONFIG_HOME": str(tmp_path / "none")}) == Config()
+
+
+@pytest.mark.parametrize(("text", "expect"), [
+    ("2G", 2 * 1024**3), ("512M", 512 * 1024**2), ("1.5GiB", int(1.5 * 1024**3)),
+    ("100k", 100 * 1024), ("4096", 4096), ("2GB", 2 * 10**9), ("1 MiB", 1024**2), (" 3T ", 3 * 1024**4),
+    ("10B", 10), (".5G", 512 * 1024**2),
+])
+def test_sizes_accept_units(tmp_path: Path, text: str, expect: int) -> None:
+    from brainfs.backend.config import parse_size
+
+    assert parse_size(text) == expect
+    assert Config.load(env=_env(tmp_path, BRAINFS_CACHE_BUDGET_BYTES=text)).cache_budget_bytes == expect
+    toml = tmp_path / "c.toml"
+    toml.write_text(f'preload_budget_bytes = "{text}"\n')
+    assert Config.load(path=toml, env=_env(tmp_path)).preload_budget_bytes == expect
+
+
+@pytest.mark.parametrize("text", ["2X", "G", "-1G", "1.2.3M", "2Gi", "lots"])
+def test_bad_sizes_are_config_errors(tmp_path: Path, text: str) -> None:
+    with pytest.raises(ConfigError, match="cache_budget_bytes"):
+        Config.load(env=_env(tmp_path, BRAINFS_CACHE_BUDGET_BYTES=text))
+
+
+@pytest.mark.parametrize("endpoint", ["localhost:9331", "127.0.0.1:9000", "s3.example.com",
+                                      "ftp://host", "http://", "http://host:port"])
+def test_malformed_endpoint_is_a_config_error(tmp_path: Path, endpoint: str) -> None:
+    with pytest.raises(ConfigError, match="http://"):
+        Config.load(env=_env(tmp_path, AWS_ENDPOINT_URL=endpoint))
+
+
+def test_good_endpoints_pass(tmp_path: Path) -> None:
+    for endpoint in ("http://127.0.0.1:9000", "https://s3.eu-west-3.amazonaws.com",
+                     "HTTPS://minio.local", "http://[::1]:9000/"):
+        assert Config.load(env=_env(tmp_path, AWS_ENDPOINT_URL=endpoint)).endpoint_url == endpoint
+
+
+def test_aws_profile_is_used_with_an_endpoint(tmp_path: Path) -> None:
+    creds = tmp_path / "credentials"
+    creds.write_text("[default]\naws_access_key_id = DEFAULTKEY\naws_secret_access_key = defsecret\n\n"
+                     "[minio]\naws_access_key_id = MINIOKEY\naws_secret_access_key = miniosecret\n")
+    env = _env(tmp_path, AWS_ENDPOINT_URL="http://127.0.0.1:9000", AWS_PROFILE="minio",
+               AWS_SHARED_CREDENTIALS_FILE=str(creds), AWS_CONFIG_FILE=str(tmp_path / "none"))
+    cfg = Config.load(env=env)
+    assert cfg.profile == "minio"
+    assert cfg.credentials() == ("MINIOKEY", "miniosecret", None)
+    # The standard variables still win over a profile, as in every AWS tool.
+    cfg = Config.load(env=dict(env, AWS_ACCESS_KEY_ID="ENVKEY", AWS_SECRET_ACCESS_KEY="envsecret"))
+    assert cfg.credentials() == ("ENVKEY", "envsecret", None)
+    # A profile that is not there is a one-line error naming it.
+    with pytest.raises(ConfigError, match="'nope'"):
+        Config.load(env=dict(env, AWS_PROFILE="nope"))
+

@@ -1,0 +1,381 @@
+"""The command line's edges around a real mount (issue 15): the mountpoint and prefix
+checks, verbosity and the rotated key=value log reaching the daemon, recall through a mount,
+systemd readiness, ``mount -t brainfs`` through mount(8), and an interrupted import that the
+next run finishes.
+
+Real S3 server on loopback, real FUSE mounts; every daemon is unmounted and killed by PID in
+teardown.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.config import Config
+from brainfs.backend.keys import CorpusURL
+from brainfs.backend.store import ObjectStore
+
+from conftest import is_mounted, start_mount, upload_tree, write_tree
+from test_cli import TREE, one_error_line
+
+pytestmark = pytest.mark.mount
+
+CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+VENV_BIN = Path(sys.executable).parent
+
+
+def wait_for(pred, timeout: float = 30, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
+    e = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null",
+             BRAINFS_CACHE_DIR=str(tmp_path / "cache"), BRAINFS_EMBEDDER="none",
+             BRAINFS_RECALL_WARMUP="0")
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "NOTIFY_SOCKET"):
+        e.pop(k, None)
+    return e
+
+
+def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def background() -> Iterator[list[Path]]:
+    """Mountpoints of daemons started in the background; detached and killed at the end."""
+    mps: list[Path] = []
+    yield mps
+    for mp in mps:
+        pid = None
+        try:
+            pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            pass
+        if is_mounted(mp):
+            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False, stderr=subprocess.DEVNULL)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _seed(store: ObjectStore, tmp_path: Path) -> None:
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+
+
+def _umount(mp: Path, env: dict[str, str]) -> None:
+    r = cli("umount", str(mp), env=env)
+    assert r.returncode == 0, r.stderr
+
+
+# ----------------------------------------------------------------------------- mistakes
+
+
+def test_missing_mountpoint_is_an_error_not_created(tmp_path: Path, env, corpus, store) -> None:
+    _seed(store, tmp_path)
+    mp = tmp_path / "no" / "such" / "dir"
+    for extra in ([], ["--foreground"]):
+        r = cli("mount", str(corpus), str(mp), *extra, env=env)
+        line = one_error_line(r)
+        assert "does not exist" in line and "mkdir" in line
+        assert not mp.exists() and not (tmp_path / "no").exists()
+
+
+def test_empty_prefix_warns_and_mounts(tmp_path: Path, env, corpus, store, background) -> None:
+    _seed(store, tmp_path)
+    typo = f"s3://{corpus.bucket}/users/b"  # the corpus is s3://BUCKET/users/a
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    r = cli("mount", typo, str(mp), env=env)
+    assert r.returncode == 0, r.stderr
+    warn = [ln for ln in r.stderr.splitlines() if "warning" in ln]
+    assert len(warn) == 1 and "holds no files" in warn[0] and "empty memory" in warn[0], r.stderr
+    assert f"did you mean s3://{corpus.bucket}/users/a" in warn[0]
+    assert is_mounted(mp) and os.listdir(mp) == []
+    _umount(mp, env)
+    # -q: errors only.
+    r = cli("-q", "mount", typo, str(mp), env=env)
+    assert r.returncode == 0 and r.stderr == "" and r.stdout == "", (r.stdout, r.stderr)
+    _umount(mp, env)
+
+
+# ----------------------------------------------------------------------------- logs
+
+
+def test_verbose_reaches_the_daemon_log(tmp_path: Path, env, corpus, store, background) -> None:
+    _seed(store, tmp_path)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    log = tmp_path / "cache" / "mount.log"
+    # No -v: INFO lines, no DEBUG.
+    r = cli("mount", str(corpus), str(mp), env=env)
+    assert r.returncode == 0, r.stderr
+    (mp / "notes" / "new.md").write_text("written\n")
+    _umount(mp, env)
+    text = log.read_text()
+    assert " INFO brainfs.mount: ready: check_s=" in text
+    assert " DEBUG " not in text
+    # Plain key=value lines: no Python dict reprs anywhere.
+    assert "{'" not in text and "': " not in text, text
+    # -v after the command (and --log-format json before it): DEBUG lines, one JSON object each.
+    log.unlink()
+    r = cli("--log-format", "json", "mount", str(corpus), str(mp), "-v", env=env)
+    assert r.returncode == 0, r.stderr
+    _umount(mp, env)
+    lines = [json.loads(ln) for ln in log.read_text().splitlines()]
+    assert any(d["level"] == "debug" and d["logger"] == "brainfs" for d in lines)
+    ready = [d for d in lines if d["msg"].startswith("ready:")]
+    assert ready and isinstance(ready[0]["preload_files"], int)
+
+
+# ----------------------------------------------------------------------------- recall
+
+
+def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> None:
+    _seed(store, tmp_path)
+    # No index yet: a clear error and a non-zero exit, in both output forms.
+    m = mounter(corpus, name="noindex")
+    for extra in ([], ["--json"]):
+        line = one_error_line(cli("recall", "Kyoto", "--mount", str(m.mountpoint), *extra, env=env))
+        assert "no search index" in line and "brainfs index" in line
+    m.stop()
+    r = cli("index", str(corpus), "--no-embed", env=env)
+    assert r.returncode == 0, r.stderr
+    m = mounter(corpus, name="indexed", env_extra={"BRAINFS_EMBEDDER": "none"})
+    wait_for(lambda: json.loads((m.mountpoint / ".brainfs/status").read_text())["recall"] == "ready",
+             what="recall ready")
+    for k in (1, 2):
+        r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", str(k), env=env)
+        assert r.returncode == 0, r.stderr
+        assert len(re.findall(r"^- `", r.stdout, re.M)) == k, r.stdout
+        assert "## Files now materialized" in r.stdout
+        r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", str(k), "--json", env=env)
+        assert len(json.loads(r.stdout)["cards"]) == k
+    line = one_error_line(cli("recall", "", "--mount", str(m.mountpoint), env=env))
+    assert "empty query" in line
+
+
+# ----------------------------------------------------------------------------- systemd
+
+
+def test_sd_notify_ready(tmp_path: Path, cfg: Config, corpus, store, mounter) -> None:
+    """A `Type=notify` unit runs `brainfs mount --foreground`: systemd hears READY=1 once
+    the mount answers (and STOPPING=1 on the way out)."""
+    _seed(store, tmp_path)
+    sock_path = tmp_path / "notify.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(sock_path))
+    sock.settimeout(60)
+    try:
+        m = mounter(corpus, env_extra={"NOTIFY_SOCKET": str(sock_path)})
+        got: list[str] = []
+        while not any("READY=1" in g for g in got):
+            got.append(sock.recv(4096).decode())
+        ready = next(g for g in got if "READY=1" in g)
+        assert f"MAINPID={m.proc.pid}" in ready
+        assert is_mounted(m.mountpoint) and (m.mountpoint / "GUIDE.md").read_text()
+        m.stop()
+        sock.settimeout(5)
+        rest = []
+        try:
+            while True:
+                rest.append(sock.recv(4096).decode())
+        except TimeoutError:
+            pass
+        assert "STOPPING=1" in rest
+    finally:
+        sock.close()
+
+
+def test_systemd_unit_example_is_valid() -> None:
+    unit = Path(__file__).resolve().parent.parent / "fs" / "brainfs.service"
+    text = unit.read_text()
+    assert "Type=notify" in text and "--foreground" in text
+    assert re.search(r"^ExecStart=\S+/brainfs mount s3://\S+ /\S+ --foreground$", text, re.M)
+    if shutil.which("systemd-analyze"):
+        r = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True)
+        assert "Unknown" not in r.stderr, r.stderr
+
+
+# ----------------------------------------------------------------------------- mount -t
+
+
+def _can_overlay_sbin() -> str | None:
+    if os.geteuid() != 0:
+        return "needs root (mount(8) and a private mount namespace)"
+    if not shutil.which("unshare"):
+        return "no unshare(1)"
+    r = subprocess.run(["unshare", "-m", "true"], capture_output=True)
+    if r.returncode != 0:
+        return "cannot create a mount namespace here"
+    return None
+
+
+@pytest.mark.parametrize("fstype", ["brainfs", "fuse.brainfs"])
+def test_mount_dash_t(tmp_path: Path, cfg: Config, corpus, store, fstype: str) -> None:
+    """`mount -t brainfs SOURCE DIR -o …` as fstab runs it. mount(8) finds helpers in /sbin
+    only, so the test lays the package's helpers over /sbin in a private mount namespace
+    (nothing on the machine changes) and runs mount, a read, a refused write and umount
+    there."""
+    why = _can_overlay_sbin()
+    if why:
+        pytest.skip(why)
+    _seed(store, tmp_path)
+    helpers = tmp_path / "helpers"
+    helpers.mkdir()
+    for name in ("mount.brainfs", "mount.fuse.brainfs"):
+        assert (VENV_BIN / name).exists(), f"{name} is not installed (pip install -e .)"
+        (helpers / name).symlink_to(VENV_BIN / name)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    opts = (f"endpoint_url={cfg.endpoint_url},cache_dir={tmp_path / 'cache'},config=/dev/null,"
+            "ro,_netdev,nofail,x-systemd.automount,recall_warmup=0")
+    script = f"""
+set -e
+mount -t overlay overlay -o lowerdir={helpers}:/usr/sbin /usr/sbin
+mount -t {fstype} {corpus} {mp} -o {opts}
+grep -q " {mp} fuse.brainfs " /proc/mounts
+cat {mp}/.brainfs/status > {tmp_path}/status.json
+cat {mp}/GUIDE.md > {tmp_path}/guide.md
+if touch {mp}/new.md 2>{tmp_path}/touch.err; then echo "write accepted"; exit 3; fi
+umount {mp}
+"""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True,
+                       text=True, timeout=120)
+    pid = None
+    try:
+        pid = json.loads((tmp_path / "status.json").read_text())["pid"]
+    except (OSError, ValueError):
+        pass
+    try:
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        assert (tmp_path / "guide.md").read_text() == TREE["GUIDE.md"]
+        assert "Read-only file system" in (tmp_path / "touch.err").read_text()
+        st = json.loads((tmp_path / "status.json").read_text())
+        assert st["read_only"] is True and st["corpus"] == str(corpus)
+        # umount(8) ended the daemon (it flushes, then exits).
+        wait_for(lambda: not Path(f"/proc/{pid}").exists() or
+                 open(f"/proc/{pid}/stat").read().split(") ")[1].startswith("Z"),
+                 timeout=30, what="daemon exit after umount")
+    finally:
+        if pid and Path(f"/proc/{pid}").exists():
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_mount_fuse_argument_shape(tmp_path: Path, cfg: Config, corpus, store, background) -> None:
+    """mount.fuse runs `brainfs SOURCE DIR -o OPTS` (type `fuse.brainfs` or the
+    `brainfs#SOURCE` form): the same shape works with the brainfs command itself, and
+    unknown options are refused."""
+    _seed(store, tmp_path)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
+    r = subprocess.run([str(VENV_BIN / "mount.fuse.brainfs"), str(corpus), str(mp), "-o",
+                        f"bogus_option,endpoint_url={cfg.endpoint_url}"], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "unknown mount option 'bogus_option'" in r.stderr
+    assert not is_mounted(mp)
+    if os.geteuid() == 0:
+        # Through mount(8) and the real mount.fuse3, which runs `brainfs SOURCE DIR -o …`.
+        src = f"{VENV_BIN / 'brainfs'}#{corpus}"
+        cmd = ["mount", "-t", "fuse", src, str(mp), "-o",
+               f"endpoint_url={cfg.endpoint_url},cache_dir={tmp_path / 'c'},config=/dev/null,"
+               "preload_budget=64M,nofail,recall_warmup=0"]
+    else:
+        cmd = [str(VENV_BIN / "brainfs"), str(corpus), str(mp), "-o",
+               f"endpoint_url={cfg.endpoint_url},cache_dir={tmp_path / 'c'},config=/dev/null"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert is_mounted(mp) and (mp / "GUIDE.md").read_text() == TREE["GUIDE.md"]
+    (mp / "notes" / "via-fstab.md").write_text("written\n")
+    r = subprocess.run([*CLI, "umount", str(mp)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert store.get("notes/via-fstab.md")[0] == b"written\n"
+
+
+# ----------------------------------------------------------------------------- import
+
+
+def test_interrupted_import_stops_and_the_rerun_finishes(tmp_path: Path, s3_server, cfg: Config,
+                                                         env) -> None:
+    """Ctrl-C at a few hundred of 600 files: the workers stop (nothing more is uploaded after
+    the exit), the message says what was done, and the next run uploads the rest and
+    builds the preload pack."""
+    from benchmarks.s3proxy import S3Proxy
+    from brainfs.cache.pack import PACK_KEY, read_pack
+
+    url = CorpusURL.parse(f"s3://imp{os.getpid()}/users/a")
+    store = ObjectStore(url, cfg)
+    store.create_bucket()
+    files = {f"notes/t{i // 50}/n{i:04d}.md": f"---\ntype: fact\n---\n\nfact {i}\n" for i in range(600)}
+    files["GUIDE.md"] = "guide\n"
+    src = write_tree(tmp_path / "src", files)
+    host, port = s3_server.url.removeprefix("http://").split(":")
+    proxy = S3Proxy((host, int(port)), delay=0.02)  # 20 ms a request: ~4 uploads a 20 ms
+    proxy.start()
+    try:
+        penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="4")
+        p = subprocess.Popen([*CLI, "import", str(src), str(url)], env=penv, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: sum(1 for _ in store.list()) >= 40, timeout=60, what="first uploads")
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=30)
+        stopped_in = time.monotonic() - t0
+        assert p.returncode == 130, (out, err)
+        assert stopped_in < 5, stopped_in
+        assert "Traceback" not in err
+        m = re.search(r"interrupted: (\d+) uploaded, 0 unchanged, (\d+) not done; run the same "
+                      r"command again to finish", err)
+        assert m, err
+        done, left = int(m.group(1)), int(m.group(2))
+        assert done + left == 601 and 0 < left
+        # The workers are stopped: nothing lands after the exit.
+        n = sum(1 for _ in store.list())
+        time.sleep(1.0)
+        assert sum(1 for _ in store.list()) == n == done
+        assert read_pack(store) is None
+        # The re-run finishes the job, the pack included.
+        r = subprocess.run([*CLI, "import", str(src), str(url)], env=penv, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert f"{left} uploaded, {done} unchanged" in r.stdout
+        assert "preload pack:" in r.stdout
+        pack = read_pack(store)
+        assert pack is not None and {p for p, _, _ in pack} >= {"GUIDE.md"}
+        # A third run with everything in place rebuilds nothing.
+        r = subprocess.run([*CLI, "import", str(src), str(url)], env=penv, capture_output=True,
+                           text=True, timeout=300)
+        assert "0 uploaded, 601 unchanged" in r.stdout and "preload pack" not in r.stdout
+        # A pack gone stale (deleted here) is rebuilt even with nothing to upload.
+        store.delete(PACK_KEY)
+        r = subprocess.run([*CLI, "import", str(src), str(url)], env=penv, capture_output=True,
+                           text=True, timeout=300)
+        assert "0 uploaded, 601 unchanged" in r.stdout and "preload pack:" in r.stdout
+    finally:
+        proxy.stop()
+        store.close()
