@@ -51,6 +51,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="brainfs-recallbench-"))
     brainfs = [sys.executable, "-m", "brainfs.fs.cli"]
     mp = tmp / "mnt"
+    mp.mkdir()
     try:
         src = tmp / "src"
         generate(src, files=args.files)

@@ -249,6 +249,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, corpus, cfg: Config, seeded: Pa
 
     r = run("mount", str(corpus), str(busy))
     assert r.returncode == 1 and "not empty" in r.stderr and r.stderr.count("\n") == 1
+    (tmp_path / "m").mkdir()
     r = run("mount", "s3://no-such-bucket-xyz/p", str(tmp_path / "m"))
     assert r.returncode == 1 and "does not exist" in r.stderr
     r = run("mount", "http://x", str(tmp_path / "m"))
@@ -260,6 +261,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, corpus, cfg: Config, seeded: Pa
 def test_daemon_mode_status_and_umount(tmp_path: Path, corpus, cfg: Config, seeded: Path, store) -> None:
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(cfg.cache_dir))
     mp = tmp_path / "memory"
+    mp.mkdir()  # a mountpoint must exist (mount(8) does not create one either)
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,

@@ -966,6 +966,8 @@ def test_credentials_never_leak(tmp_path: Path) -> None:
         with pytest.raises(OSError):
             (m.mountpoint / "nope.md").read_text()
         bad = dict(env, AWS_SECRET_ACCESS_KEY=SECRET + "-wrong")
+        (tmp_path / "mnt-bad").mkdir()
+        (tmp_path / "mnt-v").mkdir()
         for e2 in (bad, dict(env, AWS_ACCESS_KEY_ID="nobody"),
                    dict(env, AWS_ENDPOINT_URL="http://127.0.0.1:9")):
             r = cli("mount", str(url), str(tmp_path / "mnt-bad"), "--foreground", env=e2, timeout=60)
