@@ -379,3 +379,38 @@ def test_interrupted_import_stops_and_the_rerun_finishes(tmp_path: Path, s3_serv
     finally:
         proxy.stop()
         store.close()
+
+
+# ----------------------------------------------------------------------------- demo
+
+
+def test_demo_shows_commands_as_typed(tmp_path: Path) -> None:
+    """`brainfs demo` prints each step as the user would type it (`brainfs status memory`),
+    never the interpreter path it runs them with."""
+    from brainfs.backend.server import free_port
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
+    env.update(BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none", BRAINFS_RECALL_WARMUP="0")
+    port = str(free_port())
+    mp = tmp_path / "mem"
+    try:
+        r = subprocess.run([*CLI, "demo", "mem", "--port", port, "--size", "40"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        shown = [ln[2:] for ln in r.stdout.splitlines() if ln.startswith("$ ")]
+        assert "brainfs status mem" in shown, shown
+        assert "brainfs import .demo/sample-40 s3://memory/demo" in shown
+        assert f"brainfs mount s3://memory/demo mem" in shown
+        assert sys.executable not in r.stdout and "brainfs.fs.cli" not in r.stdout
+        assert "recall:    ready" in r.stdout
+    finally:
+        subprocess.run([*CLI, "demo", "mem", "--stop"], cwd=tmp_path, env=env,
+                       capture_output=True, timeout=120)
+        if is_mounted(mp):
+            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
+        pidfile = tmp_path / ".demo" / "s3.pid"
+        if pidfile.exists():
+            try:
+                os.kill(int(pidfile.read_text()), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
