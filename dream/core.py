@@ -49,7 +49,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v2"
+EXTRACTION = "facts-v3"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -240,8 +240,13 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         for s in T.sentences(t.text):
             sents.append((t, s))
             tf.update(T.content_words(s))
-    # one batched call per session (nlp.pipe), not one per sentence
-    found = extractor.extract([s for _t, s in sents], tr.date, speakers)
+    # one batched call per session (nlp.pipe), not one per sentence; a role's turns ("Assistant")
+    # state no facts, so they are not sent to the model (the NER is most of dream's time)
+    todo = [i for i, (t, _s) in enumerate(sents) if not is_role(t.speaker)]
+    got = extractor.extract([sents[i][1] for i in todo], tr.date, speakers)
+    found: list[list] = [[] for _ in sents]
+    for i, ents in zip(todo, got):
+        found[i] = ents
     cands: list[dict] = []
     for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
         nwords = len(T.words(s))
@@ -279,12 +284,14 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         subjects = dict(c["ents"])
         # every capitalised run, openers included: a name the extractor missed here is still
         # a mention once another sentence makes it a subject (counted in subjects.build)
-        names = [n for n, _pos in T.capitalised_runs(c["s"]) if n != t.speaker and n not in subjects]
+        runs = [(n, pos) for n, pos in T.capitalised_runs(c["s"]) if n != t.speaker and n not in subjects]
+        names = [n for n, pos in runs if pos > 0]
+        lead = [n for n, pos in runs if pos == 0]  # a sentence opener: a name only if known otherwise
         about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
         fact = {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c["order"],
                 "date": tr.date, "speaker": t.speaker,
                 "text": T.resolve_relative_dates(c["s"], tr.date),
-                "subjects": subjects, "names": names, "kind": T.fact_kind(c["s"]), "attr": None,
+                "subjects": subjects, "names": names, "lead": lead, "kind": T.fact_kind(c["s"]), "attr": None,
                 "score": round(c["score"], 4), "when": c["when"], "about_speaker": about_self}
         has_rel = bool(R.extract(c["s"]))
         if about_self:
@@ -293,7 +300,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             if a or has_rel:
                 fact["attr"] = list(a) if a else ["relation", ""]
             per_speaker[t.speaker].append(fact)
-        elif subjects or names or has_rel:
+        elif subjects or names or lead or has_rel:
             facts.append(fact)
     # a speaker's full name, from any capitalised run that starts with it ("I'm Ines Okafor",
     # a letter signed "Noor Rahimi")
@@ -306,7 +313,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
                 full.setdefault(toks[0], name)
     cap = int(settings.get("facts_per_speaker_per_session", 8))
     for spk, fs in per_speaker.items():
-        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["attr"]
+        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["lead"] or f["attr"]
                 or f["kind"] != "event"]
         rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
         room = max(0, cap - len(keep))
@@ -575,6 +582,10 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
     out: dict[str, Counter] = defaultdict(Counter)
     anchored: set[str] = set()
     for f in facts:
+        # one goes to, visits or travels to a place
+        for m in _TRAVEL_RE.finditer(f["text"]):
+            out[m.group(1)]["place"] += 1
+    for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
             rels = rel_cache[id(f)] = R.extract(f["text"])
@@ -583,13 +594,20 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
                 out[r.value][r.value_type] += 1
             if r.attr == "species" and r.subject:
                 out[r.subject]["pet"] += 1
-            if r.attr in ("employer", "manager", "home", "role") and r.subject:
+            if r.subject and (r.attr in ("employer", "manager") or (
+                    r.attr == "role" and _JOB_RE.search(r.value))):
                 out[r.subject]["person"] += 1
             if not r.subject and r.value_type and r.attr in _ANCHORS:
                 anchored.add(r.value)
     return out, anchored
 
 
+_TRAVEL_RE = re.compile(r"\b(?:travel(?:l)?ing to|travel(?:l)?ed to|went to|going to|flew to|flying to|"
+                        r"trip to|visited|visiting|back from|moved to|arrived in|based in)\s+"
+                        r"((?:[A-Z][\w\-]+)(?:\s+[A-Z][\w\-]+)*)")
+#: A job title's last word ("grant manager", "hardware engineer", "audiologist").
+_JOB_RE = re.compile(r"(?:er|or|ist|ian|ant|ent|eer|officer|manager|lead|head|chair|nurse|"
+                     r"doctor|student|intern|advisor|adviser|organizer|organiser|coordinator)$")
 _ANCHORS = frozenset("employer manager home project pet friend contact".split())
 
 

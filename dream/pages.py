@@ -309,7 +309,7 @@ def _unique(claims: list[Claim]) -> list[Claim]:
 def fact_slugs(f: dict, subs: Subjects) -> set[str]:
     """The pages a fact belongs to: the subjects it names, and its speaker's when it is about them."""
     out = set()
-    for n in list(f.get("subjects", {})) + list(f.get("names", [])):
+    for n in list(f.get("subjects", {})) + list(f.get("names", [])) + list(f.get("lead", [])):
         out.update(subs.slugs_for(n))
     if f.get("about_speaker") and not is_role(f["speaker"]):
         s = subs.slug_for(f["speaker"])

@@ -249,5 +249,6 @@ def same_key(a: str, b: str) -> bool:
 _BAD_VALUES = frozenset("""
 it this that there here them him her they we you me i my our your his its their now then
 today tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday the a an
-he she leave holiday vacation away sick call board track time fire break lunch
+he she leave holiday vacation away sick call board track time fire break lunch one ones
+same only other first last best next main right key part
 """.split())

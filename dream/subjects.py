@@ -40,7 +40,7 @@ gpt chatgpt claude copilot gemini bard llm you me
 SALUTATIONS = frozenset("""
 dear hi hello hey hiya greetings morning evening afternoon good thanks thank cheers best
 regards kind warm warmest sincerely yours love congrats congratulations welcome bye goodbye
-to attn attention re fwd fw cc from ps p.s note reminder update
+to attn attention re fwd fw cc from ps p.s note reminder update noting fyi heads quick btw
 """.split())
 _TITLES = frozenset("dr dr. mr mr. mrs mrs. ms ms. prof prof. sir madam miss".split())
 #: File formats, units and tech acronyms that capitalisation makes look like organisations.
@@ -62,7 +62,9 @@ let here's there's that's it's what's how's who's i'd i'll i'm i've you're we're
 should could would will can may might must shall got get go going done sounds looks seems
 together everyone everybody someone something anyone anything nobody nothing team family
 friends mom dad yesterday today tomorrow morning evening night weekend week month year
-big news update congratulations yes no
+big news update congratulations yes no put set add use make take send check keep move get
+give call ask tell book plan draft write share save export change remember schedule confirm
+cancel spent noted still something
 """.split())
 _ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
                                        "council", "press", "media", "partners", "systems",
@@ -73,7 +75,11 @@ _PROJECT_HEADS = frozenset("project program programme initiative pilot study sur
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series".split())
 _PLACE_HEADS = frozenset("street road avenue park river lake mountain city town village "
-                         "island bay beach square county province region".split())
+                         "island bay beach square county province region station terminal "
+                         "market mall hall harbor harbour port airport bridge tower garden "
+                         "gardens temple shrine castle plaza district ward".split())
+_EVENT_HEADS = frozenset("marathon festival conference summit workshop meetup expo fair race "
+                         "tournament cup games symposium hackathon retreat".split())
 
 
 def clean_name(name: str) -> str | None:
@@ -105,6 +111,12 @@ def names_in(raw: str) -> list[str]:
     """The cleaned names a capitalised run stands for: "Biscuit and Juno" is two names."""
     parts = re.split(r"\s+and\s+", raw) if " and " in raw else [raw]
     return [n for n in (clean_name(p) for p in parts) if n]
+
+
+def _after_connectors(toks: list[str]) -> str:
+    while toks and toks[0].lower() in T._CONNECTORS:
+        toks = toks[1:]
+    return " ".join(toks)
 
 
 def is_role(name: str) -> bool:
@@ -155,8 +167,17 @@ class Subjects:
         return next((s for s in self.by_slug.values() if s.is_user), None)
 
 
-def merge_map(counts: Counter) -> dict[str, str]:
-    """Alias → canonical name for every name in ``counts`` (name → mentions)."""
+def _majority(c: Counter | None) -> str | None:
+    if not c:
+        return None
+    return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+
+
+def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None) -> dict[str, str]:
+    """Alias → canonical name for every name in ``counts`` (name → mentions). ``kinds``: the
+    extractor's majority type per name; a word typed as a place is not merged into an
+    organisation or a person ("Kyoto" is not "Kyoto University")."""
+    kinds = kinds or {}
     names = sorted(counts, key=lambda n: (-len(n.split()), -counts[n], n))
     canon: dict[str, str] = {}
     multi = [n for n in names if len(n.split()) > 1]
@@ -175,7 +196,9 @@ def merge_map(counts: Counter) -> dict[str, str]:
                 ml = [t.lower() for t in m.split()]
                 if len(toks) > 1 and (ml[:len(low)] == low or ml[-len(low):] == low):
                     targets.append(m)  # "St Aldric" → "St Aldric Hospital"
-                elif len(toks) == 1 and low[0] in _distinctive(m):
+                elif len(toks) == 1 and low[0] in _distinctive(m) and (
+                        kinds.get(n) in (None, kinds.get(m) or kinds.get(n))
+                        or kinds.get(n) == (head_type(m) or kinds.get(n))):
                     targets.append(m)
         # the most complete form each target itself merges into
         roots = {canon.get(t, t) for t in targets}
@@ -200,7 +223,9 @@ def _distinctive(name: str) -> set[str]:
     Animal Shelter")."""
     toks = name.split()
     low = [t.lower() for t in toks]
-    heads = _ORG_HEADS | _PROJECT_HEADS | _PLACE_HEADS | {"operation", "programme", "program"}
+    if low[-1] in _PLACE_HEADS or low[-1] in _EVENT_HEADS:
+        return set()  # "Kyoto Station" is not "Kyoto", "Okayama Marathon" not "Okayama"
+    heads = _ORG_HEADS | _PROJECT_HEADS | {"operation", "programme", "program"}
     rest = [t for t in low if t not in heads and t not in T._CONNECTORS]
     if len(rest) < len(low):
         return set(rest) if len(rest) == 1 else set()
@@ -236,20 +261,61 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     counts: Counter = Counter(extra_names or {})
     votes: dict[str, Counter] = defaultdict(Counter)
     human = [s for s in speakers if not is_role(s)]
+    # words the corpus writes in lower case are common words, not names ("Add it to the
+    # notes", "Decision for Tactile Transit Maps"): measured, not listed
+    lower: Counter = Counter()
+    capital: Counter = Counter()
     for f in facts:
+        for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
+            (lower if w[0].islower() else capital)[w.lower()] += 1
+
+    def common(w: str) -> bool:
+        return lower[w.lower()] > 0 and lower[w.lower()] >= capital[w.lower()]
+
+    # names written mid-sentence somewhere, as they are: what "known elsewhere" means below
+    seen: Counter = Counter(set(human) | set(extra_names or {}))
+    for f in facts:
+        for raw in list(f.get("subjects", {})) + f.get("names", []):
+            seen.update(names_in(raw))
+
+    def norm(raw: str) -> list[str]:
+        out = []
+        for n in names_in(raw):
+            toks = n.split()
+            # a common word in front of a name is not part of it: "Decision for Tactile
+            # Transit Maps", "Use Nagoya" (but "Screen Reader Latency Study" stays whole)
+            while len(toks) > 1 and toks[0].lower() not in _ORG_HEADS and (
+                    (toks[1].lower() in T._CONNECTORS and (common(toks[0]) or seen[_after_connectors(toks[1:])]))
+                    or (common(toks[0]) and seen[" ".join(toks[1:])] > seen[" ".join(toks)])):
+                toks.pop(0)
+                while len(toks) > 1 and toks[0].lower() in T._CONNECTORS:
+                    toks.pop(0)
+            n = clean_name(" ".join(toks)) if toks else None
+            if n and not (len(toks) == 1 and common(n)):
+                out.append(n)
+        return out
+
+    per_fact: dict[int, set[str]] = {}
+    for f in facts:
+        found: set[str] = set()
         for raw, typ in list(f.get("subjects", {}).items()) + [(n, "") for n in f.get("names", [])]:
-            for n in names_in(raw):
-                counts[n] += 1
+            for n in norm(raw):
+                found.add(n)
                 if typ and typ != "entity":
                     votes[n][typ] += 1
+        per_fact[id(f)] = found
+    known = {n for ns in per_fact.values() for n in ns} | set(human) | set(extra_names or {})
+    for f in facts:
+        # a sentence opener counts only as a name the corpus knows from elsewhere
+        per_fact[id(f)] |= {n for raw in f.get("lead", []) for n in norm(raw) if n in known}
+        counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1
-    canon = merge_map(counts)
+    canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts})
     # turns per canonical name
     turns: dict[str, set] = defaultdict(set)
     for f in facts:
-        names = {n for r in list(f.get("subjects", {})) + f.get("names", []) for n in names_in(r)}
-        for n in names:
+        for n in per_fact[id(f)]:
             turns[canon[n]].add((f["session"], f["anchor"]))
         # the speaker's own first-person statements are about them
         if f.get("about_speaker") and f["speaker"] in canon:
@@ -261,6 +327,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     min_s = int(settings.get("min_sessions", 1))
     by_slug: dict[str, Subject] = {}
     alias_of: dict[str, str] = {}
+    raw_alias: dict[str, str] = {}  # a name as written ("Decision for X") → its cleaned name
     groups: dict[str, list[str]] = defaultdict(list)
     for n, c in canon.items():
         groups[c].append(n)
@@ -283,6 +350,13 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     for slug, s in by_slug.items():
         for n in [s.title, *s.aliases]:
             alias_of.setdefault(n, slug)
+    # every way a fact wrote a subject's name leads to its page
+    for f in facts:
+        for raw in list(f.get("subjects", {})) + f.get("names", []) + f.get("lead", []):
+            if raw not in alias_of:
+                hits = {alias_of[canon[n]] for n in norm(raw) if n in canon and canon[n] in alias_of}
+                if len(hits) == 1:
+                    alias_of[raw] = hits.pop()
     # speakers are known by their name even when it was never extracted as an entity
     return Subjects(by_slug, alias_of)
 
