@@ -20,6 +20,8 @@ import hashlib
 import os
 import re
 import tomllib
+import types
+import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -332,33 +334,50 @@ def _with_profile_keys(cfg: Config, env: dict[str, str]) -> Config:
                                session_token=frozen.token)
 
 
+def _field_types() -> dict[str, type]:
+    """Each setting's type with ``| None`` taken off (``str | None`` → ``str``), resolved
+    from the annotations (they are strings under ``from __future__ import annotations``)."""
+    global _TYPES
+    if _TYPES is None:
+        out: dict[str, type] = {}
+        for name, hint in typing.get_type_hints(Config).items():
+            args = [a for a in typing.get_args(hint) if a is not type(None)]
+            if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
+                hint = args[0]
+            out[name] = hint
+        _TYPES = out
+    return _TYPES
+
+
+_TYPES: dict[str, type] | None = None
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
 def _coerce(name: str, typ: Any, value: Any) -> Any:
-    t = str(typ)
-    if name.endswith("_bytes") and t.startswith("int"):
-        try:
-            return parse_size(value)
-        except ValueError as e:
-            raise ConfigError(f"setting {name}: {e}") from None
+    """``value`` (from TOML, the environment or a flag) as the setting's type."""
+    t = _field_types().get(name, str)
     try:
-        if "list[str]" in t:
-            if isinstance(value, str):
+        if t is int and name.endswith("_bytes"):
+            return parse_size(value)
+        if typing.get_origin(t) is list:
+            if isinstance(value, str):  # BRAINFS_PRELOAD_GLOBS="a/*, b.md"
                 return [v.strip() for v in value.split(",") if v.strip()]
             return [str(v) for v in value]
-        if "Path" in t:
+        if t is Path:
             return Path(value).expanduser()
-        if t.startswith("bool") or t == "bool":
+        if t is bool:
             if isinstance(value, str):
                 word = value.strip().lower()
-                if word in {"1", "true", "yes", "on"}:
-                    return True
-                if word in {"0", "false", "no", "off", ""}:
-                    return False
+                if word in _TRUE | _FALSE:
+                    return word in _TRUE
                 raise ValueError(word)
             return bool(value)
-        if t.startswith("int"):
+        if t is int:
             return int(value)
-        if t.startswith("float"):
+        if t is float:
             return float(value)
         return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"setting {name}: cannot use {value!r}") from None
+    except (TypeError, ValueError) as e:
+        detail = f": {e}" if name.endswith("_bytes") else ""
+        raise ConfigError(f"setting {name}: cannot use {value!r}{detail}") from None

@@ -492,7 +492,14 @@ def cmd_index(args: argparse.Namespace) -> int:
         bar.n = done
         bar.refresh()
 
-    stats = build_index(store, local, embedder, progress, cfg=cfg)
+    try:
+        stats = build_index(store, local, embedder, progress, cfg=cfg)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+        print(f"\nindex of {url} interrupted: nothing uploaded, the bucket's index is "
+              f"unchanged; run the same command again to finish", file=sys.stderr)
+        return 130
     if bar is not None:
         bar.close()
     print(f"indexed {url}: {stats.get('files_indexed', 0)} files (re)indexed, "
@@ -666,9 +673,19 @@ def cmd_correct(args: argparse.Namespace) -> int:
     return 0
 
 
+#: What matplotlib writes for ``brainfs graph --out`` (by the file's suffix).
+GRAPH_FORMATS = (".png", ".svg", ".pdf")
+
+
 def cmd_graph(args: argparse.Namespace) -> int:
     from brainfs.dream.graph import render_graph
 
+    out = Path(args.out)
+    if out.suffix.lower() not in GRAPH_FORMATS:
+        raise UsageError(f"--out {out}: the graph is drawn as {', '.join(GRAPH_FORMATS)} "
+                         "(chosen by the file's suffix)")
+    if not out.parent.is_dir():
+        raise UsageError(f"--out {out}: directory {out.parent} does not exist")
     cfg, url, store = _open_corpus(args)
     paths = [o.path for o in store.list("knowledge") if o.path.endswith(".md")]
     if not paths:
@@ -680,7 +697,6 @@ def cmd_graph(args: argparse.Namespace) -> int:
             files[path] = data.decode("utf-8", errors="replace")
 
     store.get_many(paths, got)
-    out = Path(args.out)
     counts = render_graph(files, out, title=str(url))
     print(f"wrote {out}: {counts['pages']} pages, {counts['links']} links, "
           f"{counts['cite_edges']} citation edges")

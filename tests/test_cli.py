@@ -371,3 +371,11 @@ def test_missing_config_file_is_an_error_either_way(tmp_path: Path, base_env: di
                       (base_env, ("--config", str(missing)))):
         line = one_error_line(run(*args, "index", "s3://memory/x", env=env))
         assert str(missing) in line and "does not exist" in line
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("out", ["g.txt", "g", "nodir/g.png"])
+def test_graph_output_is_checked_first(tmp_path: Path, base_env: dict[str, str], out: str) -> None:
+    """`--out g.txt` is refused before any S3 request (no server here), in one line."""
+    line = one_error_line(run("graph", "s3://memory/x", "--out", str(tmp_path / out), env=base_env))
+    assert "--out" in line and (".png" in line or "does not exist" in line)

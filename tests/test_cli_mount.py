@@ -337,6 +337,7 @@ def test_interrupted_import_stops_and_the_rerun_finishes(tmp_path: Path, s3_serv
     host, port = s3_server.url.removeprefix("http://").split(":")
     proxy = S3Proxy((host, int(port)), delay=0.02)  # 20 ms a request: ~4 uploads a 20 ms
     proxy.start()
+    p = None
     try:
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="4")
         p = subprocess.Popen([*CLI, "import", str(src), str(url)], env=penv, stdout=subprocess.PIPE,
@@ -377,6 +378,9 @@ def test_interrupted_import_stops_and_the_rerun_finishes(tmp_path: Path, s3_serv
                            text=True, timeout=300)
         assert "0 uploaded, 601 unchanged" in r.stdout and "preload pack:" in r.stdout
     finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
         proxy.stop()
         store.close()
 
