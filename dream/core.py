@@ -32,6 +32,7 @@ from . import edits as E
 from . import text as T
 from .contradict import clause_frames, contradiction, frames_contradict
 from . import pages as P
+from . import reach
 from . import relations as R
 from . import subjects as S
 from .entities import Extractor, get_extractor
@@ -399,8 +400,10 @@ def render_card(path: str, card: dict) -> str:
     meta = {"type": "correction", "scope": card["scope"],
             "confidence": 0.3 if card.get("superseded_by") else card.get("confidence", 0.9),
             "created": card["created"], "updated": card["updated"]}
-    if card.get("supersedes"):
-        meta["supersedes"] = card["supersedes"]
+    sup = ([card["supersedes"]] if card.get("supersedes") else []) + list(card.get("supersedes_notes", []))
+    if sup:
+        # one path stays a string (the usual case); the user's cards it reached make a list
+        meta["supersedes"] = sup[0] if len(sup) == 1 else sup
     if card.get("superseded_by"):
         meta["superseded_by"] = card["superseded_by"]
         meta["status"] = "superseded"
@@ -526,6 +529,17 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                         f["speaker"] if subs.slug_for(f["speaker"]) == slug else None):
                     corrected[(id(f), slug)] = (cp, card)
                     reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+    # "…, not X" reaches every page that states X in the same context, named in it or not
+    for cp, card in sorted(cards.items()):
+        if card.get("superseded_by") or cp not in card_files:
+            continue
+        for new_v, old_v in reach.pairs(card["text"]):
+            for slug in qualifying:
+                for f in by_slug[slug]:
+                    if (id(f), slug) not in corrected and (f.get("date") or "") <= card["created"][:10] \
+                            and reach.states_old_value(f["text"], card["text"], old_v, new_v):
+                        corrected[(id(f), slug)] = (cp, card)
+                        reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
     retired: dict[tuple[int, str], tuple[str, str]] = {}
     for (fid, slug), (new, why) in contra.items():
         retired[(fid, slug)] = (f"— contradicted ({why}) on {new['date']}: "
@@ -773,7 +787,14 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     hand_events = E.conflict_events(state, info["by_slug"], info["titles"],
                                     now or _dt.datetime.now(_dt.timezone.utc))
     new_cards = process_corrections(tree, listing, state, info["titles"], extra=hand_events)
-    if new_cards:
+    # a correction reaches GUIDE.md and the user's own cards that state the old value
+    live = [(cp, c) for cp, c in sorted(state.get("cards", {}).items())
+            if not c.get("superseded_by") and not _forgotten(c["text"], phrases)]
+    external = reach.apply(tree.read, listing, live, CARDS_DIR)
+    for ep in external:
+        reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
+            cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))
+    if new_cards or external:
         files, rs, info = build_wiki(state, phrases, cfg, synth)
         for cp in new_cards:
             card = state["cards"][cp]
@@ -805,6 +826,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         return turn_cache[tpath]
 
     day_of: dict[str, str | None] = {}
+    user_sub = info["subjects"].user()
+    user_title = user_sub.title if user_sub else ""
     aliases = {n: info["subjects"].by_slug[s].title for n, s in info["subjects"].alias_of.items()
                if s in info["subjects"].by_slug and n != info["subjects"].by_slug[s].title}
 
@@ -856,7 +879,10 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         meta, body, _bad = split_frontmatter(txt)
         # a card's date is part of what it says (a correction line names when it was made)
         when = [str(meta.get(k))[:10] for k in ("created", "updated") if meta and meta.get(k)]
-        return body + (f" [dated {'; '.join(when)}]" if when else "")
+        # a correction is the user's own statement about their memory
+        who = [f"by {user_title}"] if user_title and path.startswith(CARDS_DIR) else []
+        tail = "; ".join([f"dated {', '.join(when)}"] * bool(when) + who)
+        return body + (f" [{tail}]" if tail else "")
 
     verifier = Verifier(embedder, float(cfg.get("similarity_threshold", 0.45)),
                         float(cfg.get("lexical_threshold", 0.5)), cache=state.setdefault("verified", {}))
@@ -892,6 +918,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                 files.pop(p)
             else:
                 files[p] = old
+    # GUIDE.md and the user's cards are theirs, not dream's: changed, never managed
+    files.update(external)
     # What is published: the share of valid citations after validation (must be 1.0).
     cite_total, share_after = citation_share(
         [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in excluded])
@@ -916,7 +944,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         if p in listing:
             previous[p] = tree.read(p)
             changes.append(Change(p, "delete", _why_gone(p, previous[p], phrases, info)))
-    state["managed"] = sorted((set(files) - excluded | (managed_prev & excluded)) - set(hand_events))
+    state["managed"] = sorted((set(files) - excluded | (managed_prev & excluded)) - set(hand_events)
+                              - set(external))
     # What dream wrote, line by line, so that the next run can tell a hand edit (edits.py).
     written = {}
     for p in sorted(state["managed"]):

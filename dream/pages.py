@@ -23,6 +23,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from . import reach
 from . import relations as R
 from . import text as T
 from .prose import a_or_an, human_day, third_person
@@ -99,7 +100,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
             if vslug == subj:
                 continue
             out.append(Stated(subj, r.attr, r.key, value, vslug, r.op, f, r.detail,
-                              _phrase(r.key), neg, r.event))
+                              r.phrase or _phrase(r.key), neg, r.event))
     return out
 
 
@@ -176,6 +177,10 @@ def play(group: list[Stated]) -> Outcome:
                 cur = first = None
             continue
         if cur is None:
+            # "I left X. My new job is at Y": Y replaced X, said the same day
+            if replaced and replaced[-1][2].op == "end" and \
+                    replaced[-1][2].fact.get("date") == st.fact.get("date"):
+                replaced[-1] = (replaced[-1][0], replaced[-1][1], st)
             cur = first = st
             continue
         if _same(cur.value, st.value):
@@ -234,7 +239,13 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
                                                           - set(T.content_words(cur.value)))
             if _mentions(tuple(negs), cur.value) and (shared or attr == "format"
                                                       or cur.value.lower() in FORMATS):
-                group.append(Stated(subj, attr, _key, cur.value, cur.value_slug, "end", c))
+                # "SVG, not PDF": the new value of the same kind replaces the old one
+                new = next((n for n, o in reach.pairs(c["text"]) if n and _same(o, cur.value)), None)
+                if new:
+                    group.append(Stated(subj, attr, _key, new, subs.slug_for(new), "set", c,
+                                        cur.detail, cur.phrase))
+                else:
+                    group.append(Stated(subj, attr, _key, cur.value, cur.value_slug, "end", c))
         out = play(group)
         title = subs.by_slug[subj].title
         for st in group:

@@ -56,6 +56,7 @@ class Relation:
     event: bool = False     # the sentence reports a change (joined, left, moved): a Timeline event
     value_type: str = ""    # the value's subject type when it is a name (organization, person, …)
     detail: str = ""        # e.g. a pet's species
+    phrase: str = ""        # a quantity as the sentence names it ("QC spike threshold for the atlas")
 
 
 def _clean_value(v: str) -> str:
@@ -201,8 +202,9 @@ def extract(sentence: str) -> list[Relation]:
             out.append(Relation(s, attr, v, op, "", event, vtype, detail))
     for m in _QTY.finditer(sentence):
         mods = _mods(m.group("mods") + " " + (m.group("of") or ""))
+        phrase = " ".join(sentence[m.start("mods"):m.end("of") if m.group("of") else m.end("head")].split())
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
-                            f"{m.group('head').lower()}|{mods}", False, ""))
+                            f"{m.group('head').lower()}|{mods}", False, "", phrase=phrase))
     for m in _DEADLINE.finditer(sentence):
         head = (m.group("head") or m.group("head2") or m.group("head3") or "").lower()
         mods = _mods(m.group("mods"))
@@ -211,8 +213,9 @@ def extract(sentence: str) -> list[Relation]:
         elif head not in ("deadline", "due date"):
             mods = (mods + " " + head).strip()
             head = "deadline"
+        what = " ".join(sentence[m.start("mods"):m.end("mods")].split())
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set", f"deadline|{mods}",
-                            False, ""))
+                            False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     return out
 
 

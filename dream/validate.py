@@ -12,7 +12,7 @@ Checked, per file kind:
 * ``sessions/<id>/summary.md`` — ``session``, ``date``, ``title``, ``type: summary``;
   citations as above.
 * ``notes/corrections/*.md`` — ``type``, ``scope``, ``confidence``, ``created``, ``updated``;
-  ``supersedes`` (when present) names an existing card.
+  ``supersedes`` (when present: a path or a list of paths) names existing cards.
 * Across pages: no two pages with the same title (case-insensitive) or the same body.
 
 ``severity`` is ``error`` (the file is not published) or ``warning`` (published, reported).
@@ -188,9 +188,10 @@ def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: in
             for key in ("type", "scope", "confidence", "created", "updated"):
                 if meta.get(key) in (None, ""):
                     problems.append(Problem(path, "frontmatter-field", f"frontmatter field '{key}' is missing or empty"))
-            sup = meta.get("supersedes")
-            if sup and sup not in staged and not view.exists(str(sup)):
-                problems.append(Problem(path, "supersedes", f"supersedes {sup}, which does not exist"))
+            sups = meta.get("supersedes")
+            for sup in (sups if isinstance(sups, list) else [sups] if sups else []):
+                if str(sup) not in staged and not view.exists(str(sup)):
+                    problems.append(Problem(path, "supersedes", f"supersedes {sup}, which does not exist"))
             if not body.strip():
                 problems.append(Problem(path, "empty", "card has no content"))
     return problems

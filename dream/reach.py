@@ -1,0 +1,142 @@
+"""A correction reaches every line that states the old value: pages, cards and GUIDE.md.
+
+A correction event ("Figures are SVG, not PDF") names what it replaces — the value after
+"not" — and usually what replaces it (the value of the same kind just before: an all-caps
+format for a format, a number for a number, a name for a name). A line *states the old
+value* when it contains that value as a whole word and shares at least one other content
+word (stemmed) with the correction, so "not PDF" about figures does not touch a line about
+invoices as PDF.
+
+* ``GUIDE.md`` lines are rewritten: the old value replaced by the new one, with
+  "(corrected <date>; was <old>)" appended. A line that already says so is left alone, which
+  makes the rewrite idempotent.
+* Cards under ``notes/`` that are not dream's own get ``superseded_by: <correction card>``,
+  ``status: superseded`` and a lower confidence in their frontmatter; the correction card
+  lists them under ``supersedes``, which is what ``brainfs context`` reads to skip them.
+* Page facts are retired by :mod:`.core` with :func:`states_old_value`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import yaml
+
+from brainfs.cache.chunker import split_frontmatter
+
+from . import relations as R
+from . import text as T
+
+GUIDE_PATH = "GUIDE.md"
+_MARK = "(corrected "
+
+
+def _stem(w: str) -> str:
+    for suf in ("ies", "es", "s"):
+        if w.endswith(suf) and len(w) > len(suf) + 2:
+            return w[: -len(suf)] + ("y" if suf == "ies" else "")
+    return w
+
+
+def pairs(text: str) -> list[tuple[str | None, str]]:
+    """(new value or None, old value) for each "…, not X" in a correction."""
+    out = []
+    for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?(?P<old>{R.NUMBER}{R._UNIT}|"
+                         rf"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
+        old = m.group("old").strip()
+        before = text[:m.start()]
+        if re.fullmatch(rf"{R.NUMBER}{R._UNIT}", old, re.I):
+            cand = re.findall(rf"({R.NUMBER}{R._UNIT})(?![\w-])", before, re.I)
+        elif old.isupper():
+            cand = re.findall(r"\b[A-Z]{2,}\b", before)
+        elif old[:1].isupper():
+            cand = [n for n, _p in T.capitalised_runs(before)]
+        else:
+            cand = re.findall(r"[\w\-]+", before)
+        new = cand[-1].strip() if cand else None
+        out.append((new if new and new.lower() != old.lower() else None, old))
+    return out
+
+
+def states_old_value(line: str, correction: str, old: str, new: str | None = None) -> bool:
+    """Does ``line`` state ``old`` in the context of ``correction`` (see module docstring)?"""
+    if not re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", line, re.I):
+        return False
+    skip = {_stem(w) for w in T.content_words(old)} | {_stem(w) for w in T.content_words(new or "")}
+    ctx = {_stem(w) for w in T.content_words(correction)} - skip
+    mine = {_stem(w) for w in T.content_words(line)} - skip
+    return bool(ctx & mine)
+
+
+def fix_guide(text: str, cards: list[tuple[str, dict]]) -> tuple[str, list[str]]:
+    """GUIDE.md with every line stating a corrected value rewritten; and the card paths used."""
+    lines = text.split("\n")
+    used: list[str] = []
+    for i, line in enumerate(lines):
+        if _MARK in line or not line.strip():
+            continue
+        for cp, card in cards:
+            for new, old in pairs(card["text"]):
+                if not states_old_value(line, card["text"], old, new):
+                    continue
+                day = str(card.get("created", ""))[:10]
+                if new:
+                    fixed = re.sub(rf"(?<![\w-]){re.escape(old)}(?![\w-])", new, line, flags=re.I)
+                    lines[i] = f"{fixed.rstrip()} {_MARK}{day}; was {old})"
+                else:
+                    lines[i] = f"{line.rstrip()} {_MARK}{day}: {card['text']})"
+                used.append(cp)
+                line = lines[i]
+                break
+            if _MARK in line:
+                break
+    return "\n".join(lines), used
+
+
+def is_user_card(path: str, dream_cards: str) -> bool:
+    return path.startswith("notes/") and path.endswith(".md") and not path.startswith(dream_cards)
+
+
+def supersede_card(text: str, card_path: str, card: dict) -> str | None:
+    """A user's card stating a corrected value, marked superseded by ``card_path``
+    (None when it does not state one, or already says it is superseded)."""
+    meta, body, bad = split_frontmatter(text)
+    if bad or (meta or {}).get("superseded_by"):
+        return None
+    if not any(states_old_value(body, card["text"], old, new) for new, old in pairs(card["text"])):
+        return None
+    meta = dict(meta or {})
+    meta["superseded_by"] = card_path
+    meta["status"] = "superseded"
+    meta["confidence"] = min(0.3, float(meta.get("confidence", 0.3) or 0.3))
+    meta["updated"] = str(card.get("created", ""))[:10] or meta.get("updated", "")
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000).strip()
+    return f"---\n{head}\n---\n" + (body if body.startswith("\n") else "\n" + body)
+
+
+def apply(read, listing: dict[str, str], cards: list[tuple[str, dict]],
+          dream_cards: str) -> dict[str, str]:
+    """path → new text of GUIDE.md and user cards that the live correction ``cards`` reach.
+    Records, in each card, the user cards it superseded (``supersedes_notes``)."""
+    out: dict[str, str] = {}
+    cards = [(cp, c) for cp, c in cards if pairs(c["text"])]
+    if not cards:
+        return out
+    if GUIDE_PATH in listing:
+        old = read(GUIDE_PATH) or ""
+        new, _used = fix_guide(old, cards)
+        if new != old:
+            out[GUIDE_PATH] = new
+    for p in sorted(listing):
+        if not is_user_card(p, dream_cards):
+            continue
+        text = read(p) or ""
+        for cp, card in cards:
+            new = supersede_card(text, cp, card)
+            if new is not None:
+                out[p] = new
+                card.setdefault("supersedes_notes", [])
+                if p not in card["supersedes_notes"]:
+                    card["supersedes_notes"].append(p)
+                break
+    return out
