@@ -409,36 +409,130 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
                      f"and {err_path}")
 
 
-def _status_of(mp: Path) -> dict:
+class NoAnswer(UsageError):
+    """The mount did not answer within the time given (a hung or stopped daemon)."""
+
+
+#: How long `status` and `umount` wait for a mount's status file: a live daemon answers in
+#: milliseconds; a stopped or hung one never does.
+STATUS_TIMEOUT = 10.0
+
+
+def _status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict:
+    """The daemon's status (``MP/.brainfs/status``), read in a helper thread so that a
+    hung mount cannot hang the command."""
+    box: dict[str, object] = {}
+
+    def read() -> None:
+        try:
+            box["text"] = (mp / ".brainfs" / "status").read_text()
+        except OSError as e:
+            box["error"] = e
+
+    t = threading.Thread(target=read, daemon=True, name="status")
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise NoAnswer(f"{mp} does not answer (its daemon is hung or stopped)")
+    if "error" in box:
+        e = box["error"]
+        raise UsageError(f"{mp} is not a running brainfs mount "
+                         f"({getattr(e, 'strerror', None) or 'no status'})")
     try:
-        return json.loads((mp / ".brainfs" / "status").read_text())
-    except OSError as e:
-        raise UsageError(f"{mp} is not a running brainfs mount ({e.strerror or 'no status'})") from None
+        return json.loads(str(box["text"]))
     except ValueError:
         raise UsageError(f"{mp} is not a running brainfs mount (its status is not JSON)") from None
 
 
-def cmd_umount(args: argparse.Namespace) -> int:
-    from brainfs.fs.daemon import is_mountpoint
+def _target(mp: Path) -> str:
+    """The absolute mountpoint path as /proc/mounts spells it, resolving symlinks above it
+    but never touching the mountpoint itself (a stat there would hang on a hung mount)."""
+    path = os.path.abspath(mp)
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
 
+
+def _mounted(target: str) -> bool:
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
+                return True
+    return False
+
+
+def _daemon_pids(target: str) -> list[int]:
+    """Processes running ``brainfs … mount SOURCE MOUNTPOINT`` for ``target`` (found by
+    their command line when the mount cannot say its own PID)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            cwd = os.readlink(d / "cwd")
+        except OSError:
+            continue
+        if "mount" not in argv or not any("brainfs" in a for a in argv[:3]):
+            continue
+        urls = [i for i, a in enumerate(argv) if a.startswith("s3://")]
+        if not urls or urls[0] + 1 >= len(argv):
+            continue
+        if os.path.normpath(os.path.join(cwd, argv[urls[0] + 1])) == target:
+            found.append(int(d.name))
+    return found
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not Path(f"/proc/{pid}").exists() or _zombie(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _force_unmount(mp: Path, target: str, pids: list[int]) -> None:
+    """Detach the mount at once and kill its daemon: the working set and its journal stay
+    in the cache, so the next mount of the corpus uploads what was still pending."""
+    subprocess.run(["fusermount3", "-u", "-z", target], check=False, stderr=subprocess.DEVNULL)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _wait_gone(pid, 10)
+    print(f"unmounted {mp} by force" + (f" (daemon {', '.join(map(str, pids))} killed)" if pids else "")
+          + "; writes still pending are uploaded by the next mount of the corpus")
+
+
+def cmd_umount(args: argparse.Namespace) -> int:
     mp = Path(args.mountpoint)
-    if not is_mountpoint(mp):
+    target = _target(mp)
+    if not _mounted(target):
         raise UsageError(f"{mp} is not mounted")
     try:
-        pid = int(_status_of(mp)["pid"])
+        pid = int(_status_of(mp, timeout=min(STATUS_TIMEOUT, args.timeout))["pid"])
+    except NoAnswer:
+        pids = _daemon_pids(target)
+        if not args.force:
+            raise UsageError(f"{mp} does not answer (daemon {', '.join(map(str, pids)) or '?'} hung "
+                             f"or stopped); `brainfs umount --force {mp}` detaches it") from None
+        _force_unmount(mp, target, pids)
+        return 0
     except UsageError:
         # A dead daemon leaves "Transport endpoint is not connected": detach it.
-        subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
+        subprocess.run(["fusermount3", "-u", "-z", target], check=False)
         print(f"unmounted {mp} (no status answered: a --naive mount or a dead daemon)")
         return 0
     os.kill(pid, signal.SIGTERM)
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline:
-        if not Path(f"/proc/{pid}").exists() or _zombie(pid):
-            print(f"unmounted {mp}")
-            return 0
-        time.sleep(0.05)
-    raise UsageError(f"daemon {pid} did not finish within {args.timeout:.0f}s (uploads pending?)")
+    if _wait_gone(pid, args.timeout):
+        print(f"unmounted {mp}")
+        return 0
+    if args.force:
+        _force_unmount(mp, target, [pid])
+        return 0
+    raise UsageError(f"daemon {pid} did not finish within {args.timeout:.0f}s (uploads pending?); "
+                     f"`brainfs umount --force {mp}` stops it now")
 
 
 def _zombie(pid: int) -> bool:
@@ -947,10 +1041,14 @@ def build_parser() -> argparse.ArgumentParser:
     mo.set_defaults(func=cmd_mount)
 
     um = command(sub, "umount", "flush pending uploads and unmount",
-                 ["brainfs umount ~/memory", "brainfs umount ~/memory --timeout 600"])
+                 ["brainfs umount ~/memory", "brainfs umount ~/memory --timeout 600",
+                  "brainfs umount --force ~/memory   # a hung mount"])
     um.add_argument("mountpoint", metavar="MOUNTPOINT", help="a brainfs mount")
     um.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                     help="how long to wait for pending uploads before giving up")
+    um.add_argument("--force", action="store_true",
+                    help="a hung mount too: detach it at once and kill its daemon (pending "
+                    "writes stay journaled in the cache; the next mount uploads them)")
     um.set_defaults(func=cmd_umount)
 
     st = command(sub, "status", "working set, cache use, dirty files, backend health",

@@ -418,3 +418,31 @@ def test_demo_shows_commands_as_typed(tmp_path: Path) -> None:
                 os.kill(int(pidfile.read_text()), signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+# ----------------------------------------------------------------------------- umount --force
+
+
+def test_umount_force_detaches_a_hung_mount(tmp_path: Path, env, corpus, store, mounter) -> None:
+    """A stopped daemon never answers: `umount` says so in one line instead of hanging, and
+    `umount --force` detaches the mount and kills the daemon."""
+    _seed(store, tmp_path)
+    m = mounter(corpus)
+    pid = m.proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        r = cli("umount", str(m.mountpoint), "--timeout", "2", env=env, timeout=60)
+        assert time.monotonic() - t0 < 30
+        line = one_error_line(r)
+        assert "does not answer" in line and str(pid) in line and "--force" in line
+        assert is_mounted(m.mountpoint)
+        r = cli("umount", "--force", str(m.mountpoint), "--timeout", "2", env=env, timeout=60)
+        assert r.returncode == 0, r.stderr
+        assert "by force" in r.stdout and f"daemon {pid} killed" in r.stdout
+        assert not is_mounted(m.mountpoint)
+        m.proc.wait(timeout=10)
+        assert m.proc.returncode == -signal.SIGKILL
+    finally:
+        if m.proc.poll() is None:
+            os.kill(pid, signal.SIGCONT)
