@@ -137,7 +137,7 @@ class ObjectStore:
             return Unavailable(f"{what}: {e}")
         if isinstance(e, OSError):
             return Unavailable(f"{what}: {e.strerror or e}")
-        return Unavailable(f"{what}: {e or type(e).__name__}")
+        return Unavailable(f"{what}: {e or 'unexpected failure'}")
 
     def _key(self, path: str) -> str:
         return self.url.key(path)
@@ -248,7 +248,7 @@ class ObjectStore:
                 try:
                     body = r["Body"].read()
                 except _SHORT_BODY as e:
-                    last = Corrupt(f"get {path}: body cut short ({type(e).__name__})")
+                    last = Corrupt(f"get {path}: body cut short (the connection ended early)")
                     continue
             except botocore.exceptions.ClientError as e:
                 if byte_range is not None and e.response.get("Error", {}).get("Code") == "InvalidRange":

@@ -15,6 +15,7 @@ import json
 import logging
 import logging.handlers
 import math
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,23 @@ class JSONFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
+class StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time of each record (as logging's own
+    last-resort handler does), so a handler set up by one in-process ``main()`` call never
+    writes to a stream that was replaced and closed since (pytest's capture)."""
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def level_for(verbosity: int) -> int:
     """-q → ERROR, default → WARNING for commands, -v → DEBUG (INFO for ``0`` on a mount:
     see :func:`setup`)."""
@@ -121,7 +139,7 @@ def setup(verbosity: int = 0, fmt: str = "text", log_file: Path | None = None,
         handler: logging.Handler = logging.handlers.RotatingFileHandler(
             log_file, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
     else:
-        handler = logging.StreamHandler()
+        handler = StderrHandler()
     handler.setFormatter(JSONFormatter() if fmt == "json" else PlainFormatter())
     handler._brainfs = True  # type: ignore[attr-defined]
     root = logging.getLogger()
