@@ -6,7 +6,7 @@ one, and the current and replaced values of facts that change. This script write
 persona as a memory tree, runs dream on it and reports, per persona:
 
 * page precision and recall of key subjects (a page matches a key subject when its title or
-  one of its ``aliases`` is the subject's name, case-insensitive);
+  one of its ``aliases`` is the subject's name or one of its labelled aliases, case-insensitive);
 * type accuracy of the matched pages;
 * junk pages (a page whose title or alias is a junk name);
 * stale facts stated as current: a replaced value in the current section (before the first
@@ -82,7 +82,8 @@ def score(pages: dict[str, str], labels: dict) -> dict:
     page_paths = {p for p in pages if p.startswith("knowledge/") and not p.endswith("INDEX.md")}
     found, typed, matched_paths = [], [], set()
     for k in labels["key"]:
-        hit = names.get(k["name"].lower())
+        hit = next((names[n.lower()] for n in [k["name"], *k.get("aliases", [])]
+                    if n.lower() in names), None)
         if hit:
             found.append(k["name"])
             matched_paths.add(hit[0])

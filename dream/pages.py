@@ -322,6 +322,9 @@ def fact_slugs(f: dict, subs: Subjects) -> set[str]:
     out = set()
     for n in list(f.get("subjects", {})) + list(f.get("names", [])) + list(f.get("lead", [])):
         out.update(subs.slugs_for(n))
+    for phrase, slug in subs.lower_alias.items():
+        if phrase in f["text"]:
+            out.add(slug)
     if f.get("about_speaker") and not is_role(f["speaker"]):
         s = subs.slug_for(f["speaker"])
         if s:

@@ -78,7 +78,7 @@ def _t(attr: str, rx: str, op: str = "set", event: bool = False, vtype: str = ""
     _THIRD.append((attr, re.compile(rx), op, event, vtype))
 
 
-_I = r"\b(?:I|we)\s+"
+_I = r"\b(?:I|we)(?:['’]ve|\s+have)?\s+"
 _IM = r"\b(?:I'm|I’m|I am|we're|we are)\s+"
 _MY = r"\b(?:my|our)\s+"
 _NEW = r"(?:new\s+|current\s+)?"
@@ -90,9 +90,13 @@ _f("employer", _MY + _NEW + r"employer\s+is\s+" + _THE + _N, vtype="organization
 _f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started working (?:at|for)|got (?:a|the) (?:new )?job (?:at|with)|accepted (?:a|an|the) (?:offer|job|position) (?:from|at))\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_f("employer", _MY + r"last\s+day\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+# "I'm a hydrographer at X", "I'm Tove Eriksen, a hydrographer at X"
+_SELF = r"(?:(?-i:[A-Z][\w\-]+)(?:\s+(?-i:[A-Z][\w\-]+)){0,2}\s*,\s*)?"
+_f("employer", _IM + _SELF + _NOW + r"an?\s+[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
 # role (lower-case job title)
 _ROLE = r"(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)"
-_f("role", _IM + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:at|for|with|in)\s+(?:the\s+)?[A-Z]")
+_f("role", _IM + _SELF + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:at|for|with|in)\s+(?:the\s+)?[A-Z]")
 _f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+)?)\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
@@ -100,8 +104,9 @@ _f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" 
 # manager
 _f("manager", _MY + _NEW + r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department)\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
+_f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 # project
-_f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from)\b|$)", vtype="project")
+_f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
 _f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
 _f("project", _MY + _NEW + r"(?:main\s+)?project\s+is\s+" + _THE + _N, vtype="project")
 _f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(?:the\s+)?" + _N + r"\s+project", event=True, vtype="project")
@@ -118,7 +123,7 @@ _f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-Z][a-z]+))\b(?=.
 _f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+(?:\s+[A-Z][\w\-]+)?))", op="add", vtype="person")
 _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
-_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have)\s+(?P<v>[\w\- ]{3,60}?)(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
+_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?P<v>[\w\- ]{3,60}?)(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
 _f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
 # formats and tools a person wants: "export charts as SVG", "send it as a PDF"
 _f("format", r"\b(?:export|send|save|share|deliver|submit)\s+(?:the\s+|all\s+|my\s+|our\s+|future\s+)?(?:[\w\-]+\s+){0,2}?(?P<k>[a-z]+?)s?\s+(?:files?\s+)?as\s+(?:an?\s+)?(?P<v>[A-Z]{2,5}|[A-Za-z]+ files)\b")
@@ -229,9 +234,11 @@ def _singular(w: str) -> str:
 
 
 def _pref_key(v: str) -> str:
-    """A preference's topic: the last content word of its value ("afternoon meetings" →
-    "meetings"), so "I now prefer afternoon meetings" replaces "I prefer morning meetings"."""
-    words = [w for w in re.findall(r"[a-z][\w\-]*", v.lower()) if w not in _STOP_MODS]
+    """A preference's topic: the last content word of its value before a preposition
+    ("afternoon meetings" → "meetings", "status updates on Slack" → "updates"), so "I now
+    prefer afternoon meetings" replaces "I prefer morning meetings"."""
+    head = re.split(r"\s+(?:on|by|in|for|over|via|with|from|at|through)\s+", v.lower())[0]
+    words = [w for w in re.findall(r"[a-z][\w\-]*", head) if w not in _STOP_MODS]
     return "preference " + (words[-1] if words else v.lower())
 
 

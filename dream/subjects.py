@@ -147,6 +147,7 @@ class Subjects:
 
     by_slug: dict[str, Subject]
     alias_of: dict[str, str]            # name as written → slug
+    lower_alias: dict[str, str] = field(default_factory=dict)  # "the atlas" → slug
 
     def slug_for(self, name: str) -> str | None:
         """The page of ``name`` (an alias, a title, or a cleaned form of either)."""
@@ -282,6 +283,15 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         out = []
         for n in names_in(raw):
             toks = n.split()
+            # "North Sea Tide Atlas the QC": a known name, a connector, more capitals — two runs
+            for k in range(1, len(toks) - 1):
+                if toks[k].lower() in T._CONNECTORS and seen[" ".join(toks[:k])] and \
+                        toks[k - 1].lower() not in _ORG_HEADS:
+                    out += norm(" ".join(toks[:k])) + norm(_after_connectors(toks[k:]))
+                    toks = []
+                    break
+            if not toks:
+                continue
             # a common word in front of a name is not part of it: "Decision for Tactile
             # Transit Maps", "Use Nagoya" (but "Screen Reader Latency Study" stays whole)
             while len(toks) > 1 and toks[0].lower() not in _ORG_HEADS and (
@@ -350,6 +360,25 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     for slug, s in by_slug.items():
         for n in [s.title, *s.aliases]:
             alias_of.setdefault(n, slug)
+    # "the atlas" for "Baltic Surge Atlas": a project's head noun with "the", when one
+    # project has that head (said in lower case, so no extractor sees it)
+    heads: dict[str, list[str]] = defaultdict(list)
+    for slug, sub in by_slug.items():
+        toks = sub.title.lower().split()
+        if sub.type == "project" and len(toks) > 1 and toks[-1] in _PROJECT_HEADS | {"index", "map", "maps", "atlas"}:
+            heads[toks[-1]].append(slug)
+    lower_alias = {f"the {h}": ss[0] for h, ss in heads.items() if len(ss) == 1}
+    for phrase, slug in lower_alias.items():
+        rx = re.compile(rf"\b{phrase}\b")
+        hit = False
+        for f in facts:
+            if rx.search(f["text"]):
+                by_slug[slug].turns.add((f["session"], f["anchor"]))
+                by_slug[slug].sessions.add(f["session"])
+                hit = True
+        if hit and phrase not in by_slug[slug].aliases:
+            by_slug[slug].aliases.append(phrase)
+    lower_alias = {p: s for p, s in lower_alias.items() if p in by_slug[s].aliases}
     # every way a fact wrote a subject's name leads to its page
     for f in facts:
         for raw in list(f.get("subjects", {})) + f.get("names", []) + f.get("lead", []):
@@ -358,7 +387,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
                 if len(hits) == 1:
                     alias_of[raw] = hits.pop()
     # speakers are known by their name even when it was never extracted as an entity
-    return Subjects(by_slug, alias_of)
+    return Subjects(by_slug, alias_of, lower_alias)
 
 
 def _type_of(c: str, members: list[str], votes: dict[str, Counter],
