@@ -395,3 +395,32 @@ def test_the_writers_close_commits_while_a_reader_has_it_open(seeded, corpus, mo
     finally:
         reader.close()
     assert m.stop() == 0
+
+
+# ============================================================== 8. a hung mount is recoverable
+
+
+def test_aborting_the_connection_frees_a_hung_mount(seeded, corpus, mounter) -> None:
+    """A daemon that cannot answer (stopped here; in the wild, killed while its thread
+    sleeps in the kernel) hangs every request on the mount. Aborting the FUSE connection
+    (what ``brainfs umount --force`` does first) ends them at once, daemon or not."""
+    import signal
+
+    from brainfs.fs.fusectl import abort_connection, connection_of
+
+    m = mounter(corpus)
+    assert connection_of(str(m.mountpoint)) is not None
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        reader = subprocess.Popen(["cat", str(m.mountpoint / "notes/a.md")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        assert reader.poll() is None, "the request should wait for the stopped daemon"
+        assert abort_connection(str(m.mountpoint))
+        assert reader.wait(timeout=10) != 0
+        err = reader.stderr.read()
+        assert b"connection abort" in err or b"not connected" in err, err
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        m.cleanup()
+    assert not is_mounted(m.mountpoint)
