@@ -12,6 +12,7 @@ import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ import botocore.config
 import botocore.exceptions
 import urllib3.exceptions
 
+from .caslock import CasLock
 from .config import Config
 from .errors import (
     AccessDenied,
@@ -90,6 +92,7 @@ class ObjectStore:
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_workers, thread_name_prefix="s3")
         self._cond_put: bool | None = None
         self._lock = threading.Lock()
+        self._cas: CasLock | None = None
         self.skipped: list[tuple[str, str]] = []
 
     # -- errors ----------------------------------------------------------------------
@@ -359,9 +362,26 @@ class ObjectStore:
                         pass
             return self._cond_put
 
+    @contextmanager
+    def cas_section(self, path: str) -> Iterator[None]:
+        """Hold what makes a HEAD-compare-then-write of ``path`` atomic: nothing where the
+        server honours conditional writes (they do it), else a lock shared by every mount
+        of this corpus on this machine (see ``caslock.py``)."""
+        if self.conditional_writes():
+            yield
+            return
+        with self._lock:
+            if self._cas is None:
+                self._cas = CasLock(f"{self.cfg.endpoint_url or 'aws'} {self.url}")
+        with self._cas.hold(self._key(path)):
+            yield
+
     def close(self) -> None:
         """Stop the worker pool."""
         self._pool.shutdown(wait=False, cancel_futures=True)
+        if self._cas is not None:
+            self._cas.close()
+            self._cas = None
 
 
 def _is_md5(etag: str) -> bool:

@@ -146,6 +146,31 @@ class Blobs:
                     pass
         return out
 
+    def orphans(self, wanted: set[str]) -> dict[str, Path]:
+        """Hash -> blob file, for every blob whose name is not in ``wanted`` (start-up
+        check only: what a rename interrupted after its catalog commit left behind)."""
+        out: dict[str, Path] = {}
+        for p in self.data.iterdir():
+            if p.name not in wanted:
+                try:
+                    out[file_hash(p)] = p
+                except OSError:
+                    pass
+        return out
+
+    def adopt(self, path: str, src: Path, keep: bool = False) -> None:
+        """Make the file ``src`` the content of ``path``: moved, or copied when ``keep``
+        (another row needs the same bytes)."""
+        if keep:
+            tmp, _ = self.stage(src.read_bytes())
+            self.install(path, tmp)
+        else:
+            os.replace(src, self.location(path))
+
+    def move(self, src_path: str, dst_path: str) -> None:
+        """Give ``dst_path`` the content of ``src_path`` (one rename; used by rename)."""
+        os.replace(self.location(src_path), self.location(dst_path))
+
     def copy_as(self, src_path: str, dst_path: str) -> None:
         """Give ``dst_path`` the same content as ``src_path`` (used by rename)."""
         os.replace(self.location(src_path), self.location(dst_path))

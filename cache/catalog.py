@@ -19,7 +19,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+#: 2: journal.wait_for, the sent table, meta.corpus (older caches are upgraded in place).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,7 +50,24 @@ CREATE TABLE IF NOT EXISTS journal (
     op      TEXT NOT NULL CHECK (op IN ('put', 'delete')),
     hash    TEXT NOT NULL DEFAULT '',
     base    TEXT NOT NULL DEFAULT '',   -- ETag the change was based on ('' = new object)
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    -- a delete made by a rename waits until the put of the new name has landed, so that
+    -- the bucket always holds the old name or the new one, never neither
+    wait_for TEXT NOT NULL DEFAULT ''
+);
+-- The versions this cache has PUT, by ETag (MD5 of the bytes), committed *before* the
+-- request goes out. A remote object with one of these ETags holds bytes we wrote, so
+-- replacing it loses nothing of another writer's: after a crash between a PUT and its
+-- record, or a write based on a version our own upload has since replaced, it is never
+-- taken for a conflict. landed = 0: the outcome is not recorded yet (in flight, or lost
+-- to a crash); a path with such a row but no file and no journal row may hold an object
+-- we must remove. Landed rows are kept as a short history per path.
+CREATE TABLE IF NOT EXISTS sent (
+    path    TEXT NOT NULL,
+    etag    TEXT NOT NULL,
+    created REAL NOT NULL,
+    landed  INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (path, etag)
 );
 """
 
@@ -82,6 +100,7 @@ class JournalRow:
     hash: str
     base: str
     created: float
+    wait_for: str = ""
 
 
 class Catalog:
@@ -93,9 +112,30 @@ class Catalog:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        cols = {r[1] for r in self._db.execute("PRAGMA table_info(journal)")}
+        if "wait_for" not in cols:  # a version-1 cache: upgrade in place
+            self._db.execute("ALTER TABLE journal ADD COLUMN wait_for TEXT NOT NULL DEFAULT ''")
         self._db.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
+
+    # -- meta ------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        """A value of the meta table, or None."""
+        with self._lock:
+            r = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return r[0] if r else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Set a value of the meta table."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def is_empty(self) -> bool:
+        """True when the cache knows no file, directory or pending operation."""
+        with self._lock:
+            return not any(self._db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()
+                           for t in ("files", "dirs", "journal", "sent"))
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -143,27 +183,38 @@ class Catalog:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT path FROM dirs")]
 
-    def set_dir(self, path: str, present: bool) -> None:
-        """Remember or forget a locally created directory."""
+    def set_dir(self, path: str, present: bool, db: sqlite3.Connection | None = None) -> None:
+        """Remember or forget a locally created directory (inside a transaction when
+        ``db`` is given)."""
         with self._lock:
             if present:
-                self._db.execute("INSERT OR IGNORE INTO dirs VALUES (?)", (path,))
+                (db or self._db).execute("INSERT OR IGNORE INTO dirs VALUES (?)", (path,))
             else:
-                self._db.execute("DELETE FROM dirs WHERE path = ?", (path,))
+                (db or self._db).execute("DELETE FROM dirs WHERE path = ?", (path,))
 
     # -- journal ---------------------------------------------------------------------
     def journal(self) -> list[JournalRow]:
         """Pending operations, oldest first."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT path, op, hash, base, created FROM journal ORDER BY created"
+                "SELECT path, op, hash, base, created, wait_for FROM journal ORDER BY created"
             ).fetchall()
         return [JournalRow(*r) for r in rows]
 
-    def journal_put(self, db: sqlite3.Connection, path: str, op: str, hash_: str, base: str) -> None:
+    def journal_row(self, path: str) -> JournalRow | None:
+        """The pending operation of ``path``, if any."""
+        with self._lock:
+            r = self._db.execute(
+                "SELECT path, op, hash, base, created, wait_for FROM journal WHERE path = ?", (path,)
+            ).fetchone()
+        return JournalRow(*r) if r else None
+
+    def journal_put(self, db: sqlite3.Connection, path: str, op: str, hash_: str, base: str,
+                    wait_for: str = "") -> None:
         """Record the latest intent for ``path`` (inside a transaction)."""
         db.execute(
-            "INSERT OR REPLACE INTO journal VALUES (?,?,?,?,?)", (path, op, hash_, base, time.time())
+            "INSERT OR REPLACE INTO journal VALUES (?,?,?,?,?,?)",
+            (path, op, hash_, base, time.time(), wait_for),
         )
 
     def journal_done(self, db: sqlite3.Connection, path: str, op: str, hash_: str) -> bool:
@@ -176,6 +227,33 @@ class Catalog:
     def journal_drop(self, db: sqlite3.Connection, path: str) -> None:
         """Forget whatever is pending for ``path``."""
         db.execute("DELETE FROM journal WHERE path = ?", (path,))
+
+    # -- sent ------------------------------------------------------------------------
+    def sent_add(self, path: str, etag: str) -> None:
+        """Record, durably, that a PUT of ``path`` producing ``etag`` is about to start."""
+        with self._lock:
+            self._db.execute("INSERT OR REPLACE INTO sent VALUES (?,?,?,0)", (path, etag, time.time()))
+
+    def sent_etags(self, path: str) -> set[str]:
+        """ETags of the versions of ``path`` this cache has PUT (recently), landed or not."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT etag FROM sent WHERE path = ?", (path,))}
+
+    def sent_paths(self) -> set[str]:
+        """Every path with a PUT started and its outcome not recorded."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT DISTINCT path FROM sent WHERE landed = 0")}
+
+    def sent_landed(self, db: sqlite3.Connection, path: str, keep: int = 16) -> None:
+        """The outcome of every PUT of ``path`` is recorded (inside a transaction); only the
+        ``keep`` newest versions stay in the history."""
+        db.execute("UPDATE sent SET landed = 1 WHERE path = ?", (path,))
+        db.execute("DELETE FROM sent WHERE path = ? AND etag NOT IN (SELECT etag FROM sent "
+                   "WHERE path = ? ORDER BY created DESC LIMIT ?)", (path, path, keep))
+
+    def sent_clear(self, db: sqlite3.Connection, path: str) -> None:
+        """Forget the history of ``path`` (its object is gone; inside a transaction)."""
+        db.execute("DELETE FROM sent WHERE path = ?", (path,))
 
     def close(self) -> None:
         """Close the database (checkpointing the WAL)."""

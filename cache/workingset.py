@@ -31,9 +31,13 @@ from brainfs.backend.keys import path_problem
 from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore
 
 from .blobs import Blobs, content_hash, file_hash
+from .faults import crash_point
 from .catalog import Catalog, FileRow, JournalRow
 
 log = logging.getLogger(__name__)
+
+#: Hash of empty content (a created file that was never written).
+EMPTY_HASH = content_hash(b"")
 
 #: Corpus prefix holding brainfs's own data (index, bundles, leases); never in the tree.
 INTERNAL_PREFIX = ".brainfs"
@@ -67,6 +71,14 @@ class NoSpace(CacheError):
     """The cache cannot hold the content (budget or disk full)."""
 
 
+class NameTooLong(CacheError):
+    """A name longer than 255 bytes, or a path longer than the object store allows."""
+
+
+class WrongCorpus(CacheError):
+    """The cache directory belongs to another corpus."""
+
+
 @dataclass
 class FetchResult:
     """The outcome of fetching one file (from a worker thread)."""
@@ -88,6 +100,8 @@ class UploadResult:
     conflict_path: str | None = None
     remote_etag: str = ""
     error: BackendError | OSError | None = None
+    #: a delete not carried out: the object is another writer's newer version
+    refused: bool = False
 
 
 @dataclass
@@ -101,6 +115,9 @@ class CheckReport:
     orphans_removed: int = 0
     corrupt_dirty: list[str] = field(default_factory=list)
     commits_completed: list[str] = field(default_factory=list)
+    #: paths whose PUT may have landed after they were deleted here: their removal is
+    #: journaled (carried out only if the object is the one this cache sent)
+    deletes_restored: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line for the log."""
@@ -111,6 +128,7 @@ class CheckReport:
             f"{len(self.journal_dropped)} stale journal entries dropped, "
             f"{self.orphans_removed} orphan blobs removed, "
             f"{len(self.commits_completed)} interrupted commits completed, "
+            f"{len(self.deletes_restored)} interrupted deletes restored, "
             f"{len(self.corrupt_dirty)} unrecoverable dirty files"
         )
 
@@ -144,6 +162,13 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
         if row.path not in picked:
             take(row)
     return chosen
+
+
+def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
+    """What a cache directory records as the corpus it holds: bucket and prefix. Not the
+    endpoint: one server is often reached by several URLs (a proxy, localhost or
+    127.0.0.1), and the default cache directory is already one per endpoint."""
+    return f"s3://{bucket}/{prefix}".rstrip("/")
 
 
 def parent_of(path: str) -> str:
@@ -180,6 +205,8 @@ class WorkingSet:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         self.catalog = Catalog(cache_dir / "catalog.db")
+        if store is not None:
+            self._claim(corpus_identity(store.url.bucket, store.url.prefix, cfg))
         self.blobs = Blobs(cache_dir)
         self.files: dict[str, FileRow] = {}
         #: dir path -> names of its children (files and dirs, local or remote)
@@ -211,6 +238,19 @@ class WorkingSet:
         for d in self.local_dirs:
             self._add_dir(d)
             self._count_dir(d, +1)
+
+    def _claim(self, ident: str) -> None:
+        """Record which corpus this cache holds; refuse a cache of another one (its
+        pending writes would be uploaded into the wrong corpus and its files taken for
+        deletions there)."""
+        have = self.catalog.get_meta("corpus")
+        if have is None:
+            # A new cache (or one from before the corpus was recorded: adopted).
+            self.catalog.set_meta("corpus", ident)
+        elif have != ident:
+            self.catalog.close()
+            raise WrongCorpus(f"the cache {self.cache_dir} belongs to {have}, not {ident}; "
+                              f"use another --cache-dir")
 
     # ------------------------------------------------------------------ tree bookkeeping
     def _add_dir(self, d: str) -> None:
@@ -338,13 +378,26 @@ class WorkingSet:
         rep = CheckReport()
         # A crash between a write's journal commit and its rename leaves the sealed shadow
         # in tmp/: finish that commit rather than lose the write.
-        unfinished = {r.hash: r for r in self.files.values()
-                      if r.state == "dirty" and not self.blobs.verify(r.path, r.hash, r.size)}
+        # A crash inside a rename leaves the content under the old name's blob, which no
+        # row wants any more: the same hash finds it.
+        unfinished: dict[str, list[FileRow]] = {}
+        for r in self.files.values():
+            if r.state == "dirty" and not self.blobs.verify(r.path, r.hash, r.size):
+                unfinished.setdefault(r.hash, []).append(r)
         if unfinished:
-            for digest, tmp in self.blobs.sealed_shadows().items():
-                if digest in unfinished:
-                    self.blobs.install_shadow(unfinished[digest].path, str(tmp))
-                    rep.commits_completed.append(unfinished[digest].path)
+            wanted = {self.blobs.name(r.path) for r in self.files.values() if r.is_local}
+            found = self.blobs.orphans(wanted)
+            found.update(self.blobs.sealed_shadows())
+            for digest, rows in unfinished.items():
+                src = found.get(digest)
+                for i, r in enumerate(rows):
+                    if src is None and digest == EMPTY_HASH:
+                        self.blobs.write(r.path, b"")
+                    elif src is not None:
+                        self.blobs.adopt(r.path, src, keep=i < len(rows) - 1)
+                    else:
+                        continue
+                    rep.commits_completed.append(r.path)
         rep.temp_files_removed = self.blobs.sweep()
         journal = {j.path: j for j in self.catalog.journal()}
         with self.catalog.transaction() as db:
@@ -371,11 +424,19 @@ class WorkingSet:
                     self.catalog.delete_files([row.path], db)
                 else:
                     self.catalog.put_files([row], db)
-            for path, j in journal.items():
+            for path, j in list(journal.items()):
                 row = self.files.get(path)
                 if j.op == "put" and (row is None or row.state != "dirty" or row.hash != j.hash):
                     self.catalog.journal_drop(db, path)
                     rep.journal_dropped.append(path)
+                    del journal[path]
+            # A PUT that may have landed after its file was deleted or renamed away here
+            # (a crash before its outcome was recorded): its object must go, but only if
+            # it is the one we sent (an empty base: see upload()).
+            for path in self.catalog.sent_paths():
+                if path not in self.files and path not in journal:
+                    self.catalog.journal_put(db, path, "delete", "", "")
+                    rep.deletes_restored.append(path)
         wanted = {self.blobs.name(r.path) for r in self.files.values() if r.is_local}
         for name in self.blobs.names() - wanted:
             (self.blobs.data / name).unlink(missing_ok=True)
@@ -406,8 +467,11 @@ class WorkingSet:
         # key that is also a prefix (``a`` and ``a/b``) loses to the directory whatever the
         # listing order.
         prefixes = {a for o in objs for a in ancestors(o.path)}
-        # A file deleted here but not yet in S3 must not come back from the listing.
+        # A file deleted here but not yet in S3 must not come back from the listing; nor
+        # may one whose PUT is in flight (its outcome, not the listing, decides: a file
+        # deleted meanwhile has its object removed once the PUT is recorded).
         deleting = {j.path for j in self.catalog.journal() if j.op == "delete"}
+        deleting |= self.catalog.sent_paths()
         refetch: list[str] = []
         for obj in objs:
             seen.add(obj.path)
@@ -433,7 +497,8 @@ class WorkingSet:
                 updates.append(row)
                 changed += 1
         for path, row in list(self.files.items()):
-            if path not in seen and row.state != "dirty" and row.etag and path not in fresh:
+            if (path not in seen and row.state != "dirty" and row.etag and path not in fresh
+                    and path not in deleting):
                 self.blobs.remove(path)
                 self._remove(path)
                 dropped.append(path)
@@ -602,9 +667,7 @@ class WorkingSet:
     # ------------------------------------------------------------------ writes
     def check_new_path(self, path: str) -> None:
         """Raise unless ``path`` can be created (valid name, parent dir, not existing)."""
-        problem = path_problem(path)
-        if problem or path == INTERNAL_PREFIX or path.startswith(INTERNAL_PREFIX + "/"):
-            raise CacheError(f"refused name {path!r}: {problem or 'reserved'}")
+        _check_name(path)
         if not self.is_dir(parent_of(path)):
             raise NotFound(parent_of(path))
         if path in self.files or path in self.children:
@@ -633,23 +696,33 @@ class WorkingSet:
             self.catalog.journal_put(db, path, "put", row.hash, base)
         return row
 
-    def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None) -> FileRow:
+    def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None,
+                     base: str | None = None) -> FileRow:
         """Record a committed write: the file is dirty and journaled for upload.
 
+        ``base``: the remote version the write started from (the ETag when its shadow was
+        made); a relist that saw another writer's version meanwhile must not become the
+        base, or the upload would overwrite that version without a conflict copy.
         With ``shadow`` (sealed by :meth:`Blobs.seal_shadow`), the journal row commits
         *before* the shadow replaces the content, and memory changes last: if the catalog
         cannot be written (disk full), this raises and the old content stays as it was.
         """
         row = self.files[path]
         now = time.time()
-        new = FileRow(path, size, now, row.etag, digest, "dirty", row.pinned, now)
+        if base is None:
+            base = row.etag
+        j = self.catalog.journal_row(path)
+        if j is not None and j.op == "put" and row.state == "dirty":
+            # An earlier write not uploaded yet: it replaces the same remote version.
+            base = j.base
+        new = FileRow(path, size, now, base, digest, "dirty", row.pinned, now)
         with self.catalog.transaction() as db:
             self.catalog.put_files([new], db)
-            self.catalog.journal_put(db, path, "put", digest, row.etag)
+            self.catalog.journal_put(db, path, "put", digest, base)
         if shadow is not None:
             self.blobs.install_shadow(path, shadow)
         self._set_state(row, "dirty", size)
-        row.hash, row.mtime, row.atime = digest, now, now
+        row.hash, row.mtime, row.atime, row.etag = digest, now, now, base
         return row
 
     def unlink(self, path: str) -> None:
@@ -691,32 +764,117 @@ class WorkingSet:
         self.children[parent].discard(posixpath.basename(path))
         self._prune(parent)
 
+    def rename_plan(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
+        """Check that ``old`` can be renamed to ``new`` (POSIX rules) and return the file
+        moves it means: one for a file, one per file beneath a directory. Raises the error
+        the caller should see; changes nothing."""
+        if old == new:
+            return []
+        target_exists = new in self.files or self.is_dir(new)
+        if target_exists and noreplace:
+            raise Exists(new)
+        if old in self.files:
+            if self.is_dir(new):
+                raise IsADirectory(new)
+            if not target_exists:
+                self.check_new_path(new)
+            return [(old, new)]
+        if old == "" or not self.is_dir(old):
+            raise NotFound(old)
+        if new == "" or new.startswith(old + "/"):
+            raise CacheError(f"cannot move {old!r} into itself")
+        if new in self.files:
+            raise NotADirectory(new)
+        if target_exists and self.children.get(new):
+            raise NotEmpty(new)
+        if not target_exists:
+            self.check_new_path(new)
+        moves = [(p, new + p[len(old):]) for p in self.files_under(old)]
+        for _, dst in moves:
+            _check_name(dst)
+        return moves
+
+    def rename(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
+        """Rename a file or a directory tree, atomically against a crash: one catalog
+        transaction records every new row, the uploads of the new names and the deletes of
+        the old ones; the local content moves after it (the start-up check finishes the
+        moves if a crash falls in between). The content of every file moved must be
+        local. Returns the file moves done.
+
+        In the bucket, each old name's delete waits until the new name's PUT has landed,
+        so the bucket never holds neither. An editor's atomic save (write ``x.tmp``,
+        rename it over ``x``) replaces the target's remote version: not a conflict.
+        """
+        moves = self.rename_plan(old, new, noreplace)
+        if not moves and old == new:
+            return []
+        for src, _ in moves:
+            if not self.files[src].is_local:
+                raise CacheError(f"{src} is not local")
+        is_tree = old not in self.files
+        now = time.time()
+        moved: list[FileRow] = []
+        old_dirs = sorted((d for d in self.children if d == old or d.startswith(old + "/")),
+                          reverse=True) if is_tree else []
+        new_dirs = [new + d[len(old):] for d in old_dirs
+                    if d in self.local_dirs or d == old]
+        with self.catalog.transaction() as db:
+            for src, dst in moves:
+                row = self.files[src]
+                base = self._base_etag(dst)
+                m = FileRow(dst, row.size, now, base, row.hash, "dirty", row.pinned, now)
+                moved.append(m)
+                self.catalog.delete_files([src], db)
+                self.catalog.put_files([m], db)
+                self.catalog.journal_put(db, dst, "put", m.hash, base)
+                pending = self.catalog.journal_row(src)
+                src_base = row.etag if row.state != "dirty" or pending is None else pending.base
+                if src_base or self.catalog.sent_etags(src):
+                    self.catalog.journal_put(db, src, "delete", "", src_base, wait_for=dst)
+                else:
+                    self.catalog.journal_drop(db, src)
+            for d in old_dirs:
+                self.catalog.set_dir(d, False, db)
+            for d in new_dirs:
+                self.catalog.set_dir(d, True, db)
+            if not is_tree:
+                parent = parent_of(old)
+                if parent and parent not in self.local_dirs and self.children.get(parent) == {
+                        posixpath.basename(old)}:
+                    # The renamed file was the last in its directory: the directory stays,
+                    # as on a local disk.
+                    self.catalog.set_dir(parent, True, db)
+        crash_point("rename-after-catalog")
+        for src, dst in moves:
+            self.blobs.move(src, dst)
+        # Memory last: it mirrors what the catalog now says.
+        for (src, _), m in zip(moves, moved):
+            self._remove(src, keep_parent=not is_tree)
+            if m.path in self.files:
+                self._remove(m.path)
+            self._insert(m)
+        if is_tree:
+            for d in old_dirs:
+                if d in self.local_dirs:
+                    self.local_dirs.discard(d)
+                    self._count_dir(d, -1)
+                if d in self.children and not self.children[d]:
+                    self.children.pop(d, None)
+                    parent = parent_of(d)
+                    self.children.get(parent, set()).discard(posixpath.basename(d))
+            self._prune(parent_of(old))
+            for d in sorted(new_dirs):
+                if d not in self.local_dirs:
+                    self.local_dirs.add(d)
+                    self._add_dir(d)
+                    self._count_dir(d, +1)
+        return moves
+
     def rename_file(self, old: str, new: str) -> None:
         """Rename a file (the content must be local); replaces an existing target file."""
-        row = self.files[old]
-        if not row.is_local:
-            raise CacheError(f"{old} is not local")
-        if new in self.children and new not in self.files:
-            raise IsADirectory(new)
-        # An editor's atomic save renames a temp file over the real one: the new content
-        # replaces the target's remote version, which is not a conflict.
-        base = self._base_etag(new)
-        if new in self.files:
-            self.unlink(new)
-        else:
-            self.check_new_path(new)
-        self.blobs.copy_as(old, new)
-        self._remove(old, keep_parent=True)
-        moved = FileRow(new, row.size, time.time(), base, row.hash, "dirty", row.pinned, time.time())
-        self._insert(moved)
-        with self.catalog.transaction() as db:
-            self.catalog.delete_files([old], db)
-            self.catalog.put_files([moved], db)
-            self.catalog.journal_put(db, new, "put", moved.hash, base)
-            if row.etag:
-                self.catalog.journal_put(db, old, "delete", "", row.etag)
-            else:
-                self.catalog.journal_drop(db, old)
+        if old not in self.files:
+            raise NotFound(old)
+        self.rename(old, new)
 
     def files_under(self, d: str) -> list[str]:
         """Every file path beneath directory ``d``."""
@@ -728,48 +886,100 @@ class WorkingSet:
         """Journal rows waiting for the backend."""
         return self.catalog.journal()
 
-    def upload(self, row: JournalRow) -> UploadResult:
-        """Carry out one journal row against the backend (blocking, no shared state).
+    def ready(self, busy: Iterable[str] = ()) -> list[JournalRow]:
+        """The journal rows to carry out now: not those of ``busy`` paths (being written:
+        their next commit replaces the row, so one version per path is in flight), nor a
+        rename's delete whose new name has not landed yet."""
+        rows = self.catalog.journal()
+        skip = set(busy)
+        puts = {j.path for j in rows if j.op == "put"}
+        return [j for j in rows if j.path not in skip
+                and not (j.op == "delete" and j.wait_for and j.wait_for in puts)]
 
-        A put never silently clobbers another writer: the server's conditional write is
-        used where it is honoured, else the remote ETag is compared first; on a mismatch our
-        bytes go to a visible conflict copy beside the original.
+    def _is_ours(self, path: str, remote_etag: str, base: str, extra: str = "") -> bool:
+        """Whether the remote object is the version a change was based on, or bytes this
+        cache wrote (a PUT whose outcome a crash kept us from recording, or our own
+        upload that landed while the change was being written): replacing it loses
+        nothing of another writer's."""
+        return remote_etag in (base, extra) or remote_etag in self.catalog.sent_etags(path)
+
+    def upload(self, row: JournalRow) -> UploadResult:
+        """Carry out one journal row against the backend (blocking, no shared state but
+        the catalog, which has its own lock).
+
+        Puts and deletes are conditional on the version the change was based on: the
+        server's conditional write is used where it is honoured, else the remote ETag is
+        compared first (a HEAD). On a mismatch a put goes to a visible conflict copy beside
+        the original, and a delete is not done. A remote ETag that this cache sent is ours,
+        never a conflict: the PUT's ETag is recorded before the request goes out.
         """
         assert self.store is not None
         try:
             if row.op == "delete":
-                self.store.delete(row.path)
-                return UploadResult(row)
+                return self._upload_delete(row)
             data = self.blobs.location(row.path).read_bytes()
             if content_hash(data) != row.hash:
                 # Rewritten since this row was read: a newer row will carry it.
                 return UploadResult(row, error=OSError("content changed during upload"))
+            md5 = _md5(data)
+            self.catalog.sent_add(row.path, md5)
             target = row.path
             remote = ""
-            if not self.store.conditional_writes():
-                try:
-                    remote = self.store.head(row.path).etag
-                except NoSuchKey:
-                    remote = ""
-                if remote != row.base and remote and remote != _md5(data):
-                    target = conflict_name(row.path)
             meta = {HASH_META: row.hash}
-            if target == row.path and self.store.conditional_writes():
+            if not self.store.conditional_writes():
+                with self.store.cas_section(row.path):
+                    try:
+                        remote = self.store.head(row.path).etag
+                    except NoSuchKey:
+                        remote = ""
+                    if remote and not self._is_ours(row.path, remote, row.base, md5):
+                        target = conflict_name(row.path, row.created)
+                    crash_point("upload-before-put")
+                    etag = self.store.put(target, data, metadata=meta)
+            else:
                 try:
                     etag = self.store.put(target, data, if_match=row.base or None,
                                           if_none_match=not row.base, metadata=meta)
                 except PreconditionFailed:
-                    remote = self.store.head(row.path).etag
-                    target = conflict_name(row.path)
-                    etag = self.store.put(target, data, if_none_match=True, metadata=meta)
-            else:
-                etag = self.store.put(target, data, metadata=meta)
+                    try:
+                        remote = self.store.head(row.path).etag
+                    except NoSuchKey:
+                        remote = ""
+                    if not remote:
+                        # Deleted by another writer since: ours is the only version left.
+                        etag = self.store.put(target, data, if_none_match=True, metadata=meta)
+                    elif self._is_ours(row.path, remote, row.base, md5):
+                        etag = self.store.put(target, data, if_match=remote, metadata=meta)
+                    else:
+                        target = conflict_name(row.path, row.created)
+                        etag = self.store.put(target, data, metadata=meta)
+            crash_point("upload-after-put")
             if target != row.path:
-                log.warning("upload conflict on %s: kept ours as %s", row.path, target)
+                log.warning("upload conflict on %s: the bucket holds version %s, this write "
+                            "was based on %s; kept ours as %s", row.path, remote or "(none)",
+                            row.base or "(none)", target)
                 return UploadResult(row, etag, conflict_path=target, remote_etag=remote)
             return UploadResult(row, etag)
         except (BackendError, OSError) as e:
             return UploadResult(row, error=e)
+
+    def _upload_delete(self, row: JournalRow) -> UploadResult:
+        store = self.store
+        assert store is not None
+        with store.cas_section(row.path):
+            try:
+                remote = store.head(row.path).etag
+            except NoSuchKey:
+                return UploadResult(row)  # already gone
+            if not self._is_ours(row.path, remote, row.base):
+                # Another writer's newer version: deleting it would lose it silently. It
+                # stays, and comes back into the listing at the next relist.
+                log.warning("not deleting %s: it changed in the bucket since this mount saw "
+                            "it (another writer's version is kept)", row.path)
+                return UploadResult(row, refused=True, remote_etag=remote)
+            store.delete(row.path)
+        crash_point("delete-after-request")
+        return UploadResult(row)
 
     def apply_upload(self, res: UploadResult) -> bool:
         """Record an upload's outcome; True when the row is done."""
@@ -782,6 +992,11 @@ class WorkingSet:
         if row.op == "put":
             self._uploaded_at[row.path] = time.monotonic()
         with self.catalog.transaction() as db:
+            # Recorded now: nothing of this path is in flight any more.
+            if row.op == "put":
+                self.catalog.sent_landed(db, row.path)
+            else:
+                self.catalog.sent_clear(db, row.path)
             f = self.files.get(row.path)
             if not self.catalog.journal_done(db, row.path, row.op, row.hash):
                 # Superseded by a newer write while uploading. The remote now holds what we
@@ -794,7 +1009,7 @@ class WorkingSet:
                         self.catalog.journal_put(db, row.path, "delete", "", res.etag)
                     db.execute("UPDATE journal SET base = ? WHERE path = ? AND base = ?",
                                (res.etag, row.path, row.base))
-                    if f is not None:
+                    if f is not None and f.etag == row.base:
                         f.etag = res.etag
                         self.catalog.put_files([f], db)
                 return True
@@ -819,9 +1034,9 @@ class WorkingSet:
         """Upload everything pending (blocking; for commands and unmount). Returns what is
         left pending."""
         while True:
-            rows = self.pending()
+            rows = self.ready()
             if not rows or (deadline is not None and time.monotonic() > deadline):
-                return len(rows)
+                return len(self.pending())
             progress = False
             for row in rows:
                 progress |= self.apply_upload(self.upload(row))
@@ -834,6 +1049,15 @@ class WorkingSet:
             self.persist_atimes()
         finally:
             self.catalog.close()
+
+
+def _check_name(path: str) -> None:
+    """Raise unless ``path`` is a name the corpus can store (NameTooLong past the limits)."""
+    problem = path_problem(path)
+    if problem in ("path too long", "name longer than 255 bytes"):
+        raise NameTooLong(f"refused name {path[:80]!r}…: {problem}")
+    if problem or path == INTERNAL_PREFIX or path.startswith(INTERNAL_PREFIX + "/"):
+        raise CacheError(f"refused name {path!r}: {problem or 'reserved'}")
 
 
 def _md5(data: bytes) -> str:
@@ -849,6 +1073,7 @@ def commit_shadow(blobs: Blobs, path: str, shadow: str) -> tuple[int, str]:
 
 __all__ = [
     "WorkingSet", "FetchResult", "UploadResult", "CheckReport", "CacheError", "NotFound",
-    "IsADirectory", "NotADirectory", "NotEmpty", "Exists", "NoSpace", "commit_shadow",
+    "IsADirectory", "NotADirectory", "NotEmpty", "Exists", "NoSpace", "NameTooLong",
+    "WrongCorpus", "commit_shadow",
     "file_hash", "INTERNAL_PREFIX",
 ]

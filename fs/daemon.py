@@ -24,7 +24,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.workingset import WorkingSet
+from brainfs.cache.workingset import WorkingSet, WrongCorpus
 
 from .ops import KERNEL_CACHE_FLAGS, Ops
 from .recall import RecallService
@@ -94,7 +94,10 @@ class Daemon:
         os.ftruncate(self._lock_fd, 0)
         os.write(self._lock_fd, f"{os.getpid()}\n".encode())
         self.store.check()
-        self.ws = ws = WorkingSet(self.cache_dir, self.store, self.cfg)
+        try:
+            self.ws = ws = WorkingSet(self.cache_dir, self.store, self.cfg)
+        except WrongCorpus as e:
+            raise MountError(str(e)) from None
         report = ws.check()
         log.info("%s", report.summary())
         self.check_report = report
@@ -241,7 +244,8 @@ class Daemon:
         """Upload what the journal holds once; returns (rows tried, whether any failed)."""
         assert self.ops is not None and self.ws is not None
         ops, ws = self.ops, self.ws
-        rows = ws.pending()
+        # A file being written uploads once its writer commits: one version in flight.
+        rows = ws.ready(busy=ops.busy_paths())
         failed = False
         if rows:
             results = []
@@ -259,6 +263,10 @@ class Daemon:
                 if res.conflict_path:
                     ops.content_changed([res.row.path])
                     ops.invalidate([res.row.path])
+                elif res.refused:
+                    # Another writer's version survived our delete: a relist brings it
+                    # back into the working set.
+                    self._nursery.start_soon(self._relist_quietly)
                 elif res.row.op == "put":
                     if self.recall is not None:
                         self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
@@ -342,6 +350,12 @@ class Daemon:
                 await self._relist_once()
             except Exception as e:  # noqa: BLE001 - a failed relist is retried next period
                 log.warning("relist failed: %s", e)
+
+    async def _relist_quietly(self) -> None:
+        try:
+            await self._relist_once()
+        except Exception as e:  # noqa: BLE001 - the periodic relist will try again
+            log.warning("relist failed: %s", e)
 
     async def _relist_once(self) -> None:
         assert self.ws is not None and self.ops is not None

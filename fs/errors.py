@@ -30,6 +30,7 @@ ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
     (ws.NotEmpty, errno.ENOTEMPTY),
     (ws.Exists, errno.EEXIST),
     (ws.NoSpace, errno.ENOSPC),
+    (ws.NameTooLong, errno.ENAMETOOLONG),
     (ws.CacheError, errno.EINVAL),
     (be.NoSuchKey, errno.ENOENT),
     (be.AccessDenied, errno.EACCES),

@@ -85,6 +85,13 @@ class Shadow:
     touched: float = 0.0
     #: a write that failed (ENOSPC): the shadow is incomplete and must never be committed
     failed: OSError | None = None
+    #: the remote version (ETag) the write started from: the base of its upload, whatever
+    #: a relist learns meanwhile
+    base: str = ""
+    #: pids that wrote or truncated it (no-open mode: only their close commits it)
+    writers: set[int] = field(default_factory=set)
+    #: it got a write(), not only truncations: only a close or fsync commits it then
+    written: bool = False
 
 
 @dataclass
@@ -114,6 +121,10 @@ KERNEL_CACHE_FLAGS: bool = hasattr(pyfuse3.FileInfo(), "noflush")
 #: handle, and O_TRUNC can be asked for as a separate setattr (``enable_atomic_o_trunc``),
 #: since there is no open to carry it.
 NO_OPEN_SUPPORT: bool = hasattr(pyfuse3.Operations, "enable_atomic_o_trunc")
+#: ... and passes the request context (the pid) to write and flush, so that a reader's
+#: close, which in no-open mode is a FLUSH like a writer's, does not commit a write in
+#: progress.
+CTX_IN_IO: bool = hasattr(pyfuse3.Operations, "request_context_in_io")
 
 
 class Ops(pyfuse3.Operations):
@@ -160,6 +171,8 @@ class Ops(pyfuse3.Operations):
         self.read_only = cfg.read_only
         #: read by pyfuse3's init: with no open to carry O_TRUNC, it must come as setattr
         self.enable_atomic_o_trunc = not self.no_open
+        #: read by pyfuse3 at each write and flush: pass the request context
+        self.request_context_in_io = CTX_IN_IO
         self.notifier = KernelNotifier()
         #: dir path -> mtime (ns) of its last listing change; the kernel compares it with
         #: the mtime its cached listing was taken at
@@ -172,6 +185,9 @@ class Ops(pyfuse3.Operations):
         self._committing: dict[str, trio.Event] = {}
         #: paths whose shadow is being made: a concurrent request waits for it
         self._making: dict[str, trio.Event] = {}
+        #: no-open: files made by create() whose first close has not come yet (their
+        #: upload waits for it, so that a create and its writes are one version)
+        self._created: set[str] = set()
         if self.no_open:
             ws.on_listing_change = self._listing_changed
         #: git directory holding the wiki's history (set once it has been fetched)
@@ -355,11 +371,21 @@ class Ops(pyfuse3.Operations):
             raise pyfuse3.FUSEError(errno.EACCES)
         path = self._path(inode)
         row = self.ws.files.get(path)
+        # Modes and owners are not stored (S3 keeps none): a change is refused, never
+        # silently accepted; setting what is already there succeeds (cp -p, tar, rsync).
+        if fields.update_mode:
+            current = 0o644 if row is not None else 0o755
+            if stat.S_IMODE(attr.st_mode) != current:
+                raise pyfuse3.FUSEError(errno.EPERM)
+        if (fields.update_uid and attr.st_uid != self.uid) or (
+                fields.update_gid and attr.st_gid != self.gid):
+            raise pyfuse3.FUSEError(errno.EPERM)
         if row is not None:
             if fields.update_size:
                 shadow = await self._shadow(path, truncate=attr.st_size == 0)
                 os.ftruncate(shadow.fd, attr.st_size)
                 shadow.dirty = True
+                shadow.writers.add(ctx.pid)
                 shadow.touched = time.monotonic()
                 # No-open mode cannot tell an O_TRUNC open (whose close commits) from a
                 # bare truncate(2): both come without a handle. commit_idle() commits the
@@ -509,8 +535,9 @@ class Ops(pyfuse3.Operations):
         if self.no_open:
             # No handle: the kernel of a no-open mount sends no RELEASE, not even for a
             # created file, so the file is written, flushed and read by inode like any
-            # other. It exists now, empty; the first write makes its shadow.
-            self._wake_uploader()
+            # other. It exists now, empty; the first write makes its shadow, and the first
+            # close commits and uploads create and writes as one version.
+            self._created.add(path)
             return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
         await self._shadow(path, truncate=True)
         fh = self._next_fh
@@ -541,7 +568,8 @@ class Ops(pyfuse3.Operations):
         return os.pread(h.fd, size, off)
 
     @fuse_errors
-    async def write(self, fh: int, off: int, buf: bytes) -> int:
+    async def write(self, fh: int, off: int, buf: bytes,
+                    ctx: pyfuse3.RequestContext | None = None) -> int:
         h = self.handles.get(fh)
         if h is None:
             # No-open: ``fh`` is the inode; the kernel has checked the open mode.
@@ -555,9 +583,13 @@ class Ops(pyfuse3.Operations):
             if not h.writable:
                 raise pyfuse3.FUSEError(errno.EBADF)
             path = self.path_of[h.ino]
-        shadow = self.writing.get(path) or await self._shadow(path, truncate=False)
+        # (_shadow waits while a commit of the file is sealing the current shadow.)
+        shadow = await self._shadow(path, truncate=False)
         shadow.dirty = True
         shadow.touched = time.monotonic()
+        shadow.written = True
+        if ctx is not None:
+            shadow.writers.add(ctx.pid)
         try:
             return os.pwrite(shadow.fd, buf, off)
         except OSError as e:
@@ -565,7 +597,7 @@ class Ops(pyfuse3.Operations):
             raise
 
     @fuse_errors
-    async def flush(self, fh: int) -> None:
+    async def flush(self, fh: int, ctx: pyfuse3.RequestContext | None = None) -> None:
         # close(2) waits for flush, not for release: committing here is what makes a file
         # durable by the time close returns, even if the daemon is killed right after.
         if self.read_only:
@@ -576,15 +608,22 @@ class Ops(pyfuse3.Operations):
             # No-open: every close of the file, reader's or writer's, lands here; a writer
             # that made the file with create() holds a handle and commits at its own close.
             path = self.path_of.get(fh)
-            shadow = self.writing.get(path) if path is not None else None
-            if shadow is not None and shadow.dirty and not self._has_writer(path):
-                await self._commit(path)
+            if path is None:
+                return
+            if path in self._created:
+                self._created.discard(path)
+                self._wake_uploader()  # a created file is uploaded even if never written
+            if (path in self.writing or path in self._committing) and not self._has_writer(path):
+                shadow = self.writing.get(path)
+                if (ctx is not None and shadow is not None and path not in self._committing
+                        and not _writers_close(ctx.pid, shadow)):
+                    # A reader's close: the writer's own close (or fsync, or the idle
+                    # commit) commits; this one must not publish a half-written file.
+                    return
+                await self._commit_pending(path)
             return
         if isinstance(h, Handle) and h.writable:
-            path = self.path_of[h.ino]
-            shadow = self.writing.get(path)
-            if shadow is not None and shadow.dirty:
-                await self._commit(path)
+            await self._commit_pending(self.path_of[h.ino])
 
     @fuse_errors
     async def fsync(self, fh: int, datasync: bool) -> None:
@@ -604,16 +643,16 @@ class Ops(pyfuse3.Operations):
         self.ws.open_count[path] -= 1
         if self.ws.open_count[path] <= 0:
             del self.ws.open_count[path]
-        if h.writable and not self._has_writer(path) and path in self.writing:
-            if self.writing[path].dirty:
-                await self._commit(path)
-            else:
+        if h.writable and not self._has_writer(path):
+            await self._commit_pending(path)
+            if path in self.writing and not self.writing[path].dirty:
                 self._discard_shadow(path)
 
     @fuse_errors
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self._writable_parent(parent_inode)
         path = self._child(parent_inode, name)
+        await self._wait_commit(path)
         if path in self.writing:
             self._discard_shadow(path)
         self.ws.unlink(path)
@@ -629,53 +668,40 @@ class Ops(pyfuse3.Operations):
             raise pyfuse3.FUSEError(errno.EINVAL)
         old = self._child(parent_inode_old, name_old)
         new = self._child(parent_inode_new, name_new)
+        noreplace = bool(flags & pyfuse3.RENAME_NOREPLACE)
+        moves = self.ws.rename_plan(old, new, noreplace)
         if old == new:
             return
-        exists = new in self.ws.files or self.ws.is_dir(new)
-        if exists and flags & pyfuse3.RENAME_NOREPLACE:
-            raise pyfuse3.FUSEError(errno.EEXIST)
-        if old in self.ws.files:
-            moves = [(old, new)]
-        elif self.ws.is_dir(old):
-            if new.startswith(old + "/"):
-                raise pyfuse3.FUSEError(errno.EINVAL)
-            if exists:
-                if new in self.ws.files:
-                    raise pyfuse3.FUSEError(errno.ENOTDIR)
-                if self.ws.children.get(new):
-                    raise pyfuse3.FUSEError(errno.ENOTEMPTY)
-                self.ws.rmdir(new)
-            moves = [(p, new + p[len(old):]) for p in self.ws.files_under(old)]
-            self.ws.mkdir(new)
-        else:
-            raise pyfuse3.FUSEError(errno.ENOENT)
+        # S3 has no rename: the new names are uploaded from local copies. Writes in
+        # progress are committed first, so the moved file is the one its writers closed.
+        for src, dst in moves:
+            await self._commit_pending(src)
+            if src in self.writing:
+                self._discard_shadow(src)
+            await self._wait_commit(dst)
+            if dst in self.writing:
+                self._discard_shadow(dst)
         errors = await self.materialize([src for src, _ in moves])
         if errors:
             raise next(iter(errors.values()))
-        for src, dst in moves:
-            if src in self.writing and self.writing[src].dirty:
-                await self._commit(src)
-            elif src in self.writing:
-                self._discard_shadow(src)
-            if dst in self.writing:
-                self._discard_shadow(dst)
-            self.ws.rename_file(src, dst)
-            self._move_ino(src, dst)
-        if not (old in self.ws.files) and self.ws.is_dir(old):
-            for d in sorted((d for d in self.ws.local_dirs if d == old or d.startswith(old + "/")),
-                            reverse=True):
-                if not self.ws.children.get(d):
-                    self.ws.rmdir(d)
-            self._move_ino(old, new)
+        # Planned again: the awaits above let other requests change the tree.
+        self.ws.rename(old, new, noreplace)
+        self._move_ino(old, new)
         self._wake_uploader()
 
     @fuse_errors
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
         s = pyfuse3.StatvfsData()
         s.f_bsize = s.f_frsize = 4096
-        total = max(self.cfg.cache_budget_bytes, self.ws.local_bytes) // 4096
-        s.f_blocks = total
-        s.f_bfree = s.f_bavail = max(0, total - self.ws.local_bytes // 4096)
+        # What can really be written: the cache's disk, capped by the cache budget.
+        disk = os.statvfs(self.ws.cache_dir)
+        disk_total = disk.f_blocks * disk.f_frsize
+        disk_avail = disk.f_bavail * disk.f_frsize
+        budget = max(self.cfg.cache_budget_bytes, self.ws.local_bytes)
+        total = min(budget, disk_total)
+        avail = max(0, min(disk_avail, budget - self.ws.local_bytes))
+        s.f_blocks = total // 4096
+        s.f_bfree = s.f_bavail = avail // 4096
         s.f_files = len(self.ws.files) + 1_000_000
         s.f_ffree = s.f_favail = 1_000_000
         s.f_namemax = 255
@@ -713,11 +739,13 @@ class Ops(pyfuse3.Operations):
     async def commit_idle(self, everything: bool = False) -> None:
         """No-open mode: commit shadows that no close will commit (a bare truncate(2)),
         once they have been quiet for ``commit_idle_seconds`` (``everything``: at once,
-        at unmount)."""
+        at unmount). A shadow that got writes is left to its writer's close or fsync: a
+        pause in the middle of a write must not publish half a file."""
         now = time.monotonic()
         idle = 0.0 if everything else self.cfg.commit_idle_seconds
         for path, shadow in list(self.writing.items()):
             if (shadow.dirty and now - shadow.touched >= idle
+                    and (everything or not shadow.written)
                     and path not in self._committing and not self._has_writer(path)
                     and self.writing.get(path) is shadow):
                 try:
@@ -757,8 +785,11 @@ class Ops(pyfuse3.Operations):
             row = self.ws.files.get(path)
             if row is not None and not row.is_local and not truncate:
                 await self._ensure_local(path)
+            # The base is read before the copy: a relist that lands while the copy is made
+            # then makes the upload a conflict instead of a silent overwrite.
+            base = row.etag if row is not None else ""
             tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
-            shadow = Shadow(tmp, os.open(tmp, os.O_RDWR))
+            shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
             self.writing[path] = shadow
         finally:
             self.ws.open_count[path] -= 1
@@ -773,20 +804,47 @@ class Ops(pyfuse3.Operations):
         os.close(shadow.fd)
         _unlink_quiet(shadow.tmp)
 
+    async def _commit_pending(self, path: str) -> None:
+        """Commit the writes made to ``path`` so far: wait for a commit in progress (it
+        holds them: later writes wait for it and go to a new shadow), or commit a dirty
+        shadow."""
+        busy = self._committing.get(path)
+        if busy is not None:
+            await busy.wait()
+            return
+        shadow = self.writing.get(path)
+        if shadow is not None and shadow.dirty:
+            await self._commit(path)
+
+    async def _wait_commit(self, path: str) -> None:
+        """Wait until no commit of ``path`` is in progress."""
+        while (busy := self._committing.get(path)) is not None:
+            await busy.wait()
+
+    def busy_paths(self) -> set[str]:
+        """Paths whose upload must wait: being written, committed, or created and not
+        yet closed (the uploader carries out their journal rows after the commit)."""
+        return set(self.writing) | set(self._committing) | self._created
+
     async def _commit(self, path: str) -> None:
-        shadow = self.writing.pop(path)
-        os.close(shadow.fd)
+        # The shadow stays the file's content for readers and getattr while it is sealed
+        # (an O_APPEND writer sizes its write from getattr: the old size would make it
+        # overwrite the last record); writes wait on _committing and go to a new shadow.
+        shadow = self.writing[path]
         done = self._committing[path] = trio.Event()
         try:
             if shadow.failed is not None:
                 # Part of the new content never reached the disk: keep the old version.
                 raise shadow.failed
             size, digest = await trio.to_thread.run_sync(self.ws.blobs.seal_shadow, shadow.tmp)
-            self.ws.apply_commit(path, size, digest, shadow.tmp)
+            self.ws.apply_commit(path, size, digest, shadow.tmp, base=shadow.base)
         except BaseException:
             _unlink_quiet(shadow.tmp)
             raise
         finally:
+            if self.writing.get(path) is shadow:
+                del self.writing[path]
+            os.close(shadow.fd)
             del self._committing[path]
             done.set()
             # Daemon opens: writers bypass the page cache, readers' next open drops it.
@@ -909,6 +967,31 @@ def _read_only_info(fh: int, direct_io: bool = False, keep_cache: bool = True) -
     if KERNEL_CACHE_FLAGS:
         return pyfuse3.FileInfo(fh=fh, direct_io=direct_io, keep_cache=keep_cache, noflush=True)
     return pyfuse3.FileInfo(fh=fh, direct_io=direct_io, keep_cache=keep_cache)
+
+
+def _writers_close(pid: int, shadow: Shadow) -> bool:
+    """Whether a close by ``pid`` (the closing thread, as FUSE reports it) is a writer's:
+    a thread that wrote or truncated it, or, once data was written, another thread of the
+    same process (a program may close from another thread than it wrote from). A thread
+    of the same process that only read does not commit a truncation its writer has not
+    filled yet (the idle commit takes a truncation no one fills)."""
+    if not shadow.writers or pid in shadow.writers:
+        return True
+    if not shadow.written:
+        return False
+    tgid = _tgid(pid)
+    return tgid is not None and any(_tgid(w) == tgid for w in shadow.writers)
+
+
+def _tgid(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def _unlink_quiet(p: str) -> None:

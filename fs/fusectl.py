@@ -1,0 +1,59 @@
+"""The FUSE control filesystem: aborting a mount's connection.
+
+A daemon killed while one of its threads sleeps uninterruptibly in the kernel (an inode
+invalidation waiting for a page lock that a reader holds while it waits for that very
+daemon) can never finish dying, so it never closes ``/dev/fuse`` and every request on the
+mount waits forever. Writing to ``/sys/fs/fuse/connections/<N>/abort`` ends the connection
+from outside: pending and future requests fail with ENOTCONN, the stuck thread wakes, and
+the mount can be detached. ``N`` is the minor device number of the mount, read from
+``/proc/self/mountinfo`` because ``stat`` on a hung mount would hang too.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+CONNECTIONS = Path("/sys/fs/fuse/connections")
+
+
+def connection_of(mountpoint: str) -> int | None:
+    """The FUSE connection number of the mount at ``mountpoint``, or None when nothing is
+    mounted there. The path is normalised without touching it (no realpath: that would
+    stat the hung mount)."""
+    target = os.path.abspath(mountpoint)
+    found = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 10:
+                continue
+            mp = parts[4].encode().decode("unicode_escape")
+            fstype = parts[parts.index("-") + 1] if "-" in parts else ""
+            if mp == target and fstype.startswith("fuse"):
+                found = int(parts[2].split(":")[1])  # the last mount there wins
+    return found
+
+
+def abort_connection(mountpoint: str) -> bool:
+    """Abort the FUSE connection of the mount at ``mountpoint``; True when it was done."""
+    conn = connection_of(mountpoint)
+    if conn is None:
+        return False
+    if not (CONNECTIONS / str(conn)).exists():
+        _mount_fusectl()
+    try:
+        (CONNECTIONS / str(conn) / "abort").write_text("1")
+    except OSError:
+        return False  # fusectl not mounted, or not ours to abort
+    return True
+
+
+def _mount_fusectl() -> None:
+    """Mount the control filesystem where systemd usually does (root only; a machine
+    without systemd, like a container, may not have it)."""
+    if os.geteuid() != 0 or not CONNECTIONS.is_dir():
+        return
+    subprocess.run(["mount", "-t", "fusectl", "fusectl", str(CONNECTIONS)], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10)

@@ -1,0 +1,426 @@
+"""The write path keeps its promises (issue 13): no self-conflicts, atomic renames, nothing
+resurrected or clobbered. Real mounts, a real S3 server, the fault-injecting proxy.
+
+Kills that must land between two steps (a PUT and the record of its outcome, a rename's
+catalog commit and its file moves) use the daemon's crash points (``BRAINFS_CRASH_AT``,
+``cache/faults.py``): each such test first checks that the daemon did die there, so it
+cannot pass by never reaching the window.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmarks.s3proxy import FaultPlan, S3Proxy
+from brainfs.backend.store import ObjectStore
+
+from conftest import Mount, is_mounted, upload_tree, write_tree
+from test_reliability import all_keys, raw_client, s3get, wait_for
+
+pytestmark = pytest.mark.mount
+
+TREE = {
+    "GUIDE.md": "Always answer in English.\n",
+    "notes/a.md": "card a\n",
+    "d/doc.md": "the old document\n",
+    "tree/x.md": "x\n",
+    "tree/sub/y.md": "y\n",
+    "tree/sub/deeper/z.md": "z\n",
+}
+
+
+@pytest.fixture
+def seeded(store: ObjectStore, tmp_path: Path) -> Path:
+    src = write_tree(tmp_path / "src", TREE)
+    upload_tree(store, src)
+    return src
+
+
+@pytest.fixture
+def proxy(s3_server):
+    with S3Proxy(("127.0.0.1", s3_server.port), delay=0.0) as p:
+        yield p
+
+
+def conflicts(cfg, corpus) -> list[str]:
+    return sorted(k for k in all_keys(raw_client(cfg.endpoint_url or ""), corpus.bucket)
+                  if ".conflict-" in k)
+
+
+def died_by_itself(m: Mount, timeout: float = 20) -> None:
+    """Wait for the daemon to kill itself at its crash point, then detach the mount."""
+    try:
+        m.proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError("the daemon never reached its crash point") from None
+    assert m.proc.returncode == -9, f"daemon exited with {m.proc.returncode}, not at the crash point"
+    m.cleanup()
+
+
+def write_fsync_close(path: Path, data: bytes, flags: int = os.O_CREAT | os.O_WRONLY | os.O_TRUNC) -> None:
+    fd = os.open(path, flags, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# ============================================================== 1. no self-conflicts
+
+
+def test_crash_between_put_and_its_record_is_not_a_conflict(seeded, corpus, mounter, store, cfg, proxy) -> None:
+    """Two versions of one file: the first's PUT is held by the proxy while the second is
+    committed, then lands, and the daemon dies before recording it. The remount must take
+    the object for its own (it sent it) and upload the second version: no conflict copy,
+    no older version, no empty file."""
+    proxy.set_faults(FaultPlan(stall_seconds=1.5))
+    proxy.force("stall", count=1, methods={"PUT"}, key_pattern=r"notes/x\.md$")
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=5.0),
+                env_extra={"BRAINFS_CRASH_AT": "upload-after-put"})
+    v1, v2 = b"first version\n" * 10, b"x" * 2600
+    write_fsync_close(m.mountpoint / "notes/x.md", v1)
+    wait_for(lambda: proxy.stats["faults"].get("stall", 0) >= 1, what="the first PUT to stall")
+    write_fsync_close(m.mountpoint / "notes/x.md", v2)
+    died_by_itself(m)
+    assert s3get(store, "notes/x.md") == v1  # the first PUT landed, its record did not
+
+    m2 = mounter(corpus, name="mnt2")
+    wait_for(lambda: s3get(store, "notes/x.md") == v2, what="the second version uploaded")
+    assert (m2.mountpoint / "notes/x.md").read_bytes() == v2
+    assert conflicts(cfg, corpus) == []
+    assert m2.stop() == 0
+
+
+def test_created_file_killed_after_its_put_reads_back_whole(seeded, corpus, mounter, store, cfg) -> None:
+    m = mounter(corpus, env_extra={"BRAINFS_CRASH_AT": "upload-after-put"})
+    data = b"y" * 2600
+    write_fsync_close(m.mountpoint / "notes/new.md", data)
+    died_by_itself(m)
+    m2 = mounter(corpus, name="mnt2")
+    assert (m2.mountpoint / "notes/new.md").read_bytes() == data
+    assert m2.stop() == 0
+    assert s3get(store, "notes/new.md") == data
+    assert conflicts(cfg, corpus) == []
+
+
+# ============================================================== 2. atomic rename
+
+
+def test_crash_inside_an_atomic_save_keeps_old_or_new(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    """The editor's atomic save, ``write doc.md.tmp; mv doc.md.tmp doc.md``, with the daemon
+    killed inside the rename (after its catalog commit, before the content moves)."""
+    m = mounter(corpus, env_extra={"BRAINFS_CRASH_AT": "rename-after-catalog"})
+    new = b"the new document\n" * 50
+    write_fsync_close(m.mountpoint / "d/doc.md.tmp", new)
+    try:
+        os.rename(m.mountpoint / "d/doc.md.tmp", m.mountpoint / "d/doc.md")
+    except OSError:
+        pass  # the daemon died under the request
+    died_by_itself(m)
+
+    m2 = mounter(corpus, name="mnt2")
+    assert (m2.mountpoint / "d/doc.md").read_bytes() == new
+    assert not (m2.mountpoint / "d/doc.md.tmp").exists()
+    wait_for(lambda: s3get(store, "d/doc.md") == new and s3get(store, "d/doc.md.tmp") is None,
+             what="the rename reaching the bucket")
+    assert m2.stop() == 0
+    fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    assert (fresh.mountpoint / "d/doc.md").read_bytes() == new
+    assert not (fresh.mountpoint / "d/doc.md.tmp").exists()
+    assert conflicts(cfg, corpus) == []
+
+
+def test_rename_waits_for_the_new_name_before_deleting_the_old(seeded, corpus, mounter, store, cfg, proxy) -> None:
+    """While the new name's PUT is refused, the old name stays in the bucket: the bucket
+    holds one of the two names at every moment."""
+    proxy.force("slowdown", count=100_000, methods={"PUT"})
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url),
+                env_extra={"BRAINFS_UPLOAD_RETRY_SECONDS": "0.3"})
+    os.rename(m.mountpoint / "notes/a.md", m.mountpoint / "notes/b.md")
+    wait_for(lambda: proxy.stats["faults"].get("slowdown", 0) >= 3, what="refused PUTs")
+    time.sleep(0.5)
+    assert s3get(store, "notes/a.md") == TREE["notes/a.md"].encode()
+    proxy.clear_forced()
+    wait_for(lambda: s3get(store, "notes/a.md") is None, what="the old name deleted")
+    assert s3get(store, "notes/b.md") == TREE["notes/a.md"].encode()
+    assert m.stop() == 0
+
+
+def test_rename_of_a_tree_with_subdirectories(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    m = mounter(corpus)
+    mp = m.mountpoint
+    (mp / "tree/empty").mkdir()
+    os.rename(mp / "tree", mp / "moved")
+    assert not (mp / "tree").exists()
+    got = sorted(str(p.relative_to(mp / "moved")) for p in (mp / "moved").rglob("*"))
+    assert got == ["empty", "sub", "sub/deeper", "sub/deeper/z.md", "sub/y.md", "x.md"]
+    assert (mp / "moved/sub/deeper/z.md").read_text() == "z\n"
+    assert m.stop() == 0
+    for rel in ("x.md", "sub/y.md", "sub/deeper/z.md"):
+        assert s3get(store, f"moved/{rel}") == TREE[f"tree/{rel}"].encode()
+        assert s3get(store, f"tree/{rel}") is None
+
+
+def test_crash_inside_a_tree_rename_keeps_one_whole_tree(seeded, corpus, mounter, store, cfg) -> None:
+    m = mounter(corpus, env_extra={"BRAINFS_CRASH_AT": "rename-after-catalog"})
+    for p in ("tree/x.md", "tree/sub/y.md", "tree/sub/deeper/z.md"):
+        (m.mountpoint / p).read_bytes()  # local: a rename needs the content
+    try:
+        os.rename(m.mountpoint / "tree", m.mountpoint / "moved")
+    except OSError:
+        pass
+    died_by_itself(m)
+    m2 = mounter(corpus, name="mnt2")
+    mp = m2.mountpoint
+    old = [(mp / f"tree/{r}").exists() for r in ("x.md", "sub/y.md", "sub/deeper/z.md")]
+    new = [(mp / f"moved/{r}").exists() for r in ("x.md", "sub/y.md", "sub/deeper/z.md")]
+    assert new == [True] * 3 and old == [False] * 3, (old, new)
+    assert (mp / "moved/sub/deeper/z.md").read_text() == "z\n"
+    assert m2.stop() == 0
+    assert s3get(store, "moved/sub/deeper/z.md") == b"z\n"
+    assert s3get(store, "tree/sub/deeper/z.md") is None
+
+
+# ============================================================== 3. nothing resurrected
+
+
+def test_file_deleted_while_its_put_was_in_flight_stays_deleted(seeded, corpus, mounter, store, cfg, proxy, tmp_path) -> None:
+    proxy.set_faults(FaultPlan(stall_seconds=1.5))
+    proxy.force("stall", count=1, methods={"PUT"}, key_pattern=r"notes/gone\.md$")
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=5.0),
+                env_extra={"BRAINFS_CRASH_AT": "upload-after-put"})
+    write_fsync_close(m.mountpoint / "notes/gone.md", b"soon deleted\n")
+    wait_for(lambda: proxy.stats["faults"].get("stall", 0) >= 1, what="the PUT to stall")
+    os.unlink(m.mountpoint / "notes/gone.md")
+    died_by_itself(m)
+    assert s3get(store, "notes/gone.md") == b"soon deleted\n"  # landed after the unlink
+
+    m2 = mounter(corpus, name="mnt2")
+    assert not (m2.mountpoint / "notes/gone.md").exists()
+    wait_for(lambda: s3get(store, "notes/gone.md") is None, what="the object removed")
+    assert m2.stop() == 0
+    fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    assert not (fresh.mountpoint / "notes/gone.md").exists()
+
+
+def test_deleted_file_stays_deleted_after_kill(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    m = mounter(corpus)
+    (m.mountpoint / "notes/a.md").read_bytes()
+    os.unlink(m.mountpoint / "notes/a.md")
+    m.kill9()
+    m2 = mounter(corpus, name="mnt2")
+    assert not (m2.mountpoint / "notes/a.md").exists()
+    wait_for(lambda: s3get(store, "notes/a.md") is None, what="the delete uploaded")
+    assert m2.stop() == 0
+
+
+# ============================================================== 4. other writers' versions
+
+
+def _two(corpus, mounter, cfg, tmp_path, relist: str = "600", env_a: dict | None = None):
+    a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"),
+                env_extra={"BRAINFS_RELIST_SECONDS": relist, **(env_a or {})})
+    b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"),
+                env_extra={"BRAINFS_RELIST_SECONDS": "600"})
+    return a, b
+
+
+def test_writer_open_across_a_relist_keeps_the_other_version(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    # (No idle commit while A's file is open: its write is one version.)
+    a, b = _two(corpus, mounter, cfg, tmp_path, relist="0.5",
+                env_a={"BRAINFS_COMMIT_IDLE_SECONDS": "60"})
+    rel = "notes/a.md"
+    f = open(a.mountpoint / rel, "r+b", buffering=0)  # the write begins now
+    f.write(b"A started writing ")
+    theirs = b"B's version, closed first\n"
+    (b.mountpoint / rel).write_bytes(theirs)
+    wait_for(lambda: s3get(store, rel) == theirs, what="B's upload")
+    time.sleep(2.0)  # A relists (every 0.5 s) while its write is open
+    f.write(b"and finished after B\n")
+    f.close()
+    wait_for(lambda: conflicts(cfg, corpus), what="A's version as a conflict copy")
+    assert s3get(store, rel) == theirs
+    (copy,) = conflicts(cfg, corpus)
+    assert s3get(store, corpus.path(copy)) == b"A started writing and finished after B\n"
+
+
+def test_stale_delete_does_not_remove_another_writers_version(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    a, b = _two(corpus, mounter, cfg, tmp_path)
+    rel = "notes/a.md"
+    theirs = b"B rewrote the card\n"
+    (b.mountpoint / rel).write_bytes(theirs)
+    wait_for(lambda: s3get(store, rel) == theirs, what="B's upload")
+    os.unlink(a.mountpoint / rel)  # A has not relisted: it deletes the version it saw
+    assert a.stop() == 0
+    assert s3get(store, rel) == theirs
+    log = a.log.read_text()
+    assert "not deleting notes/a.md" in log
+
+
+def test_two_mounts_writing_at_once_lose_no_version(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    a, b = _two(corpus, mounter, cfg, tmp_path)
+    rel = "GUIDE.md"
+    lost = 0
+    for i in range(5):
+        va, vb = f"A round {i}\n".encode(), f"B round {i}\n".encode()
+        ta = threading.Thread(target=(a.mountpoint / rel).write_bytes, args=(va,))
+        tb = threading.Thread(target=(b.mountpoint / rel).write_bytes, args=(vb,))
+        ta.start(), tb.start(), ta.join(), tb.join()
+
+        def settled() -> bool:
+            keys = all_keys(raw_client(cfg.endpoint_url or ""), corpus.bucket)
+            return not any(".conflict-" in k and k.endswith(f"{i}.md") for k in keys)
+
+        time.sleep(1.0)
+        a.stop(), b.stop()
+        found = {s3get(store, rel)} | {s3get(store, corpus.path(k)) for k in conflicts(cfg, corpus)}
+        lost += (va not in found) + (vb not in found)
+        a, b = _two(corpus, mounter, cfg, tmp_path)
+    assert lost == 0
+
+
+# ============================================================== 5. one cache, one corpus
+
+
+def test_a_cache_dir_refuses_another_corpus(seeded, corpus, mounter, store, cfg, s3_server, tmp_path) -> None:
+    m = mounter(corpus)
+    assert m.stop() == 0
+    other = corpus.__class__.parse(f"s3://{corpus.bucket}/users/someone-else")
+    with pytest.raises(AssertionError, match="belongs to"):
+        mounter(other, name="other")
+
+
+# ============================================================== 6. O_APPEND within a mount
+
+
+def test_two_appending_loops_keep_every_line(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    log = m.mountpoint / "notes/log.md"
+    log.write_bytes(b"")
+
+    def loop(tag: str) -> None:
+        for i in range(50):
+            with open(log, "ab") as f:
+                f.write(f"{tag} line {i:02d}\n".encode())
+
+    ts = [threading.Thread(target=loop, args=(t,)) for t in ("w1", "w2")]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    lines = log.read_bytes().decode().splitlines()
+    assert sorted(lines) == sorted([f"{t} line {i:02d}" for t in ("w1", "w2") for i in range(50)])
+
+
+# ============================================================== 10. refusals that say so
+
+
+def test_chmod_chown_refused_unless_a_no_op(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    p = m.mountpoint / "notes/a.md"
+    os.chmod(p, 0o644)  # what it is: fine
+    with pytest.raises(PermissionError):
+        os.chmod(p, 0o600)
+    assert os.stat(p).st_mode & 0o777 == 0o644
+    st = os.stat(p)
+    os.chown(p, st.st_uid, st.st_gid)
+    with pytest.raises(PermissionError):
+        os.chown(p, st.st_uid + 1, -1)
+
+
+def test_long_names_are_enametoolong(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    with pytest.raises(OSError) as e:
+        (m.mountpoint / ("n" * 256)).write_bytes(b"x")
+    assert e.value.errno == errno.ENAMETOOLONG
+    deep = m.mountpoint
+    for _ in range(5):
+        deep = deep / ("d" * 200)
+    with pytest.raises(OSError) as e:
+        os.makedirs(deep)
+    assert e.value.errno == errno.ENAMETOOLONG
+
+
+def test_statfs_reports_what_the_cache_disk_can_hold(seeded, corpus, mounter, cfg) -> None:
+    m = mounter(corpus)
+    mine = os.statvfs(m.mountpoint)
+    disk = os.statvfs(cfg.cache_dir)
+    assert mine.f_bavail * mine.f_frsize <= disk.f_bavail * disk.f_frsize
+    assert mine.f_bavail > 0 and mine.f_namemax == 255
+    assert is_mounted(m.mountpoint)
+
+
+# ============================================================== 7. only the writer commits
+
+
+def test_a_readers_close_does_not_commit_a_write_in_progress(seeded, corpus, mounter, store) -> None:
+    m = mounter(corpus)
+    rel = "notes/a.md"
+    f = open(m.mountpoint / rel, "r+b", buffering=0)
+    try:
+        f.write(b"HALF OF A NEW CARD")
+        # Another process reads the file and closes it; so does a pause longer than the
+        # idle-commit period (1 s).
+        out = subprocess.run(["cat", str(m.mountpoint / rel)], capture_output=True, check=True)
+        assert out.stdout.startswith(b"HALF OF A NEW CARD")  # readers share the page cache
+        time.sleep(2.0)
+        assert s3get(store, rel) == TREE[rel].encode(), "a half-written file was published"
+        m.kill9()
+    finally:
+        try:
+            f.close()
+        except OSError:
+            pass
+    m2 = mounter(corpus, name="mnt2")
+    assert (m2.mountpoint / rel).read_bytes() == TREE[rel].encode()
+    assert m2.stop() == 0
+
+
+def test_the_writers_close_commits_while_a_reader_has_it_open(seeded, corpus, mounter, store) -> None:
+    m = mounter(corpus)
+    rel = "notes/a.md"
+    reader = open(m.mountpoint / rel, "rb")
+    try:
+        with open(m.mountpoint / rel, "wb") as w:
+            w.write(b"the whole new card\n")
+        wait_for(lambda: s3get(store, rel) == b"the whole new card\n", what="the writer's commit")
+    finally:
+        reader.close()
+    assert m.stop() == 0
+
+
+# ============================================================== 8. a hung mount is recoverable
+
+
+def test_aborting_the_connection_frees_a_hung_mount(seeded, corpus, mounter) -> None:
+    """A daemon that cannot answer (stopped here; in the wild, killed while its thread
+    sleeps in the kernel) hangs every request on the mount. Aborting the FUSE connection
+    (what ``brainfs umount --force`` does first) ends them at once, daemon or not."""
+    import signal
+
+    from brainfs.fs.fusectl import abort_connection, connection_of
+
+    m = mounter(corpus)
+    assert connection_of(str(m.mountpoint)) is not None
+    os.kill(m.proc.pid, signal.SIGSTOP)
+    try:
+        reader = subprocess.Popen(["cat", str(m.mountpoint / "notes/a.md")],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        assert reader.poll() is None, "the request should wait for the stopped daemon"
+        assert abort_connection(str(m.mountpoint))
+        assert reader.wait(timeout=10) != 0
+        err = reader.stderr.read()
+        assert b"connection abort" in err or b"not connected" in err, err
+    finally:
+        os.kill(m.proc.pid, signal.SIGCONT)
+        m.cleanup()
+    assert not is_mounted(m.mountpoint)
