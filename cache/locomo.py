@@ -119,7 +119,11 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
             if not isinstance(q, dict):
                 raise LocomoInputError(f"{where}: question {j + 1} is {_type_name(q)}, expected "
                                        "an object with 'question', 'category' and 'evidence'")
-            if q.get("category") in CATEGORIES and not isinstance(q.get("question"), str):
+            cat = q.get("category")
+            if isinstance(cat, bool) or not isinstance(cat, (int, str, type(None))):
+                raise LocomoInputError(f"{where}: question {j + 1} has category "
+                                       f"{_type_name(cat)}, expected a number 1-5")
+            if cat in CATEGORIES and not isinstance(q.get("question"), str):
                 raise LocomoInputError(f"{where}: question {j + 1} has no 'question' text")
     return data
 

@@ -298,6 +298,9 @@ def test_unknown_bucket(s3env: dict[str, str]) -> None:
     ('"text"', r"expected a list of LoCoMo samples"),
     ('[{"conversation": {"session_1": [3]}}]', r"session_1 turn 1 is a number"),
     ('[{"conversation": {"session_1": []}, "qa": {"q": 1}}]', r"'qa' is an object"),
+    ('[{"conversation": {"session_1": []}, "qa": [{"category": [1]}]}]', r"question 1 has category a list"),
+    ('[{"conversation": {"session_1": []}, "qa": [{"category": 1}]}]', r"question 1 has no 'question' text"),
+    ('[{"conversation": {"speaker_a": "A"}}]', r"the conversation has no sessions"),
 ])
 def test_bad_eval_file(tmp_path: Path, base_env: dict[str, str], content: str, expect: str) -> None:
     f = tmp_path / "bad.json"
