@@ -494,6 +494,11 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 def _force_unmount(mp: Path, target: str, pids: list[int]) -> None:
     """Detach the mount at once and kill its daemon: the working set and its journal stay
     in the cache, so the next mount of the corpus uploads what was still pending."""
+    from .fusectl import abort_connection
+
+    # First end the FUSE connection: a daemon stuck in the kernel cannot die while it is
+    # open, and every request on the mount would wait for it (fusectl.py).
+    abort_connection(target)
     subprocess.run(["fusermount3", "-u", "-z", target], check=False, stderr=subprocess.DEVNULL)
     for pid in pids:
         try:
