@@ -711,6 +711,65 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- ls
+def _mount_root(path: str) -> str | None:
+    """The brainfs mount that holds ``path`` (the longest mountpoint above it), or None."""
+    target = _target(Path(path))
+    best = None
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 3 or parts[2] != "fuse.brainfs":
+                continue
+            mp = parts[1].encode().decode("unicode_escape")
+            if (target == mp or target.startswith(mp.rstrip("/") + "/")) and (
+                    best is None or len(mp) > len(best)):
+                best = mp
+    return best
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    """Every file of the corpus, not only the working set a mount lists."""
+    from brainfs.cache.workingset import INTERNAL_PREFIX
+
+    cfg = _config(args)
+    if args.target.startswith("s3://"):
+        url = CorpusURL.parse(args.target)
+        under, shown = "", ""
+    else:
+        root = _mount_root(args.target)
+        if root is None:
+            raise UsageError(f"{args.target} is neither a corpus URL s3://BUCKET/PREFIX nor inside "
+                             "a brainfs mount")
+        st = _status_of(Path(root))
+        url = CorpusURL.parse(st["corpus"])
+        if cfg.endpoint_url is None and st.get("endpoint", "aws") != "aws":
+            cfg = cfg.override(endpoint_url=st["endpoint"])
+        under = os.path.relpath(_target(Path(args.target)), root)
+        under = "" if under == "." else under
+        shown = args.target.rstrip("/") + "/"
+    store = ObjectStore(url, cfg)
+    try:
+        store.check()
+        n = 0
+        for o in sorted(store.list(under), key=lambda o: o.path):
+            if o.path == INTERNAL_PREFIX or o.path.startswith(INTERNAL_PREFIX + "/"):
+                continue
+            rel = o.path[len(under):].lstrip("/") if under else o.path
+            name = shown + rel
+            if args.long:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(o.mtime))
+                print(f"{o.size:>10}  {when}  {name}")
+            else:
+                print(name)
+            n += 1
+    finally:
+        store.close()
+    if n == 0 and under:
+        raise UsageError(f"{args.target}: no such directory in {url}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- dream / correct / graph
 def cmd_dream(args: argparse.Namespace) -> int:
     from brainfs.backend.config import ConfigError
@@ -1136,6 +1195,16 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--size", default="demo", help="sample size (demo, 2000, 20000)")
     de.add_argument("--stop", action="store_true", help="unmount and stop the demo's S3 server")
     de.set_defaults(func=cmd_demo)
+
+    ls = command(sub, "ls", "list every file of the corpus (a mount's ls and find show only "
+                 "its working set)",
+                 ["brainfs ls ~/memory/sessions                # every transcript, local or not",
+                  "brainfs ls ~/memory | xargs grep -l Kyoto   # grep all: each file is fetched on read",
+                  "brainfs ls s3://memory/alice --long"])
+    ls.add_argument("target", metavar="s3://BUCKET/PREFIX | PATH",
+                    help="a corpus, or a directory inside a brainfs mount (paths printed under it)")
+    ls.add_argument("-l", "--long", action="store_true", help="size and modification time too")
+    ls.set_defaults(func=cmd_ls)
 
     dr = command(sub, "dream", "one run of the wiki maintainer: summarize new sessions, "
                  "update knowledge/ with cited facts, commit, upload, re-index",

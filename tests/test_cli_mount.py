@@ -446,3 +446,36 @@ def test_umount_force_detaches_a_hung_mount(tmp_path: Path, env, corpus, store, 
     finally:
         if m.proc.poll() is None:
             os.kill(pid, signal.SIGCONT)
+
+
+# ----------------------------------------------------------------------------- ls
+
+
+def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) -> None:
+    """A mount lists its working set; `brainfs ls` lists every file of the corpus, under the
+    path given, so `brainfs ls MP | xargs grep` reads them all (each fetched on open)."""
+    _seed(store, tmp_path)
+    old = {f"sessions/2020-01-{d:02d}-old/transcript.md": f"[D1:1] Mara: old day {d} quillfeather\n"
+           for d in range(1, 6)}
+    for path, text in old.items():
+        store.put(path, text.encode())
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
+    mp = m.mountpoint
+    listed = {str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file()}
+    every = set(TREE) | set(old)
+    assert listed < every  # the working set: not every transcript
+    r = cli("ls", str(mp), env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == sorted(f"{mp}/{p}" for p in every)
+    r = cli("ls", str(mp / "sessions"), env=env)
+    paths = r.stdout.splitlines()
+    assert paths == sorted(f"{mp}/{p}" for p in every if p.startswith("sessions/"))
+    hits = subprocess.run(["grep", "-l", "quillfeather", *paths], capture_output=True, text=True)
+    assert len(hits.stdout.splitlines()) == 5
+    r = cli("ls", str(corpus), "--long", env=env)
+    assert len(r.stdout.splitlines()) == len(every) and "GUIDE.md" in r.stdout
+    assert ".brainfs" not in r.stdout
+    line = one_error_line(cli("ls", str(mp / "nosuch"), env=env))
+    assert "no such directory" in line
+    line = one_error_line(cli("ls", str(tmp_path), env=env))
+    assert "brainfs mount" in line
