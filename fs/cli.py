@@ -381,6 +381,26 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=errf,
                                  stderr=errf, start_new_session=True)
     os.close(w)
+    try:
+        return _follow_daemon(child, r, url, mp, log_path, err_path)
+    except KeyboardInterrupt:
+        # Ctrl-C while the preload runs: the user no longer wants this mount. The daemon
+        # is in its own session (it must outlive this terminal), so stop it here.
+        child.terminate()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        if _mounted(_target(mp)):
+            subprocess.run(["fusermount3", "-u", "-z", _target(mp)], check=False)
+        print(f"\nbrainfs: mount of {url} at {mp} cancelled", file=sys.stderr)
+        return 130
+
+
+def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, log_path: Path,
+                   err_path: Path) -> int:
+    """Show the daemon's preload progress until it says ready (0) or fails (UsageError)."""
     bar = None
     with os.fdopen(r) as pipe:
         for line in pipe:
@@ -1082,7 +1102,8 @@ def build_parser() -> argparse.ArgumentParser:
                  description="Mount a corpus. The mountpoint must exist and be empty. An empty "
                  "prefix is mounted (a new memory starts empty) with a warning. In the background "
                  "(the default) the log is CACHE_DIR/mount.log, rotated; with --foreground it goes "
-                 "to stderr and systemd's Type=notify is told when the mount is ready.")
+                 "to stderr and systemd's Type=notify is told when the mount is ready. Ctrl-C "
+                 "during the preload cancels the mount.")
     mo.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     mo.add_argument("mountpoint", metavar="MOUNTPOINT", help="an existing, empty directory")
     mo.add_argument("--cache-dir", metavar="DIR",

@@ -479,3 +479,40 @@ def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) 
     assert "no such directory" in line
     line = one_error_line(cli("ls", str(tmp_path), env=env))
     assert "brainfs mount" in line
+
+
+def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, cfg: Config,
+                                                      env, corpus, store) -> None:
+    """Ctrl-C while `brainfs mount` shows the preload: the daemon (in its own session, so
+    the terminal's SIGINT does not reach it) is stopped and nothing stays mounted."""
+    from benchmarks.s3proxy import S3Proxy
+    from brainfs.fs.cli import _daemon_pids, _target
+
+    for i in range(150):
+        store.put(f"notes/n{i:03d}.md", f"note {i}\n".encode())
+    host, port = s3_server.url.removeprefix("http://").split(":")
+    proxy = S3Proxy((host, int(port)), delay=0.05)
+    proxy.start()
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    p = None
+    try:
+        penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2", BRAINFS_PRELOAD_PACK="0")
+        p = subprocess.Popen([*CLI, "mount", str(corpus), str(mp)], env=penv, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: _daemon_pids(_target(mp)), timeout=30, what="the daemon")
+        time.sleep(1.0)  # into the preload (150 files at 2 x 20 a second)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130, (out, err)
+        assert "cancelled" in err and "Traceback" not in err, err
+        assert not is_mounted(mp)
+        wait_for(lambda: not _daemon_pids(_target(mp)), timeout=30, what="the daemon to exit")
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+        for pid in _daemon_pids(_target(mp)):
+            os.kill(pid, signal.SIGKILL)
+        if is_mounted(mp):
+            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
+        proxy.stop()
