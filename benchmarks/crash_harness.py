@@ -175,22 +175,23 @@ class ReplyDelay:
             for s in (c, u):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.conns |= {c, u}
-            threading.Thread(target=self._pump, args=(c, u, 0.0), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c, self.delay), daemon=True).start()
+            asked = threading.Event()  # a request went up since the last reply began
+            threading.Thread(target=self._pump, args=(c, u, asked, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, asked, True), daemon=True).start()
 
-    def _pump(self, src, dst, delay: float) -> None:
+    def _pump(self, src, dst, asked: threading.Event, reply: bool) -> None:
         import socket
 
-        last = 0.0
         try:
             while True:
                 data = src.recv(256 * 1024)
                 if not data:
                     break
-                now = time.monotonic()
-                if delay and now - last > 0.005:  # the first bytes of a reply
-                    time.sleep(delay)
-                last = time.monotonic()
+                if not reply:
+                    asked.set()
+                elif asked.is_set():  # the first bytes of a reply
+                    asked.clear()
+                    time.sleep(self.delay)
                 dst.sendall(data)
         except OSError:
             pass
@@ -399,7 +400,7 @@ class BrainfsTarget(Target):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
         env.update({
             "AWS_ENDPOINT_URL": self.endpoint,
-            "BRAINFS_CONFIG": "/nonexistent",
+            "BRAINFS_CONFIG": "/dev/null",
             "BRAINFS_CACHE_DIR": str(cache),
             "BRAINFS_RECALL_WARMUP": "0",
             "BRAINFS_PRELOAD_GLOBS": "*",
@@ -983,6 +984,7 @@ class Harness:
         self.ever: set[str] = set()
         self.history: dict[str, set[str]] = {}
         self.fresh_n = 0
+        self.reported: set[tuple] = set()
 
     def note(self, tree: Tree) -> None:
         for p, v in tree.items():
@@ -1130,6 +1132,18 @@ class Harness:
         if self.args.fresh_every and (i + 1) % self.args.fresh_every == 0:
             for p, detail in self.fresh_check(mount_view):
                 found[("fresh_differs", p)] = ("fresh", detail)
+        # A divergence that persists (the bucket keeps an old version the mount no longer
+        # shows, say) is one defect, not one per cycle: count each (kind, path, what the
+        # views held) once.
+        views = {"mount": mount_view, "bucket": bucket_view}
+        for key in list(found):
+            kind, path = key
+            held = tuple(digest(views[v].get(path)) if v in views else found[key][1]
+                         for v in ("mount", "bucket"))
+            if (kind, path, held) in self.reported:
+                del found[key]
+            else:
+                self.reported.add((kind, path, held))
         cyc = {"cycle": i, "op": op.desc, "kind": op.kind, "landed": landed,
                "error": run.error, "b_error": brun.error, "settled": settled,
                "defects": [f"{k}: {p}" for k, p in found]}
