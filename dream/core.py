@@ -36,6 +36,7 @@ from . import reach
 from . import relations as R
 from . import subjects as S
 from .entities import Extractor, get_extractor
+from .progress import Progress
 from .subjects import is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
@@ -542,8 +543,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                         reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
     retired: dict[tuple[int, str], tuple[str, str]] = {}
     for (fid, slug), (new, why) in contra.items():
-        retired[(fid, slug)] = (f"— contradicted ({why}) on {new['date']}: "
-                                f"{P._statement(new, subs)}", P.ref_of(new))
+        # what changed ("num: 47 → 52") names the old value too, which the newer statement
+        # (the one this part cites) does not say: the reason goes to the commit message
+        retired[(fid, slug)] = (f"— contradicted on {new['date']}: {P._statement(new, subs)}",
+                                P.ref_of(new))
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
     models, n_replaced = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
@@ -704,9 +707,11 @@ def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int
 
 def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
           settings: dict | None = None, force: bool = False,
-          now: _dt.datetime | None = None) -> RunResult:
-    """One run over ``tree``; nothing is written (see :func:`run_local` and sync)."""
+          now: _dt.datetime | None = None, progress: Progress | None = None) -> RunResult:
+    """One run over ``tree``; nothing is written (see :func:`run_local` and sync).
+    ``progress``: where phases and counts go (default: standard error when it is a terminal)."""
     t0 = time.monotonic()
+    prog = progress if progress is not None else Progress()
     synth = synthesizer or DeterministicSynthesizer()
     listing = tree.paths()
     # ---- phase 1: orient
@@ -759,10 +764,12 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     deferred: list[str] = []
     reasons: dict[str, list[str]] = defaultdict(list)
     read = 0
+    prog.phase("reading sessions", total=len(new_sessions))
     for sid in new_sessions:
         if read >= budget_n or time.monotonic() - t0 > budget_s:
             deferred.append(sid)
             continue
+        prog.step()
         path = transcripts[sid]
         tr = T.parse_transcript(path, tree.read(path) or "")
         ex = extract_session(tr, cfg, extractor)
@@ -779,6 +786,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     state["synthesizer"] = synth.name
     state["extractor"] = ex_name
     # subjects known so far (for matching corrections), then corrections → cards
+    prog.done(f"{len(deferred)} deferred" if deferred else "")
+    prog.phase("writing the wiki")
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)
     for e in hand_edits:
@@ -886,8 +895,13 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
 
     verifier = Verifier(embedder, float(cfg.get("similarity_threshold", 0.45)),
                         float(cfg.get("lexical_threshold", 0.5)), cache=state.setdefault("verified", {}))
+    prog.done(f"{info['pages']} pages, {info['facts']} facts")
+    checked = [p for p in sorted(files) if p.startswith("knowledge/") and p != INDEX_PATH
+               or p.endswith("/summary.md")]
+    prog.phase("verifying claims", total=len(checked))
     for p in sorted(files):
         if p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md"):
+            prog.step()
             new_text, rejected = verifier.verify_file(p, files[p], source_text)
             if rejected:
                 files[p] = new_text
@@ -895,6 +909,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                     problems.append(Problem(p, "unsupported-claim",
                                             f"dropped, not supported by its source: {ln.strip()[:100]!r}",
                                             "warning"))
+    prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected")
     # Errors exclude a file (its previous version stays); repeat: an exclusion can break links.
     excluded: set[str] = set()
     for _round in range(3):
