@@ -614,6 +614,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     try:
         stats = build_index(store, local, embedder, progress, cfg=cfg)
     except KeyboardInterrupt:
+        # The fetches not started yet are dropped (closing the store cancels them); the
+        # ones in flight end within the request timeouts.
+        store.close()
         if bar is not None:
             bar.close()
         print(f"\nindex of {url} interrupted: nothing uploaded, the bucket's index is "

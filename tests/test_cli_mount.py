@@ -516,3 +516,37 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
         if is_mounted(mp):
             subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
         proxy.stop()
+
+
+def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config, env, corpus,
+                                          store) -> None:
+    from benchmarks.s3proxy import S3Proxy
+    from brainfs.cache.recaller import INDEX_KEY
+
+    for i in range(300):
+        store.put(f"notes/n{i:03d}.md", f"---\ntype: fact\n---\n\nnote {i} about Kyoto\n".encode())
+    host, port = s3_server.url.removeprefix("http://").split(":")
+    proxy = S3Proxy((host, int(port)), delay=0.05)  # 300 GETs at 2 x 20 a second: 7.5 s
+    proxy.start()
+    p = None
+    try:
+        penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2")
+        p = subprocess.Popen([*CLI, "index", str(corpus), "--no-embed"], env=penv,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert time.monotonic() - t0 < 3, "the queued fetches were not dropped"
+        assert p.returncode == 130, (out, err)
+        assert "interrupted: nothing uploaded" in err and "Traceback" not in err, err
+        assert INDEX_KEY not in {o.path for o in store.list()}
+        r = subprocess.run([*CLI, "index", str(corpus), "--no-embed"], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert INDEX_KEY in {o.path for o in store.list()}
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+        proxy.stop()
