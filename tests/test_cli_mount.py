@@ -464,6 +464,8 @@ def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) 
     listed = {str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file()}
     every = set(TREE) | set(old)
     assert listed < every  # the working set: not every transcript
+    r = cli("status", str(mp), env=env)
+    assert f"`brainfs ls {mp}` lists all" in r.stdout  # status says how to see everything
     r = cli("ls", str(mp), env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == sorted(f"{mp}/{p}" for p in every)
