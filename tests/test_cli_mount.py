@@ -27,7 +27,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from conftest import is_mounted, start_mount, upload_tree, write_tree
+from conftest import is_mounted, upload_tree, write_tree
 from test_cli import TREE, one_error_line
 
 pytestmark = pytest.mark.mount
@@ -404,7 +404,7 @@ def test_demo_shows_commands_as_typed(tmp_path: Path) -> None:
         shown = [ln[2:] for ln in r.stdout.splitlines() if ln.startswith("$ ")]
         assert "brainfs status mem" in shown, shown
         assert "brainfs import .demo/sample-40 s3://memory/demo" in shown
-        assert f"brainfs mount s3://memory/demo mem" in shown
+        assert "brainfs mount s3://memory/demo mem" in shown
         assert sys.executable not in r.stdout and "brainfs.fs.cli" not in r.stdout
         assert "recall:    ready" in r.stdout
     finally:
