@@ -684,6 +684,13 @@ def _recall_through_mount(args: argparse.Namespace) -> int:
     if "error" in data and "cards" not in data:
         raise UsageError(f"recall through {mp}: {data['error']}")
     if args.k:
+        got = len(data.get("cards", []))
+        if got < args.k and got >= _config(args).recall_k:
+            # The magic file answers with the mount's recall_k passages; say so rather
+            # than return fewer than asked in silence.
+            _warn(f"the mount answers with at most {got} passages (its recall_k); for {args.k}, "
+                  f"ask the corpus: brainfs recall QUERY {data.get('corpus') or _status_of(mp)['corpus']} "
+                  f"-k {args.k}")
         data["cards"] = data.get("cards", [])[: args.k]
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")

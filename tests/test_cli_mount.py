@@ -163,7 +163,7 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
     m.stop()
     r = cli("index", str(corpus), "--no-embed", env=env)
     assert r.returncode == 0, r.stderr
-    m = mounter(corpus, name="indexed", env_extra={"BRAINFS_EMBEDDER": "none"})
+    m = mounter(corpus, name="indexed", env_extra={"BRAINFS_EMBEDDER": "none", "BRAINFS_RECALL_K": "2"})
     wait_for(lambda: json.loads((m.mountpoint / ".brainfs/status").read_text())["recall"] == "ready",
              what="recall ready")
     for k in (1, 2):
@@ -173,6 +173,11 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
         assert "## Files now materialized" in r.stdout
         r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", str(k), "--json", env=env)
         assert len(json.loads(r.stdout)["cards"]) == k
+    # More than the mount's recall_k: the passages it has, and a warning saying how to get more.
+    r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", "3", "--json",
+            env=dict(env, BRAINFS_RECALL_K="2"))
+    assert r.returncode == 0 and len(json.loads(r.stdout)["cards"]) == 2
+    assert "at most 2 passages" in r.stderr and f"{corpus} -k 3" in r.stderr
     line = one_error_line(cli("recall", "", "--mount", str(m.mountpoint), env=env))
     assert "empty query" in line
 
