@@ -124,9 +124,21 @@ def _empty_hint(url: CorpusURL, cfg: Config) -> str:
 
 # ---------------------------------------------------------------------------- s3 serve
 def cmd_s3_serve(args: argparse.Namespace) -> int:
+    import socket
+
     from brainfs.backend.server import serve_foreground
 
-    return serve_foreground(Path(args.root), args.port, args.host, _config(args))
+    cfg = _config(args)
+    # rclone would fail to bind and exit with a Go log line; and a server already listening
+    # there would pass for ours. Say it before starting anything.
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as rclone (Go) binds
+            s.bind((args.host, args.port))
+    except OSError as e:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e} "
+                         "(another server there? choose one with --port)") from None
+    return serve_foreground(Path(args.root), args.port, args.host, cfg)
 
 
 # ---------------------------------------------------------------------------- import

@@ -382,3 +382,17 @@ def test_graph_output_is_checked_first(tmp_path: Path, base_env: dict[str, str],
     """`--out g.txt` is refused before any S3 request (no server here), in one line."""
     line = one_error_line(run("graph", "s3://memory/x", "--out", str(tmp_path / out), env=base_env))
     assert "--out" in line and (".png" in line or "does not exist" in line)
+
+
+@pytest.mark.unit
+def test_s3_serve_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run("s3", "serve", "--root", str(tmp_path / "s3"), "--port", str(port), env=base_env,
+                timeout=60)
+    line = one_error_line(r)
+    assert f"127.0.0.1:{port}" in line and "--port" in line
