@@ -396,3 +396,17 @@ def test_s3_serve_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> No
                 timeout=60)
     line = one_error_line(r)
     assert f"127.0.0.1:{port}" in line and "--port" in line
+
+
+@pytest.mark.unit
+def test_demo_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run("demo", "--port", str(port), env=base_env, timeout=60, cwd=tmp_path)
+    line = one_error_line(r)
+    assert f"port {port} is busy" in line and "--port" in line
+    assert not (tmp_path / ".demo" / "s3.pid").exists()
