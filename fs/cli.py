@@ -97,6 +97,14 @@ def _is_empty(store: ObjectStore) -> bool:
     return next(iter(store.list()), None) is None
 
 
+def _refuse_empty(store: ObjectStore, url: CorpusURL, cfg: Config, what: str) -> None:
+    """Commands that write into a corpus refuse an empty prefix (likely a typo) before
+    writing anything there."""
+    if _is_empty(store):
+        raise UsageError(f"{url} holds no files: {what} (import a memory first: brainfs import "
+                         f"DIR {url}){_empty_hint(url, cfg)}")
+
+
 def _neighbours(url: CorpusURL, cfg: Config) -> list[str]:
     """The prefixes beside ``url``'s in its bucket (for a "did you mean" hint)."""
     parent = url.prefix.rsplit("/", 1)[0] if "/" in url.prefix else ""
@@ -613,6 +621,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from brainfs.cache.recaller import build_index
 
     cfg, url, store = _open_corpus(args)
+    _refuse_empty(store, url, cfg, "nothing to index")
     embedder = None if args.no_embed else _embedder_or_none(cfg)
     local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
     local.parent.mkdir(parents=True, exist_ok=True)
@@ -821,9 +830,7 @@ def cmd_dream(args: argparse.Namespace) -> int:
     from brainfs.dream.sync import LeaseHeld, run_s3
 
     cfg, url, store = _open_corpus(args)
-    if _is_empty(store):
-        raise UsageError(f"{url} holds no files: nothing to dream about (import a memory first: "
-                         f"brainfs import DIR {url}){_empty_hint(url, cfg)}")
+    _refuse_empty(store, url, cfg, "nothing to dream about")
     try:
         synth = synthesizer_from_config(cfg, args.synth)
     except ConfigError as e:
@@ -869,6 +876,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise UsageError("empty correction")
     cfg, url, store = _open_corpus(args)
+    _refuse_empty(store, url, cfg, "nothing to correct")
     path, content = correction_event(args.text, scope=args.scope)
     store.put(path, content.encode("utf-8"), if_none_match=True)
     print(f"recorded {url}/{path}; the next `brainfs dream {url}` turns it into a memory card")

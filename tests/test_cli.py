@@ -357,13 +357,15 @@ def test_broken_pipe_through_head(tmp_path: Path, base_env: dict[str, str]) -> N
 
 
 @pytest.mark.s3
-def test_dream_on_an_empty_prefix_refuses(s3env: dict[str, str], corpus, store, cfg: Config) -> None:
+def test_writing_commands_refuse_an_empty_prefix(s3env: dict[str, str], corpus, store, cfg: Config) -> None:
     from brainfs.backend.keys import CorpusURL
 
     store.put("notes/a.md", b"---\ntype: fact\n---\n\nA fact.\n")
     empty = f"s3://{corpus.bucket}/nothing-here"
-    line = one_error_line(run("dream", empty, "--no-embed", "--no-index", env=s3env))
-    assert "holds no files" in line and "brainfs import" in line
+    for args in (("dream", empty, "--no-embed", "--no-index"), ("index", empty, "--no-embed"),
+                 ("correct", "Mara moved to Osaka", empty)):
+        line = one_error_line(run(*args, env=s3env))
+        assert "holds no files" in line and "brainfs import" in line
     assert list(ObjectStore(CorpusURL.parse(empty), cfg).list()) == []  # nothing written
 
 
