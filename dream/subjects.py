@@ -64,7 +64,8 @@ together everyone everybody someone something anyone anything nobody nothing tea
 friends mom dad yesterday today tomorrow morning evening night weekend week month year
 big news update congratulations yes no put set add use make take send check keep move get
 give call ask tell book plan draft write share save export change remember schedule confirm
-cancel spent noted still something
+cancel spent noted still something mon tue tues wed thu thur thurs fri sat sun jan feb mar apr
+jun jul aug sep sept oct nov dec
 """.split())
 _ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
                                        "council", "press", "media", "partners", "systems",
@@ -174,7 +175,8 @@ def _majority(c: Counter | None) -> str | None:
     return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None) -> dict[str, str]:
+def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
+              speakers: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
     """Alias → canonical name for every name in ``counts`` (name → mentions). ``kinds``: the
     extractor's majority type per name; a word typed as a place is not merged into an
     organisation or a person ("Kyoto" is not "Kyoto University")."""
@@ -201,6 +203,9 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None) -> di
                         kinds.get(n) in (None, kinds.get(m) or kinds.get(n))
                         or kinds.get(n) == (head_type(m) or kinds.get(n))):
                     targets.append(m)
+        if not targets and len(toks) == 1 and len(n) >= 2 and not n.isupper():
+            # "Mel" for the speaker "Melanie", "Jo" for "Joanna": the start of one speaker's name
+            targets = [m for m in speakers if m != n and m.startswith(n) and " " not in m]
         # the most complete form each target itself merges into
         roots = {canon.get(t, t) for t in targets}
         if len(roots) == 1:
@@ -321,7 +326,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1
-    canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts})
+    canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts}, set(human))
     # turns per canonical name
     turns: dict[str, set] = defaultdict(set)
     for f in facts:
