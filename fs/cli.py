@@ -733,7 +733,8 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: {'not a file' if path.exists() else 'no such file'} "
+                         "(expected LoCoMo JSON)")
     try:
         read_samples(path)  # a malformed file fails here, before any model loads
     except LocomoInputError as e:
