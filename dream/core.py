@@ -51,7 +51,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v3"
+EXTRACTION = "facts-v5"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -286,7 +286,10 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         subjects = dict(c["ents"])
         # every capitalised run, openers included: a name the extractor missed here is still
         # a mention once another sentence makes it a subject (counted in subjects.build)
-        runs = [(n, pos) for n, pos in T.capitalised_runs(c["s"]) if n != t.speaker and n not in subjects]
+        # after a colon a new clause starts ("Still true: Threshold for …"): its first word is
+        # an opener, not a mid-sentence capital
+        runs = [(n, pos) for clause in re.split(r":\s+", c["s"])
+                for n, pos in T.capitalised_runs(clause) if n != t.speaker and n not in subjects]
         names = [n for n, pos in runs if pos > 0]
         lead = [n for n, pos in runs if pos == 0]  # a sentence opener: a name only if known otherwise
         about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
@@ -304,6 +307,18 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             per_speaker[t.speaker].append(fact)
         elif subjects or names or lead or has_rel:
             facts.append(fact)
+    # how this session writes each word that it also capitalises: [lower case, capitalised
+    # mid-sentence] counts, so that subjects.py can tell "Slides" (a word) from "Sora" (a name)
+    case: dict[str, list[int]] = {}
+    for _t, s in sents:
+        for clause in re.split(r":\s+", s):
+            for k, w in enumerate(re.findall(r"[^\W\d_][\w'’\-]*", clause)):
+                if w[0].isupper() and k > 0:
+                    case.setdefault(w.lower(), [0, 0])[1] += 1
+    for _t, s in sents:
+        for w in re.findall(r"[^\W\d_][\w'’\-]*", s):
+            if w[0].islower() and w in case:
+                case[w][0] += 1
     # a speaker's full name, from any capitalised run that starts with it ("I'm Ines Okafor",
     # a letter signed "Noor Rahimi")
     full: dict[str, str] = {}
@@ -321,7 +336,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
-    return {"full_names": full, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+    return {"full_names": full, "case": case, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
             "title": title, "summary": summary, "facts": facts}
 
 
@@ -465,7 +480,14 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     for sid in order:
         full_names.update((sessions[sid].get("full_names") or {}).values())
     strong, anchored = strong_types(facts, rel_cache)
-    subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored)
+    case: dict[str, list[int]] = {}
+    for sid in order:
+        for w, (lo, up) in (sessions[sid].get("case") or {}).items():
+            c = case.setdefault(w, [0, 0])
+            c[0] += lo
+            c[1] += up
+    subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored,
+                   case=case)
     hand = state.get("hand", {})
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]

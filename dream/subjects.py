@@ -102,6 +102,9 @@ def clean_name(name: str) -> str | None:
         return None
     if len(out) < 2 or out.isdigit() or not out[0].isupper():
         return None
+    if re.search(r"n't$|['’](?:re|ll|ve|d|m|t)$", low) or re.fullmatch(
+            r"(?:mon|tues|wednes|thurs|fri|satur|sun)days", low):
+        return None  # "Don't", "Fridays"
     # "The Office", "Our Team": a name does not start with an article or a possessive
     if words[0].lower() in ("the", "our", "my", "your", "a", "an") and len(words) == 1:
         return None
@@ -256,12 +259,13 @@ def head_type(name: str) -> str | None:
 
 def build(facts: list[dict], speakers: set[str], settings: dict,
           strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
-          anchored: set[str] | None = None) -> Subjects:
+          anchored: set[str] | None = None, case: dict[str, list[int]] | None = None) -> Subjects:
     """The wiki's subjects from all facts (see the module docstring).
 
     ``strong_types``: name → type votes from relations ("works at X" → organization);
     ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
-    speaker has a lasting relation to, which need one mention only."""
+    speaker has a lasting relation to, which need one mention only; ``case``: word → [times
+    written in lower case, times capitalised mid-sentence] over whole sessions."""
     strong_types = strong_types or {}
     anchored = anchored or set()
     counts: Counter = Counter(extra_names or {})
@@ -271,9 +275,14 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     # notes", "Decision for Tactile Transit Maps"): measured, not listed
     lower: Counter = Counter()
     capital: Counter = Counter()
-    for f in facts:
-        for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
-            (lower if w[0].islower() else capital)[w.lower()] += 1
+    if case:
+        for w, (lo, up) in case.items():
+            lower[w] += lo
+            capital[w] += up
+    else:  # an older state without per-session counts: the facts' words
+        for f in facts:
+            for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
+                (lower if w[0].islower() else capital)[w.lower()] += 1
 
     def common(w: str) -> bool:
         return lower[w.lower()] > 0 and lower[w.lower()] >= capital[w.lower()]
@@ -413,4 +422,4 @@ def _type_of(c: str, members: list[str], votes: dict[str, Counter],
     v.pop("date", None)
     if v:
         return sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-    return "topic" if c.islower() else "entity"
+    return "topic"  # a recurring name with no other evidence: a tool, a language, a theme
