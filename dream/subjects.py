@@ -74,7 +74,8 @@ _ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics"
                                        "office", "corporation", "gmbh", "ag", "sa", "plc"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
-                           "book podcast series".split())
+                           "book podcast series corpus dataset database archive thesis "
+                           "index toolkit prototype".split())
 _PLACE_HEADS = frozenset("street road avenue park river lake mountain city town village "
                          "island bay beach square county province region station terminal "
                          "market mall hall harbor harbour port airport bridge tower garden "
@@ -379,7 +380,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     heads: dict[str, list[str]] = defaultdict(list)
     for slug, sub in by_slug.items():
         toks = sub.title.lower().split()
-        if sub.type == "project" and len(toks) > 1 and toks[-1] in _PROJECT_HEADS | {"index", "map", "maps", "atlas"}:
+        if sub.type == "project" and len(toks) > 1 and toks[-1] in _PROJECT_HEADS | {"map", "maps"}:
             heads[toks[-1]].append(slug)
     lower_alias = {f"the {h}": ss[0] for h, ss in heads.items() if len(ss) == 1}
     for phrase, slug in lower_alias.items():
