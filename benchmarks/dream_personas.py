@@ -12,8 +12,9 @@ persona as a memory tree, runs dream on it and reports, per persona:
 * stale facts stated as current: a replaced value in the current section (before the first
   ``## Timeline`` / ``## Superseded`` heading) of the subject's page, or missing current values.
 
-``python benchmarks/dream_personas.py [--json] [--tune]`` (``--tune``: pick ``min_mentions``
-on each persona and report it on the others, leave-one-out).
+``python benchmarks/dream_personas.py [--json] [--tune] [--user-role]`` (``--tune``: pick
+``min_mentions``/``min_sessions`` on the other personas and report each held out;
+``--user-role``: the user speaks as "User").
 """
 
 from __future__ import annotations
@@ -52,6 +53,16 @@ def transcripts(persona: dict) -> dict[str, str]:
         day = s["date"] if isinstance(s["date"], str) else s["date"].isoformat()
         head = f"---\nsession: {sid}\ndate: {day}T10:00:00\nparticipants: {json.dumps(speakers)}\n---\n\n"
         out[f"sessions/{sid}/transcript.md"] = head + "\n\n".join(body) + "\n"
+    return out
+
+
+def as_user_role(persona: dict, role: str = "User") -> dict:
+    """The same persona with the user speaking as ``role`` ("User: …"): dream must learn
+    their name from the conversation ("I'm Ines Okafor", "Nice to meet you, Noor")."""
+    first = persona["user"].split()[0]
+    out = dict(persona)
+    out["sessions"] = [{**s, "turns": [(role + t[len(first):]) if t.startswith(first + ":") else t
+                                       for t in s["turns"]]} for s in persona["sessions"]]
     return out
 
 
@@ -136,9 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tune", action="store_true", help="leave-one-out choice of min_mentions")
     ap.add_argument("--show", help="print the pages of this persona")
+    ap.add_argument("--user-role", action="store_true",
+                    help='the user speaks as "User" instead of by name')
     args = ap.parse_args(argv)
     files = sorted(PERSONAS.glob("*.yaml"))
     personas = {f.stem: load(f) for f in files}
+    if args.user_role:
+        personas = {n: as_user_role(p) for n, p in personas.items()}
     out: dict = {}
     if args.tune:
         grid = [{"min_mentions": m, "min_sessions": s} for m in (2, 3) for s in (1, 2)]

@@ -37,7 +37,7 @@ from . import relations as R
 from . import subjects as S
 from .entities import Extractor, get_extractor
 from .progress import Progress
-from .subjects import is_role
+from .subjects import is_assistant, is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
@@ -51,7 +51,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v5"
+EXTRACTION = "facts-v6"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -244,7 +244,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             tf.update(T.content_words(s))
     # one batched call per session (nlp.pipe), not one per sentence; a role's turns ("Assistant")
     # state no facts, so they are not sent to the model (the NER is most of dream's time)
-    todo = [i for i, (t, _s) in enumerate(sents) if not is_role(t.speaker)]
+    todo = [i for i, (t, _s) in enumerate(sents) if not is_assistant(t.speaker)]
     got = extractor.extract([sents[i][1] for i in todo], tr.date, speakers)
     found: list[list] = [[] for _ in sents]
     for i, ents in zip(todo, got):
@@ -281,7 +281,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         if c["q"] or c["n"] < 4:
             continue
         t: T.Turn = c["turn"]
-        if is_role(t.speaker) or _REQUEST_RE.match(c["s"]):
+        if is_assistant(t.speaker) or _REQUEST_RE.match(c["s"]):
             continue
         subjects = dict(c["ents"])
         # every capitalised run, openers included: a name the extractor missed here is still
@@ -328,6 +328,10 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             if 2 <= len(toks) <= 3 and toks[0] in speakers and not is_role(toks[0]) and \
                     S.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
                 full.setdefault(toks[0], name)
+    # a "User" speaker's name, when the conversation says it
+    common = {w for w, (lo, up) in case.items() if lo >= up and lo}
+    for role, name in S.self_names([(t.speaker, s) for t, s in sents], common).items():
+        full.setdefault(role, name)
     cap = int(settings.get("facts_per_speaker_per_session", 8))
     for spk, fs in per_speaker.items():
         keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["lead"] or f["attr"]
@@ -464,9 +468,21 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
 
     # facts, minus forgotten ones
+    # a role speaker that stands for the user ("User") takes the name the sessions give it
+    role_name: dict[str, Counter] = defaultdict(Counter)
+    for sid in order:
+        for spk, name in (sessions[sid].get("full_names") or {}).items():
+            if is_role(spk):
+                role_name[spk][name] += 1
+    renamed = {r: sorted(c.items(), key=lambda kv: (-len(kv[0].split()), -kv[1], kv[0]))[0][0]
+               for r, c in role_name.items()}
     facts = []
     for sid in order:
         for f in sessions[sid]["facts"]:
+            if f["speaker"] in renamed:
+                f = {**f, "speaker": renamed[f["speaker"]],
+                     "subjects": {(renamed[f["speaker"]] if n == f["speaker"] else n): t
+                                  for n, t in f["subjects"].items()}}
             req = _forgotten(f["text"], phrases) or next(
                 (r for s in f["subjects"] if (r := _forgotten(s, phrases))), None)
             if req:
@@ -475,10 +491,12 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             facts.append(f)
 
     speakers = {f["speaker"] for f in facts} | {p for sid in order for p in sessions[sid].get("participants", [])}
+    speakers |= set(renamed.values())
     rel_cache: dict[int, list] = {}
     full_names: Counter = Counter()
     for sid in order:
-        full_names.update((sessions[sid].get("full_names") or {}).values())
+        full_names.update(n for spk, n in (sessions[sid].get("full_names") or {}).items()
+                          if not is_role(spk))
     strong, anchored = strong_types(facts, rel_cache)
     case: dict[str, list[int]] = {}
     for sid in order:
@@ -610,7 +628,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
             "superseded": n_replaced, "corrected": len(corrected),
-            "contradictions": len(contra), "titles": titles, "by_slug": by_slug, "subjects": subs}
+            "contradictions": len(contra), "titles": titles, "by_slug": by_slug, "subjects": subs,
+            "renamed": renamed}
     return files, reasons, info
 
 
@@ -857,6 +876,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         return turn_cache[tpath]
 
     day_of: dict[str, str | None] = {}
+    renamed = info.get("renamed", {})
     user_sub = info["subjects"].user()
     user_title = user_sub.title if user_sub else ""
     aliases = {n: info["subjects"].by_slug[s].title for n, s in info["subjects"].alias_of.items()
@@ -872,6 +892,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             res = T.resolve_relative_dates(text, day)
             if res != text:
                 extra.append(res)
+        spk = text.split(":", 1)[0]
+        if spk in renamed:  # "User: …" is the user speaking, by the name the sessions give
+            who = info["subjects"].slug_for(renamed[spk])
+            extra.append(f"{spk} = {renamed[spk]}" + (
+                f" = {info['subjects'].by_slug[who].title}" if who in info["subjects"].by_slug else ""))
         extra += [f"{a} = {t}" for a, t in aliases.items() if a in text]
         return text + (" [" + "; ".join(extra) + "]" if extra else "")
 

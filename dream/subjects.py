@@ -36,6 +36,9 @@ ROLE_NAMES = frozenset("""
 assistant ai bot chatbot system user human agent model narrator moderator host guest speaker
 gpt chatgpt claude copilot gemini bard llm you me
 """.split())
+#: Of those, the ones that stand for the person whose memory it is: their turns are facts,
+#: and their name is learned from the conversation ("my name is Mara", "Nice to meet you, Mara").
+USER_ROLES = frozenset("user human me you guest".split())
 #: Words that open a letter or a greeting and are stripped from the front of a name.
 SALUTATIONS = frozenset("""
 dear hi hello hey hiya greetings morning evening afternoon good thanks thank cheers best
@@ -127,6 +130,40 @@ def _after_connectors(toks: list[str]) -> str:
 def is_role(name: str) -> bool:
     """A speaker name that is a role, not a person ("Assistant", "User")."""
     return name.strip().lower() in ROLE_NAMES
+
+
+def is_assistant(name: str) -> bool:
+    """A speaker that is the assistant (or another non-human role): its turns state no facts."""
+    return is_role(name) and name.strip().lower() not in USER_ROLES
+
+
+_SELF_NAME_RE = re.compile(r"\b(?:my name is|I'm|I am|call me|this is)\s+((?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))\b", re.I)
+_GREETED_RE = re.compile(r"\b(?:nice to meet you|hi|hello|hey|welcome(?: back)?|thanks|thank you|good (?:morning|afternoon|evening)),?\s+"
+                         r"((?-i:[A-Z][a-z]+))\b(?!\s+[A-Z])", re.I)
+
+
+def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]:
+    """Role speaker ("User") → the name the conversation gives them: what they call themselves
+    ("my name is Mara Lind", "I'm Mara"), else what the assistant calls them ("Nice to meet
+    you, Mara"). ``turns``: (speaker, sentence); ``common``: words the session writes in
+    lower case ("I'm Happy" is no name)."""
+    out: dict[str, str] = {}
+    users = {s for s, _t in turns if s.strip().lower() in USER_ROLES}
+    if not users:
+        return out
+    for spk, sent in turns:
+        if spk in users and spk not in out:
+            m = _SELF_NAME_RE.search(sent)
+            if m and clean_name(m.group(1)) and m.group(1).split()[0].lower() not in common:
+                out[spk] = m.group(1)
+    if len(users) == 1:
+        (u,) = users
+        for spk, sent in turns:
+            if u not in out and is_assistant(spk):
+                m = _GREETED_RE.search(sent)
+                if m and clean_name(m.group(1)) and m.group(1).lower() not in common:
+                    out[u] = m.group(1)
+    return out
 
 
 def _initials(name: str) -> str:

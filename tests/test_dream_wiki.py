@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.dream_personas import PERSONAS, load, run, score
+from benchmarks.dream_personas import PERSONAS, as_user_role, load, run, score
 from brainfs.cache.chunker import split_frontmatter
 from brainfs.cache.retrieval import cited_refs
 from brainfs.dream import relations as R
@@ -367,6 +367,15 @@ def test_persona_figures(name: str) -> None:
     assert figs["recall"] >= 0.9 and figs["precision"] >= 0.9, figs
     assert figs["junk_pages"] == [] and figs["stale_as_current"] == [], figs
     assert figs["current_missing"] == [] and figs["rejected"] == 0, figs
+
+
+@pytest.mark.parametrize("name", ["ines", "tove"])
+def test_persona_with_the_user_speaking_as_user(name: str) -> None:
+    """"User: …" turns are the user's facts, under the name the conversation gives them."""
+    figs, staged = run(as_user_role(load(PERSONAS / f"{name}.yaml")))
+    assert figs["recall"] >= 0.9 and figs["precision"] >= 0.9, figs
+    assert figs["junk_pages"] == [] and figs["stale_as_current"] == [] and figs["current_missing"] == [], figs
+    assert "knowledge/user.md" not in staged
 
 
 def test_persona_scorer_can_fail() -> None:
