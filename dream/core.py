@@ -606,7 +606,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         for cp, card in live_cards.get(slug, []):
             if card.get("hand_page") == f"knowledge/{slug}.md":
                 continue  # the hand line citing it stays where the person put it
-            claims.append(Claim(f"Correction: {card['text']}", cp, card["created"][:10], "Corrections"))
+            # what is true now, without the replaced value ("…, not PDF"): that one is
+            # under Superseded, and the current part of a page never states it
+            claims.append(Claim(f"Correction: {R.without_negations(card['text'])}", cp,
+                                card["created"][:10], "Corrections"))
         claims += [c for c in m.timeline if keep(c)]
         claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
                    for c in m.superseded if keep(c)]

@@ -27,7 +27,7 @@ from . import reach
 from . import relations as R
 from . import text as T
 from .prose import a_or_an, human_day, third_person
-from .subjects import FORMATS, Subjects, is_role
+from .subjects import FORMATS, Subjects, head_type, is_role
 from .synth import Claim
 
 #: Attributes with one value at a time (a newer value replaces the older one).
@@ -95,6 +95,9 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
                 subj = subs.slug_for(f["speaker"])
             if not subj:
                 continue
+            if r.attr == "home" and head_type(r.value) == "organization":
+                # "I moved to Tessellate Labs" is a job, not a home
+                r = R.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
             vslug = subs.slug_for(r.value) if r.value_type or r.attr in ("friend", "contact") else None
             value = subs.by_slug[vslug].title if vslug else r.value
             if vslug == subj:
@@ -151,8 +154,10 @@ def _same(a: str, b: str) -> bool:
 
 
 def _mentions(neg: tuple[str, ...], value: str) -> bool:
-    return any(_same(n, value) or (n and " ".join(T.words(n)) in " ".join(T.words(value)).split(" ")
-                                   and len(T.words(value)) == 1) for n in neg)
+    """Does a "not X" name ``value``: the same words, or the same number ("not 40" / "40 cm")?"""
+    vw = T.words(value)
+    return any(_same(n, value) or (T.words(n) and vw and T.words(n)[0] == vw[0] and vw[0][:1].isdigit())
+               for n in neg)
 
 
 @dataclass

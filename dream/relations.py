@@ -92,6 +92,9 @@ _f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started
 _f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _MY + r"last\s+day\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_f("employer", _I + r"(?:quit|left|resigned from)\s+my\s+(?:job|position|role)\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_f("employer", _I + r"(?:got\s+hired|was\s+hired|have\s+been\s+hired)\s+(?:by|at)\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", _IM + r"(?:starting|start)\s+(?:a\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
 # "I'm a hydrographer at X", "I'm Tove Eriksen, a hydrographer at X"
 _SELF = r"(?:(?-i:[A-Z][\w\-]+)(?:\s+(?-i:[A-Z][\w\-]+)){0,2}\s*,\s*)?"
 _f("employer", _IM + _SELF + _NOW + r"an?\s+[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
@@ -100,12 +103,14 @@ _ROLE = r"(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)"
 _f("role", _IM + _SELF + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:at|for|with|in)\s+(?:the\s+)?[A-Z]")
 _f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+)?)\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
+_f("role", _IM + r"now\s+(?:officially\s+)?an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)", event=True)
 # manager
 _f("manager", _MY + _NEW + r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department)\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
+_f("manager", r"(?P<v>(?-i:[A-Z][\w'’\-]*(?:\s+(?:de\s+|van\s+|von\s+)?[A-Z][\w'’\-]*)*))\s+(?:is|has become|became|will be)\s+(?:now\s+)?my\s+(?:new\s+)?(?:manager|boss|supervisor|line manager|team lead|PI)\b", vtype="person")
 # project
 _f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
 _f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
@@ -115,11 +120,14 @@ _f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(
 _f("home", _I + _NOW + r"(?:live|am living|'m living|reside)\s+in\s+" + _N, vtype="place")
 _f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+)?to\s+" + _N, event=True, vtype="place")
 _f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
+_f("home", _I + r"(?:have\s+|'ve\s+|just\s+)*moved\s+into\s+(?:a|an|our|my|the)\s+(?:new\s+)?(?:flat|house|apartment|place|home)\s+in\s+" + _N, event=True, vtype="place")
+_f("home", _IM + _NOW + r"based\s+in\s+" + _N, vtype="place")
 # pets: "my dog Max", "a cat named Pimenta", "two dogs, Biscuit and Juno"
 _f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
 _f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
 _f("pet", r"\b(?:I|we)\s+(?:have|own|adopted|got)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\s*,\s*(?-i:(?P<v>[A-Z][a-z]+(?:,?\s+(?:and\s+)?[A-Z][a-z]+)*))", op="add", vtype="pet")
 _f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-Z][a-z]+))\b(?=.*\b(?P<d>" + _PET + r")\b)", op="add", vtype="pet")
+_f("pet", r"(?-i:(?P<v>[A-Z][a-z]+)),\s+(?:my|our)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\b", op="add", vtype="pet")
 # people around the speaker
 _f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+(?:\s+[A-Z][\w\-]+)?))", op="add", vtype="person")
 _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
@@ -160,6 +168,14 @@ _DEADLINE = re.compile(
     rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
     rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+)"
     rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
+_QTY_VERB = re.compile(
+    rf"\b(?:lowered|raised|increased|reduced|changed|set|moved|bumped|dropped|cut|updated|adjusted)\s+"
+    rf"(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
+    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:from\s+{NUMBER}{_UNIT}\s+)?to\s+"
+    rf"(?P<v>{NUMBER}{_UNIT})(?![\w-])", re.I)
+_DEADLINE_VERB = re.compile(
+    rf"\b(?:pushed|moved|postponed|brought forward|extended|changed)\s+(?:the\s+|our\s+|my\s+)?"
+    rf"(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:deadline|due date)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<v>{DATE})\b", re.I)
 _NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{_UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
 _STOP_MODS = frozenset("the a an our my its this that new old current now also for".split())
 
@@ -211,7 +227,7 @@ def extract(sentence: str) -> list[Relation]:
             if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
                 continue
             out.append(Relation(s, attr, v, op, "", event, vtype, detail))
-    for m in _QTY.finditer(sentence):
+    for m in list(_QTY.finditer(sentence)) + list(_QTY_VERB.finditer(sentence)):
         start = _after_determiner(sentence, m.start("mods"), m.start("head"))
         mods = _mods(sentence[start:m.start("head")] + " " + (m.group("of") or ""))
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
@@ -229,6 +245,11 @@ def extract(sentence: str) -> list[Relation]:
         what = " ".join(sentence[start:m.end("mods")].split())
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set", f"deadline|{mods}",
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
+    for m in _DEADLINE_VERB.finditer(sentence):
+        what = " ".join(m.group("mods").split())
+        out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
+                            f"deadline|{_mods(what)}", False, "",
+                            phrase=(f"deadline for {what}" if what else "deadline")))
     return out
 
 
@@ -244,6 +265,11 @@ def _after_determiner(sentence: str, start: int, end: int) -> int:
 def negated_values(sentence: str) -> list[str]:
     """What a sentence says is no longer so: "12 percent now, not 15 percent" → ["15 percent"]."""
     return [_clean_value(m.group("old")) for m in _NEGATED.finditer(sentence)]
+
+
+def without_negations(sentence: str) -> str:
+    """``sentence`` without its ", not X" clauses ("SVG, not PDF." → "SVG.")."""
+    return _NEGATED.sub("", sentence).strip()
 
 
 def _singular(w: str) -> str:

@@ -115,6 +115,14 @@ RELATIONS = [
     ("The QC spike threshold is 30 cm now, not 40 cm.", "number", "30 cm", "set"),
     ("Also, the audit deadline moved to 28 March.", "deadline", "28 March", "set"),
     ("My friend Hana Ito reviews our forms.", "friend", "Hana Ito", "add"),
+    ("Priya Nair is my new manager.", "manager", "Priya Nair", "set"),
+    ("I quit my job at Halvorsen Maritime.", "employer", "Halvorsen Maritime", "end"),
+    ("I got hired by Corvid Analytics.", "employer", "Corvid Analytics", "set"),
+    ("We just moved into a flat in Utrecht.", "home", "Utrecht", "set"),
+    ("I'm now a team lead.", "role", "team lead", "set"),
+    ("We lowered the alert threshold to 12 percent.", "number", "12 percent", "set"),
+    ("They pushed the audit deadline to 28 March.", "deadline", "28 March", "set"),
+    ("Fenna, my dog, loves the fjord.", "pet", "Fenna", "add"),
 ]
 
 
