@@ -29,16 +29,17 @@ from brainfs.cache.forget import FORGET_DIR, norm, request_phrases
 from brainfs.cache.forget import is_request as is_forget_request
 
 from . import edits as E
-from . import text as T
-from .contradict import clause_frames, contradiction, frames_contradict
 from . import pages as P
 from . import reach
 from . import relations as R
 from . import subjects as S
+from . import text as T
+from .contradict import clause_frames, contradiction, frames_contradict
 from .entities import Extractor, get_extractor
 from .progress import Progress
 from .subjects import is_assistant, is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
+from .threads import threads
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
 
@@ -590,6 +591,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
     models, n_replaced = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
+    replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
+    thread_claims = threads(by_slug, qualifying, titles, facts,
+                            lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
+                            lambda f: P._statement(f, subs), P.ref_of, settings)
 
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
@@ -613,6 +618,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         claims += [c for c in m.timeline if keep(c)]
         claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
                    for c in m.superseded if keep(c)]
+        claims += [c for c in thread_claims.get(slug, []) if keep(c)]
         dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
         related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
         sub = subs.by_slug[slug]

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .synth import (Claim, DeterministicSynthesizer, PageSpec, Sources, claim_line, finish_page,
-                    frontmatter, index_line, intro)
+                    frontmatter, index_line, intro, thread_lines)
 from .text import content_words
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 #: and corrections above the timeline, what was superseded below it.
 LIVE_SECTIONS = ("Timeline",)
 FIXED_BEFORE = ("Now", "Corrections")
-FIXED_SECTIONS = ("Superseded",)
+FIXED_SECTIONS = ("Superseded", "Threads")
 
 PAGE_SYSTEM = """You maintain one page of a personal knowledge wiki. You are given numbered \
 evidence: statements quoted from conversation turns, each with its date and speaker.
@@ -356,7 +356,9 @@ class LLMSynthesizer:
             cs = [c for c in spec.claims if c.section == section]
             if not cs:
                 continue
-            lines += [f"## {section}", "", *(claim_line(c, refs.cite) for c in cs), ""]
+            lines += [f"## {section}", ""]
+            lines += (thread_lines(cs, refs.cite) if section == "Threads"
+                      else [*(claim_line(c, refs.cite) for c in cs), ""])
         return finish_page(spec, lines, refs.refs, self.name)
 
     def summary(self, session: str, date: str | None, title: str, participants: list[str],

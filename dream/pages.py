@@ -59,6 +59,7 @@ class PageModel:
     superseded: list[Claim] = field(default_factory=list)
     gist: str = ""
     score: float = 0.0
+    replaced_facts: list = field(default_factory=list)  # statements of values since replaced
 
 
 def ref_of(f: dict) -> str:
@@ -258,6 +259,9 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
                 used.update({(id(st.fact), subj), (id(st.fact), st.value_slug)})
         for old, first, new in out.replaced:
             n_replaced += 1
+            for slug in {subj, old.value_slug} - {None}:
+                models[slug].replaced_facts.append(first)
+                models[slug].replaced_facts.append(old)
             held = human_day(first.fact.get("date"))
             until = human_day(fact_date(new.fact))
             by = (f"replaced by {new.value}" if new.op == "set" and new.attr == old.attr
@@ -281,7 +285,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
                     if s2 and s2 != subj and subs.by_slug[s2].type in ("project", "organization"):
                         models[s2].now.append(line)
     # the timeline: every other fact of the page
-    cap = int(settings.get("max_timeline", 40))
+    cap = int(settings.get("max_timeline", settings.get("max_facts_per_page", 200)))
     per: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
         for slug in fact_slugs(f, subs):

@@ -84,7 +84,7 @@ class Sources:
 
 #: Page sections in order. What stands before ``## Timeline`` is what is true now: the
 #: current lines ("Now", no heading, right under the intro) and live corrections.
-SECTION_ORDER = ("Now", "Corrections", "Timeline", "Superseded")
+SECTION_ORDER = ("Now", "Corrections", "Timeline", "Superseded", "Threads")
 
 
 def intro(spec: PageSpec) -> str:
@@ -113,6 +113,9 @@ class DeterministicSynthesizer:
                 continue
             if section != "Now":
                 lines += [f"## {section}", ""]
+            if section == "Threads":
+                lines += thread_lines(claims, src.cite)
+                continue
             lines += [claim_line(c, src.cite) for c in claims]
             lines.append("")
         return finish_page(spec, lines, src.refs, self.name)
@@ -140,6 +143,16 @@ def index_line(spec: PageSpec, gist: str | None = None) -> str:
         g = g[:97].rsplit(" ", 1)[0] + "…"
     kind = "the user" if spec.is_user else spec.type
     return f"- [[{spec.slug}]] {spec.title} — {kind}" + (f"; {g}" if g else "")
+
+
+def thread_lines(claims: list[Claim], cite: Callable[[str], str]) -> list[str]:
+    """``### topic`` and its dated mentions, for each thread in order."""
+    out: list[str] = []
+    for group in dict.fromkeys(c.group for c in claims):
+        out += [f"### {group}", ""]
+        out += [claim_line(c, cite) for c in claims if c.group == group]
+        out.append("")
+    return out
 
 
 def claim_line(c: Claim, cite: Callable[[str], str]) -> str:
