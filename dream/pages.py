@@ -300,9 +300,11 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
             per[slug].append(f)
     for slug, fs in per.items():
         keep = sorted(fs, key=lambda f: (-f.get("score", 0), f.get("date") or "", f.get("order", 0)))[:cap]
+        rank = {id(f): i for i, f in enumerate(keep)}  # 0 = most informative
         keep.sort(key=lambda f: (fact_date(f) or "", f.get("order", 0)))
         models[slug].timeline = [Claim(_statement(f, subs), ref_of(f), fact_date(f), "Timeline",
-                                       evidence=f"{f['speaker']}: “{f['text']}”") for f in keep]
+                                       evidence=f"{f['speaker']}: “{f['text']}”", rank=rank[id(f)])
+                                 for f in keep]
     for m in models.values():
         m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
         m.now = _unique(m.now)
@@ -313,6 +315,31 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
 #: The order of current lines on a page: who they are, then work, home, people, likes.
 _ORDER = {a: i for i, a in enumerate("employer role manager project leads home species pet "
                                        "friend contact preference format number deadline".split())}
+
+
+def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
+    """A page's claims within ``max_chars`` (≈ 4 characters a token): the last-ranked
+    threads go first, then the least informative timeline entries; current lines,
+    corrections and superseded values are never cut."""
+    def size(cs: list[Claim]) -> int:
+        return sum(len(c.text) + len(c.extra) + 40 for c in cs)
+
+    if max_chars <= 0 or size(claims) <= max_chars:
+        return claims
+    out = list(claims)
+    topics = list(dict.fromkeys(c.group for c in out if c.section == "Threads"))
+    while topics and size(out) > max_chars:
+        t = topics.pop()
+        out = [c for c in out if not (c.section == "Threads" and c.group == t)]
+    timeline = sorted((c for c in out if c.section == "Timeline"), key=lambda c: -c.rank)
+    drop: set[int] = set()
+    total = size(out)
+    for c in timeline:
+        if total <= max_chars:
+            break
+        drop.add(id(c))
+        total -= len(c.text) + len(c.extra) + 40
+    return [c for c in out if id(c) not in drop]
 
 
 def _unique(claims: list[Claim]) -> list[Claim]:

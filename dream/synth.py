@@ -28,6 +28,7 @@ class Claim:
     extra_source: str | None = None
     group: str | None = None  # sub-heading or kind inside the section (a current line's attribute)
     evidence: str = ""        # what the source says ("Mara: “I adopted a dog…”"), for a writer model
+    rank: int = 0             # a timeline entry's informativeness rank (0 = most): what a size cap cuts last
 
 
 @dataclass

@@ -227,10 +227,19 @@ def test_job_manager_and_number_changes_leave_new_now_old_superseded(tree: Path)
 
 
 def test_page_size_cap_cuts_timeline_never_current_lines(tree: Path) -> None:
+    full = run_local(tree, None)
+    _m, now0, timeline0, sup0 = page(full, "mara-lind")
     res = run_local(tree, None, settings={"max_timeline": 1})
     _m, now, timeline, _s = page(res, "mara-lind")
     assert len([ln for ln in timeline.splitlines() if ln.startswith("- ")]) <= 1
     assert "works at Tessellate Labs" in now and "manager is Priya Nair" in now
+    # a size cap smaller than the page: the timeline goes, current and superseded lines stay
+    small = run_local(tree, None, settings={"max_page_chars": 400})
+    _m, now2, timeline2, sup2 = page(small, "mara-lind")
+    n0 = len([ln for ln in timeline0.splitlines() if ln.startswith("- ")])
+    n2 = len([ln for ln in timeline2.splitlines() if ln.startswith("- ")])
+    assert n0 >= 2 and n2 < n0
+    assert now2 == now0 and sup2.strip() == sup0.strip()
 
 
 def test_third_person_rewrite() -> None:
