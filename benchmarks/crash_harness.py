@@ -885,9 +885,12 @@ class TargetResult:
         return self.error is None and all(v == 0 for v in self.counts.values())
 
 
-def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path: str) -> str:
+def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path: str,
+             bucket: bytes | None = None) -> str:
     if got.startswith(b"<unreadable"):
         return "unreadable: " + got.decode(errors="replace")[:120]
+    if bucket is not None and bucket != got and bucket.startswith(got):
+        return f"cut: the first {len(got)} B of the bucket's {len(bucket)} B version"
     if len(got) == 0 and (want is None or len(want) > 0):
         return "empty" + (f" (want {len(want)} B)" if want is not None else "")
     d = digest(got)
@@ -902,7 +905,8 @@ def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path:
 
 def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
           history: dict[str, set[str]], b_ok: bool, a_completed: bool,
-          alt: dict[str, set[str | None]] | None = None) -> list[tuple[str, str, str]]:
+          alt: dict[str, set[str | None]] | None = None,
+          bucket: Tree | None = None) -> list[tuple[str, str, str]]:
     """Defects of one view: (kind, path, detail). ``alt``: other contents a path the
     operation does not touch may show, because the views disagreed on it last cycle (that
     was counted then: the model follows the mount, the truth may have been the bucket)."""
@@ -930,7 +934,7 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
             out.append(("resurrected", p, f"present ({len(got)} B), {why}"))
         else:
             want = [a for a in allowed if a is not None][-1]
-            out.append(("corrupted", p, classify(got, want, history, p)))
+            out.append(("corrupted", p, classify(got, want, history, p, (bucket or {}).get(p))))
     # -- a step in flight: the touched paths as a whole must be before or after it
     if len(worlds) == 2 and op.kind in ("rename", "rename_tree", "atomic_save") and not out:
         t = op.touched
@@ -967,7 +971,8 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
             if got is None:
                 out.append(("lost", shared, "missing, though no closed version allows it"))
             else:
-                out.append(("corrupted", shared, classify(got, worlds[-1].get(shared), history, shared)))
+                out.append(("corrupted", shared, classify(got, worlds[-1].get(shared), history, shared,
+                                                          (bucket or {}).get(shared))))
         for v in copies:
             if digest(v) not in allowed | {digest(a_data), digest(op.b_data), digest(prev.get(shared))}:
                 out.append(("corrupted", shared + " (conflict copy)", classify(v, None, history, shared)))
@@ -1125,7 +1130,8 @@ class Harness:
         found: dict[tuple[str, str], tuple[str, str]] = {}
         for view_name, view in (("mount", mount_view), ("bucket", bucket_view)):
             for kind, path, detail in judge(op, worlds, view, tree, self.ever, self.history,
-                                            brun.finished, a_completed, self.alt):
+                                            brun.finished, a_completed, self.alt,
+                                            bucket_view if view_name == "mount" else None):
                 key = (kind, path)
                 if key in found:
                     found[key] = (found[key][0] + "+" + view_name, found[key][1])

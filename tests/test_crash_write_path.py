@@ -1,8 +1,10 @@
 """Minimal reproductions of what the crash harness (``benchmarks/crash_harness.py``, issue 13)
 found on the write path: each is one of its defects cut down to a few calls.
 
-A test marked ``xfail(strict=True)`` fails on main at the time it was written; once the
-defect is fixed it passes, the strict mark turns that into a failure, and the mark must go.
+A test marked ``xfail(strict=True)`` fails on main (fa10818 and later, with its pyfuse3
+build); once the defect is fixed it passes, the strict mark turns that into a failure, and
+the mark must go. The unmarked ones failed before the write-path rework (fa10818) and pass
+since: they stay as regression tests.
 """
 
 from __future__ import annotations
@@ -50,8 +52,9 @@ def settle(mp: Path, timeout: float = 30) -> None:
     raise AssertionError(f"uploads of {mp} did not settle in {timeout}s")
 
 
-@pytest.mark.xfail(strict=True, reason="create() journals an empty version of its own: a kill "
-                   "before the first close leaves an empty file in S3 (issue 13, item 1)")
+@pytest.mark.xfail(strict=True, reason="a created file exists, empty, from the create on: a kill "
+                   "before its first close leaves an empty file in S3 (issue 13: a create and the "
+                   "writes before its commit point are one version)")
 def test_kill_before_the_first_close_of_a_new_file_leaves_no_empty_file(corpus, store, mounter) -> None:
     # Harness: "create w/n404295.md (7.9 KB); kill during step 1/1 (write)" -> an empty
     # file after remount, in the mount and in the bucket.
@@ -95,8 +98,6 @@ def test_conflict_loser_reads_the_winners_whole_content(corpus, store, mounter, 
     assert got == long, f"read {len(got)} bytes through A, S3 holds {len(long)}"
 
 
-@pytest.mark.xfail(strict=True, reason="deletes are unconditional: an unlink in a mount that has "
-                   "not seen another mount's new version deletes it (issue 13, item 4)")
 def test_unlink_never_deletes_a_version_this_mount_has_not_seen(corpus, store, mounter, cfg, tmp_path) -> None:
     # Harness: "shared w/s/f2.md: A unlinks while B overwrites" -> B's closed version
     # neither at the path nor in a conflict copy.
@@ -114,8 +115,6 @@ def test_unlink_never_deletes_a_version_this_mount_has_not_seen(corpus, store, m
     assert kept, "B's closed version is gone from S3 with no conflict copy"
 
 
-@pytest.mark.xfail(strict=True, reason="renaming a directory that holds a subdirectory fails with "
-                   "ENOENT half-way (issue 13, item 9)")
 def test_rename_of_a_tree_with_a_subdirectory(corpus, store, mounter) -> None:
     # Harness: "rename tree w/d33960 -> w/t75289/d04924/t29491 (4 files, with a
     # subdirectory)": FileNotFoundError, the tree split between both names.
@@ -136,9 +135,6 @@ def test_rename_of_a_tree_with_a_subdirectory(corpus, store, mounter) -> None:
         assert s3get(store, rel) is None
 
 
-@pytest.mark.xfail(strict=True, reason="the HEAD-then-PUT check races: two mounts closing one "
-                   "file at the same moment can both see the old version, and the second PUT "
-                   "overwrites the first with no conflict copy (issue 13, item 4)")
 def test_two_mounts_closing_one_file_at_once_keep_both_versions(corpus, store, mounter, cfg, tmp_path) -> None:
     # Harness: "shared w/s/f1.md: A overwrites (5.7 KB) while B overwrites (5.3 KB); kill
     # after the operation" -> A's closed version neither at the path nor in a copy.
@@ -172,38 +168,36 @@ def test_two_mounts_closing_one_file_at_once_keep_both_versions(corpus, store, m
     assert not lost, f"versions lost with no conflict copy: {lost}"
 
 
-@pytest.mark.xfail(strict=True, reason="a kill between an upload landing and the mount recording "
-                   "it: on restart the mount takes its own object for another writer's, keeps the "
-                   "older (empty) version and moves the closed one to a conflict copy (issue 13, item 1)")
-def test_kill_between_a_put_and_its_record_keeps_the_closed_version(s3_server, corpus, store, mounter, cfg) -> None:
-    # Harness: "create w/t28491/n150446.md (289.3 KB); kill after the operation" -> the
-    # path empty in the mount and the bucket, the closed bytes in a conflict copy ("conflict
-    # copies without a second writer"). The create's empty version is uploaded while the
-    # file is being written; its PUT lands, the file is closed (based on "absent", since
-    # the PUT's reply has not come), the daemon dies; the remount finds "someone else's"
-    # object -- its own empty one.
+def test_kill_between_a_put_and_its_record_keeps_the_newest_version(s3_server, corpus, store, mounter, cfg) -> None:
+    # Harness (before fa10818): "create ... (289.3 KB); kill after the operation" -> the
+    # path empty or an older version, the closed bytes in a conflict copy ("conflict copies
+    # without a second writer"): the remount took the mount's own object for another
+    # writer's. Here: version 1 is closed and its PUT lands; version 2 is closed while the
+    # daemon still waits for that PUT's reply; then the daemon dies.
     from benchmarks.crash_harness import ReplyDelay
 
     delay = ReplyDelay(("127.0.0.1", s3_server.port), 1.0)  # holds each reply, not the request
-    data = b"a card, written, fsynced and closed before the crash\n" * 50
+    v1 = b"version 1, closed\n" * 40
+    v2 = b"version 2, written, fsynced and closed before the crash\n" * 50
+    landed = s3_server.root / corpus.bucket / corpus.prefix / "notes/x.md"
     try:
         m = mounter(corpus, cfg=cfg.override(endpoint_url=delay.url, read_timeout=10.0),
                     env_extra=NO_RELIST)
         (m.mountpoint / "notes").mkdir()
-        fd = os.open(m.mountpoint / "notes/x.md", os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o644)
-        landed = s3_server.root / corpus.bucket / corpus.prefix / "notes/x.md"
-        deadline = time.monotonic() + 30
-        while not landed.exists() and time.monotonic() < deadline:
+        (m.mountpoint / "notes/x.md").write_bytes(v1)
+        deadline = time.monotonic() + 60
+        while not (landed.exists() and landed.read_bytes() == v1) and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert landed.exists() and landed.stat().st_size == 0, "the create's upload never landed"
-        os.write(fd, data)
-        os.fsync(fd)
-        os.close(fd)  # durable from here on (fs/SEMANTICS.md)
-        m.kill9()  # the empty PUT's reply is still held
+        assert landed.read_bytes() == v1, "version 1 never landed"
+        with open(m.mountpoint / "notes/x.md", "wb") as f:  # the forwarder still holds the reply
+            f.write(v2)
+            f.flush()
+            os.fsync(f.fileno())
+        m.kill9()
     finally:
         delay.stop()
     m2 = mounter(corpus, name="mnt2", env_extra=NO_RELIST)
     settle(m2.mountpoint)
-    assert s3get(store, "notes/x.md") == data
+    assert s3get(store, "notes/x.md") == v2
     assert conflict_copies(store, "notes/x.md") == {}
-    assert (m2.mountpoint / "notes/x.md").read_bytes() == data
+    assert (m2.mountpoint / "notes/x.md").read_bytes() == v2
