@@ -201,3 +201,48 @@ def test_kill_between_a_put_and_its_record_keeps_the_newest_version(s3_server, c
     assert s3get(store, "notes/x.md") == v2
     assert conflict_copies(store, "notes/x.md") == {}
     assert (m2.mountpoint / "notes/x.md").read_bytes() == v2
+
+
+@pytest.mark.xfail(strict=True, reason="a remote version is taken for this cache's own when its "
+                   "bytes equal any of the 16 versions this cache ever sent (catalog 'sent' "
+                   "history): another writer's write of the same bytes is then overwritten "
+                   "silently (ABA)")
+def test_another_writers_version_equal_to_an_old_one_of_ours_is_not_clobbered(corpus, store, mounter) -> None:
+    # Harness (fa10818): "shared w/s/f1.md: A truncates (0 B) while B overwrites (14.3 KB)"
+    # -> A's closed empty version neither at the path nor in a conflict copy; B had
+    # written an empty f1.md itself 59 cycles before. Here the other writer is any S3
+    # client (a second machine, dream): it restores version X, which this mount wrote
+    # earlier and has since replaced with Y; this mount, not having seen the restore,
+    # writes Z on top of Y.
+    store.put("notes/x.md", b"version 0\n")
+    m = mounter(corpus, env_extra=NO_RELIST)
+    mp = m.mountpoint
+    x, y, z = b"X: written here first\n", b"Y: then this\n", b"Z: based on Y\n"
+    (mp / "notes/x.md").write_bytes(x)
+    settle(mp)
+    (mp / "notes/x.md").write_bytes(y)
+    settle(mp)
+    assert s3get(store, "notes/x.md") == y
+    store.put("notes/x.md", x)  # another writer restores X
+    (mp / "notes/x.md").write_bytes(z)  # based on Y: the bucket changed since
+    settle(mp)
+    kept = [v for v in [s3get(store, "notes/x.md"), *conflict_copies(store, "notes/x.md").values()]]
+    assert x in kept and z in kept, f"in S3: {kept}"
+
+
+@pytest.mark.xfail(strict=True, reason="a delete is refused only if the remote version is not one "
+                   "of the 16 this cache ever sent: another writer's restore of older bytes of ours "
+                   "is deleted silently (ABA)")
+def test_unlink_never_deletes_another_writers_restore_of_an_old_version(corpus, store, mounter) -> None:
+    store.put("notes/x.md", b"version 0\n")
+    m = mounter(corpus, env_extra=NO_RELIST)
+    mp = m.mountpoint
+    x, y = b"X: written here first\n", b"Y: then this\n"
+    (mp / "notes/x.md").write_bytes(x)
+    settle(mp)
+    (mp / "notes/x.md").write_bytes(y)
+    settle(mp)
+    store.put("notes/x.md", x)  # another writer restores X
+    os.unlink(mp / "notes/x.md")  # this mount saw Y only
+    settle(mp)
+    assert s3get(store, "notes/x.md") == x
