@@ -34,6 +34,7 @@ from . import reach
 from . import relations as R
 from . import subjects as S
 from . import text as T
+from .cards import is_rule, preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .entities import Extractor, get_extractor
 from .progress import Progress
@@ -52,7 +53,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v6"
+EXTRACTION = "facts-v7"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -329,6 +330,9 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             if 2 <= len(toks) <= 3 and toks[0] in speakers and not is_role(toks[0]) and \
                     S.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
                 full.setdefault(toks[0], name)
+    # standing rules the user sets ("Always cite sources.", "From now on, …"): cards.py
+    rules = [[t.anchor, t.speaker, s] for t, s in sents
+             if not is_assistant(t.speaker) and is_rule(s)]
     # a "User" speaker's name, when the conversation says it
     common = {w for w, (lo, up) in case.items() if lo >= up and lo}
     for role, name in S.self_names([(t.speaker, s) for t, s in sents], common).items():
@@ -341,7 +345,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
-    return {"full_names": full, "case": case, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+    return {"full_names": full, "case": case, "rules": rules, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
             "title": title, "summary": summary, "facts": facts}
 
 
@@ -590,7 +594,18 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                                 P.ref_of(new))
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
-    models, n_replaced = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
+    models, n_replaced, groups = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
+    # cards from sessions: the user's preferences and standing rules (cards.py)
+    user_title = user.title if user else ""
+    learned = preference_cards(groups, user.slug if user else None, user_title, P._now_text, P.ref_of)
+    said_rules = []
+    for sid in order:
+        for anchor, speaker, sent in sessions[sid].get("rules", []):
+            if not _forgotten(sent, phrases):
+                said_rules.append(({"session": sid, "anchor": anchor, "date": sessions[sid].get("date")},
+                                   sent))
+    learned.update(rule_cards(said_rules, user.slug if user else None, P.ref_of))
+    learned = {p: t for p, t in learned.items() if not _forgotten(t, phrases)}
     replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
     thread_claims = threads(by_slug, qualifying, titles, facts,
                             lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
@@ -635,6 +650,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                                                 lambda ln: _forgotten(ln, phrases))
     files.update(pages)
     files.update(card_files)
+    files.update(learned)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
     info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
             "superseded": n_replaced, "corrected": len(corrected),

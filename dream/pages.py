@@ -224,9 +224,9 @@ def _cite_claim(text: str, f: dict, section: str, extra: str = "", extra_f: dict
 
 def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[dict],
                  superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
-                 ) -> tuple[dict[str, PageModel], int]:
-    """Per page slug, its current lines, timeline and superseded lines; and how many values
-    were replaced. ``cards``: live correction cards as pseudo-facts (``text``, ``ref``,
+                 ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]]]:
+    """Per page slug, its current lines, timeline and superseded lines; how many values
+    were replaced; and the statement groups (for cards.py). ``cards``: live correction cards as pseudo-facts (``text``, ``ref``,
     ``date``, ``speaker``); ``superseded_facts``: (id(fact), slug) → why, for facts the
     contradiction and correction checks retired (they leave the timeline)."""
     models: dict[str, PageModel] = defaultdict(PageModel)
@@ -309,7 +309,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
         m.now = _unique(m.now)
         m.superseded = _unique(m.superseded)
-    return dict(models), n_replaced
+    return dict(models), n_replaced, groups
 
 
 #: The order of current lines on a page: who they are, then work, home, people, likes.

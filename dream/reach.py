@@ -94,7 +94,10 @@ def fix_guide(text: str, cards: list[tuple[str, dict]]) -> tuple[str, list[str]]
 
 
 def is_user_card(path: str, dream_cards: str) -> bool:
-    return path.startswith("notes/") and path.endswith(".md") and not path.startswith(dream_cards)
+    """A card a person (or another tool) wrote: not dream's corrections or learned cards
+    (dream re-derives those itself)."""
+    return (path.startswith("notes/") and path.endswith(".md") and not path.startswith(dream_cards)
+            and not path.startswith("notes/learned/"))
 
 
 def supersede_card(text: str, card_path: str, card: dict) -> str | None:

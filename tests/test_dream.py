@@ -307,7 +307,9 @@ def test_forget_request_removes_fact_everywhere(tree: Path) -> None:
     write(tree, {"forget/2023-07-01-max.md": "---\ncreated: 2023-07-01\n---\nMax\n"})
     res = run_local(tree, None, apply=True)
     deleted = [c for c in res.changes if c.action == "delete"]
-    assert [c.path for c in deleted] == ["knowledge/max.md"] and "forget" in deleted[0].reason
+    # the page goes, and so does the learned card whose only statement mentioned Max
+    assert [c.path for c in deleted] == ["knowledge/max.md", "notes/learned/favorite-park-maruyama-park.md"]
+    assert "forget" in deleted[0].reason
     for p in list((tree / "knowledge").glob("*.md")) + list((tree / "sessions").glob("*/summary.md")):
         assert "Max" not in p.read_text(), p
     assert not (tree / "knowledge/max.md").exists()

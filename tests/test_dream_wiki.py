@@ -323,6 +323,33 @@ def test_second_run_with_nothing_new_changes_nothing(tree: Path) -> None:
     assert [c.path for c in forced.changes] == [".brainfs/dream-state.json"]
 
 
+# --------------------------------------------------------------------------- cards from sessions
+
+def test_preferences_and_rules_become_cards(tmp_path: Path) -> None:
+    s3 = S2.replace("session: s2", "session: s3").replace("2026-07-01", "2026-08-03").replace("[D2:", "[D3:")
+    s3 = s3.split("[D3:1]")[0] + (
+        "[D3:1] Mara: I prefer morning meetings for the atlas reviews.\n\n"
+        "[D3:2] Mara: Always cite the tide gauge source in figure captions.\n")
+    s4 = s3.replace("session: s3", "session: s4").replace("2026-08-03", "2026-09-01").replace("[D3:", "[D4:")
+    s4 = s4.split("[D4:1]")[0] + (
+        "[D4:1] Mara: Again: I prefer morning meetings for the atlas reviews.\n\n"
+        "[D4:2] Mara: Actually I now prefer afternoon meetings, not morning meetings.\n\n"
+        "[D4:3] Mara: Always cite the tide gauge source in figure captions, please.\n")
+    root = write(tmp_path / "t", {"sessions/s1/transcript.md": S1, "sessions/s3/transcript.md": s3,
+                                  "sessions/s4/transcript.md": s4})
+    res = run_local(root, None)
+    cards = {p: split_frontmatter(t) for p, t in res.staged.items() if p.startswith("notes/learned/")}
+    morning = next(m for p, (m, b, _x) in cards.items() if "morning meetings" in b)
+    afternoon = next((p, m) for p, (m, b, _x) in cards.items() if "afternoon meetings" in b)
+    # said twice: one card, more confident; then replaced: superseded by the newer card
+    assert len([1 for _p, (m, b, _x) in cards.items() if "morning meetings" in b]) == 1
+    assert morning["superseded_by"] == afternoon[0] and morning["confidence"] == 0.3
+    assert afternoon[1]["supersedes"].endswith("morning-meetings.md") and afternoon[1]["type"] == "preference"
+    rule = next(m for p, (m, b, _x) in cards.items() if "Always cite the tide gauge source" in b)
+    assert rule["type"] == "rule" and rule["confidence"] == 0.7 and len(rule["sources"]) == 2
+    assert not [p for p in res.problems if p.severity == "error"]
+
+
 # --------------------------------------------------------------------------- verification
 
 @pytest.mark.parametrize("claim,source,ok", [

@@ -1,0 +1,110 @@
+"""Cards from sessions: what the user prefers and the standing rules they set become memory
+cards in ``notes/learned/`` without anyone writing them (the Perch seed's learning from
+corrections).
+
+* A **preference** (an attribute of the user's page: ``preference``, ``format``, a favourite)
+  is one card per value: "Ines Okafor prefers afternoon meetings." Said again, the same card
+  gains confidence (0.6, +0.1 per repetition, at most 0.95) instead of a new card; replaced
+  by another value, the older card gets ``superseded_by`` (confidence 0.3) and the newer
+  ``supersedes`` it — which ``brainfs context`` reads to skip the older one.
+* A **standing rule** is a user's sentence that starts "Always …", "Never …", "From now on
+  …", "Going forward …" (a request for every future turn, not one task): one card per rule,
+  text as said, type ``rule``.
+
+Cards are derived from the sessions on every run (deterministic, so an unchanged memory
+gives the same bytes); their ``source`` is the turn that first said it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from . import text as T
+from .prose import _OPENERS
+from .synth import frontmatter
+
+LEARNED_DIR = "notes/learned/"
+_RULE_RE = re.compile(r"^(?:please\s+)?(?:always|never|from now on|going forward|in future|"
+                      r"by default|as a rule)\b[\s,]*(?P<rest>.+)$", re.I)
+
+
+def is_rule(sentence: str) -> bool:
+    """A standing rule ("Always cite sources.", "From now on, export charts as SVG.")."""
+    m = _RULE_RE.match(_OPENERS.sub("", sentence.strip()))
+    return bool(m) and len(T.words(m.group("rest"))) >= 2 and not sentence.rstrip().endswith("?")
+
+
+def _confidence(n: int) -> float:
+    return round(min(0.95, 0.6 + 0.1 * (n - 1)), 2)
+
+
+def _card(meta: dict, body: str) -> str:
+    return frontmatter(meta) + "\n" + body.strip() + "\n"
+
+
+def preference_cards(groups: dict[tuple, list], user_slug: str | None, user_title: str,
+                     now_text: Callable, ref: Callable[[dict], str]) -> dict[str, str]:
+    """Cards for the user's preference groups (``pages.group_statements`` output)."""
+    out: dict[str, str] = {}
+    if not user_slug:
+        return out
+    for (subj, attr, key), group in sorted(groups.items()):
+        if subj != user_slug or attr not in ("preference", "format"):
+            continue
+        runs: list[list] = []  # consecutive statements of one value
+        closed: dict[int, dict] = {}  # run index → the correction card that replaced it
+        for st in group:
+            if not st.fact.get("session"):
+                # a correction card ("SVG, not PDF"): its own card is in notes/corrections/,
+                # and it supersedes the value current before it
+                if runs and len(runs) - 1 not in closed:
+                    closed[len(runs) - 1] = st.fact
+                continue
+            if st.op != "set":
+                continue
+            if runs and " ".join(T.words(runs[-1][0].value)) == " ".join(T.words(st.value)) \
+                    and len(runs) - 1 not in closed:
+                runs[-1].append(st)
+            else:
+                runs.append([st])
+        paths = [f"{LEARNED_DIR}{T.slugify(key or attr)[:40]}-{T.slugify(r[0].value)[:40]}.md" for r in runs]
+        for i, run in enumerate(runs):
+            meta = {"type": "preference", "scope": "global",
+                    "confidence": 0.3 if i + 1 < len(runs) else _confidence(len(run)),
+                    "created": run[0].fact.get("date") or "", "updated": run[-1].fact.get("date") or "",
+                    "subjects": [user_slug], "source": ref(run[0].fact),
+                    "sources": list(dict.fromkeys(ref(st.fact) for st in run))}
+            if i > 0 and i - 1 not in closed:
+                meta["supersedes"] = paths[i - 1]
+            # what replaced this value: a correction (first, when there was one), else the next value
+            nxt = (ref(closed[i]), closed[i].get("date")) if i in closed else (
+                (paths[i + 1], runs[i + 1][0].fact.get("date")) if i + 1 < len(runs) else None)
+            if nxt:
+                meta.update(superseded_by=nxt[0], status="superseded", confidence=0.3,
+                            updated=str(nxt[1] or meta["updated"]))
+            out[paths[i]] = _card(meta, now_text(run[0], user_title) + ".")
+    return out
+
+
+def rule_cards(rules: list[tuple[dict, str]], user_slug: str | None,
+               ref: Callable[[dict], str]) -> dict[str, str]:
+    """Cards for standing rules: (turn info, sentence) in date order; a rule said again
+    raises the confidence of its card."""
+    by_text: dict[str, list[tuple[dict, str]]] = {}
+    for info, sent in rules:
+        # the same rule said again, politely or not, is one card
+        key = " ".join(w for w in T.content_words(sent) if w not in ("please", "again", "thanks"))
+        by_text.setdefault(key, []).append((info, sent))
+    out: dict[str, str] = {}
+    for key, said in by_text.items():
+        if not key:
+            continue
+        first = said[0][0]
+        path = f"{LEARNED_DIR}rule-{T.slugify(key)[:60]}.md"
+        meta = {"type": "rule", "scope": "global", "confidence": _confidence(len(said)),
+                "created": first.get("date") or "", "updated": said[-1][0].get("date") or "",
+                "subjects": [user_slug] if user_slug else [], "source": ref(first),
+                "sources": list(dict.fromkeys(ref(i) for i, _s in said))}
+        out[path] = _card(meta, said[0][1])
+    return out
