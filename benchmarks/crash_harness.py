@@ -963,6 +963,8 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         for who, data in (("B", op.b_data if b_ok else None), ("A", a_data)):
             if data is None or got == data or data in copies:
                 continue
+            if got is not None and bucket is not None and bucket.get(shared) == data and data.startswith(got):
+                continue  # intact in the bucket, cut in this mount: counted as corrupted below
             out.append(("other_writer_lost", shared,
                         f"{who}'s closed version ({len(data)} B) is neither at the path "
                         f"({'absent' if got is None else f'{len(got)} B'}) nor in one of "
@@ -1272,7 +1274,7 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
         if not r.defects:
             continue
         lines += [f"**{r.target}, where the defects came from** (defect: operation, kill "
-                  "during/after it: count):", ""]
+                  "during/after it, view: count):", ""]
         kinds: Counter = Counter()
         for d in r.defects:
             what = LABELS[d.kind]
@@ -1282,9 +1284,9 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
                                              "wrong": "wrong bytes"}.get(first, first)
             op = d.op.split(" ", 1)[0] if not d.op.startswith("atomic") else "atomic save"
             op = {"shared": "two writers", "rename": "rename tree" if d.op.startswith("rename tree") else "rename"}.get(op, op)
-            kinds[(what, op, "during" if d.landed.startswith("during") else "after")] += 1
-        for (what, op, when), n in sorted(kinds.items(), key=lambda kv: -kv[1]):
-            lines.append(f"- {what}: {op}, kill {when}: {n}")
+            kinds[(what, op, "during" if d.landed.startswith("during") else "after", d.view)] += 1
+        for (what, op, when, view), n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+            lines.append(f"- {what}: {op}, kill {when}, seen in {view}: {n}")
         lines.append("")
     for r in results:
         if r.error:
