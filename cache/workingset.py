@@ -39,6 +39,22 @@ log = logging.getLogger(__name__)
 #: Hash of empty content (a created file that was never written).
 EMPTY_HASH = content_hash(b"")
 
+#: Name of the empty object that keeps a directory in the corpus (S3 has no directories,
+#: and the embedded server refuses the usual ``dir/`` marker key). Never listed in a mount;
+#: a file of this name cannot be made.
+DIR_MARKER = ".brainfs-dir"
+
+
+def marker_of(d: str) -> str:
+    """The marker object's path of directory ``d``."""
+    return f"{d}/{DIR_MARKER}"
+
+
+def is_marker(path: str) -> bool:
+    """Whether ``path`` is a directory marker."""
+    return posixpath.basename(path) == DIR_MARKER
+
+
 #: Corpus prefix holding brainfs's own data (index, bundles, leases); never in the tree.
 INTERNAL_PREFIX = ".brainfs"
 
@@ -301,8 +317,11 @@ class WorkingSet:
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
         if keep_parent and parent != "" and not self.children[parent] and parent not in self.local_dirs:
+            # Emptied by the user: it stays, as on a local disk, and in the corpus too.
             self.local_dirs.add(parent)
-            self.catalog.set_dir(parent, True)
+            with self.catalog.transaction() as db:
+                self.catalog.set_dir(parent, True, db)
+                self._journal_marker(db, parent, True)
             self._count_dir(parent, +1)
         self._prune(parent)
         return row
@@ -426,6 +445,8 @@ class WorkingSet:
                     self.catalog.put_files([row], db)
             for path, j in list(journal.items()):
                 row = self.files.get(path)
+                if is_marker(path):
+                    continue
                 if j.op == "put" and (row is None or row.state != "dirty" or row.hash != j.hash):
                     self.catalog.journal_drop(db, path)
                     rep.journal_dropped.append(path)
@@ -434,6 +455,8 @@ class WorkingSet:
             # (a crash before its outcome was recorded): its object must go, but only if
             # it is the one we sent (an empty base: see upload()).
             for path in self.catalog.sent_paths():
+                if is_marker(path) and parent_of(path) in self.local_dirs:
+                    continue
                 if path not in self.files and path not in journal:
                     self.catalog.journal_put(db, path, "delete", "", "")
                     rep.deletes_restored.append(path)
@@ -463,6 +486,17 @@ class WorkingSet:
         dropped: list[str] = []
         objs = [o for o in objects
                 if o.path != INTERNAL_PREFIX and not o.path.startswith(INTERNAL_PREFIX + "/")]
+        # Directory markers make directories, not files (an empty directory of the corpus
+        # is shown like one made in this mount).
+        marked = {parent_of(o.path) for o in objs if is_marker(o.path)}
+        objs = [o for o in objs if not is_marker(o.path)]
+        for d in sorted(marked - self.local_dirs):
+            if d == "" or d in self.files or any(a in self.files for a in ancestors(d)):
+                continue
+            self.local_dirs.add(d)
+            self.catalog.set_dir(d, True)
+            self._add_dir(d)
+            self._count_dir(d, +1)
         # Every directory the listing implies, known before any file is placed, so that a
         # key that is also a prefix (``a`` and ``a/b``) loses to the directory whatever the
         # listing order.
@@ -668,6 +702,8 @@ class WorkingSet:
     def check_new_path(self, path: str) -> None:
         """Raise unless ``path`` can be created (valid name, parent dir, not existing)."""
         _check_name(path)
+        if is_marker(path):
+            raise CacheError(f"refused name {path!r}: reserved for directory markers")
         if not self.is_dir(parent_of(path)):
             raise NotFound(parent_of(path))
         if path in self.files or path in self.children:
@@ -742,10 +778,22 @@ class WorkingSet:
     def mkdir(self, path: str) -> None:
         """Create a directory (kept locally until a file lands in it)."""
         self.check_new_path(path)
+        with self.catalog.transaction() as db:
+            self.catalog.set_dir(path, True, db)
+            self._journal_marker(db, path, True)
         self.local_dirs.add(path)
-        self.catalog.set_dir(path, True)
         self._add_dir(path)
         self._count_dir(path, +1)
+
+    def _journal_marker(self, db, d: str, present: bool) -> None:
+        """Journal the directory marker of ``d``: an empty directory survives in the
+        corpus (a remount, a fresh cache, another machine)."""
+        if d == "":
+            return
+        if present:
+            self.catalog.journal_put(db, marker_of(d), "put", EMPTY_HASH, "")
+        else:
+            self.catalog.journal_put(db, marker_of(d), "delete", "", "")
 
     def rmdir(self, path: str) -> None:
         """Remove an empty directory."""
@@ -755,10 +803,12 @@ class WorkingSet:
             raise NotFound(path)
         if self.children.get(path):
             raise NotEmpty(path)
+        with self.catalog.transaction() as db:
+            self.catalog.set_dir(path, False, db)
+            self._journal_marker(db, path, False)
         if path in self.local_dirs:
             self.local_dirs.discard(path)
             self._count_dir(path, -1)
-            self.catalog.set_dir(path, False)
         self.children.pop(path, None)
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
@@ -835,24 +885,29 @@ class WorkingSet:
                     self.catalog.journal_drop(db, src)
             for d in old_dirs:
                 self.catalog.set_dir(d, False, db)
+                if d in self.local_dirs:
+                    self._journal_marker(db, d, False)
             for d in new_dirs:
                 self.catalog.set_dir(d, True, db)
+                self._journal_marker(db, d, True)
             if not is_tree:
                 parent = parent_of(old)
-                if parent and parent not in self.local_dirs and self.children.get(parent) == {
+                if parent and parent != parent_of(new) and parent not in self.local_dirs \
+                        and self.children.get(parent) == {
                         posixpath.basename(old)}:
                     # The renamed file was the last in its directory: the directory stays,
                     # as on a local disk.
                     self.catalog.set_dir(parent, True, db)
+                    self._journal_marker(db, parent, True)
         crash_point("rename-after-catalog")
         for src, dst in moves:
             self.blobs.move(src, dst)
         # Memory last: it mirrors what the catalog now says.
         for (src, _), m in zip(moves, moved):
-            self._remove(src, keep_parent=not is_tree)
             if m.path in self.files:
                 self._remove(m.path)
-            self._insert(m)
+            self._insert(m)  # first: a rename within one directory never empties it
+            self._remove(src, keep_parent=not is_tree)
         if is_tree:
             for d in old_dirs:
                 if d in self.local_dirs:
@@ -917,7 +972,8 @@ class WorkingSet:
         try:
             if row.op == "delete":
                 return self._upload_delete(row)
-            data = self.blobs.location(row.path).read_bytes()
+            # A directory marker has no blob: it is empty by definition.
+            data = b"" if is_marker(row.path) else self.blobs.location(row.path).read_bytes()
             if content_hash(data) != row.hash:
                 # Rewritten since this row was read: a newer row will carry it.
                 return UploadResult(row, error=OSError("content changed during upload"))
@@ -971,7 +1027,7 @@ class WorkingSet:
                 remote = store.head(row.path).etag
             except NoSuchKey:
                 return UploadResult(row)  # already gone
-            if not self._is_ours(row.path, remote, row.base):
+            if not is_marker(row.path) and not self._is_ours(row.path, remote, row.base):
                 # Another writer's newer version: deleting it would lose it silently. It
                 # stays, and comes back into the listing at the next relist.
                 log.warning("not deleting %s: it changed in the bucket since this mount saw "
@@ -1003,7 +1059,7 @@ class WorkingSet:
                 # just sent, so that is what the newer write is based on.
                 if row.op == "put" and not res.conflict_path:
                     pending = db.execute("SELECT 1 FROM journal WHERE path = ?", (row.path,)).fetchone()
-                    if f is None and pending is None:
+                    if f is None and pending is None and not is_marker(row.path):
                         # Deleted or renamed away before its first upload landed: the object
                         # we just created must go too.
                         self.catalog.journal_put(db, row.path, "delete", "", res.etag)

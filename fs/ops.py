@@ -476,6 +476,7 @@ class Ops(pyfuse3.Operations):
         self._writable_parent(parent_inode)
         path = self._child(parent_inode, name)
         self.ws.mkdir(path)
+        self._wake_uploader()  # its marker
         return self._attrs(self._ino(path), path)
 
     @fuse_errors
@@ -487,6 +488,7 @@ class Ops(pyfuse3.Operations):
             raise NotEmpty(path)
         self.ws.rmdir(path)
         self._drop_ino(path)
+        self._wake_uploader()  # its marker
 
     # ------------------------------------------------------------------ files
     @fuse_errors

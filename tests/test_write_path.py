@@ -424,3 +424,30 @@ def test_aborting_the_connection_frees_a_hung_mount(seeded, corpus, mounter) -> 
         os.kill(m.proc.pid, signal.SIGCONT)
         m.cleanup()
     assert not is_mounted(m.mountpoint)
+
+
+# ============================================================== 11. empty directories
+
+
+def test_empty_directories_survive_a_remount_and_a_fresh_cache(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    m = mounter(corpus)
+    (m.mountpoint / "notes/empty/deeper").mkdir(parents=True)
+    (m.mountpoint / "emptied").mkdir()
+    (m.mountpoint / "emptied/f.md").write_text("soon gone\n")
+    os.unlink(m.mountpoint / "emptied/f.md")  # the directory stays, as on a local disk
+    with pytest.raises(OSError):
+        (m.mountpoint / "notes/.brainfs-dir").write_text("reserved")
+    assert m.stop() == 0
+    fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    mp = fresh.mountpoint
+    assert (mp / "notes/empty/deeper").is_dir() and os.listdir(mp / "notes/empty/deeper") == []
+    assert (mp / "emptied").is_dir() and os.listdir(mp / "emptied") == []
+    assert ".brainfs-dir" not in os.listdir(mp / "notes/empty")
+    os.rmdir(mp / "notes/empty/deeper")
+    os.rename(mp / "emptied", mp / "renamed")
+    assert fresh.stop() == 0
+    third = mounter(corpus, name="third", cfg=cfg.override(cache_dir=tmp_path / "third-cache"))
+    mp = third.mountpoint
+    assert (mp / "notes/empty").is_dir() and not (mp / "notes/empty/deeper").exists()
+    assert (mp / "renamed").is_dir() and not (mp / "emptied").exists()
+    assert third.stop() == 0
