@@ -28,7 +28,7 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import path_problem
-from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore
+from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
@@ -951,12 +951,55 @@ class WorkingSet:
         return [j for j in rows if j.path not in skip
                 and not (j.op == "delete" and j.wait_for and j.wait_for in puts)]
 
-    def _is_ours(self, path: str, remote_etag: str, base: str, extra: str = "") -> bool:
+    def _sender(self, row: JournalRow):
+        """How to send the content of ``row``: (send(target, **conditions) -> ETag, the
+        ETags the server may give it), or (None, []) when the content no longer hashes to
+        the row's (rewritten since). Small files go as one PUT from memory; big ones in
+        parts streamed from the cache file (the ETag is then the multipart one, or the
+        whole MD5, as rclone reports it)."""
+        assert self.store is not None
+        store = self.store
+        meta = {HASH_META: row.hash}
+        if is_marker(row.path):
+            return (lambda target, **c: store.put(target, b"", metadata=meta, **c)), [_md5(b"")]
+        loc = self.blobs.location(row.path)
+        part = self.cfg.multipart_part_bytes
+        if loc.stat().st_size < self.cfg.multipart_threshold_bytes:
+            data = loc.read_bytes()
+            if content_hash(data) != row.hash:
+                return None, []
+            return (lambda target, **c: store.put(target, data, metadata=meta, **c)), [_md5(data)]
+        import hashlib
+
+        import xxhash
+
+        whole, xh, parts = hashlib.md5(), xxhash.xxh3_128(), []
+        # One open file for hashing and sending: a commit that replaces the blob meanwhile
+        # cannot make us send other bytes than the ones whose ETags were recorded.
+        f = open(loc, "rb")  # noqa: SIM115 - closed by the caller through send.close
+        while chunk := f.read(part):
+            whole.update(chunk)
+            xh.update(chunk)
+            parts.append(hashlib.md5(chunk).digest())
+        if xh.hexdigest() != row.hash:
+            f.close()
+            return None, []
+
+        def send(target: str, **c) -> str:
+            f.seek(0)
+            store.put_file(target, f, part, metadata=meta, **c)
+            # The canonical ETag, as listings will show it (rclone lists the whole MD5).
+            return store.head(target).etag
+
+        send.close = f.close  # type: ignore[attr-defined]
+        return send, [whole.hexdigest(), multipart_etag(parts)]
+
+    def _is_ours(self, path: str, remote_etag: str, base: str, *extra: str) -> bool:
         """Whether the remote object is the version a change was based on, or bytes this
         cache wrote (a PUT whose outcome a crash kept us from recording, or our own
         upload that landed while the change was being written): replacing it loses
         nothing of another writer's."""
-        return remote_etag in (base, extra) or remote_etag in self.catalog.sent_etags(path)
+        return remote_etag in (base, *extra) or remote_etag in self.catalog.sent_etags(path)
 
     def upload(self, row: JournalRow) -> UploadResult:
         """Carry out one journal row against the backend (blocking, no shared state but
@@ -969,33 +1012,32 @@ class WorkingSet:
         never a conflict: the PUT's ETag is recorded before the request goes out.
         """
         assert self.store is not None
+        closer = None
         try:
             if row.op == "delete":
                 return self._upload_delete(row)
-            # A directory marker has no blob: it is empty by definition.
-            data = b"" if is_marker(row.path) else self.blobs.location(row.path).read_bytes()
-            if content_hash(data) != row.hash:
+            send, md5s = self._sender(row)
+            closer = getattr(send, "close", None)
+            if send is None:
                 # Rewritten since this row was read: a newer row will carry it.
                 return UploadResult(row, error=OSError("content changed during upload"))
-            md5 = _md5(data)
-            self.catalog.sent_add(row.path, md5)
+            for m in md5s:
+                self.catalog.sent_add(row.path, m)
             target = row.path
             remote = ""
-            meta = {HASH_META: row.hash}
             if not self.store.conditional_writes():
                 with self.store.cas_section(row.path):
                     try:
                         remote = self.store.head(row.path).etag
                     except NoSuchKey:
                         remote = ""
-                    if remote and not self._is_ours(row.path, remote, row.base, md5):
+                    if remote and not self._is_ours(row.path, remote, row.base, *md5s):
                         target = conflict_name(row.path, row.created)
                     crash_point("upload-before-put")
-                    etag = self.store.put(target, data, metadata=meta)
+                    etag = send(target)
             else:
                 try:
-                    etag = self.store.put(target, data, if_match=row.base or None,
-                                          if_none_match=not row.base, metadata=meta)
+                    etag = send(target, if_match=row.base or None, if_none_match=not row.base)
                 except PreconditionFailed:
                     try:
                         remote = self.store.head(row.path).etag
@@ -1003,12 +1045,12 @@ class WorkingSet:
                         remote = ""
                     if not remote:
                         # Deleted by another writer since: ours is the only version left.
-                        etag = self.store.put(target, data, if_none_match=True, metadata=meta)
-                    elif self._is_ours(row.path, remote, row.base, md5):
-                        etag = self.store.put(target, data, if_match=remote, metadata=meta)
+                        etag = send(target, if_none_match=True)
+                    elif self._is_ours(row.path, remote, row.base, *md5s):
+                        etag = send(target, if_match=remote)
                     else:
                         target = conflict_name(row.path, row.created)
-                        etag = self.store.put(target, data, metadata=meta)
+                        etag = send(target)
             crash_point("upload-after-put")
             if target != row.path:
                 log.warning("upload conflict on %s: the bucket holds version %s, this write "
@@ -1018,6 +1060,9 @@ class WorkingSet:
             return UploadResult(row, etag)
         except (BackendError, OSError) as e:
             return UploadResult(row, error=e)
+        finally:
+            if closer is not None:
+                closer()
 
     def _upload_delete(self, row: JournalRow) -> UploadResult:
         store = self.store

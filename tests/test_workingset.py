@@ -944,3 +944,30 @@ def test_a_listing_taken_before_an_upload_does_not_undo_it(ws: WorkingSet, store
     st = ws.sync_listing(store.list(), listed_since=time.monotonic())
     assert st["removed"] == 0 and st["changed"] == 0, st
     assert ws.blobs.location("knowledge/kyoto.md").read_bytes() == b"# Kyoto\nrewritten while listing\n"
+
+
+@s3
+def test_big_file_goes_up_in_parts_and_its_etag_is_ours(ws: WorkingSet, store: ObjectStore) -> None:
+    """Above multipart_threshold_bytes the upload streams parts from the cache file; both
+    ETags the server may give it (multipart-style, or the whole MD5 as rclone lists it)
+    are recorded first, so the next version is never taken for another writer's."""
+    ws.cfg = ws.cfg.override(multipart_threshold_bytes=6 << 20, multipart_part_bytes=5 << 20)
+    calls: list[str] = []
+    real = store.put_file
+
+    def spy(path, *a, **kw):
+        calls.append(path)
+        return real(path, *a, **kw)
+
+    store.put_file = spy  # type: ignore[method-assign]
+    big = os.urandom(11 << 20)
+    ws.mkdir("notes")
+    write(ws, "notes/big.bin", big)
+    assert ws.flush() == 0
+    assert calls == ["notes/big.bin"]
+    assert store.get("notes/big.bin")[0] == big
+    assert ws.get("notes/big.bin").etag == store.head("notes/big.bin").etag
+    write(ws, "notes/big.bin", big[::-1])
+    assert ws.flush() == 0
+    assert store.get("notes/big.bin")[0] == big[::-1]
+    assert [o.path for o in store.list() if ".conflict-" in o.path] == []
