@@ -115,6 +115,8 @@ class UploadResult:
     etag: str = ""
     conflict_path: str | None = None
     remote_etag: str = ""
+    #: size of that remote version (what the original path holds after a conflict)
+    remote_size: int = 0
     error: BackendError | OSError | None = None
     #: a delete not carried out: the object is another writer's newer version
     refused: bool = False
@@ -1024,11 +1026,12 @@ class WorkingSet:
             for m in md5s:
                 self.catalog.sent_add(row.path, m)
             target = row.path
-            remote = ""
+            remote, remote_size = "", 0
             if not self.store.conditional_writes():
                 with self.store.cas_section(row.path):
                     try:
-                        remote = self.store.head(row.path).etag
+                        info = self.store.head(row.path)
+                        remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         remote = ""
                     if remote and not self._is_ours(row.path, remote, row.base, *md5s):
@@ -1040,7 +1043,8 @@ class WorkingSet:
                     etag = send(target, if_match=row.base or None, if_none_match=not row.base)
                 except PreconditionFailed:
                     try:
-                        remote = self.store.head(row.path).etag
+                        info = self.store.head(row.path)
+                        remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         remote = ""
                     if not remote:
@@ -1056,7 +1060,8 @@ class WorkingSet:
                 log.warning("upload conflict on %s: the bucket holds version %s, this write "
                             "was based on %s; kept ours as %s", row.path, remote or "(none)",
                             row.base or "(none)", target)
-                return UploadResult(row, etag, conflict_path=target, remote_etag=remote)
+                return UploadResult(row, etag, conflict_path=target, remote_etag=remote,
+                                    remote_size=remote_size)
             return UploadResult(row, etag)
         except (BackendError, OSError) as e:
             return UploadResult(row, error=e)
@@ -1123,7 +1128,9 @@ class WorkingSet:
                         self.blobs.copy_as(row.path, res.conflict_path)
                         self._insert(conflict)
                         self.catalog.put_files([conflict], db)
-                    self._set_state(f, "remote")
+                    # The path holds the other version now: its size, not ours (the
+                    # kernel reads exactly the size it is told).
+                    self._set_state(f, "remote", res.remote_size)
                     f.etag, f.hash = res.remote_etag, ""
                 else:
                     self._set_state(f, "local")
