@@ -175,22 +175,23 @@ class ReplyDelay:
             for s in (c, u):
                 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self.conns |= {c, u}
-            threading.Thread(target=self._pump, args=(c, u, 0.0), daemon=True).start()
-            threading.Thread(target=self._pump, args=(u, c, self.delay), daemon=True).start()
+            asked = threading.Event()  # a request went up since the last reply began
+            threading.Thread(target=self._pump, args=(c, u, asked, False), daemon=True).start()
+            threading.Thread(target=self._pump, args=(u, c, asked, True), daemon=True).start()
 
-    def _pump(self, src, dst, delay: float) -> None:
+    def _pump(self, src, dst, asked: threading.Event, reply: bool) -> None:
         import socket
 
-        last = 0.0
         try:
             while True:
                 data = src.recv(256 * 1024)
                 if not data:
                     break
-                now = time.monotonic()
-                if delay and now - last > 0.005:  # the first bytes of a reply
-                    time.sleep(delay)
-                last = time.monotonic()
+                if not reply:
+                    asked.set()
+                elif asked.is_set():  # the first bytes of a reply
+                    asked.clear()
+                    time.sleep(self.delay)
                 dst.sendall(data)
         except OSError:
             pass
@@ -399,7 +400,7 @@ class BrainfsTarget(Target):
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
         env.update({
             "AWS_ENDPOINT_URL": self.endpoint,
-            "BRAINFS_CONFIG": "/nonexistent",
+            "BRAINFS_CONFIG": "/dev/null",
             "BRAINFS_CACHE_DIR": str(cache),
             "BRAINFS_RECALL_WARMUP": "0",
             "BRAINFS_PRELOAD_GLOBS": "*",
@@ -900,9 +901,13 @@ def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path:
 
 
 def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
-          history: dict[str, set[str]], b_ok: bool, a_completed: bool) -> list[tuple[str, str, str]]:
-    """Defects of one view: (kind, path, detail)."""
+          history: dict[str, set[str]], b_ok: bool, a_completed: bool,
+          alt: dict[str, set[str | None]] | None = None) -> list[tuple[str, str, str]]:
+    """Defects of one view: (kind, path, detail). ``alt``: other contents a path the
+    operation does not touch may show, because the views disagreed on it last cycle (that
+    was counted then: the model follows the mount, the truth may have been the bucket)."""
     out: list[tuple[str, str, str]] = []
+    alt = alt or {}
     shared = op.shared_path
     new_conflicts = {p: v for p, v in view.items() if conflict_base(p) is not None and p not in prev}
     skip = set(new_conflicts)
@@ -914,6 +919,8 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         allowed = [w.get(p) for w in worlds]
         got = view.get(p)
         if any(got == a for a in allowed):
+            continue
+        if p not in op.touched and digest(got) in alt.get(p, ()):
             continue
         if got is None:
             want = next(a for a in allowed if a is not None)
@@ -944,6 +951,7 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         got = view.get(shared)
         copies = [v for p, v in new_conflicts.items() if conflict_base(p) == shared]
         allowed = {digest(w.get(shared)) for w in worlds}
+        allowed |= alt.get(shared, set())
         if b_ok:
             allowed.add(digest(op.b_data))
         else:
@@ -983,6 +991,8 @@ class Harness:
         self.ever: set[str] = set()
         self.history: dict[str, set[str]] = {}
         self.fresh_n = 0
+        self.reported: set[tuple] = set()
+        self.alt: dict[str, set[str | None]] = {}
 
     def note(self, tree: Tree) -> None:
         for p, v in tree.items():
@@ -1115,7 +1125,7 @@ class Harness:
         found: dict[tuple[str, str], tuple[str, str]] = {}
         for view_name, view in (("mount", mount_view), ("bucket", bucket_view)):
             for kind, path, detail in judge(op, worlds, view, tree, self.ever, self.history,
-                                            brun.finished, a_completed):
+                                            brun.finished, a_completed, self.alt):
                 key = (kind, path)
                 if key in found:
                     found[key] = (found[key][0] + "+" + view_name, found[key][1])
@@ -1130,6 +1140,18 @@ class Harness:
         if self.args.fresh_every and (i + 1) % self.args.fresh_every == 0:
             for p, detail in self.fresh_check(mount_view):
                 found[("fresh_differs", p)] = ("fresh", detail)
+        # A divergence that persists (the bucket keeps an old version the mount no longer
+        # shows, say) is one defect, not one per cycle: count each (kind, path, what the
+        # views held) once.
+        views = {"mount": mount_view, "bucket": bucket_view}
+        for key in list(found):
+            kind, path = key
+            held = tuple(digest(views[v].get(path)) if v in views else found[key][1]
+                         for v in ("mount", "bucket"))
+            if (kind, path, held) in self.reported:
+                del found[key]
+            else:
+                self.reported.add((kind, path, held))
         cyc = {"cycle": i, "op": op.desc, "kind": op.kind, "landed": landed,
                "error": run.error, "b_error": brun.error, "settled": settled,
                "defects": [f"{k}: {p}" for k, p in found]}
@@ -1149,6 +1171,8 @@ class Harness:
             self.res.defects.append(Defect(i, kind, path, detail, op.desc, landed, view_name,
                                            lines[-30:]))
         self.res.conflict_copies += sum(1 for p in mount_view if conflict_base(p) and p not in tree)
+        self.alt = {p: {digest(bucket_view.get(p))} for p in set(mount_view) | set(bucket_view)
+                    if mount_view.get(p) != bucket_view.get(p)}
         self.note(mount_view)
         return mount_view
 
@@ -1239,6 +1263,24 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
         f"{r.target}: " + ", ".join(f"{k} {r.ops.get(k, 0)}" for k in ops) for r in results) + ".")
     lines.append("")
     for r in results:
+        if not r.defects:
+            continue
+        lines += [f"**{r.target}, where the defects came from** (defect: operation, kill "
+                  "during/after it: count):", ""]
+        kinds: Counter = Counter()
+        for d in r.defects:
+            what = LABELS[d.kind]
+            if d.kind == "corrupted":
+                first = re.split(r"[ :(]", d.detail, maxsplit=1)[0]
+                what = "file corrupted: " + {"an": "an older version", "another": "another file's bytes",
+                                             "wrong": "wrong bytes"}.get(first, first)
+            op = d.op.split(" ", 1)[0] if not d.op.startswith("atomic") else "atomic save"
+            op = {"shared": "two writers", "rename": "rename tree" if d.op.startswith("rename tree") else "rename"}.get(op, op)
+            kinds[(what, op, "during" if d.landed.startswith("during") else "after")] += 1
+        for (what, op, when), n in sorted(kinds.items(), key=lambda kv: -kv[1]):
+            lines.append(f"- {what}: {op}, kill {when}: {n}")
+        lines.append("")
+    for r in results:
         if r.error:
             lines += [f"**{r.target} stopped early**: {r.error}", ""]
         if r.defects:
@@ -1254,6 +1296,35 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
             lines += [f"- {e}" for e in r.op_errors[:30]]
             lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def load_result(d: dict[str, Any]) -> TargetResult:
+    r = TargetResult(d["target"])
+    for k, v in d.items():
+        if k == "defects":
+            v = [Defect(**x) for x in v]
+        setattr(r, k, v)
+    return r
+
+
+def combine(paths: list[Path], out: Path) -> int:
+    """One Markdown + JSON report of several runs (say brainfs and rclone run apart)."""
+    metas, results = [], []
+    for p in paths:
+        d = json.loads(p.read_text())
+        metas.append(d["meta"])
+        results += [load_result(r) for r in d["results"]]
+    meta = dict(metas[0])
+    meta["command"] = " ; ".join(m["command"] for m in metas)
+    meta["targets"] = [r.target for r in results]
+    meta["cycles"] = min(r.cycles for r in results)
+    stem = out / f"crash-{meta['cycles']}-seed{meta['seed']}"
+    out.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".md").write_text(render_md(results, meta))
+    stem.with_suffix(".json").write_text(json.dumps(
+        {"meta": meta, "runs": metas, "results": [asdict(r) for r in results]}, indent=1, default=str))
+    print(f"wrote {stem}.md and .json", file=sys.stderr)
+    return 0 if all(r.clean() for r in results) else 1
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1275,7 +1346,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="stop a target after this long (0: no limit); the report says so")
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, caches)")
     p.add_argument("--work", type=Path, default=None)
+    p.add_argument("--combine", type=Path, nargs="+", metavar="JSON",
+                   help="only render one side-by-side report from these result JSONs (runs of "
+                        "single targets) into --out")
     args = p.parse_args(argv)
+    if args.combine:
+        return combine(args.combine, args.out)
     if shutil.which("fusermount3") is None:
         print("fusermount3 is not installed", file=sys.stderr)
         return 2
@@ -1355,7 +1431,8 @@ def main(argv: list[str] | None = None) -> int:
                 "reply_delay_ms": args.reply_delay_ms,
                 "work": str(work) if args.keep else None,
             }
-            stem = args.out / f"crash-{args.cycles}-seed{args.seed}"
+            stem = args.out / (f"crash-{args.cycles}-seed{args.seed}"
+                               + ("" if args.target == "both" else f"-{args.target}"))
             stem.with_suffix(".md").write_text(render_md(results, meta))
             stem.with_suffix(".json").write_text(json.dumps(
                 {"meta": meta, "results": [asdict(r) for r in results]}, indent=1, default=str))

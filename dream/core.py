@@ -36,6 +36,7 @@ from . import reach
 from . import relations as R
 from . import subjects as S
 from .entities import Extractor, get_extractor
+from .progress import Progress
 from .subjects import is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
@@ -50,7 +51,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v3"
+EXTRACTION = "facts-v5"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -285,7 +286,10 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         subjects = dict(c["ents"])
         # every capitalised run, openers included: a name the extractor missed here is still
         # a mention once another sentence makes it a subject (counted in subjects.build)
-        runs = [(n, pos) for n, pos in T.capitalised_runs(c["s"]) if n != t.speaker and n not in subjects]
+        # after a colon a new clause starts ("Still true: Threshold for …"): its first word is
+        # an opener, not a mid-sentence capital
+        runs = [(n, pos) for clause in re.split(r":\s+", c["s"])
+                for n, pos in T.capitalised_runs(clause) if n != t.speaker and n not in subjects]
         names = [n for n, pos in runs if pos > 0]
         lead = [n for n, pos in runs if pos == 0]  # a sentence opener: a name only if known otherwise
         about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
@@ -303,6 +307,18 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             per_speaker[t.speaker].append(fact)
         elif subjects or names or lead or has_rel:
             facts.append(fact)
+    # how this session writes each word that it also capitalises: [lower case, capitalised
+    # mid-sentence] counts, so that subjects.py can tell "Slides" (a word) from "Sora" (a name)
+    case: dict[str, list[int]] = {}
+    for _t, s in sents:
+        for clause in re.split(r":\s+", s):
+            for k, w in enumerate(re.findall(r"[^\W\d_][\w'’\-]*", clause)):
+                if w[0].isupper() and k > 0:
+                    case.setdefault(w.lower(), [0, 0])[1] += 1
+    for _t, s in sents:
+        for w in re.findall(r"[^\W\d_][\w'’\-]*", s):
+            if w[0].islower() and w in case:
+                case[w][0] += 1
     # a speaker's full name, from any capitalised run that starts with it ("I'm Ines Okafor",
     # a letter signed "Noor Rahimi")
     full: dict[str, str] = {}
@@ -320,7 +336,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
-    return {"full_names": full, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+    return {"full_names": full, "case": case, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
             "title": title, "summary": summary, "facts": facts}
 
 
@@ -464,7 +480,14 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     for sid in order:
         full_names.update((sessions[sid].get("full_names") or {}).values())
     strong, anchored = strong_types(facts, rel_cache)
-    subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored)
+    case: dict[str, list[int]] = {}
+    for sid in order:
+        for w, (lo, up) in (sessions[sid].get("case") or {}).items():
+            c = case.setdefault(w, [0, 0])
+            c[0] += lo
+            c[1] += up
+    subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored,
+                   case=case)
     hand = state.get("hand", {})
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
@@ -542,8 +565,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                         reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
     retired: dict[tuple[int, str], tuple[str, str]] = {}
     for (fid, slug), (new, why) in contra.items():
-        retired[(fid, slug)] = (f"— contradicted ({why}) on {new['date']}: "
-                                f"{P._statement(new, subs)}", P.ref_of(new))
+        # what changed ("num: 47 → 52") names the old value too, which the newer statement
+        # (the one this part cites) does not say: the reason goes to the commit message
+        retired[(fid, slug)] = (f"— contradicted on {new['date']}: {P._statement(new, subs)}",
+                                P.ref_of(new))
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
     models, n_replaced = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
@@ -704,9 +729,11 @@ def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int
 
 def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
           settings: dict | None = None, force: bool = False,
-          now: _dt.datetime | None = None) -> RunResult:
-    """One run over ``tree``; nothing is written (see :func:`run_local` and sync)."""
+          now: _dt.datetime | None = None, progress: Progress | None = None) -> RunResult:
+    """One run over ``tree``; nothing is written (see :func:`run_local` and sync).
+    ``progress``: where phases and counts go (default: standard error when it is a terminal)."""
     t0 = time.monotonic()
+    prog = progress if progress is not None else Progress()
     synth = synthesizer or DeterministicSynthesizer()
     listing = tree.paths()
     # ---- phase 1: orient
@@ -759,10 +786,12 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     deferred: list[str] = []
     reasons: dict[str, list[str]] = defaultdict(list)
     read = 0
+    prog.phase("reading sessions", total=len(new_sessions))
     for sid in new_sessions:
         if read >= budget_n or time.monotonic() - t0 > budget_s:
             deferred.append(sid)
             continue
+        prog.step()
         path = transcripts[sid]
         tr = T.parse_transcript(path, tree.read(path) or "")
         ex = extract_session(tr, cfg, extractor)
@@ -779,6 +808,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     state["synthesizer"] = synth.name
     state["extractor"] = ex_name
     # subjects known so far (for matching corrections), then corrections → cards
+    prog.done(f"{len(deferred)} deferred" if deferred else "")
+    prog.phase("writing the wiki")
     phrases = forget_phrases(tree, listing)
     files, rs, info = build_wiki(state, phrases, cfg, synth)
     for e in hand_edits:
@@ -886,8 +917,13 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
 
     verifier = Verifier(embedder, float(cfg.get("similarity_threshold", 0.45)),
                         float(cfg.get("lexical_threshold", 0.5)), cache=state.setdefault("verified", {}))
+    prog.done(f"{info['pages']} pages, {info['facts']} facts")
+    checked = [p for p in sorted(files) if p.startswith("knowledge/") and p != INDEX_PATH
+               or p.endswith("/summary.md")]
+    prog.phase("verifying claims", total=len(checked))
     for p in sorted(files):
         if p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md"):
+            prog.step()
             new_text, rejected = verifier.verify_file(p, files[p], source_text)
             if rejected:
                 files[p] = new_text
@@ -895,6 +931,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                     problems.append(Problem(p, "unsupported-claim",
                                             f"dropped, not supported by its source: {ln.strip()[:100]!r}",
                                             "warning"))
+    prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected")
     # Errors exclude a file (its previous version stays); repeat: an exclusion can break links.
     excluded: set[str] = set()
     for _round in range(3):

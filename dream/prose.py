@@ -37,7 +37,8 @@ def _inflect(verb: str) -> str:
     low = verb.lower()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low in _MODALS or low in _PAST or low.endswith("ed") or not low.isalpha():
+    past = low.endswith("ed") and not low.endswith("eed") and low not in ("embed", "shed", "wed", "shred")
+    if low in _MODALS or low in _PAST or past or not low.isalpha():
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
@@ -66,7 +67,8 @@ def third_person(sentence: str, name: str) -> str:
         used["poss"] = True
         return f"{name}'s"
 
-    toks = re.findall(r"[A-Za-z]+(?:['’][A-Za-z]+)?|\d+(?:[.,:]\d+)*|\s+|[^\w\s]", s)
+    # every character is kept: letters (accented too), numbers, spaces, punctuation
+    toks = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+(?:[.,:]\d+)*|\s+|_|[^\w\s]", s)
     out: list[str] = []
     i = 0
     while i < len(toks):

@@ -31,7 +31,8 @@ NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|
           r"fifteen|twenty|thirty|forty|fifty|hundred)")
 _UNIT = (r"(?:\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
          r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
-         r"nurses|beds|pages|words|items|users|mb|gb|tb|ms|px|dpi|°c|degrees))?")
+         r"nurses|beds|pages|words|items|users|mb|gb|tb|kb|ms|px|dpi|°c|°f|degrees|hz|khz|mhz|ghz|"
+         r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples))?")
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
 DATE = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{_MONTHS})\s+\d{{1,2}}"
@@ -108,7 +109,7 @@ _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\
 # project
 _f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
 _f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
-_f("project", _MY + _NEW + r"(?:main\s+)?project\s+is\s+" + _THE + _N, vtype="project")
+_f("project", _MY + _NEW + r"(?:main\s+|thesis\s+|current\s+|research\s+|side\s+)?project\s+is\s+" + _THE + _N, vtype="project")
 _f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(?:the\s+)?" + _N + r"\s+project", event=True, vtype="project")
 # home
 _f("home", _I + _NOW + r"(?:live|am living|'m living|reside)\s+in\s+" + _N, vtype="place")
@@ -123,7 +124,9 @@ _f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-Z][a-z]+))\b(?=.
 _f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+(?:\s+[A-Z][\w\-]+)?))", op="add", vtype="person")
 _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
-_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?P<v>[\w\- ]{3,60}?)(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
+# "I prefer R for the statistics": the topic after "for" keys the preference
+_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather use|like to use)\s+(?P<v>(?-i:[A-Z][\w\-+#]*|[a-z][\w\-]*))\s+for\s+(?:the\s+|my\s+|our\s+)?(?P<k>[a-z][\w\- ]{1,40}?)(?=\s+(?:now|because|these days)\b|[.,;!]|$)")
+_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
 _f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
 # formats and tools a person wants: "export charts as SVG", "send it as a PDF"
 _f("format", r"\b(?:export|send|save|share|deliver|submit)\s+(?:the\s+|all\s+|my\s+|our\s+|future\s+)?(?:[\w\-]+\s+){0,2}?(?P<k>[a-z]+?)s?\s+(?:files?\s+)?as\s+(?:an?\s+)?(?P<v>[A-Z]{2,5}|[A-Za-z]+ files)\b")
@@ -180,7 +183,10 @@ def extract(sentence: str) -> list[Relation]:
             if attr == "favorite":
                 a, key = "preference", "favorite " + m.group("k").strip().lower()
             elif attr == "preference":
-                key = _pref_key(v)
+                topic = m.groupdict().get("k")
+                key = "preference " + topic.split()[-1].lower() if topic else _pref_key(v)
+                if topic:
+                    v = f"{v} for {topic}"
             elif attr == "format":
                 key = "format of " + m.group("k").lower().rstrip("s")
             detail = (m.groupdict().get("d") or "").lower()
@@ -206,22 +212,33 @@ def extract(sentence: str) -> list[Relation]:
                 continue
             out.append(Relation(s, attr, v, op, "", event, vtype, detail))
     for m in _QTY.finditer(sentence):
-        mods = _mods(m.group("mods") + " " + (m.group("of") or ""))
-        phrase = " ".join(sentence[m.start("mods"):m.end("of") if m.group("of") else m.end("head")].split())
+        start = _after_determiner(sentence, m.start("mods"), m.start("head"))
+        mods = _mods(sentence[start:m.start("head")] + " " + (m.group("of") or ""))
+        phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
                             f"{m.group('head').lower()}|{mods}", False, "", phrase=phrase))
     for m in _DEADLINE.finditer(sentence):
         head = (m.group("head") or m.group("head2") or m.group("head3") or "").lower()
-        mods = _mods(m.group("mods"))
+        start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
+        mods = _mods(sentence[start:m.end("mods")])
         if head in ("is", "are"):
             head = "deadline"
         elif head not in ("deadline", "due date"):
             mods = (mods + " " + head).strip()
             head = "deadline"
-        what = " ".join(sentence[m.start("mods"):m.end("mods")].split())
+        what = " ".join(sentence[start:m.end("mods")].split())
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set", f"deadline|{mods}",
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     return out
+
+
+def _after_determiner(sentence: str, start: int, end: int) -> int:
+    """Where a quantity's name starts: after the last article or possessive before its head
+    ("Actually the sampling rate" → "sampling rate")."""
+    last = start
+    for m in re.finditer(r"\b(?:the|a|an|our|my|its|their|this|that)\s+", sentence[start:end], re.I):
+        last = start + m.end()
+    return last
 
 
 def negated_values(sentence: str) -> list[str]:

@@ -64,7 +64,8 @@ together everyone everybody someone something anyone anything nobody nothing tea
 friends mom dad yesterday today tomorrow morning evening night weekend week month year
 big news update congratulations yes no put set add use make take send check keep move get
 give call ask tell book plan draft write share save export change remember schedule confirm
-cancel spent noted still something
+cancel spent noted still something mon tue tues wed thu thur thurs fri sat sun jan feb mar apr
+jun jul aug sep sept oct nov dec
 """.split())
 _ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
                                        "council", "press", "media", "partners", "systems",
@@ -73,7 +74,8 @@ _ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics"
                                        "office", "corporation", "gmbh", "ag", "sa", "plc"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
-                           "book podcast series".split())
+                           "book podcast series corpus dataset database archive thesis "
+                           "index toolkit prototype".split())
 _PLACE_HEADS = frozenset("street road avenue park river lake mountain city town village "
                          "island bay beach square county province region station terminal "
                          "market mall hall harbor harbour port airport bridge tower garden "
@@ -101,6 +103,9 @@ def clean_name(name: str) -> str | None:
         return None
     if len(out) < 2 or out.isdigit() or not out[0].isupper():
         return None
+    if re.search(r"n't$|['’](?:re|ll|ve|d|m|t)$", low) or re.fullmatch(
+            r"(?:mon|tues|wednes|thurs|fri|satur|sun)days", low):
+        return None  # "Don't", "Fridays"
     # "The Office", "Our Team": a name does not start with an article or a possessive
     if words[0].lower() in ("the", "our", "my", "your", "a", "an") and len(words) == 1:
         return None
@@ -174,7 +179,8 @@ def _majority(c: Counter | None) -> str | None:
     return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None) -> dict[str, str]:
+def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
+              speakers: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
     """Alias → canonical name for every name in ``counts`` (name → mentions). ``kinds``: the
     extractor's majority type per name; a word typed as a place is not merged into an
     organisation or a person ("Kyoto" is not "Kyoto University")."""
@@ -201,6 +207,9 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None) -> di
                         kinds.get(n) in (None, kinds.get(m) or kinds.get(n))
                         or kinds.get(n) == (head_type(m) or kinds.get(n))):
                     targets.append(m)
+        if not targets and len(toks) == 1 and len(n) >= 2 and not n.isupper():
+            # "Mel" for the speaker "Melanie", "Jo" for "Joanna": the start of one speaker's name
+            targets = [m for m in speakers if m != n and m.startswith(n) and " " not in m]
         # the most complete form each target itself merges into
         roots = {canon.get(t, t) for t in targets}
         if len(roots) == 1:
@@ -251,12 +260,13 @@ def head_type(name: str) -> str | None:
 
 def build(facts: list[dict], speakers: set[str], settings: dict,
           strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
-          anchored: set[str] | None = None) -> Subjects:
+          anchored: set[str] | None = None, case: dict[str, list[int]] | None = None) -> Subjects:
     """The wiki's subjects from all facts (see the module docstring).
 
     ``strong_types``: name → type votes from relations ("works at X" → organization);
     ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
-    speaker has a lasting relation to, which need one mention only."""
+    speaker has a lasting relation to, which need one mention only; ``case``: word → [times
+    written in lower case, times capitalised mid-sentence] over whole sessions."""
     strong_types = strong_types or {}
     anchored = anchored or set()
     counts: Counter = Counter(extra_names or {})
@@ -266,9 +276,14 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     # notes", "Decision for Tactile Transit Maps"): measured, not listed
     lower: Counter = Counter()
     capital: Counter = Counter()
-    for f in facts:
-        for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
-            (lower if w[0].islower() else capital)[w.lower()] += 1
+    if case:
+        for w, (lo, up) in case.items():
+            lower[w] += lo
+            capital[w] += up
+    else:  # an older state without per-session counts: the facts' words
+        for f in facts:
+            for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
+                (lower if w[0].islower() else capital)[w.lower()] += 1
 
     def common(w: str) -> bool:
         return lower[w.lower()] > 0 and lower[w.lower()] >= capital[w.lower()]
@@ -321,7 +336,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1
-    canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts})
+    canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts}, set(human))
     # turns per canonical name
     turns: dict[str, set] = defaultdict(set)
     for f in facts:
@@ -365,7 +380,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     heads: dict[str, list[str]] = defaultdict(list)
     for slug, sub in by_slug.items():
         toks = sub.title.lower().split()
-        if sub.type == "project" and len(toks) > 1 and toks[-1] in _PROJECT_HEADS | {"index", "map", "maps", "atlas"}:
+        if sub.type == "project" and len(toks) > 1 and toks[-1] in _PROJECT_HEADS | {"map", "maps"}:
             heads[toks[-1]].append(slug)
     lower_alias = {f"the {h}": ss[0] for h, ss in heads.items() if len(ss) == 1}
     for phrase, slug in lower_alias.items():
@@ -408,4 +423,4 @@ def _type_of(c: str, members: list[str], votes: dict[str, Counter],
     v.pop("date", None)
     if v:
         return sorted(v.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-    return "topic" if c.islower() else "entity"
+    return "topic"  # a recurring name with no other evidence: a tool, a language, a theme

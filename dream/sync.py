@@ -40,6 +40,7 @@ from brainfs.backend.store import ObjectStore
 
 from . import text as T
 from .core import (CORRECTIONS_DIR, FORGET_DIR, SKILL_PATHS, STATE_PATH, RunResult, dream)
+from .progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -318,24 +319,33 @@ def upload(store: ObjectStore, res: RunResult, listing: dict[str, str], rep: Syn
 
 def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: float = 0.0,
            embedder=None, reindex: bool = True, index_embedder=None,
-           settings: dict | None = None, force: bool = False, synthesizer=None) -> SyncReport:
+           settings: dict | None = None, force: bool = False, synthesizer=None,
+           progress: Progress | None = None) -> SyncReport:
     """One dream run over an S3 corpus (lease → orient … verify → commit → upload → index).
-    ``workdir`` holds the mirror, the git work tree and the local index copy."""
+    ``workdir`` holds the mirror, the git work tree and the local index copy; ``progress``
+    shows the phases (default: on standard error when it is a terminal)."""
     t0 = time.monotonic()
+    prog = progress if progress is not None else Progress()
     workdir.mkdir(parents=True, exist_ok=True)
     if dry_run:
         tree = S3Tree(store, workdir / "mirror")
-        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force)
+        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force,
+                    progress=prog)
         return SyncReport(res, seconds=round(time.monotonic() - t0, 3))
     with Lease(store, workdir, wait=wait):
         tree = S3Tree(store, workdir / "mirror")
-        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force)
+        res = dream(tree, synthesizer=synthesizer, embedder=embedder, settings=settings, force=force,
+                    progress=prog)
         rep = SyncReport(res)
         if res.nothing_new:
             rep.seconds = round(time.monotonic() - t0, 3)
             return rep
+        prog.phase("committing")
         rep.commit = commit_history(store, res, workdir)
+        prog.phase("uploading", total=len(res.changes))
         upload(store, res, tree.paths(), rep)
+        prog.count(len(res.changes), len(res.changes))
+        prog.done()
         # New pages and summaries are what mounts preload: refresh the packed preload.
         from brainfs.cache.pack import build_pack
 
@@ -347,7 +357,9 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
             from brainfs.cache.recaller import build_index
 
             local = workdir / "index.sqlite"
-            rep.index = build_index(store, local, index_embedder)
+            prog.phase("indexing")
+            rep.index = build_index(store, local, index_embedder, progress=prog.count)
+            prog.done()
     rep.seconds = round(time.monotonic() - t0, 3)
     return rep
 

@@ -156,9 +156,9 @@ def hard_check(claim: str, source: str) -> bool:
     for n in _numbers(crest) - {1.0}:  # "a"/"once": too common to require
         if n not in snums:
             return False
-    swords = {w.lower() for w in re.findall(r"[\w\-]+", source)}
+    swords = {x for w in re.findall(r"[\w\-]+", source) for x in (w.lower(), w.lower().strip("-"))}
     for m in _NAME_RE.finditer(crest):
-        w = re.sub(r"['’]s$", "", m.group(0))
+        w = re.sub(r"['’]s$", "", m.group(0)).strip("-")
         low = w.lower()
         if low in _SKIP_NAMES or low in _MONTHS or low in swords or _stem(low) in swords:
             continue

@@ -97,6 +97,14 @@ def _is_empty(store: ObjectStore) -> bool:
     return next(iter(store.list()), None) is None
 
 
+def _refuse_empty(store: ObjectStore, url: CorpusURL, cfg: Config, what: str) -> None:
+    """Commands that write into a corpus refuse an empty prefix (likely a typo) before
+    writing anything there."""
+    if _is_empty(store):
+        raise UsageError(f"{url} holds no files: {what} (import a memory first: brainfs import "
+                         f"DIR {url}){_empty_hint(url, cfg)}")
+
+
 def _neighbours(url: CorpusURL, cfg: Config) -> list[str]:
     """The prefixes beside ``url``'s in its bucket (for a "did you mean" hint)."""
     parent = url.prefix.rsplit("/", 1)[0] if "/" in url.prefix else ""
@@ -124,9 +132,21 @@ def _empty_hint(url: CorpusURL, cfg: Config) -> str:
 
 # ---------------------------------------------------------------------------- s3 serve
 def cmd_s3_serve(args: argparse.Namespace) -> int:
+    import socket
+
     from brainfs.backend.server import serve_foreground
 
-    return serve_foreground(Path(args.root), args.port, args.host, _config(args))
+    cfg = _config(args)
+    # rclone would fail to bind and exit with a Go log line; and a server already listening
+    # there would pass for ours. Say it before starting anything.
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as rclone (Go) binds
+            s.bind((args.host, args.port))
+    except OSError as e:
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e} "
+                         "(another server there? choose one with --port)") from None
+    return serve_foreground(Path(args.root), args.port, args.host, cfg)
 
 
 # ---------------------------------------------------------------------------- import
@@ -381,6 +401,26 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=errf,
                                  stderr=errf, start_new_session=True)
     os.close(w)
+    try:
+        return _follow_daemon(child, r, url, mp, log_path, err_path)
+    except KeyboardInterrupt:
+        # Ctrl-C while the preload runs: the user no longer wants this mount. The daemon
+        # is in its own session (it must outlive this terminal), so stop it here.
+        child.terminate()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        if _mounted(_target(mp)):
+            subprocess.run(["fusermount3", "-u", "-z", _target(mp)], check=False)
+        print(f"\nbrainfs: mount of {url} at {mp} cancelled", file=sys.stderr)
+        return 130
+
+
+def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, log_path: Path,
+                   err_path: Path) -> int:
+    """Show the daemon's preload progress until it says ready (0) or fails (UsageError)."""
     bar = None
     with os.fdopen(r) as pipe:
         for line in pipe:
@@ -554,7 +594,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         return 0
     mb = 1024 * 1024
     print(f"{st['corpus']} at {st['mountpoint']} (pid {st['pid']})")
-    print(f"  files:     {st['files']} in corpus, {st['local_files']} local, {st['remote_files']} remote")
+    print(f"  files:     {st['files']} in corpus, {st['local_files']} local, {st['remote_files']} remote"
+          + (f" (ls and find show the local ones; `brainfs ls {args.mountpoint}` lists all)"
+             if st.get("remote_files") else ""))
     print(f"  cache:     {st['local_bytes'] / mb:.1f} MiB of {st['cache_budget_bytes'] / mb:.0f} MiB in {st['cache_dir']}")
     print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads")
     be = st.get("backend", {})
@@ -579,6 +621,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from brainfs.cache.recaller import build_index
 
     cfg, url, store = _open_corpus(args)
+    _refuse_empty(store, url, cfg, "nothing to index")
     embedder = None if args.no_embed else _embedder_or_none(cfg)
     local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
     local.parent.mkdir(parents=True, exist_ok=True)
@@ -594,6 +637,9 @@ def cmd_index(args: argparse.Namespace) -> int:
     try:
         stats = build_index(store, local, embedder, progress, cfg=cfg)
     except KeyboardInterrupt:
+        # The fetches not started yet are dropped (closing the store cancels them); the
+        # ones in flight end within the request timeouts.
+        store.close()
         if bar is not None:
             bar.close()
         print(f"\nindex of {url} interrupted: nothing uploaded, the bucket's index is "
@@ -659,6 +705,13 @@ def _recall_through_mount(args: argparse.Namespace) -> int:
     if "error" in data and "cards" not in data:
         raise UsageError(f"recall through {mp}: {data['error']}")
     if args.k:
+        got = len(data.get("cards", []))
+        if got < args.k and got >= _config(args).recall_k:
+            # The magic file answers with the mount's recall_k passages; say so rather
+            # than return fewer than asked in silence.
+            _warn(f"the mount answers with at most {got} passages (its recall_k); for {args.k}, "
+                  f"ask the corpus: brainfs recall QUERY {data.get('corpus') or _status_of(mp)['corpus']} "
+                  f"-k {args.k}")
         data["cards"] = data.get("cards", [])[: args.k]
     if args.json:
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
@@ -680,7 +733,8 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
 
     path = Path(args.file)
     if not path.is_file():
-        raise UsageError(f"{path}: no such file")
+        raise UsageError(f"{path}: {'not a file' if path.exists() else 'no such file'} "
+                         "(expected LoCoMo JSON)")
     try:
         read_samples(path)  # a malformed file fails here, before any model loads
     except LocomoInputError as e:
@@ -711,6 +765,65 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- ls
+def _mount_root(path: str) -> str | None:
+    """The brainfs mount that holds ``path`` (the longest mountpoint above it), or None."""
+    target = _target(Path(path))
+    best = None
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 3 or parts[2] != "fuse.brainfs":
+                continue
+            mp = parts[1].encode().decode("unicode_escape")
+            if (target == mp or target.startswith(mp.rstrip("/") + "/")) and (
+                    best is None or len(mp) > len(best)):
+                best = mp
+    return best
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    """Every file of the corpus, not only the working set a mount lists."""
+    from brainfs.cache.workingset import INTERNAL_PREFIX
+
+    cfg = _config(args)
+    if args.target.startswith("s3://"):
+        url = CorpusURL.parse(args.target)
+        under, shown = "", ""
+    else:
+        root = _mount_root(args.target)
+        if root is None:
+            raise UsageError(f"{args.target} is neither a corpus URL s3://BUCKET/PREFIX nor inside "
+                             "a brainfs mount")
+        st = _status_of(Path(root))
+        url = CorpusURL.parse(st["corpus"])
+        if cfg.endpoint_url is None and st.get("endpoint", "aws") != "aws":
+            cfg = cfg.override(endpoint_url=st["endpoint"])
+        under = os.path.relpath(_target(Path(args.target)), root)
+        under = "" if under == "." else under
+        shown = args.target.rstrip("/") + "/"
+    store = ObjectStore(url, cfg)
+    try:
+        store.check()
+        n = 0
+        for o in sorted(store.list(under), key=lambda o: o.path):
+            if o.path == INTERNAL_PREFIX or o.path.startswith(INTERNAL_PREFIX + "/"):
+                continue
+            rel = o.path[len(under):].lstrip("/") if under else o.path
+            name = shown + rel
+            if args.long:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(o.mtime))
+                print(f"{o.size:>10}  {when}  {name}")
+            else:
+                print(name)
+            n += 1
+    finally:
+        store.close()
+    if n == 0 and under:
+        raise UsageError(f"{args.target}: no such directory in {url}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- dream / correct / graph
 def cmd_dream(args: argparse.Namespace) -> int:
     from brainfs.backend.config import ConfigError
@@ -718,9 +831,7 @@ def cmd_dream(args: argparse.Namespace) -> int:
     from brainfs.dream.sync import LeaseHeld, run_s3
 
     cfg, url, store = _open_corpus(args)
-    if _is_empty(store):
-        raise UsageError(f"{url} holds no files: nothing to dream about (import a memory first: "
-                         f"brainfs import DIR {url}){_empty_hint(url, cfg)}")
+    _refuse_empty(store, url, cfg, "nothing to dream about")
     try:
         synth = synthesizer_from_config(cfg, args.synth)
     except ConfigError as e:
@@ -766,6 +877,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
     if not args.text.strip():
         raise UsageError("empty correction")
     cfg, url, store = _open_corpus(args)
+    _refuse_empty(store, url, cfg, "nothing to correct")
     path, content = correction_event(args.text, scope=args.scope)
     store.put(path, content.encode("utf-8"), if_none_match=True)
     print(f"recorded {url}/{path}; the next `brainfs dream {url}` turns it into a memory card")
@@ -1023,7 +1135,8 @@ def build_parser() -> argparse.ArgumentParser:
                  description="Mount a corpus. The mountpoint must exist and be empty. An empty "
                  "prefix is mounted (a new memory starts empty) with a warning. In the background "
                  "(the default) the log is CACHE_DIR/mount.log, rotated; with --foreground it goes "
-                 "to stderr and systemd's Type=notify is told when the mount is ready.")
+                 "to stderr and systemd's Type=notify is told when the mount is ready. Ctrl-C "
+                 "during the preload cancels the mount.")
     mo.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     mo.add_argument("mountpoint", metavar="MOUNTPOINT", help="an existing, empty directory")
     mo.add_argument("--cache-dir", metavar="DIR",
@@ -1136,6 +1249,16 @@ def build_parser() -> argparse.ArgumentParser:
     de.add_argument("--size", default="demo", help="sample size (demo, 2000, 20000)")
     de.add_argument("--stop", action="store_true", help="unmount and stop the demo's S3 server")
     de.set_defaults(func=cmd_demo)
+
+    ls = command(sub, "ls", "list every file of the corpus (a mount's ls and find show only "
+                 "its working set)",
+                 ["brainfs ls ~/memory/sessions                # every transcript, local or not",
+                  "brainfs ls ~/memory | xargs grep -l Kyoto   # grep all: each file is fetched on read",
+                  "brainfs ls s3://memory/alice --long"])
+    ls.add_argument("target", metavar="s3://BUCKET/PREFIX | PATH",
+                    help="a corpus, or a directory inside a brainfs mount (paths printed under it)")
+    ls.add_argument("-l", "--long", action="store_true", help="size and modification time too")
+    ls.set_defaults(func=cmd_ls)
 
     dr = command(sub, "dream", "one run of the wiki maintainer: summarize new sessions, "
                  "update knowledge/ with cited facts, commit, upload, re-index",

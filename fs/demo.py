@@ -57,6 +57,15 @@ def start_server(port: int) -> None:
     pidfile = STATE / "s3.pid"
     if pidfile.exists() and _pid_alive(int(pidfile.read_text())):
         return
+    import socket
+
+    try:
+        with socket.socket() as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(("127.0.0.1", port))
+    except OSError as e:
+        raise SystemExit(f"brainfs: error: port {port} is busy ({e.strerror}); run "
+                         f"`brainfs demo --port OTHER`") from None
     STATE.mkdir(exist_ok=True)
     log = open(STATE / "s3.log", "ab")
     cfg = Config.load()

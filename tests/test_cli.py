@@ -357,13 +357,15 @@ def test_broken_pipe_through_head(tmp_path: Path, base_env: dict[str, str]) -> N
 
 
 @pytest.mark.s3
-def test_dream_on_an_empty_prefix_refuses(s3env: dict[str, str], corpus, store, cfg: Config) -> None:
+def test_writing_commands_refuse_an_empty_prefix(s3env: dict[str, str], corpus, store, cfg: Config) -> None:
     from brainfs.backend.keys import CorpusURL
 
     store.put("notes/a.md", b"---\ntype: fact\n---\n\nA fact.\n")
     empty = f"s3://{corpus.bucket}/nothing-here"
-    line = one_error_line(run("dream", empty, "--no-embed", "--no-index", env=s3env))
-    assert "holds no files" in line and "brainfs import" in line
+    for args in (("dream", empty, "--no-embed", "--no-index"), ("index", empty, "--no-embed"),
+                 ("correct", "Mara moved to Osaka", empty)):
+        line = one_error_line(run(*args, env=s3env))
+        assert "holds no files" in line and "brainfs import" in line
     assert list(ObjectStore(CorpusURL.parse(empty), cfg).list()) == []  # nothing written
 
 
@@ -382,3 +384,31 @@ def test_graph_output_is_checked_first(tmp_path: Path, base_env: dict[str, str],
     """`--out g.txt` is refused before any S3 request (no server here), in one line."""
     line = one_error_line(run("graph", "s3://memory/x", "--out", str(tmp_path / out), env=base_env))
     assert "--out" in line and (".png" in line or "does not exist" in line)
+
+
+@pytest.mark.unit
+def test_s3_serve_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run("s3", "serve", "--root", str(tmp_path / "s3"), "--port", str(port), env=base_env,
+                timeout=60)
+    line = one_error_line(r)
+    assert f"127.0.0.1:{port}" in line and "--port" in line
+
+
+@pytest.mark.unit
+def test_demo_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> None:
+    import socket
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = run("demo", "--port", str(port), env=base_env, timeout=60, cwd=tmp_path)
+    line = one_error_line(r)
+    assert f"port {port} is busy" in line and "--port" in line
+    assert not (tmp_path / ".demo" / "s3.pid").exists()

@@ -27,7 +27,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from conftest import is_mounted, start_mount, upload_tree, write_tree
+from conftest import is_mounted, upload_tree, write_tree
 from test_cli import TREE, one_error_line
 
 pytestmark = pytest.mark.mount
@@ -163,7 +163,7 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
     m.stop()
     r = cli("index", str(corpus), "--no-embed", env=env)
     assert r.returncode == 0, r.stderr
-    m = mounter(corpus, name="indexed", env_extra={"BRAINFS_EMBEDDER": "none"})
+    m = mounter(corpus, name="indexed", env_extra={"BRAINFS_EMBEDDER": "none", "BRAINFS_RECALL_K": "2"})
     wait_for(lambda: json.loads((m.mountpoint / ".brainfs/status").read_text())["recall"] == "ready",
              what="recall ready")
     for k in (1, 2):
@@ -173,6 +173,11 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
         assert "## Files now materialized" in r.stdout
         r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", str(k), "--json", env=env)
         assert len(json.loads(r.stdout)["cards"]) == k
+    # More than the mount's recall_k: the passages it has, and a warning saying how to get more.
+    r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", "3", "--json",
+            env=dict(env, BRAINFS_RECALL_K="2"))
+    assert r.returncode == 0 and len(json.loads(r.stdout)["cards"]) == 2
+    assert "at most 2 passages" in r.stderr and f"{corpus} -k 3" in r.stderr
     line = one_error_line(cli("recall", "", "--mount", str(m.mountpoint), env=env))
     assert "empty query" in line
 
@@ -404,7 +409,7 @@ def test_demo_shows_commands_as_typed(tmp_path: Path) -> None:
         shown = [ln[2:] for ln in r.stdout.splitlines() if ln.startswith("$ ")]
         assert "brainfs status mem" in shown, shown
         assert "brainfs import .demo/sample-40 s3://memory/demo" in shown
-        assert f"brainfs mount s3://memory/demo mem" in shown
+        assert "brainfs mount s3://memory/demo mem" in shown
         assert sys.executable not in r.stdout and "brainfs.fs.cli" not in r.stdout
         assert "recall:    ready" in r.stdout
     finally:
@@ -446,3 +451,109 @@ def test_umount_force_detaches_a_hung_mount(tmp_path: Path, env, corpus, store, 
     finally:
         if m.proc.poll() is None:
             os.kill(pid, signal.SIGCONT)
+
+
+# ----------------------------------------------------------------------------- ls
+
+
+def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) -> None:
+    """A mount lists its working set; `brainfs ls` lists every file of the corpus, under the
+    path given, so `brainfs ls MP | xargs grep` reads them all (each fetched on open)."""
+    _seed(store, tmp_path)
+    old = {f"sessions/2020-01-{d:02d}-old/transcript.md": f"[D1:1] Mara: old day {d} quillfeather\n"
+           for d in range(1, 6)}
+    for path, text in old.items():
+        store.put(path, text.encode())
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
+    mp = m.mountpoint
+    listed = {str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file()}
+    every = set(TREE) | set(old)
+    assert listed < every  # the working set: not every transcript
+    r = cli("status", str(mp), env=env)
+    assert f"`brainfs ls {mp}` lists all" in r.stdout  # status says how to see everything
+    r = cli("ls", str(mp), env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == sorted(f"{mp}/{p}" for p in every)
+    r = cli("ls", str(mp / "sessions"), env=env)
+    paths = r.stdout.splitlines()
+    assert paths == sorted(f"{mp}/{p}" for p in every if p.startswith("sessions/"))
+    hits = subprocess.run(["grep", "-l", "quillfeather", *paths], capture_output=True, text=True)
+    assert len(hits.stdout.splitlines()) == 5
+    r = cli("ls", str(corpus), "--long", env=env)
+    assert len(r.stdout.splitlines()) == len(every) and "GUIDE.md" in r.stdout
+    assert ".brainfs" not in r.stdout
+    line = one_error_line(cli("ls", str(mp / "nosuch"), env=env))
+    assert "no such directory" in line
+    line = one_error_line(cli("ls", str(tmp_path), env=env))
+    assert "brainfs mount" in line
+
+
+def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, cfg: Config,
+                                                      env, corpus, store) -> None:
+    """Ctrl-C while `brainfs mount` shows the preload: the daemon (in its own session, so
+    the terminal's SIGINT does not reach it) is stopped and nothing stays mounted."""
+    from benchmarks.s3proxy import S3Proxy
+    from brainfs.fs.cli import _daemon_pids, _target
+
+    for i in range(150):
+        store.put(f"notes/n{i:03d}.md", f"note {i}\n".encode())
+    host, port = s3_server.url.removeprefix("http://").split(":")
+    proxy = S3Proxy((host, int(port)), delay=0.05)
+    proxy.start()
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    p = None
+    try:
+        penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2", BRAINFS_PRELOAD_PACK="0")
+        p = subprocess.Popen([*CLI, "mount", str(corpus), str(mp)], env=penv, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        wait_for(lambda: _daemon_pids(_target(mp)), timeout=30, what="the daemon")
+        time.sleep(1.0)  # into the preload (150 files at 2 x 20 a second)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 130, (out, err)
+        assert "cancelled" in err and "Traceback" not in err, err
+        assert not is_mounted(mp)
+        wait_for(lambda: not _daemon_pids(_target(mp)), timeout=30, what="the daemon to exit")
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+        for pid in _daemon_pids(_target(mp)):
+            os.kill(pid, signal.SIGKILL)
+        if is_mounted(mp):
+            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
+        proxy.stop()
+
+
+def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config, env, corpus,
+                                          store) -> None:
+    from benchmarks.s3proxy import S3Proxy
+    from brainfs.cache.recaller import INDEX_KEY
+
+    for i in range(300):
+        store.put(f"notes/n{i:03d}.md", f"---\ntype: fact\n---\n\nnote {i} about Kyoto\n".encode())
+    host, port = s3_server.url.removeprefix("http://").split(":")
+    proxy = S3Proxy((host, int(port)), delay=0.05)  # 300 GETs at 2 x 20 a second: 7.5 s
+    proxy.start()
+    p = None
+    try:
+        penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2")
+        p = subprocess.Popen([*CLI, "index", str(corpus), "--no-embed"], env=penv,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        assert time.monotonic() - t0 < 3, "the queued fetches were not dropped"
+        assert p.returncode == 130, (out, err)
+        assert "interrupted: nothing uploaded" in err and "Traceback" not in err, err
+        assert INDEX_KEY not in {o.path for o in store.list()}
+        r = subprocess.run([*CLI, "index", str(corpus), "--no-embed"], env=env, capture_output=True,
+                           text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert INDEX_KEY in {o.path for o in store.list()}
+    finally:
+        if p is not None and p.poll() is None:
+            p.kill()
+            p.wait()
+        proxy.stop()

@@ -94,13 +94,13 @@ def test_dream_supersedes_the_older_statement_and_says_so(tmp_path: Path) -> Non
     live, sup = mara.split("## Superseded")
     sup = sup.split("\n## ")[0]
     # true contradictions: the newer statement wins, and the page says what it superseded
-    assert "Mara has two dogs, and Ana walks" in sup and "contradicted (num: 2 → 3) on 2023-03-02" in sup
-    assert "lives in Boston" in sup and "(name: boston → denver)" in sup
+    assert "Mara has two dogs, and Ana walks" in sup and "contradicted on 2023-03-02: Mara has three dogs now" in sup
+    assert "lives in Boston" in sup and "contradicted on 2023-03-02: Mara's sister Lena lives in Denver" in sup
     assert "Mara has three dogs now" in live and "lives in Denver" in live
     # the near-miss stays: two cats is not two dogs
     assert "Mara has two cats as well" in live and "two cats" not in sup
     # counted per page: the Boston → Denver pair is on Lena's page too
     assert res.stats["contradictions"] == 3
-    assert "(name: boston → denver)" in res.staged["knowledge/lena.md"].split("## Superseded")[1]
+    assert "Lena lives in Denver" in res.staged["knowledge/lena.md"].split("## Superseded")[1]
     assert not [p for p in res.problems if p.severity == "error"]
     assert any("newer statement supersedes" in c.reason for c in res.changes if c.path == "knowledge/mara.md")
