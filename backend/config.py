@@ -146,6 +146,12 @@ class Config:
     attr_timeout: float = 300.0
     #: Seconds a write stays journaled before upload is attempted again after a failure.
     upload_retry_seconds: float = 5.0
+    #: Files at least this big are uploaded in parts, streamed from the cache file: one
+    #: part in memory instead of the whole file, and no 5 GiB single-PUT limit (AWS's).
+    multipart_threshold_bytes: int = 64 << 20
+    #: Part size of a multipart upload (S3's minimum is 5 MiB; 10,000 parts at most, so
+    #: 16 MiB parts reach 156 GiB).
+    multipart_part_bytes: int = 16 << 20
     allow_other: bool = False
     #: FUSE no-open mode: the kernel opens files and directories without asking the daemon
     #: and keeps their pages and listings cached until the daemon invalidates them, so a

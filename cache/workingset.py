@@ -28,7 +28,7 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import path_problem
-from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore
+from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
@@ -38,6 +38,22 @@ log = logging.getLogger(__name__)
 
 #: Hash of empty content (a created file that was never written).
 EMPTY_HASH = content_hash(b"")
+
+#: Name of the empty object that keeps a directory in the corpus (S3 has no directories,
+#: and the embedded server refuses the usual ``dir/`` marker key). Never listed in a mount;
+#: a file of this name cannot be made.
+DIR_MARKER = ".brainfs-dir"
+
+
+def marker_of(d: str) -> str:
+    """The marker object's path of directory ``d``."""
+    return f"{d}/{DIR_MARKER}"
+
+
+def is_marker(path: str) -> bool:
+    """Whether ``path`` is a directory marker."""
+    return posixpath.basename(path) == DIR_MARKER
+
 
 #: Corpus prefix holding brainfs's own data (index, bundles, leases); never in the tree.
 INTERNAL_PREFIX = ".brainfs"
@@ -99,6 +115,8 @@ class UploadResult:
     etag: str = ""
     conflict_path: str | None = None
     remote_etag: str = ""
+    #: size of that remote version (what the original path holds after a conflict)
+    remote_size: int = 0
     error: BackendError | OSError | None = None
     #: a delete not carried out: the object is another writer's newer version
     refused: bool = False
@@ -301,8 +319,11 @@ class WorkingSet:
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
         if keep_parent and parent != "" and not self.children[parent] and parent not in self.local_dirs:
+            # Emptied by the user: it stays, as on a local disk, and in the corpus too.
             self.local_dirs.add(parent)
-            self.catalog.set_dir(parent, True)
+            with self.catalog.transaction() as db:
+                self.catalog.set_dir(parent, True, db)
+                self._journal_marker(db, parent, True)
             self._count_dir(parent, +1)
         self._prune(parent)
         return row
@@ -426,6 +447,8 @@ class WorkingSet:
                     self.catalog.put_files([row], db)
             for path, j in list(journal.items()):
                 row = self.files.get(path)
+                if is_marker(path):
+                    continue
                 if j.op == "put" and (row is None or row.state != "dirty" or row.hash != j.hash):
                     self.catalog.journal_drop(db, path)
                     rep.journal_dropped.append(path)
@@ -434,6 +457,8 @@ class WorkingSet:
             # (a crash before its outcome was recorded): its object must go, but only if
             # it is the one we sent (an empty base: see upload()).
             for path in self.catalog.sent_paths():
+                if is_marker(path) and parent_of(path) in self.local_dirs:
+                    continue
                 if path not in self.files and path not in journal:
                     self.catalog.journal_put(db, path, "delete", "", "")
                     rep.deletes_restored.append(path)
@@ -463,6 +488,17 @@ class WorkingSet:
         dropped: list[str] = []
         objs = [o for o in objects
                 if o.path != INTERNAL_PREFIX and not o.path.startswith(INTERNAL_PREFIX + "/")]
+        # Directory markers make directories, not files (an empty directory of the corpus
+        # is shown like one made in this mount).
+        marked = {parent_of(o.path) for o in objs if is_marker(o.path)}
+        objs = [o for o in objs if not is_marker(o.path)]
+        for d in sorted(marked - self.local_dirs):
+            if d == "" or d in self.files or any(a in self.files for a in ancestors(d)):
+                continue
+            self.local_dirs.add(d)
+            self.catalog.set_dir(d, True)
+            self._add_dir(d)
+            self._count_dir(d, +1)
         # Every directory the listing implies, known before any file is placed, so that a
         # key that is also a prefix (``a`` and ``a/b``) loses to the directory whatever the
         # listing order.
@@ -668,6 +704,8 @@ class WorkingSet:
     def check_new_path(self, path: str) -> None:
         """Raise unless ``path`` can be created (valid name, parent dir, not existing)."""
         _check_name(path)
+        if is_marker(path):
+            raise CacheError(f"refused name {path!r}: reserved for directory markers")
         if not self.is_dir(parent_of(path)):
             raise NotFound(parent_of(path))
         if path in self.files or path in self.children:
@@ -742,10 +780,22 @@ class WorkingSet:
     def mkdir(self, path: str) -> None:
         """Create a directory (kept locally until a file lands in it)."""
         self.check_new_path(path)
+        with self.catalog.transaction() as db:
+            self.catalog.set_dir(path, True, db)
+            self._journal_marker(db, path, True)
         self.local_dirs.add(path)
-        self.catalog.set_dir(path, True)
         self._add_dir(path)
         self._count_dir(path, +1)
+
+    def _journal_marker(self, db, d: str, present: bool) -> None:
+        """Journal the directory marker of ``d``: an empty directory survives in the
+        corpus (a remount, a fresh cache, another machine)."""
+        if d == "":
+            return
+        if present:
+            self.catalog.journal_put(db, marker_of(d), "put", EMPTY_HASH, "")
+        else:
+            self.catalog.journal_put(db, marker_of(d), "delete", "", "")
 
     def rmdir(self, path: str) -> None:
         """Remove an empty directory."""
@@ -755,10 +805,12 @@ class WorkingSet:
             raise NotFound(path)
         if self.children.get(path):
             raise NotEmpty(path)
+        with self.catalog.transaction() as db:
+            self.catalog.set_dir(path, False, db)
+            self._journal_marker(db, path, False)
         if path in self.local_dirs:
             self.local_dirs.discard(path)
             self._count_dir(path, -1)
-            self.catalog.set_dir(path, False)
         self.children.pop(path, None)
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
@@ -835,24 +887,29 @@ class WorkingSet:
                     self.catalog.journal_drop(db, src)
             for d in old_dirs:
                 self.catalog.set_dir(d, False, db)
+                if d in self.local_dirs:
+                    self._journal_marker(db, d, False)
             for d in new_dirs:
                 self.catalog.set_dir(d, True, db)
+                self._journal_marker(db, d, True)
             if not is_tree:
                 parent = parent_of(old)
-                if parent and parent not in self.local_dirs and self.children.get(parent) == {
+                if parent and parent != parent_of(new) and parent not in self.local_dirs \
+                        and self.children.get(parent) == {
                         posixpath.basename(old)}:
                     # The renamed file was the last in its directory: the directory stays,
                     # as on a local disk.
                     self.catalog.set_dir(parent, True, db)
+                    self._journal_marker(db, parent, True)
         crash_point("rename-after-catalog")
         for src, dst in moves:
             self.blobs.move(src, dst)
         # Memory last: it mirrors what the catalog now says.
         for (src, _), m in zip(moves, moved):
-            self._remove(src, keep_parent=not is_tree)
             if m.path in self.files:
                 self._remove(m.path)
-            self._insert(m)
+            self._insert(m)  # first: a rename within one directory never empties it
+            self._remove(src, keep_parent=not is_tree)
         if is_tree:
             for d in old_dirs:
                 if d in self.local_dirs:
@@ -896,12 +953,55 @@ class WorkingSet:
         return [j for j in rows if j.path not in skip
                 and not (j.op == "delete" and j.wait_for and j.wait_for in puts)]
 
-    def _is_ours(self, path: str, remote_etag: str, base: str, extra: str = "") -> bool:
+    def _sender(self, row: JournalRow):
+        """How to send the content of ``row``: (send(target, **conditions) -> ETag, the
+        ETags the server may give it), or (None, []) when the content no longer hashes to
+        the row's (rewritten since). Small files go as one PUT from memory; big ones in
+        parts streamed from the cache file (the ETag is then the multipart one, or the
+        whole MD5, as rclone reports it)."""
+        assert self.store is not None
+        store = self.store
+        meta = {HASH_META: row.hash}
+        if is_marker(row.path):
+            return (lambda target, **c: store.put(target, b"", metadata=meta, **c)), [_md5(b"")]
+        loc = self.blobs.location(row.path)
+        part = self.cfg.multipart_part_bytes
+        if loc.stat().st_size < self.cfg.multipart_threshold_bytes:
+            data = loc.read_bytes()
+            if content_hash(data) != row.hash:
+                return None, []
+            return (lambda target, **c: store.put(target, data, metadata=meta, **c)), [_md5(data)]
+        import hashlib
+
+        import xxhash
+
+        whole, xh, parts = hashlib.md5(), xxhash.xxh3_128(), []
+        # One open file for hashing and sending: a commit that replaces the blob meanwhile
+        # cannot make us send other bytes than the ones whose ETags were recorded.
+        f = open(loc, "rb")  # noqa: SIM115 - closed by the caller through send.close
+        while chunk := f.read(part):
+            whole.update(chunk)
+            xh.update(chunk)
+            parts.append(hashlib.md5(chunk).digest())
+        if xh.hexdigest() != row.hash:
+            f.close()
+            return None, []
+
+        def send(target: str, **c) -> str:
+            f.seek(0)
+            store.put_file(target, f, part, metadata=meta, **c)
+            # The canonical ETag, as listings will show it (rclone lists the whole MD5).
+            return store.head(target).etag
+
+        send.close = f.close  # type: ignore[attr-defined]
+        return send, [whole.hexdigest(), multipart_etag(parts)]
+
+    def _is_ours(self, path: str, remote_etag: str, base: str, *extra: str) -> bool:
         """Whether the remote object is the version a change was based on, or bytes this
         cache wrote (a PUT whose outcome a crash kept us from recording, or our own
         upload that landed while the change was being written): replacing it loses
         nothing of another writer's."""
-        return remote_etag in (base, extra) or remote_etag in self.catalog.sent_etags(path)
+        return remote_etag in (base, *extra) or remote_etag in self.catalog.sent_etags(path)
 
     def upload(self, row: JournalRow) -> UploadResult:
         """Carry out one journal row against the backend (blocking, no shared state but
@@ -914,54 +1014,60 @@ class WorkingSet:
         never a conflict: the PUT's ETag is recorded before the request goes out.
         """
         assert self.store is not None
+        closer = None
         try:
             if row.op == "delete":
                 return self._upload_delete(row)
-            data = self.blobs.location(row.path).read_bytes()
-            if content_hash(data) != row.hash:
+            send, md5s = self._sender(row)
+            closer = getattr(send, "close", None)
+            if send is None:
                 # Rewritten since this row was read: a newer row will carry it.
                 return UploadResult(row, error=OSError("content changed during upload"))
-            md5 = _md5(data)
-            self.catalog.sent_add(row.path, md5)
+            for m in md5s:
+                self.catalog.sent_add(row.path, m)
             target = row.path
-            remote = ""
-            meta = {HASH_META: row.hash}
+            remote, remote_size = "", 0
             if not self.store.conditional_writes():
                 with self.store.cas_section(row.path):
                     try:
-                        remote = self.store.head(row.path).etag
+                        info = self.store.head(row.path)
+                        remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         remote = ""
-                    if remote and not self._is_ours(row.path, remote, row.base, md5):
+                    if remote and not self._is_ours(row.path, remote, row.base, *md5s):
                         target = conflict_name(row.path, row.created)
                     crash_point("upload-before-put")
-                    etag = self.store.put(target, data, metadata=meta)
+                    etag = send(target)
             else:
                 try:
-                    etag = self.store.put(target, data, if_match=row.base or None,
-                                          if_none_match=not row.base, metadata=meta)
+                    etag = send(target, if_match=row.base or None, if_none_match=not row.base)
                 except PreconditionFailed:
                     try:
-                        remote = self.store.head(row.path).etag
+                        info = self.store.head(row.path)
+                        remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         remote = ""
                     if not remote:
                         # Deleted by another writer since: ours is the only version left.
-                        etag = self.store.put(target, data, if_none_match=True, metadata=meta)
-                    elif self._is_ours(row.path, remote, row.base, md5):
-                        etag = self.store.put(target, data, if_match=remote, metadata=meta)
+                        etag = send(target, if_none_match=True)
+                    elif self._is_ours(row.path, remote, row.base, *md5s):
+                        etag = send(target, if_match=remote)
                     else:
                         target = conflict_name(row.path, row.created)
-                        etag = self.store.put(target, data, metadata=meta)
+                        etag = send(target)
             crash_point("upload-after-put")
             if target != row.path:
                 log.warning("upload conflict on %s: the bucket holds version %s, this write "
                             "was based on %s; kept ours as %s", row.path, remote or "(none)",
                             row.base or "(none)", target)
-                return UploadResult(row, etag, conflict_path=target, remote_etag=remote)
+                return UploadResult(row, etag, conflict_path=target, remote_etag=remote,
+                                    remote_size=remote_size)
             return UploadResult(row, etag)
         except (BackendError, OSError) as e:
             return UploadResult(row, error=e)
+        finally:
+            if closer is not None:
+                closer()
 
     def _upload_delete(self, row: JournalRow) -> UploadResult:
         store = self.store
@@ -971,7 +1077,7 @@ class WorkingSet:
                 remote = store.head(row.path).etag
             except NoSuchKey:
                 return UploadResult(row)  # already gone
-            if not self._is_ours(row.path, remote, row.base):
+            if not is_marker(row.path) and not self._is_ours(row.path, remote, row.base):
                 # Another writer's newer version: deleting it would lose it silently. It
                 # stays, and comes back into the listing at the next relist.
                 log.warning("not deleting %s: it changed in the bucket since this mount saw "
@@ -1003,7 +1109,7 @@ class WorkingSet:
                 # just sent, so that is what the newer write is based on.
                 if row.op == "put" and not res.conflict_path:
                     pending = db.execute("SELECT 1 FROM journal WHERE path = ?", (row.path,)).fetchone()
-                    if f is None and pending is None:
+                    if f is None and pending is None and not is_marker(row.path):
                         # Deleted or renamed away before its first upload landed: the object
                         # we just created must go too.
                         self.catalog.journal_put(db, row.path, "delete", "", res.etag)
@@ -1022,7 +1128,9 @@ class WorkingSet:
                         self.blobs.copy_as(row.path, res.conflict_path)
                         self._insert(conflict)
                         self.catalog.put_files([conflict], db)
-                    self._set_state(f, "remote")
+                    # The path holds the other version now: its size, not ours (the
+                    # kernel reads exactly the size it is told).
+                    self._set_state(f, "remote", res.remote_size)
                     f.etag, f.hash = res.remote_etag, ""
                 else:
                     self._set_state(f, "local")

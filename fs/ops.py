@@ -67,6 +67,8 @@ _FH_BASE = 1 << 56
 #: A recall answered at lookup is reused for this long, so that ``ls -l .recall/`` or a
 #: ``stat`` right before ``cat`` does not run the same query again.
 RECALL_REUSE_S = 2.0
+#: A path whose fetch just failed fails again at once for this long instead of fetching.
+FETCH_FAILURE_HOLD_S = 2.0
 #: How many recent recall queries ``ls .recall/`` shows.
 RECENT_QUERIES = 50
 
@@ -159,6 +161,9 @@ class Ops(pyfuse3.Operations):
         self.changed: set[str] = set()
         self._inflight: dict[str, trio.Event] = {}
         self._fetch_errors: dict[str, Exception] = {}
+        #: path -> monotonic time its last fetch failed: the kernel retries a failed read
+        #: (readahead, then the page itself), which must not wait out the timeouts twice
+        self._failed_at: dict[str, float] = {}
         self.recent: OrderedDict[str, int] = OrderedDict()  # query -> virtual inode
         self.virtual_name: dict[int, str] = {}
         self._next_virtual = _VIRTUAL_BASE
@@ -221,8 +226,13 @@ class Ops(pyfuse3.Operations):
             a.st_mode = stat.S_IFREG | 0o644
             a.st_nlink = 1
             shadow = self.writing.get(path)
-            a.st_size = os.fstat(shadow.fd).st_size if shadow else row.size
-            mtime = int(row.mtime * 1e9)
+            if shadow is not None:
+                # A write or truncation in progress changes size, mtime and ctime now, as on
+                # a local disk, not at its commit.
+                st = os.fstat(shadow.fd)
+                a.st_size, mtime = st.st_size, st.st_mtime_ns
+            else:
+                a.st_size, mtime = row.size, int(row.mtime * 1e9)
         elif self.ws.is_dir(path):
             a.st_mode = stat.S_IFDIR | 0o755
             a.st_nlink = 2
@@ -263,9 +273,14 @@ class Ops(pyfuse3.Operations):
         for the same path wait for the same fetch. Returns errors by path."""
         mine: list[str] = []
         waits: list[trio.Event] = []
+        held: set[str] = set()
+        now = time.monotonic()
         for p in dict.fromkeys(paths):
             row = self.ws.files.get(p)
             if row is None or row.is_local:
+                continue
+            if now - self._failed_at.get(p, -FETCH_FAILURE_HOLD_S) < FETCH_FAILURE_HOLD_S:
+                held.add(p)  # failed a moment ago: the same error at once (below)
                 continue
             ev = self._inflight.get(p)
             if ev is not None:
@@ -291,6 +306,13 @@ class Ops(pyfuse3.Operations):
             if row is not None and not row.is_local and p not in errors:
                 errors[p] = self._fetch_errors.get(p) or OSError(errno.EIO, f"{p}: fetch failed")
         self._fetch_errors.update(errors)
+        end = time.monotonic()
+        for p in errors:
+            if p not in held:
+                self._failed_at[p] = end
+        for p in paths:
+            if p not in errors:
+                self._failed_at.pop(p, None)
         return errors
 
     async def _ensure_local(self, path: str) -> None:
@@ -476,6 +498,8 @@ class Ops(pyfuse3.Operations):
         self._writable_parent(parent_inode)
         path = self._child(parent_inode, name)
         self.ws.mkdir(path)
+        self.dir_mtime[path] = time.time_ns()  # made now, not at mount time
+        self._wake_uploader()  # its marker
         return self._attrs(self._ino(path), path)
 
     @fuse_errors
@@ -487,6 +511,7 @@ class Ops(pyfuse3.Operations):
             raise NotEmpty(path)
         self.ws.rmdir(path)
         self._drop_ino(path)
+        self._wake_uploader()  # its marker
 
     # ------------------------------------------------------------------ files
     @fuse_errors

@@ -48,6 +48,14 @@ CONFLICT_RE = r"\.conflict-\d{8}T\d{9}-[A-Za-z0-9_-]+"
 # ----------------------------------------------------------------------------- helpers
 
 
+
+def _files_pending(ws) -> list:
+    """The journal's file rows (directory markers, journaled by mkdir and friends, are
+    checked by tests of their own)."""
+    from brainfs.cache.workingset import is_marker
+
+    return [j for j in ws.pending() if not is_marker(j.path)]
+
 def obj(path: str, etag: str = "e1", size: int = 10, mtime: float = 1_700_000_000.0) -> ObjectInfo:
     return ObjectInfo(path, size, etag, mtime)
 
@@ -90,14 +98,14 @@ def rows_of(ws: WorkingSet) -> dict[str, tuple]:
 def assert_healthy(ws: WorkingSet, cache_dir: Path, cfg: Config) -> None:
     """The in-memory view equals the catalog, and a consistency check repairs nothing."""
     mem = rows_of(ws)
-    journal = [(j.path, j.op, j.hash, j.base) for j in ws.pending()]
+    journal = [(j.path, j.op, j.hash, j.base) for j in _files_pending(ws)]
     again = WorkingSet(cache_dir, None, cfg)
     try:
         assert rows_of(again) == mem
         rep = again.check()
         assert (rep.temp_files_removed, rep.refetch, rep.journal_added, rep.journal_dropped,
                 rep.orphans_removed, rep.corrupt_dirty) == (0, [], [], [], 0, []), rep.summary()
-        assert [(j.path, j.op, j.hash, j.base) for j in again.pending()] == journal
+        assert [(j.path, j.op, j.hash, j.base) for j in _files_pending(again)] == journal
     finally:
         again.catalog.close()
 
@@ -421,7 +429,7 @@ def test_mkdir_rmdir_not_empty(uws: WorkingSet, tmp_path: Path, ucfg: Config) ->
         ws2.rmdir("x")
         assert ws2.listdir("") == [] and not ws2.is_dir("x")
         assert ws2.catalog.all_dirs() == []
-        assert ws2.pending() == []  # a never-uploaded file leaves no journal row
+        assert _files_pending(ws2) == []  # a never-uploaded file leaves no journal row
     finally:
         ws2.catalog.close()
 
@@ -515,7 +523,7 @@ def test_check_repairs_a_damaged_cache(tmp_path: Path, ucfg: Config) -> None:
         assert rep.journal_dropped == ["no-such-file.md"]
         assert rep.orphans_removed == 1 and not orphan.exists()
         assert rep.corrupt_dirty == []
-        pend = {j.path: (j.op, j.hash) for j in ws.pending()}
+        pend = {j.path: (j.op, j.hash) for j in _files_pending(ws)}
         assert pend == {"dirty.md": ("put", content_hash(b"unsaved work")),
                         "lost-row.md": ("put", content_hash(b"journal row deleted"))}
         # Untouched files are untouched.
@@ -543,7 +551,7 @@ def test_check_reports_a_damaged_dirty_file(tmp_path: Path, ucfg: Config) -> Non
         rep = ws.check()
         assert rep.corrupt_dirty == ["new.md"]
         # Nothing is left to upload wrong bytes from.
-        assert ws.get("new.md") is None and ws.pending() == []
+        assert ws.get("new.md") is None and _files_pending(ws) == []
     finally:
         ws.catalog.close()
 
@@ -630,14 +638,14 @@ def test_create_write_flush_uploads(ws: WorkingSet, store: ObjectStore, tmp_path
     data = b"---\ntype: fact\n---\nMet Org A and Org B in Kyoto.\n"
     row = write(ws, "notes/kyoto/orgs.md", data)
     assert row.state == "dirty" and row.hash == content_hash(data) and row.size == len(data)
-    pend = ws.pending()
+    pend = _files_pending(ws)
     assert [(j.path, j.op, j.hash, j.base) for j in pend] == [
         ("notes/kyoto/orgs.md", "put", content_hash(data), "")]
     with pytest.raises(NoSuchKey):
         store.head("notes/kyoto/orgs.md")  # nothing uploaded before flush
 
     assert ws.flush() == 0
-    assert ws.pending() == []
+    assert _files_pending(ws) == []
     assert store.get("notes/kyoto/orgs.md")[0] == data
     row = ws.get("notes/kyoto/orgs.md")
     assert row.state == "local" and row.etag == hashlib.md5(data).hexdigest()
@@ -649,7 +657,7 @@ def test_create_write_flush_uploads(ws: WorkingSet, store: ObjectStore, tmp_path
     ws.sync_listing(store.list())
     assert ws.materialize(["GUIDE.md"]) == {}
     write(ws, "GUIDE.md", b"rule 2\n", append=True)
-    assert [(j.path, j.op, j.base) for j in ws.pending()] == [("GUIDE.md", "put", etag0)]
+    assert [(j.path, j.op, j.base) for j in _files_pending(ws)] == [("GUIDE.md", "put", etag0)]
     assert ws.flush() == 0
     assert store.get("GUIDE.md")[0] == b"rule 1\nrule 2\n"
     assert ws.get("GUIDE.md").etag == hashlib.md5(b"rule 1\nrule 2\n").hexdigest()
@@ -663,7 +671,7 @@ def test_unlink_journals_a_delete(ws: WorkingSet, store: ObjectStore) -> None:
     ws.unlink("notes/old.md")
     assert ws.get("notes/old.md") is None
     assert not ws.blobs.location("notes/old.md").exists()
-    assert [(j.path, j.op, j.base) for j in ws.pending()] == [("notes/old.md", "delete", etag)]
+    assert [(j.path, j.op, j.base) for j in _files_pending(ws)] == [("notes/old.md", "delete", etag)]
     store.head("notes/old.md")  # still there until flush
     assert ws.flush() == 0
     with pytest.raises(NoSuchKey):
@@ -697,7 +705,7 @@ def test_rename_file(ws: WorkingSet, store: ObjectStore) -> None:
     assert ws.get("notes/draft.md") is None
     assert ws.get("notes/final.md").state == "dirty"
     assert content(ws, "notes/final.md") == b"a fact\n"
-    assert {(j.path, j.op, j.base) for j in ws.pending()} == {
+    assert {(j.path, j.op, j.base) for j in _files_pending(ws)} == {
         ("notes/final.md", "put", ""), ("notes/draft.md", "delete", etag)}
     assert ws.flush() == 0
     assert store.get("notes/final.md")[0] == b"a fact\n"
@@ -817,7 +825,7 @@ def test_journal_survives_a_kill(store: ObjectStore, cfg: Config, tmp_path: Path
         rep = ws.check()
         assert rep.temp_files_removed == 1  # the uncommitted shadow
         assert (rep.refetch, rep.corrupt_dirty, rep.journal_dropped) == ([], [], [])
-        assert {(j.path, j.op) for j in ws.pending()} == {
+        assert {(j.path, j.op) for j in _files_pending(ws)} == {
             ("GUIDE.md", "put"), ("crash.md", "put"), ("old.md", "delete")}
         assert ws.flush() == 0
         assert store.get("GUIDE.md")[0] == b"rule 1\nrule 2\n"
@@ -867,7 +875,7 @@ def test_upload_conflict_keeps_both_versions(open_ws: Callable[..., WorkingSet],
         assert b.get("notes/x.md").etag == objs["notes/x.md"].etag
         assert b.materialize(["notes/x.md"]) == {}
         assert content(b, "notes/x.md") == b"A wrote this\n"
-        assert b.pending() == [] and a.pending() == []
+        assert _files_pending(b) == [] and _files_pending(a) == []
     finally:
         store_b.close()
 
@@ -886,7 +894,7 @@ def test_unlink_during_first_upload_still_deletes_the_object(ws: WorkingSet, sto
     # when `a` disappears locally. The object it creates must not be left behind.
     ws.mkdir("notes")
     write(ws, "notes/race.md", b"A")
-    (row,) = [r for r in ws.pending() if r.path == "notes/race.md"]
+    (row,) = [r for r in _files_pending(ws) if r.path == "notes/race.md"]
     res = ws.upload(row)                    # lands in S3 ...
     ws.unlink("notes/race.md")              # ... while the file is removed locally
     assert ws.apply_upload(res)
@@ -925,7 +933,7 @@ def test_a_listing_taken_before_an_upload_does_not_undo_it(ws: WorkingSet, store
     before = list(store.list())
     write(ws, "knowledge/new.md", b"made while listing\n")
     write(ws, "knowledge/kyoto.md", b"# Kyoto\nrewritten while listing\n")
-    for row in ws.pending():
+    for row in _files_pending(ws):
         assert ws.apply_upload(ws.upload(row))
     st = ws.sync_listing(before, listed_since=started)
     assert st["removed"] == 0 and st["changed"] == 0, st
@@ -936,3 +944,30 @@ def test_a_listing_taken_before_an_upload_does_not_undo_it(ws: WorkingSet, store
     st = ws.sync_listing(store.list(), listed_since=time.monotonic())
     assert st["removed"] == 0 and st["changed"] == 0, st
     assert ws.blobs.location("knowledge/kyoto.md").read_bytes() == b"# Kyoto\nrewritten while listing\n"
+
+
+@s3
+def test_big_file_goes_up_in_parts_and_its_etag_is_ours(ws: WorkingSet, store: ObjectStore) -> None:
+    """Above multipart_threshold_bytes the upload streams parts from the cache file; both
+    ETags the server may give it (multipart-style, or the whole MD5 as rclone lists it)
+    are recorded first, so the next version is never taken for another writer's."""
+    ws.cfg = ws.cfg.override(multipart_threshold_bytes=6 << 20, multipart_part_bytes=5 << 20)
+    calls: list[str] = []
+    real = store.put_file
+
+    def spy(path, *a, **kw):
+        calls.append(path)
+        return real(path, *a, **kw)
+
+    store.put_file = spy  # type: ignore[method-assign]
+    big = os.urandom(11 << 20)
+    ws.mkdir("notes")
+    write(ws, "notes/big.bin", big)
+    assert ws.flush() == 0
+    assert calls == ["notes/big.bin"]
+    assert store.get("notes/big.bin")[0] == big
+    assert ws.get("notes/big.bin").etag == store.head("notes/big.bin").etag
+    write(ws, "notes/big.bin", big[::-1])
+    assert ws.flush() == 0
+    assert store.get("notes/big.bin")[0] == big[::-1]
+    assert [o.path for o in store.list() if ".conflict-" in o.path] == []

@@ -424,3 +424,65 @@ def test_aborting_the_connection_frees_a_hung_mount(seeded, corpus, mounter) -> 
         os.kill(m.proc.pid, signal.SIGCONT)
         m.cleanup()
     assert not is_mounted(m.mountpoint)
+
+
+# ============================================================== 11. empty directories
+
+
+def test_empty_directories_survive_a_remount_and_a_fresh_cache(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    m = mounter(corpus)
+    (m.mountpoint / "notes/empty/deeper").mkdir(parents=True)
+    (m.mountpoint / "emptied").mkdir()
+    (m.mountpoint / "emptied/f.md").write_text("soon gone\n")
+    os.unlink(m.mountpoint / "emptied/f.md")  # the directory stays, as on a local disk
+    with pytest.raises(OSError):
+        (m.mountpoint / "notes/.brainfs-dir").write_text("reserved")
+    assert m.stop() == 0
+    fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    mp = fresh.mountpoint
+    assert (mp / "notes/empty/deeper").is_dir() and os.listdir(mp / "notes/empty/deeper") == []
+    assert (mp / "emptied").is_dir() and os.listdir(mp / "emptied") == []
+    assert ".brainfs-dir" not in os.listdir(mp / "notes/empty")
+    os.rmdir(mp / "notes/empty/deeper")
+    os.rename(mp / "emptied", mp / "renamed")
+    assert fresh.stop() == 0
+    third = mounter(corpus, name="third", cfg=cfg.override(cache_dir=tmp_path / "third-cache"))
+    mp = third.mountpoint
+    assert (mp / "notes/empty").is_dir() and not (mp / "notes/empty/deeper").exists()
+    assert (mp / "renamed").is_dir() and not (mp / "emptied").exists()
+    assert third.stop() == 0
+
+
+# ============================================================== 10. big files in parts
+
+
+def test_big_files_upload_in_parts_streamed_from_the_cache(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
+    """Above the threshold a file goes up as a multipart upload read part by part; the
+    object is whole, its next version is no conflict, and a fresh cache reads it back."""
+    env = {"BRAINFS_MULTIPART_THRESHOLD_BYTES": str(6 << 20),
+           "BRAINFS_MULTIPART_PART_BYTES": str(5 << 20)}
+    m = mounter(corpus, env_extra=env)
+    big = os.urandom(11 << 20)  # three parts: 5 + 5 + 1 MiB
+    write_fsync_close(m.mountpoint / "notes/big.bin", big)
+    wait_for(lambda: s3get(store, "notes/big.bin") == big, what="the multipart upload", timeout=60)
+    bigger = big + os.urandom(1 << 20)
+    write_fsync_close(m.mountpoint / "notes/big.bin", bigger)
+    wait_for(lambda: s3get(store, "notes/big.bin") == bigger, what="the second version", timeout=60)
+    assert m.stop() == 0
+    assert conflicts(cfg, corpus) == []
+    fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    assert (fresh.mountpoint / "notes/big.bin").read_bytes() == bigger
+
+
+def test_times_follow_changes_as_on_a_local_disk(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    p = m.mountpoint / "notes/a.md"
+    before = os.stat(p)
+    time.sleep(0.05)
+    os.truncate(p, 2)  # by path: no close follows
+    after = os.stat(p)
+    assert after.st_size == 2
+    assert after.st_mtime_ns > before.st_mtime_ns and after.st_ctime_ns > before.st_ctime_ns
+    t0 = time.time_ns()
+    (m.mountpoint / "fresh-dir").mkdir()
+    assert os.stat(m.mountpoint / "fresh-dir").st_mtime_ns >= t0 - 10**9
