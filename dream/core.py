@@ -554,7 +554,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         card_files[cp] = render_card(cp, card)
         if not card.get("superseded_by"):
             card_facts.append({"text": card["text"], "ref": cp, "date": card["created"][:10],
-                               "speaker": _card_speaker(card["text"], user, subs),
+                               # a correction is the user's statement about their memory
+                               "speaker": user.title if user is not None else "",
                                "session": "", "anchor": cp, "order": 0, "subjects": {},
                                "names": [n for n, _p in T.capitalised_runs(card["text"])],
                                "about_speaker": True, "when": []})
@@ -590,14 +591,14 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     for (fid, slug), (new, why) in contra.items():
         # what changed ("num: 47 → 52") names the old value too, which the newer statement
         # (the one this part cites) does not say: the reason goes to the commit message
-        retired[(fid, slug)] = (f"— contradicted on {new['date']}: {P._statement(new, subs)}",
+        retired[(fid, slug)] = (f"— contradicted on {new['date']}: {P.statement(new, subs)}",
                                 P.ref_of(new))
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
     models, n_replaced, groups = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
     # cards from sessions: the user's preferences and standing rules (cards.py)
     user_title = user.title if user else ""
-    learned = preference_cards(groups, user.slug if user else None, user_title, P._now_text, P.ref_of)
+    learned = preference_cards(groups, user.slug if user else None, user_title, P.now_text, P.ref_of)
     said_rules = []
     for sid in order:
         for anchor, speaker, sent in sessions[sid].get("rules", []):
@@ -609,7 +610,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
     thread_claims = threads(by_slug, qualifying, titles, facts,
                             lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
-                            lambda f: P._statement(f, subs), P.ref_of, settings)
+                            lambda f: P.statement(f, subs), P.ref_of, settings)
 
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
@@ -620,8 +621,10 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         m = models.get(slug) or P.PageModel()
         claims: list[Claim] = []
         # claims a person deleted from this page are not re-added
-        keep = lambda c: not E.forgot(page_hand, {"session": c.source.split("/")[1] if c.source.startswith("sessions/") else "",  # noqa: E731
-                                                  "anchor": c.source.partition("#")[2], "text": c.text})
+
+        def keep(c: Claim, page_hand: dict | None = page_hand) -> bool:
+            return not E.forgot(page_hand, _as_fact(c))
+
         claims += [Claim(c.text, c.source, None, "Now") for c in m.now if keep(c)]
         for cp, card in live_cards.get(slug, []):
             if card.get("hand_page") == f"knowledge/{slug}.md":
@@ -695,9 +698,12 @@ _JOB_RE = re.compile(r"(?:er|or|ist|ian|ant|ent|eer|officer|manager|lead|head|ch
 _ANCHORS = frozenset("employer manager home project pet friend contact".split())
 
 
-def _card_speaker(text: str, user: S.Subject | None, subs: S.Subjects) -> str:
-    """Whose statement a correction is: the user's (it is their memory), written by name."""
-    return user.title if user is not None else ""
+def _as_fact(c: Claim) -> dict:
+    """The turn a claim cites, as edits.forgot reads a fact (session, anchor, text)."""
+    path, _, anchor = c.source.partition("#")
+    parts = path.split("/")
+    return {"session": parts[1] if parts[0] == "sessions" and len(parts) > 2 else "",
+            "anchor": anchor, "text": c.text}
 
 
 def importance(sub: S.Subject, facts: list[dict], last_day: str | None, half_life: float) -> float:

@@ -108,7 +108,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
     return out
 
 
-def _now_text(st: Stated, title: str) -> str:
+def now_text(st: Stated, title: str) -> str:
     v, a = st.value, st.attr
     return {
         "employer": f"{title} works at {v}",
@@ -273,7 +273,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         if out.current is not None and (out.current.attr in SINGLE or out.current.op != "end"):
             st = out.current
             since = out.since or st
-            text = f"{_now_text(st, title)} (since {human_day(fact_date(since.fact))})"
+            text = f"{now_text(st, title)} (since {human_day(fact_date(since.fact))})"
             line = _cite_claim(text, since.fact, "Now")
             line.group = attr
             for slug in {subj, st.value_slug} - {None}:
@@ -291,7 +291,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         for slug in fact_slugs(f, subs):
             if (id(f), slug) in superseded_facts:
                 why = superseded_facts[(id(f), slug)]
-                models[slug].superseded.append(Claim(_statement(f, subs), ref_of(f), f.get("date"),
+                models[slug].superseded.append(Claim(statement(f, subs), ref_of(f), f.get("date"),
                                                      "Superseded", extra=why[0],
                                                      extra_source=why[1]))
                 continue
@@ -302,7 +302,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         keep = sorted(fs, key=lambda f: (-f.get("score", 0), f.get("date") or "", f.get("order", 0)))[:cap]
         rank = {id(f): i for i, f in enumerate(keep)}  # 0 = most informative
         keep.sort(key=lambda f: (fact_date(f) or "", f.get("order", 0)))
-        models[slug].timeline = [Claim(_statement(f, subs), ref_of(f), fact_date(f), "Timeline",
+        models[slug].timeline = [Claim(statement(f, subs), ref_of(f), fact_date(f), "Timeline",
                                        evidence=f"{f['speaker']}: “{f['text']}”", rank=rank[id(f)])
                                  for f in keep]
     for m in models.values():
@@ -368,7 +368,7 @@ def fact_slugs(f: dict, subs: Subjects) -> set[str]:
     return out
 
 
-def _statement(f: dict, subs: Subjects) -> str:
+def statement(f: dict, subs: Subjects) -> str:
     """A fact in the wiki's words: third person for the speaker."""
     slug = subs.slug_for(f["speaker"])
     name = subs.by_slug[slug].title if slug else f["speaker"]
