@@ -17,7 +17,10 @@ import re
 _OPENERS = re.compile(
     r"^(?:(?:big news|good news|bad news|update|correction|a correction|quick update|"
     r"fun fact|by the way|btw|also|actually|so|well|yes|yeah|no|oh|ok|okay|hey|hi|hello|"
-    r"guess what|anyway|and|but|great|good|sure|thanks|honestly|finally|now)\b[\s,:!.\-—]*)+", re.I)
+    r"guess what|anyway|and|but|great|good|sure|thanks|honestly|finally|now|noting this for later|"
+    r"note to self|still true|reminder|just a reminder|something to remember|"
+    r"before i forget|same as before|one more thing|heads up|fyi|noted|quick note|for the record|"
+    r"for context|to be clear|again)\b[\s,:!.\-—]*)+", re.I)
 _MODALS = frozenset("can could will would should might must may shall did had was were "
                     "do does don't didn't can't won't wouldn't couldn't shouldn't".split())
 #: Past forms that do not end in "-ed" (an "-s" would make "lefts").
