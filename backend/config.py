@@ -166,6 +166,10 @@ class Config:
     busy_poll_us: float = 50.0
     #: Mount read-only: writes fail with EROFS, and close(2) never waits for the daemon.
     read_only: bool = False
+    #: What `ls`, `find` and `grep -r` see: "working-set" (the files on local disk, so a
+    #: `grep -r` never downloads the history) or "corpus" (every file; content is fetched
+    #: when read, so a `grep -r` reads the whole bucket once).
+    listing: str = "working-set"
     #: no-open mode: a truncation with no close(2) after it (`truncate -s`) is committed
     #: once its file has seen no write for this long. A close commits at once.
     commit_idle_seconds: float = 1.0
@@ -273,6 +277,8 @@ class Config:
                 raise ConfigError(f"the S3 endpoint {out.endpoint_url!r} (AWS_ENDPOINT_URL or "
                                   f"endpoint_url) is not a URL: {problem}, e.g. "
                                   f"http://{out.endpoint_url.split('://')[-1]}")
+        if out.listing not in ("working-set", "corpus"):
+            raise ConfigError(f"listing must be 'working-set' or 'corpus', not {out.listing!r}")
         return out
 
     def credentials(self) -> tuple[str, str, str | None]:

@@ -222,6 +222,8 @@ class WorkingSet:
         self.store = store
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
+        #: list every corpus file, not only the local ones (``listing = "corpus"``)
+        self.listing_all = cfg.listing == "corpus"
         self.catalog = Catalog(cache_dir / "catalog.db")
         if store is not None:
             self._claim(corpus_identity(store.url.bucket, store.url.prefix, cfg))
@@ -280,6 +282,8 @@ class WorkingSet:
             parent = parent_of(d)
             self._add_dir(parent)  # depth is bounded by the key length (< 1,024 bytes)
             self.children[parent].add(posixpath.basename(d))
+            if self.listing_all:
+                self._listing_changed(parent)
 
     def _count_dir(self, d: str, sign: int) -> None:
         """A locally created directory makes its ancestors visible, exactly once."""
@@ -300,6 +304,8 @@ class WorkingSet:
         self.files[row.path] = row
         if row.is_local:
             self._count_local(row, +1)
+        elif self.listing_all:
+            self._listing_changed(parent)
 
     def _count_local(self, row: FileRow, sign: int) -> None:
         self.local_bytes += sign * row.size
@@ -318,6 +324,8 @@ class WorkingSet:
             self._count_local(row, -1)
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
+        if self.listing_all:
+            self._listing_changed(parent)
         if keep_parent and parent != "" and not self.children[parent] and parent not in self.local_dirs:
             # Emptied by the user: it stays, as on a local disk, and in the corpus too.
             self.local_dirs.add(parent)
@@ -334,6 +342,8 @@ class WorkingSet:
             self.children.pop(d, None)
             parent = parent_of(d)
             self.children[parent].discard(posixpath.basename(d))
+            if self.listing_all:
+                self._listing_changed(parent)
             d = parent
 
     def _set_state(self, row: FileRow, state: str, size: int | None = None) -> None:
@@ -356,7 +366,8 @@ class WorkingSet:
 
     def visible_dir(self, path: str) -> bool:
         """Whether readdir shows this directory (it holds part of the working set)."""
-        return path == "" or self._vis[path] > 0 or path in self.local_dirs
+        return (path == "" or self._vis[path] > 0 or path in self.local_dirs
+                or (self.listing_all and path in self.children))
 
     def listdir(self, path: str) -> list[tuple[str, bool]]:
         """The working-set entries of a directory: sorted (name, is_dir) pairs."""
@@ -368,7 +379,7 @@ class WorkingSet:
             child = f"{path}/{name}" if path else name
             row = self.files.get(child)
             if row is not None:
-                if row.is_local:
+                if row.is_local or self.listing_all:
                     out.append((name, False))
             elif self.visible_dir(child):
                 out.append((name, True))

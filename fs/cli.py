@@ -80,6 +80,7 @@ def _config(args: argparse.Namespace) -> Config:
         preload_in_background=True if getattr(args, "preload_background", False) else None,
         allow_other=True if getattr(args, "allow_other", False) else None,
         read_only=True if getattr(args, "read_only", False) else None,
+        listing=getattr(args, "listing", None),
     )
 
 
@@ -393,6 +394,8 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         argv.append("--allow-other")
     if args.read_only:
         argv.append("--read-only")
+    if args.listing:
+        argv += ["--listing", args.listing]
     if args.preload_background:
         argv.append("--preload-background")
     # The log proper is mount.log (rotated by the daemon); what escapes logging (a crash
@@ -1154,6 +1157,9 @@ def build_parser() -> argparse.ArgumentParser:
     mo.add_argument("--allow-other", action="store_true", help="let other users see the mount")
     mo.add_argument("--read-only", action="store_true",
                     help="refuse writes (EROFS); close(2) then never waits for the daemon")
+    mo.add_argument("--listing", choices=("working-set", "corpus"), default=None,
+                    help="what ls/find/grep -r see: the local working set (default), or every "
+                         "file of the corpus, fetched when read")
     mo.add_argument("--notify-fd", type=int, help=argparse.SUPPRESS)
     mo.add_argument("--log-file", help=argparse.SUPPRESS)
     mo.set_defaults(func=cmd_mount)

@@ -24,6 +24,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
+from brainfs.cache.recaller import INDEX_KEY
 from brainfs.cache.workingset import WorkingSet, WrongCorpus
 
 from .ops import KERNEL_CACHE_FLAGS, Ops
@@ -80,6 +81,8 @@ class Daemon:
         #: sessions new or grown since dream last ran from this mount
         self._new_sessions: set[str] = set()
         self._sessions_wake = trio.Event()
+        #: ETags of the index and wiki bundle in the last listing
+        self._internal: dict[str, str] = {}
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -103,6 +106,7 @@ class Daemon:
         self.check_report = report
         t1 = time.monotonic()
         objs = list(self.store.list())
+        self._internal = _internal_etags(objs)
         sync = ws.sync_listing(objs)
         t2 = time.monotonic()
         log.info("listing: %s", sync)
@@ -362,6 +366,7 @@ class Daemon:
         ws, ops = self.ws, self.ops
         started = time.monotonic()
         objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
+        await self._follow_internal(_internal_etags(objs))
         # Uploads applied while the listing was taken are newer than it.
         stats = ws.sync_listing(objs, listed_since=started)
         changes = ws.last_changes
@@ -377,6 +382,28 @@ class Daemon:
         if wanted:
             await ops.materialize(wanted)
             ops.invalidate(wanted)
+
+    async def _follow_internal(self, seen: dict[str, str]) -> None:
+        """A new search index or wiki commit in the bucket (a dream or an index run
+        elsewhere): take it now, without a remount. The listing already carries their
+        ETags, so staying current costs no request until one changes."""
+        old, self._internal = self._internal, seen
+        if seen.get(INDEX_KEY) != old.get(INDEX_KEY) and self.recall is not None:
+            try:
+                await self.recall.reload()
+                log.info("search index changed in the bucket: reloaded")
+            except Exception as e:  # noqa: BLE001 - the next change tries again
+                log.warning("could not reload the search index: %s", e)
+        if seen.get(WIKI_BUNDLE) != old.get(WIKI_BUNDLE) and self.ops is not None:
+            try:
+                gitdir = await trio.to_thread.run_sync(fetch_wiki_history, self.store, self.cache_dir)
+            except Exception as e:  # noqa: BLE001 - history is a convenience
+                log.warning("wiki history unavailable: %s", e)
+                return
+            if gitdir:
+                self.ops.gitdir = gitdir
+                self.ops.gitdir_ready.set()
+                log.info("wiki history changed in the bucket: %s", gitdir)
 
     async def _wiki_history(self) -> None:
         """Fetch the wiki's git history (dream's bundle) so ``git log`` works in the mount."""
@@ -412,6 +439,11 @@ class Daemon:
 
 
 WIKI_BUNDLE = ".brainfs/wiki.bundle"
+
+
+def _internal_etags(objs: list) -> dict[str, str]:
+    """The ETags of the search index and the wiki bundle in a listing."""
+    return {o.path: o.etag for o in objs if o.path in (INDEX_KEY, WIKI_BUNDLE)}
 
 
 def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:

@@ -1,0 +1,74 @@
+"""A long-running mount stays current, and can list the whole corpus (issue 15).
+
+Real mounts, the real S3 server; dream and index run as the command line runs them, in
+another process, while the mount is up.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import upload_tree, write_tree
+from test_reliability import wait_for
+
+pytestmark = pytest.mark.mount
+
+TRANSCRIPT = ("---\nsession: {sid}\ndate: 2023-05-0{d}T10:00:00\nparticipants: [Mara, Ana]\n---\n\n"
+              "[D{d}:1] Mara: I volunteer at the Kyoto Animal Shelter with Sora City Lab.\n\n"
+              "[D{d}:2] Ana: Sora City Lab builds maps for wheelchair users in Kyoto.\n")
+
+
+def test_corpus_listing_shows_every_file_and_fetches_on_read(corpus, store, mounter, cfg, tmp_path) -> None:
+    src = write_tree(tmp_path / "src", {
+        "GUIDE.md": "guide\n",
+        "archive/2019/old.md": "An archived note about zebrafish.\n",
+        "archive/2020/deep/older.md": "older\n",
+    })
+    upload_tree(store, src)
+    env = {"BRAINFS_PRELOAD_GLOBS": "GUIDE.md", "BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "0",
+           "BRAINFS_RELIST_SECONDS": "0.5"}
+    ws_mount = mounter(corpus, name="ws", env_extra=env)
+    assert "archive" not in os.listdir(ws_mount.mountpoint)  # the working set: not local
+    m = mounter(corpus, name="all", cfg=cfg.override(cache_dir=tmp_path / "cache-all"), env_extra=env,
+                args=["--listing", "corpus"])
+    mp = m.mountpoint
+    found = sorted(str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file())
+    assert found == ["GUIDE.md", "archive/2019/old.md", "archive/2020/deep/older.md"]
+    out = subprocess.run(["grep", "-rl", "zebrafish", "."], cwd=mp, capture_output=True, text=True)
+    assert out.stdout.split() == ["./archive/2019/old.md"]
+    store.put("archive/2021/new.md", b"added elsewhere\n")
+    wait_for(lambda: "2021" in os.listdir(mp / "archive") and
+             os.listdir(mp / "archive/2021") == ["new.md"], what="the new file listed")
+    assert (mp / "archive/2021/new.md").read_bytes() == b"added elsewhere\n"
+    store.delete("archive/2020/deep/older.md")
+    wait_for(lambda: "2020" not in os.listdir(mp / "archive"), what="the removed file gone")
+    assert m.stop() == 0
+
+
+def test_mount_takes_a_new_index_and_wiki_commit_without_remount(corpus, store, mounter, cfg, tmp_path) -> None:
+    for i in (1, 2):
+        store.put(f"sessions/s{i}/transcript.md", TRANSCRIPT.format(sid=f"s{i}", d=i).encode())
+    m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "0.5", "BRAINFS_EMBEDDER": "none"})
+    mp = m.mountpoint
+    assert "no search index" in (mp / ".recall/who builds maps").read_text()
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(tmp_path / "dc"),
+               BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none")
+    for args in (["dream", str(corpus), "--no-index", "--no-embed"], ["index", str(corpus), "--no-embed"]):
+        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+
+    def answered() -> bool:
+        time.sleep(0.3)  # a new name each time: never the reused answer of the last one
+        return "Sora City Lab" in (mp / f".recall/who builds maps {time.monotonic()}").read_text()
+
+    wait_for(answered, timeout=30, what="recall answering from the new index")
+    wait_for(lambda: subprocess.run(["git", "-C", str(mp / "knowledge"), "log", "--oneline"],
+                                    capture_output=True).returncode == 0,
+             timeout=30, what="the wiki's history in the mount")
+    assert m.stop() == 0
