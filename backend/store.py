@@ -250,7 +250,7 @@ class ObjectStore:
                 etag = _etag(r.get("ETag"))
                 try:
                     body = r["Body"].read()
-                except _SHORT_BODY as e:
+                except _SHORT_BODY:
                     last = Corrupt(f"get {path}: body cut short (the connection ended early)")
                     continue
             except botocore.exceptions.ClientError as e:

@@ -56,6 +56,15 @@ def corpus(s3_server: LocalS3, cfg: Config) -> CorpusURL:
 
 
 @pytest.fixture
+def proxy(s3_server: LocalS3) -> Iterator:
+    """The delay/fault-injecting proxy in front of the session's server (no added delay)."""
+    from benchmarks.s3proxy import S3Proxy
+
+    with S3Proxy(("127.0.0.1", s3_server.port), delay=0.0) as p:
+        yield p
+
+
+@pytest.fixture
 def store(corpus: CorpusURL, cfg: Config) -> Iterator[ObjectStore]:
     s = ObjectStore(corpus, cfg)
     yield s

@@ -31,7 +31,7 @@ import botocore.exceptions
 import pytest
 from botocore.config import Config as BotoConfig
 
-from benchmarks.s3proxy import FaultPlan, S3Proxy
+from benchmarks.s3proxy import FaultPlan
 from benchmarks.soak import op_bound, run_load, seed_corpus, settle
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
@@ -148,12 +148,6 @@ def seeded(store: ObjectStore, tmp_path: Path) -> Path:
     src = write_tree(tmp_path / "src", TREE)
     upload_tree(store, src)
     return src
-
-
-@pytest.fixture
-def proxy(s3_server: LocalS3):
-    with S3Proxy(("127.0.0.1", s3_server.port), delay=0.0) as p:
-        yield p
 
 
 # =========================================================================== crashes

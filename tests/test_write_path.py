@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.s3proxy import FaultPlan, S3Proxy
+from benchmarks.s3proxy import FaultPlan
 from brainfs.backend.store import ObjectStore
 
 from conftest import Mount, is_mounted, upload_tree, write_tree
@@ -41,12 +41,6 @@ def seeded(store: ObjectStore, tmp_path: Path) -> Path:
     src = write_tree(tmp_path / "src", TREE)
     upload_tree(store, src)
     return src
-
-
-@pytest.fixture
-def proxy(s3_server):
-    with S3Proxy(("127.0.0.1", s3_server.port), delay=0.0) as p:
-        yield p
 
 
 def conflicts(cfg, corpus) -> list[str]:
