@@ -318,28 +318,42 @@ _ORDER = {a: i for i, a in enumerate("employer role manager project leads home s
 
 
 def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
-    """A page's claims within ``max_chars`` (≈ 4 characters a token): the last-ranked
-    threads go first, then the least informative timeline entries; current lines,
-    corrections and superseded values are never cut."""
-    def size(cs: list[Claim]) -> int:
-        return sum(len(c.text) + len(c.extra) + 40 for c in cs)
+    """A page's claims within ``max_chars`` (≈ 4 characters a token). The least informative
+    timeline entries go first (one entry repeats one turn), down to ``_MIN_TIMELINE``; then
+    the last-ranked threads (a thread gathers one topic across sessions); then the rest of
+    the timeline. Current lines, corrections and superseded values are never cut."""
+    def cost(c: Claim) -> int:
+        return len(c.text) + len(c.extra) + 40
 
-    if max_chars <= 0 or size(claims) <= max_chars:
+    total = sum(cost(c) for c in claims)
+    if max_chars <= 0 or total <= max_chars:
         return claims
-    out = list(claims)
-    topics = list(dict.fromkeys(c.group for c in out if c.section == "Threads"))
-    while topics and size(out) > max_chars:
-        t = topics.pop()
-        out = [c for c in out if not (c.section == "Threads" and c.group == t)]
-    timeline = sorted((c for c in out if c.section == "Timeline"), key=lambda c: -c.rank)
+    timeline = sorted((c for c in claims if c.section == "Timeline"), key=lambda c: -c.rank)
     drop: set[int] = set()
-    total = size(out)
-    for c in timeline:
-        if total <= max_chars:
-            break
-        drop.add(id(c))
-        total -= len(c.text) + len(c.extra) + 40
-    return [c for c in out if id(c) not in drop]
+
+    def cut_timeline(keep: int) -> None:
+        nonlocal total
+        for c in timeline[: max(0, len(timeline) - keep)]:
+            if total <= max_chars:
+                return
+            if id(c) not in drop:
+                drop.add(id(c))
+                total -= cost(c)
+
+    cut_timeline(_MIN_TIMELINE)
+    topics = list(dict.fromkeys(c.group for c in claims if c.section == "Threads"))
+    while topics and total > max_chars:
+        t = topics.pop()
+        for c in claims:
+            if c.section == "Threads" and c.group == t:
+                drop.add(id(c))
+                total -= cost(c)
+    cut_timeline(0)
+    return [c for c in claims if id(c) not in drop]
+
+
+#: Timeline entries a size cap keeps before it cuts threads.
+_MIN_TIMELINE = 20
 
 
 def _unique(claims: list[Claim]) -> list[Claim]:
