@@ -75,11 +75,10 @@ def test_kill_before_the_first_close_of_a_new_file_leaves_no_empty_file(corpus, 
     assert not (m2.mountpoint / "notes/new.md").exists()
 
 
-@pytest.mark.xfail(strict=True, reason="after an upload conflict the loser's catalog keeps its "
-                   "own size for the winner's content: reads cut it to that size")
 def test_conflict_loser_reads_the_winners_whole_content(corpus, store, mounter, cfg, tmp_path) -> None:
-    # Harness: a shared cycle where A's version went to the conflict copy; reading the
-    # path through A gave 0 bytes (its own, empty version's size) while S3 held B's.
+    # Harness (fa10818): a shared cycle where A's version went to the conflict copy;
+    # reading the path through A gave B's bytes cut to A's own size (0 B when A's version
+    # was empty) while S3 held all of B's. Fixed by 45d7f0d.
     store.put("notes/shared.md", b"version 0\n")
     a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
