@@ -637,7 +637,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
                    for c in m.superseded if keep(c)]
         claims += [c for c in thread_claims.get(slug, []) if keep(c)]
-        claims = P.fit(claims, int(settings.get("max_page_chars", 32000)))
+        claims = P.fit(claims, int(settings.get("max_page_chars", 64000)))
         dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
         related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
         sub = subs.by_slug[slug]

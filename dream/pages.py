@@ -323,7 +323,7 @@ def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
     the last-ranked threads (a thread gathers one topic across sessions); then the rest of
     the timeline. Current lines, corrections and superseded values are never cut."""
     def cost(c: Claim) -> int:
-        return len(c.text) + len(c.extra) + 40
+        return len(c.text) + len(c.extra) + 25  # "- 2026-04-02 — " and " [cite:N]"
 
     total = sum(cost(c) for c in claims)
     if max_chars <= 0 or total <= max_chars:
