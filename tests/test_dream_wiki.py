@@ -430,3 +430,23 @@ def test_persona_scorer_can_fail() -> None:
     figs = score({"knowledge/ines-okafor.md": stale, "knowledge/dear-leila.md": junk}, labels)
     assert figs["stale_as_current"] and figs["junk_pages"] == ["knowledge/dear-leila.md"]
     assert figs["recall"] < 0.2 and figs["precision"] == 0.5
+
+
+# --------------------------------------------------------------------------- progress
+
+def test_progress_on_a_terminal_quiet_otherwise(tree: Path) -> None:
+    import io
+
+    from brainfs.dream.progress import Progress
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    run_local(tree, None, progress=Progress(tty))
+    out = tty.getvalue()
+    assert "reading sessions: 2/2" in out and "writing the wiki: " in out and " pages, " in out
+    assert "verifying claims: " in out and " claims, 0 rejected" in out
+    run_local(tree, None, progress=Progress(pipe))
+    assert pipe.getvalue() == ""
