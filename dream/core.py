@@ -38,7 +38,7 @@ from .cards import is_rule, preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .entities import Extractor, get_extractor
 from .progress import Progress
-from .subjects import is_assistant, is_role
+from .subjects import is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
 from .threads import threads
 from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
@@ -53,7 +53,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v7"
+EXTRACTION = "facts-v8"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -237,6 +237,13 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
     ``extractor`` finds the entities (default: :func:`get_extractor` of the settings'
     ``extractor``, spaCy NER when installed)."""
     extractor = extractor or get_extractor(str(settings.get("extractor", "auto")))
+    # an assistant with a name ("Aria: Sure, noted.") is an assistant all the same
+    service = S.service_counts([(t.speaker, t.text) for t in tr.turns])
+    helpers = S.named_assistants(service)
+
+    def is_assistant(name: str) -> bool:
+        return name in helpers or S.is_assistant(name)
+
     speakers = set(tr.participants) | {t.speaker for t in tr.turns}
     tf: Counter = Counter()
     sents: list[tuple[T.Turn, str]] = []
@@ -345,7 +352,7 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
-    return {"full_names": full, "case": case, "rules": rules, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+    return {"full_names": full, "case": case, "rules": rules, "service": service, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
             "title": title, "summary": summary, "facts": facts}
 
 
@@ -473,6 +480,14 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
 
     # facts, minus forgotten ones
+    # a named assistant ("Aria"), judged over all sessions: its turns are no facts
+    service: dict[str, list[int]] = {}
+    for sid in order:
+        for spk, (n, k) in (sessions[sid].get("service") or {}).items():
+            c = service.setdefault(spk, [0, 0])
+            c[0] += n
+            c[1] += k
+    helpers = S.named_assistants(service)
     # a role speaker that stands for the user ("User") takes the name the sessions give it
     role_name: dict[str, Counter] = defaultdict(Counter)
     for sid in order:
@@ -484,6 +499,8 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     facts = []
     for sid in order:
         for f in sessions[sid]["facts"]:
+            if f["speaker"] in helpers:
+                continue
             if f["speaker"] in renamed:
                 f = {**f, "speaker": renamed[f["speaker"]],
                      "subjects": {(renamed[f["speaker"]] if n == f["speaker"] else n): t
@@ -497,6 +514,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
 
     speakers = {f["speaker"] for f in facts} | {p for sid in order for p in sessions[sid].get("participants", [])}
     speakers |= set(renamed.values())
+    speakers -= helpers
     rel_cache: dict[int, list] = {}
     full_names: Counter = Counter()
     for sid in order:
@@ -510,7 +528,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             c[0] += lo
             c[1] += up
     subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored,
-                   case=case)
+                   case=case, exclude=helpers)
     hand = state.get("hand", {})
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]

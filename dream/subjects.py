@@ -137,6 +137,30 @@ def is_assistant(name: str) -> bool:
     return is_role(name) and name.strip().lower() not in USER_ROLES
 
 
+_SERVICE_RE = re.compile(r"^(?:sure|of course|certainly|noted|got it|understood|okay,? (?:saved|noted|done)|"
+                         r"here(?:'s| is| are)|happy to help|i can|i'll|i will|done|absolutely|"
+                         r"great question|no problem|will do|updated|saved)\b", re.I)
+
+
+def service_counts(turns: list[tuple[str, str]]) -> dict[str, list[int]]:
+    """Per speaker: [turns, turns opening like a service reply ("Sure, noted.", "Here is …")]."""
+    out: dict[str, list[int]] = {}
+    for spk, text in turns:
+        c = out.setdefault(spk, [0, 0])
+        c[0] += 1
+        c[1] += bool(_SERVICE_RE.match(text.strip()))
+    return out
+
+
+def named_assistants(counts: dict[str, list[int]]) -> set[str]:
+    """Speakers with a person's name who act as the assistant ("Aria: Sure, noted."): at
+    least 3 turns, at least half of them opening like a service reply, and someone else to
+    serve. Their turns state no facts; their name gets no page."""
+    if len(counts) < 2:
+        return set()
+    return {spk for spk, (n, k) in counts.items() if not is_role(spk) and n >= 3 and 2 * k >= n}
+
+
 _SELF_NAME_RE = re.compile(r"\b(?:my name is|I'm|I am|call me|this is)\s+((?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))\b", re.I)
 _GREETED_RE = re.compile(r"\b(?:nice to meet you|hi|hello|hey|welcome(?: back)?|thanks|thank you|good (?:morning|afternoon|evening)),?\s+"
                          r"((?-i:[A-Z][a-z]+))\b(?!\s+[A-Z])", re.I)
@@ -297,13 +321,16 @@ def head_type(name: str) -> str | None:
 
 def build(facts: list[dict], speakers: set[str], settings: dict,
           strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
-          anchored: set[str] | None = None, case: dict[str, list[int]] | None = None) -> Subjects:
+          anchored: set[str] | None = None, case: dict[str, list[int]] | None = None,
+          exclude: set[str] | None = None) -> Subjects:
     """The wiki's subjects from all facts (see the module docstring).
 
     ``strong_types``: name → type votes from relations ("works at X" → organization);
     ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
     speaker has a lasting relation to, which need one mention only; ``case``: word → [times
-    written in lower case, times capitalised mid-sentence] over whole sessions."""
+    written in lower case, times capitalised mid-sentence] over whole sessions; ``exclude``:
+    names that are no subject (a named assistant)."""
+    exclude = exclude or set()
     strong_types = strong_types or {}
     anchored = anchored or set()
     counts: Counter = Counter(extra_names or {})
@@ -362,6 +389,8 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         found: set[str] = set()
         for raw, typ in list(f.get("subjects", {}).items()) + [(n, "") for n in f.get("names", [])]:
             for n in norm(raw):
+                if n in exclude:
+                    continue
                 found.add(n)
                 if typ and typ != "entity":
                     votes[n][typ] += 1
@@ -369,7 +398,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     known = {n for ns in per_fact.values() for n in ns} | set(human) | set(extra_names or {})
     for f in facts:
         # a sentence opener counts only as a name the corpus knows from elsewhere
-        per_fact[id(f)] |= {n for raw in f.get("lead", []) for n in norm(raw) if n in known}
+        per_fact[id(f)] |= {n for raw in f.get("lead", []) for n in norm(raw) if n in known and n not in exclude}
         counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1

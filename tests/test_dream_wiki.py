@@ -422,6 +422,20 @@ def test_persona_with_the_user_speaking_as_user(name: str) -> None:
     assert "knowledge/user.md" not in staged
 
 
+def test_an_assistant_with_a_name_is_still_the_assistant() -> None:
+    p = load(PERSONAS / "ines.yaml")
+    p = {**p, "sessions": [{**s, "turns": [("Aria" + t[len("Assistant"):]) if t.startswith("Assistant:") else t
+                                           for t in s["turns"]]} for s in p["sessions"]]}
+    figs, staged = run(p)
+    assert "knowledge/aria.md" not in staged
+    assert figs["precision"] >= 0.9 and figs["recall"] >= 0.9 and figs["junk_pages"] == [], figs
+    from brainfs.dream.subjects import named_assistants, service_counts
+
+    talk = [("Aria", "Sure, noted."), ("Mara", "I moved to Oslo."), ("Aria", "Here is the draft."),
+            ("Aria", "Anything else?"), ("Mara", "Sure, thanks."), ("Mara", "I love it there.")]
+    assert named_assistants(service_counts(talk)) == {"Aria"}
+
+
 def test_persona_scorer_can_fail() -> None:
     labels = load(PERSONAS / "ines.yaml")["labels"]
     stale = ("---\ntitle: Ines Okafor\ntype: person\n---\n\n- Ines works at Halvorsen Maritime [cite:1]\n"
