@@ -231,6 +231,47 @@ def cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_import_sessions(args: argparse.Namespace) -> int:
+    """Sessions people already have (agent logs, chat exports) -> transcripts in the corpus."""
+    from brainfs.cache.importers import ImportInputError
+    from brainfs.cache.sessionfile import import_sessions
+
+    cfg = _config(args)
+    url = CorpusURL.parse(args.url)
+    store = ObjectStore(url, cfg)
+    try:
+        store.check()
+    except NoSuchBucket:
+        store.create_bucket()
+        print(f"created bucket {url.bucket}", file=sys.stderr)
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = _progress(total, "import-sessions")
+        bar.n = done
+        bar.refresh()
+
+    try:
+        rep = import_sessions(Path(args.src), store, args.format, progress, cfg.max_workers)
+    except ImportInputError as e:
+        raise UsageError(f"{e}; nothing imported") from None
+    finally:
+        if bar is not None:
+            bar.close()
+    for path in rep.rewritten:
+        _warn(f"{path}: the source changed turns already imported; they stay, the changed ones "
+              "were appended as new turns")
+    print(rep.line(str(url)))
+    if rep.paths:
+        from brainfs.cache.pack import build_pack
+
+        build_pack(store, cfg)  # the newest transcripts are in the preload pack
+        print(f"next: brainfs index {url} (search), brainfs dream {url} (summaries and the wiki)")
+    return 0
+
+
 def _pack_is_current(store: ObjectStore, cfg: Config) -> bool:
     """Whether ``.brainfs/preload.pack`` holds exactly what the preload rules pick from the
     corpus as listed now (its manifest read with two ranged GETs, never the bodies)."""
@@ -1122,6 +1163,27 @@ def build_parser() -> argparse.ArgumentParser:
     im.add_argument("src", metavar="SRC_DIR", help="the memory tree on local disk")
     im.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     im.set_defaults(func=cmd_import)
+
+    se = command(sub, "import-sessions", "import sessions people already have (Claude Code "
+                 "logs, a ChatGPT export, messages JSON, Speaker: text) as transcripts",
+                 ["brainfs import-sessions ~/.claude/projects s3://memory/alice",
+                  "brainfs import-sessions chatgpt-export.zip s3://memory/alice",
+                  "brainfs import-sessions chat.json s3://memory/alice --format messages",
+                  "brainfs import-sessions notes/standup.md s3://memory/alice   # User: … lines"],
+                 description="Import sessions people already have as transcripts "
+                 "(sessions/<date>-<slug>-<hash>/transcript.md, the form of cache/FORMAT.md). "
+                 "SRC is a file or a directory of them; the format is detected from each file "
+                 "unless --format is given. Tool calls and results become one-line summary turns. "
+                 "Idempotent: a re-run adds only new sessions and the new turns of grown ones "
+                 "(turn ids never change). Every file is read and checked before the first "
+                 "upload: a bad one stops the import with one line, nothing written.")
+    se.add_argument("src", metavar="SRC", help="a session file, an export (.zip or conversations.json), "
+                    "or a directory of them")
+    se.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    se.add_argument("--format", default="auto",
+                    choices=("auto", "claude-code", "chatgpt", "messages", "text"),
+                    help="the source format; auto: from each file's name and content")
+    se.set_defaults(func=cmd_import_sessions)
 
     sa = command(sub, "sample", "write a sample memory tree of a synthetic persona",
                  ["brainfs sample /tmp/sample", "brainfs sample /tmp/big --size 20000 --seed 3"])

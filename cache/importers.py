@@ -1,0 +1,628 @@
+"""Sessions people already have → conversations (turns with speakers and times).
+
+Four source formats, each read whole and checked before anything is written (see
+``cache/FORMAT.md`` for what they become and :mod:`brainfs.cache.sessionfile` for the
+writing):
+
+* ``claude-code`` — Claude Code session logs: JSONL, one file per session, records of
+  ``type`` user/assistant (``message.content`` a string or a list of text / tool_use /
+  tool_result blocks), ``timestamp``, ``sessionId``, ``cwd``; a ``summary`` record titles it.
+* ``chatgpt`` — a ChatGPT data export's ``conversations.json`` (or the export's .zip): a
+  list of conversations with ``title``, ``create_time`` and a ``mapping`` of nodes; the
+  conversation is the chain from ``current_node`` up to the root (the branch shown last).
+* ``messages`` — OpenAI-style ``[{"role": …, "content": …}]`` or ``{"messages": […]}``
+  (Anthropic content blocks and OpenAI ``tool_calls`` too).
+* ``text`` — Markdown or plain text with ``Speaker: text`` lines.
+
+A tool call and its result become one short turn of the assistant, ``[tool: Bash] ls -la
+(312 lines of output: total 48)``: the call's gist and the output's first line, never its
+body, so that tool output cannot flood search.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import re
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from brainfs.cache.chunker import _TURN_RE as TURN_RE
+from brainfs.cache.chunker import split_frontmatter
+
+FORMATS = ("claude-code", "chatgpt", "messages", "text")
+
+#: Extensions read when SRC is a directory; other files there are skipped.
+EXTENSIONS = {".jsonl": "claude-code", ".json": None, ".zip": "chatgpt", ".md": "text",
+              ".markdown": "text", ".txt": "text"}
+
+#: The first output line kept in a tool turn: enough for "error: No module named foo" or a
+#: file's first line, short enough that a tool turn stays a one-line summary.
+TOOL_LINE_CHARS = 100
+
+
+class ImportInputError(ValueError):
+    """A source file that cannot be imported: one line naming the file and the fix."""
+
+
+@dataclass
+class Turn:
+    speaker: str
+    text: str
+    time: _dt.datetime | None = None
+    tool: bool = False
+
+
+@dataclass
+class Conversation:
+    """One conversation at its source. ``key`` names it there (a session id, a ChatGPT
+    conversation id, a file name) and stays the same when the conversation grows."""
+
+    key: str
+    file: str
+    fmt: str
+    title: str | None = None
+    start: _dt.datetime | None = None
+    turns: list[Turn] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def parse_time(value: Any) -> _dt.datetime | None:
+    """An ISO 8601 string or an epoch number → an aware UTC datetime (None if neither)."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        if isinstance(value, (int, float)):
+            v = float(value)
+            if v > 1e11:  # milliseconds
+                v /= 1000.0
+            return _dt.datetime.fromtimestamp(v, _dt.timezone.utc)
+        s = str(value).strip()
+        if re.fullmatch(r"\d+(\.\d+)?", s):
+            return parse_time(float(s))
+        d = _dt.datetime.fromisoformat(s.replace("Z", "+00:00"))
+    except (ValueError, OverflowError, OSError):
+        return None
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=_dt.timezone.utc)
+    return d.astimezone(_dt.timezone.utc)
+
+
+def one_line(text: str, limit: int) -> str:
+    """The first non-empty line of ``text``, whitespace collapsed, cut at ``limit``."""
+    for line in str(text).splitlines():
+        if line.strip():
+            s = " ".join(line.split())
+            return s if len(s) <= limit else s[: limit - 1].rstrip() + "…"
+    return ""
+
+
+def tool_text(name: str, gist: str, output: str | None, error: bool = False) -> str:
+    """The one-line summary turn of a tool call and its result."""
+    head = f"[tool: {one_line(name, 40) or 'tool'}]"
+    gist = one_line(gist, 120)
+    out = head + (f" {gist}" if gist else "")
+    if output is None:
+        return out
+    first = one_line(output, TOOL_LINE_CHARS)
+    if error:
+        return out + f" (error: {first})" if first else out + " (error)"
+    n = len([ln for ln in str(output).splitlines() if ln.strip()])
+    if n == 0:
+        return out + " (no output)"
+    lines = f"{n} line{'s' if n != 1 else ''} of output"
+    return out + (f" ({lines}: {first})" if first else f" ({lines})")
+
+
+#: The input field that says what a Claude Code tool call did, by tool name.
+_TOOL_GIST = {"bash": "command", "read": "file_path", "write": "file_path", "edit": "file_path",
+              "multiedit": "file_path", "notebookedit": "notebook_path", "grep": "pattern",
+              "glob": "pattern", "webfetch": "url", "websearch": "query", "task": "description",
+              "ls": "path"}
+
+
+def tool_gist(name: str, args: Any) -> str:
+    """What a call did, from its arguments (a dict, or a JSON string of one)."""
+    if isinstance(args, str):
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return args
+    if not isinstance(args, dict):
+        return ""
+    key = _TOOL_GIST.get(str(name).lower())
+    if key and isinstance(args.get(key), str):
+        return args[key]
+    if str(name).lower() == "todowrite" and isinstance(args.get("todos"), list):
+        return f"{len(args['todos'])} to-do items"
+    for v in args.values():
+        if isinstance(v, str) and v.strip():
+            return v
+    return ""
+
+
+def _content_text(content: Any) -> str:
+    """Plain text of a tool result's content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(_content_text(c.get("text") if isinstance(c, dict) else c)
+                         for c in content if c is not None)
+    if isinstance(content, dict):
+        return _content_text(content.get("text") or content.get("content") or "")
+    return "" if content is None else str(content)
+
+
+def _load_json(path: Path, data: bytes, what: str) -> Any:
+    try:
+        return json.loads(data.decode("utf-8-sig"))
+    except UnicodeDecodeError:
+        raise ImportInputError(f"{path}: not UTF-8 text ({what} is UTF-8 JSON)") from None
+    except ValueError as e:
+        raise ImportInputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}); "
+                               f"{what} must be one JSON document") from None
+
+
+class _Tools:
+    """Pending tool calls of one conversation: the call's turn is placed where the call was
+    made and completed when its result arrives."""
+
+    def __init__(self, turns: list[Turn]) -> None:
+        self.turns = turns
+        self.open: dict[str, tuple[Turn, str, str]] = {}
+
+    def call(self, call_id: str | None, speaker: str, name: str, gist: str,
+             when: _dt.datetime | None) -> None:
+        t = Turn(speaker, tool_text(name, gist, None), when, tool=True)
+        self.turns.append(t)
+        self.open[call_id or f"#{len(self.turns)}"] = (t, name, gist)
+
+    def result(self, call_id: str | None, speaker: str, output: str, error: bool,
+               when: _dt.datetime | None, name: str = "tool") -> None:
+        key = call_id if call_id in self.open else (next(reversed(self.open)) if self.open and call_id is None else None)
+        if key is None:
+            self.turns.append(Turn(speaker, tool_text(name, "", output, error), when, tool=True))
+            return
+        t, cname, gist = self.open.pop(key)
+        t.text = tool_text(cname, gist, output, error)
+
+
+# --------------------------------------------------------------------------- claude code
+
+_CC_SKIP_TAGS = re.compile(r"<(system-reminder|local-command-stdout|local-command-stderr|"
+                           r"command-message|command-args)>.*?</\1>", re.S)
+_CC_COMMAND = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_CC_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+
+def _cc_user_text(text: str) -> str:
+    """A user message's text minus Claude Code's markup; a slash command as typed."""
+    cmd = _CC_COMMAND.search(text)
+    if cmd:
+        args = _CC_ARGS.search(text)
+        return (cmd.group(1).strip() + (" " + args.group(1).strip() if args and args.group(1).strip() else ""))
+    text = _CC_SKIP_TAGS.sub("", text)
+    if text.strip() in ("[Request interrupted by user]", "[Request interrupted by user for tool use]"):
+        return ""
+    return text.strip()
+
+
+def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
+    try:
+        lines = data.decode("utf-8-sig").splitlines()
+    except UnicodeDecodeError:
+        raise ImportInputError(f"{path}: not UTF-8 text (a Claude Code log is UTF-8 JSONL)") from None
+    records: list[dict] = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            if n == len(lines):
+                break  # the last line of a log being written: read it next time
+            raise ImportInputError(f"{path}:{n}: not a JSON record (a Claude Code log has one JSON "
+                                   f"object per line; fix or remove that line)") from None
+        if not isinstance(rec, dict):
+            raise ImportInputError(f"{path}:{n}: not a JSON object (a Claude Code log has one JSON "
+                                   f"object per line; use --format to choose another format)")
+        records.append(rec)
+    if records and not any(r.get("type") in ("user", "assistant", "summary") for r in records):
+        raise ImportInputError(f"{path}: no user or assistant records; not a Claude Code session log "
+                               f"(use --format to choose another format)")
+    turns: list[Turn] = []
+    tools = _Tools(turns)
+    title = None
+    session_id = None
+    last_msg_id = None
+    for rec in records:
+        kind = rec.get("type")
+        if kind == "summary" and isinstance(rec.get("summary"), str):
+            title = title or rec["summary"]
+            continue
+        if kind not in ("user", "assistant") or rec.get("isSidechain") or rec.get("isMeta"):
+            continue
+        session_id = session_id or rec.get("sessionId")
+        when = parse_time(rec.get("timestamp"))
+        msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        content = msg.get("content")
+        speaker = "User" if kind == "user" else "Claude"
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (
+            content if isinstance(content, list) else [])
+        msg_id = msg.get("id")
+        for b in blocks:
+            if not isinstance(b, dict):
+                continue
+            bt = b.get("type")
+            if bt == "text":
+                text = _cc_user_text(str(b.get("text") or "")) if kind == "user" else str(b.get("text") or "").strip()
+                if not text:
+                    continue
+                prev = turns[-1] if turns else None
+                if (kind == "assistant" and prev is not None and not prev.tool and prev.speaker == speaker
+                        and msg_id is not None and msg_id == last_msg_id):
+                    prev.text += "\n" + text  # one message written as several records
+                else:
+                    turns.append(Turn(speaker, text, when))
+            elif bt == "tool_use":
+                name = str(b.get("name") or "tool")
+                tools.call(b.get("id"), "Claude", name, tool_gist(name, b.get("input")), when)
+            elif bt == "tool_result":
+                tools.result(b.get("tool_use_id"), "Claude", _content_text(b.get("content")),
+                             bool(b.get("is_error")), when)
+            elif bt == "image" and kind == "user":
+                turns.append(Turn(speaker, "[shared image]", when))
+        last_msg_id = msg_id if kind == "assistant" else None
+    key = f"claude-code:{session_id or path.stem}"
+    start = next((t.time for t in turns if t.time), None)
+    return [Conversation(key, str(path), "claude-code", title, start, turns)]
+
+
+# --------------------------------------------------------------------------- chatgpt
+
+_CG_SKIP_TYPES = {"user_editable_context", "model_editable_context", "thoughts", "reasoning_recap",
+                  "system_error"}
+
+
+def _cg_parts(content: dict, meta: dict) -> str:
+    out: list[str] = []
+    parts = content.get("parts")
+    if isinstance(parts, list):
+        for p in parts:
+            if isinstance(p, str):
+                if p.strip():
+                    out.append(p.strip())
+            elif isinstance(p, dict):
+                ct = p.get("content_type", "")
+                if "image" in ct:
+                    prompt = ((p.get("metadata") or {}).get("dalle") or {}).get("prompt")
+                    out.append(f"[shared image: {one_line(prompt, 200)}]" if prompt else "[shared image]")
+                elif "audio" in ct:
+                    out.append("[audio]")
+                elif isinstance(p.get("text"), str):
+                    out.append(p["text"].strip())
+    elif isinstance(content.get("text"), str):
+        out.append(content["text"].strip())
+    elif isinstance(content.get("result"), str):
+        out.append(content["result"].strip())
+    for a in meta.get("attachments") or []:
+        if isinstance(a, dict) and a.get("name"):
+            out.append(f"[attachment: {one_line(a['name'], 120)}]")
+    return "\n".join(x for x in out if x)
+
+
+def _cg_chain(conv: dict) -> list[dict]:
+    mapping = conv["mapping"]
+    node = conv.get("current_node")
+    if node not in mapping:
+        # no current node: follow the last child from the root (the newest branch)
+        roots = [k for k, v in mapping.items() if isinstance(v, dict) and not v.get("parent")]
+        node = roots[0] if roots else None
+        while node is not None and (mapping.get(node) or {}).get("children"):
+            node = mapping[node]["children"][-1]
+    chain: list[dict] = []
+    seen: set[str] = set()
+    while node is not None and node in mapping and node not in seen:
+        seen.add(node)
+        chain.append(mapping[node])
+        node = mapping[node].get("parent")
+    return chain[::-1]
+
+
+def parse_chatgpt(path: Path, data: bytes) -> list[Conversation]:
+    if path.suffix.lower() == ".zip":
+        try:
+            with zipfile.ZipFile(path) as z:
+                name = next((n for n in z.namelist() if n.rsplit("/", 1)[-1] == "conversations.json"), None)
+                if name is None:
+                    raise ImportInputError(f"{path}: no conversations.json inside (expected a ChatGPT "
+                                           f"data export .zip)")
+                data = z.read(name)
+        except zipfile.BadZipFile:
+            raise ImportInputError(f"{path}: not a readable .zip file (unzip it and give its "
+                                   f"conversations.json)") from None
+    doc = _load_json(path, data, "a ChatGPT conversations.json")
+    if isinstance(doc, dict) and "mapping" in doc:
+        doc = [doc]
+    if not isinstance(doc, list):
+        raise ImportInputError(f"{path}: expected a list of conversations (a ChatGPT export's "
+                               f"conversations.json); use --format to choose another format")
+    out: list[Conversation] = []
+    for i, conv in enumerate(doc):
+        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
+            raise ImportInputError(f"{path}: conversation {i} has no 'mapping' of messages (expected "
+                                   f"a ChatGPT export's conversations.json, unedited)")
+        start = parse_time(conv.get("create_time"))
+        turns: list[Turn] = []
+        tools = _Tools(turns)
+        for node in _cg_chain(conv):
+            msg = node.get("message") if isinstance(node, dict) else None
+            if not isinstance(msg, dict):
+                continue
+            meta = msg.get("metadata") or {}
+            content = msg.get("content") or {}
+            role = (msg.get("author") or {}).get("role")
+            if (role == "system" or meta.get("is_visually_hidden_from_conversation")
+                    or content.get("content_type") in _CG_SKIP_TYPES):
+                continue
+            when = parse_time(msg.get("create_time")) or start
+            text = _cg_parts(content, meta)
+            recipient = msg.get("recipient") or "all"
+            if role == "assistant" and recipient != "all":
+                tools.call(msg.get("id"), "ChatGPT", recipient, text, when)
+            elif role == "tool":
+                name = (msg.get("author") or {}).get("name") or "tool"
+                tools.result(None, "ChatGPT", text, meta.get("is_error") is True, when, name)
+            elif role in ("user", "assistant") and text:
+                turns.append(Turn("User" if role == "user" else "ChatGPT", text, when))
+        cid = conv.get("id") or conv.get("conversation_id")
+        if not cid:
+            cid = hashlib.sha1(f"{conv.get('title')}|{conv.get('create_time')}".encode()).hexdigest()[:16]
+        out.append(Conversation(f"chatgpt:{cid}", str(path), "chatgpt", conv.get("title") or None,
+                                start or next((t.time for t in turns if t.time), None), turns))
+    return out
+
+
+# --------------------------------------------------------------------------- messages
+
+_ROLE_SPEAKER = {"user": "User", "assistant": "Assistant", "system": "System", "developer": "System",
+                 "human": "User", "ai": "Assistant", "model": "Assistant"}
+_TIME_KEYS = ("timestamp", "created_at", "create_time", "created", "date", "time")
+
+
+def _msg_time(obj: dict) -> _dt.datetime | None:
+    for k in _TIME_KEYS:
+        t = parse_time(obj.get(k))
+        if t:
+            return t
+    return None
+
+
+def _messages_conv(path: Path, obj: dict | list, index: int | None) -> Conversation:
+    where = f"{path}" + (f" (conversation {index})" if index is not None else "")
+    msgs = obj.get("messages") if isinstance(obj, dict) else obj
+    if not isinstance(msgs, list):
+        raise ImportInputError(f"{where}: 'messages' is not a list (expected [{{\"role\": …, "
+                               f"\"content\": …}}, …])")
+    turns: list[Turn] = []
+    tools = _Tools(turns)
+    for n, m in enumerate(msgs):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise ImportInputError(f"{where}: message {n} has no 'role' (each message is "
+                                   f"{{\"role\": \"user\", \"content\": \"…\"}})")
+        role = m["role"].lower()
+        when = _msg_time(m)
+        speaker = _ROLE_SPEAKER.get(role, role.title()[:40])
+        if role == "user" and isinstance(m.get("name"), str) and m["name"].strip():
+            speaker = m["name"].strip()
+        if role in ("tool", "function"):
+            tools.result(m.get("tool_call_id"), "Assistant", _content_text(m.get("content")),
+                         False, when, str(m.get("name") or "tool"))
+            continue
+        content = m.get("content")
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else (
+            content if isinstance(content, list) else [])
+        texts: list[str] = []
+        for p in parts:
+            if isinstance(p, str):
+                texts.append(p)
+                continue
+            if not isinstance(p, dict):
+                continue
+            pt = str(p.get("type") or "")
+            if pt in ("text", "input_text", "output_text"):
+                texts.append(str(p.get("text") or ""))
+            elif "image" in pt:
+                texts.append("[shared image]")
+            elif pt in ("file", "input_file", "document"):
+                name = p.get("filename") or (p.get("file") or {}).get("filename") or p.get("title")
+                texts.append(f"[attachment: {name}]" if name else "[attachment]")
+            elif pt == "tool_use":
+                if "\n".join(texts).strip():
+                    turns.append(Turn(speaker, "\n".join(texts).strip(), when))
+                texts = []
+                name = str(p.get("name") or "tool")
+                tools.call(p.get("id"), "Assistant", name, tool_gist(name, p.get("input")), when)
+            elif pt == "tool_result":
+                tools.result(p.get("tool_use_id"), "Assistant", _content_text(p.get("content")),
+                             bool(p.get("is_error")), when)
+        text = "\n".join(texts).strip()
+        if text:
+            turns.append(Turn(speaker, text, when))
+        for call in m.get("tool_calls") or []:
+            if not isinstance(call, dict):
+                continue
+            fn = call.get("function") or {}
+            name = str(fn.get("name") or "tool")
+            tools.call(call.get("id"), "Assistant", name, tool_gist(name, fn.get("arguments")), when)
+    meta = obj if isinstance(obj, dict) else {}
+    cid = meta.get("id") or meta.get("conversation_id") or (
+        f"{path.name}#{index}" if index is not None else path.name)
+    start = _msg_time(meta) or next((t.time for t in turns if t.time), None)
+    return Conversation(f"messages:{cid}", str(path), "messages",
+                        meta.get("title") if isinstance(meta.get("title"), str) else None, start, turns)
+
+
+def parse_messages(path: Path, data: bytes) -> list[Conversation]:
+    doc = _load_json(path, data, "a messages file")
+    if isinstance(doc, dict) and "messages" in doc:
+        return [_messages_conv(path, doc, None)]
+    if isinstance(doc, list) and doc and all(isinstance(x, dict) and "messages" in x for x in doc):
+        return [_messages_conv(path, x, i) for i, x in enumerate(doc)]
+    if isinstance(doc, list):
+        return [_messages_conv(path, doc, None)]
+    raise ImportInputError(f"{path}: expected [{{\"role\": …, \"content\": …}}, …] or "
+                           f"{{\"messages\": […]}}; use --format to choose another format")
+
+
+# --------------------------------------------------------------------------- text
+
+_SPEAKER_RE = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*|__)?(?P<name>[^\W\d_][\w .'’-]{0,39}?)(?:\*\*|__)?\s*:"
+                         r"(?:\*\*|__)?(?:\s+(?P<text>.*))?$")
+_KNOWN_SPEAKERS = {"user", "assistant", "human", "ai", "system", "me", "you", "bot", "claude",
+                   "chatgpt", "gpt", "model", "agent", "tool"}
+_META_KEYS = {"date", "title", "session", "participants", "source", "time", "subject"}
+_DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conversation]:
+    try:
+        text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
+    except UnicodeDecodeError:
+        raise ImportInputError(f"{path}: not UTF-8 text (save it as UTF-8)") from None
+    meta, body, bad = split_frontmatter(text)
+    if bad:
+        raise ImportInputError(f"{path}: its frontmatter (between the '---' lines) is not a YAML "
+                               f"mapping; fix it or remove it")
+    meta = meta or {}
+    lines = body.split("\n")
+    # candidate turn starts: (line, name, text, how it was marked)
+    cands: list[tuple[int, str, str, str]] = []
+    for i, line in enumerate(lines):
+        m = TURN_RE.match(line.strip())
+        if m:  # already in the brainfs form: the anchor is dropped, the speaker kept
+            cands.append((i, m.group("speaker").strip(), m.group("text"), "anchor"))
+            continue
+        m = _SPEAKER_RE.match(line)
+        if m and len(m.group("name").split()) <= 4:
+            bold = line.lstrip(" -*").startswith(("**", "__")) or line.lstrip().startswith(("**", "__"))
+            cands.append((i, m.group("name").strip(), m.group("text") or "", "bold" if bold else "plain"))
+    counts: dict[str, int] = {}
+    for _i, name, _t, _how in cands:
+        counts[name] = counts.get(name, 0) + 1
+    named = meta.get("participants")
+    named = {str(x) for x in named} if isinstance(named, list) else set()
+    # A speaker: named in the frontmatter, a known role, marked in bold, or at the start of
+    # two lines or more ("Note: …" once inside a turn is text, not a speaker). When the file
+    # is in the anchored form, its anchored lines are its turns.
+    anchored = bool(cands) and cands[0][3] == "anchor"
+    starts = {i: (name, t) for i, name, t, how in cands
+              if (how == "anchor") == anchored and name.lower() not in _META_KEYS
+              and (anchored or name in named or how == "bold" or counts[name] >= 2
+                   or name.lower() in _KNOWN_SPEAKERS)}
+    if not starts:
+        raise ImportInputError(f"{path}: no 'Speaker: text' lines found (each turn starts a line "
+                               f"with its speaker and a colon, e.g. 'User: hello')")
+    first = min(starts)
+    title = meta.get("title")
+    when = parse_time(meta.get("date"))
+    for line in lines[:first]:
+        h = re.match(r"^#\s+(.+?)\s*#*$", line)
+        if h and not title:
+            title = h.group(1)
+        kv = re.match(r"^\s*(?:\*\*)?(date|title)(?:\*\*)?\s*:\s*(.+)$", line, re.I)
+        if kv and kv.group(1).lower() == "date" and when is None:
+            when = parse_time(kv.group(2).strip())
+        elif kv and kv.group(1).lower() == "title" and not title:
+            title = kv.group(2).strip()
+    if when is None:
+        m = _DATE_IN_NAME.search(path.name)
+        when = parse_time(m.group(1)) if m else None
+    if when is None and mtime is not None:
+        when = parse_time(mtime)
+    turns: list[Turn] = []
+    for i in range(first, len(lines)):
+        if i in starts:
+            name, t = starts[i]
+            turns.append(Turn(name, t, when))
+        elif turns and not re.match(r"^#{1,6}\s", lines[i]):
+            turns[-1].text += "\n" + lines[i]
+    turns = [Turn(t.speaker, t.text.strip(), t.time) for t in turns if t.text.strip()]
+    key = f"text:{meta.get('session') or path.name}"
+    return [Conversation(key, str(path), "text", str(title) if title else None, when, turns)]
+
+
+# --------------------------------------------------------------------------- detection
+
+def detect(path: Path, data: bytes) -> str:
+    """The format of one file, from its name and first bytes (one-line error if none)."""
+    suffix = path.suffix.lower()
+    if suffix == ".zip" or path.name == "conversations.json":
+        return "chatgpt"
+    if suffix == ".jsonl":
+        return "claude-code"
+    if suffix in (".md", ".markdown", ".txt"):
+        return "text"
+    head = data.lstrip()[:1]
+    if suffix == ".json" or head in (b"[", b"{"):
+        doc = _load_json(path, data, "a .json session file")
+        items = doc if isinstance(doc, list) else [doc]
+        firsts = [x for x in items[:3] if isinstance(x, dict)]
+        if firsts and all("mapping" in x for x in firsts):
+            return "chatgpt"
+        if isinstance(doc, dict) and "messages" in doc or firsts and all(
+                "role" in x or "messages" in x for x in firsts):
+            return "messages"
+        if firsts and "type" in firsts[0] and ("sessionId" in firsts[0] or "message" in firsts[0]):
+            return "claude-code"
+        raise ImportInputError(f"{path}: JSON of no known session format (ChatGPT conversations.json, "
+                               f"a messages list, or a Claude Code log); give --format if it is one")
+    raise ImportInputError(f"{path}: cannot tell its format from its name; give --format "
+                           f"(claude-code, chatgpt, messages, text)")
+
+
+PARSERS = {"claude-code": parse_claude_code, "chatgpt": parse_chatgpt, "messages": parse_messages}
+
+
+def source_files(src: Path, fmt: str = "auto") -> list[Path]:
+    """The files to read: SRC itself, or the session files under a directory SRC."""
+    if not src.exists():
+        raise ImportInputError(f"{src}: no such file or directory")
+    if src.is_file():
+        return [src]
+    out = []
+    for p in sorted(src.rglob("*")):
+        if not p.is_file() or any(part.startswith(".") for part in p.relative_to(src).parts):
+            continue
+        ext = p.suffix.lower()
+        if ext not in EXTENSIONS:
+            continue
+        if fmt != "auto" and EXTENSIONS[ext] not in (None, fmt):
+            continue
+        out.append(p)
+    if not out:
+        raise ImportInputError(f"{src}: no session files in it (.jsonl, .json, .zip, .md, .txt)")
+    return out
+
+
+def read_source(path: Path, fmt: str = "auto") -> list[Conversation]:
+    """Every conversation of one file (one-line :class:`ImportInputError` if unreadable)."""
+    try:
+        data = b"" if path.suffix.lower() == ".zip" else path.read_bytes()
+        mtime = path.stat().st_mtime
+    except OSError as e:
+        raise ImportInputError(f"{path}: {e.strerror or e}") from None
+    if not data.strip() and path.suffix.lower() != ".zip":
+        raise ImportInputError(f"{path}: empty file (remove it or give a non-empty one)")
+    kind = detect(path, data) if fmt == "auto" else fmt
+    if kind == "text":
+        return parse_text(path, data, mtime)
+    convs = PARSERS[kind](path, data)
+    for c in convs:
+        if c.start is None:
+            c.start = parse_time(mtime)
+    return convs

@@ -1,0 +1,319 @@
+"""Conversations → ``sessions/<id>/transcript.md`` in the corpus, idempotently.
+
+The form written is the one ``cache/FORMAT.md`` documents (and ``cache/chunker.py`` and
+dream read): frontmatter ``session``, ``date``, ``participants``, ``title``, ``source``;
+one ``[D<n>:<t>] Speaker: text`` paragraph per turn.
+
+* **Sessions.** A conversation resumed after :data:`SESSION_GAP` or more is a new session
+  (part ``n`` of the conversation, anchors ``D<n>:…``): a session has one date, and "when
+  did I …" is answered from it.
+* **Ids.** ``<date>-<slug>-<hash8>``: the date first (path order is time order), a slug of
+  the title for people, and eight hex digits of the conversation's source key and part —
+  what finds the session again on the next import, even if the title changed since.
+* **Growth.** A session already in the corpus keeps its text; the source's turns that it
+  does not hold yet (in order) are appended with the next turn numbers. Importing the same
+  source again writes nothing.
+* **Nothing half-written.** Every source file is read and checked before the first upload;
+  each transcript is one PUT of the whole file (conditional on the ETag it was read with).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import re
+import unicodedata
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.keys import path_problem
+from brainfs.cache.chunker import _TURN_RE as TURN_RE
+from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.importers import Conversation, ImportInputError, Turn, read_source, source_files
+
+#: A pause this long starts a new session of the same conversation: a working session's
+#: breaks (lunch, a meeting) are shorter; a night or a return days later is longer.
+SESSION_GAP = _dt.timedelta(hours=6)
+
+#: Longest turn kept whole. A pasted log or file in a message would otherwise be one huge
+#: passage (the embedding model reads only its first ~1,000 characters anyway); the cut is
+#: marked in the text.
+MAX_TURN_CHARS = 6000
+
+_ID_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-(?:.+-)?(?P<h>[0-9a-f]{8})$")
+_HEADING_RE = re.compile(r"^#{1,6}\s")
+_ANCHOR_RE = re.compile(r"^D(\d+):(\d+)$")
+
+
+@dataclass
+class Draft:
+    """One session as the source has it now."""
+
+    hash: str
+    sid: str
+    part: int
+    date: _dt.datetime | None
+    title: str | None
+    source: str
+    turns: list[Turn]
+
+
+@dataclass
+class Report:
+    files: dict[str, int] = field(default_factory=dict)  # format → files read
+    conversations: int = 0
+    empty: int = 0
+    new: int = 0
+    grown: int = 0
+    unchanged: int = 0
+    turns_added: int = 0
+    tool_turns: int = 0
+    rewritten: list[str] = field(default_factory=list)  # sessions whose source changed earlier turns
+    paths: list[str] = field(default_factory=list)
+
+    def line(self, url: str) -> str:
+        fmts = ", ".join(f"{k} {v}" for k, v in sorted(self.files.items()))
+        out = (f"imported {sum(self.files.values())} file(s) ({fmts}) into {url}: "
+               f"{self.new} new session(s), {self.grown} grown, {self.unchanged} unchanged; "
+               f"{self.turns_added} turns written ({self.tool_turns} tool calls summarised)")
+        if self.empty:
+            out += f"; {self.empty} empty conversation(s) skipped"
+        return out
+
+
+# --------------------------------------------------------------------------- drafts
+
+def slug(text: str | None, words: int = 6, chars: int = 40) -> str:
+    if not text:
+        return ""
+    s = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
+    toks = re.findall(r"[a-z0-9]+", s)[:words]
+    out = ""
+    for t in toks:
+        if len(out) + len(t) + 1 > chars:
+            break
+        out = f"{out}-{t}" if out else t
+    return out
+
+
+def _hash(key: str, part: int) -> str:
+    return hashlib.sha1((key if part == 1 else f"{key}#{part}").encode("utf-8")).hexdigest()[:8]
+
+
+def drafts_of(conv: Conversation) -> list[Draft]:
+    """A conversation's sessions: split where it paused for SESSION_GAP or more."""
+    parts: list[list[Turn]] = []
+    last: _dt.datetime | None = None
+    for t in conv.turns:
+        if not parts or (t.time and last and t.time - last >= SESSION_GAP):
+            parts.append([])
+        parts[-1].append(t)
+        last = t.time or last
+    first_user = next((t.text for t in conv.turns if not t.tool and t.speaker.lower() in ("user", "human", "me")),
+                      conv.turns[0].text if conv.turns else "")
+    name = slug(conv.title) or slug(first_user)
+    out = []
+    for n, turns in enumerate(parts, 1):
+        when = next((t.time for t in turns if t.time), None) or (conv.start if n == 1 else None)
+        h = _hash(conv.key, n)
+        day = when.date().isoformat() if when else "undated"
+        sid = "-".join(x for x in (day, name, h) if x)
+        title = conv.title or (one_title(first_user) if first_user else None)
+        if title and len(parts) > 1:
+            title = f"{title} (part {n})"
+        out.append(Draft(h, sid, n, when, title, f"{conv.fmt} {conv.key.split(':', 1)[1]}", turns))
+    return out
+
+
+def one_title(text: str) -> str:
+    s = " ".join(text.split())
+    return s if len(s) <= 80 else s[:79].rsplit(" ", 1)[0] + "…"
+
+
+# --------------------------------------------------------------------------- rendering
+
+def turn_body(text: str) -> str:
+    """A turn's text as one paragraph: blank lines dropped, a line that would read as a new
+    turn or a heading escaped with a backslash, cut at MAX_TURN_CHARS."""
+    text = str(text).replace("\x00", "").replace("\r\n", "\n").replace("\r", "\n")
+    if len(text) > MAX_TURN_CHARS:
+        cut = text[:MAX_TURN_CHARS].rsplit(" ", 1)[0]
+        text = cut + f" … [{len(text) - len(cut)} more characters not imported]"
+    lines = [ln.rstrip() for ln in text.split("\n") if ln.strip()]
+    out = []
+    for i, ln in enumerate(lines):
+        s = ln.strip()
+        if i > 0 and (TURN_RE.match(s) or _HEADING_RE.match(s) or s.startswith(("---", "..."))):
+            ln = ln.replace(s[0], "\\" + s[0], 1)
+        out.append(ln)
+    return "\n".join(out)
+
+
+def speaker_name(name: str) -> str:
+    s = " ".join(str(name).replace(":", " ").replace("]", " ").replace("[", " ").split())[:80]
+    return s or "Unknown"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def frontmatter(meta: dict) -> str:
+    return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1000) + "---\n"
+
+
+def render(d: Draft) -> tuple[str, int]:
+    """A new session's transcript and its number of turns."""
+    speakers = list(dict.fromkeys(speaker_name(t.speaker) for t in d.turns))
+    meta: dict = {"session": d.sid}
+    meta["date"] = d.date.strftime("%Y-%m-%dT%H:%M:%SZ") if d.date else ""
+    meta["participants"] = speakers
+    if d.title:
+        meta["title"] = d.title
+    meta["source"] = d.source
+    paras = [f"[D{d.part}:{i}] {speaker_name(t.speaker)}: {turn_body(t.text)}"
+             for i, t in enumerate(_nonempty(d.turns), 1)]
+    return frontmatter(meta) + "\n" + "\n\n".join(paras) + "\n", len(paras)
+
+
+def _nonempty(turns: list[Turn]) -> list[Turn]:
+    return [t for t in turns if turn_body(t.text).strip()]
+
+
+def existing_turns(text: str) -> list[tuple[str, str, str]]:
+    """(anchor, speaker, text) of a transcript, read as the chunker reads it."""
+    _meta, body, _bad = split_frontmatter(text)
+    out: list[list[str]] = []
+    for line in body.split("\n"):
+        m = TURN_RE.match(line.strip())
+        if m:
+            out.append([m.group("anchor"), m.group("speaker").strip(), m.group("text")])
+        elif out and line.strip():
+            out[-1][2] += "\n" + line
+    return [(a, s, t) for a, s, t in out]
+
+
+def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
+    """``text`` (a transcript already in the corpus) with the draft's turns it lacks appended.
+    Returns (new text, the turns added, whether the source changed turns already imported)."""
+    have = existing_turns(text)
+    j = matched = 0
+    new: list[Turn] = []
+    for t in _nonempty(d.turns):
+        key = (speaker_name(t.speaker), _norm(turn_body(t.text)))
+        k = next((k for k in range(j, len(have)) if (have[k][1], _norm(have[k][2])) == key), None)
+        if k is None:
+            new.append(t)
+        else:
+            matched += 1
+            j = k + 1
+    # a source that only grew holds every imported turn, in order, before its new ones
+    skipped = matched < len(have)
+    if not new:
+        return text, [], False
+    nums = [_ANCHOR_RE.match(a) for a, _s, _t in have]
+    nums = [m for m in nums if m]
+    part = int(nums[0].group(1)) if nums else d.part
+    nxt = max((int(m.group(2)) for m in nums), default=0) + 1
+    paras = [f"[D{part}:{nxt + i}] {speaker_name(t.speaker)}: {turn_body(t.text)}" for i, t in enumerate(new)]
+    meta, body, bad = split_frontmatter(text)
+    if meta is not None and not bad:
+        parts = meta.get("participants")
+        if isinstance(parts, list):
+            add = [speaker_name(t.speaker) for t in new if speaker_name(t.speaker) not in parts]
+            if add:
+                meta["participants"] = parts + list(dict.fromkeys(add))
+                text = frontmatter(meta) + "\n" + body
+    return text.rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped
+
+
+# --------------------------------------------------------------------------- the import
+
+def read_all(src: Path, fmt: str = "auto") -> tuple[list[Conversation], dict[str, int]]:
+    """Every conversation under ``src``; any bad file stops it here, before a write."""
+    convs: list[Conversation] = []
+    counts: dict[str, int] = {}
+    for p in source_files(src, fmt):
+        got = read_source(p, fmt)
+        for c in got:
+            counts[c.fmt] = counts.get(c.fmt, 0)
+        if got:
+            counts[got[0].fmt] += 1
+        convs += got
+    return convs, counts
+
+
+def import_sessions(src: Path, store, fmt: str = "auto",
+                    progress: Callable[[int, int], None] | None = None,
+                    workers: int = 8) -> Report:
+    """Import the sessions under ``src`` into ``store``'s corpus (see the module docstring).
+    Raises :class:`ImportInputError` (one line) before writing anything when a file is bad."""
+    convs, counts = read_all(src, fmt)
+    rep = Report(files=counts, conversations=len(convs))
+    drafts: dict[str, Draft] = {}
+    for c in convs:
+        if not _nonempty(c.turns):
+            rep.empty += 1
+            continue
+        for d in drafts_of(c):
+            if not _nonempty(d.turns):
+                continue
+            old = drafts.get(d.hash)
+            if old is None or len(d.turns) > len(old.turns):  # one conversation in two files
+                drafts[d.hash] = d
+    for d in drafts.values():
+        problem = path_problem(f"sessions/{d.sid}/transcript.md")
+        if problem:
+            raise ImportInputError(f"{d.source}: session id {d.sid!r}: {problem}")
+    # sessions already in the corpus, found by the hash their id ends with
+    known: dict[str, tuple[str, str]] = {}
+    for o in store.list("sessions"):
+        parts = o.path.split("/")
+        if len(parts) == 3 and parts[2] == "transcript.md":
+            m = _ID_RE.match(parts[1])
+            if m:
+                known[m.group("h")] = (parts[1], o.etag)
+    todo = sorted(drafts.values(), key=lambda d: d.sid)
+    done = 0
+
+    def one(d: Draft) -> tuple[str, int, int, bool, str]:
+        if d.hash in known:
+            sid, etag = known[d.hash]
+            path = f"sessions/{sid}/transcript.md"
+            try:
+                data, etag = store.get(path)
+            except NoSuchKey:
+                data = None
+            if data is not None:
+                text, added, skipped = grow(data.decode("utf-8", errors="replace"), d)
+                if not added:
+                    return "unchanged", 0, 0, False, path
+                store.put(path, text.encode("utf-8"), if_match=etag)
+                return "grown", len(added), sum(1 for t in added if t.tool), skipped, path
+        path = f"sessions/{d.sid}/transcript.md"
+        text, n = render(d)
+        store.put(path, text.encode("utf-8"), if_none_match=True)
+        return "new", n, sum(1 for t in _nonempty(d.turns) if t.tool), False, path
+
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for kind, added, tools, skipped, path in pool.map(one, todo):
+            setattr(rep, kind, getattr(rep, kind) + 1)
+            rep.turns_added += added
+            rep.tool_turns += tools
+            if kind != "unchanged":
+                rep.paths.append(path)
+            if skipped:
+                rep.rewritten.append(path)
+            done += 1
+            if progress:
+                progress(done, len(todo))
+    return rep
+
+
+__all__ = ["ImportInputError", "Report", "import_sessions", "render", "grow", "drafts_of",
+           "SESSION_GAP", "MAX_TURN_CHARS"]
