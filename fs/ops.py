@@ -680,6 +680,7 @@ class Ops(pyfuse3.Operations):
         await self._wait_commit(path)
         if path in self.writing:
             self._discard_shadow(path)
+        self._created.discard(path)
         self.ws.unlink(path)
         self._drop_ino(path)
         self._wake_uploader()
@@ -711,6 +712,8 @@ class Ops(pyfuse3.Operations):
             raise next(iter(errors.values()))
         # Planned again: the awaits above let other requests change the tree.
         self.ws.rename(old, new, noreplace)
+        # The moved files are uploaded under their new names now, closed or not.
+        self._created = {p for p in self._created if p != old and not p.startswith(old + "/")}
         self._move_ino(old, new)
         self._wake_uploader()
 
