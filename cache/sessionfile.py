@@ -29,12 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import path_problem
 from brainfs.cache.chunker import _TURN_RE as TURN_RE
 from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.importers import Conversation, ImportInputError, Turn, read_source, source_files
+from brainfs.cache.importers import (
+    Conversation,
+    ImportInputError,
+    Turn,
+    read_source,
+    source_files,
+)
 
 #: A pause this long starts a new session of the same conversation: a working session's
 #: breaks (lunch, a meeting) are shorter; a night or a return days later is longer.
@@ -114,7 +119,9 @@ def drafts_of(conv: Conversation) -> list[Draft]:
             parts.append([])
         parts[-1].append(t)
         last = t.time or last
-    first_user = next((t.text for t in conv.turns if not t.tool and t.speaker.lower() in ("user", "human", "me")),
+    # the first thing the user asked names the session (a slash command like /clear does not)
+    first_user = next((t.text for t in conv.turns if not t.tool and not t.text.startswith("/")
+                       and t.speaker.lower() in ("user", "human", "me")),
                       conv.turns[0].text if conv.turns else "")
     name = slug(conv.title) or slug(first_user)
     out = []
@@ -315,5 +322,13 @@ def import_sessions(src: Path, store, fmt: str = "auto",
     return rep
 
 
-__all__ = ["ImportInputError", "Report", "import_sessions", "render", "grow", "drafts_of",
-           "SESSION_GAP", "MAX_TURN_CHARS"]
+__all__ = [
+    "MAX_TURN_CHARS",
+    "SESSION_GAP",
+    "ImportInputError",
+    "Report",
+    "drafts_of",
+    "grow",
+    "import_sessions",
+    "render",
+]

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
