@@ -48,6 +48,11 @@ class ImportInputError(ValueError):
     """A source file that cannot be imported: one line naming the file and the fix."""
 
 
+class UnknownFormat(ImportInputError):
+    """A file of no known session format (skipped inside a directory SRC: an unzipped
+    ChatGPT export also holds user.json, an agent's folder settings and to-do lists)."""
+
+
 @dataclass
 class Turn:
     speaker: str
@@ -525,7 +530,7 @@ def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conv
               and (anchored or name in named or how == "bold" or counts[name] >= 2
                    or name.lower() in _KNOWN_SPEAKERS)}
     if not starts:
-        raise ImportInputError(f"{path}: no 'Speaker: text' lines found (each turn starts a line "
+        raise UnknownFormat(f"{path}: no 'Speaker: text' lines found (each turn starts a line "
                                f"with its speaker and a colon, e.g. 'User: hello')")
     first = min(starts)
     title = meta.get("title")
@@ -579,9 +584,9 @@ def detect(path: Path, data: bytes) -> str:
             return "messages"
         if firsts and "type" in firsts[0] and ("sessionId" in firsts[0] or "message" in firsts[0]):
             return "claude-code"
-        raise ImportInputError(f"{path}: JSON of no known session format (ChatGPT conversations.json, "
+        raise UnknownFormat(f"{path}: JSON of no known session format (ChatGPT conversations.json, "
                                f"a messages list, or a Claude Code log); give --format if it is one")
-    raise ImportInputError(f"{path}: cannot tell its format from its name; give --format "
+    raise UnknownFormat(f"{path}: cannot tell its format from its name; give --format "
                            f"(claude-code, chatgpt, messages, text)")
 
 

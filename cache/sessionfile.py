@@ -37,6 +37,7 @@ from brainfs.cache.importers import (
     Conversation,
     ImportInputError,
     Turn,
+    UnknownFormat,
     read_source,
     source_files,
 )
@@ -79,6 +80,7 @@ class Report:
     turns_added: int = 0
     tool_turns: int = 0
     rewritten: list[str] = field(default_factory=list)  # sessions whose source changed earlier turns
+    skipped: list[str] = field(default_factory=list)  # files of no known format (in a directory)
     paths: list[str] = field(default_factory=list)
 
     def line(self, url: str) -> str:
@@ -241,12 +243,21 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
 
 # --------------------------------------------------------------------------- the import
 
-def read_all(src: Path, fmt: str = "auto") -> tuple[list[Conversation], dict[str, int]]:
-    """Every conversation under ``src``; any bad file stops it here, before a write."""
+def read_all(src: Path, fmt: str = "auto",
+             skipped: list[str] | None = None) -> tuple[list[Conversation], dict[str, int]]:
+    """Every conversation under ``src``; any bad file stops it here, before a write. In a
+    directory read with ``auto``, files of no known format are listed in ``skipped``."""
     convs: list[Conversation] = []
     counts: dict[str, int] = {}
+    in_dir = src.is_dir() and fmt == "auto"
     for p in source_files(src, fmt):
-        got = read_source(p, fmt)
+        try:
+            got = read_source(p, fmt)
+        except UnknownFormat:
+            if not in_dir or skipped is None:
+                raise
+            skipped.append(str(p))
+            continue
         for c in got:
             counts[c.fmt] = counts.get(c.fmt, 0)
         if got:
@@ -260,8 +271,12 @@ def import_sessions(src: Path, store, fmt: str = "auto",
                     workers: int = 8) -> Report:
     """Import the sessions under ``src`` into ``store``'s corpus (see the module docstring).
     Raises :class:`ImportInputError` (one line) before writing anything when a file is bad."""
-    convs, counts = read_all(src, fmt)
-    rep = Report(files=counts, conversations=len(convs))
+    skipped: list[str] = []
+    convs, counts = read_all(src, fmt, skipped)
+    if not convs and skipped:
+        raise ImportInputError(f"{src}: no file in it is of a known session format (e.g. "
+                               f"{skipped[0]}); give --format or a session file")
+    rep = Report(files=counts, conversations=len(convs), skipped=skipped)
     drafts: dict[str, Draft] = {}
     for c in convs:
         if not _nonempty(c.turns):

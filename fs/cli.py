@@ -260,6 +260,9 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    if rep.skipped:
+        _warn(f"skipped {len(rep.skipped)} file(s) of no known session format: "
+              + ", ".join(rep.skipped[:3]) + (", …" if len(rep.skipped) > 3 else ""))
     for path in rep.rewritten:
         _warn(f"{path}: the source changed turns already imported; they stay, the changed ones "
               "were appended as new turns")

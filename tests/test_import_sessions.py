@@ -376,7 +376,6 @@ def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.Com
     ("conversations.json", '[{"title": "x", "mapping": {}}, {"title": "y"}]',
      r"conversations\.json: conversation 1 has no 'mapping'"),
     ("chat.json", '{"messages": [{"content": "no role"}]}', r"chat\.json: message 0 has no 'role'"),
-    ("notes.md", "# Ideas\n\nbuy more flour\n", r"notes\.md: no 'Speaker: text' lines"),
     ("cut.json", '[{"role": "user", "content": "hi"', r"cut\.json: not valid JSON"),
 ])
 def test_malformed_file_refused_nothing_written(tmp_path: Path, src: Path, corpus: CorpusURL,
@@ -390,6 +389,44 @@ def test_malformed_file_refused_nothing_written(tmp_path: Path, src: Path, corpu
     assert lines[0].startswith("brainfs: error: ") and re.search(expect, lines[0]), lines[0]
     assert lines[0].endswith("nothing imported")
     assert list(store.list()) == []
+
+
+def test_unknown_files_skipped_in_a_directory_refused_alone(src: Path, corpus: CorpusURL,
+                                                            store: ObjectStore, env: dict[str, str]) -> None:
+    """An unzipped ChatGPT export holds user.json and message_feedback.json beside
+    conversations.json; a folder of notes holds a README: skipped with a warning. Named
+    alone, such a file is refused."""
+    write(src / "export" / "user.json", {"id": "user-1", "email": "mara@example.org"})
+    write(src / "export" / "message_feedback.json", [{"id": "f1", "conversation_id": "c", "rating": "thumbsUp"}])
+    write(src / "notes" / "README.md", "# Ideas\n\nbuy more flour\n")
+    r = cli("import-sessions", str(src), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "5 new session(s)" in r.stdout
+    (warning,) = r.stderr.strip().splitlines()
+    assert warning.startswith("brainfs: warning: skipped 3 file(s) of no known session format: "), warning
+    assert "README.md" in warning and "user.json" in warning
+    n = len(list(store.list()))
+    r = cli("import-sessions", str(src / "notes" / "README.md"), str(corpus), env=env)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert re.search(r"README\.md: no 'Speaker: text' lines found .* nothing imported$", r.stderr.strip())
+    assert len(list(store.list())) == n
+
+
+def test_chatgpt_zip_and_a_log_being_written(tmp_path: Path, store: ObjectStore) -> None:
+    import zipfile
+
+    z = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(z, "w") as f:
+        f.writestr("conversations.json", json.dumps(CHATGPT))
+        f.writestr("chat.html", "<html></html>")
+        f.writestr("user.json", "{}")
+    assert import_sessions(z, store).new == 2
+    # a Claude Code log whose last record is still being written: the rest is imported now,
+    # the cut record on the next run
+    log = write(tmp_path / "live" / f"{SID}.jsonl", jsonl(CLAUDE_RECORDS) + jsonl(CLAUDE_GROWN)[:40])
+    assert import_sessions(log, store).turns_added == 6
+    write(log, jsonl(CLAUDE_RECORDS) + jsonl(CLAUDE_GROWN))
+    assert import_sessions(log, store).turns_added == 2
 
 
 def test_end_to_end_import_index_recall(src: Path, corpus: CorpusURL, store: ObjectStore,
