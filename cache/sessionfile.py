@@ -307,6 +307,8 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         if d.hash in known:
             sid, etag = known[d.hash]
             path = f"sessions/{sid}/transcript.md"
+            if sid == d.sid and hashlib.md5(render(d)[0].encode("utf-8")).hexdigest() == etag:
+                return "unchanged", 0, 0, False, path  # as the last import wrote it: no GET
             try:
                 data, etag = store.get(path)
             except NoSuchKey:
