@@ -80,6 +80,10 @@ from brainfs.backend.server import LocalS3, free_port, rclone_binary
 
 from benchmarks.grep_bench import fuse_unmount, is_mounted, mounts_under, pid_alive, stop_pid
 
+try:  # the object that keeps a directory alive in the bucket (brainfs's name; rclone has none)
+    from brainfs.cache.workingset import DIR_MARKER
+except ImportError:
+    DIR_MARKER = ".brainfs-dir"
 WS = "w"  # the harness's workspace in the corpus
 SHARED = f"{WS}/s"  # the files the second writer writes too
 SHARED_FILES = tuple(f"{SHARED}/f{i}.md" for i in range(3))
@@ -842,8 +846,8 @@ class Bucket:
             for o in page.get("Contents", []):
                 key = o["Key"]
                 rel = key[len(self.prefix):]
-                if key.endswith("/"):
-                    continue  # a directory marker
+                if key.endswith("/") or rel.rsplit("/", 1)[-1] == DIR_MARKER:
+                    continue  # a directory marker (empty directories survive a remount)
                 out[rel] = self.c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
         return out
 
