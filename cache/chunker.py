@@ -445,7 +445,28 @@ def _chunk_transcript(path: str, meta: dict[str, Any], body: str, malformed: boo
         add(cur[0], cur[1], "\n".join(cur[2]).strip())
     for lineno, text in loose:
         add(f"L{lineno}", None, text, kind="text")
+    # What cache/FORMAT.md does not allow is still indexed (never lost), but said once per
+    # file and process, naming the file and the fix: dream and recall would otherwise see a
+    # session of 0 turns, or an undated one, without a word.
+    if loose and not any(c.kind == "turn" for c in chunks):
+        _warn_once(path, "no-turns", "%s: a transcript without turns (paragraphs '[D1:1] Speaker: "
+                   "text', see cache/FORMAT.md); its lines are indexed as plain text (brainfs "
+                   "import-sessions FILE s3://B/P writes 'Speaker:' lines as turns)", path)
+    elif chunks and date is None:
+        _warn_once(path, "no-date", "%s: transcript frontmatter has no 'date' (ISO 8601, see "
+                   "cache/FORMAT.md); its turns are indexed undated", path)
     return chunks
+
+
+#: (path, problem) already warned about in this process (a file is chunked more than once
+#: by dream: one warning is enough).
+_WARNED: set[tuple[str, str]] = set()
+
+
+def _warn_once(path: str, what: str, msg: str, *args: Any) -> None:
+    if (path, what) not in _WARNED:
+        _WARNED.add((path, what))
+        log.warning(msg, *args)
 
 
 def _chunk_markdown(path: str, meta: dict[str, Any], body: str, body_line: int,

@@ -456,3 +456,24 @@ def test_end_to_end_import_index_recall(src: Path, corpus: CorpusURL, store: Obj
 
 def test_session_gap_is_hours() -> None:
     assert SESSION_GAP.total_seconds() == 6 * 3600
+
+
+def test_index_names_a_transcript_outside_the_format(corpus: CorpusURL, store: ObjectStore,
+                                                     env: dict[str, str]) -> None:
+    """Issue 14's first complaint: `User: …` lines dropped into sessions/ were read as 0
+    turns without a word. The index still keeps them (as text) but says which file and
+    what to do, once; a transcript in the format gets no warning."""
+    store.put("sessions/plain/transcript.md", b"User: I adopted a dog named Biscuit.\n\n"
+              b"Assistant: Congratulations on Biscuit!\n")
+    store.put("sessions/nodate/transcript.md", b"---\nsession: nodate\n---\n\n[D1:1] Mara: Hello.\n")
+    store.put("sessions/2026-01-02-ok/transcript.md",
+              b"---\nsession: 2026-01-02-ok\ndate: 2026-01-02\nparticipants: [Mara]\n---\n\n[D1:1] Mara: Fine.\n")
+    r = cli("index", str(corpus), "--no-embed", env=env)
+    assert r.returncode == 0, r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if "WARNING" in ln or "warning" in ln]
+    assert len(warnings) == 2, r.stderr
+    assert any("sessions/plain/transcript.md: a transcript without turns" in w
+               and "import-sessions" in w for w in warnings), warnings
+    assert any("sessions/nodate/transcript.md: transcript frontmatter has no 'date'" in w for w in warnings)
+    r = cli("recall", "Biscuit", str(corpus), "--json", env=env)
+    assert any(c["path"] == "sessions/plain/transcript.md" for c in json.loads(r.stdout)["cards"])
