@@ -226,10 +226,12 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
                  superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
                  ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]]]:
     """Per page slug, its current lines, timeline and superseded lines; how many values
-    were replaced; and the statement groups (for cards.py). ``cards``: live correction cards as pseudo-facts (``text``, ``ref``,
-    ``date``, ``speaker``); ``superseded_facts``: (id(fact), slug) → why, for facts the
+    were replaced; and the statement groups (for cards.py). ``cards``: live correction
+    cards as pseudo-facts (``text``, ``ref``, ``date``, ``speaker``); ``superseded_facts``: (id(fact), slug) → why, for facts the
     contradiction and correction checks retired (they leave the timeline)."""
     models: dict[str, PageModel] = defaultdict(PageModel)
+    newest = max((f.get("date") or "" for f in facts), default="")
+    stale_days = int(settings.get("stale_after_days", 365))
     stated = statements(facts + cards, subs, rel_cache)
     groups = group_statements(stated)
     # a card's "not X" closes a current value X of the same kind
@@ -274,6 +276,10 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
             st = out.current
             since = out.since or st
             text = f"{now_text(st, title)} (since {human_day(fact_date(since.fact))})"
+            # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped
+            last = st.fact.get("date") or ""
+            if newest and last and _days(last, newest) > stale_days:
+                text = text[:-1] + f"; not confirmed since {human_day(last)})"
             line = _cite_claim(text, since.fact, "Now")
             line.group = attr
             for slug in {subj, st.value_slug} - {None}:
@@ -354,6 +360,12 @@ def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
 
 #: Timeline entries a size cap keeps before it cuts threads.
 _MIN_TIMELINE = 20
+
+
+def _days(a: str, b: str) -> int:
+    """Days from ISO day ``a`` to ``b`` (0 when either is unreadable)."""
+    da, db = T.parse_day(a), T.parse_day(b)
+    return (db - da).days if da and db else 0
 
 
 def _unique(claims: list[Claim]) -> list[Claim]:

@@ -69,7 +69,7 @@ def claim_text(segment: str) -> str:
 #: Words of the wiki's own framing ("since", "replaced by", "works at"): not evidence.
 FRAME_WORDS = frozenset("since until from replaced ended works worked lives lived prefers "
                         "preferred wants wanted leads led correction corrected contradicted "
-                        "asked".split())
+                        "asked confirmed".split())
 
 
 def _stem(w: str) -> str:

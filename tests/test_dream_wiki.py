@@ -242,6 +242,17 @@ def test_page_size_cap_cuts_timeline_never_current_lines(tree: Path) -> None:
     assert now2 == now0 and sup2.strip() == sup0.strip()
 
 
+def test_a_value_not_restated_for_long_is_marked_unconfirmed(tree: Path) -> None:
+    res = run_local(tree, None, settings={"stale_after_days": 60})
+    _m, now, _t, _s = page(res, "mara-lind")
+    # said on 2 March, nothing since, newest session 1 July: 121 days
+    assert "- Fenna is Mara Lind's dog (since 2 March 2026; not confirmed since 2 March 2026) [cite:" in now
+    assert "- Mara Lind works at Tessellate Labs (since 1 July 2026) [cite:" in now
+    assert res.stats["rejected"] == 0
+    fresh = run_local(tree, None)
+    assert "not confirmed" not in page(fresh, "mara-lind")[1]
+
+
 def test_third_person_rewrite() -> None:
     assert third_person("Big news: I left Sora City Lab and I love my new job.", "Mara") == \
         "Mara left Sora City Lab and they love their new job."
