@@ -608,6 +608,8 @@ def source_files(src: Path, fmt: str = "auto") -> list[Path]:
             continue
         if fmt != "auto" and EXTENSIONS[ext] not in (None, fmt):
             continue
+        if fmt == "chatgpt" and ext == ".json" and p.name != "conversations.json":
+            continue  # an unzipped export's user.json, message_feedback.json, …
         out.append(p)
     if not out:
         raise ImportInputError(f"{src}: no session files in it (.jsonl, .json, .zip, .md, .txt)")

@@ -339,6 +339,26 @@ def test_import_twice_then_a_grown_session(src: Path, store: ObjectStore) -> Non
     assert import_sessions(src, store).turns_added == 0
 
 
+def test_grown_messages_and_text(src: Path, store: ObjectStore) -> None:
+    import_sessions(src, store)
+    grown = json.loads(json.dumps(MESSAGES))
+    grown["messages"].append({"role": "assistant", "content": "Booked WF0 for 3 April."})
+    write(src / "api" / "trip.json", grown)
+    (src / "notes" / "standup.md").write_text(TEXT + "\n**Tomas:** Thursday works.\n")
+    rep = import_sessions(src, store)
+    assert (rep.new, rep.grown, rep.turns_added) == (0, 2, 2)
+    texts = {p: store.get(p)[0].decode() for p in rep.paths}
+    (trip,) = [t for p, t in texts.items() if "trip-budget" in p]
+    (standup,) = [t for p, t in texts.items() if "standup" in p]
+    assert turns_of(trip)[-1] == ("D1:6", "Assistant", "Booked WF0 for 3 April.")
+    assert turns_of(standup)[-1] == ("D1:4", "Tomas", "Thursday works.")
+
+
+def test_chatgpt_format_given_skips_the_exports_other_json(src: Path, store: ObjectStore) -> None:
+    write(src / "export" / "user.json", {"id": "user-1"})
+    assert import_sessions(src / "export", store, "chatgpt").new == 2
+
+
 def test_source_edited_earlier_turns(tmp_path: Path, store: ObjectStore) -> None:
     """A ChatGPT answer regenerated after the import: the imported turns stay (they may be
     cited), the new answer is appended, and a third import writes nothing."""
@@ -377,6 +397,7 @@ def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.Com
      r"conversations\.json: conversation 1 has no 'mapping'"),
     ("chat.json", '{"messages": [{"content": "no role"}]}', r"chat\.json: message 0 has no 'role'"),
     ("cut.json", '[{"role": "user", "content": "hi"', r"cut\.json: not valid JSON"),
+    ("bad.md", "---\ntitle: [unclosed\n---\nUser: hi\n", r"bad\.md: its frontmatter .* is not a YAML mapping"),
 ])
 def test_malformed_file_refused_nothing_written(tmp_path: Path, src: Path, corpus: CorpusURL,
                                                 store: ObjectStore, env: dict[str, str],
