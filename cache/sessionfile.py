@@ -324,7 +324,8 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         store.put(path, text.encode("utf-8"), if_none_match=True)
         return "new", n, sum(1 for t in _nonempty(d.turns) if t.tool), False, path
 
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         for kind, added, tools, skipped, path in pool.map(one, todo):
             setattr(rep, kind, getattr(rep, kind) + 1)
             rep.turns_added += added
@@ -336,6 +337,12 @@ def import_sessions(src: Path, store, fmt: str = "auto",
             done += 1
             if progress:
                 progress(done, len(todo))
+    except BaseException:
+        # Ctrl-C or a failed upload: the PUTs in flight finish (each writes a whole file),
+        # the others are not started; the same import again finishes the job.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     return rep
 
 

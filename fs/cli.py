@@ -257,6 +257,10 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
         rep = import_sessions(Path(args.src), store, args.format, progress, cfg.max_workers)
     except ImportInputError as e:
         raise UsageError(f"{e}; nothing imported") from None
+    except KeyboardInterrupt:
+        print(f"\nimport-sessions into {url} interrupted: the transcripts written are whole; run "
+              "the same command again to finish", file=sys.stderr)
+        return 130
     finally:
         if bar is not None:
             bar.close()
