@@ -30,7 +30,7 @@ from brainfs.cache.forget import is_request as is_forget_request
 
 from . import edits as E
 from . import pages as P
-from . import reach
+from . import reach, redact
 from . import relations as R
 from . import subjects as S
 from . import text as T
@@ -891,6 +891,18 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     live = [(cp, c) for cp, c in sorted(state.get("cards", {}).items())
             if not c.get("superseded_by") and not _forgotten(c["text"], phrases)]
     external = reach.apply(tree.read, listing, live, CARDS_DIR)
+    # a forget request reaches the transcripts and the user's cards too (redact.py)
+    for rp, txt in redact.apply(lambda q: external.get(q) or tree.read(q), listing,
+                                [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/")).items():
+        external[rp] = txt
+        reasons[rp].append("forget request: phrase redacted")
+        m = _TRANSCRIPT_RE.match(rp)
+        if m and m.group(1) in sessions:
+            # what the state holds for it is what the redacted transcript says (and its ETag,
+            # so the next run does not read it again)
+            ex = extract_session(T.parse_transcript(rp, txt), cfg, extractor)
+            ex["etag"] = T.md5_hex(txt)
+            sessions[m.group(1)] = ex
     for ep in external:
         reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
             cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))

@@ -326,6 +326,24 @@ def test_recall_and_context_put_the_correction_above_the_old_card(tree: Path, tm
         ix.close()
 
 
+def test_forget_redacts_transcripts_and_user_cards(tree: Path) -> None:
+    run_local(tree, None, apply=True)
+    write(tree, {"forget/2026-07-05-fenna.md": "---\ncreated: 2026-07-05\n---\nFenna\n",
+                 "notes/people/pets.md": "---\ntype: fact\nscope: global\nconfidence: 0.8\n"
+                                         "created: 2026-03-02\nupdated: 2026-03-02\n---\n\nMara's dog is fenna.\n"})
+    res = run_local(tree, None, apply=True)
+    t1 = (tree / "sessions/s1/transcript.md").read_text()
+    assert "Fenna" not in t1 and "with my dog [forgotten] and I met Amara" in t1
+    assert "[D1:6] Mara:" in t1 and t1.count("[D1:") == S1.count("[D1:")  # every turn kept
+    assert "[forgotten]" in (tree / "notes/people/pets.md").read_text()
+    assert not (tree / "knowledge/fenna.md").exists()
+    for p in (tree / "knowledge").glob("*.md"):
+        assert "Fenna" not in p.read_text(), p
+    assert not [x for x in res.problems if x.severity == "error"]
+    # redacted once: the next run has nothing new
+    assert run_local(tree, None, apply=True).nothing_new
+
+
 def test_second_run_with_nothing_new_changes_nothing(tree: Path) -> None:
     first = run_local(tree, None, apply=True)
     assert first.changes
