@@ -46,3 +46,22 @@ def forgotten_by(text: str, phrases: list[str]) -> str | None:
         if f" {ph} " in n:
             return ph
     return None
+
+
+#: What a forgotten phrase becomes in a transcript (dream's redaction writes the same).
+MARK = "[forgotten]"
+
+
+def phrase_re(phrase: str) -> re.Pattern[str]:
+    """A normalized phrase ("max the beagle") as it can be written ("Max, the Beagle"):
+    whole words, case-insensitive, any punctuation between its words."""
+    words = [re.escape(w) for w in phrase.split()]
+    return re.compile(r"(?<![\w'])" + r"[^\w']+".join(words) + r"(?![\w'])", re.I)
+
+
+def redact(text: str, phrases: list[str]) -> str:
+    """``text`` with every occurrence of each phrase replaced by :data:`MARK`."""
+    for ph in phrases:
+        if ph:
+            text = phrase_re(ph).sub(MARK, text)
+    return text

@@ -33,6 +33,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import path_problem
 from brainfs.cache.chunker import _TURN_RE as TURN_RE
 from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.forget import FORGET_DIR, is_request, redact, request_phrases
 from brainfs.cache.importers import (
     Conversation,
     ImportInputError,
@@ -243,6 +244,18 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
 
 # --------------------------------------------------------------------------- the import
 
+def forget_phrases(store) -> list[str]:
+    """The phrases of the corpus's forget requests (``forget/*.md``)."""
+    paths = [o.path for o in store.list(FORGET_DIR.rstrip("/")) if is_request(o.path)]
+    out: list[str] = []
+    for p in sorted(paths):
+        try:
+            out += request_phrases(store.get(p)[0].decode("utf-8", errors="replace"))
+        except NoSuchKey:
+            continue
+    return list(dict.fromkeys(out))
+
+
 def read_all(src: Path, fmt: str = "auto",
              skipped: list[str] | None = None) -> tuple[list[Conversation], dict[str, int]]:
     """Every conversation under ``src``; any bad file stops it here, before a write. In a
@@ -277,6 +290,16 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         raise ImportInputError(f"{src}: no file in it is of a known session format (e.g. "
                                f"{skipped[0]}); give --format or a session file")
     rep = Report(files=counts, conversations=len(convs), skipped=skipped)
+    # What the memory was asked to forget is not brought back by an import: the phrases of
+    # forget/ are redacted from the source's turns and titles as dream redacts them in
+    # transcripts, so a redacted turn still matches its source and a new one arrives
+    # redacted (its id and title too).
+    phrases = forget_phrases(store)
+    if phrases:
+        for c in convs:
+            c.title = redact(c.title, phrases) if c.title else c.title
+            for t in c.turns:
+                t.text = redact(t.text, phrases)
     drafts: dict[str, Draft] = {}
     for c in convs:
         if not _nonempty(c.turns):

@@ -359,6 +359,26 @@ def test_chatgpt_format_given_skips_the_exports_other_json(src: Path, store: Obj
     assert import_sessions(src / "export", store, "chatgpt").new == 2
 
 
+def test_an_import_never_brings_back_what_was_forgotten(src: Path, store: ObjectStore) -> None:
+    """A forget request redacts a phrase in transcripts ("[forgotten]", as dream does it);
+    the source still says it. Importing again must not append the original turn, and a new
+    session arrives redacted."""
+    first = import_sessions(src / "claude", store)
+    (path,) = first.paths
+    store.put("forget/2026-03-03-worker.md", b"---\ncreated: 2026-03-03\n---\n\n- worker id\n")
+    text = store.get(path)[0].decode()
+    assert "worker id" in text
+    store.put(path, text.replace("worker id", "[forgotten]").encode())  # what dream's redaction writes
+    rep = import_sessions(src / "claude", store)
+    assert (rep.grown, rep.turns_added) == (0, 0), rep
+    assert "worker id" not in store.get(path)[0].decode()
+    # a new session arrives redacted, its title and id too
+    write(src / "api2" / "w.json", [{"role": "user", "content": "Ask the Worker-ID team."}])
+    (p2,) = import_sessions(src / "api2", store).paths
+    body = store.get(p2)[0].decode()
+    assert "Ask the [forgotten] team." in body and "Worker" not in body and "worker" not in p2
+
+
 def test_source_edited_earlier_turns(tmp_path: Path, store: ObjectStore) -> None:
     """A ChatGPT answer regenerated after the import: the imported turns stay (they may be
     cited), the new answer is appended, and a third import writes nothing."""
