@@ -892,8 +892,9 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             if not c.get("superseded_by") and not _forgotten(c["text"], phrases)]
     external = reach.apply(tree.read, listing, live, CARDS_DIR)
     # a forget request reaches the transcripts and the user's cards too (redact.py)
-    for rp, txt in redact.apply(lambda q: external.get(q) or tree.read(q), listing,
-                                [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/")).items():
+    redacted = redact.apply(lambda q: external.get(q) or tree.read(q), listing,
+                            [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/"))
+    for rp, txt in redacted.items():
         external[rp] = txt
         reasons[rp].append("forget request: phrase redacted")
         m = _TRANSCRIPT_RE.match(rp)
@@ -1093,7 +1094,8 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
         "sessions_total": len(transcripts), "sessions_read": read, "sessions_deferred": len(deferred),
         "pages": info["pages"], "facts": info["facts"], "superseded": info["superseded"],
         "contradictions": info["contradictions"],
-        "corrected": info["corrected"], "forgotten": sum(info["forgotten"].values()),
+        "corrected": info["corrected"], "forgotten": sum(info["forgotten"].values()) + len(redacted),
+        "redacted_files": len(redacted),
         "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
         "share_rejected": round(verifier.stats.share_rejected, 4),
         "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
