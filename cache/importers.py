@@ -259,6 +259,7 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (
             content if isinstance(content, list) else [])
         msg_id = msg.get("id")
+        record_turn = None  # the user turn this record started (its text and images)
         for b in blocks:
             if not isinstance(b, dict):
                 continue
@@ -268,11 +269,13 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
                 if not text:
                     continue
                 prev = turns[-1] if turns else None
-                if (kind == "assistant" and prev is not None and not prev.tool and prev.speaker == speaker
-                        and msg_id is not None and msg_id == last_msg_id):
-                    prev.text += "\n" + text  # one message written as several records
+                if prev is not None and not prev.tool and prev.speaker == speaker and (
+                        (kind == "assistant" and msg_id is not None and msg_id == last_msg_id)
+                        or (kind == "user" and prev is record_turn)):
+                    prev.text += "\n" + text  # one message: several records, or text + image
                 else:
                     turns.append(Turn(speaker, text, when))
+                    record_turn = turns[-1]
             elif bt == "tool_use":
                 name = str(b.get("name") or "tool")
                 tools.call(b.get("id"), "Claude", name, tool_gist(name, b.get("input")), when)
@@ -280,7 +283,11 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
                 tools.result(b.get("tool_use_id"), "Claude", _content_text(b.get("content")),
                              bool(b.get("is_error")), when)
             elif bt == "image" and kind == "user":
-                turns.append(Turn(speaker, "[shared image]", when))
+                if turns and turns[-1] is record_turn:
+                    record_turn.text += "\n[shared image]"
+                else:
+                    turns.append(Turn(speaker, "[shared image]", when))
+                    record_turn = turns[-1]
         last_msg_id = msg_id if kind == "assistant" else None
     key = f"claude-code:{session_id or path.stem}"
     start = next((t.time for t in turns if t.time), None)

@@ -77,6 +77,9 @@ CLAUDE_RECORDS = [
     _cc("assistant", [{"type": "text", "text": "sub-agent chatter that must not appear"}],
         "2026-03-02T09:01:01.000Z", isSidechain=True),
     {"type": "file-history-snapshot", "messageId": "m", "snapshot": {}, "isSnapshotUpdate": False},
+    _cc("user", [{"type": "text", "text": "This is the dashboard after the fix."},
+                 {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}],
+        "2026-03-02T09:02:00.000Z"),
 ]
 
 CLAUDE_GROWN = [
@@ -227,7 +230,8 @@ def test_claude_code_log(src: Path, store: ObjectStore) -> None:
     assert texts[4] == ("Claude", "[tool: Read] /home/mara/src/tidepool/ingest/retry_cfg.py "
                                   "(error: File does not exist.)")
     assert "lockstep" in texts[5][1]
-    assert len(texts) == 6  # the sidechain record and the snapshot are not turns
+    assert texts[6] == ("User", "This is the dashboard after the fix.\n[shared image]")  # one turn
+    assert len(texts) == 7  # the sidechain record and the snapshot are not turns
     assert not any("file0.py" in t for _s, t in texts)  # the output's body is not kept
 
     rep = import_sessions(src / "claude", store)
@@ -239,7 +243,7 @@ def test_claude_code_log(src: Path, store: ObjectStore) -> None:
     assert "date: '2026-03-02T09:00:00Z'" in text and "participants:\n- User\n- Claude\n" in text
     assert f"source: claude-code {SID}" in text
     got = turns_of(text)
-    assert [a for a, _s, _t in got] == [f"D1:{i}" for i in range(1, 7)]
+    assert [a for a, _s, _t in got] == [f"D1:{i}" for i in range(1, 8)]
     assert got[3] == ("D1:4", "Claude", "[tool: Bash] ls -la (312 lines of output: total 48)")
 
 
@@ -334,7 +338,7 @@ def test_import_twice_then_a_grown_session(src: Path, store: ObjectStore) -> Non
     new = store.get(cc_path)[0].decode()
     assert new.startswith(old.rstrip("\n") + "\n\n")  # every old byte kept, turn ids too
     got = turns_of(new)
-    assert [a for a, _s, _t in got][-3:] == ["D1:6", "D1:7", "D1:8"]
+    assert [a for a, _s, _t in got][-3:] == ["D1:7", "D1:8", "D1:9"]
     assert got[-1][2] == "Done: the lagoon buoys now cap backoff at 1.5 s."
     assert import_sessions(src, store).turns_added == 0
 
@@ -465,7 +469,7 @@ def test_chatgpt_zip_and_a_log_being_written(tmp_path: Path, store: ObjectStore)
     # a Claude Code log whose last record is still being written: the rest is imported now,
     # the cut record on the next run
     log = write(tmp_path / "live" / f"{SID}.jsonl", jsonl(CLAUDE_RECORDS) + jsonl(CLAUDE_GROWN)[:40])
-    assert import_sessions(log, store).turns_added == 6
+    assert import_sessions(log, store).turns_added == 7
     write(log, jsonl(CLAUDE_RECORDS) + jsonl(CLAUDE_GROWN))
     assert import_sessions(log, store).turns_added == 2
 
