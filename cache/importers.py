@@ -242,12 +242,19 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
     turns: list[Turn] = []
     tools = _Tools(turns)
     title = None
+    title_sure = False
+    uuids = {r.get("uuid") for r in records if r.get("uuid")}
     session_id = None
     last_msg_id = None
     for rec in records:
         kind = rec.get("type")
         if kind == "summary" and isinstance(rec.get("summary"), str):
-            title = title or rec["summary"]
+            # a resumed session's log can open with the summaries of earlier ones: the title
+            # is the summary whose leaf is a message of this log, else the first one
+            if rec.get("leafUuid") in uuids and not title_sure:
+                title, title_sure = rec["summary"], True
+            elif title is None:
+                title = rec["summary"]
             continue
         if kind not in ("user", "assistant") or rec.get("isSidechain") or rec.get("isMeta"):
             continue

@@ -247,6 +247,15 @@ def test_claude_code_log(src: Path, store: ObjectStore) -> None:
     assert got[3] == ("D1:4", "Claude", "[tool: Bash] ls -la (312 lines of output: total 48)")
 
 
+def test_claude_code_title_is_this_sessions_summary(tmp_path: Path) -> None:
+    """A resumed session's log opens with the summaries of earlier sessions too."""
+    recs = [{"type": "summary", "summary": "An earlier session", "leafUuid": "elsewhere"},
+            {"type": "summary", "summary": "Buoy backoff tuning", "leafUuid": CLAUDE_RECORDS[3]["uuid"]},
+            *CLAUDE_RECORDS[1:]]
+    (c,) = read_source(write(tmp_path / "r.jsonl", jsonl(recs)))
+    assert c.title == "Buoy backoff tuning"
+
+
 def test_chatgpt_export(src: Path, store: ObjectStore) -> None:
     convs = read_source(src / "export" / "conversations.json")
     assert len(convs) == 2 and convs[1].turns == []
