@@ -268,8 +268,8 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
         _warn(f"skipped {len(rep.skipped)} file(s) of no known session format: "
               + ", ".join(rep.skipped[:3]) + (", …" if len(rep.skipped) > 3 else ""))
     for path in rep.rewritten:
-        _warn(f"{path}: the source changed turns already imported; they stay, the changed ones "
-              "were appended as new turns")
+        _warn(f"{path}: turns already imported differ from the source's (edited in the source or "
+              "in the transcript); the transcript's stay, the source's versions were appended as new turns")
     print(rep.line(str(url)))
     if rep.paths:
         from brainfs.cache.pack import build_pack
