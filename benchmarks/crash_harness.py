@@ -1140,7 +1140,8 @@ class Harness:
                                             bucket_view if view_name == "mount" else None):
                 key = (kind, path)
                 if key in found:
-                    found[key] = (found[key][0] + "+" + view_name, found[key][1])
+                    if view_name not in found[key][0].split("+"):
+                        found[key] = (found[key][0] + "+" + view_name, found[key][1])
                 else:
                     found[key] = (view_name, detail)
         for p in sorted(set(mount_view) | set(bucket_view)):
@@ -1326,11 +1327,15 @@ def combine(paths: list[Path], out: Path) -> int:
         d = json.loads(p.read_text())
         metas.append(d["meta"])
         results += [load_result(r) for r in d["results"]]
+    names = Counter(r.target for r in results)
+    for r in results:
+        if names[r.target] > 1:  # the same target at two commits: name them by commit
+            r.target = f"{r.target} {r.version.split()[0]}"
     meta = dict(metas[0])
     meta["command"] = " ; ".join(m["command"] for m in metas)
     meta["targets"] = [r.target for r in results]
-    meta["cycles"] = min(r.cycles for r in results)
-    stem = out / f"crash-{meta['cycles']}-seed{meta['seed']}"
+    meta["cycles"] = " / ".join(f"{r.cycles} ({r.target})" for r in results)
+    stem = out / f"crash-seed{meta['seed']}"
     out.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".md").write_text(render_md(results, meta))
     stem.with_suffix(".json").write_text(json.dumps(
