@@ -404,8 +404,12 @@ def statement(f: dict, subs: Subjects) -> str:
 def gist(slug: str, m: PageModel) -> str:
     """The one-line current summary of a page (for INDEX.md)."""
     if m.now:
-        # a line where this subject is the value reads best on its own page ("X is Y's manager")
-        return re.sub(r"\s*\(since [^)]*\)$", "", m.now[0].text)
+        # "Mara Lind's manager is Priya Nair (since July 2026)": the month is enough here
+        return re.sub(r"\(since (?:\d{1,2} )?([A-Z][a-z]+ \d{4})[^)]*\)$", r"(since \1)", m.now[0].text)
     if m.timeline:
         return m.timeline[-1].text
+    if m.superseded:  # only a past: "Ines Okafor lived in Lisbon (until April 2026)"
+        c = m.superseded[0]
+        until = re.search(r"until (?:\d{1,2} )?([A-Z][a-z]+ \d{4})", c.extra)
+        return re.sub(r"\s*\(from [^)]*\)$", "", c.text) + (f" (until {until.group(1)})" if until else "")
     return ""
