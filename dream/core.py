@@ -352,7 +352,8 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
-    return {"full_names": full, "case": case, "rules": rules, "service": service, "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
+    return {"full_names": full, "case": case, "rules": rules, "service": service,
+            "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
             "title": title, "summary": summary, "facts": facts}
 
 

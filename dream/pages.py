@@ -227,8 +227,9 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
                  ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]]]:
     """Per page slug, its current lines, timeline and superseded lines; how many values
     were replaced; and the statement groups (for cards.py). ``cards``: live correction
-    cards as pseudo-facts (``text``, ``ref``, ``date``, ``speaker``); ``superseded_facts``: (id(fact), slug) → why, for facts the
-    contradiction and correction checks retired (they leave the timeline)."""
+    cards as pseudo-facts (``text``, ``ref``, ``date``, ``speaker``); ``superseded_facts``:
+    (id(fact), slug) → (why, citing source), for facts the contradiction and correction
+    checks retired (they leave the timeline)."""
     models: dict[str, PageModel] = defaultdict(PageModel)
     newest = max((f.get("date") or "" for f in facts), default="")
     stale_days = int(settings.get("stale_after_days", 365))
