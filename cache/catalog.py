@@ -55,13 +55,14 @@ CREATE TABLE IF NOT EXISTS journal (
     -- the bucket always holds the old name or the new one, never neither
     wait_for TEXT NOT NULL DEFAULT ''
 );
--- The versions this cache has PUT, by ETag (MD5 of the bytes), committed *before* the
--- request goes out. A remote object with one of these ETags holds bytes we wrote, so
--- replacing it loses nothing of another writer's: after a crash between a PUT and its
--- record, or a write based on a version our own upload has since replaced, it is never
--- taken for a conflict. landed = 0: the outcome is not recorded yet (in flight, or lost
--- to a crash); a path with such a row but no file and no journal row may hold an object
--- we must remove. Landed rows are kept as a short history per path.
+-- The versions of a path this cache has PUT and not seen superseded, by ETag (MD5 of the
+-- bytes), committed *before* the request goes out. landed = 0: the outcome is not
+-- recorded yet (in flight, or lost to a crash); landed = 1: the last version of ours
+-- that landed (one row: an older one of ours back in the bucket is another writer's
+-- restore, not ours). A remote object with one of these ETags is ours, never a conflict:
+-- after a crash between a PUT and its record, or when our own upload landed while the
+-- next version was being written. A path with a landed = 0 row but no file and no journal
+-- row may hold an object we must remove.
 CREATE TABLE IF NOT EXISTS sent (
     path    TEXT NOT NULL,
     etag    TEXT NOT NULL,
@@ -235,7 +236,8 @@ class Catalog:
             self._db.execute("INSERT OR REPLACE INTO sent VALUES (?,?,?,0)", (path, etag, time.time()))
 
     def sent_etags(self, path: str) -> set[str]:
-        """ETags of the versions of ``path`` this cache has PUT (recently), landed or not."""
+        """ETags of ``path`` that are ours: PUTs in flight or lost to a crash, and the last
+        one that landed."""
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT etag FROM sent WHERE path = ?", (path,))}
 
@@ -244,12 +246,11 @@ class Catalog:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT DISTINCT path FROM sent WHERE landed = 0")}
 
-    def sent_landed(self, db: sqlite3.Connection, path: str, keep: int = 16) -> None:
-        """The outcome of every PUT of ``path`` is recorded (inside a transaction); only the
-        ``keep`` newest versions stay in the history."""
-        db.execute("UPDATE sent SET landed = 1 WHERE path = ?", (path,))
-        db.execute("DELETE FROM sent WHERE path = ? AND etag NOT IN (SELECT etag FROM sent "
-                   "WHERE path = ? ORDER BY created DESC LIMIT ?)", (path, path, keep))
+    def sent_landed(self, db: sqlite3.Connection, path: str, etag: str) -> None:
+        """Our PUT of ``path`` landed as ``etag`` (inside a transaction): it is the one
+        version of ours remembered from now on."""
+        db.execute("DELETE FROM sent WHERE path = ?", (path,))
+        db.execute("INSERT INTO sent VALUES (?,?,?,1)", (path, etag, time.time()))
 
     def sent_clear(self, db: sqlite3.Connection, path: str) -> None:
         """Forget the history of ``path`` (its object is gone; inside a transaction)."""

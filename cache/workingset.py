@@ -733,17 +733,30 @@ class WorkingSet:
                 return j.base
         return ""
 
-    def create(self, path: str) -> FileRow:
-        """A new, empty file (dirty, nothing uploaded yet)."""
+    def create(self, path: str, durable: bool = True) -> FileRow:
+        """A new, empty file (dirty, nothing uploaded yet).
+
+        ``durable=False``: in memory only until :meth:`persist` or a commit records it, so
+        a crash before the creator's first close leaves the path as it was before the
+        create (absent), never an empty file that was meant to be written."""
         self.check_new_path(path)
         base = self._base_etag(path)
         open(self.blobs.location(path), "wb").close()
         row = FileRow(path, 0, time.time(), base, content_hash(b""), "dirty", atime=time.time())
         self._insert(row)
+        if durable:
+            self.persist(path)
+        return row
+
+    def persist(self, path: str) -> None:
+        """Record a file made by ``create(durable=False)`` that no commit has recorded yet
+        (its creator closed it without writing): the catalog row and its upload."""
+        row = self.files.get(path)
+        if row is None or row.state != "dirty" or self.catalog.journal_row(path) is not None:
+            return
         with self.catalog.transaction() as db:
             self.catalog.put_files([row], db)
-            self.catalog.journal_put(db, path, "put", row.hash, base)
-        return row
+            self.catalog.journal_put(db, path, "put", row.hash, row.etag)
 
     def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None,
                      base: str | None = None) -> FileRow:
@@ -1008,10 +1021,11 @@ class WorkingSet:
         return send, [whole.hexdigest(), multipart_etag(parts)]
 
     def _is_ours(self, path: str, remote_etag: str, base: str, *extra: str) -> bool:
-        """Whether the remote object is the version a change was based on, or bytes this
-        cache wrote (a PUT whose outcome a crash kept us from recording, or our own
-        upload that landed while the change was being written): replacing it loses
-        nothing of another writer's."""
+        """Whether the remote object is the version a change was based on, or one this
+        cache put there (a PUT whose outcome a crash kept us from recording, or our own
+        last upload, landed while the change was being written): replacing it loses
+        nothing of another writer's. An older version of ours back in the bucket is not
+        ours: another writer restored it."""
         return remote_etag in (base, *extra) or remote_etag in self.catalog.sent_etags(path)
 
     def upload(self, row: JournalRow) -> UploadResult:
@@ -1110,9 +1124,10 @@ class WorkingSet:
             self._uploaded_at[row.path] = time.monotonic()
         with self.catalog.transaction() as db:
             # Recorded now: nothing of this path is in flight any more.
-            if row.op == "put":
-                self.catalog.sent_landed(db, row.path)
+            if row.op == "put" and not res.conflict_path:
+                self.catalog.sent_landed(db, row.path, res.etag)
             else:
+                # A delete, or ours went to a conflict copy: the path holds nothing of ours.
                 self.catalog.sent_clear(db, row.path)
             f = self.files.get(row.path)
             if not self.catalog.journal_done(db, row.path, row.op, row.hash):

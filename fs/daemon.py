@@ -210,8 +210,10 @@ class Daemon:
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
         if self.ops.no_open:
-            # A truncation not yet committed (no close follows one) must not be lost.
+            # A truncation not yet committed (no close follows one) must not be lost, nor a
+            # file created and still open.
             await self.ops.commit_idle(everything=True)
+            self.ops.persist_created()
 
     async def _idle_commits(self) -> None:
         assert self.ops is not None

@@ -192,7 +192,7 @@ class Ops(pyfuse3.Operations):
         self._making: dict[str, trio.Event] = {}
         #: no-open: files made by create() whose first close has not come yet (their
         #: upload waits for it, so that a create and its writes are one version)
-        self._created: set[str] = set()
+        self._created: dict[str, int] = {}
         if self.no_open:
             ws.on_listing_change = self._listing_changed
         #: git directory holding the wiki's history (set once it has been fetched)
@@ -555,14 +555,16 @@ class Ops(pyfuse3.Operations):
                      ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         self._writable_parent(parent_inode)
         path = self._child(parent_inode, name)
-        self.ws.create(path)
+        # No-open: the file becomes durable at its creator's first close (a crash before it
+        # leaves no empty file that was meant to be written).
+        self.ws.create(path, durable=not self.no_open)
         ino = self._ino(path)
         if self.no_open:
             # No handle: the kernel of a no-open mount sends no RELEASE, not even for a
             # created file, so the file is written, flushed and read by inode like any
             # other. It exists now, empty; the first write makes its shadow, and the first
             # close commits and uploads create and writes as one version.
-            self._created.add(path)
+            self._created[path] = ctx.pid
             return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
         await self._shadow(path, truncate=True)
         fh = self._next_fh
@@ -635,13 +637,20 @@ class Ops(pyfuse3.Operations):
             path = self.path_of.get(fh)
             if path is None:
                 return
-            if path in self._created:
-                self._created.discard(path)
-                self._wake_uploader()  # a created file is uploaded even if never written
+            creator = self._created.get(path)
+            if creator is not None and (ctx is None or _writers_close(ctx.pid, {creator}, True)):
+                # The creator's first close: the file is durable from here on, written or
+                # not (its commit below records it; persist() covers an empty one).
+                del self._created[path]
+                if (path in self.writing or path in self._committing) and not self._has_writer(path):
+                    await self._commit_pending(path)
+                self.ws.persist(path)
+                self._wake_uploader()
+                return
             if (path in self.writing or path in self._committing) and not self._has_writer(path):
                 shadow = self.writing.get(path)
                 if (ctx is not None and shadow is not None and path not in self._committing
-                        and not _writers_close(ctx.pid, shadow)):
+                        and not _writers_close(ctx.pid, shadow.writers, shadow.written)):
                     # A reader's close: the writer's own close (or fsync, or the idle
                     # commit) commits; this one must not publish a half-written file.
                     return
@@ -680,7 +689,7 @@ class Ops(pyfuse3.Operations):
         await self._wait_commit(path)
         if path in self.writing:
             self._discard_shadow(path)
-        self._created.discard(path)
+        self._created.pop(path, None)
         self.ws.unlink(path)
         self._drop_ino(path)
         self._wake_uploader()
@@ -713,7 +722,8 @@ class Ops(pyfuse3.Operations):
         # Planned again: the awaits above let other requests change the tree.
         self.ws.rename(old, new, noreplace)
         # The moved files are uploaded under their new names now, closed or not.
-        self._created = {p for p in self._created if p != old and not p.startswith(old + "/")}
+        self._created = {p: pid for p, pid in self._created.items()
+                         if p != old and not p.startswith(old + "/")}
         self._move_ino(old, new)
         self._wake_uploader()
 
@@ -849,10 +859,16 @@ class Ops(pyfuse3.Operations):
         while (busy := self._committing.get(path)) is not None:
             await busy.wait()
 
+    def persist_created(self) -> None:
+        """Record every created file whose creator has not closed it yet (at unmount)."""
+        for path in list(self._created):
+            self.ws.persist(path)
+        self._created.clear()
+
     def busy_paths(self) -> set[str]:
         """Paths whose upload must wait: being written, committed, or created and not
         yet closed (the uploader carries out their journal rows after the commit)."""
-        return set(self.writing) | set(self._committing) | self._created
+        return set(self.writing) | set(self._committing) | set(self._created)
 
     async def _commit(self, path: str) -> None:
         # The shadow stays the file's content for readers and getattr while it is sealed
@@ -997,18 +1013,18 @@ def _read_only_info(fh: int, direct_io: bool = False, keep_cache: bool = True) -
     return pyfuse3.FileInfo(fh=fh, direct_io=direct_io, keep_cache=keep_cache)
 
 
-def _writers_close(pid: int, shadow: Shadow) -> bool:
+def _writers_close(pid: int, writers: set[int], written: bool) -> bool:
     """Whether a close by ``pid`` (the closing thread, as FUSE reports it) is a writer's:
     a thread that wrote or truncated it, or, once data was written, another thread of the
     same process (a program may close from another thread than it wrote from). A thread
     of the same process that only read does not commit a truncation its writer has not
     filled yet (the idle commit takes a truncation no one fills)."""
-    if not shadow.writers or pid in shadow.writers:
+    if not writers or pid in writers:
         return True
-    if not shadow.written:
+    if not written:
         return False
     tgid = _tgid(pid)
-    return tgid is not None and any(_tgid(w) == tgid for w in shadow.writers)
+    return tgid is not None and any(_tgid(w) == tgid for w in writers)
 
 
 def _tgid(pid: int) -> int | None:

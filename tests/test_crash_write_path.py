@@ -52,9 +52,6 @@ def settle(mp: Path, timeout: float = 30) -> None:
     raise AssertionError(f"uploads of {mp} did not settle in {timeout}s")
 
 
-@pytest.mark.xfail(strict=True, reason="a created file exists, empty, from the create on: a kill "
-                   "before its first close leaves an empty file in S3 (issue 13: a create and the "
-                   "writes before its commit point are one version)")
 def test_kill_before_the_first_close_of_a_new_file_leaves_no_empty_file(corpus, store, mounter) -> None:
     # Harness: "create w/n404295.md (7.9 KB); kill during step 1/1 (write)" -> an empty
     # file after remount, in the mount and in the bucket.
@@ -202,10 +199,6 @@ def test_kill_between_a_put_and_its_record_keeps_the_newest_version(s3_server, c
     assert (m2.mountpoint / "notes/x.md").read_bytes() == v2
 
 
-@pytest.mark.xfail(strict=True, reason="a remote version is taken for this cache's own when its "
-                   "bytes equal any of the 16 versions this cache ever sent (catalog 'sent' "
-                   "history): another writer's write of the same bytes is then overwritten "
-                   "silently (ABA)")
 def test_another_writers_version_equal_to_an_old_one_of_ours_is_not_clobbered(corpus, store, mounter) -> None:
     # Harness (fa10818): "shared w/s/f1.md: A truncates (0 B) while B overwrites (14.3 KB)"
     # -> A's closed empty version neither at the path nor in a conflict copy; B had
@@ -229,9 +222,6 @@ def test_another_writers_version_equal_to_an_old_one_of_ours_is_not_clobbered(co
     assert x in kept and z in kept, f"in S3: {kept}"
 
 
-@pytest.mark.xfail(strict=True, reason="a delete is refused only if the remote version is not one "
-                   "of the 16 this cache ever sent: another writer's restore of older bytes of ours "
-                   "is deleted silently (ABA)")
 def test_unlink_never_deletes_another_writers_restore_of_an_old_version(corpus, store, mounter) -> None:
     store.put("notes/x.md", b"version 0\n")
     m = mounter(corpus, env_extra=NO_RELIST)
