@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 
 import pyfuse3
 import trio
-
 from brainfs.backend.config import Config
+from brainfs.backend.keys import NAME_MAX
 from brainfs.cache.workingset import (
     INTERNAL_PREFIX,
     NotEmpty,
@@ -354,6 +354,10 @@ class Ops(pyfuse3.Operations):
     # ------------------------------------------------------------------ lookups
     @fuse_errors
     async def lookup(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        if len(name) > NAME_MAX:
+            # The kernel does not check: stat, unlink, rename… of such a name would say
+            # ENOENT, as if the name were fine.
+            raise pyfuse3.FUSEError(errno.ENAMETOOLONG)
         if parent_inode == pyfuse3.ROOT_INODE:
             if name == b".recall":
                 return self._virtual_attrs(RECALL_INO, True)
@@ -416,6 +420,9 @@ class Ops(pyfuse3.Operations):
                     await self._commit(path)
             if fields.update_mtime:
                 row.mtime = attr.st_mtime_ns / 1e9
+        elif fields.update_mtime and self.ws.is_dir(path):
+            # Kept for the life of the mount (S3 stores no directory times).
+            self.dir_mtime[path] = attr.st_mtime_ns
         return self._attrs(inode, path)
 
     @fuse_errors

@@ -480,3 +480,19 @@ def test_times_follow_changes_as_on_a_local_disk(seeded, corpus, mounter) -> Non
     t0 = time.time_ns()
     (m.mountpoint / "fresh-dir").mkdir()
     assert os.stat(m.mountpoint / "fresh-dir").st_mtime_ns >= t0 - 10**9
+
+
+def test_long_names_are_enametoolong_for_every_operation(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    long = m.mountpoint / ("n" * 256)
+    for op in (os.stat, os.unlink, os.rmdir, lambda p: os.truncate(p, 0), lambda p: os.chmod(p, 0o644)):
+        with pytest.raises(OSError) as e:
+            op(long)
+        assert e.value.errno == errno.ENAMETOOLONG
+
+
+def test_directory_times_can_be_set(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    d = m.mountpoint / "notes"
+    os.utime(d, ns=(1_000_000_000_000_000_000, 1_600_000_000_000_000_000))
+    assert os.stat(d).st_mtime_ns == 1_600_000_000_000_000_000
