@@ -167,6 +167,18 @@ class Blobs:
         else:
             os.replace(src, self.location(path))
 
+    def keep(self, path: str) -> str | None:
+        """A second name in ``tmp/`` for the content of ``path`` (a hard link: no copy),
+        so it outlives the file's removal; None when there is no content."""
+        fd, tmp = tempfile.mkstemp(dir=self.tmp, prefix="unlinked-")
+        os.close(fd)
+        os.unlink(tmp)
+        try:
+            os.link(self.location(path), tmp)
+        except OSError:
+            return None
+        return tmp
+
     def move(self, src_path: str, dst_path: str) -> None:
         """Give ``dst_path`` the content of ``src_path`` (one rename; used by rename)."""
         os.replace(self.location(src_path), self.location(dst_path))

@@ -29,6 +29,8 @@ class KernelNotifier:
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        #: inodes of the batch being sent now
+        self._sending: set[int] = set()
         #: invalidations sent (for status and tests)
         self.sent = 0
 
@@ -61,6 +63,7 @@ class KernelNotifier:
                 if not self._pending:
                     return
                 batch, self._pending = self._pending, {}
+                self._sending = set(batch)
             for ino, attr_only in batch.items():
                 try:
                     pyfuse3.invalidate_inode(ino, attr_only)
@@ -69,3 +72,15 @@ class KernelNotifier:
                     # ENOENT: the kernel holds nothing for this inode, which is the goal.
                     if e.errno != errno.ENOENT:
                         log.warning("could not invalidate inode %d: %s", ino, e)
+                with self._cv:
+                    self._sending.discard(ino)
+                    self._cv.notify_all()
+
+    def wait_sent(self, inos: set[int], timeout: float) -> bool:
+        """Block until no invalidation of ``inos`` is queued or being sent (True), or
+        ``timeout`` passes (False). Only for inodes no request in progress holds locked
+        (directories whose listing changed): a file whose read is being answered would
+        wait for that answer."""
+        with self._cv:
+            return self._cv.wait_for(
+                lambda: not (inos & (self._pending.keys() | self._sending)), timeout)

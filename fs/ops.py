@@ -193,6 +193,11 @@ class Ops(pyfuse3.Operations):
         #: no-open: files made by create() whose first close has not come yet (their
         #: upload waits for it, so that a create and its writes are one version)
         self._created: dict[str, int] = {}
+        #: inode -> kept content of a file unlinked (or renamed over) while it may be open:
+        #: as on a local disk, its open descriptors read it until the kernel forgets it
+        self._unlinked: dict[int, str] = {}
+        #: no-open: directory inodes invalidated since a fetching read last waited for them
+        self._dirs_invalidated: set[int] = set()
         if self.no_open:
             ws.on_listing_change = self._listing_changed
         #: git directory holding the wiki's history (set once it has been fetched)
@@ -341,6 +346,7 @@ class Ops(pyfuse3.Operations):
         ino = self.ino_of.get(d)
         if ino is not None:
             self.notifier.push(ino)
+            self._dirs_invalidated.add(ino)
 
     def invalidate(self, paths: list[str]) -> None:
         """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""
@@ -388,7 +394,20 @@ class Ops(pyfuse3.Operations):
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext | None = None) -> pyfuse3.EntryAttributes:
         if inode >= RECALL_INO:
             return self._virtual_getattr(inode)
+        if inode in self._unlinked:
+            return self._unlinked_attrs(inode)
         return self._attrs(inode, self._path(inode))
+
+    def _unlinked_attrs(self, ino: int) -> pyfuse3.EntryAttributes:
+        """An unlinked file still open somewhere: its kept content, no links."""
+        st = os.stat(self._unlinked[ino])
+        a = pyfuse3.EntryAttributes()
+        a.st_ino, a.st_mode, a.st_nlink = ino, stat.S_IFREG | 0o644, 0
+        a.st_uid, a.st_gid, a.st_size = self.uid, self.gid, st.st_size
+        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = st.st_mtime_ns
+        a.st_blksize, a.st_blocks = 4096, (st.st_size + 511) // 512
+        a.attr_timeout = a.entry_timeout = 0
+        return a
 
     @fuse_errors
     async def setattr(self, inode: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,
@@ -428,8 +447,13 @@ class Ops(pyfuse3.Operations):
     @fuse_errors
     async def forget(self, inode_list: list[tuple[int, int]]) -> None:
         # Inode numbers stay assigned for the life of the mount (one small dict entry per
-        # path touched), so a path keeps its inode and nothing needs freeing here.
-        return None
+        # path touched), so a path keeps its inode and nothing needs freeing here, but the
+        # kept content of an unlinked file: no name can look it up again, so a FORGET means
+        # the kernel let go of it.
+        for ino, _ in inode_list:
+            kept = self._unlinked.pop(ino, None)
+            if kept is not None:
+                _unlink_quiet(kept)
 
     # ------------------------------------------------------------------ directories
     @fuse_errors
@@ -609,6 +633,13 @@ class Ops(pyfuse3.Operations):
             # No-open: ``fh`` is the inode; the kernel has checked the open mode.
             if fh >= RECALL_INO:
                 raise pyfuse3.FUSEError(errno.EACCES)
+            if fh in self._unlinked:
+                # Written after its unlink: private to its descriptors, never uploaded.
+                fd = os.open(self._unlinked[fh], os.O_WRONLY)
+                try:
+                    return os.pwrite(fd, buf, off)
+                finally:
+                    os.close(fd)
             path = self._path(fh)
             if path not in self.ws.files:
                 raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
@@ -697,6 +728,7 @@ class Ops(pyfuse3.Operations):
         if path in self.writing:
             self._discard_shadow(path)
         self._created.pop(path, None)
+        self._keep_unlinked(path)
         self.ws.unlink(path)
         self._drop_ino(path)
         self._wake_uploader()
@@ -726,6 +758,9 @@ class Ops(pyfuse3.Operations):
         errors = await self.materialize([src for src, _ in moves])
         if errors:
             raise next(iter(errors.values()))
+        for _, dst in moves:
+            if dst in self.ws.files:
+                self._keep_unlinked(dst)  # replaced: its open descriptors keep reading it
         # Planned again: the awaits above let other requests change the tree.
         self.ws.rename(old, new, noreplace)
         # The moved files are uploaded under their new names now, closed or not.
@@ -756,6 +791,8 @@ class Ops(pyfuse3.Operations):
         """No-open read: by inode, with no handle; the kernel asks only for pages it lacks."""
         if ino >= RECALL_INO:
             return self._virtual_content(ino)[off : off + size]
+        if ino in self._unlinked:
+            return _pread_path(self._unlinked[ino], size, off)
         path = self._path(ino)
         # Writes land in the page cache that every reader shares (as on a local disk), so
         # a page read back must come from the work in progress too.
@@ -768,6 +805,11 @@ class Ops(pyfuse3.Operations):
                 raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
             if not row.is_local:
                 await self._ensure_local(path)
+                # The fetch added the file to its directory's listing: let the kernel hear
+                # of it before this read returns, so an `ls` right after a `cat` lists it.
+                dirs, self._dirs_invalidated = self._dirs_invalidated, set()
+                if dirs:
+                    await trio.to_thread.run_sync(self.notifier.wait_sent, dirs, 0.5)
             row.atime = time.time()
             try:
                 fd = os.open(self.ws.blobs.location(path), os.O_RDONLY)
@@ -903,6 +945,17 @@ class Ops(pyfuse3.Operations):
             # dropping it either way costs one re-read and is never wrong.
             self.content_changed([path])
         self._wake_uploader()
+
+    def _keep_unlinked(self, path: str) -> None:
+        """Keep the content of ``path`` for its inode before the name goes (a hard link in
+        the cache's tmp/, swept at the next start if the daemon dies first)."""
+        ino = self.ino_of.get(path)
+        row = self.ws.files.get(path)
+        if ino is None or row is None or not row.is_local:
+            return
+        kept = self.ws.blobs.keep(path)
+        if kept is not None:
+            self._unlinked[ino] = kept
 
     def _drop_ino(self, path: str) -> None:
         ino = self.ino_of.pop(path, None)
@@ -1043,6 +1096,14 @@ def _tgid(pid: int) -> int | None:
     except (OSError, ValueError):
         pass
     return None
+
+
+def _pread_path(p: str, size: int, off: int) -> bytes:
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        return os.pread(fd, size, off)
+    finally:
+        os.close(fd)
 
 
 def _unlink_quiet(p: str) -> None:

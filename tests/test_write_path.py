@@ -17,12 +17,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from benchmarks.s3proxy import FaultPlan
 from brainfs.backend.store import ObjectStore
-
 from conftest import Mount, is_mounted, upload_tree, write_tree
 from test_reliability import all_keys, raw_client, s3get, wait_for
+
+from benchmarks.s3proxy import FaultPlan
 
 pytestmark = pytest.mark.mount
 
@@ -496,3 +495,29 @@ def test_directory_times_can_be_set(seeded, corpus, mounter) -> None:
     d = m.mountpoint / "notes"
     os.utime(d, ns=(1_000_000_000_000_000_000, 1_600_000_000_000_000_000))
     assert os.stat(d).st_mtime_ns == 1_600_000_000_000_000_000
+
+
+def test_an_unlinked_file_stays_readable_through_its_open_descriptor(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    p = m.mountpoint / "notes/a.md"
+    fd = os.open(p, os.O_RDWR)
+    try:
+        os.unlink(p)
+        assert not p.exists()
+        assert os.fstat(fd).st_size == len(TREE["notes/a.md"])
+        assert os.pread(fd, 100, 0) == TREE["notes/a.md"].encode()
+        os.pwrite(fd, b"CARD", 0)
+        assert os.pread(fd, 4, 0) == b"CARD"
+    finally:
+        os.close(fd)
+    assert not p.exists()
+    (m.mountpoint / "notes/b.md").write_text("replaced soon\n")
+    fd = os.open(m.mountpoint / "notes/b.md", os.O_RDONLY)
+    try:
+        (m.mountpoint / "notes/c.md").write_text("the new b\n")
+        os.rename(m.mountpoint / "notes/c.md", m.mountpoint / "notes/b.md")
+        assert os.pread(fd, 100, 0) == b"replaced soon\n"
+    finally:
+        os.close(fd)
+    assert (m.mountpoint / "notes/b.md").read_text() == "the new b\n"
+    assert m.stop() == 0
