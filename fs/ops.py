@@ -799,29 +799,37 @@ class Ops(pyfuse3.Operations):
         shadow = self.writing.get(path)
         if shadow is not None:
             return os.pread(shadow.fd, size, off)
-        for attempt in (1, 2):
-            row = self.ws.files.get(path)
-            if row is None:
-                raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
-            if not row.is_local:
-                await self._ensure_local(path)
-                # The fetch added the file to its directory's listing: let the kernel hear
-                # of it before this read returns, so an `ls` right after a `cat` lists it.
-                dirs, self._dirs_invalidated = self._dirs_invalidated, set()
-                if dirs:
-                    await trio.to_thread.run_sync(self.notifier.wait_sent, dirs, 0.5)
-            row.atime = time.time()
-            try:
-                fd = os.open(self.ws.blobs.location(path), os.O_RDONLY)
-            except FileNotFoundError:
-                if attempt == 2:
-                    raise
-                continue  # evicted between the fetch and here: fetch again
-            try:
-                return os.pread(fd, size, off)
-            finally:
-                os.close(fd)
-        raise AssertionError("unreachable")
+        # In use while it is read: no eviction (another reader's fetch makes room) may take
+        # the copy between the fetch and the read.
+        self.ws.open_count[path] += 1
+        try:
+            for attempt in (1, 2):
+                row = self.ws.files.get(path)
+                if row is None:
+                    raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+                if not row.is_local:
+                    await self._ensure_local(path)
+                    # The fetch added the file to its directory's listing: let the kernel
+                    # hear of it before this read returns, so `ls` right after `cat` lists it.
+                    dirs, self._dirs_invalidated = self._dirs_invalidated, set()
+                    if dirs:
+                        await trio.to_thread.run_sync(self.notifier.wait_sent, dirs, 0.5)
+                row.atime = time.time()
+                try:
+                    fd = os.open(self.ws.blobs.location(path), os.O_RDONLY)
+                except FileNotFoundError:
+                    if attempt == 2:
+                        raise
+                    continue  # replaced by a relist between the fetch and here: again
+                try:
+                    return os.pread(fd, size, off)
+                finally:
+                    os.close(fd)
+            raise AssertionError("unreachable")
+        finally:
+            self.ws.open_count[path] -= 1
+            if self.ws.open_count[path] <= 0:
+                del self.ws.open_count[path]
 
     async def commit_idle(self, everything: bool = False) -> None:
         """No-open mode: commit shadows that no close will commit (a bare truncate(2)),
