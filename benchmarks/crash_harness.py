@@ -78,7 +78,7 @@ from typing import Any, Callable
 from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from brainfs.backend.server import LocalS3, free_port, rclone_binary
 
-from benchmarks.grep_bench import fuse_unmount, is_mounted, mounts_under, pid_alive, stop_pid
+from benchmarks.grep_bench import fuse_unmount, is_mounted, mounts_under, stop_pid
 
 try:  # the object that keeps a directory alive in the bucket (brainfs's name; rclone has none)
     from brainfs.cache.workingset import DIR_MARKER
@@ -1067,7 +1067,6 @@ class Harness:
             bth.start()
         during = rng.random() < 0.5
         est = sorted(self.est.get(op.kind, [0.05]))[len(self.est.get(op.kind, [0.05])) // 2]
-        t0 = time.monotonic()
         th.start()
         if during:
             time.sleep(rng.random() * est * 1.2)

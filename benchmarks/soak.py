@@ -115,7 +115,7 @@ class LoadResult:
         return [
             f"duration:                {self.seconds:.1f} s",
             f"requests through proxy:  {self.requests}",
-            f"faults injected:         " + (", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"),
+            "faults injected:         " + (", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"),
             f"reads (cat):             {self.reads} (errors: {errs})",
             f"greps:                   {self.greps} ({self.grep_errors} reported errors, {self.grep_wrong} wrong answers)",
             f"writes:                  {self.writes} (errors: {self.write_errors or 'none'})",

@@ -418,7 +418,6 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     min_s = int(settings.get("min_sessions", 1))
     by_slug: dict[str, Subject] = {}
     alias_of: dict[str, str] = {}
-    raw_alias: dict[str, str] = {}  # a name as written ("Decision for X") → its cleaned name
     groups: dict[str, list[str]] = defaultdict(list)
     for n, c in canon.items():
         groups[c].append(n)

@@ -429,7 +429,7 @@ def test_s3_run_commits_uploads_and_reindexes(store, tmp_path: Path) -> None:
 
     # a new session: one more commit, saying why
     _upload(store, {"sessions/s3/transcript.md": S3_})
-    rep3 = run_s3(store, tmp_path / "w", reindex=False)
+    run_s3(store, tmp_path / "w", reindex=False)
     log = wiki_log(store, tmp_path / "log3")
     assert len(log) == 2 and "new session s3" in log[0][1]
     assert "s3" in store.get("sessions/index.md")[0].decode()
