@@ -543,12 +543,9 @@ def _target(mp: Path) -> str:
 
 
 def _mounted(target: str) -> bool:
-    with open("/proc/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
-                return True
-    return False
+    from .fusectl import in_proc_mounts
+
+    return in_proc_mounts(target)
 
 
 def _daemon_pids(target: str) -> list[int]:

@@ -27,6 +27,7 @@ from brainfs.backend.store import ObjectStore
 from brainfs.cache.recaller import INDEX_KEY
 from brainfs.cache.workingset import WorkingSet, WrongCorpus
 
+from .fusectl import in_proc_mounts
 from .ops import KERNEL_CACHE_FLAGS, Ops
 from .recall import RecallService
 
@@ -39,13 +40,7 @@ class MountError(Exception):
 
 def is_mountpoint(path: Path) -> bool:
     """True when ``path`` is listed in /proc/mounts."""
-    target = os.path.realpath(path)
-    with open("/proc/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
-                return True
-    return False
+    return in_proc_mounts(os.path.realpath(path))
 
 
 def check_mountpoint(mp: Path) -> None:

@@ -18,6 +18,17 @@ from pathlib import Path
 CONNECTIONS = Path("/sys/fs/fuse/connections")
 
 
+def in_proc_mounts(target: str) -> bool:
+    """True when the absolute path ``target`` is listed in /proc/mounts (read without
+    touching the mountpoint: a stat there would hang on a hung mount)."""
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
+                return True
+    return False
+
+
 def connection_of(mountpoint: str) -> int | None:
     """The FUSE connection number of the mount at ``mountpoint``, or None when nothing is
     mounted there. The path is normalised without touching it (no realpath: that would
