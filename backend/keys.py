@@ -1,8 +1,12 @@
-"""Corpus URLs and object-key validation.
+"""Corpus URLs, object-key validation, and the keys brainfs keeps for itself.
 
 A corpus is ``s3://BUCKET/PREFIX``. Inside it, every file has a *path* relative to the
 prefix (``knowledge/kyoto.md``); its object key is ``PREFIX/path``. Validation happens here,
 once, so that no path trick can reach outside the user's prefix.
+
+Beside the memory tree, under ``.brainfs/``, lie the objects brainfs writes for itself (the
+search index, the preload pack, the wiki's history, dream's state and lease). Every one of
+their paths is named here and nowhere else.
 """
 
 from __future__ import annotations
@@ -17,6 +21,32 @@ _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 NAME_MAX = 255
 #: S3 caps keys at 1024 bytes; keep room for the prefix.
 KEY_MAX = 1024
+
+#: Corpus prefix holding brainfs's own objects; never part of the memory tree (a mount
+#: neither lists nor accepts it, import and ls skip it).
+INTERNAL_PREFIX = ".brainfs"
+#: The search index (one SQLite file: chunks, FTS5, vectors), refreshed by ``brainfs index``
+#: and dream, downloaded by mounts and ``recall``.
+INDEX_KEY = f"{INTERNAL_PREFIX}/index.sqlite"
+#: The packed preload object: a mount's starting working set in one GET (``cache/pack.py``).
+PACK_KEY = f"{INTERNAL_PREFIX}/preload.pack"
+#: The wiki's git history as one ``git bundle`` (written by dream, cloned by mounts).
+WIKI_BUNDLE_KEY = f"{INTERNAL_PREFIX}/wiki.bundle"
+#: What dream's last run saw and extracted (``dream/core.py``).
+DREAM_STATE_KEY = f"{INTERNAL_PREFIX}/dream-state.json"
+#: One dream run at a time per corpus (``dream/sync.py``).
+DREAM_LEASE_KEY = f"{INTERNAL_PREFIX}/dream.lease"
+#: A corpus's own standing instructions for dream (frontmatter settings).
+DREAM_SKILL_KEY = f"{INTERNAL_PREFIX}/dream-skill.md"
+#: Where the one-off probe of conditional-write support is written and removed.
+PROBE_PREFIX = f"{INTERNAL_PREFIX}/probe/"
+
+
+def is_internal(path: str) -> bool:
+    """Whether a corpus path is one of brainfs's own objects (under ``.brainfs/``) rather
+    than a file of the memory tree. Only the exact prefix counts: ``.brainfsx.md`` is a
+    file like any other."""
+    return path == INTERNAL_PREFIX or path.startswith(INTERNAL_PREFIX + "/")
 
 
 @dataclass(frozen=True)

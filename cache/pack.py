@@ -18,11 +18,11 @@ from collections.abc import Iterator
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
+from brainfs.backend.keys import PACK_KEY, is_internal
 from brainfs.backend.store import ObjectStore
 
 from .catalog import FileRow
 
-PACK_KEY = ".brainfs/preload.pack"
 MAGIC = b"BFSPACK1"
 
 
@@ -60,10 +60,10 @@ def read_pack(store: ObjectStore) -> list[tuple[str, str, bytes]] | None:
 
 def build_pack(store: ObjectStore, cfg: Config) -> dict:
     """Rebuild the pack from the corpus and the preload rules of ``cfg`` (blocking)."""
-    from .workingset import INTERNAL_PREFIX, select_preload
+    from .workingset import select_preload
 
     rows = [FileRow(o.path, o.size, o.mtime, o.etag) for o in store.list()
-            if not o.path.startswith(INTERNAL_PREFIX + "/")]
+            if not is_internal(o.path)]
     chosen = select_preload(rows, cfg)
     got: dict[str, tuple[str, bytes]] = {}
     failed = 0

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey
+from brainfs.backend.keys import INDEX_KEY, is_internal
 from brainfs.backend.store import ObjectStore
 
 from .embedder import Embedder, EmbedderUnavailable, load_embedder
@@ -25,11 +26,17 @@ from .forget import FORGET_DIR, request_phrases
 from .forget import is_request as is_forget_request
 from .index import SearchIndex
 from .retrieval import RecallResult, cited_sources, recall
-from .workingset import INTERNAL_PREFIX
 
 log = logging.getLogger(__name__)
 
-INDEX_KEY = f"{INTERNAL_PREFIX}/index.sqlite"
+#: File name of the local copy of the bucket's index in a cache (or dream work) directory.
+LOCAL_INDEX_NAME = "index.sqlite"
+
+
+def local_index_path(cache_dir: Path) -> Path:
+    """Where a cache directory (a mount's, a command's, dream's work directory) keeps its
+    copy of the bucket's search index (``INDEX_KEY``)."""
+    return cache_dir / LOCAL_INDEX_NAME
 
 
 def _is_indexable(path: str) -> bool:
@@ -66,7 +73,7 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     download_index(store, local)
     objects = list(store.list())
     listing = [(o.path, o.etag) for o in objects
-               if not o.path.startswith(INTERNAL_PREFIX + "/") and _is_indexable(o.path)]
+               if not is_internal(o.path) and _is_indexable(o.path)]
     requests = [o.path for o in objects if is_forget_request(o.path)]
     phrases: list[str] = []
     for path in requests:
