@@ -33,7 +33,7 @@ from .errors import (
     PreconditionFailed,
     Unavailable,
 )
-from .keys import CorpusURL, path_problem
+from .keys import PROBE_PREFIX, CorpusURL, path_problem
 
 log = logging.getLogger(__name__)
 
@@ -397,7 +397,7 @@ class ObjectStore:
         """
         with self._lock:
             if self._cond_put is None:
-                probe = f".brainfs/probe/{uuid.uuid4().hex}"
+                probe = f"{PROBE_PREFIX}{uuid.uuid4().hex}"
                 try:
                     self.put(probe, b"1", if_none_match=True)
                     try:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
-from brainfs.backend.keys import path_problem
+from brainfs.backend.keys import INTERNAL_PREFIX, is_internal, path_problem
 from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
@@ -53,10 +53,6 @@ def marker_of(d: str) -> str:
 def is_marker(path: str) -> bool:
     """Whether ``path`` is a directory marker."""
     return posixpath.basename(path) == DIR_MARKER
-
-
-#: Corpus prefix holding brainfs's own data (index, bundles, leases); never in the tree.
-INTERNAL_PREFIX = ".brainfs"
 
 
 class CacheError(Exception):
@@ -498,7 +494,7 @@ class WorkingSet:
         updates: list[FileRow] = []
         dropped: list[str] = []
         objs = [o for o in objects
-                if o.path != INTERNAL_PREFIX and not o.path.startswith(INTERNAL_PREFIX + "/")]
+                if not is_internal(o.path)]
         # Directory markers make directories, not files (an empty directory of the corpus
         # is shown like one made in this mount).
         marked = {parent_of(o.path) for o in objs if is_marker(o.path)}
@@ -1190,7 +1186,7 @@ def _check_name(path: str) -> None:
     problem = path_problem(path)
     if problem in ("path too long", "name longer than 255 bytes"):
         raise NameTooLong(f"refused name {path[:80]!r}…: {problem}")
-    if problem or path == INTERNAL_PREFIX or path.startswith(INTERNAL_PREFIX + "/"):
+    if problem or is_internal(path):
         raise CacheError(f"refused name {path!r}: {problem or 'reserved'}")
 
 
