@@ -22,9 +22,8 @@ import trio
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
-from brainfs.backend.keys import CorpusURL
+from brainfs.backend.keys import INDEX_KEY, WIKI_BUNDLE_KEY, CorpusURL
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.recaller import INDEX_KEY
 from brainfs.cache.workingset import WorkingSet, WrongCorpus
 
 from .fusectl import in_proc_mounts
@@ -391,7 +390,7 @@ class Daemon:
                 log.info("search index changed in the bucket: reloaded")
             except Exception as e:  # noqa: BLE001 - the next change tries again
                 log.warning("could not reload the search index: %s", e)
-        if seen.get(WIKI_BUNDLE) != old.get(WIKI_BUNDLE) and self.ops is not None:
+        if seen.get(WIKI_BUNDLE_KEY) != old.get(WIKI_BUNDLE_KEY) and self.ops is not None:
             try:
                 gitdir = await trio.to_thread.run_sync(fetch_wiki_history, self.store, self.cache_dir)
             except Exception as e:  # noqa: BLE001 - history is a convenience
@@ -435,12 +434,9 @@ class Daemon:
             os.close(self._lock_fd)
 
 
-WIKI_BUNDLE = ".brainfs/wiki.bundle"
-
-
 def _internal_etags(objs: list) -> dict[str, str]:
     """The ETags of the search index and the wiki bundle in a listing."""
-    return {o.path: o.etag for o in objs if o.path in (INDEX_KEY, WIKI_BUNDLE)}
+    return {o.path: o.etag for o in objs if o.path in (INDEX_KEY, WIKI_BUNDLE_KEY)}
 
 
 def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
@@ -453,7 +449,7 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     import subprocess
 
     try:
-        data, etag = store.get(WIKI_BUNDLE)
+        data, etag = store.get(WIKI_BUNDLE_KEY)
     except NoSuchKey:
         return None
     dest = cache_dir / "wiki-history"

@@ -38,20 +38,17 @@ from dataclasses import dataclass, field
 import pyfuse3
 import trio
 from brainfs.backend.config import Config
-from brainfs.backend.keys import NAME_MAX
-from brainfs.cache.workingset import (
-    INTERNAL_PREFIX,
-    NotEmpty,
-    WorkingSet,
-)
+from brainfs.backend.keys import INTERNAL_PREFIX, NAME_MAX
+from brainfs.cache.workingset import NotEmpty, WorkingSet
 
 from .errors import fuse_errors
 from .notify import KernelNotifier
 
 log = logging.getLogger("brainfs.fs")
 
-RECALL_DIR = ".recall"
-CONTROL_DIR = INTERNAL_PREFIX
+#: The magic folders at the root, as the kernel names them in a lookup.
+RECALL_DIR = b".recall"
+CONTROL_DIR = INTERNAL_PREFIX.encode()
 #: Virtual inodes live far above the ones given to corpus paths.
 RECALL_INO = 1 << 40
 CONTROL_INO = RECALL_INO + 1
@@ -365,9 +362,9 @@ class Ops(pyfuse3.Operations):
             # ENOENT, as if the name were fine.
             raise pyfuse3.FUSEError(errno.ENAMETOOLONG)
         if parent_inode == pyfuse3.ROOT_INODE:
-            if name == b".recall":
+            if name == RECALL_DIR:
                 return self._virtual_attrs(RECALL_INO, True)
-            if name == b".brainfs":
+            if name == CONTROL_DIR:
                 return self._virtual_attrs(CONTROL_INO, True)
             if name == b".git":
                 # The history arrives in the background after mount: a git command run

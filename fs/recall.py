@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from brainfs.cache.recaller import Recaller, download_index, files_for
+from brainfs.cache.recaller import Recaller, download_index, files_for, local_index_path
 
 if TYPE_CHECKING:
     from .daemon import Daemon
@@ -37,7 +37,7 @@ class RecallService:
     async def run(self) -> None:
         """Fetch the index, then warm the model (background task)."""
         d = self.daemon
-        local = d.cache_dir / "index.sqlite"
+        local = local_index_path(d.cache_dir)
         try:
             found = await trio.to_thread.run_sync(download_index, d.store, local)
         except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
@@ -61,7 +61,7 @@ class RecallService:
     async def reload(self) -> None:
         """Take the bucket's index again (after a dream run refreshed it)."""
         d = self.daemon
-        local = d.cache_dir / "index.sqlite"
+        local = local_index_path(d.cache_dir)
 
         def swap() -> None:
             # Queries hold the same limiter, so none runs during the swap; the old
