@@ -30,7 +30,7 @@ from brainfs.backend.config import (
     parse_size,
 )
 from brainfs.backend.errors import BackendError, NoSuchBucket, NoSuchKey
-from brainfs.backend.keys import CorpusURL, path_problem
+from brainfs.backend.keys import INDEX_KEY, INTERNAL_PREFIX, PACK_KEY, CorpusURL, is_internal, path_problem
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import CacheError
 
@@ -117,7 +117,7 @@ def _neighbours(url: CorpusURL, cfg: Config) -> list[str]:
             st.close()
     except BackendError:
         return []
-    return [f"s3://{url.bucket}/{parent + '/' if parent else ''}{d}" for d in dirs if d != ".brainfs"]
+    return [f"s3://{url.bucket}/{parent + '/' if parent else ''}{d}" for d in dirs if d != INTERNAL_PREFIX]
 
 
 def _empty_hint(url: CorpusURL, cfg: Config) -> str:
@@ -171,7 +171,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             continue
         rel = p.relative_to(src).as_posix()
         problem = path_problem(rel)
-        if problem or rel.startswith(".brainfs/") or rel.startswith(".git/"):
+        if problem or rel.startswith((INTERNAL_PREFIX + "/", ".git/")):
             if problem:
                 _warn(f"skipping {rel!r}: {problem}")
                 skipped_bad += 1
@@ -283,11 +283,11 @@ def _pack_is_current(store: ObjectStore, cfg: Config) -> bool:
     """Whether ``.brainfs/preload.pack`` holds exactly what the preload rules pick from the
     corpus as listed now (its manifest read with two ranged GETs, never the bodies)."""
     from brainfs.cache.catalog import FileRow
-    from brainfs.cache.pack import MAGIC, PACK_KEY
-    from brainfs.cache.workingset import INTERNAL_PREFIX, select_preload
+    from brainfs.cache.pack import MAGIC
+    from brainfs.cache.workingset import select_preload
 
     rows = [FileRow(o.path, o.size, o.mtime, o.etag) for o in store.list()
-            if not o.path.startswith(INTERNAL_PREFIX + "/")]
+            if not is_internal(o.path)]
     chosen = select_preload(rows, cfg)
     try:
         head, _ = store.get(PACK_KEY, (0, 16))
@@ -516,7 +516,7 @@ def _status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict:
 
     def read() -> None:
         try:
-            box["text"] = (mp / ".brainfs" / "status").read_text()
+            box["text"] = (mp / INTERNAL_PREFIX / "status").read_text()
         except OSError as e:
             box["error"] = e
 
@@ -666,12 +666,12 @@ def _embedder_or_none(cfg: Config, quiet: bool = False):
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from brainfs.cache.recaller import build_index
+    from brainfs.cache.recaller import build_index, local_index_path
 
     cfg, url, store = _open_corpus(args)
     _refuse_empty(store, url, cfg, "nothing to index")
     embedder = None if args.no_embed else _embedder_or_none(cfg)
-    local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
+    local = local_index_path(cfg.cache_dir_for(url.bucket, url.prefix))
     local.parent.mkdir(parents=True, exist_ok=True)
     bar = None
 
@@ -712,11 +712,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
         return _recall_through_mount(args)
     if not args.url:
         raise UsageError("give --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
-    from brainfs.cache.recaller import Recaller, download_index
+    from brainfs.cache.recaller import Recaller, download_index, local_index_path
     from brainfs.cache.retrieval import render_synthesis
 
     cfg, url, store = _open_corpus(args)
-    local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
+    local = local_index_path(cfg.cache_dir_for(url.bucket, url.prefix))
     local.parent.mkdir(parents=True, exist_ok=True)
     if not download_index(store, local):
         raise UsageError(f"{url} has no search index: run `brainfs index {url}`")
@@ -832,8 +832,6 @@ def _mount_root(path: str) -> str | None:
 
 def cmd_ls(args: argparse.Namespace) -> int:
     """Every file of the corpus, not only the working set a mount lists."""
-    from brainfs.cache.workingset import INTERNAL_PREFIX
-
     cfg = _config(args)
     if args.target.startswith("s3://"):
         url = CorpusURL.parse(args.target)
@@ -855,7 +853,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
         store.check()
         n = 0
         for o in sorted(store.list(under), key=lambda o: o.path):
-            if o.path == INTERNAL_PREFIX or o.path.startswith(INTERNAL_PREFIX + "/"):
+            if is_internal(o.path):
                 continue
             rel = o.path[len(under):].lstrip("/") if under else o.path
             name = shown + rel
@@ -978,6 +976,7 @@ def cmd_context(args: argparse.Namespace) -> int:
     """Assemble the context for one turn: lanes under a token budget, with reasons."""
     from brainfs.cache.context import MemorySource, StoreSource, assemble
     from brainfs.cache.index import SearchIndex
+    from brainfs.cache.recaller import local_index_path
 
     given = [x for x in (args.mount, args.dir, args.url) if x]
     if len(given) != 1:
@@ -999,14 +998,14 @@ def cmd_context(args: argparse.Namespace) -> int:
         mp = Path(args.mount)
         st = _status_of(mp)
         if index_path is None and st.get("cache_dir"):
-            index_path = Path(st["cache_dir"]) / "index.sqlite"
+            index_path = local_index_path(Path(st["cache_dir"]))
         make = lambda ix: MemorySource(mp, ix, embedder=spec, name=st.get("corpus"))  # noqa: E731
     elif args.dir:
         root = Path(args.dir)
         if not root.is_dir():
             raise UsageError(f"{root} is not a directory")
         if index_path is None:
-            index_path = root / ".brainfs" / "index.sqlite"
+            index_path = root / INDEX_KEY
         make = lambda ix: MemorySource(root, ix, embedder=spec)  # noqa: E731
     else:
         from brainfs.cache.recaller import download_index
@@ -1014,7 +1013,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         url = CorpusURL.parse(args.url)
         store = ObjectStore(url, cfg)
         store.check()
-        local = cfg.cache_dir_for(url.bucket, url.prefix) / "index.sqlite"
+        local = local_index_path(cfg.cache_dir_for(url.bucket, url.prefix))
         local.parent.mkdir(parents=True, exist_ok=True)
         if index_path is None:
             index_path = local if download_index(store, local) else None
