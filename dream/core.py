@@ -53,7 +53,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v8"
+EXTRACTION = "facts-v9"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -248,6 +248,8 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
     tf: Counter = Counter()
     sents: list[tuple[T.Turn, str]] = []
     for t in tr.turns:
+        if T.is_tool_turn(t.text):
+            continue  # what a tool ran, not what anyone said (cache/FORMAT.md)
         for s in T.sentences(t.text):
             sents.append((t, s))
             tf.update(T.content_words(s))
@@ -280,7 +282,8 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
                for c in sorted(best, key=lambda c: c["order"])]
     top_words = [w for w, _ in sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))
                  if w not in {x.lower() for x in speakers} and len(w) > 3][:4]
-    title = (" & ".join(sorted(speakers)) if speakers else "Session") + (
+    # the session's own title (an import's, a person's) when the transcript has one
+    title = tr.title or (" & ".join(sorted(speakers)) if speakers else "Session") + (
         " — " + ", ".join(top_words) if top_words else "")
     # Facts: sentences that say something about a subject. A speaker that is a role
     # ("Assistant") states no facts: its turns echo the user's or draft letters for them.
@@ -475,9 +478,11 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         title = ss["title"]
         if _forgotten(title, phrases):
             title = " & ".join(ss["participants"]) or "Session"
+        idx_lines.append(f"- {sid} | {ss.get('date') or 'undated'} | {title}")
+        if not ss.get("date"):
+            continue  # a summary is dated: the transcript's missing date is reported on it
         files[f"sessions/{sid}/summary.md"] = synth.summary(sid, ss.get("date"), title,
                                                             ss["participants"], ss["turns"], claims)
-        idx_lines.append(f"- {sid} | {ss.get('date') or 'undated'} | {title}")
     files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
 
     # facts, minus forgotten ones
@@ -582,6 +587,13 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                 s = subs.slug_for(s) or s
                 if s in qset:
                     live_cards[s].append((cp, card))
+    # a subject with nothing to say (a speaker whose turns state no fact, no card about it)
+    # gets no page: a page is its cited lines, and one without any has no sources to cite
+    empty = {s for s in qualifying if not by_slug[s] and not live_cards.get(s)}
+    if empty:
+        qualifying = [s for s in qualifying if s not in empty]
+        qset -= empty
+        titles = {s: t for s, t in titles.items() if s not in empty}
     corrected: dict[tuple[int, str], tuple[str, dict]] = {}
     for slug, lst in live_cards.items():
         for cp, card in lst:
@@ -657,7 +669,9 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                    for c in m.superseded if keep(c)]
         claims += [c for c in thread_claims.get(slug, []) if keep(c)]
         claims = P.fit(claims, int(settings.get("max_page_chars", 64000)))
-        dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d)
+        # a page dated by its facts, or by its cards when a correction is all it holds
+        dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d) or sorted(
+            c.date for c in claims if c.date)
         related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
         sub = subs.by_slug[slug]
         spec = PageSpec(slug, sub.title, sub.type, claims, related, len(sub.turns),
@@ -970,6 +984,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     view = CorpusView(exists, lambda p: (set(turns_of(p)) if turns_of(p) is not None else None))
     cap_tokens = int(cfg.get("index_cap_tokens", 2000))
     problems = validate_tree(files, view, cap_tokens)
+    # a session without a date is the transcript's problem (its summary is not written)
+    problems += [Problem(transcripts[sid], "transcript-date",
+                         "transcript frontmatter has no 'date' (ISO 8601, see cache/FORMAT.md): "
+                         "not summarised; its facts are undated", "warning")
+                 for sid in sorted(sessions) if sid in transcripts and not sessions[sid].get("date")]
     from .validate import CITE_ANY_RE
 
     def citation_share(probs: list[Problem]) -> tuple[int, float]:

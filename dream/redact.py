@@ -3,10 +3,12 @@ kept) and in the user's own cards under ``notes/``.
 
 Pages, summaries and dream's cards drop what a forget request names on every render (see
 :mod:`.core`); the search index drops chunks that contain it (``cache/forget.py``). This
-module makes the memory itself forget: each occurrence of the phrase (case-insensitive, as
+module makes the memory itself forget, with the redaction the index and the importer use
+(:func:`brainfs.cache.forget.redact`): each occurrence of the phrase (case-insensitive, as
 whole words, any punctuation between its words) becomes ``[forgotten]``. A transcript keeps
-every turn and anchor, so citations of other turns still resolve. A redacted file no longer
-contains the phrase, so a second run changes nothing.
+every turn and anchor, so citations of other turns still resolve; of its frontmatter only
+the free-text ``title`` is redacted (the keys, date and participants are structure). A
+redacted file no longer contains the phrase, so a second run changes nothing.
 """
 
 from __future__ import annotations
@@ -14,26 +16,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-MARK = "[forgotten]"
+from brainfs.cache.forget import MARK, phrase_re, redact
+
+__all__ = ["MARK", "phrase_re", "redact_file", "is_redactable", "apply"]
+
+#: A frontmatter line whose value is free text a person or an import wrote.
+_TEXT_FIELD_RE = re.compile(r"^(title:[ \t]*)(.*)$", re.M)
 
 
-def phrase_re(phrase: str) -> re.Pattern[str]:
-    """A normalized phrase ("max the beagle") as it can be written ("Max, the Beagle")."""
-    words = [re.escape(w) for w in phrase.split()]
-    return re.compile(r"(?<![\w'])" + r"[^\w']+".join(words) + r"(?![\w'])", re.I)
-
-
-def redact(text: str, phrases: list[str]) -> str:
-    """``text`` with every phrase replaced by the mark (the frontmatter is left alone)."""
-    head, body = "", text
+def redact_file(text: str, phrases: list[str]) -> str:
+    """``text`` with every phrase replaced by the mark: the body, and the frontmatter's
+    ``title`` value (still a YAML string)."""
     if text.startswith("---\n"):
         end = text.find("\n---", 4)
         if end != -1:
             head, body = text[: end + 4], text[end + 4:]
-    for ph in phrases:
-        if ph:
-            body = phrase_re(ph).sub(MARK, body)
-    return head + body
+            head = _TEXT_FIELD_RE.sub(lambda m: m.group(1) + _redact_value(m.group(2), phrases), head)
+            return head + redact(body, phrases)
+    return redact(text, phrases)
+
+
+def _redact_value(value: str, phrases: list[str]) -> str:
+    """A YAML scalar with the phrases redacted; a plain one that now starts with the mark
+    ("[forgotten] with Tomas" would read as a list) is single-quoted."""
+    new = redact(value, phrases)
+    if new == value or value[:1] in ("'", '"'):
+        return new
+    return "'" + new.replace("'", "''") + "'"
 
 
 def is_redactable(path: str, dream_dirs: tuple[str, ...]) -> bool:
@@ -56,7 +65,7 @@ def apply(read: Callable[[str], str | None], listing: dict[str, str], phrases: l
         text = read(p)
         if text is None or not any(rx.search(text) for rx in pats):
             continue
-        new = redact(text, phrases)
+        new = redact_file(text, phrases)
         if new != text:
             out[p] = new
     return out

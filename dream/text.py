@@ -40,6 +40,18 @@ class Transcript:
     date: str | None  # ISO date (YYYY-MM-DD) of the session
     participants: list[str]
     turns: list[Turn]
+    title: str | None = None  # the frontmatter's ``title`` (an import's own title), if any
+
+
+#: A tool call and its result, as importers write them (cache/FORMAT.md): one line of the
+#: assistant's, "[tool: Bash] ls -la (312 lines of output: …)". It says what was run, not
+#: what anyone said: never a summary sentence or a fact.
+TOOL_TURN_RE = re.compile(r"^\[tool: [^\]]*\]")
+
+
+def is_tool_turn(text: str) -> bool:
+    """Whether a turn's text is a tool call (see :data:`TOOL_TURN_RE`)."""
+    return bool(TOOL_TURN_RE.match(text))
 
 
 def md5_hex(data: bytes | str) -> str:
@@ -72,7 +84,8 @@ def parse_transcript(path: str, text: str) -> Transcript:
             body = body[len(prefix):]
         turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns)))
     speakers = list(dict.fromkeys(t.speaker for t in turns))
-    return Transcript(session, day, [str(p) for p in parts] or speakers, turns)
+    title = " ".join(str(meta.get("title") or "").split()) or None
+    return Transcript(session, day, [str(p) for p in parts] or speakers, turns, title)
 
 
 # --------------------------------------------------------------------------- words
