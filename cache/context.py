@@ -61,7 +61,9 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable
+
+from brainfs.backend.keys import INTERNAL_PREFIX
 
 from .chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
 from .retrieval import age_days, freshness_label, recall, truncate
@@ -103,7 +105,8 @@ HEAD_BYTES = 4096
 STATUSES = ("admitted", "truncated", "skipped")
 ENV_GLOBAL_GUIDE = "BRAINFS_GLOBAL_GUIDE"
 
-_HIDDEN = (".brainfs", ".recall", ".git")
+#: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
+_HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
 
 
 def global_guide_path() -> Path:
@@ -1048,8 +1051,3 @@ def _render_html(w: ContextWindow) -> str:
 </div>
 </body></html>
 """
-
-
-def iter_lane_order(items: Iterable[ContextItem]) -> list[int]:
-    """Lane positions of items (for checks: must be non-decreasing)."""
-    return [LANES.index(i.lane) for i in items]
