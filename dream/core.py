@@ -24,6 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
+from brainfs.backend.keys import DREAM_SKILL_KEY, DREAM_STATE_KEY, is_internal
 from brainfs.cache.chunker import human_date, split_frontmatter
 from brainfs.cache.forget import FORGET_DIR, norm, request_phrases
 from brainfs.cache.forget import is_request as is_forget_request
@@ -46,8 +47,8 @@ from .verify import Verifier
 
 log = logging.getLogger(__name__)
 
-STATE_PATH = ".brainfs/dream-state.json"
-SKILL_PATHS = (".brainfs/dream-skill.md", "DREAM.md")
+STATE_PATH = DREAM_STATE_KEY
+SKILL_PATHS = (DREAM_SKILL_KEY, "DREAM.md")
 CORRECTIONS_DIR = "corrections/"
 CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
@@ -170,7 +171,7 @@ class RunResult:
         counts = Counter(c.action for c in self.changes)
         head = (f"dream: {counts.get('add', 0)} added, {counts.get('modify', 0)} updated, "
                 f"{counts.get('delete', 0)} deleted")
-        body = [str(c) for c in self.changes if not c.path.startswith(".brainfs/")]
+        body = [str(c) for c in self.changes if not is_internal(c.path)]
         st = self.stats
         tail = [f"sessions read: {st.get('sessions_read', 0)}; claims: {st.get('claims', 0)}; "
                 f"rejected by verification: {st.get('rejected', 0)} ({st.get('verify_method')})"]

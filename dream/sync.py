@@ -11,8 +11,9 @@ Layout in the bucket (under the corpus prefix):
 * ``.brainfs/wiki.bundle`` — the wiki's git history as one ``git bundle`` (all refs, branch
   ``main``). The repository's tree is every file dream manages, at its corpus path
   (``knowledge/…``, ``notes/corrections/…``, ``sessions/index.md``,
-  ``sessions/<id>/summary.md``). ``git clone wiki.bundle`` gives the history; a mount can
-  expose it as ``knowledge/.git``-style history later.
+  ``sessions/<id>/summary.md``). ``git clone wiki.bundle`` gives the history; a mount
+  clones it into its cache and shows it as ``.git`` at its root (a gitfile), so
+  ``git -C memory/knowledge log`` works there.
 
 Writes: each changed object is put with ``if_match`` = the ETag seen at orient time (or
 ``if_none_match`` for a new one) where the server honours it; otherwise the current ETag is
@@ -36,16 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
+from brainfs.backend.keys import DREAM_LEASE_KEY, WIKI_BUNDLE_KEY, is_internal
 from brainfs.backend.store import ObjectStore
 
-from . import text as T
 from .core import (CORRECTIONS_DIR, FORGET_DIR, SKILL_PATHS, STATE_PATH, RunResult, dream)
 from .progress import Progress
 
 log = logging.getLogger(__name__)
 
-LEASE_PATH = ".brainfs/dream.lease"
-BUNDLE_PATH = ".brainfs/wiki.bundle"
+LEASE_PATH = DREAM_LEASE_KEY
 #: A lease outlives a crashed run by this long at most.
 LEASE_TTL_S = 900.0
 _WANTED = ("sessions/", "knowledge/", "notes/", FORGET_DIR, CORRECTIONS_DIR)
@@ -218,7 +218,7 @@ def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | N
         shutil.rmtree(repo_dir)
     bundle = workdir / "wiki.bundle"
     try:
-        data, _ = store.get(BUNDLE_PATH)
+        data, _ = store.get(WIKI_BUNDLE_KEY)
         bundle.write_bytes(data)
         repo = git.Repo.clone_from(str(bundle), str(repo_dir), branch="main")
     except NoSuchKey:
@@ -226,7 +226,7 @@ def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | N
     with repo.config_writer() as cw:
         cw.set_value("user", "name", "brainfs dream")
         cw.set_value("user", "email", "dream@brainfs.invalid")
-    wanted = {p: t for p, t in res.staged.items() if not p.startswith(".brainfs/")}
+    wanted = {p: t for p, t in res.staged.items() if not is_internal(p)}
     tracked = set(repo.git.ls_files().splitlines()) if repo.head.is_valid() else set()
     for p in sorted(tracked - set(wanted)):
         if p.startswith(CORRECTIONS_DIR):
@@ -243,7 +243,7 @@ def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | N
     commit = repo.index.commit(res.commit_message())
     out = workdir / "wiki-new.bundle"
     repo.git.bundle("create", str(out), "--all")
-    store.put(BUNDLE_PATH, out.read_bytes())
+    store.put(WIKI_BUNDLE_KEY, out.read_bytes())
     return commit.hexsha
 
 
@@ -252,7 +252,7 @@ def wiki_log(store: ObjectStore, workdir: Path) -> list[tuple[str, str]]:
     import git
 
     try:
-        data, _ = store.get(BUNDLE_PATH)
+        data, _ = store.get(WIKI_BUNDLE_KEY)
     except NoSuchKey:
         return []
     workdir.mkdir(parents=True, exist_ok=True)
@@ -362,7 +362,3 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
             prog.done()
     rep.seconds = round(time.monotonic() - t0, 3)
     return rep
-
-
-def staged_md5(text: str) -> str:
-    return T.md5_hex(text)
