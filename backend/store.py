@@ -46,6 +46,9 @@ _SHORT_BODY: tuple[type[BaseException], ...] = (
 
 #: Object metadata key carrying the xxh3-128 of the content, written by brainfs on put.
 HASH_META = "brainfs-xxh3"
+#: Object metadata key carrying the random stamp of the PUT that wrote the object: two
+#: writers' identical bytes share an ETag, not a stamp.
+STAMP_META = "brainfs-stamp"
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,17 @@ class ObjectInfo:
     size: int
     etag: str
     mtime: float
+    #: The brainfs PUT stamp (HEAD only; '' from a listing or another tool's object).
+    stamp: str = ""
+
+
+def _meta(response: dict[str, Any], key: str) -> str:
+    """A user metadata value of a HEAD/GET response. Header names are case-insensitive,
+    and some servers (rclone) return them capitalised."""
+    for k, v in (response.get("Metadata") or {}).items():
+        if k.lower() == key:
+            return str(v)
+    return ""
 
 
 def _etag(raw: str | None) -> str:
@@ -229,7 +243,8 @@ class ObjectStore:
         except Exception as e:  # noqa: BLE001
             raise self._map(e, f"head {path}") from None
         return ObjectInfo(path, int(r["ContentLength"]), _etag(r.get("ETag")),
-                          r["LastModified"].timestamp())
+                          r["LastModified"].timestamp(),
+                          _meta(r, STAMP_META))
 
     def get(self, path: str, byte_range: tuple[int, int] | None = None) -> tuple[bytes, str]:
         """Content (or bytes [start, end) of it) and ETag.

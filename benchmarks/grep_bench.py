@@ -5,7 +5,7 @@
 
 What it does
 ------------
-1. Writes the sample memory tree (``brainfs.fs.sample.generate``), starts the embedded S3
+1. Writes the sample memory tree (``brainfs.tools.sample.generate``), starts the embedded S3
    server (``rclone serve s3``) and imports the tree into ``s3://bench/mem`` directly.
 2. Puts ONE :class:`benchmarks.s3proxy.S3Proxy` with the configured round trip in front of
    the server; every mounted filesystem below talks to S3 through it.
@@ -270,7 +270,7 @@ class Bench:
 
     # ----------------------------------------------------------------- setup
     def setup(self) -> None:
-        from brainfs.fs.sample import RARE_WORD, generate
+        from brainfs.tools.sample import RARE_WORD, generate
 
         self.rare = RARE_WORD
         t0 = time.monotonic()
@@ -927,7 +927,7 @@ def render_markdown(meta: dict[str, Any], results: dict[str, ModeResult]) -> str
     lines = [
         f"# grep benchmark: {meta['file_count']:,} files, {meta['rtt_ms']:g} ms RTT",
         "",
-        f"Corpus: `brainfs.fs.sample.generate(files={meta['files']}, seed={meta['seed']})`, "
+        f"Corpus: `brainfs.tools.sample.generate(files={meta['files']}, seed={meta['seed']})`, "
         f"{meta['file_count']:,} files, {meta['corpus_bytes'] / 1e6:.1f} MB; "
         f"`grep -rl {meta['rare_word']}` matches {meta['grep_matches']} files; "
         f"`cat` reads `{meta['cat_file']}` ({meta['cat_bytes']:,} bytes). "

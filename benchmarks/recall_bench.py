@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from brainfs.backend.server import LocalS3
-from brainfs.fs.sample import generate
+from brainfs.tools.sample import generate
 
 from benchmarks.s3proxy import S3Proxy
 

@@ -12,6 +12,7 @@ does point updates.
 from __future__ import annotations
 
 import sqlite3
+import secrets
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -19,8 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-#: 2: journal.wait_for, the sent table, meta.corpus (older caches are upgraded in place).
-SCHEMA_VERSION = 2
+#: 2: journal.wait_for, the sent table, meta.corpus; 3: sent.stamp (older caches are
+#: upgraded in place).
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -55,22 +57,30 @@ CREATE TABLE IF NOT EXISTS journal (
     -- the bucket always holds the old name or the new one, never neither
     wait_for TEXT NOT NULL DEFAULT ''
 );
--- The versions of a path this cache has PUT and not seen superseded, by ETag (MD5 of the
--- bytes), committed *before* the request goes out. landed = 0: the outcome is not
--- recorded yet (in flight, or lost to a crash); landed = 1: the last version of ours
--- that landed (one row: an older one of ours back in the bucket is another writer's
--- restore, not ours). A remote object with one of these ETags is ours, never a conflict:
--- after a crash between a PUT and its record, or when our own upload landed while the
--- next version was being written. A path with a landed = 0 row but no file and no journal
--- row may hold an object we must remove.
+"""
+
+# The versions of a path this cache has PUT and not seen superseded, by ETag (MD5 of the
+# bytes), committed *before* the request goes out. landed = 0: the outcome is not
+# recorded yet (in flight, or lost to a crash); landed = 1: the last version of ours
+# that landed (one row: an older one of ours back in the bucket is another writer's
+# restore, not ours). A remote object with one of these ETags is ours, never a conflict:
+# after a crash between a PUT and its record, or when our own upload landed while the
+# next version was being written. A path with a landed = 0 row but no file and no journal
+# row may hold an object we must remove.
+#   stamp: a random id sent with the PUT as object metadata. Identical bytes have one ETag
+#          whoever writes them; the stamp tells our object from another writer's copy of
+#          the same bytes ('' = unknown: a row from before schema 3).
+_SENT_TABLE = """
 CREATE TABLE IF NOT EXISTS sent (
     path    TEXT NOT NULL,
     etag    TEXT NOT NULL,
     created REAL NOT NULL,
     landed  INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (path, etag)
-);
-"""
+    stamp   TEXT NOT NULL DEFAULT '',
+    PRIMARY KEY (path, etag, stamp)
+)"""
+
+_SCHEMA += _SENT_TABLE + ";"
 
 
 @dataclass
@@ -116,6 +126,15 @@ class Catalog:
         cols = {r[1] for r in self._db.execute("PRAGMA table_info(journal)")}
         if "wait_for" not in cols:  # a version-1 cache: upgrade in place
             self._db.execute("ALTER TABLE journal ADD COLUMN wait_for TEXT NOT NULL DEFAULT ''")
+        if "stamp" not in {r[1] for r in self._db.execute("PRAGMA table_info(sent)")}:
+            # A version-2 cache: the key changes, so the (small) table is rebuilt; its rows
+            # keep an unknown stamp and are judged by ETag alone, as before.
+            with self.transaction() as db:
+                db.execute("ALTER TABLE sent RENAME TO sent_v2")
+                db.execute(_SENT_TABLE)
+                db.execute("INSERT INTO sent (path, etag, created, landed) "
+                           "SELECT path, etag, created, landed FROM sent_v2")
+                db.execute("DROP TABLE sent_v2")
         self._db.execute(
             "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
         )
@@ -230,10 +249,22 @@ class Catalog:
         db.execute("DELETE FROM journal WHERE path = ?", (path,))
 
     # -- sent ------------------------------------------------------------------------
-    def sent_add(self, path: str, etag: str) -> None:
-        """Record, durably, that a PUT of ``path`` producing ``etag`` is about to start."""
-        with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO sent VALUES (?,?,?,0)", (path, etag, time.time()))
+    def sent_add(self, path: str, etags: Iterable[str]) -> str:
+        """Record, durably, that a PUT of ``path`` that the server will give one of
+        ``etags`` is about to start; returns the stamp to send with it. A retry of the same
+        bytes whose earlier attempt's outcome is unknown reuses that attempt's stamp, so
+        that whichever attempt landed is recognised."""
+        etags = list(etags)
+        with self.transaction() as db:
+            marks = "?" * len(etags)
+            r = db.execute(
+                f"SELECT stamp FROM sent WHERE path = ? AND landed = 0 AND stamp != '' "
+                f"AND etag IN ({','.join(marks)}) LIMIT 1", (path, *etags)).fetchone()
+            stamp = r[0] if r else secrets.token_hex(12)
+            now = time.time()
+            db.executemany("INSERT OR IGNORE INTO sent VALUES (?,?,?,0,?)",
+                           [(path, e, now, stamp) for e in etags])
+        return stamp
 
     def sent_etags(self, path: str) -> set[str]:
         """ETags of ``path`` that are ours: PUTs in flight or lost to a crash, and the last
@@ -241,16 +272,22 @@ class Catalog:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT etag FROM sent WHERE path = ?", (path,))}
 
+    def sent_stamps(self, path: str, etag: str) -> set[str]:
+        """The stamps our PUTs of ``path`` with ``etag`` went out with ('' = unknown)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute(
+                "SELECT stamp FROM sent WHERE path = ? AND etag = ?", (path, etag))}
+
     def sent_paths(self) -> set[str]:
         """Every path with a PUT started and its outcome not recorded."""
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT DISTINCT path FROM sent WHERE landed = 0")}
 
-    def sent_landed(self, db: sqlite3.Connection, path: str, etag: str) -> None:
-        """Our PUT of ``path`` landed as ``etag`` (inside a transaction): it is the one
-        version of ours remembered from now on."""
+    def sent_landed(self, db: sqlite3.Connection, path: str, etag: str, stamp: str) -> None:
+        """Our PUT of ``path`` landed as ``etag`` with ``stamp`` (inside a transaction): it
+        is the one version of ours remembered from now on."""
         db.execute("DELETE FROM sent WHERE path = ?", (path,))
-        db.execute("INSERT INTO sent VALUES (?,?,?,1)", (path, etag, time.time()))
+        db.execute("INSERT INTO sent VALUES (?,?,?,1,?)", (path, etag, time.time(), stamp))
 
     def sent_clear(self, db: sqlite3.Connection, path: str) -> None:
         """Forget the history of ``path`` (its object is gone; inside a transaction)."""

@@ -28,7 +28,7 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import INTERNAL_PREFIX, is_internal, path_problem
-from brainfs.backend.store import HASH_META, ObjectInfo, ObjectStore, multipart_etag
+from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
@@ -116,6 +116,8 @@ class UploadResult:
     error: BackendError | OSError | None = None
     #: a delete not carried out: the object is another writer's newer version
     refused: bool = False
+    #: the stamp the PUT went out with (see Catalog.sent_add)
+    stamp: str = ""
 
 
 @dataclass
@@ -974,23 +976,25 @@ class WorkingSet:
                 and not (j.op == "delete" and j.wait_for and j.wait_for in puts)]
 
     def _sender(self, row: JournalRow):
-        """How to send the content of ``row``: (send(target, **conditions) -> ETag, the
-        ETags the server may give it), or (None, []) when the content no longer hashes to
-        the row's (rewritten since). Small files go as one PUT from memory; big ones in
+        """How to send the content of ``row``: (send(target, stamp, **conditions) -> ETag,
+        the ETags the server may give it), or (None, []) when the content no longer hashes
+        to the row's (rewritten since). Small files go as one PUT from memory; big ones in
         parts streamed from the cache file (the ETag is then the multipart one, or the
         whole MD5, as rclone reports it)."""
         assert self.store is not None
         store = self.store
-        meta = {HASH_META: row.hash}
+        def meta(stamp: str) -> dict[str, str]:
+            return {HASH_META: row.hash, STAMP_META: stamp}
+
         if is_marker(row.path):
-            return (lambda target, **c: store.put(target, b"", metadata=meta, **c)), [_md5(b"")]
+            return (lambda target, stamp, **c: store.put(target, b"", metadata=meta(stamp), **c)), [_md5(b"")]
         loc = self.blobs.location(row.path)
         part = self.cfg.multipart_part_bytes
         if loc.stat().st_size < self.cfg.multipart_threshold_bytes:
             data = loc.read_bytes()
             if content_hash(data) != row.hash:
                 return None, []
-            return (lambda target, **c: store.put(target, data, metadata=meta, **c)), [_md5(data)]
+            return (lambda target, stamp, **c: store.put(target, data, metadata=meta(stamp), **c)), [_md5(data)]
         import hashlib
 
         import xxhash
@@ -1007,22 +1011,29 @@ class WorkingSet:
             f.close()
             return None, []
 
-        def send(target: str, **c) -> str:
+        def send(target: str, stamp: str, **c) -> str:
             f.seek(0)
-            store.put_file(target, f, part, metadata=meta, **c)
+            store.put_file(target, f, part, metadata=meta(stamp), **c)
             # The canonical ETag, as listings will show it (rclone lists the whole MD5).
             return store.head(target).etag
 
         send.close = f.close  # type: ignore[attr-defined]
         return send, [whole.hexdigest(), multipart_etag(parts)]
 
-    def _is_ours(self, path: str, remote_etag: str, base: str, *extra: str) -> bool:
+    def _is_ours(self, path: str, remote: ObjectInfo, base: str) -> bool:
         """Whether the remote object is the version a change was based on, or one this
         cache put there (a PUT whose outcome a crash kept us from recording, or our own
         last upload, landed while the change was being written): replacing it loses
         nothing of another writer's. An older version of ours back in the bucket is not
-        ours: another writer restored it."""
-        return remote_etag in (base, *extra) or remote_etag in self.catalog.sent_etags(path)
+        ours: another writer restored it.
+
+        Bytes one of our PUTs sent are judged by the PUT's stamp, not the ETag alone:
+        another writer who wrote the same bytes since (an empty file, say) made a new
+        version that a delete or overwrite from here must not take for ours."""
+        stamps = self.catalog.sent_stamps(path, remote.etag)
+        if stamps:
+            return not remote.stamp or "" in stamps or remote.stamp in stamps
+        return remote.etag == base
 
     def upload(self, row: JournalRow) -> UploadResult:
         """Carry out one journal row against the backend (blocking, no shared state but
@@ -1044,8 +1055,7 @@ class WorkingSet:
             if send is None:
                 # Rewritten since this row was read: a newer row will carry it.
                 return UploadResult(row, error=OSError("content changed during upload"))
-            for m in md5s:
-                self.catalog.sent_add(row.path, m)
+            stamp = self.catalog.sent_add(row.path, md5s)
             target = row.path
             remote, remote_size = "", 0
             if not self.store.conditional_writes():
@@ -1054,36 +1064,37 @@ class WorkingSet:
                         info = self.store.head(row.path)
                         remote, remote_size = info.etag, info.size
                     except NoSuchKey:
-                        remote = ""
-                    if remote and not self._is_ours(row.path, remote, row.base, *md5s):
+                        info = None
+                    if info is not None and not self._is_ours(row.path, info, row.base):
                         target = conflict_name(row.path, row.created)
                     crash_point("upload-before-put")
-                    etag = send(target)
+                    etag = send(target, stamp)
             else:
                 try:
-                    etag = send(target, if_match=row.base or None, if_none_match=not row.base)
+                    etag = send(target, stamp, if_match=row.base or None,
+                                if_none_match=not row.base)
                 except PreconditionFailed:
                     try:
                         info = self.store.head(row.path)
                         remote, remote_size = info.etag, info.size
                     except NoSuchKey:
-                        remote = ""
-                    if not remote:
+                        info = None
+                    if info is None:
                         # Deleted by another writer since: ours is the only version left.
-                        etag = send(target, if_none_match=True)
-                    elif self._is_ours(row.path, remote, row.base, *md5s):
-                        etag = send(target, if_match=remote)
+                        etag = send(target, stamp, if_none_match=True)
+                    elif self._is_ours(row.path, info, row.base):
+                        etag = send(target, stamp, if_match=remote)
                     else:
                         target = conflict_name(row.path, row.created)
-                        etag = send(target)
+                        etag = send(target, stamp)
             crash_point("upload-after-put")
             if target != row.path:
                 log.warning("upload conflict on %s: the bucket holds version %s, this write "
                             "was based on %s; kept ours as %s", row.path, remote or "(none)",
                             row.base or "(none)", target)
                 return UploadResult(row, etag, conflict_path=target, remote_etag=remote,
-                                    remote_size=remote_size)
-            return UploadResult(row, etag)
+                                    remote_size=remote_size, stamp=stamp)
+            return UploadResult(row, etag, stamp=stamp)
         except (BackendError, OSError) as e:
             return UploadResult(row, error=e)
         finally:
@@ -1095,10 +1106,11 @@ class WorkingSet:
         assert store is not None
         with store.cas_section(row.path):
             try:
-                remote = store.head(row.path).etag
+                info = store.head(row.path)
             except NoSuchKey:
                 return UploadResult(row)  # already gone
-            if not is_marker(row.path) and not self._is_ours(row.path, remote, row.base):
+            remote = info.etag
+            if not is_marker(row.path) and not self._is_ours(row.path, info, row.base):
                 # Another writer's newer version: deleting it would lose it silently. It
                 # stays, and comes back into the listing at the next relist.
                 log.warning("not deleting %s: it changed in the bucket since this mount saw "
@@ -1121,7 +1133,7 @@ class WorkingSet:
         with self.catalog.transaction() as db:
             # Recorded now: nothing of this path is in flight any more.
             if row.op == "put" and not res.conflict_path:
-                self.catalog.sent_landed(db, row.path, res.etag)
+                self.catalog.sent_landed(db, row.path, res.etag, res.stamp)
             else:
                 # A delete, or ours went to a conflict copy: the path holds nothing of ours.
                 self.catalog.sent_clear(db, row.path)

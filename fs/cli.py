@@ -306,7 +306,7 @@ def _pack_is_current(store: ObjectStore, cfg: Config) -> bool:
 
 # ---------------------------------------------------------------------------- sample
 def cmd_sample(args: argparse.Namespace) -> int:
-    from brainfs.fs.sample import SIZES, generate
+    from brainfs.tools.sample import SIZES, generate
 
     files = SIZES.get(args.size) if args.size in SIZES else None
     if files is None:
@@ -352,7 +352,7 @@ def cmd_mount(args: argparse.Namespace) -> int:
             _check_corpus_for_mount(url, cfg)
         log.debug("mounting %s at %s with %s", url, mp.resolve(), _safe_config(cfg))
         if args.naive:
-            from brainfs.fs.naive import run_naive
+            from brainfs.tools.naive import run_naive
 
             check_mountpoint(mp)
             return run_naive(url, mp, cfg, notify)

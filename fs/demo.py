@@ -120,7 +120,7 @@ def run(mountpoint: Path, port: int, size: str) -> int:
     _brainfs("mount", CORPUS, str(mountpoint))
     mp = shlex.quote(str(mountpoint))
     _show(f"ls {mp} {mp}/knowledge | head -20")
-    from .sample import RARE_WORD
+    from brainfs.tools.sample import RARE_WORD
 
     _show(f"grep -rl {RARE_WORD} {mp} | head -5")
     old = _oldest_transcript(sample)

@@ -1,4 +1,4 @@
-"""Checks of the sample memory tree generator (brainfs.fs.sample).
+"""Checks of the sample memory tree generator (brainfs.tools.sample).
 
 Each test reads the tree back from disk the way other components will (frontmatter with
 PyYAML, turns with the documented regex), so a format drift in the generator fails here.
@@ -13,7 +13,7 @@ import re
 import pytest
 import yaml
 
-from brainfs.fs import sample
+from brainfs.tools import sample
 
 pytestmark = pytest.mark.unit
 

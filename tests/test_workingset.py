@@ -23,7 +23,7 @@ import pytest
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
-from brainfs.backend.store import ObjectInfo, ObjectStore
+from brainfs.backend.store import STAMP_META, ObjectInfo, ObjectStore
 from brainfs.cache.blobs import Blobs, content_hash
 from brainfs.cache.catalog import Catalog, FileRow
 from brainfs.cache.workingset import (
@@ -37,6 +37,7 @@ from brainfs.cache.workingset import (
     WorkingSet,
     commit_shadow,
     conflict_name,
+    is_marker,
 )
 
 unit = pytest.mark.unit
@@ -52,8 +53,6 @@ CONFLICT_RE = r"\.conflict-\d{8}T\d{9}-[A-Za-z0-9_-]+"
 def _files_pending(ws) -> list:
     """The journal's file rows (directory markers, journaled by mkdir and friends, are
     checked by tests of their own)."""
-    from brainfs.cache.workingset import is_marker
-
     return [j for j in ws.pending() if not is_marker(j.path)]
 
 def obj(path: str, etag: str = "e1", size: int = 10, mtime: float = 1_700_000_000.0) -> ObjectInfo:
@@ -878,6 +877,95 @@ def test_upload_conflict_keeps_both_versions(open_ws: Callable[..., WorkingSet],
         assert _files_pending(b) == [] and _files_pending(a) == []
     finally:
         store_b.close()
+
+
+@s3
+def test_another_writers_identical_bytes_are_not_taken_for_ours(ws: WorkingSet,
+                                                                store: ObjectStore) -> None:
+    """Two writers' identical bytes share an ETag (an empty file, say). After another
+    writer re-wrote the same bytes, a delete from here must not take that version for
+    the one it last uploaded: the PUT's stamp, not the ETag, says whose it is."""
+    ws.mkdir("notes")
+    write(ws, "notes/e.md", b"")
+    write(ws, "notes/f.md", b"same\n")
+    assert ws.flush() == 0
+    ours = store.head("notes/e.md")
+    assert ours.stamp, "our PUT carries a stamp"
+    # Another writer (another mount: its own stamp) writes the same bytes again.
+    store.put("notes/e.md", b"", metadata={STAMP_META: "another-mount"})
+    store.put("notes/f.md", b"same\n", metadata={STAMP_META: "another-mount"})
+    assert store.head("notes/e.md").etag == ours.etag
+
+    ws.unlink("notes/e.md")
+    assert ws.flush() == 0
+    assert store.head("notes/e.md").stamp == "another-mount", "the other writer's file was deleted"
+    ws.sync_listing(store.list())
+    assert ws.get("notes/e.md") is not None, "the kept version comes back into the tree"
+
+    # An overwrite based on our last upload goes to a visible conflict copy instead.
+    write(ws, "notes/f.md", b"mine, newer\n")
+    assert ws.flush() == 0
+    assert store.get("notes/f.md")[0] == b"same\n"
+    assert store.head("notes/f.md").stamp == "another-mount"
+    copies = [o.path for o in store.list("notes") if o.path.startswith("notes/f.conflict-")]
+    assert len(copies) == 1 and store.get(copies[0])[0] == b"mine, newer\n"
+
+
+@s3
+def test_our_own_identical_bytes_are_ours(ws: WorkingSet, store: ObjectStore) -> None:
+    """The stamp check does not turn our own versions into conflicts: writing the same
+    bytes again, and a delete of what we uploaded, go through."""
+    ws.mkdir("notes")
+    write(ws, "notes/g.md", b"v\n")
+    assert ws.flush() == 0
+    write(ws, "notes/g.md", b"v\n")
+    assert ws.flush() == 0
+    write(ws, "notes/g.md", b"w\n")
+    assert ws.flush() == 0
+    assert store.get("notes/g.md")[0] == b"w\n"
+    assert [o.path for o in store.list("notes") if not is_marker(o.path)] == ["notes/g.md"], \
+        "no conflict copy of our own versions"
+    ws.unlink("notes/g.md")
+    assert ws.flush() == 0
+    with pytest.raises(NoSuchKey):
+        store.head("notes/g.md")
+
+
+@unit
+def test_sent_stamp_is_reused_by_a_retry_and_survives_an_upgrade(tmp_path: Path) -> None:
+    """A retry of the same bytes whose first attempt's outcome is unknown sends the same
+    stamp (whichever attempt landed is ours); a version-2 cache keeps its sent rows, with
+    an unknown stamp (judged by ETag alone, as before)."""
+    import sqlite3
+
+    cat = Catalog(tmp_path / "c.db")
+    s1 = cat.sent_add("a.md", ["e1", "e1-2"])
+    assert cat.sent_add("a.md", ["e1"]) == s1
+    assert cat.sent_stamps("a.md", "e1-2") == {s1}
+    s2 = cat.sent_add("a.md", ["e2"])
+    assert s2 != s1 and cat.sent_etags("a.md") == {"e1", "e1-2", "e2"}
+    with cat.transaction() as db:
+        cat.sent_landed(db, "a.md", "e2", s2)
+    assert cat.sent_etags("a.md") == {"e2"} and cat.sent_stamps("a.md", "e2") == {s2}
+    assert cat.sent_add("a.md", ["e2"]) != s2, "a landed stamp is not reused by a new PUT"
+    cat.close()
+
+    old = tmp_path / "v2.db"
+    db = sqlite3.connect(old)
+    db.executescript("""
+        CREATE TABLE sent (path TEXT NOT NULL, etag TEXT NOT NULL, created REAL NOT NULL,
+                           landed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (path, etag));
+        INSERT INTO sent VALUES ('b.md', 'eb', 1.0, 1);
+        CREATE TABLE journal (path TEXT PRIMARY KEY, op TEXT NOT NULL, hash TEXT NOT NULL DEFAULT '',
+                              base TEXT NOT NULL DEFAULT '', created REAL NOT NULL,
+                              wait_for TEXT NOT NULL DEFAULT '');
+    """)
+    db.close()
+    cat = Catalog(old)
+    try:
+        assert cat.sent_etags("b.md") == {"eb"} and cat.sent_stamps("b.md", "eb") == {""}
+    finally:
+        cat.close()
 
 
 @unit

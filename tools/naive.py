@@ -21,10 +21,9 @@ import trio
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
-from brainfs.backend.keys import CorpusURL
+from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL
 from brainfs.backend.store import ObjectStore
-
-from .errors import fuse_errors
+from brainfs.fs.errors import fuse_errors
 
 log = logging.getLogger("brainfs.naive")
 
@@ -89,7 +88,7 @@ class NaiveOps(pyfuse3.Operations):
         path = self.path_of[inode]
         dirs, files = await self._run(self.store.list_dir, path)
         entries = [(d, self._attrs(f"{path}/{d}" if path else d, None)) for d in dirs
-                   if not (path == "" and d == ".brainfs")]
+                   if not (path == "" and d == INTERNAL_PREFIX)]
         entries += [(f.path.rsplit("/", 1)[-1], self._attrs(f.path, f.size, f.mtime)) for f in files]
         self.dirs[inode] = sorted(entries, key=lambda e: e[0])
         return inode

@@ -1,8 +1,8 @@
 """A deterministic generator of a realistic sample memory tree.
 
 The tree belongs to one synthetic persona, Nadia Rahman, an accessibility researcher at
-the Kansai Institute of Inclusive Design in Osaka, and follows the layout of DESIGN.md
-("The memory tree").  It exists so that tests, demos and benchmarks have a corpus that
+the Kansai Institute of Inclusive Design in Osaka, and follows the memory tree of
+docs/ARCHITECTURE.md.  It exists so that tests, demos and benchmarks have a corpus that
 looks like months of real agent sessions without shipping anybody's data::
 
     GUIDE.md                               standing instructions (type: guide)
@@ -56,7 +56,6 @@ iterated, so the same ``(files, seed)`` always yields byte-identical trees.
 
 from __future__ import annotations
 
-import argparse
 import bisect
 import datetime as _dt
 import itertools
@@ -66,7 +65,6 @@ import os
 import pathlib
 import random
 import re
-import sys
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -2303,25 +2301,3 @@ def generate(dest: pathlib.Path, files: int = 200, seed: int = 7) -> dict:
     return {"files": len(tree), "bytes": total, "sessions": n_sessions,
             "rare_word_files": sorted(rare)}
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m brainfs.fs.sample DEST [--size demo|2000|20000 | --files N] [--seed S]``."""
-    ap = argparse.ArgumentParser(description="Write a deterministic sample memory tree.")
-    ap.add_argument("dest", type=pathlib.Path, help="an empty or missing directory")
-    grp = ap.add_mutually_exclusive_group()
-    grp.add_argument("--size", choices=sorted(SIZES), help="a named size")
-    grp.add_argument("--files", type=int, help="target number of files")
-    ap.add_argument("--seed", type=int, default=7)
-    args = ap.parse_args(argv)
-    files = SIZES[args.size] if args.size else (args.files or SIZES["demo"])
-    try:
-        stats = generate(args.dest, files=files, seed=args.seed)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(stats))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
