@@ -64,6 +64,7 @@ from typing import Any, Callable
 from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from brainfs.backend.server import LocalS3, rclone_binary
 from brainfs.fs.daemon import is_mountpoint as is_mounted
+from brainfs.fs.process import pid_alive
 
 from benchmarks.s3proxy import S3Proxy
 
@@ -141,19 +142,6 @@ def _killpg(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie is dead for our purposes
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 def stop_pid(pid: int, grace: float = 10.0) -> None:

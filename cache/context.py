@@ -67,6 +67,7 @@ from brainfs.backend.keys import INTERNAL_PREFIX
 
 from .chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
 from .retrieval import age_days, freshness_label, recall, truncate
+from .text import estimate_tokens
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -474,7 +475,7 @@ def _raw_counter() -> tuple[Callable[[list[str]], list[int]], str]:
             log.warning("tokenizer unavailable (%s); estimating tokens as chars/4", e)
     except Exception as e:  # noqa: BLE001
         log.warning("tokenizer unavailable (%s); estimating tokens as chars/4", e)
-    return (lambda texts: [max(1, (len(t) + 3) // 4) for t in texts]), "estimate (chars/4)"
+    return (lambda texts: [max(1, estimate_tokens(t)) for t in texts]), "estimate (chars/4)"
 
 
 def _fit(item: ContextItem, limit: int, count: Callable[[list[str]], list[int]]) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import re
-import unicodedata
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ from brainfs.cache.importers import (
     read_source,
     source_files,
 )
+from brainfs.cache.text import slug_words
 
 #: A pause this long starts a new session of the same conversation: a working session's
 #: breaks (lunch, a meeting) are shorter; a night or a return days later is longer.
@@ -97,10 +97,11 @@ class Report:
 # --------------------------------------------------------------------------- drafts
 
 def slug(text: str | None, words: int = 6, chars: int = 40) -> str:
+    """A session id's name part: the first ``words`` slug words of ``text`` that fit in
+    ``chars`` characters, whole words only ('' for no text)."""
     if not text:
         return ""
-    s = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().lower()
-    toks = re.findall(r"[a-z0-9]+", s)[:words]
+    toks = slug_words(text)[:words]
     out = ""
     for t in toks:
         if len(out) + len(t) + 1 > chars:

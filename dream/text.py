@@ -10,11 +10,11 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from brainfs.cache.chunker import chunk_file, human_date, normalize_date, split_frontmatter
 from brainfs.cache.retrieval import STOPWORDS
+from brainfs.cache.text import slug_words
 
 # --------------------------------------------------------------------------- transcripts
 
@@ -118,8 +118,7 @@ def sentences(text: str) -> list[str]:
 
 def slugify(title: str) -> str:
     """File-name slug of a subject: ASCII-folded, lower case, hyphens."""
-    s = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode()
-    s = re.sub(r"[^a-zA-Z0-9]+", "-", s).strip("-").lower()
+    s = "-".join(slug_words(title))
     if not s:
         s = "subject-" + md5_hex(title)[:8]
     return s[:80]

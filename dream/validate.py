@@ -25,18 +25,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.text import estimate_tokens
 
 CITE_ANY_RE = re.compile(r"\[\s*cite\b[^\]]*\]", re.I)
 CITE_OK_RE = re.compile(r"\[cite:([1-9][0-9]*(?:,\s*[1-9][0-9]*)*)\]")
 LINK_RE = re.compile(r"\[\[([^\]\|#]+)(?:[#|][^\]]*)?\]\]")
 TURN_SRC_RE = re.compile(r"^sessions/([^/]+)/transcript\.md#(.+)$")
 INDEX_PATH = "knowledge/INDEX.md"
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens of ``text`` as the INDEX cap counts them: ⌈characters / 4⌉ (the usual
-    rule of thumb for English with BPE tokenizers; no tokenizer needed)."""
-    return (len(text) + 3) // 4
 
 
 @dataclass(frozen=True)

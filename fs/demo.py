@@ -19,6 +19,8 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.server import serve_command, serve_env, wait_for_port
 
+from .process import pid_alive
+
 STATE = Path(".demo")
 CORPUS = "s3://memory/demo"
 
@@ -44,18 +46,10 @@ def _brainfs(*args: str, show: bool = True, check: bool = True) -> int:
     return r.returncode
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def start_server(port: int) -> None:
     """Start (or reuse) the demo's S3 server."""
     pidfile = STATE / "s3.pid"
-    if pidfile.exists() and _pid_alive(int(pidfile.read_text())):
+    if pidfile.exists() and pid_alive(int(pidfile.read_text())):
         return
     import socket
 
@@ -87,10 +81,10 @@ def stop(mountpoint: Path) -> int:
     pidfile = STATE / "s3.pid"
     if pidfile.exists():
         pid = int(pidfile.read_text())
-        if _pid_alive(pid):
+        if pid_alive(pid):
             os.kill(pid, signal.SIGTERM)
             for _ in range(100):
-                if not _pid_alive(pid):
+                if not pid_alive(pid):
                     break
                 time.sleep(0.05)
             print(f"stopped the S3 server (pid {pid})")

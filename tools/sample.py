@@ -65,9 +65,10 @@ import os
 import pathlib
 import random
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from brainfs.cache.text import slug_words
 
 __all__ = ["SIZES", "RARE_WORD", "generate"]
 
@@ -761,8 +762,7 @@ class Session:
 
 
 def _slugify(text: str, max_words: int | None = None) -> str:
-    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
-    words = re.findall(r"[a-z0-9]+", ascii_text.lower())
+    words = slug_words(text)
     if max_words:
         words = words[:max_words]
         # A cut name should not end on a dangling "of" ("meeting-at-kansai-institute-of").
