@@ -5,12 +5,15 @@ warms the embedding model in a worker thread. A query runs the hybrid search in 
 materializes the files behind the hits (and the transcripts cited by wiki pages among them)
 in one parallel batch, tells the kernel, and returns the extractive synthesis. A name ending
 in ``.json`` returns the cards as JSON instead (what ``brainfs recall --mount --json`` reads).
+A question may end in `` [k=N]`` to ask for N passages instead of the mount's ``recall_k``
+(``cat "memory/.recall/where did I meet Ana [k=25].json"``; ``brainfs recall -k`` uses it).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import TYPE_CHECKING
 
@@ -22,6 +25,30 @@ if TYPE_CHECKING:
     from .daemon import Daemon
 
 log = logging.getLogger("brainfs.recall")
+
+#: The passage count a question may carry at its end: ``… [k=25]``.
+K_SUFFIX = re.compile(r"\s*\[k=(\d+)\]$")
+
+#: The most passages one recall returns: past this a "recall" is a dump of the index, and
+#: the answer (held in memory as a magic file) grows without bound.
+MAX_K = 200
+
+
+def split_k(question: str) -> tuple[str, int | None]:
+    """``"where is Ana [k=25]"`` -> ``("where is Ana", 25)``; no suffix -> ``(question, None)``.
+    Raises ValueError for a k outside 1..MAX_K."""
+    m = K_SUFFIX.search(question)
+    if m is None:
+        return question, None
+    k = int(m.group(1))
+    if not 1 <= k <= MAX_K:
+        raise ValueError(f"k must be between 1 and {MAX_K} (got {k})")
+    return question[: m.start()], k
+
+
+def with_k(question: str, k: int | None) -> str:
+    """The magic file's question for ``k`` passages (the inverse of :func:`split_k`)."""
+    return question if k is None else f"{question} [k={k}]"
 
 
 class RecallService:
@@ -79,13 +106,17 @@ class RecallService:
         await self.ready.wait()
         as_json = name.endswith(".json")
         question = (name[: -len(".json")] if as_json else name).replace("\u2215", "/")
+        try:
+            question, k = split_k(question)
+        except ValueError as e:
+            return (json.dumps({"error": str(e)}) if as_json else f"# Recall refused\n\n{e}\n").encode()
         if self.recaller is None:
             msg = self.problem or "recall is unavailable"
             return (json.dumps({"error": msg}) if as_json else f"# Recall unavailable\n\n{msg}\n").encode()
         ops = self.daemon.ops
         assert ops is not None
         t0 = time.perf_counter()
-        result = await trio.to_thread.run_sync(self.recaller.search, question, limiter=self.limiter)
+        result = await trio.to_thread.run_sync(self.recaller.search, question, k, limiter=self.limiter)
         t1 = time.perf_counter()
 
         def read_local(path: str) -> bytes | None:

@@ -173,11 +173,20 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
         assert "## Files now materialized" in r.stdout
         r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", str(k), "--json", env=env)
         assert len(json.loads(r.stdout)["cards"]) == k
-    # More than the mount's recall_k: the passages it has, and a warning saying how to get more.
-    r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", "3", "--json",
-            env=dict(env, BRAINFS_RECALL_K="2"))
-    assert r.returncode == 0 and len(json.loads(r.stdout)["cards"]) == 2
-    assert "at most 2 passages" in r.stderr and f"{corpus} -k 3" in r.stderr
+    # More than the mount's recall_k: the mount honours -k (the question carries it as
+    # "… [k=N]"), in both output forms, and materializes every hit.
+    for extra in ([], ["--json"]):
+        r = cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", "4", *extra, env=env)
+        assert r.returncode == 0 and not r.stderr.strip(), r.stderr
+        if extra:
+            data = json.loads(r.stdout)
+            assert len(data["cards"]) == 4 and set(data["materialized"]) >= {c["path"] for c in data["cards"]}
+        else:
+            assert len(re.findall(r"^- `", r.stdout, re.M)) == 4, r.stdout
+    assert "k must be between 1 and 200" in one_error_line(
+        cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", "201", env=env))
+    # The magic file itself: a bad k is an answer naming the limit, not a failed read.
+    assert "k must be" in (m.mountpoint / ".recall" / "Kyoto [k=0].json").read_text()
     line = one_error_line(cli("recall", "", "--mount", str(m.mountpoint), env=env))
     assert "empty query" in line
 

@@ -1,0 +1,455 @@
+"""The Python API: ``from brainfs import Memory``.
+
+One :class:`Memory` is one memory, reached either through a running mount (a directory:
+reads and writes go through the mounted tree, recall asks the mount's ``.recall/``, which
+also materializes the files behind the hits) or directly in the bucket (``s3://B/P``: the
+search index is downloaded to the cache once and kept open, reads and writes are S3
+requests). The command line (``brainfs recall/context/correct``) and the MCP server
+(``brainfs mcp``) call these same methods, so all three give the same cards and reasons.
+
+>>> m = Memory("s3://memory/alice")                      # or Memory("/home/alice/memory")
+>>> print(m.recall("where did I meet Ana", k=5).text())
+>>> m.append("notes/agent/today.md", "- booked the Kyoto hotel\\n")
+>>> m.context("plan the Kyoto trip", budget=4000).to_prompt()
+
+Every method raises :class:`UsageError` (one line naming the input and the fix) for bad
+input, and the backend's typed errors (``brainfs.backend.errors``) for S3 failures.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brainfs.backend.config import Config
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL, path_problem
+from brainfs.cache.recaller import local_index_path
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from brainfs.backend.store import ObjectStore
+    from brainfs.cache.context import ContextWindow, MemorySource
+    from brainfs.cache.index import SearchIndex
+    from brainfs.cache.recaller import Recaller
+    from brainfs.cache.retrieval import RecallResult
+
+__all__ = ["Memory", "Recall", "UsageError", "assemble_context", "default_reserve", "status_of"]
+
+
+class UsageError(Exception):
+    """Bad input from the user, or a memory that cannot answer (one line naming the fix)."""
+
+
+class NoAnswer(UsageError):
+    """The mount did not answer within the time given (a hung or stopped daemon)."""
+
+
+#: How long a status read waits: a live daemon answers in milliseconds; a stopped or hung
+#: one never does.
+STATUS_TIMEOUT = 10.0
+
+#: The answer's room when no reserve is given: a quarter of the budget, at most 2,000
+#: tokens (an answer does not grow with the context: 8,000 -> 2,000, 2,000 -> 500).
+RESERVE_SHARE = 0.25
+RESERVE_MAX = 2000
+
+#: Corpus folders no caller may write: the mount's internals, the magic folder, git.
+_PRIVATE = (INTERNAL_PREFIX, ".recall", ".git")
+
+
+def default_reserve(budget: int) -> int:
+    """The reserve used when the caller gives none."""
+    return min(RESERVE_MAX, int(budget * RESERVE_SHARE))
+
+
+def status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict[str, Any]:
+    """A mount's status (``MP/.brainfs/status``), read in a helper thread so that a hung
+    mount cannot hang the caller."""
+    box: dict[str, object] = {}
+
+    def read() -> None:
+        try:
+            box["text"] = (mp / INTERNAL_PREFIX / "status").read_text()
+        except OSError as e:
+            box["error"] = e
+
+    t = threading.Thread(target=read, daemon=True, name="status")
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise NoAnswer(f"{mp} does not answer (its daemon is hung or stopped)")
+    if "error" in box:
+        e = box["error"]
+        raise UsageError(f"{mp} is not a running brainfs mount "
+                         f"({getattr(e, 'strerror', None) or 'no status'})")
+    try:
+        return json.loads(str(box["text"]))
+    except ValueError:
+        raise UsageError(f"{mp} is not a running brainfs mount (its status is not JSON)") from None
+
+
+@dataclass
+class Recall:
+    """One recall's answer: the ranked cards, and through a mount the files it made local."""
+
+    result: RecallResult
+    materialized: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    corpus: str = ""
+    #: Through a mount: the mount's whole JSON answer (timings of the fetch included).
+    raw: dict[str, Any] | None = None
+
+    @property
+    def cards(self) -> list:
+        """The passages, best first (``brainfs.cache.retrieval.Card``)."""
+        return self.result.cards
+
+    def text(self) -> str:
+        """The extractive synthesis ``brainfs recall`` prints."""
+        from brainfs.cache.retrieval import render_synthesis
+
+        out = render_synthesis(self.result, self.materialized)
+        if self.failed:
+            out += "\n\nCould not fetch: " + ", ".join(sorted(self.failed)) + "\n"
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON ``brainfs recall --json`` prints: the cards, and through a mount also
+        what it materialized and what it could not fetch."""
+        return dict(self.raw) if self.raw is not None else self.result.to_dict()
+
+
+def assemble_context(task: str, make_source: Callable[[SearchIndex | None], MemorySource],
+                     index_path: Path | None, cfg: Config, budget: int = 8000,
+                     reserve: int | None = None, k: int | None = None,
+                     drop_stale: bool = False) -> ContextWindow:
+    """Assemble a context window over the source ``make_source(index)`` builds, with the
+    search index at ``index_path`` when that file exists (else the recall lanes stay empty
+    and the window's ``why`` says "no search index")."""
+    from brainfs.cache.context import assemble
+    from brainfs.cache.index import SearchIndex
+
+    if not task.strip():
+        raise UsageError("empty task")
+    if budget <= 0:
+        raise UsageError(f"budget must be a positive number of tokens (got {budget})")
+    if reserve is None:
+        reserve = default_reserve(budget)
+    elif reserve < 0 or reserve >= budget:
+        raise UsageError(f"reserve must be at least 0 and below the budget {budget} (got {reserve})")
+    ix = SearchIndex(index_path) if index_path is not None and index_path.is_file() else None
+    try:
+        return assemble(task, make_source(ix), budget=budget, reserve=reserve,
+                        stale_days=cfg.stale_days, k=k, drop_stale=drop_stale)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    finally:
+        if ix is not None:
+            ix.close()
+
+
+class Memory:
+    """One memory: ``Memory("s3://BUCKET/PREFIX")`` or ``Memory(MOUNTPOINT)``.
+
+    ``config``: a :class:`~brainfs.backend.config.Config`, a TOML file, or None for the
+    usual lookup (``$BRAINFS_CONFIG``, ``~/.config/brainfs/config.toml``, environment).
+    Use it as a context manager, or call :meth:`close`, to release the index and the
+    S3 client. Methods are safe to call from several threads (one at a time inside).
+    """
+
+    def __init__(self, where: str | os.PathLike[str], config: Config | str | os.PathLike[str] | None = None) -> None:
+        self.cfg = config if isinstance(config, Config) else Config.load(Path(config) if config else None)
+        self._lock = threading.RLock()
+        self._store: ObjectStore | None = None
+        self._recaller: Recaller | None = None
+        where_s = os.fspath(where)
+        if where_s.startswith("s3://"):
+            self.mountpoint: Path | None = None
+            self.url = CorpusURL.parse(where_s)
+            self.store.check()
+        else:
+            mp = Path(where_s)
+            st = status_of(mp)
+            self.mountpoint = mp
+            self.url = CorpusURL.parse(st["corpus"])
+            # The mount's endpoint, unless the caller's config names one (a mount reached
+            # through a proxy is still the same bucket).
+            if self.cfg.endpoint_url is None and st.get("endpoint", "aws") != "aws":
+                self.cfg = self.cfg.override(endpoint_url=st["endpoint"])
+            self._cache_dir = Path(st["cache_dir"]) if st.get("cache_dir") else None
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def store(self) -> ObjectStore:
+        """The S3 client of this memory (made on first use)."""
+        if self._store is None:
+            from brainfs.backend.store import ObjectStore
+
+            self._store = ObjectStore(self.url, self.cfg)
+        return self._store
+
+    def close(self) -> None:
+        """Release the search index and the S3 client."""
+        with self._lock:
+            if self._recaller is not None:
+                self._recaller.close()
+                self._recaller = None
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Memory({str(self.mountpoint or self.url)!r})"
+
+    @staticmethod
+    def check_path(path: str, writing: bool = False) -> str:
+        """A corpus path as the caller gave it, checked: relative, no ``..``, a valid key;
+        writes never reach the internal folders."""
+        p = path.strip().strip("/")
+        if not p:
+            raise UsageError("empty path: give a corpus path such as notes/agent/today.md")
+        if path.startswith("/") or any(part in ("", ".", "..") for part in p.split("/")):
+            raise UsageError(f"{path!r}: give a path inside the memory, relative, without . or .. "
+                             "(e.g. notes/agent/today.md)")
+        problem = path_problem(p)
+        if problem:
+            raise UsageError(f"{path!r}: {problem}")
+        if writing and p.split("/")[0] in _PRIVATE:
+            raise UsageError(f"{path!r}: {p.split('/')[0]}/ belongs to brainfs; write elsewhere "
+                             "(notes/, sessions/, knowledge/)")
+        return p
+
+    # ------------------------------------------------------------------ recall
+    def recall(self, query: str, k: int | None = None) -> Recall:
+        """Hybrid recall: the ``k`` best passages (default: ``recall_k``, 10). Through a
+        mount the files behind the hits (and the transcripts wiki pages cite) are made
+        local, so a following read or grep finds them."""
+        from brainfs.fs.recall import MAX_K
+
+        if not query.strip():
+            raise UsageError('empty query: give the question to recall, e.g. "where did I meet Ana"')
+        if k is not None and not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be between 1 and {MAX_K} (got {k})")
+        with self._lock:
+            if self.mountpoint is not None:
+                return self._recall_through_mount(query, k)
+            from brainfs.cache.recaller import Recaller, download_index
+
+            if self._recaller is None:
+                local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
+                local.parent.mkdir(parents=True, exist_ok=True)
+                if not download_index(self.store, local):
+                    raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
+                self._recaller = Recaller(local, self.cfg)
+            return Recall(self._recaller.search(query, k), corpus=str(self.url))
+
+    def _recall_through_mount(self, query: str, k: int | None) -> Recall:
+        from brainfs.cache.retrieval import Card, RecallResult
+        from brainfs.fs.recall import with_k
+
+        assert self.mountpoint is not None
+        # A file name cannot hold "/": it travels as U+2215 and the daemon turns it back.
+        name = with_k(query, k).replace("/", "\u2215")
+        if len(name.encode()) + len(".json") > 255:
+            raise UsageError(f"query too long for a file name (250 bytes); ask the corpus instead: {self.url}")
+        status_of(self.mountpoint)  # "not a running brainfs mount" rather than a bare ENOENT
+        target = self.mountpoint / ".recall" / (name + ".json")
+        try:
+            data = json.loads(target.read_text())
+        except OSError as e:
+            raise UsageError(f"recall through {self.mountpoint} failed: {e.strerror or e}") from None
+        except ValueError:
+            raise UsageError(f"recall through {self.mountpoint} failed: the mount's answer is not JSON") from None
+        if "error" in data and "cards" not in data:
+            raise UsageError(f"recall through {self.mountpoint}: {data['error']}")
+        fields = set(Card.__dataclass_fields__)
+        cards = [Card(**{f: v for f, v in c.items() if f in fields}) for c in data.get("cards", [])]
+        result = RecallResult(query=data.get("query", query), mode=data.get("mode", ""), cards=cards,
+                              timings=data.get("timings", {}), why=data.get("why", ""),
+                              terms=data.get("terms", []))
+        return Recall(result, data.get("materialized", []), data.get("failed", {}), str(self.url), data)
+
+    # ------------------------------------------------------------------ files
+    def read(self, path: str) -> str:
+        """A file's text (through a mount: fetched on the spot when not local yet)."""
+        p = self.check_path(path)
+        if self.mountpoint is not None:
+            f = self.mountpoint / p
+            try:
+                return f.read_bytes().decode("utf-8", errors="replace")
+            except IsADirectoryError:
+                raise UsageError(f"{p} is a folder: list it instead") from None
+            except FileNotFoundError:
+                raise UsageError(f"{p}: no such file in {self.url}") from None
+            except OSError as e:
+                raise UsageError(f"{p}: {e.strerror or e}") from None
+        try:
+            data, _etag = self.store.get(p)
+        except NoSuchKey:
+            raise UsageError(f"{p}: no such file in {self.url}") from None
+        return data.decode("utf-8", errors="replace")
+
+    def list(self, folder: str = "") -> list[str]:
+        """Every file of the corpus under ``folder`` (recursive, sorted), local or not: what
+        ``brainfs ls`` prints (a mount's own ``ls`` shows only its working set)."""
+        under = self.check_path(folder) if folder.strip().strip("/") else ""
+        out = sorted(o.path for o in self.store.list(under)
+                     if o.path.split("/")[0] not in _PRIVATE and not o.path.endswith("/.brainfs-dir"))
+        if under:
+            out = [p for p in out if p.startswith(under + "/")]
+            if not out:
+                raise UsageError(f"{under}: no such folder in {self.url}")
+        return out
+
+    def write(self, path: str, text: str) -> str:
+        """Create or replace a file; returns its path. Through a mount the write is durable
+        when this returns (close(2) commits); in the bucket it is one PUT."""
+        p = self.check_path(path, writing=True)
+        data = text.encode("utf-8")
+        if self.mountpoint is not None:
+            f = self.mountpoint / p
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_bytes(data)
+            return p
+        with self._lock:
+            self.store.put(p, data)
+        return p
+
+    def append(self, path: str, text: str) -> str:
+        """Add ``text`` at the end of a file (created when missing); returns its path.
+        Through a mount O_APPEND is atomic; in the bucket the write is conditional on the
+        version read (another writer in between: read again and retry, up to 5 times)."""
+        p = self.check_path(path, writing=True)
+        data = text.encode("utf-8")
+        if self.mountpoint is not None:
+            f = self.mountpoint / p
+            f.parent.mkdir(parents=True, exist_ok=True)
+            with open(f, "ab") as fh:
+                fh.write(data)
+            return p
+        from brainfs.backend.errors import PreconditionFailed
+
+        with self._lock:
+            for _attempt in range(5):
+                try:
+                    # Read inside the section: where the server ignores conditions, the
+                    # section's lock is what keeps another mount's write out in between.
+                    with self.store.cas_section(p):
+                        try:
+                            old, etag = self.store.get(p)
+                        except NoSuchKey:
+                            old, etag = b"", None
+                        if etag is None:
+                            self.store.put(p, data, if_none_match=True)
+                        else:
+                            self.store.put(p, old + data, if_match=etag)
+                    return p
+                except PreconditionFailed:
+                    continue
+        raise UsageError(f"{p}: another writer kept changing it; nothing appended, try again")
+
+    def note(self, text: str, topic: str = "agent", title: str | None = None,
+             note_type: str = "fact") -> str:
+        """A new memory card ``notes/<topic>/<date>-<slug>.md`` (frontmatter: type, created,
+        updated, source); returns its path. Dream and the index read it like any card."""
+        import frontmatter
+
+        body = text.strip()
+        if not body:
+            raise UsageError("empty note")
+        slug_src = title or body
+        slug = "-".join(re.findall(r"[a-z0-9]+", slug_src.lower())[:8]) or "note"
+        topic_p = self.check_path(topic, writing=True)
+        now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        path = f"notes/{topic_p}/{now:%Y-%m-%d}-{slug}.md"
+        meta: dict[str, Any] = {"type": note_type, "created": now.date().isoformat(),
+                                "updated": now.date().isoformat(), "source": "brainfs api"}
+        if title:
+            meta["title"] = title
+        content = frontmatter.dumps(frontmatter.Post(body, **meta), sort_keys=False) + "\n"
+        n = 2
+        while self._exists(path):
+            path = f"notes/{topic_p}/{now:%Y-%m-%d}-{slug}-{n}.md"
+            n += 1
+        return self.write(path, content)
+
+    def _exists(self, p: str) -> bool:
+        if self.mountpoint is not None:
+            return (self.mountpoint / p).exists()
+        try:
+            self.store.head(p)
+            return True
+        except NoSuchKey:
+            return False
+
+    # ------------------------------------------------------------------ context
+    def context(self, task: str, budget: int = 8000, reserve: int | None = None,
+                k: int | None = None, drop_stale: bool = False,
+                index: str | os.PathLike[str] | None = None) -> ContextWindow:
+        """The context for one turn of ``task``: lanes under a token budget, every item
+        with its reason (``.to_prompt()``, ``.to_markdown()``, ``.to_json()``, ``.to_html()``)."""
+        from brainfs.cache.context import MemorySource, StoreSource
+
+        spec = self.cfg.embedder or "auto"
+        index_path = Path(index) if index else None
+        if index_path is not None and not index_path.is_file():
+            raise UsageError(f"{index_path}: no such index file")
+        if self.mountpoint is not None:
+            if index_path is None and self._cache_dir is not None:
+                index_path = local_index_path(self._cache_dir)
+            make = lambda ix: MemorySource(self.mountpoint, ix, embedder=spec, name=str(self.url))  # noqa: E731
+        else:
+            from brainfs.cache.recaller import download_index
+
+            if index_path is None:
+                local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
+                local.parent.mkdir(parents=True, exist_ok=True)
+                index_path = local if download_index(self.store, local) else None
+            make = lambda ix: StoreSource(self.store, ix, embedder=spec)  # noqa: E731
+        return assemble_context(task, make, index_path, self.cfg, budget, reserve, k, drop_stale)
+
+    # ------------------------------------------------------------------ corrections
+    def correct(self, text: str, scope: str = "global") -> str:
+        """Record a correction; the next dream run turns it into a card and updates the
+        pages, the user's older card and GUIDE.md. Returns the event's path."""
+        from brainfs.dream.core import correction_event
+
+        if not text.strip():
+            raise UsageError("empty correction")
+        path, content = correction_event(text, scope=scope)
+        if self.mountpoint is not None:
+            return self.write(path, content)
+        self.store.put(path, content.encode("utf-8"), if_none_match=True)
+        return path
+
+    def forget(self, phrase: str) -> str:
+        """Ask to forget a phrase (``forget/<stamp>.md``): the index drops chunks holding it
+        at its next build, dream removes it from the wiki and redacts the transcripts.
+        Returns the request's path."""
+        from brainfs.cache.forget import norm
+
+        if not norm(phrase):
+            raise UsageError("empty phrase: give the words to forget, e.g. \"Ana's phone number\"")
+        now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        import hashlib
+
+        path = f"forget/{now:%Y%m%dT%H%M%SZ}-{hashlib.md5(phrase.encode()).hexdigest()[:8]}.md"
+        content = f"---\ncreated: {now.isoformat().replace('+00:00', 'Z')}\n---\n{' '.join(phrase.split())}\n"
+        if self.mountpoint is not None:
+            return self.write(path, content)
+        self.store.put(path, content.encode("utf-8"), if_none_match=True)
+        return path

@@ -1,0 +1,44 @@
+"""Commands that serve a memory to agents: ``mcp`` (an MCP server over stdio)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+
+from .common import URL_HELP, UsageError, config_of
+from .common import command as make_command
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve one memory (a corpus or a running mount) to an MCP client over stdio."""
+    from brainfs.fs.api import Memory
+
+    if bool(args.mount) == bool(args.url):
+        raise UsageError("give either --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
+    try:
+        from brainfs.fs.mcpserver import serve
+    except ImportError as e:
+        raise UsageError(f"the MCP SDK is not installed ({e}): pip install 'brainfs[mcp]'") from None
+    return serve(Memory(args.mount or args.url, config_of(args)), read_only=args.read_only)
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add this group's commands to the ``brainfs`` parser."""
+    command = functools.partial(make_command, common=common)
+    mc = command(sub, "mcp", "serve the memory to an agent as an MCP server over stdio "
+                 "(recall, context, read, list, write_note, write, correct, forget)",
+                 ["brainfs mcp s3://memory/alice",
+                  "brainfs mcp --mount ~/memory          # files the agent recalls become local",
+                  "brainfs mcp s3://memory/alice --read-only"],
+                 description="Serve the memory to an agent as an MCP server over stdio. Tools: "
+                 "recall, context, read, list, write_note, write (append too), correct, forget; "
+                 "resources memory://knowledge/INDEX.md and memory://GUIDE.md. Through --mount, "
+                 "reads and writes go through the mounted tree and recall materializes what it "
+                 "finds; with a corpus URL they are S3 requests and the index is kept in the "
+                 "cache. An MCP client starts it as {\"command\": \"brainfs\", \"args\": [\"mcp\", "
+                 "\"s3://memory/alice\"]}. Logs go to stderr; stdout carries only the protocol.")
+    mc.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    mc.add_argument("--mount", metavar="MOUNTPOINT", help="a running mount to serve instead")
+    mc.add_argument("--read-only", action="store_true",
+                    help="offer only the reading tools (recall, context, read, list)")
+    mc.set_defaults(func=cmd_mcp)

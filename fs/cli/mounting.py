@@ -1,0 +1,501 @@
+"""Commands about mounts: ``mount`` (foreground or a spawned daemon), ``umount``, ``status``,
+``ls`` (the whole corpus, beside a mount's working set) and ``demo``.
+
+The mount options are declared once (:func:`add_mount_options`); the daemon a background
+mount spawns gets the same options back from the parsed arguments (:func:`daemon_argv`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from brainfs.backend.config import Config, ConfigError
+from brainfs.backend.errors import BackendError
+from brainfs.backend.keys import CorpusURL, is_internal
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.workingset import CacheError
+from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
+from brainfs.fs.process import pid_alive
+
+from .common import (
+    common_options,
+    config_of,
+    empty_hint,
+    is_empty,
+    NoAnswer,
+    progress_bar,
+    quiet,
+    size_arg,
+    URL_HELP,
+    UsageError,
+    warn,
+)
+from .common import command as make_command
+
+log = logging.getLogger("brainfs")
+
+
+#: The options of ``brainfs mount``, declared once: :func:`add_mount_options` adds them to
+#: the parser, :func:`daemon_argv` passes the given ones on to the daemon a background mount
+#: spawns. ``daemon`` False: the parent sets it itself (or it only makes sense there).
+MOUNT_OPTIONS: list[tuple[tuple[str, ...], dict, bool]] = [
+    (("--cache-dir",), dict(metavar="DIR", help="working-set directory (default: per corpus "
+                                             "under $XDG_CACHE_HOME/brainfs or ~/.cache/brainfs)"), True),
+    (("--preload-budget",), dict(type=size_arg, metavar="SIZE",
+                                 help="bytes to preload at mount: 256M, 2G, 1.5GiB, or a number of "
+                                 "bytes (default: preload_budget_bytes in the config, 256 MiB)"), True),
+    (("--preload-background",), dict(action="store_true",
+                                     help="usable at once; the preload continues in the background"), True),
+    (("--foreground", "-f"), dict(action="store_true", help="stay in the foreground and log to "
+                                  "stderr (for systemd and debugging)"), False),
+    (("--naive",), dict(action="store_true",
+                        help="benchmark baseline: every operation is a remote request, no cache"), True),
+    (("--allow-other",), dict(action="store_true", help="let other users see the mount"), True),
+    (("--read-only",), dict(action="store_true",
+                            help="refuse writes (EROFS); close(2) then never waits for the daemon"), True),
+    (("--listing",), dict(choices=("working-set", "corpus"), default=None,
+                          help="what ls/find/grep -r see: the local working set (default), or "
+                          "every file of the corpus, fetched when read"), True),
+    # Between a background mount and its daemon only.
+    (("--notify-fd",), dict(type=int, help=argparse.SUPPRESS), False),
+    (("--log-file",), dict(help=argparse.SUPPRESS), False),
+]
+
+#: The common options (-v, -q, --log-format, --config) a daemon gets too.
+_COMMON_FOR_DAEMON = ("verbose", "quiet", "log_format", "config")
+
+_MOUNT_ACTIONS: dict[str, argparse.Action] = {}
+
+
+def add_mount_options(parser: argparse.ArgumentParser) -> None:
+    """Add every mount option to ``parser`` (the ``mount`` command's)."""
+    for flags, kwargs, to_daemon in MOUNT_OPTIONS:
+        action = parser.add_argument(*flags, **kwargs)
+        if to_daemon:
+            _MOUNT_ACTIONS[action.dest] = action
+
+
+def _as_flags(action: argparse.Action, value: object) -> list[str]:
+    """The command-line form of one parsed option value (nothing for a default)."""
+    flag = action.option_strings[0]
+    if isinstance(action, argparse._CountAction):
+        return [flag] * int(value or 0)
+    if isinstance(action, argparse._StoreTrueAction):
+        return [flag] if value else []
+    return [] if value is None else [flag, str(value)]
+
+
+def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: int,
+                log_file: Path) -> list[str]:
+    """The daemon's command line: ``mount --foreground`` with every mount option and common
+    option the user gave, plus the pipe it reports progress on and its log file."""
+    argv = [sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp), "--foreground",
+            "--notify-fd", str(notify_fd), "--log-file", str(log_file)]
+    common = {a.dest: a for a in common_options(defaults=True)._actions}
+    for dest in _COMMON_FOR_DAEMON:
+        argv += _as_flags(common[dest], getattr(args, dest, None))
+    for dest, action in _MOUNT_ACTIONS.items():
+        argv += _as_flags(action, getattr(args, dest, None))
+    return argv
+
+
+def _check_new_mountpoint(mp: Path) -> None:
+    """A mountpoint must exist already, as for mount(8): a typo must not create a
+    directory and mount there."""
+    if not mp.exists() and not mp.is_symlink():
+        raise UsageError(f"mountpoint {mp} does not exist (create it first: mkdir -p {mp})")
+
+
+def cmd_mount(args: argparse.Namespace) -> int:
+    from brainfs.fs.daemon import MountError, check_mountpoint, run_foreground
+
+    cfg = config_of(args)
+    url = CorpusURL.parse(args.url)
+    mp = Path(args.mountpoint)
+    if not args.foreground:
+        # The daemon re-checks all of this; checking here gives the error at once.
+        _check_new_mountpoint(mp)
+        check_mountpoint(mp)
+        _check_corpus_for_mount(url, cfg)
+        return _spawn_daemon(args, cfg, url, mp)
+    notify = _notifier(args.notify_fd)
+    try:
+        _check_new_mountpoint(mp)
+        if args.notify_fd is None:
+            # Started in the foreground by hand (or by systemd): warn here. Behind
+            # _spawn_daemon the parent has warned already.
+            _check_corpus_for_mount(url, cfg)
+        log.debug("mounting %s at %s with %s", url, mp.resolve(), _safe_config(cfg))
+        if args.naive:
+            from brainfs.tools.naive import run_naive
+
+            check_mountpoint(mp)
+            return run_naive(url, mp, cfg, notify)
+        return run_foreground(url, mp, cfg, notify)
+    except (UsageError, MountError, BackendError, CacheError, ConfigError, OSError) as e:
+        notify(f"error {e}")
+        raise
+    finally:
+        notify("stopping")
+
+
+def _check_corpus_for_mount(url: CorpusURL, cfg: Config) -> None:
+    """The bucket must exist; an empty prefix mounts (a new memory starts empty, as with
+    rclone and mount-s3) but is named, since it is more often a typo."""
+    store = ObjectStore(url, cfg)
+    try:
+        store.check()
+        if is_empty(store):
+            warn(f"{url} holds no files: mounting an empty memory{empty_hint(url, cfg)}")
+    finally:
+        store.close()
+
+
+def _safe_config(cfg: Config) -> dict:
+    """The settings for a debug line, secrets left out."""
+    import dataclasses
+
+    out = {}
+    for f in dataclasses.fields(cfg):
+        v = getattr(cfg, f.name)
+        if f.name in ("secret_key", "session_token", "llm_api_key", "access_key"):
+            v = "(set)" if v else None
+        out[f.name] = str(v) if isinstance(v, Path) else v
+    return out
+
+
+def _notifier(fd: int | None):
+    """Progress/ready/error lines to the parent's pipe (behind ``_spawn_daemon``), and
+    readiness to systemd (``Type=notify``: READY=1 once the mount is usable)."""
+    from brainfs.fs.mounthelper import sd_notify
+
+    stream = os.fdopen(fd, "w", buffering=1) if fd is not None else None
+
+    def say(line: str) -> None:
+        kind, _, rest = line.partition(" ")
+        if kind == "ready":
+            sd_notify(f"READY=1\nMAINPID={os.getpid()}\nSTATUS=mounted")
+        elif kind == "error":
+            sd_notify(f"STATUS=error: {rest.splitlines()[0] if rest else ''}")
+        elif kind == "stopping":
+            sd_notify("STOPPING=1")
+            return
+        elif kind == "progress":
+            parts = rest.split()
+            if len(parts) == 3:
+                sd_notify(f"STATUS={parts[0]} {parts[1]}/{parts[2]}")
+        if stream is None:
+            return
+        try:
+            stream.write(line.replace("\n", " ") + "\n")
+        except OSError:
+            pass
+
+    return say
+
+
+def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Path) -> int:
+    """Start the daemon in its own session; follow its progress until it is ready."""
+    cache_dir = cfg.cache_dir_for(url.bucket, url.prefix)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    log_path = cache_dir / "mount.log"
+    err_path = cache_dir / "mount.stderr"
+    r, w = os.pipe()
+    argv = daemon_argv(args, url, mp, notify_fd=w, log_file=log_path)
+    # The log proper is mount.log (rotated by the daemon); what escapes logging (a crash
+    # in C code, an interpreter error) lands in mount.stderr, emptied at each start.
+    with open(err_path, "wb") as errf:
+        child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=errf,
+                                 stderr=errf, start_new_session=True)
+    os.close(w)
+    try:
+        return _follow_daemon(child, r, url, mp, log_path, err_path)
+    except KeyboardInterrupt:
+        # Ctrl-C while the preload runs: the user no longer wants this mount. The daemon
+        # is in its own session (it must outlive this terminal), so stop it here.
+        child.terminate()
+        try:
+            child.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        if _mounted(_target(mp)):
+            subprocess.run(["fusermount3", "-u", "-z", _target(mp)], check=False)
+        print(f"\nbrainfs: mount of {url} at {mp} cancelled", file=sys.stderr)
+        return 130
+
+
+def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, log_path: Path,
+                   err_path: Path) -> int:
+    """Show the daemon's preload progress until it says ready (0) or fails (UsageError)."""
+    bar = None
+    with os.fdopen(r) as pipe:
+        for line in pipe:
+            kind, _, rest = line.strip().partition(" ")
+            if kind == "progress":
+                _, done, total = rest.split()
+                if bar is None:
+                    bar = progress_bar(int(total), "preload")
+                bar.n = int(done)
+                bar.refresh()
+            elif kind == "ready":
+                if bar:
+                    bar.close()
+                t = json.loads(rest or "{}")
+                if not quiet():
+                    print(f"mounted {url} at {mp} (pid {child.pid}; {t.get('preload_files', 0)} "
+                          f"files preloaded in {t.get('preload_s', 0):.2f}s; log {log_path})")
+                return 0
+            elif kind == "error":
+                if bar:
+                    bar.close()
+                child.wait(timeout=30)
+                raise UsageError(rest)
+    child.wait(timeout=30)
+    raise UsageError(f"the mount daemon exited with status {child.returncode}; see {log_path} "
+                     f"and {err_path}")
+
+
+
+def _target(mp: Path) -> str:
+    """The absolute mountpoint path as /proc/mounts spells it, resolving symlinks above it
+    but never touching the mountpoint itself (a stat there would hang on a hung mount)."""
+    path = os.path.abspath(mp)
+    return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+def _mounted(target: str) -> bool:
+    from .fusectl import in_proc_mounts
+
+    return in_proc_mounts(target)
+
+
+def _daemon_pids(target: str) -> list[int]:
+    """Processes running ``brainfs … mount SOURCE MOUNTPOINT`` for ``target`` (found by
+    their command line when the mount cannot say its own PID)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        try:
+            argv = (d / "cmdline").read_bytes().decode(errors="replace").split("\0")
+            cwd = os.readlink(d / "cwd")
+        except OSError:
+            continue
+        if "mount" not in argv or not any("brainfs" in a for a in argv[:3]):
+            continue
+        urls = [i for i, a in enumerate(argv) if a.startswith("s3://")]
+        if not urls or urls[0] + 1 >= len(argv):
+            continue
+        if os.path.normpath(os.path.join(cwd, argv[urls[0] + 1])) == target:
+            found.append(int(d.name))
+    return found
+
+
+def _wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pid_alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _force_unmount(mp: Path, target: str, pids: list[int]) -> None:
+    """Detach the mount at once and kill its daemon: the working set and its journal stay
+    in the cache, so the next mount of the corpus uploads what was still pending."""
+    from .fusectl import abort_connection
+
+    # First end the FUSE connection: a daemon stuck in the kernel cannot die while it is
+    # open, and every request on the mount would wait for it (fusectl.py).
+    abort_connection(target)
+    subprocess.run(["fusermount3", "-u", "-z", target], check=False, stderr=subprocess.DEVNULL)
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        _wait_gone(pid, 10)
+    print(f"unmounted {mp} by force" + (f" (daemon {', '.join(map(str, pids))} killed)" if pids else "")
+          + "; writes still pending are uploaded by the next mount of the corpus")
+
+
+def cmd_umount(args: argparse.Namespace) -> int:
+    mp = Path(args.mountpoint)
+    target = _target(mp)
+    if not _mounted(target):
+        raise UsageError(f"{mp} is not mounted")
+    try:
+        pid = int(_status_of(mp, timeout=min(STATUS_TIMEOUT, args.timeout))["pid"])
+    except NoAnswer:
+        pids = _daemon_pids(target)
+        if not args.force:
+            raise UsageError(f"{mp} does not answer (daemon {', '.join(map(str, pids)) or '?'} hung "
+                             f"or stopped); `brainfs umount --force {mp}` detaches it") from None
+        _force_unmount(mp, target, pids)
+        return 0
+    except UsageError:
+        # A dead daemon leaves "Transport endpoint is not connected": detach it.
+        subprocess.run(["fusermount3", "-u", "-z", target], check=False)
+        print(f"unmounted {mp} (no status answered: a --naive mount or a dead daemon)")
+        return 0
+    os.kill(pid, signal.SIGTERM)
+    if _wait_gone(pid, args.timeout):
+        print(f"unmounted {mp}")
+        return 0
+    if args.force:
+        _force_unmount(mp, target, [pid])
+        return 0
+    raise UsageError(f"daemon {pid} did not finish within {args.timeout:.0f}s (uploads pending?); "
+                     f"`brainfs umount --force {mp}` stops it now")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    st = _status_of(Path(args.mountpoint))
+    if args.json:
+        print(json.dumps(st, indent=2))
+        return 0
+    mb = 1024 * 1024
+    print(f"{st['corpus']} at {st['mountpoint']} (pid {st['pid']})")
+    print(f"  files:     {st['files']} in corpus, {st['local_files']} local, {st['remote_files']} remote"
+          + (f" (ls and find show the local ones; `brainfs ls {args.mountpoint}` lists all)"
+             if st.get("remote_files") else ""))
+    print(f"  cache:     {st['local_bytes'] / mb:.1f} MiB of {st['cache_budget_bytes'] / mb:.0f} MiB in {st['cache_dir']}")
+    print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads")
+    be = st.get("backend", {})
+    print(f"  backend:   {st['endpoint']}; last error: {be.get('last_error') or 'none'}")
+    print(f"  recall:    {st.get('recall')}")
+    return 0
+
+
+
+def _mount_root(path: str) -> str | None:
+    """The brainfs mount that holds ``path`` (the longest mountpoint above it), or None."""
+    target = _target(Path(path))
+    best = None
+    with open("/proc/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 3 or parts[2] != "fuse.brainfs":
+                continue
+            mp = parts[1].encode().decode("unicode_escape")
+            if (target == mp or target.startswith(mp.rstrip("/") + "/")) and (
+                    best is None or len(mp) > len(best)):
+                best = mp
+    return best
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    """Every file of the corpus, not only the working set a mount lists."""
+    cfg = config_of(args)
+    if args.target.startswith("s3://"):
+        url = CorpusURL.parse(args.target)
+        under, shown = "", ""
+    else:
+        root = _mount_root(args.target)
+        if root is None:
+            raise UsageError(f"{args.target} is neither a corpus URL s3://BUCKET/PREFIX nor inside "
+                             "a brainfs mount")
+        st = _status_of(Path(root))
+        url = CorpusURL.parse(st["corpus"])
+        if cfg.endpoint_url is None and st.get("endpoint", "aws") != "aws":
+            cfg = cfg.override(endpoint_url=st["endpoint"])
+        under = os.path.relpath(_target(Path(args.target)), root)
+        under = "" if under == "." else under
+        shown = args.target.rstrip("/") + "/"
+    store = ObjectStore(url, cfg)
+    try:
+        store.check()
+        n = 0
+        for o in sorted(store.list(under), key=lambda o: o.path):
+            if is_internal(o.path):
+                continue
+            rel = o.path[len(under):].lstrip("/") if under else o.path
+            name = shown + rel
+            if args.long:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(o.mtime))
+                print(f"{o.size:>10}  {when}  {name}")
+            else:
+                print(name)
+            n += 1
+    finally:
+        store.close()
+    if n == 0 and under:
+        raise UsageError(f"{args.target}: no such directory in {url}")
+    return 0
+
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from brainfs.fs import demo
+
+    if args.stop:
+        return demo.stop(Path(args.mountpoint))
+    return demo.run(Path(args.mountpoint), args.port, args.size)
+
+
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add this group's commands to the ``brainfs`` parser."""
+    command = functools.partial(make_command, common=common)
+    mo = command(sub, "mount", "mount a corpus (returns once the working set is preloaded)",
+                 ["brainfs mount s3://memory/alice ~/memory",
+                  "brainfs mount s3://memory/alice ~/memory --read-only --preload-budget 512M",
+                  "brainfs -v mount s3://memory/alice ~/memory --foreground   # logs on stderr",
+                  "mount -t fuse.brainfs s3://memory/alice /mnt/memory -o endpoint_url=http://127.0.0.1:9000"],
+                 description="Mount a corpus. The mountpoint must exist and be empty. An empty "
+                 "prefix is mounted (a new memory starts empty) with a warning. In the background "
+                 "(the default) the log is CACHE_DIR/mount.log, rotated; with --foreground it goes "
+                 "to stderr and systemd's Type=notify is told when the mount is ready. Ctrl-C "
+                 "during the preload cancels the mount.")
+    mo.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    mo.add_argument("mountpoint", metavar="MOUNTPOINT", help="an existing, empty directory")
+    add_mount_options(mo)
+    mo.set_defaults(func=cmd_mount)
+
+    um = command(sub, "umount", "flush pending uploads and unmount",
+                 ["brainfs umount ~/memory", "brainfs umount ~/memory --timeout 600",
+                  "brainfs umount --force ~/memory   # a hung mount"])
+    um.add_argument("mountpoint", metavar="MOUNTPOINT", help="a brainfs mount")
+    um.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                    help="how long to wait for pending uploads before giving up")
+    um.add_argument("--force", action="store_true",
+                    help="a hung mount too: detach it at once and kill its daemon (pending "
+                    "writes stay journaled in the cache; the next mount uploads them)")
+    um.set_defaults(func=cmd_umount)
+
+    st = command(sub, "status", "working set, cache use, dirty files, backend health",
+                 ["brainfs status ~/memory", "brainfs status ~/memory --json | jq .dirty_files"])
+    st.add_argument("mountpoint", metavar="MOUNTPOINT", help="a running brainfs mount")
+    st.add_argument("--json", action="store_true", help="the daemon's whole status as JSON")
+    st.set_defaults(func=cmd_status)
+
+    de = command(sub, "demo", "the main job on the embedded default: local S3, sample "
+                 "memory, mount at ./memory, a grep, a lazy cat and a recall",
+                 ["brainfs demo", "brainfs demo --stop", "brainfs demo /tmp/mem --port 9100 --size 2000"])
+    de.add_argument("mountpoint", nargs="?", default="memory", metavar="MOUNTPOINT",
+                    help="where to mount the demo memory (created if missing)")
+    de.add_argument("--port", type=int, default=9000, help="port of the demo's S3 server")
+    de.add_argument("--size", default="demo", help="sample size (demo, 2000, 20000)")
+    de.add_argument("--stop", action="store_true", help="unmount and stop the demo's S3 server")
+    de.set_defaults(func=cmd_demo)
+
+    ls = command(sub, "ls", "list every file of the corpus (a mount's ls and find show only "
+                 "its working set)",
+                 ["brainfs ls ~/memory/sessions                # every transcript, local or not",
+                  "brainfs ls ~/memory | xargs grep -l Kyoto   # grep all: each file is fetched on read",
+                  "brainfs ls s3://memory/alice --long"])
+    ls.add_argument("target", metavar="s3://BUCKET/PREFIX | PATH",
+                    help="a corpus, or a directory inside a brainfs mount (paths printed under it)")
+    ls.add_argument("-l", "--long", action="store_true", help="size and modification time too")
+    ls.set_defaults(func=cmd_ls)

@@ -1,0 +1,191 @@
+"""Commands that search a memory: ``recall``, ``context`` and ``eval locomo``."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from pathlib import Path
+
+from brainfs.backend.keys import INDEX_KEY
+from brainfs.fs.api import RESERVE_MAX, default_reserve
+
+from .common import (
+    config_of,
+    positive_int,
+    quiet,
+    UsageError,
+    warn,
+)
+from .common import command as make_command
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """Recall through a mount (which materializes the files behind the hits) or from the
+    corpus's index (the Python API's :meth:`Memory.recall` either way)."""
+    from brainfs.fs.api import Memory
+
+    if not args.query.strip():
+        raise UsageError('empty query: give the question to recall, e.g. brainfs recall "where did I meet Ana"')
+    if args.mount and args.url:
+        raise UsageError("give either --mount MOUNTPOINT or a corpus URL, not both")
+    if not args.mount and not args.url:
+        raise UsageError("give --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
+    with Memory(args.mount or args.url, config_of(args)) as memory:
+        r = memory.recall(args.query, args.k)
+    if args.json:
+        sys.stdout.write(json.dumps(r.to_dict(), indent=2) + "\n")
+    else:
+        sys.stdout.write(r.text())
+    return 0
+
+
+def cmd_eval_locomo(args: argparse.Namespace) -> int:
+    from brainfs.cache.locomo import LocomoInputError, evaluate, read_samples
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise UsageError(f"{path}: {'not a file' if path.exists() else 'no such file'} "
+                         "(expected LoCoMo JSON)")
+    try:
+        read_samples(path)  # a malformed file fails here, before any model loads
+    except LocomoInputError as e:
+        raise UsageError(str(e)) from None
+    extra = {}
+    if not args.no_wiki:
+        # The ablation of the seed: the same hybrid retrieval plus the wiki dream builds
+        # from the same sessions (a wiki passage counts for the turns its claims cite).
+        from brainfs.cache.locomo import wiki_retriever
+        from brainfs.dream.locomo import build_wiki
+
+        extra["hybrid+wiki"] = wiki_retriever(build_wiki)
+    try:
+        result = evaluate(path, limit_conversations=args.conversations,
+                          limit_questions=args.questions,
+                          progress=sys.stderr.isatty() and not args.json and not quiet(),
+                          extra_retrievers=extra)
+    except LocomoInputError as e:
+        raise UsageError(str(e)) from None
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"{result['questions']} questions")
+    for name, r in result["retrievers"].items():
+        t, s = r["turn"], r["session"]
+        print(f"{name:12s} turn  " + "  ".join(f"{k} {v:.3f}" for k, v in t.items())
+              + "   session  " + "  ".join(f"{k} {v:.3f}" for k, v in s.items()))
+    return 0
+
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    """Assemble the context for one turn: lanes under a token budget, with reasons."""
+    from brainfs.cache.context import MemorySource
+    from brainfs.fs.api import Memory, assemble_context
+
+    given = [x for x in (args.mount, args.dir, args.url) if x]
+    if len(given) != 1:
+        raise UsageError("give exactly one of --mount MOUNTPOINT, --dir DIR or s3://BUCKET/PREFIX")
+    if not args.task.strip():
+        raise UsageError("empty task")
+    if args.budget <= 0:
+        raise UsageError(f"--budget must be a positive number of tokens (got {args.budget})")
+    if args.reserve is None:
+        args.reserve = default_reserve(args.budget)
+    elif args.reserve < 0 or args.reserve >= args.budget:
+        raise UsageError(f"--reserve must be at least 0 and below the budget {args.budget} (got {args.reserve})")
+    cfg = config_of(args)
+    if args.index and not Path(args.index).is_file():
+        raise UsageError(f"{args.index}: no such index file")
+    if args.dir:
+        root = Path(args.dir)
+        if not root.is_dir():
+            raise UsageError(f"{root} is not a directory")
+        spec = cfg.embedder or "auto"
+        window = assemble_context(args.task, lambda ix: MemorySource(root, ix, embedder=spec),
+                                  Path(args.index) if args.index else root / INDEX_KEY,
+                                  cfg, args.budget, args.reserve, args.k, args.drop_stale)
+    else:
+        with Memory(args.mount or args.url, cfg) as memory:
+            window = memory.context(args.task, budget=args.budget, reserve=args.reserve, k=args.k,
+                                    drop_stale=args.drop_stale, index=args.index)
+    if window.why == "no search index":
+        warn("no search index found; the cards, thread and files lanes stay empty "
+             "(run `brainfs index s3://B/P`, or pass --index FILE)")
+    if args.json:
+        print(json.dumps(window.to_json(), indent=2))
+    elif args.html:
+        try:
+            Path(args.html).write_text(window.to_html(), encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"cannot write {args.html}: {e.strerror or e}") from None
+        print(f"wrote {args.html}: {window.used} of {window.available} tokens used, "
+              f"{len(window.admitted())} items admitted, {len(window.skipped())} skipped, mode {window.mode}")
+    else:
+        sys.stdout.write(window.to_markdown())
+    return 0
+
+
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    """Add this group's commands to the ``brainfs`` parser."""
+    command = functools.partial(make_command, common=common)
+    rc = command(sub, "recall", "hybrid semantic search; through a mount it also "
+                 "materializes the files behind the hits",
+                 ['brainfs recall "which orgs did I meet in Kyoto" --mount ~/memory',
+                  'brainfs recall "dog adoption" s3://memory/alice -k 3 --json'])
+    rc.add_argument("query", metavar="QUERY", help="the question, in plain words")
+    rc.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX",
+                    help="search the corpus directly (its index is downloaded to the cache)")
+    rc.add_argument("--mount", metavar="MOUNTPOINT",
+                    help="a running mount to ask (files get materialized there)")
+    rc.add_argument("-k", type=positive_int, default=None, metavar="N",
+                    help="number of passages, at most 200 (default: recall_k in the config, 10; "
+                    "through a mount: the mount's)")
+    rc.add_argument("--json", action="store_true", help="the cards as JSON instead of the synthesis")
+    rc.set_defaults(func=cmd_recall)
+
+    cx = command(sub, "context", "assemble what reaches the model for a task: lanes "
+                 "(scope, guide, index, pinned, cards, thread, files) under a token "
+                 "budget, every item with its reason",
+                 ['brainfs context "plan the Kyoto trip" --mount ~/memory --budget 2000',
+                  'brainfs context "plan the Kyoto trip" s3://memory/alice --json | jq .used',
+                  'brainfs context "plan the Kyoto trip" --dir ./memory --html context.html'])
+    cx.add_argument("task", metavar="TASK", help="the task or message of this turn")
+    cx.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help="read the corpus directly")
+    where = cx.add_mutually_exclusive_group()
+    where.add_argument("--mount", metavar="MOUNTPOINT",
+                       help="a running mount (files read through it, index from its cache)")
+    where.add_argument("--dir", metavar="DIR",
+                       help="a plain memory tree on disk (index: DIR/.brainfs/index.sqlite or --index)")
+    cx.add_argument("--index", metavar="FILE",
+                    help="search index file to use (default: from the mount, dir or corpus)")
+    cx.add_argument("--budget", type=positive_int, default=8000, metavar="TOKENS",
+                    help="context budget in tokens")
+    cx.add_argument("--reserve", type=int, default=None, metavar="TOKENS",
+                    help="tokens kept free for the model's answer (default: a quarter of the "
+                    f"budget, at most {RESERVE_MAX})")
+    cx.add_argument("-k", type=positive_int, default=None, metavar="N",
+                    help="recall pool size (default: scales with the budget)")
+    cx.add_argument("--drop-stale", action="store_true",
+                    help="skip items older than stale_days instead of flagging them")
+    out = cx.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="the window as JSON: budget, lanes, every item with its reason and tokens")
+    out.add_argument("--html", metavar="FILE", help="write the context-window page to FILE")
+    cx.set_defaults(func=cmd_context)
+
+    ev = command(sub, "eval", "retrieval quality",
+                 ["brainfs eval locomo data/locomo/locomo-dev.json --no-wiki"]
+                 ).add_subparsers(dest="evalcmd", required=True, metavar="SUBCOMMAND")
+    lo = command(ev, "locomo", "evidence recall@k on LoCoMo-format data",
+                 ["brainfs eval locomo locomo10.json --conversations 1 --questions 20",
+                  "brainfs eval locomo locomo10.json --json > result.json"])
+    lo.add_argument("file", metavar="FILE.json", help="a LoCoMo-format file (a list of samples)")
+    lo.add_argument("--json", action="store_true", help="recall@k per retriever and category as JSON")
+    lo.add_argument("--conversations", type=positive_int, metavar="N", help="only the first N conversations")
+    lo.add_argument("--questions", type=positive_int, metavar="N",
+                    help="only the first N questions per conversation")
+    lo.add_argument("--no-wiki", action="store_true", help="skip the hybrid+wiki retriever (no dream run)")
+    lo.set_defaults(func=cmd_eval_locomo)

@@ -1,0 +1,141 @@
+"""``brainfs mcp``: one memory as an MCP server over stdio (the official ``mcp`` SDK).
+
+Agents in MCP clients (Claude Desktop, Cursor, an SDK client) reach the memory through
+tools that call the Python API (:class:`brainfs.fs.api.Memory`), so a tool answers with
+the same cards, reasons and errors as the command line:
+
+- ``recall(query, k)``: the synthesis ``brainfs recall`` prints (or its JSON);
+- ``context(task, budget, reserve)``: the context window as ``brainfs context`` renders it;
+- ``read(path)``, ``list(folder)``: a file's text, the corpus's files under a folder;
+- ``write_note(text, topic, title)``: a new memory card under ``notes/``;
+- ``write(path, text, append)``: create, replace or append to a file;
+- ``correct(text, scope)``, ``forget(phrase)``: a correction, a deletion request;
+
+and two resources, ``memory://knowledge/INDEX.md`` and ``memory://GUIDE.md``. A tool's
+error is a tool result with ``isError`` and one line naming the fix. Nothing but protocol
+goes to stdout: logging goes to stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from .api import Memory, UsageError
+
+log = logging.getLogger("brainfs.mcp")
+
+T = TypeVar("T")
+
+INSTRUCTIONS = (
+    "This server is the user's long-term memory (brainfs). Call `recall` with a question in "
+    "plain words before answering anything that may depend on the past; `context` assembles "
+    "a whole turn's memory under a token budget. Read files by the paths recall and list "
+    "give. Record what should be remembered with `write_note`, and corrections of earlier "
+    "facts with `correct`."
+)
+
+
+def build_server(memory: Memory, read_only: bool = False) -> Any:
+    """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. With
+    ``read_only`` the writing tools are not offered."""
+    from brainfs.backend.errors import BackendError
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from .cli.common import version
+
+    server = MCPServer("brainfs", version=version(), instructions=INSTRUCTIONS,
+                       log_level="WARNING")
+    # The SDK runs plain functions in worker threads: one call at a time reaches the
+    # memory (its index connection and model are shared).
+    lock = threading.Lock()
+
+    def call(fn: Callable[[], T]) -> T:
+        with lock:
+            try:
+                return fn()
+            except (UsageError, BackendError) as e:
+                raise ToolError(" ".join(str(e).split())) from None
+
+    @server.tool(description="Hybrid semantic + keyword search of the memory. Returns the "
+                 "best passages with their paths, dates and why each was found (set as_json "
+                 "for the cards as JSON). k: how many passages (default 10).")
+    def recall(query: str, k: int | None = None, as_json: bool = False) -> str:
+        r = call(lambda: memory.recall(query, k))
+        return json.dumps(r.to_dict(), indent=2) if as_json else r.text()
+
+    @server.tool(description="Assemble the memory context for a task under a token budget: "
+                 "scope, guide, index, pinned notes, cards, thread and files lanes, every item "
+                 "with its reason. format: markdown (default), prompt (only the admitted text) "
+                 "or json.")
+    def context(task: str, budget: int = 8000, reserve: int | None = None,
+                format: str = "markdown") -> str:
+        if format not in ("markdown", "prompt", "json"):
+            raise ToolError(f"format must be markdown, prompt or json (got {format!r})")
+        w = call(lambda: memory.context(task, budget=budget, reserve=reserve))
+        if format == "json":
+            return json.dumps(w.to_json(), indent=2)
+        return w.to_prompt() if format == "prompt" else w.to_markdown()
+
+    @server.tool(description="Read one file of the memory by its path (e.g. GUIDE.md, "
+                 "knowledge/INDEX.md, sessions/<id>/transcript.md).")
+    def read(path: str) -> str:
+        return call(lambda: memory.read(path))
+
+    @server.tool(name="list", description="Every file of the memory under a folder "
+                 "(recursive; empty for all), one path a line.")
+    def list_files(folder: str = "") -> str:
+        return "\n".join(call(lambda: memory.list(folder))) + "\n"
+
+    @server.resource("memory://knowledge/INDEX.md", name="wiki index", mime_type="text/markdown",
+                     description="The wiki's index: one line per subject, the user first")
+    def wiki_index() -> str:
+        return call(lambda: memory.read("knowledge/INDEX.md"))
+
+    @server.resource("memory://GUIDE.md", name="guide", mime_type="text/markdown",
+                     description="The user's standing instructions for the agent")
+    def guide() -> str:
+        return call(lambda: memory.read("GUIDE.md"))
+
+    if read_only:
+        return server
+
+    @server.tool(description="Remember something: a new memory card notes/<topic>/<date>-"
+                 "<slug>.md with the text. Returns its path.")
+    def write_note(text: str, topic: str = "agent", title: str | None = None) -> str:
+        path = call(lambda: memory.note(text, topic=topic, title=title))
+        return f"wrote {path}"
+
+    @server.tool(description="Create or replace a file of the memory (append=true: add the "
+                 "text at its end, creating it when missing). Returns its path.")
+    def write(path: str, text: str, append: bool = False) -> str:
+        p = call(lambda: memory.append(path, text) if append else memory.write(path, text))
+        return f"{'appended to' if append else 'wrote'} {p}"
+
+    @server.tool(description="Record a correction of an earlier fact (e.g. 'Mara moved to "
+                 "Osaka in May 2024'); the next dream run updates the wiki and the cards.")
+    def correct(text: str, scope: str = "global") -> str:
+        path = call(lambda: memory.correct(text, scope))
+        return f"recorded {path}; the next dream run applies it"
+
+    @server.tool(description="Ask the memory to forget a phrase: the search index drops it at "
+                 "its next build, the next dream run removes it from the wiki and transcripts.")
+    def forget(phrase: str) -> str:
+        path = call(lambda: memory.forget(phrase))
+        return f"recorded {path}; the next index and dream runs apply it"
+
+    return server
+
+
+def serve(memory: Memory, read_only: bool = False) -> int:
+    """Serve ``memory`` over stdin/stdout until the client closes the stream."""
+    server = build_server(memory, read_only=read_only)
+    try:
+        server.run("stdio")
+    finally:
+        memory.close()
+    return 0

@@ -1,0 +1,165 @@
+"""The Python API (``from brainfs import Memory``, fs/api.py) against the real S3 server on
+loopback and a real FUSE mount: recall, read, list, write, append, note, context, correct,
+forget, and the one-line errors for bad input. The README's example runs as written."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.config import Config
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.keys import CorpusURL
+from brainfs.backend.store import ObjectStore
+
+from conftest import upload_tree, write_tree
+from test_cli import TREE
+
+
+def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
+    """The TREE uploaded and a keyword index built and uploaded (no model)."""
+    from brainfs.cache.recaller import build_index
+
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    build_index(store, tmp_path / "build-index.sqlite", None, cfg=cfg)
+
+
+def _eventually(pred, timeout: float = 30.0, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def quiet_cfg(cfg: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Config:
+    monkeypatch.setenv("BRAINFS_GLOBAL_GUIDE", str(tmp_path / "no-global-guide.md"))
+    return cfg.override(embedder="none")
+
+
+@pytest.mark.s3
+def test_memory_on_a_corpus(tmp_path: Path, quiet_cfg: Config, corpus: CorpusURL, store: ObjectStore) -> None:
+    from brainfs import Memory, UsageError
+
+    _indexed(store, quiet_cfg, tmp_path)
+    with Memory(str(corpus), quiet_cfg) as m:
+        r = m.recall("Kyoto", k=2)
+        assert len(r.cards) == 2 and all(c.path in TREE for c in r.cards)
+        assert "Kyoto" in r.text() and r.to_dict()["cards"][0]["path"] == r.cards[0].path
+        assert len(m.recall("Kyoto", k=4).cards) == 4
+        assert m.read("notes/pets/dog.md") == TREE["notes/pets/dog.md"]
+        assert m.list("notes") == sorted(p for p in TREE if p.startswith("notes/"))
+        assert ".brainfs/index.sqlite" not in m.list()
+
+        assert m.write("notes/agent/today.md", "- one\n") == "notes/agent/today.md"
+        m.append("notes/agent/today.md", "- two\n")
+        m.append("notes/agent/new.md", "first line\n")  # append creates a missing file
+        assert store.get("notes/agent/today.md")[0] == b"- one\n- two\n"
+        assert store.get("notes/agent/new.md")[0] == b"first line\n"
+
+        p1 = m.note("Mara prefers window seats on trains.", topic="travel")
+        p2 = m.note("Mara prefers window seats on trains.", topic="travel")
+        assert p1.startswith("notes/travel/") and p1.endswith("-mara-prefers-window-seats-on-trains.md")
+        assert p2 != p1  # the same note twice: a second card, never an overwrite
+        import frontmatter
+
+        card = frontmatter.loads(store.get(p1)[0].decode())
+        assert card["type"] == "fact" and card.content == "Mara prefers window seats on trains."
+
+        w = m.context("plan the Kyoto trip", budget=2000)
+        assert w.reserve == 500 and w.mode != "none"
+        assert any(i.path == "GUIDE.md" for i in w.admitted())
+        assert any(i.path in TREE and "Kyoto" in i.text for i in w.admitted())
+
+        cpath = m.correct("Mara met Sora City Lab in Osaka, not Kyoto")
+        assert "Osaka" in store.get(cpath)[0].decode()
+        fpath = m.forget("Biscuit")
+        assert fpath.startswith("forget/") and store.get(fpath)[0].decode().rstrip().endswith("Biscuit")
+
+        # Bad input: one line naming the fix, nothing written.
+        for call, words in [
+            (lambda: m.read("../outside.md"), "relative"),
+            (lambda: m.read("/etc/passwd"), "relative"),
+            (lambda: m.read("notes/none.md"), "no such file"),
+            (lambda: m.write(".brainfs/index.sqlite", "x"), "belongs to brainfs"),
+            (lambda: m.write(".recall/q", "x"), "belongs to brainfs"),
+            (lambda: m.recall("   "), "empty query"),
+            (lambda: m.recall("Kyoto", k=0), "k must be"),
+            (lambda: m.context("trip", budget=100, reserve=100), "reserve"),
+            (lambda: m.note("  "), "empty note"),
+            (lambda: m.list("nowhere"), "no such folder"),
+        ]:
+            with pytest.raises(UsageError) as e:
+                call()
+            assert words in str(e.value) and "\n" not in str(e.value)
+        with pytest.raises(NoSuchKey):
+            store.head(".brainfs/index.sqlite.x")
+
+
+@pytest.mark.s3
+def test_memory_refuses_a_corpus_without_index(tmp_path: Path, quiet_cfg: Config, corpus: CorpusURL,
+                                                store: ObjectStore) -> None:
+    from brainfs import Memory, UsageError
+
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    with Memory(str(corpus), quiet_cfg) as m:
+        with pytest.raises(UsageError, match="no search index.*brainfs index"):
+            m.recall("Kyoto")
+        # context still assembles (guide, pinned lanes); its recall lanes say why they are empty
+        assert m.context("plan the Kyoto trip").why == "no search index"
+
+
+@pytest.mark.mount
+def test_memory_through_a_mount(tmp_path: Path, quiet_cfg: Config, corpus: CorpusURL,
+                                store: ObjectStore, mounter) -> None:
+    """Through a mount: recall asks .recall/ (beyond the mount's recall_k too) and makes the
+    files behind the hits local; writes go through the tree and reach the bucket."""
+    from brainfs import Memory, UsageError
+
+    _indexed(store, quiet_cfg, tmp_path)
+    mnt = mounter(corpus, env_extra={"BRAINFS_EMBEDDER": "none", "BRAINFS_RECALL_K": "2"})
+    status = lambda: json.loads((mnt.mountpoint / ".brainfs/status").read_text())  # noqa: E731
+    _eventually(lambda: status()["recall"] == "ready", what="recall ready")
+    with Memory(mnt.mountpoint, quiet_cfg) as m:
+        assert m.url == corpus
+        assert len(m.recall("Kyoto").cards) == 2  # the mount's recall_k
+        r = m.recall("Kyoto", k=4)  # beyond it: the mount honours k
+        assert len(r.cards) == 4 and set(r.materialized) >= {c.path for c in r.cards}
+        assert r.to_dict()["materialized"] == r.materialized
+        assert m.read("sessions/s1/transcript.md") == TREE["sessions/s1/transcript.md"]
+        m.write("notes/agent/mounted.md", "- one\n")
+        m.append("notes/agent/mounted.md", "- two\n")
+
+        def landed() -> bool:
+            try:
+                return store.get("notes/agent/mounted.md")[0] == b"- one\n- two\n"
+            except NoSuchKey:
+                return False
+
+        _eventually(landed, what="the mount's upload")
+        w = m.context("plan the Kyoto trip", budget=2000)
+        assert w.mode != "none" and any("Kyoto" in i.text for i in w.admitted())
+        with pytest.raises(UsageError, match="k must be between 1 and 200"):
+            m.recall("Kyoto", k=201)
+    with pytest.raises(UsageError, match="not a running brainfs mount"):
+        Memory(tmp_path / "src", quiet_cfg)
+
+
+@pytest.mark.unit
+def test_readme_example_is_the_module_docstring(repo_root: Path) -> None:
+    """The README's Python example names only what the API exports."""
+    import brainfs
+    from brainfs.fs import api
+
+    text = (repo_root / "README.md").read_text()
+    assert "from brainfs import Memory" in text
+    for name in ("recall", "read", "write", "append", "note", "context", "correct", "forget", "list"):
+        assert callable(getattr(api.Memory, name)), name
+    assert brainfs.Memory is api.Memory
+    with pytest.raises(AttributeError):
+        brainfs.nothing  # noqa: B018

@@ -1,0 +1,87 @@
+"""The sandbox recipe of docs/SANDBOX.md, run as written with bubblewrap around a real mount
+(real S3 server on loopback): the sandboxed process reads, greps, recalls and writes the
+memory, cannot write the rest of the machine, and a read-only bind refuses writes while a
+read-write sandbox's write is seen by another sandbox and reaches the bucket."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.store import ObjectStore
+
+from conftest import upload_tree, write_tree
+from test_cli import TREE
+
+pytestmark = [pytest.mark.mount,
+              pytest.mark.skipif(shutil.which("bwrap") is None,
+                                 reason="bubblewrap (bwrap) is not installed; .ci/setup installs it")]
+
+
+def _recipe(repo_root: Path, tmp_path: Path) -> Path:
+    """The recipe's shell block from docs/SANDBOX.md, as an executable script."""
+    text = (repo_root / "docs" / "SANDBOX.md").read_text()
+    block = re.search(r"```sh\n(# recipe: brainfs-sandbox.*?)```", text, re.S)
+    assert block, "docs/SANDBOX.md lost its recipe block"
+    script = tmp_path / "brainfs-sandbox"
+    script.write_text("#!/bin/sh\nset -e\n" + block.group(1))
+    script.chmod(0o755)
+    return script
+
+
+def _in(script: Path, mem: Path, mode: str, cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(script), str(mem), mode, "/bin/sh", "-c", cmd], capture_output=True,
+                          text=True, timeout=60)
+
+
+def test_bubblewrap_recipe(tmp_path: Path, repo_root: Path, cfg, corpus, store: ObjectStore,
+                           mounter) -> None:
+    from brainfs.cache.recaller import build_index
+
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    build_index(store, tmp_path / "ix.sqlite", None, cfg=cfg)
+    m = mounter(corpus, env_extra={"BRAINFS_EMBEDDER": "none"})
+    deadline = time.monotonic() + 30
+    while json.loads((m.mountpoint / ".brainfs/status").read_text())["recall"] != "ready":
+        assert time.monotonic() < deadline, "recall never ready"
+        time.sleep(0.05)
+    sandbox = _recipe(repo_root, tmp_path)
+
+    # Read-write: read, grep, recall, write; the rest of the machine is read-only.
+    r = _in(sandbox, m.mountpoint, "rw",
+            "cat GUIDE.md && grep -rl Biscuit notes && cat '.recall/Kyoto shelters' | head -3 "
+            "&& printf 'from the sandbox\\n' > notes/sandbox.md && echo wrote")
+    assert r.returncode == 0, r.stderr
+    assert "Answer briefly" in r.stdout and "notes/pets/dog.md" in r.stdout and "wrote" in r.stdout
+    assert "Recall" in r.stdout or "Kyoto" in r.stdout
+    r = _in(sandbox, m.mountpoint, "rw", f"touch {tmp_path}/escaped; echo x > /usr/escaped")
+    assert r.returncode != 0 and "Read-only file system" in r.stderr
+    assert not (tmp_path / "escaped").exists()
+    r = _in(sandbox, m.mountpoint, "rw", "ping -c1 -W1 127.0.0.1 || cat /proc/net/dev")
+    assert "eth" not in r.stdout  # --unshare-all: only the sandbox's own loopback
+
+    # A second, read-only sandbox sees the first one's write, and cannot write.
+    r = _in(sandbox, m.mountpoint, "ro", "cat notes/sandbox.md && echo no > notes/ro.md")
+    assert "from the sandbox" in r.stdout
+    assert r.returncode != 0 and "Read-only file system" in r.stderr
+    assert not (m.mountpoint / "notes" / "ro.md").exists()
+
+    def landed() -> bool:
+        try:
+            return store.get("notes/sandbox.md")[0] == b"from the sandbox\n"
+        except NoSuchKey:
+            return False
+
+    deadline = time.monotonic() + 30
+    while not landed():
+        assert time.monotonic() < deadline, "the sandbox's write never reached the bucket"
+        time.sleep(0.1)
+    with pytest.raises(NoSuchKey):
+        store.head("notes/ro.md")
