@@ -265,8 +265,9 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
     for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
         nwords = len(T.words(s))
         ents: dict[str, str] = {}
+        verbs = T.imperative_openers(s)
         for e in ents_s:
-            if e.is_subject and e.text != t.speaker:
+            if e.is_subject and e.text != t.speaker and e.text not in verbs:
                 ents.setdefault(e.text, e.type)
         when = [[e.text, e.resolved] for e in ents_s if e.type == "date" and e.resolved]
         question = s.rstrip().endswith("?")

@@ -310,6 +310,8 @@ def head_type(name: str) -> str | None:
     toks = name.lower().split()
     if toks[0] in ("project", "operation", "programme", "program") and len(toks) > 1:
         return "project"
+    if toks[0] in _PLACE_OPENERS and len(toks) > 1:  # "Café Hitsuji", "Mount Rainier"
+        return "place"
     if toks[-1] in _ORG_HEADS:
         return "organization"
     if len(toks) > 1 and toks[-1] in _PROJECT_HEADS:
@@ -317,6 +319,49 @@ def head_type(name: str) -> str | None:
     if len(toks) > 1 and toks[-1] in _PLACE_HEADS:
         return "place"
     return None
+
+
+_NAME = r"(?<![\w\-])((?:[A-Z][\w\-]+)(?:\s+(?:of\s+|the\s+)?[A-Z][\w\-]+)*)"
+#: A name followed by what one says of a piece of work ("the Haptic Crosswalk pilot",
+#: "Signbridge progress", "the Ramp Ledger study"): a project.
+_PROJECT_CUE_RE = re.compile(_NAME + r"\s+(?:project|pilot|prototype|study|progress|proposal|"
+                             r"rollout|budget|milestones?|deliverables?|kick-?off|recruitment|"
+                             r"consent wording|poster|field notes|fieldwork|camera-ready)\b")
+#: Work done on or for it ("Decision for Signbridge", "two hours for analysis on X").
+_PROJECT_ON_RE = re.compile(r"\b(?i:analysis|work|session|decision|progress|update|win|"
+                            r"partnering with us|collaborating)\s+(?:on|for)\s+" + _NAME)
+#: What is done in a place ("the workshop in Kumamoto", "the Kumamoto site"), and a name said
+#: to be a kind of place ("Café Hitsuji is a quiet café").
+_PLACE_CUE_RES = (
+    re.compile(r"\b(?:workshop|meeting|conference|office|interviews?|fieldwork|site visits?|"
+               r"trip|stay|hotel|flat|apartment)\s+(?:in|at)\s+" + _NAME),
+    re.compile(r"\bthe\s+" + _NAME + r"\s+(?:site|office|branch|campus)\b"),
+    # a room or a day there, a trip back from it (a sentence's opener too: "Back from X")
+    re.compile(r"\b(?:rooms?|venue|entrance|lifts?|elevators?|toilets?|platforms?|exits?)\s+at\s+"
+               + _NAME),
+    re.compile(r"\b(?i:spent)\s+(?:[\w\-]+\s+){1,2}at\s+" + _NAME),
+    re.compile(r"(?:^|[.:;]\s+)(?:Back from|Went to|Arrived in|Visited)\s+" + _NAME),
+    re.compile(_NAME + r"\s+is\s+the\s+one\s+in\s+[A-Z]"),
+    re.compile(_NAME + r"\s+is\s+(?:a|an|the)\s+(?:[a-z\-]+\s+){0,2}(?:caf[eé]|restaurant|bar|"
+               r"pub|bakery|shop|store|park|station|market|museum|hall|mall|street|"
+               r"neighbou?rhood|district|city|town|village|island|beach|venue)\b"),
+)
+_PLACE_OPENERS = frozenset("café cafe restaurant hotel mount lake cape port fort".split())
+
+
+def cue_types(facts: list[dict]) -> dict[str, Counter]:
+    """Name → type votes from how a sentence speaks of it, weaker than a relation or a head
+    word and stronger than the extractor's label (see :func:`_type_of`)."""
+    out: dict[str, Counter] = defaultdict(Counter)
+    for f in facts:
+        text = f["text"]
+        for rx, typ in [(_PROJECT_CUE_RE, "project"), (_PROJECT_ON_RE, "project")] + [
+                (rx, "place") for rx in _PLACE_CUE_RES]:
+            for m in rx.finditer(text):
+                name = re.sub(r"^(?:The|A|An|This|That|Our|My)\s+", "", m.group(1))
+                if name[:1].isupper():
+                    out[name][typ] += 1
+    return out
 
 
 def build(facts: list[dict], speakers: set[str], settings: dict,
@@ -402,6 +447,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1
+    cues = cue_types(facts)
     canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts}, set(human))
     # turns per canonical name
     turns: dict[str, set] = defaultdict(set)
@@ -428,7 +474,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         need_m, need_s = (1, 1) if any(m in anchored for m in members) else (min_m, min_s)
         if not is_user and (len(ts) < need_m or len(sess) < need_s):
             continue
-        typ = _type_of(c, members, votes, strong_types, speakers)
+        typ = _type_of(c, members, votes, strong_types, speakers, cues)
         slug = T.slugify(c)
         if slug == "index":
             slug = "index-subject"
@@ -471,7 +517,10 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
 
 
 def _type_of(c: str, members: list[str], votes: dict[str, Counter],
-             strong: dict[str, Counter], speakers: set[str]) -> str:
+             strong: dict[str, Counter], speakers: set[str],
+             cues: dict[str, Counter] | None = None) -> str:
+    """Strongest evidence first: a speaker, a relation, a head word, how sentences speak of
+    it (:func:`cue_types`), the extractor's majority label; else a topic."""
     sv: Counter = Counter()
     for m in members:
         sv.update(strong.get(m, {}))
@@ -482,6 +531,11 @@ def _type_of(c: str, members: list[str], votes: dict[str, Counter],
     h = head_type(c)
     if h:
         return h
+    cv: Counter = Counter()
+    for m in members:
+        cv.update((cues or {}).get(m, {}))
+    if cv:
+        return sorted(cv.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     v: Counter = Counter()
     for m in members:
         v.update(votes.get(m, {}))

@@ -54,6 +54,17 @@ def is_tool_turn(text: str) -> bool:
     return bool(TOOL_TURN_RE.match(text))
 
 
+_IMPERATIVE_RE = re.compile(r"(?:^|[:;]\s+|[.!?]\s+)([A-Z][a-z]+)\s+(?:my|your|our|their|his|her|"
+                            r"me|us|them|it|this|these|those|all|every)\b")
+
+
+def imperative_openers(sentence: str) -> set[str]:
+    """Capitalised words that open a clause as a verb ("Still true: Format my citations
+    in APA"): followed by a pronoun or a possessive, a clause's first word is an order, not a
+    name."""
+    return {m.group(1) for m in _IMPERATIVE_RE.finditer(sentence)}
+
+
 def md5_hex(data: bytes | str) -> str:
     """The S3 single-part ETag of ``data`` (so local and remote state compare)."""
     if isinstance(data, str):
