@@ -1029,7 +1029,10 @@ class WorkingSet:
 
         Bytes one of our PUTs sent are judged by the PUT's stamp, not the ETag alone:
         another writer who wrote the same bytes since (an empty file, say) made a new
-        version that a delete or overwrite from here must not take for ours."""
+        version that a delete or overwrite from here must not take for ours. A directory
+        marker is everyone's: all are empty and mean the same directory."""
+        if is_marker(path):
+            return True
         stamps = self.catalog.sent_stamps(path, remote.etag)
         if stamps:
             return not remote.stamp or "" in stamps or remote.stamp in stamps

@@ -912,6 +912,24 @@ def test_another_writers_identical_bytes_are_not_taken_for_ours(ws: WorkingSet,
 
 
 @s3
+def test_two_mounts_making_one_directory_make_no_conflict_copy(
+        open_ws: Callable[..., WorkingSet], store: ObjectStore, corpus: CorpusURL,
+        cfg: Config) -> None:
+    """Directory markers are everyone's: another mount's marker for the same directory
+    (same empty bytes, another stamp) is not a conflict."""
+    store_b = ObjectStore(corpus, cfg)
+    try:
+        a, b = open_ws("a"), open_ws("b", store_=store_b)
+        b.mkdir("w")
+        assert b.flush() == 0
+        a.mkdir("w")
+        assert a.flush() == 0
+        assert [o.path for o in store.list()] == ["w/.brainfs-dir"]
+    finally:
+        store_b.close()
+
+
+@s3
 def test_our_own_identical_bytes_are_ours(ws: WorkingSet, store: ObjectStore) -> None:
     """The stamp check does not turn our own versions into conflicts: writing the same
     bytes again, and a delete of what we uploaded, go through."""
