@@ -354,9 +354,9 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
         except BackendError as e:
             log.warning("preload pack not refreshed: %s", e)
         if reindex:
-            from brainfs.cache.recaller import build_index
+            from brainfs.cache.recaller import build_index, local_index_path
 
-            local = workdir / "index.sqlite"
+            local = local_index_path(workdir)
             prog.phase("indexing")
             rep.index = build_index(store, local, index_embedder, progress=prog.count)
             prog.done()
