@@ -321,7 +321,7 @@ class ContextItem:
         return f"{self.header()}\n{self.text}"
 
     def to_dict(self) -> dict[str, Any]:
-        """The DESIGN.md item shape, plus extra keys."""
+        """One item of ``brainfs context --json`` (docs/ARCHITECTURE.md), plus extra keys."""
         return {"lane": self.lane, "status": self.status, "tokens": self.tokens,
                 "source": self.source, "reason": self.reason, "text": self.text,
                 "freshness": self.freshness, "confidence": round(self.confidence, 3),
@@ -370,7 +370,7 @@ class ContextWindow:
 
     # -- renderers -----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        """The ``brainfs context --json`` object of DESIGN.md (plus extra keys)."""
+        """The ``brainfs context --json`` object of docs/ARCHITECTURE.md (plus extra keys)."""
         return {"budget": self.budget, "reserve": self.reserve, "used": self.used,
                 "mode": self.mode, "items": [i.to_dict() for i in self.items],
                 "task": self.task, "why": self.why, "lanes": self.lane_usage(),

@@ -384,7 +384,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
              extra_retrievers: dict[str, RetrieverFactory] | None = None,
              ks: tuple[int, ...] = KS, conversations: Iterable[str] | None = None) -> dict[str, Any]:
     """Evaluate evidence recall@k on a LoCoMo-format file; returns the
-    ``brainfs eval locomo --json`` object (see DESIGN.md) plus index and config details.
+    ``brainfs eval locomo --json`` object (see docs/ARCHITECTURE.md) plus index and config details.
 
     ``limit_conversations`` takes the first N conversations; ``limit_questions`` the first
     N questions of categories 1–4 *per conversation*. ``retrievers`` are built-in names
