@@ -103,8 +103,6 @@ LABELS = {
     "fresh_differs": "fresh cache disagrees with the mount",
     "hung_kills": "kills that left a hung mount",
 }
-#: errnos an operation may get because its daemon died under it
-KILL_ERRNOS = {errno.ENOTCONN, errno.ECONNABORTED, errno.EIO, errno.ENOENT, errno.EBADF}
 
 
 def _read_from(path: Path, offset: int) -> str:

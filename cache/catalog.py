@@ -151,12 +151,6 @@ class Catalog:
         with self._lock:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
-    def is_empty(self) -> bool:
-        """True when the cache knows no file, directory or pending operation."""
-        with self._lock:
-            return not any(self._db.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone()
-                           for t in ("files", "dirs", "journal", "sent"))
-
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """A write transaction (nestable only through the lock, not SQL savepoints)."""
@@ -190,12 +184,6 @@ class Catalog:
         """Forget rows."""
         with self._lock:
             (db or self._db).executemany("DELETE FROM files WHERE path = ?", [(p,) for p in paths])
-
-    def touch(self, paths: Iterable[str], when: float | None = None) -> None:
-        """Record access times (LRU); cheap, batched by the caller."""
-        t = when or time.time()
-        with self._lock:
-            self._db.executemany("UPDATE files SET atime = ? WHERE path = ?", [(t, p) for p in paths])
 
     # -- dirs ------------------------------------------------------------------------
     def all_dirs(self) -> list[str]:

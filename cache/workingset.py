@@ -672,12 +672,6 @@ class WorkingSet:
         else:
             self.health["last_error"] = f"{time.strftime('%H:%M:%S')} {err}"
 
-    def touch(self, path: str) -> None:
-        """Note an access (for LRU)."""
-        row = self.files.get(path)
-        if row is not None:
-            row.atime = time.time()
-
     def evict(self) -> list[str]:
         """Drop least recently used clean, unpinned, closed files beyond the budget."""
         budget = self.cfg.cache_budget_bytes

@@ -63,10 +63,3 @@ class Progress:
         if self.enabled:
             self.stream.write(s)
             self.stream.flush()
-
-
-class Quiet(Progress):
-    """No output at all."""
-
-    def __init__(self) -> None:
-        super().__init__(enabled=False)

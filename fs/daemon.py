@@ -97,7 +97,6 @@ class Daemon:
             raise MountError(str(e)) from None
         report = ws.check()
         log.info("%s", report.summary())
-        self.check_report = report
         t1 = time.monotonic()
         objs = list(self.store.list())
         self._internal = _internal_etags(objs)
