@@ -54,7 +54,7 @@ CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
 STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v9"
+EXTRACTION = "facts-v10"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
 
 
@@ -270,6 +270,10 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             if e.is_subject and e.text != t.speaker and e.text not in verbs:
                 ents.setdefault(e.text, e.type)
         when = [[e.text, e.resolved] for e in ents_s if e.type == "date" and e.resolved]
+        # what the extractor did not resolve ("on Friday" is a DATE "Friday" to spaCy): the
+        # sentence's relative dates, read in its tense (text.relative_dates, dateparser)
+        known_when = {x for w in when for x in w}
+        when += [w for w in T.relative_dates(s, tr.date) if not known_when & set(w)]
         question = s.rstrip().endswith("?")
         fp = T.is_first_person(s)
         score = _score_sentence(s, tf, len(ents))
@@ -972,6 +976,9 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             res = T.resolve_relative_dates(text, day)
             if res != text:
                 extra.append(res)
+                # a resolved day as a page writes it ("until 6 April 2026")
+                extra += [human_date(m) for _e, m in T.relative_dates(text, day)
+                          if re.fullmatch(r"\d{4}-\d{2}-\d{2}", m)]
         spk = text.split(":", 1)[0]
         if spk in renamed:  # "User: …" is the user speaking, by the name the sessions give
             who = info["subjects"].slug_for(renamed[spk])
