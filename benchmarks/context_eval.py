@@ -1,7 +1,7 @@
 """Does the gold evidence reach the model? Context assembly on LoCoMo.
 
 For each LoCoMo conversation the sessions are written as a memory tree (the transcript form
-of DESIGN.md, via ``cache.locomo.conversation_tree``, plus ``sessions/index.md``), indexed
+of docs/ARCHITECTURE.md, via ``cache.locomo.conversation_tree``, plus ``sessions/index.md``), indexed
 for real (FTS5 + MiniLM vectors, or FTS only with ``--sparse``), and every question of
 categories 1–4 is run through :func:`brainfs.cache.context.assemble` at each budget. A
 question's score is the share of its gold evidence turns that are inside the assembled
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -33,7 +34,9 @@ from brainfs.cache.index import SearchIndex
 from brainfs.cache.locomo import (CATEGORIES, _QueryCache, _sessions, clean_evidence,
                                   conversation_tree, parse_locomo_date, passage_turns)
 
-DATA = Path("/work/shared/data/locomo/locomo-dev.json")
+#: The LoCoMo dev split is not in the repository: ``$BRAINFS_LOCOMO_DIR`` names the directory
+#: holding ``locomo-dev.json`` (what it is: docs/ARCHITECTURE.md), or ``--data`` the file.
+DATA = Path(os.environ.get("BRAINFS_LOCOMO_DIR", ".")) / "locomo-dev.json"
 
 
 def write_conversation(sample: dict, root: Path) -> tuple[dict[str, str], _dt.datetime]:
@@ -142,6 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sparse", action="store_true", help="FTS only, no embedding model")
     ap.add_argument("--json", type=Path, help="also write the result here")
     a = ap.parse_args(argv)
+    if not a.data.is_file():
+        print(f"error: {a.data}: no such file (set BRAINFS_LOCOMO_DIR to the directory holding "
+              "locomo-dev.json, or pass --data FILE)", file=sys.stderr)
+        return 2
     res = run(a.data, a.conversations, a.questions, [int(x) for x in a.budgets.split(",")],
               a.reserve_frac, a.sparse)
     if a.json:

@@ -3,7 +3,9 @@
 Each conversation of the file is one memory tree (its sessions as transcripts); dream runs
 once over it, as the first run of a fresh corpus would, and its stats are summed.
 
-    python -m benchmarks.dream_stats ../shared/data/locomo/locomo-dev.json [--embed] [--out DIR]
+    python -m benchmarks.dream_stats "$BRAINFS_LOCOMO_DIR"/locomo-dev.json [--embed] [--out DIR]
+
+(The LoCoMo dev split is not in the repository; docs/ARCHITECTURE.md says what it is.)
 
 ``--embed`` verifies claims with the real embedding model (as ``brainfs dream`` does by
 default); without it verification is lexical only.
