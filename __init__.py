@@ -1,7 +1,7 @@
 """brainfs: an AI agent's long-term memory, mounted as a filesystem (see README.md).
 
 This file is the ``brainfs`` package itself: pyproject.toml maps the repository's root to
-it, and its folders ``fs``, ``cache``, ``backend`` and ``dream`` are the subpackages. It
+it, and its folders ``fs``, ``cache``, ``backend``, ``dream`` and ``tools`` are the subpackages. It
 only names the Python API (``fs/api.py``), imported on first use so that every other
 import of the package (the CLI, the mount daemon) stays as fast as before::
 
