@@ -50,7 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
         "  brainfs import ./memory s3://memory/alice\n"
         "  brainfs mount s3://memory/alice ~/memory\n"
         '  brainfs recall "where did I meet Ana" --mount ~/memory\n'
-        "  brainfs COMMAND --help                       # a command's options and examples",
+        "  brainfs COMMAND --help                       # a command's options and examples\n\n"
+        "how it works: docs/ARCHITECTURE.md; what a mount promises, each with its test: "
+        "fs/SEMANTICS.md (in the source tree)",
     )
     p.add_argument("-V", "--version", action="version", version=f"brainfs {version()}",
                    help="print the version and exit")
