@@ -20,8 +20,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-#: 2: journal.wait_for, the sent table, meta.corpus; 3: sent.stamp (older caches are
-#: upgraded in place).
+#: 2: journal.wait_for, the sent table, meta.corpus; 3: sent.stamp, the attrs table (older
+#: caches are upgraded in place).
 SCHEMA_VERSION = 3
 
 _SCHEMA = """
@@ -80,7 +80,18 @@ CREATE TABLE IF NOT EXISTS sent (
     PRIMARY KEY (path, etag, stamp)
 )"""
 
-_SCHEMA += _SENT_TABLE + ";"
+_SCHEMA += _SENT_TABLE + """;
+-- Modes and owners given in the mount (create/mkdir's mode, chmod, chown), by path; a path
+-- without a row has the defaults (0644 files, 0755 directories, the mounting user). Kept by
+-- this cache only: S3 stores none (ctime: when they last changed, unix seconds).
+CREATE TABLE IF NOT EXISTS attrs (
+    path  TEXT PRIMARY KEY,
+    mode  INTEGER NOT NULL,
+    uid   INTEGER NOT NULL,
+    gid   INTEGER NOT NULL,
+    ctime REAL NOT NULL
+);
+"""
 
 
 @dataclass
@@ -100,6 +111,16 @@ class FileRow:
     def is_local(self) -> bool:
         """True when the content is on local disk (clean or dirty)."""
         return self.state != "remote"
+
+
+@dataclass(frozen=True)
+class Attrs:
+    """A mode and owner set in the mount (see the attrs table)."""
+
+    mode: int
+    uid: int
+    gid: int
+    ctime: float
 
 
 @dataclass
@@ -235,6 +256,22 @@ class Catalog:
     def journal_drop(self, db: sqlite3.Connection, path: str) -> None:
         """Forget whatever is pending for ``path``."""
         db.execute("DELETE FROM journal WHERE path = ?", (path,))
+
+    # -- attrs -----------------------------------------------------------------------
+    def all_attrs(self) -> dict[str, Attrs]:
+        """Every mode and owner set in the mount, by path."""
+        with self._lock:
+            return {r[0]: Attrs(*r[1:]) for r in self._db.execute(
+                "SELECT path, mode, uid, gid, ctime FROM attrs")}
+
+    def put_attrs(self, db: sqlite3.Connection, path: str, a: Attrs) -> None:
+        """Record the mode and owner of ``path`` (inside a transaction)."""
+        db.execute("INSERT OR REPLACE INTO attrs VALUES (?,?,?,?,?)",
+                   (path, a.mode, a.uid, a.gid, a.ctime))
+
+    def drop_attrs(self, db: sqlite3.Connection, paths: Iterable[str]) -> None:
+        """Forget the modes and owners of ``paths`` (inside a transaction)."""
+        db.executemany("DELETE FROM attrs WHERE path = ?", [(p,) for p in paths])
 
     # -- sent ------------------------------------------------------------------------
     def sent_add(self, path: str, etags: Iterable[str]) -> str:

@@ -32,7 +32,7 @@ from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore
 
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
-from .catalog import Catalog, FileRow, JournalRow
+from .catalog import Attrs, Catalog, FileRow, JournalRow
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +251,8 @@ class WorkingSet:
         #: path -> monotonic time its last PUT was applied: a listing taken before then
         #: does not know the object (or shows its old ETag) and must not undo the upload
         self._uploaded_at: dict[str, float] = {}
+        #: modes and owners given in the mount, by path (files and directories)
+        self.attrs: dict[str, Attrs] = self.catalog.all_attrs()
         for row in self.catalog.all_files():
             self._insert(row)
         for d in self.local_dirs:
@@ -471,6 +473,12 @@ class WorkingSet:
                 if path not in self.files and path not in journal:
                     self.catalog.journal_put(db, path, "delete", "", "")
                     rep.deletes_restored.append(path)
+            # A mode given to a file whose create a crash undid must not pass to the next
+            # file of that name.
+            stale = [p for p in self.attrs if p not in self.files and not self.is_dir(p)]
+            self.catalog.drop_attrs(db, stale)
+            for p in stale:
+                del self.attrs[p]
         wanted = {self.blobs.name(r.path) for r in self.files.values() if r.is_local}
         for name in self.blobs.names() - wanted:
             (self.blobs.data / name).unlink(missing_ok=True)
@@ -779,6 +787,15 @@ class WorkingSet:
         row.hash, row.mtime, row.atime, row.etag = digest, now, now, base
         return row
 
+    def set_attrs(self, path: str, attrs: Attrs) -> None:
+        """Record the mode and owner of a file or directory (chmod, chown, or the mode a
+        create or mkdir asked for). The mount's kernel checks who may change them."""
+        if path not in self.files and not self.is_dir(path):
+            raise NotFound(path)
+        with self.catalog.transaction() as db:
+            self.catalog.put_attrs(db, path, attrs)
+        self.attrs[path] = attrs
+
     def unlink(self, path: str) -> None:
         """Remove a file locally and journal its deletion in the corpus."""
         row = self.files.get(path)
@@ -786,7 +803,9 @@ class WorkingSet:
             raise IsADirectory(path) if self.is_dir(path) else NotFound(path)
         self._remove(path, keep_parent=True)
         self.blobs.remove(path)
+        self.attrs.pop(path, None)
         with self.catalog.transaction() as db:
+            self.catalog.drop_attrs(db, [path])
             self.catalog.delete_files([path], db)
             if row.etag:
                 self.catalog.journal_put(db, path, "delete", "", row.etag)
@@ -824,6 +843,8 @@ class WorkingSet:
         with self.catalog.transaction() as db:
             self.catalog.set_dir(path, False, db)
             self._journal_marker(db, path, False)
+            self.catalog.drop_attrs(db, [path])
+        self.attrs.pop(path, None)
         if path in self.local_dirs:
             self.local_dirs.discard(path)
             self._count_dir(path, -1)
@@ -886,7 +907,20 @@ class WorkingSet:
                           reverse=True) if is_tree else []
         new_dirs = [new + d[len(old):] for d in old_dirs
                     if d in self.local_dirs or d == old]
+        # Modes and owners go with their names; a replaced target's go with it.
+        renamed = list(moves) + [(d, new + d[len(old):]) for d in old_dirs]
+        attrs_after = dict(self.attrs)
+        for _, dst in renamed:
+            attrs_after.pop(dst, None)
+        for src, dst in renamed:
+            a = attrs_after.pop(src, None)
+            if a is not None:
+                attrs_after[dst] = a
         with self.catalog.transaction() as db:
+            self.catalog.drop_attrs(db, [p for p in self.attrs if p not in attrs_after])
+            for p, a in attrs_after.items():
+                if self.attrs.get(p) != a:
+                    self.catalog.put_attrs(db, p, a)
             for src, dst in moves:
                 row = self.files[src]
                 base = self._base_etag(dst)
@@ -918,6 +952,7 @@ class WorkingSet:
                     self.catalog.set_dir(parent, True, db)
                     self._journal_marker(db, parent, True)
         crash_point("rename-after-catalog")
+        self.attrs = attrs_after
         for src, dst in moves:
             self.blobs.move(src, dst)
         # Memory last: it mirrors what the catalog now says.

@@ -39,6 +39,7 @@ import pyfuse3
 import trio
 from brainfs.backend.config import Config
 from brainfs.backend.keys import INTERNAL_PREFIX, NAME_MAX
+from brainfs.cache.catalog import Attrs
 from brainfs.cache.workingset import NotEmpty, WorkingSet
 
 from .errors import fuse_errors
@@ -243,9 +244,28 @@ class Ops(pyfuse3.Operations):
         else:
             raise pyfuse3.FUSEError(errno.ENOENT)
         a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = mtime
+        given = self.ws.attrs.get(path)
+        if given is not None:
+            a.st_mode = stat.S_IFMT(a.st_mode) | given.mode
+            a.st_uid, a.st_gid = given.uid, given.gid
+            a.st_ctime_ns = max(mtime, int(given.ctime * 1e9))
         a.st_blksize = 4096
         a.st_blocks = (a.st_size + 511) // 512
         return a
+
+    def _set_attrs(self, path: str, mode: int | None = None, uid: int | None = None,
+                   gid: int | None = None) -> None:
+        """Record a mode or owner change of ``path``, keeping what is not changed. The
+        kernel (default_permissions) has already checked that the caller may."""
+        have = self.ws.attrs.get(path)
+        if have is None:
+            is_file = path in self.ws.files
+            have = Attrs(0o644 if is_file else 0o755, self.uid, self.gid, 0.0)
+        self.ws.set_attrs(path, Attrs(
+            have.mode if mode is None else stat.S_IMODE(mode),
+            have.uid if uid is None or uid == -1 else uid,
+            have.gid if gid is None or gid == -1 else gid,
+            time.time()))
 
     def _virtual_attrs(self, ino: int, is_dir: bool, size: int = 0,
                        mtime_ns: int | None = None) -> pyfuse3.EntryAttributes:
@@ -413,15 +433,11 @@ class Ops(pyfuse3.Operations):
             raise pyfuse3.FUSEError(errno.EACCES)
         path = self._path(inode)
         row = self.ws.files.get(path)
-        # Modes and owners are not stored (S3 keeps none): a change is refused, never
-        # silently accepted; setting what is already there succeeds (cp -p, tar, rsync).
-        if fields.update_mode:
-            current = 0o644 if row is not None else 0o755
-            if stat.S_IMODE(attr.st_mode) != current:
-                raise pyfuse3.FUSEError(errno.EPERM)
-        if (fields.update_uid and attr.st_uid != self.uid) or (
-                fields.update_gid and attr.st_gid != self.gid):
-            raise pyfuse3.FUSEError(errno.EPERM)
+        if fields.update_mode or fields.update_uid or fields.update_gid:
+            # Kept by this cache (S3 stores no modes or owners); see fs/SEMANTICS.md.
+            self._set_attrs(path, attr.st_mode if fields.update_mode else None,
+                            attr.st_uid if fields.update_uid else None,
+                            attr.st_gid if fields.update_gid else None)
         if row is not None:
             if fields.update_size:
                 shadow = await self._shadow(path, truncate=attr.st_size == 0)
@@ -527,6 +543,7 @@ class Ops(pyfuse3.Operations):
         path = self._child(parent_inode, name)
         self.ws.mkdir(path)
         self.dir_mtime[path] = time.time_ns()  # made now, not at mount time
+        self._created_attrs(path, mode, 0o755, ctx)
         self._wake_uploader()  # its marker
         return self._attrs(self._ino(path), path)
 
@@ -586,6 +603,7 @@ class Ops(pyfuse3.Operations):
         # No-open: the file becomes durable at its creator's first close (a crash before it
         # leaves no empty file that was meant to be written).
         self.ws.create(path, durable=not self.no_open)
+        self._created_attrs(path, mode, 0o644, ctx)
         ino = self._ino(path)
         if self.no_open:
             # No handle: the kernel of a no-open mount sends no RELEASE, not even for a
@@ -846,6 +864,13 @@ class Ops(pyfuse3.Operations):
                     log.error("commit of %s failed: %s", path, e)
 
     # ------------------------------------------------------------------ write helpers
+    def _created_attrs(self, path: str, mode: int, default: int,
+                       ctx: pyfuse3.RequestContext) -> None:
+        """The mode a create or mkdir asked for (the kernel applied the umask), and its
+        caller as owner; nothing is stored when that is the default."""
+        if stat.S_IMODE(mode) != default or ctx.uid != self.uid or ctx.gid != self.gid:
+            self.ws.set_attrs(path, Attrs(stat.S_IMODE(mode), ctx.uid, ctx.gid, time.time()))
+
     def _writable_parent(self, parent_inode: int) -> None:
         if parent_inode >= RECALL_INO:
             raise pyfuse3.FUSEError(errno.EACCES)

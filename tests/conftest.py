@@ -179,8 +179,8 @@ def mounter(cfg: Config, tmp_path: Path) -> Iterator:
     """Factory of mounts; every mount is stopped and detached at teardown, pass or fail."""
     mounts: list[Mount] = []
 
-    def make(url: CorpusURL, name: str = "mnt", **kw) -> Mount:
-        m = start_mount(url, tmp_path / name, kw.pop("cfg", cfg), **kw)
+    def make(url: CorpusURL, name: str = "mnt", mountpoint: Path | None = None, **kw) -> Mount:
+        m = start_mount(url, mountpoint or tmp_path / name, kw.pop("cfg", cfg), **kw)
         mounts.append(m)
         return m
 

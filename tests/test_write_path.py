@@ -9,9 +9,13 @@ cannot pass by never reaching the window.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
+import stat
 import subprocess
+import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -316,17 +320,70 @@ def test_two_appending_loops_keep_every_line(seeded, corpus, mounter) -> None:
 # ============================================================== 10. refusals that say so
 
 
-def test_chmod_chown_refused_unless_a_no_op(seeded, corpus, mounter) -> None:
-    m = mounter(corpus)
-    p = m.mountpoint / "notes/a.md"
-    os.chmod(p, 0o644)  # what it is: fine
-    with pytest.raises(PermissionError):
-        os.chmod(p, 0o600)
-    assert os.stat(p).st_mode & 0o777 == 0o644
+def test_modes_and_owners_are_kept_and_enforced(seeded, corpus, mounter, tmp_path) -> None:
+    """chmod, chown and the mode a create or mkdir asks for are kept (by the cache, across
+    a remount) and enforced by the kernel; a rename carries them, an unlink drops them."""
+    # A mountpoint every user can reach (pytest's tmp_path is private to its user).
+    top = Path(tempfile.mkdtemp(prefix="brainfs-modes-"))
+    top.chmod(0o755)
+    try:
+        _modes_and_owners(corpus, mounter, top)
+    finally:
+        for d in (top / "mnt", top):  # rmdir only: never recursive near a mount
+            with contextlib.suppress(OSError):
+                d.rmdir()
+
+
+def _modes_and_owners(corpus, mounter, top: Path) -> None:
+    m = mounter(corpus, args=["--allow-other"] if os.getuid() == 0 else None,
+                mountpoint=top / "mnt")
+    mp = m.mountpoint
+    p = mp / "notes/a.md"
+    before = os.stat(p)
+    time.sleep(0.05)
+    os.chmod(p, 0o600)
     st = os.stat(p)
-    os.chown(p, st.st_uid, st.st_gid)
-    with pytest.raises(PermissionError):
-        os.chown(p, st.st_uid + 1, -1)
+    assert stat.S_IMODE(st.st_mode) == 0o600
+    assert st.st_ctime_ns > before.st_ctime_ns, "chmod changes ctime"
+    assert st.st_mtime_ns == before.st_mtime_ns, "and not mtime"
+    old = os.umask(0o022)
+    try:
+        fd = os.open(mp / "notes/secret.md", os.O_CREAT | os.O_WRONLY, 0o640)
+        os.write(fd, b"s")
+        os.close(fd)
+        os.mkdir(mp / "private", 0o700)
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(os.stat(mp / "notes/secret.md").st_mode) == 0o640
+    assert stat.S_IMODE(os.stat(mp / "private").st_mode) == 0o700
+    os.rename(mp / "notes/secret.md", mp / "private/secret.md")
+    assert stat.S_IMODE(os.stat(mp / "private/secret.md").st_mode) == 0o640
+    if os.getuid() == 0:
+        os.chown(p, 1234, 5678)
+        assert (os.stat(p).st_uid, os.stat(p).st_gid) == (1234, 5678)
+        # Another user is refused by the kernel: the file is 0600 and not theirs; a 0644
+        # file beside it they can read (the path to the mount is open to them).
+        def cat_as_nobody(f: Path) -> subprocess.CompletedProcess:
+            return subprocess.run(["cat", str(f)], user=65534, group=65534,
+                                  capture_output=True, text=True)
+        ok = cat_as_nobody(mp / "GUIDE.md")
+        assert ok.returncode == 0, ok.stderr
+        denied = cat_as_nobody(p)
+        assert denied.returncode != 0 and "Permission denied" in denied.stderr, denied
+        os.chown(p, 0, 0)
+    else:
+        with pytest.raises(PermissionError):
+            os.chown(p, os.getuid() + 1, -1)  # only root gives a file away, as on a disk
+    assert m.stop() == 0
+    m = mounter(corpus, name="again")  # same cache dir: what was given is still there
+    mp = m.mountpoint
+    assert stat.S_IMODE(os.stat(mp / "notes/a.md").st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(mp / "private").st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(mp / "private/secret.md").st_mode) == 0o640
+    os.unlink(mp / "private/secret.md")
+    (mp / "private/secret.md").write_bytes(b"new")
+    assert stat.S_IMODE(os.stat(mp / "private/secret.md").st_mode) == 0o644, "a new file has the default"
+    assert m.stop() == 0
 
 
 def test_long_names_are_enametoolong(seeded, corpus, mounter) -> None:
