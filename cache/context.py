@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import html
 import logging
 import os
 import re
@@ -419,9 +418,13 @@ class ContextWindow:
         lines.append("")
         return "\n".join(lines)
 
-    def to_html(self) -> str:
-        """The "context window" page: the budget as a bar, one row per item. Self-contained."""
-        return _render_html(self)
+    def to_html(self, base: str | None = None) -> str:
+        """The "context window" page (``contextpage.py``): the budget as a bar, one row per
+        item with its text, lane and status filters; sources link under ``base``
+        (``contextpage.link_base(root or s3 URL)``). Self-contained."""
+        from .contextpage import render
+
+        return render(self, base)
 
 
 def _md_cell(s: str) -> str:
@@ -936,119 +939,3 @@ def _admit(items: list[ContextItem], avail: int, superseded_by: dict[str, str],
             it.status = "skipped"
             it.reason = old_reason
     return used
-
-
-# --------------------------------------------------------------------------- HTML
-
-LANE_COLORS = {"scope": "#6b7280", "guide": "#7c3aed", "index": "#0e7490", "pinned": "#c2410c",
-               "cards": "#2563eb", "thread": "#15803d", "files": "#a16207"}
-
-_CSS = """
-*{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;
-  margin:0;padding:24px 28px;color:#111827;background:#f9fafb}
-h1{font-size:20px;margin:0 0 4px} .sub{color:#4b5563;margin:0 0 18px}
-.card{background:#fff;border:1px solid #e5e7eb;border-radius:10px;padding:16px 18px;margin-bottom:18px}
-.bar{display:flex;height:34px;border-radius:6px;overflow:hidden;border:1px solid #d1d5db;background:#fff}
-.seg{height:100%;color:#fff;font-size:11px;line-height:34px;white-space:nowrap;overflow:hidden;
-  text-overflow:ellipsis;padding:0 4px;border-right:1px solid rgba(255,255,255,.6)}
-.free{background:repeating-linear-gradient(45deg,#f3f4f6,#f3f4f6 6px,#e5e7eb 6px,#e5e7eb 12px);
-  color:#6b7280}
-.reserve{background:repeating-linear-gradient(135deg,#fde68a,#fde68a 6px,#fcd34d 6px,#fcd34d 12px);
-  color:#78350f;font-weight:600;border-left:2px solid #92400e}
-.scale{position:relative;height:18px;color:#6b7280;font-size:12px;margin-top:4px}
-.scale span{position:absolute;top:0;white-space:nowrap}
-td.fresh{white-space:nowrap}
-.legend{display:flex;flex-wrap:wrap;gap:6px 16px;margin-top:10px;font-size:12px;color:#374151}
-.legend span.sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
-table{border-collapse:collapse;width:100%;font-size:13px}
-th{text-align:left;font-weight:600;color:#374151;border-bottom:2px solid #e5e7eb;padding:6px 8px;
-  position:sticky;top:0;background:#fff}
-td{border-bottom:1px solid #f0f1f3;padding:6px 8px;vertical-align:top}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-tr.skipped td{color:#6b7280;background:#fafafa}
-.lane{display:inline-block;color:#fff;border-radius:4px;padding:1px 7px;font-size:12px;font-weight:600}
-.st{display:inline-block;border-radius:10px;padding:1px 8px;font-size:12px;font-weight:600}
-.st-admitted{background:#dcfce7;color:#166534}.st-truncated{background:#fef3c7;color:#92400e}
-.st-skipped{background:#f3f4f6;color:#4b5563;border:1px solid #d1d5db}
-.src{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;word-break:break-all}
-.stale{color:#b91c1c;font-weight:600}
-details summary{cursor:pointer;color:#2563eb;font-size:12px}
-details pre{white-space:pre-wrap;font-size:12px;background:#f9fafb;border:1px solid #e5e7eb;
-  padding:8px;border-radius:6px;max-height:260px;overflow:auto;margin:6px 0 0}
-.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;font-size:13px}
-.meta b{color:#374151;font-weight:600}
-"""
-
-
-def _render_html(w: ContextWindow) -> str:
-    e = html.escape
-    usage = w.lane_usage()
-    segs = []
-    for lane in LANES:
-        tok = usage.get(lane, {}).get("tokens", 0)
-        if tok <= 0:
-            continue
-        pct = 100.0 * tok / w.budget
-        segs.append(f'<div class="seg" style="width:{pct:.3f}%;background:{LANE_COLORS[lane]}" '
-                    f'title="{e(lane)}: {tok} tokens">{e(lane)} {tok}</div>')
-    free = w.available - w.used
-    if free > 0:
-        segs.append(f'<div class="seg free" style="width:{100.0 * free / w.budget:.3f}%" '
-                    f'title="unused: {free} tokens">unused {free}</div>')
-    segs.append(f'<div class="seg reserve" style="width:{100.0 * w.reserve / w.budget:.3f}%" '
-                f'title="reserve for the answer: {w.reserve} tokens">reserve {w.reserve}</div>')
-    legend = "".join(
-        f'<div><span class="sw" style="background:{LANE_COLORS[lane]}"></span>{e(lane)} — '
-        f'{usage[lane]["tokens"]} tokens, {usage[lane]["admitted"] + usage[lane]["truncated"]} in, '
-        f'{usage[lane]["skipped"]} skipped</div>'
-        for lane in LANES if lane in usage)
-    legend += ('<div><span class="sw" style="background:#fcd34d"></span>reserve (answer) — '
-               f'{w.reserve} tokens</div>')
-    rows = []
-    for n, it in enumerate(w.items, 1):
-        fresh = e(it.freshness)
-        if it.stale:
-            fresh = f'<span class="stale">{fresh}</span>'
-        rows.append(
-            f'<tr class="item {e(it.status)}" data-lane="{e(it.lane)}" data-status="{e(it.status)}" '
-            f'id="item-{n}"><td class="num">{n}</td>'
-            f'<td><span class="lane" style="background:{LANE_COLORS.get(it.lane, "#374151")}">{e(it.lane)}</span></td>'
-            f'<td><span class="st st-{e(it.status)}">{e(it.status)}</span></td>'
-            f'<td class="fresh">{fresh}</td><td class="num">{round(100 * it.confidence)}%</td>'
-            f'<td class="num">{it.tokens}' + (f' <small>of {it.full_tokens}</small>' if it.status == "truncated" else "")
-            + f'</td><td><div class="src">{e(it.source)}</div>{e(it.reason)}'
-            f'<details><summary>text</summary><pre>{e(it.text)}</pre></details></td></tr>')
-    sc = w.scope
-    meta_rows = "".join(f"<b>{e(k)}</b><span>{e(str(v))}</span>" for k, v in (
-        ("project", sc.get("project")), ("memory", sc.get("summary")),
-        ("user's notes", sc.get("notes") or "—"), ("mode", f"{w.mode} — {w.why}"),
-        ("tokens", w.tokenizer), ("assembled", f"{w.now} in {w.timings.get('total_ms', 0):.0f} ms")))
-    pct_used = 100.0 * w.used / w.available if w.available else 0.0
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Context window — {e(w.task[:80])}</title>
-<style>{_CSS}</style></head>
-<body>
-<h1>Context window</h1>
-<p class="sub">Task: <b>{e(w.task)}</b></p>
-<div class="card">
-<div style="display:flex;justify-content:space-between;margin-bottom:8px">
-<span><b>{w.used}</b> of <b>{w.available}</b> tokens used ({pct_used:.0f}%) · budget {w.budget} · reserve {w.reserve} kept for the answer</span>
-<span>{len(w.admitted())} admitted · {sum(1 for i in w.items if i.status == "truncated")} truncated · {len(w.skipped())} skipped</span>
-</div>
-<div class="bar" id="budget-bar">{"".join(segs)}</div>
-<div class="scale"><span style="left:0">0</span><span style="right:{100.0 * w.reserve / w.budget:.3f}%;padding-right:4px">{w.available} = budget − reserve ▸</span><span style="right:0">{w.budget}</span></div>
-<div class="legend">{legend}</div>
-</div>
-<div class="card"><div class="meta">{meta_rows}</div></div>
-<div class="card">
-<table id="items"><thead><tr><th>#</th><th>lane</th><th>status</th><th>freshness</th>
-<th>confidence</th><th>tokens</th><th>source · reason</th></tr></thead>
-<tbody>
-{chr(10).join(rows)}
-</tbody></table>
-</div>
-</body></html>
-"""

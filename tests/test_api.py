@@ -150,16 +150,33 @@ def test_memory_through_a_mount(tmp_path: Path, quiet_cfg: Config, corpus: Corpu
         Memory(tmp_path / "src", quiet_cfg)
 
 
-@pytest.mark.unit
-def test_readme_example_is_the_module_docstring(repo_root: Path) -> None:
-    """The README's Python example names only what the API exports."""
+@pytest.mark.s3
+def test_readme_example_runs(tmp_path: Path, repo_root: Path, cfg: Config, corpus: CorpusURL,
+                             store: ObjectStore) -> None:
+    """The README's Python example, as written, on a real corpus (its URL swapped in)."""
+    import os
+    import re
+    import subprocess
+    import sys
+
     import brainfs
     from brainfs.fs import api
 
+    _indexed(store, cfg, tmp_path)
     text = (repo_root / "README.md").read_text()
-    assert "from brainfs import Memory" in text
-    for name in ("recall", "read", "write", "append", "note", "context", "correct", "forget", "list"):
-        assert callable(getattr(api.Memory, name)), name
-    assert brainfs.Memory is api.Memory
+    block = re.search(r"```python\n(from brainfs import Memory\n.*?)```", text, re.S)
+    assert block, "the README lost its Python example"
+    code = block.group(1).replace('"s3://memory/demo"', repr(str(corpus)))
+    assert str(corpus) in code
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null",
+               BRAINFS_CACHE_DIR=str(tmp_path / "cache"), BRAINFS_EMBEDDER="none",
+               BRAINFS_GLOBAL_GUIDE=str(tmp_path / "no-global-guide.md"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "Kyoto" in r.stdout and "Answer briefly" in r.stdout  # the recall, then the prompt
+    assert store.get("notes/agent/log.md")[0] == b"- booked the Kyoto hotel\n"
+    assert any(p.startswith("notes/travel/") and p.endswith("-prefers-aisle-seats-on-long-flights.md")
+               for p in (o.path for o in store.list("notes/travel")))
+    assert brainfs.Memory is api.Memory and brainfs.UsageError is api.UsageError
     with pytest.raises(AttributeError):
         brainfs.nothing  # noqa: B018

@@ -274,7 +274,7 @@ def _target(mp: Path) -> str:
 
 
 def _mounted(target: str) -> bool:
-    from .fusectl import in_proc_mounts
+    from brainfs.fs.fusectl import in_proc_mounts
 
     return in_proc_mounts(target)
 
@@ -313,7 +313,7 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 def _force_unmount(mp: Path, target: str, pids: list[int]) -> None:
     """Detach the mount at once and kill its daemon: the working set and its journal stay
     in the cache, so the next mount of the corpus uploads what was still pending."""
-    from .fusectl import abort_connection
+    from brainfs.fs.fusectl import abort_connection
 
     # First end the FUSE connection: a daemon stuck in the kernel cannot die while it is
     # open, and every request on the mount would wait for it (fusectl.py).

@@ -117,7 +117,10 @@ def cmd_context(args: argparse.Namespace) -> int:
         print(json.dumps(window.to_json(), indent=2))
     elif args.html:
         try:
-            Path(args.html).write_text(window.to_html(), encoding="utf-8")
+            from brainfs.cache.contextpage import link_base
+
+            base = link_base(args.mount or args.dir or args.url)
+            Path(args.html).write_text(window.to_html(base), encoding="utf-8")
         except OSError as e:
             raise UsageError(f"cannot write {args.html}: {e.strerror or e}") from None
         print(f"wrote {args.html}: {window.used} of {window.available} tokens used, "

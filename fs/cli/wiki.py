@@ -76,17 +76,13 @@ def cmd_correct(args: argparse.Namespace) -> int:
     return 0
 
 
-#: What matplotlib writes for ``brainfs graph --out`` (by the file's suffix).
-GRAPH_FORMATS = (".png", ".svg", ".pdf")
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
-    from brainfs.dream.graph import render_graph
+    from brainfs.dream.graph import FORMATS, render_graph
 
     out = Path(args.out)
-    if out.suffix.lower() not in GRAPH_FORMATS:
-        raise UsageError(f"--out {out}: the graph is drawn as {', '.join(GRAPH_FORMATS)} "
-                         "(chosen by the file's suffix)")
+    if out.suffix.lower() not in FORMATS:
+        raise UsageError(f"--out {out}: the graph is written as {', '.join(FORMATS)} "
+                         "(chosen by the file's suffix; .html is the interactive page)")
     if not out.parent.is_dir():
         raise UsageError(f"--out {out}: directory {out.parent} does not exist")
     cfg, url, store = open_corpus(args)
@@ -100,9 +96,10 @@ def cmd_graph(args: argparse.Namespace) -> int:
             files[path] = data.decode("utf-8", errors="replace")
 
     store.get_many(paths, got)
-    counts = render_graph(files, out, title=str(url))
+    counts = render_graph(files, out, title=str(url), sessions=args.sessions)
     print(f"wrote {out}: {counts['pages']} pages, {counts['links']} links, "
-          f"{counts['cite_edges']} citation edges")
+          f"{counts['cite_edges']} citation edges"
+          + (f", {counts['sessions']} sessions" if args.sessions else " (sessions hidden: --sessions shows them)"))
     return 0
 
 
@@ -137,8 +134,18 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     co.add_argument("--scope", default="global", help="what the correction applies to")
     co.set_defaults(func=cmd_correct)
 
-    gr = command(sub, "graph", "draw the wiki's link and citation graph to an image",
-                 ["brainfs graph s3://memory/alice --out graph.png"])
+    gr = command(sub, "graph", "draw the wiki's link and citation graph: a picture or an "
+                 "interactive page",
+                 ["brainfs graph s3://memory/alice --out graph.html   # hover, filter by type, find",
+                  "brainfs graph s3://memory/alice --out graph.svg --sessions"],
+                 description="Draw the wiki's graph: pages coloured by type (legend beside), "
+                 "[[links]] between them, sized by how much they cite. A picture (.png, .svg, "
+                 ".pdf; only the best-connected pages are labelled when there are many) or one "
+                 "self-contained interactive page (.html: hover a page for its links, click a "
+                 "type to hide it, find by title).")
     gr.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
-    gr.add_argument("--out", required=True, metavar="FILE.png", help="image file to write (.png, .svg, .pdf)")
+    gr.add_argument("--out", required=True, metavar="FILE",
+                    help="file to write; its suffix picks the format: .png, .svg, .pdf or .html")
+    gr.add_argument("--sessions", action="store_true",
+                    help="draw the cited sessions too (grey dots, one edge per citing page)")
     gr.set_defaults(func=cmd_graph)
