@@ -70,8 +70,8 @@ def main() -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "dream-stats.json").write_text(json.dumps({"summary": summary, "rows": rows}, indent=1))
         lines = [f"# dream on {args.data.name}", "",
-                 f"`python -m benchmarks.dream_stats {args.data} --extractor {args.extractor}"
-                 f"{' --embed' if args.embed else ''} --out {args.out}`", "",
+                 f"`python -m benchmarks.dream_stats \"$BRAINFS_LOCOMO_DIR\"/{args.data.name} "
+                 f"--extractor {args.extractor}{' --embed' if args.embed else ''} --out {args.out}`", "",
                  "| sessions | pages | claims | citations valid | rejected by verification "
                  "| contradictions | run time | per 100 sessions |",
                  "|---:|---:|---:|---:|---:|---:|---:|---:|",
