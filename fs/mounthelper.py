@@ -72,6 +72,7 @@ def sd_notify(state: str) -> bool:
 def parse_options(opts: list[str]) -> tuple[list[str], dict[str, str]]:
     """``-o`` option strings → (``brainfs mount`` flags, environment to set)."""
     from brainfs.backend.config import Config
+    from brainfs.fs.cli.mounting import option_flag
 
     known = {f.name for f in dataclasses.fields(Config)}
     flags: list[str] = []
@@ -84,16 +85,17 @@ def parse_options(opts: list[str]) -> tuple[list[str], dict[str, str]]:
             key = name.replace("-", "_")
             if opt in IGNORED or opt.startswith(IGNORED_PREFIXES):
                 continue
-            if key in ("ro", "read_only") and not eq:
-                flags.append("--read-only")
-            elif key in ("allow_other", "preload_background", "foreground") and not eq:
-                flags.append("--" + key.replace("_", "-"))
+            # The mount command's own options, by their flag's name (declared once, in
+            # cli/mounting.py); "ro" is mount(8)'s name for --read-only.
+            spec = option_flag("read_only" if key == "ro" else key)
+            if spec is not None and bool(eq) == spec[1]:
+                flags += [spec[0], value] if spec[1] else [spec[0]]
             elif key in ("verbose", "debug") and not eq:
                 flags.append("-v")
             elif key == "quiet" and not eq:
                 flags.append("-q")
-            elif key in ("cache_dir", "preload_budget", "config") and eq:
-                flags += ["--" + key.replace("_", "-"), value]
+            elif key == "config" and eq:
+                flags += ["--config", value]
             elif key in ("endpoint_url", "endpoint") and eq:
                 env["AWS_ENDPOINT_URL"] = value
             elif key == "region" and eq:

@@ -412,3 +412,38 @@ def test_demo_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> None:
     line = one_error_line(r)
     assert f"port {port} is busy" in line and "--port" in line
     assert not (tmp_path / ".demo" / "s3.pid").exists()
+
+
+@pytest.mark.unit
+def test_mount_options_declared_once() -> None:
+    """Every mount option reaches the daemon a background mount spawns, and mount(8)'s -o
+    form, from the one declaration (cli/mounting.py's MOUNT_OPTIONS)."""
+    import argparse
+
+    from brainfs.backend.keys import CorpusURL
+    from brainfs.fs.cli.mounting import MOUNT_OPTIONS, daemon_argv
+    from brainfs.fs.mounthelper import parse_options
+
+    given = ["-vv", "--log-format", "json", "--config", "/dev/null", "--cache-dir", "/c",
+             "--preload-budget", "512M", "--preload-background", "--naive", "--allow-other",
+             "--read-only", "--listing", "corpus"]
+    args = build_parser().parse_args(["mount", "s3://bucket/p", "/mnt/m", *given])
+    argv = daemon_argv(args, CorpusURL.parse("s3://bucket/p"), Path("/mnt/m"), notify_fd=7, log_file=Path("/l"))
+    assert argv[3:9] == ["mount", "s3://bucket/p", "/mnt/m", "--foreground", "--notify-fd", "7"]
+    again = build_parser().parse_args(argv[3:])
+    for dest in ("verbose", "log_format", "config", "cache_dir", "preload_budget", "preload_background",
+                 "naive", "allow_other", "read_only", "listing"):
+        assert getattr(again, dest) == getattr(args, dest), dest
+    assert again.preload_budget == 512 * 1024**2 and again.log_file == "/l" and again.notify_fd == 7
+    public = [f for f, kw, _ in MOUNT_OPTIONS if kw.get("help") is not argparse.SUPPRESS]
+    assert {f[0] for f in public} >= {"--cache-dir", "--read-only", "--listing", "--allow-other"}
+    for flags, kw, _ in MOUNT_OPTIONS:
+        name = flags[0][2:].replace("-", "_")
+        if kw.get("help") is argparse.SUPPRESS:
+            with pytest.raises(ValueError):
+                parse_options([f"{name}=3"])
+        elif kw.get("action") == "store_true":
+            assert parse_options([name])[0] == [flags[0]]
+        else:
+            assert parse_options([f"{name}=x"])[0] == [flags[0], "x"]
+    assert parse_options(["ro"])[0] == ["--read-only"]

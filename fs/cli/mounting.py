@@ -84,6 +84,18 @@ def add_mount_options(parser: argparse.ArgumentParser) -> None:
             _MOUNT_ACTIONS[action.dest] = action
 
 
+def option_flag(name: str) -> tuple[str, bool] | None:
+    """mount(8)'s ``-o NAME`` as a ``brainfs mount`` flag: ``("--read-only", False)`` for
+    ``read_only`` (the bool: whether it takes a value); None when NAME is no mount option.
+    The options between a mount and its daemon are not offered."""
+    for flags, kwargs, _to_daemon in MOUNT_OPTIONS:
+        if kwargs.get("help") is argparse.SUPPRESS:
+            continue
+        if flags[0][2:].replace("-", "_") == name:
+            return flags[0], kwargs.get("action") != "store_true"
+    return None
+
+
 def _as_flags(action: argparse.Action, value: object) -> list[str]:
     """The command-line form of one parsed option value (nothing for a default)."""
     flag = action.option_strings[0]
