@@ -1,18 +1,27 @@
-"""LoCoMo retrieval quality of brainfs recall, on the full development split.
+"""LoCoMo retrieval quality of brainfs recall on the development split, with every tuned
+parameter chosen by leave-one-conversation-out cross-validation.
 
-Runs :func:`brainfs.cache.locomo.evaluate` (bm25, dense, hybrid; plus ``hybrid+wiki`` when
-dream is importable, and a ``hybrid k=60`` ablation of the fusion constant) and writes
-``benchmarks/results/locomo.md`` (tables) and ``locomo.json`` (the full result). It also
-measures index build throughput and size on one index over the whole split, and, with
-``--dense-bench N``, dense search latency (vec0 KNN vs numpy brute force) over N random
-384-d vectors.
+For each arm — ``bm25``, ``dense``, ``hybrid``, ``hybrid+wiki`` (dream's wiki added, when
+dream is importable) — a fixed grid of :class:`~brainfs.cache.retrieval.RecallParams`
+(fusion constant and weights, candidate depth, question splitting, neighbours,
+speaker, session-first ranking, MMR / per-session caps) is run over every question once.
+Then, for each of the five conversations in turn, the grid point with the best turn
+recall@10 on the *other four* is taken and scored on the held-out one: the concatenation
+of those held-out scores is the **cross-validated** figure, what to expect on unseen
+conversations. Beside it: the grid point best on all five (the shipped defaults come from
+the hybrid arm's), as the tuned-on-all figure, and the untuned starting point of issue 16.
 
-    python benchmarks/locomo_eval.py                    # full dev split, ~3–4 min on 2 CPUs
-    python benchmarks/locomo_eval.py --conversations 1 --questions 40   # quick look
-    python benchmarks/locomo_eval.py --dense-bench 100000
+Writes ``benchmarks/results/locomo.md`` (tables) and ``locomo.json``. Also index build
+throughput and size on one index over the whole split, and with ``--dense-bench N`` dense
+search latency over N random 384-d vectors.
 
-The data is read from ``/work/shared/data/locomo/locomo-dev.json`` (``--data`` or
-``$LOCOMO_DATA`` to override); it is never copied into the repository.
+    BRAINFS_LOCOMO_DIR=../shared/data/locomo python benchmarks/locomo_eval.py \
+        --embed-cache /tmp/brainfs-locomo-emb.npz          # ~15 min on 2 CPUs
+    python benchmarks/locomo_eval.py --data FILE --arms hybrid --grid small   # quick look
+
+The data is read from ``$BRAINFS_LOCOMO_DIR/locomo-dev.json`` or ``--data``; it is never
+copied into the repository. ``--embed-cache FILE`` keeps the embeddings of turns and
+questions in a file (outside the repository) so a re-run skips the model.
 """
 
 from __future__ import annotations
@@ -30,13 +39,12 @@ from typing import Any
 
 from brainfs.cache.embedder import load_embedder
 from brainfs.cache.index import SearchIndex
-from brainfs.cache.locomo import (CATEGORIES, _content_hash, _QueryCache, conversation_tree,
-                                  evaluate, index_retriever, wiki_retriever)
+from brainfs.cache.locomo import (CATEGORIES, ENV_DIR, KS, EmbeddingCache, _content_hash,
+                                  _QueryCache, conversation_tree, dev_split, evaluate,
+                                  index_retriever, wiki_retriever)
+from brainfs.cache.retrieval import DEFAULT_PARAMS, RecallParams
 
-DATA = Path(os.environ.get("LOCOMO_DATA", "/work/shared/data/locomo/locomo-dev.json"))
 OUT = Path(__file__).resolve().parent / "results"
-#: The conversations the fusion constant was chosen on; the rest are held out.
-TUNING = ("conv-26", "conv-30")
 
 
 def build_benchmark(data: Path, embedder: Any) -> dict[str, Any]:
@@ -98,79 +106,162 @@ def dense_bench(n: int, dim: int = 384, queries: int = 20) -> dict[str, Any]:
     return res
 
 
-def weighted(entry: dict[str, Any], convs: set[str], level: str) -> dict[str, float]:
-    """Question-weighted recall over a subset of conversations."""
-    parts = [v for c, v in entry["by_conversation"].items() if c in convs]
-    n = sum(p["questions"] for p in parts)
-    return {k: round(sum(p[level][k] * p["questions"] for p in parts) / n, 4) if n else 0.0
-            for k in (parts[0][level] if parts else {})}
+# --------------------------------------------------------------------------- grids
+
+#: Every stage off: the grid is spelt out from this, so it does not move when the shipped
+#: defaults (chosen from it) change.
+OFF: dict[str, Any] = dict(rrf_k=10, w_dense=1.0, w_bm25=1.0, depth=50, split_weight=0.0,
+                           aliases=False, neighbour=0.0, session_weight=0.0, session_top=3,
+                           session_gate=0, session_files=False, mmr_lambda=1.0, session_cap=0,
+                           speaker=0.0)
+#: Where issue 16 started: RRF k = 10, equal weights, no stage.
+START = RecallParams(**OFF)
+
+
+def _variants(base: dict[str, Any], **axes: list[Any]) -> list[RecallParams]:
+    """``base``, then ``base`` with one field changed, for every value of every axis."""
+    base = {**OFF, **base}
+    out = [RecallParams(**base)]
+    for name, values in axes.items():
+        out += [RecallParams(**{**base, name: v}) for v in values]
+    return out
+
+
+def grids(size: str) -> dict[str, list[RecallParams]]:
+    """The grid per arm, fixed before any fold is scored: issue 16's starting point, a core
+    point (the stages that helped in exploratory runs on dev), each parameter varied
+    alone around it, and neighbours × speaker. 'small' is for a quick look."""
+    core = {**OFF, "neighbour": 0.3, "speaker": 1.0, "rrf_k": 5, "aliases": True}
+    if size == "small":
+        pts = [START, RecallParams(**core)]
+        return {"bm25": pts, "dense": pts, "hybrid": pts, "hybrid+wiki": pts[1:]}
+    hybrid = [START] + _variants(
+        core, rrf_k=[3, 10, 20], neighbour=[0.0, 0.2, 0.4], speaker=[0.0, 0.5, 2.0],
+        session_weight=[0.5, 1.0], mmr_lambda=[0.7, 0.8], split_weight=[0.5, 1.0],
+        w_bm25=[0.7, 1.5], depth=[100], session_cap=[4], prf_weight=[0.3], aliases=[False])
+    hybrid += [RecallParams(**{**core, "session_files": True, "session_weight": w}) for w in (1.0, 2.0)]
+    hybrid += [RecallParams(**{**core, "neighbour": n, "speaker": sp})
+               for n in (0.0, 0.2, 0.4) for sp in (0.0, 0.5, 2.0)]
+    single = [START] + _variants(core, neighbour=[0.0, 0.2], speaker=[0.0, 2.0], session_weight=[0.5])
+    wiki = [RecallParams(**{**OFF, "aliases": True})] + _variants(core, speaker=[0.0, 2.0], neighbour=[0.0])
+    return {"bm25": single, "dense": single, "hybrid": list(dict.fromkeys(hybrid)),
+            "hybrid+wiki": wiki}
+
+
+ARM_MODES = {"bm25": "sparse", "dense": "dense", "hybrid": "hybrid", "hybrid+wiki": "hybrid"}
+
+
+# --------------------------------------------------------------------------- selection
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Recall overall and per category, passage size and latency, of per-question rows."""
+    def mean(key: str, rs: list[dict[str, Any]]) -> float:
+        return round(sum(r[key] for r in rs) / len(rs), 4) if rs else 0.0
+
+    def pct(q: float) -> float:
+        ms = sorted(r["ms"] for r in rows)
+        return round(ms[min(len(ms) - 1, int(q * len(ms)))], 1) if ms else 0.0
+
+    out: dict[str, Any] = {"questions": len(rows),
+                           "turn": {f"recall@{k}": mean(f"turn@{k}", rows) for k in KS},
+                           "session": {f"recall@{k}": mean(f"session@{k}", rows) for k in KS},
+                           "tokens@10": round(mean("tokens@10", rows), 1),
+                           "ms_p50": pct(0.5), "ms_p95": pct(0.95), "by_category": {}}
+    for c, name in CATEGORIES.items():
+        rs = [r for r in rows if r["category"] == c]
+        if rs:
+            out["by_category"][str(c)] = {
+                "name": name, "questions": len(rs),
+                "turn": {f"recall@{k}": mean(f"turn@{k}", rs) for k in KS},
+                "session": {f"recall@{k}": mean(f"session@{k}", rs) for k in KS}}
+    return out
+
+
+def cross_validate(runs: dict[str, list[dict[str, Any]]], metric: str = "turn@10") -> dict[str, Any]:
+    """Leave-one-conversation-out over the grid points ``runs`` (label → per-question rows,
+    the same questions in the same order for every label): per fold the label with the best
+    mean ``metric`` on the other conversations (ties: the earlier, simpler grid point)."""
+    labels = list(runs)
+    convs = list(dict.fromkeys(r["conversation"] for r in runs[labels[0]]))
+
+    def score(label: str, keep: Any) -> float:
+        rs = [r for r in runs[label] if keep(r["conversation"])]
+        return sum(r[metric] for r in rs) / max(1, len(rs))
+
+    folds: dict[str, str] = {}
+    held_rows: list[dict[str, Any]] = []
+    for held in convs:
+        best = max(labels, key=lambda lab: (score(lab, lambda c: c != held), -labels.index(lab)))
+        folds[held] = best
+        held_rows += [r for r in runs[best] if r["conversation"] == held]
+    tuned = max(labels, key=lambda lab: (score(lab, lambda c: True), -labels.index(lab)))
+    return {"folds": folds, "cv": summarize(held_rows), "tuned": tuned,
+            "tuned_all": summarize(runs[tuned]), "grid_points": len(labels)}
+
+
+# --------------------------------------------------------------------------- report
+
+def _cells(e: dict[str, Any]) -> str:
+    return (" | ".join(f"{e['turn'][f'recall@{k}']:.3f}" for k in KS) + " | "
+            + " | ".join(f"{e['session'][f'recall@{k}']:.3f}" for k in KS))
 
 
 def render(res: dict[str, Any], cmd: str) -> str:
-    ks = res["ks"]
-    r = res["retrievers"]
+    arms = res["arms"]
+    head = ("| retriever | figure | " + " | ".join(f"turn R@{k}" for k in KS) + " | "
+            + " | ".join(f"session R@{k}" for k in KS) + " | tokens@10 | ms p50 | ms p95 |")
     lines = [
-        "# LoCoMo evidence recall — brainfs recall",
+        "# LoCoMo evidence recall — brainfs recall, cross-validated",
         "",
-        f"Data: `{res['config']['data']}` (LoCoMo development split: {res['conversations']} "
-        f"conversations), {res['questions']} questions of categories 1–4 "
-        f"({res['skipped_questions']} skipped: no valid evidence id; "
-        f"{res['dropped_evidence_ids']} evidence ids dropped as malformed or naming no turn).",
-        f"Embedder: {res['config']['embedder']}; fusion {res['config']['fusion']}; "
-        f"strict AND first: {res['config']['strict_first']}. One index per conversation.",
-        f"Generated {res['generated']} on {res['machine']}.",
+        f"Data: `{res['data']}` (LoCoMo development split: {res['conversations']} conversations), "
+        f"{res['questions']} questions of categories 1–4 ({res['skipped_questions']} skipped: no valid "
+        f"evidence id). Embedder: {res['embedder']}. One index per conversation (index format "
+        f"{res['index_format']}: relative dates resolved into the turns).",
+        f"Generated {res['generated']} on {res['machine']}; evaluation {res['eval_seconds']:.0f} s.",
         "",
-        "Turn recall@k: share of a question's gold evidence turns among the turns of the top-k "
-        "passages (LoCoMo's retrieval metric). Session recall@k: share of the gold evidence's "
-        "sessions hit. tokens@k: mean passage size in MiniLM word pieces.",
+        "Turn recall@k: share of a question's gold evidence turns among the top-k passages "
+        "(LoCoMo's retrieval metric); session recall@k: share of the gold evidence's sessions hit. "
+        "**cross-validated** = leave-one-conversation-out: each conversation scored with the grid "
+        "point that was best (turn R@10) on the other four — the figure to expect on unseen data. "
+        "**tuned on all** = the grid point best on all five (optimistic). ms = time of one "
+        "recall in-process, warm model and index (p50 / p95 over all questions).",
         "",
-        "| retriever | " + " | ".join(f"turn R@{k}" for k in ks) + " | "
-        + " | ".join(f"session R@{k}" for k in ks) + " | "
-        + " | ".join(f"tokens@{k}" for k in ks) + " | ms/query |",
-        "|---" * (2 + 3 * len(ks)) + "|",
+        head, "|---" * 11 + "|",
     ]
-    for name, e in r.items():
-        lines.append(f"| {name} | " + " | ".join(f"{e['turn'][f'recall@{k}']:.3f}" for k in ks)
-                     + " | " + " | ".join(f"{e['session'][f'recall@{k}']:.3f}" for k in ks)
-                     + " | " + " | ".join(f"{e[f'tokens@{k}']:.0f}" for k in ks)
-                     + f" | {e['ms_per_query']:.1f} |")
-    lines += ["", "## By category (turn recall@10)", "",
-              "| retriever | " + " | ".join(f"{c} {n} (n)" for c, n in CATEGORIES.items()) + " |",
+    for arm, a in arms.items():
+        cv, ta = a["cv"], a["tuned_all"]
+        lines.append(f"| **{arm}** | **cross-validated** | {_cells(cv)} | {cv['tokens@10']:.0f} | "
+                     f"{cv['ms_p50']} | {cv['ms_p95']} |")
+        lines.append(f"| {arm} | tuned on all | {_cells(ta)} | {ta['tokens@10']:.0f} | "
+                     f"{ta['ms_p50']} | {ta['ms_p95']} |")
+    if "start" in res:
+        st = res["start"]
+        lines.append(f"| hybrid | issue 16's start (k=10, no stage) | {_cells(st)} | "
+                     f"{st['tokens@10']:.0f} | {st['ms_p50']} | {st['ms_p95']} |")
+    lines += ["", "## By category, cross-validated (turn R@5 / @10 / @20; session R@10)", "",
+              "| retriever | " + " | ".join(f"{c} {n}" for c, n in CATEGORIES.items()) + " |",
               "|---" * (1 + len(CATEGORIES)) + "|"]
-    for name, e in r.items():
+    for arm, a in arms.items():
         cells = []
         for c in CATEGORIES:
-            b = e["by_category"].get(str(c))
-            cells.append(f"{b['turn']['recall@10']:.3f} ({b['questions']})" if b else "–")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    wikis = [n for n in r if n.startswith("hybrid+wiki")]
-    if wikis and "hybrid" in r:
-        lines += ["", "## The wiki ablation by category (turn recall@5 / @10 / @20)", "",
-                  "Same k and the same transcript index in every arm; the wiki arms add dream's "
-                  "`knowledge/` pages as a second ranked list (see `cache.locomo.wiki_retriever`). "
-                  "tokens@10 is the mean passage size the arm returns.", "",
-                  "| retriever | " + " | ".join(f"{c} {n}" for c, n in CATEGORIES.items())
-                  + " | all | tokens@10 |",
-                  "|---" * (3 + len(CATEGORIES)) + "|"]
-        for name in ["hybrid", *wikis]:
-            e = r[name]
-            cells = []
-            for c in CATEGORIES:
-                b = e["by_category"].get(str(c))
-                cells.append(" / ".join(f"{b['turn'][f'recall@{k}']:.3f}" for k in ks) if b else "–")
-            cells.append(" / ".join(f"{e['turn'][f'recall@{k}']:.3f}" for k in ks))
-            lines.append(f"| {name} | " + " | ".join(cells) + f" | {e['tokens@10']:.0f} |")
-    held = {c for e in r.values() for c in e["by_conversation"]} - set(TUNING)
-    if held:
-        lines += ["", f"## Held-out conversations ({', '.join(sorted(held))})", "",
-                  f"RRF's k was chosen on {', '.join(TUNING)} only; these are the others.", "",
-                  "| retriever | " + " | ".join(f"turn R@{k}" for k in ks) + " | "
-                  + " | ".join(f"session R@{k}" for k in ks) + " |",
-                  "|---" * (1 + 2 * len(ks)) + "|"]
-        for name, e in r.items():
-            t, s = weighted(e, held, "turn"), weighted(e, held, "session")
-            lines.append(f"| {name} | " + " | ".join(f"{t[f'recall@{k}']:.3f}" for k in ks)
-                         + " | " + " | ".join(f"{s[f'recall@{k}']:.3f}" for k in ks) + " |")
+            b = a["cv"]["by_category"].get(str(c))
+            cells.append((" / ".join(f"{b['turn'][f'recall@{k}']:.3f}" for k in KS)
+                          + f"; {b['session']['recall@10']:.3f} ({b['questions']})") if b else "–")
+        lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    lines += ["", "## By category, tuned on all (turn R@10)", "",
+              "| retriever | " + " | ".join(f"{c} {n}" for c, n in CATEGORIES.items()) + " |",
+              "|---" * (1 + len(CATEGORIES)) + "|"]
+    for arm, a in arms.items():
+        cells = [f"{a['tuned_all']['by_category'][str(c)]['turn']['recall@10']:.3f}"
+                 if str(c) in a["tuned_all"]["by_category"] else "–" for c in CATEGORIES]
+        lines.append(f"| {arm} | " + " | ".join(cells) + " |")
+    lines += ["", "## What each fold chose", "",
+              "A grid point is named by the `RecallParams` fields that differ from issue 16's "
+              "start (`(same)` = the start itself: RRF k = 10, every stage off). The shipped "
+              f"defaults: `{DEFAULT_PARAMS.label(START)}`.", ""]
+    for arm, a in arms.items():
+        lines.append(f"- **{arm}** ({a['grid_points']} grid points): tuned on all → `{a['tuned']}`; "
+                     + "; ".join(f"held out {c} → `{lab}`" for c, lab in a["folds"].items()))
     ib = res.get("index_build")
     if ib:
         h, f = ib["hybrid"], ib["fts_only"]
@@ -184,65 +275,103 @@ def render(res: dict[str, Any], cmd: str) -> str:
                   f"{h['noop_refresh_seconds'] * 1000:.0f} ms |",
                   f"| FTS5 only | {f['chunks_per_s']:.0f} | {f['seconds']:.2f} | "
                   f"{f['bytes'] / 1e6:.1f} MB | {f['bytes_per_chunk']} | {f['mb_per_1000_files']} | "
-                  f"{f['noop_refresh_seconds'] * 1000:.0f} ms |",
-                  "",
-                  f"Embedding is {h['embed_seconds'] / max(h['seconds'], 1e-9):.0%} of the hybrid "
-                  "build (MiniLM on CPU; each turn is embedded with the turn it replies to). "
-                  "A file here is one session transcript of ~22 turns."]
+                  f"{f['noop_refresh_seconds'] * 1000:.0f} ms |"]
     db = res.get("dense_bench")
     if db:
         lines += ["", f"## Dense search over {db['vectors']:,} × {db['dim']}-d vectors (top-50)", "",
                   "| backend | ms/query | first query |", "|---|---|---|",
                   f"| sqlite-vec vec0 KNN | {db['vec0']['ms_per_query']} | {db['vec0']['first_query_ms']} ms |",
-                  f"| numpy brute force (cached matrix, the default) | {db['numpy']['ms_per_query']} | "
-                  f"{db['numpy']['first_query_ms']} ms (loads the matrix) |"]
+                  f"| numpy brute force | {db['numpy']['ms_per_query']} | {db['numpy']['first_query_ms']} ms |"]
     lines += ["", "Reproduce:", "", "```", cmd, "```", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", type=Path, default=DATA, help="LoCoMo-format JSON file")
+    default = dev_split()
+    ap.add_argument("--data", type=Path, default=default,
+                    help=f"LoCoMo-format JSON file (default: ${ENV_DIR}/locomo-dev.json)")
     ap.add_argument("--out", type=Path, default=OUT, help="directory for locomo.md / locomo.json")
+    ap.add_argument("--arms", default="bm25,dense,hybrid,hybrid+wiki",
+                    help="comma-separated arms to evaluate")
+    ap.add_argument("--grid", choices=("full", "small"), default="full")
     ap.add_argument("--conversations", type=int, default=None, help="first N conversations only")
     ap.add_argument("--questions", type=int, default=None, help="first N questions per conversation")
-    ap.add_argument("--no-wiki", action="store_true", help="skip hybrid+wiki (dream's wiki)")
-    ap.add_argument("--no-ablation", action="store_true", help="skip the hybrid k=60 ablation")
+    ap.add_argument("--embed-cache", type=Path, default=None,
+                    help="an .npz file (outside the repo) keeping turn and question embeddings")
     ap.add_argument("--no-build", action="store_true", help="skip the index build measurement")
     ap.add_argument("--dense-bench", type=int, default=0, metavar="N",
                     help="also time dense search over N random vectors (e.g. 100000)")
     args = ap.parse_args(argv)
+    if args.data is None:
+        print(f"error: no LoCoMo data: set {ENV_DIR} to the directory holding locomo-dev.json, "
+              "or pass --data FILE", file=sys.stderr)
+        return 2
     if not args.data.is_file():
         print(f"error: {args.data}: no such file", file=sys.stderr)
         return 2
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARM_MODES]
+    if unknown:
+        print(f"error: unknown arm(s) {unknown}; use {', '.join(ARM_MODES)}", file=sys.stderr)
+        return 2
     tty = sys.stderr.isatty()
-    embedder = _QueryCache(load_embedder())
-    extra: dict[str, Any] = {}
-    if not args.no_ablation:
-        extra["hybrid k=60"] = index_retriever("hybrid", rrf_k=60)
-    if not args.no_wiki:
+    model = load_embedder()
+    embedder: Any = EmbeddingCache(model, args.embed_cache) if args.embed_cache else _QueryCache(model)
+    grid = grids(args.grid)
+    factories: dict[str, Any] = {}
+    labels: dict[str, dict[str, str]] = {}
+    if "hybrid+wiki" in arms:
         try:
             from brainfs.dream.locomo import build_wiki
-
-            extra["hybrid+wiki"] = wiki_retriever(build_wiki)
-            # the same wiki with subjects by capitalisation rules instead of spaCy NER
-            extra["hybrid+wiki (rules)"] = wiki_retriever(
-                lambda tree: build_wiki(tree, settings={"extractor": "rules"}))
         except Exception as e:  # noqa: BLE001 - dream missing or broken: report without it
             print(f"hybrid+wiki skipped: {e}", file=sys.stderr)
+            arms.remove("hybrid+wiki")
+        else:
+            built: dict[str, dict[str, str]] = {}
+
+            def wiki_once(tree: dict[str, str]) -> dict[str, str]:
+                # one dream run per conversation, shared by every grid point of the arm
+                key = _content_hash("\n".join(sorted(tree)) + str(len(tree)))
+                if key not in built:
+                    built[key] = build_wiki(tree)
+                return built[key]
+    for arm in arms:
+        labels[arm] = {}
+        for i, params in enumerate(grid[arm]):
+            name = f"{arm} #{i}"
+            labels[arm][name] = params.label(START)
+            if arm == "hybrid+wiki":
+                factories[name] = wiki_retriever(wiki_once, params=params)
+            else:
+                factories[name] = index_retriever(ARM_MODES[arm], params=params)
     t = time.perf_counter()
-    res = evaluate(args.data, limit_conversations=args.conversations, limit_questions=args.questions,
-                   embedder=embedder, progress=tty, extra_retrievers=extra)
-    res["eval_seconds"] = round(time.perf_counter() - t, 1)
-    res["generated"] = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    res["machine"] = (f"{platform.machine()}, {os.cpu_count()} CPUs, load avg "
-                      f"{os.getloadavg()[0]:.1f}, Python {platform.python_version()}")
+    ev = evaluate(args.data, limit_conversations=args.conversations,
+                  limit_questions=args.questions, retrievers=(), embedder=embedder,
+                  progress=tty, extra_retrievers=factories, per_question=True)
+    if isinstance(embedder, EmbeddingCache):
+        embedder.save()
+    res: dict[str, Any] = {
+        "data": args.data.name, "conversations": ev["conversations"], "questions": ev["questions"],
+        "skipped_questions": ev["skipped_questions"], "embedder": model.name,
+        "index_format": __import__("brainfs.cache.index", fromlist=["x"]).SCHEMA_VERSION,
+        "eval_seconds": round(time.perf_counter() - t, 1),
+        "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "machine": (f"{platform.machine()}, {os.cpu_count()} CPUs, load avg "
+                    f"{os.getloadavg()[0]:.1f}, Python {platform.python_version()}"),
+        "arms": {}, "grid": {arm: list(lab.values()) for arm, lab in labels.items()}}
+    for arm in arms:
+        runs = {labels[arm][n]: ev["retrievers"][n]["questions_detail"] for n in labels[arm]}
+        res["arms"][arm] = cross_validate(runs)
+        if arm == "hybrid" and START.label(START) in runs:
+            res["start"] = summarize(runs[START.label(START)])
     if not args.no_build:
-        res["index_build"] = build_benchmark(args.data, load_embedder())
+        res["index_build"] = build_benchmark(args.data, model)
     if args.dense_bench:
         res["dense_bench"] = dense_bench(args.dense_bench)
-    cmd = "python benchmarks/locomo_eval.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])
-                                                 if (argv if argv is not None else sys.argv[1:]) else "")
+    given = argv if argv is not None else sys.argv[1:]
+    env = "" if "--data" in given else f"{ENV_DIR}={args.data.parent} "
+    cmd = env + "python benchmarks/locomo_eval.py" + (" " + " ".join(given) if given else "")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "locomo.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
     (args.out / "locomo.md").write_text(render(res, cmd), encoding="utf-8")

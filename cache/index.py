@@ -1,6 +1,6 @@
 """The search index: one SQLite file (APSW) with a chunk catalog, FTS5 and sqlite-vec.
 
-Layout (``SCHEMA_VERSION`` 1)::
+Layout (``SCHEMA_VERSION`` 2)::
 
     meta(key PK, value)            schema_version, embedder (name), dim
     files(path PK, hash, indexed_at)
@@ -16,6 +16,15 @@ Layout (``SCHEMA_VERSION`` 1)::
                  by triggers; tokenizer ``porter unicode61 remove_diacritics 2``.
     chunks_vec   sqlite-vec ``vec0(embedding float[dim] distance_metric=cosine)``, rowid =
                  chunks.id; created when the first embedder is seen.
+    aliases(path, name)
+        the names a knowledge page's subject goes by (its title and frontmatter
+        ``aliases:``), for query expansion (``retrieval``: "Mel" also searches "Melanie").
+
+Version 2 (issue 16) adds ``aliases`` and writes a dated turn's relative dates resolved
+into its text (``cache.dates``: "… yesterday [yesterday: 7 May 2023]"). A version-1 index
+stays readable — recall works, without those two — and says so once; the next refresh
+(``brainfs index``, a dream run) re-reads every file to bring it to version 2, and logs
+that it does.
 
 Dense search. Measured on this machine (2 CPUs) over 100,000 × 384-d unit vectors, top-50:
 ``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms idle,
@@ -38,7 +47,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import apsw
 
-from .chunker import Chunk, chunk_file, decode, embed_text, embed_texts
+from .chunker import Chunk, chunk_file, decode, embed_text, embed_texts, path_kind, split_frontmatter
+from .dates import annotate
 from .forget import forgotten_by
 
 if TYPE_CHECKING:
@@ -48,7 +58,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Chunks per embedding call and per write transaction: big enough to keep the model busy,
 #: small enough that progress is visible and a crash loses little work.
 EMBED_BATCH = 256
@@ -88,11 +98,49 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_updated ON chunks(updated);
+CREATE TABLE IF NOT EXISTS aliases(path TEXT NOT NULL, name TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
 """
+
+
+def index_chunks(path: str, text: str) -> list[Chunk]:
+    """The chunks the index stores for a file: the chunker's, with a dated turn's relative
+    dates resolved into its text (``cache.dates``)."""
+    return annotate(chunk_file(path, text))
+
+
+def page_names(path: str, text: str) -> list[str]:
+    """The names a knowledge page's subject goes by: frontmatter ``title`` and ``aliases``
+    (a list or a comma-separated string); [] for any other file. Never raises."""
+    if path_kind(path) != "page":
+        return []
+    try:
+        meta, _body, _bad = split_frontmatter(decode(text))
+    except Exception:  # noqa: BLE001
+        return []
+    meta = meta or {}
+    raw = meta.get("aliases") or []
+    if isinstance(raw, str):
+        raw = raw.split(",")
+    names = [meta.get("title"), *(raw if isinstance(raw, list) else [])]
+    out: list[str] = []
+    for n in names:
+        if isinstance(n, (str, int)) and str(n).strip() and len(str(n)) <= 80:
+            n = " ".join(str(n).split())
+            if n.lower() not in (x.lower() for x in out):
+                out.append(n)
+    return out if len(out) > 1 else []
 
 _FTS = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text, title, heading, content='chunks', content_rowid='id', tokenize='{FTS_TOKENIZER}');
+"""
+
+#: One document per file (its chunks' texts joined) for file-level BM25: which session
+#: talks about the question's subject as a whole, its words spread over several turns.
+_FILES_FTS = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS files_fts USING fts5(
+    path UNINDEXED, body, tokenize='{FTS_TOKENIZER}');
 """
 
 _TRIGGERS = """
@@ -131,9 +179,13 @@ class SearchIndex:
         self.dense_backend = dense_backend
         self.vec_error: str | None = None
         self._matrix: tuple[Any, Any, Any] | None = None  # (version key, ids, matrix)
+        self._positions: tuple[Any, dict[int, int]] | None = None  # (matrix, id → row)
+        self._centroids: tuple[Any, list[str], Any] | None = None  # (matrix, paths, unit means)
         self._writes = 0
         #: the deletion log's phrases: chunks containing one are never indexed (see forget)
         self.forget_phrases: list[str] = []
+        #: page names read by refresh/upsert, written with the file's chunks
+        self._names: dict[str, list[str]] = {}
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._load_vec()
@@ -166,6 +218,7 @@ class SearchIndex:
             fts_missing = not self._table_exists("chunks_fts")
             self.conn.execute(_FTS)
             self.conn.execute(_TRIGGERS)
+            self.conn.execute(_FILES_FTS)
             if fts_missing:
                 self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('rebuild')")
             # The column weights live in FTS5's persistent config ('rank'), so ORDER BY rank
@@ -174,8 +227,14 @@ class SearchIndex:
             have = self.conn.execute("SELECT v FROM chunks_fts_config WHERE k = 'rank'").fetchall()
             if not have or have[0][0] != rank:
                 self.conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('rank', ?)", (rank,))
-            if self.meta("schema_version") is None:
+            version = self.meta("schema_version")
+            has_files = bool(self.conn.execute("SELECT 1 FROM files LIMIT 1").fetchall())
+            if version is None or not has_files:
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
+            elif int(version) < SCHEMA_VERSION:
+                log.warning("%s: index format %s predates resolved dates and aliases (format %s); "
+                            "recall reads it as it is, and the next refresh (brainfs index) "
+                            "re-reads every file to update it", self.db_path, version, SCHEMA_VERSION)
             # A vector table that exists without the extension loaded cannot be read; one
             # that was dropped means no vector is present any more.
             if self.meta("embedder") and not self._table_exists("chunks_vec") and self.vec_error is None:
@@ -284,17 +343,20 @@ class SearchIndex:
                 self.conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(i,) for i in ids])
             cur = self.conn.execute("DELETE FROM chunks WHERE path = ? RETURNING id", (path,)).fetchall()
             found = found or bool(cur)
+            self.conn.execute("DELETE FROM aliases WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM files_fts WHERE path = ?", (path,))
         return found
 
     def upsert_file(self, path: str, hash: str, text: str | bytes,
                     embedder: Embedder | None = None) -> int:
         """(Re)index one file from its text; returns the number of chunks written."""
-        chunks = chunk_file(path, text)
+        chunks = index_chunks(path, decode(text))
+        self._names[path] = page_names(path, text)
         use_vec = embedder is not None and self._prepare_vectors(embedder)
         vectors = None
         if use_vec and chunks:
             try:
-                vectors = embedder.embed(embed_texts(chunks))  # type: ignore[union-attr]
+                vectors = _cached(embedder).embed(embed_texts(chunks))  # type: ignore[arg-type]
             except Exception as e:  # noqa: BLE001 - keep the FTS part; vectors fill later
                 log.warning("embedding %s failed: %s", path, e)
         self._write_batch([(path, hash, chunks)], vectors)
@@ -348,6 +410,15 @@ class SearchIndex:
                     self.conn.execute(
                         "INSERT OR REPLACE INTO files(path, hash, indexed_at) VALUES (?,?,?)",
                         (path, hash_, now))
+                    kept = [c.text for c in chunks
+                            if not (self.forget_phrases and forgotten_by(c.text, self.forget_phrases))]
+                    if kept:
+                        self.conn.execute("INSERT INTO files_fts(path, body) VALUES (?, ?)",
+                                          (path, "\n".join(kept)))
+                    names = self._names.pop(path, [])
+                    if names:
+                        self.conn.executemany("INSERT INTO aliases(path, name) VALUES (?, ?)",
+                                              [(path, n) for n in names])
                 if vec_rows:
                     self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
             self._writes += 1
@@ -371,6 +442,12 @@ class SearchIndex:
         t0 = time.perf_counter()
         current = dict(files)
         known = self.file_hashes()
+        old_format = int(self.meta("schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION
+        if old_format:
+            log.warning("%s: updating the index from format %s to %s: re-reading and "
+                        "re-embedding all %d files once", self.db_path,
+                        self.meta("schema_version"), SCHEMA_VERSION, len(current))
+            known = {p: "" for p in known}
         removed = [p for p in known if p not in current]
         todo = sorted(p for p, h in current.items() if known.get(p) != h)
         stats: dict[str, Any] = {"files_indexed": 0, "chunks": 0, "skipped": len(current) - len(todo),
@@ -384,6 +461,8 @@ class SearchIndex:
             use_vec = self._prepare_vectors(embedder)
             if not use_vec:
                 stats["embed_error"] = self.vec_error
+            else:
+                embedder = _cached(embedder)  # texts embedded before are not embedded again
 
         embed_seconds = 0.0
         pending: list[tuple[str, str, list[Chunk]]] = []
@@ -417,7 +496,9 @@ class SearchIndex:
                 log.warning("cannot read %s for indexing: %s", path, e)
                 stats["failed"] += 1
                 continue
-            chunks = chunk_file(path, decode(data if data is not None else b""))
+            text = decode(data if data is not None else b"")
+            chunks = index_chunks(path, text)
+            self._names[path] = page_names(path, text)
             pending.append((path, current[path], chunks))
             pending_n += len(chunks)
             if pending_n >= EMBED_BATCH or len(pending) >= EMBED_BATCH:
@@ -429,6 +510,10 @@ class SearchIndex:
 
         if use_vec:
             stats["embedded"] += self._fill_missing_vectors(embedder)  # type: ignore[arg-type]
+            stats["embed_cache_hits"] = getattr(embedder, "hits", 0)
+        if old_format and not stats["failed"]:
+            with self._lock, self.conn:
+                self._set_meta("schema_version", str(SCHEMA_VERSION))
 
         secs = time.perf_counter() - t0
         stats["seconds"] = round(secs, 3)
@@ -487,6 +572,46 @@ class SearchIndex:
             return [(r[0], r[1]) for r in self.conn.execute(
                 "SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?",
                 (fts_query, int(n)))]
+
+    def file_search(self, fts_query: str, n: int) -> list[str]:
+        """Top ``n`` file paths by BM25 over whole files (``files_fts``), best first; []
+        for an index without the table (format 1). Raises apsw.Error on a bad query."""
+        with self._lock:
+            if not self._table_exists("files_fts"):
+                return []
+            return [r[0] for r in self.conn.execute(
+                "SELECT path FROM files_fts WHERE files_fts MATCH ? ORDER BY rank LIMIT ?",
+                (fts_query, int(n)))]
+
+    def file_dense_search(self, qvec: np.ndarray, n: int) -> list[str]:
+        """Top ``n`` file paths by cosine between the query and the mean of the file's
+        chunk vectors, best first. Raises when vectors are unavailable."""
+        import numpy as np
+
+        with self._lock:
+            if self.vec_error:
+                raise RuntimeError(self.vec_error)
+            got = self._vector_matrix()
+            if got is None:
+                raise RuntimeError("no vector matrix")
+            ids, mat = got
+            if self._centroids is None or self._centroids[0] is not self._matrix:
+                where = dict(self.conn.execute("SELECT id, path FROM chunks WHERE vec = 1").fetchall())
+                paths = sorted({where.get(int(i), "") for i in ids} - {""})
+                pos = {p: j for j, p in enumerate(paths)}
+                rows = np.array([pos.get(where.get(int(i), ""), -1) for i in ids])
+                cent = np.zeros((len(paths), mat.shape[1]), dtype=np.float32)
+                ok = rows >= 0
+                np.add.at(cent, rows[ok], mat[ok])
+                norms = np.linalg.norm(cent, axis=1, keepdims=True)
+                norms[norms == 0] = 1.0
+                self._centroids = (self._matrix, paths, cent / norms)
+            _m, paths, cent = self._centroids
+            if not paths:
+                return []
+            sims = cent @ np.asarray(qvec, dtype=np.float32).reshape(-1)
+            top = np.argsort(-sims, kind="stable")[:n]
+            return [paths[i] for i in top]
 
     def matched_phrases(self, fts_query: str, ids: Iterable[int]) -> dict[int, list[int]]:
         """For each chunk id that matches ``fts_query``, the indexes of the query's phrases
@@ -552,6 +677,54 @@ class SearchIndex:
                 "ORDER BY distance", (q.tobytes(), int(n))).fetchall()
             return [(r[0], 1.0 - float(r[1])) for r in rows]
 
+    def alias_groups(self) -> list[list[str]]:
+        """Every page's names (title first), as written by the last refresh; [] for an
+        index without aliases (format 1, or no knowledge pages)."""
+        with self._lock:
+            groups: dict[str, list[str]] = {}
+            for path, name in self.conn.execute("SELECT path, name FROM aliases ORDER BY rowid"):
+                groups.setdefault(path, []).append(name)
+        return list(groups.values())
+
+    def neighbour_ids(self, ids: Iterable[int]) -> dict[int, list[int]]:
+        """For each chunk id, the ids of the chunks just before and after it in its file."""
+        ids = list(dict.fromkeys(int(i) for i in ids))
+        out: dict[int, list[int]] = {i: [] for i in ids}
+        with self._lock:
+            for start in range(0, len(ids), 300):
+                part = ids[start:start + 300]
+                marks = ",".join("?" * len(part))
+                for cid, nid in self.conn.execute(
+                        f"SELECT c.id, n.id FROM chunks c JOIN chunks n ON n.path = c.path "
+                        f"AND n.ordinal IN (c.ordinal - 1, c.ordinal + 1) WHERE c.id IN ({marks})",
+                        part):
+                    out[cid].append(nid)
+        return out
+
+    def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """Stored vectors by chunk id (those that have one). Raises when vectors are
+        unavailable (the caller degrades)."""
+        import numpy as np
+
+        ids = list(dict.fromkeys(int(i) for i in ids))
+        with self._lock:
+            if self.vec_error:
+                raise RuntimeError(self.vec_error)
+            got = self._vector_matrix() if self.dense_backend == "numpy" else None
+            if got is not None:
+                all_ids, mat = got
+                if self._positions is None or self._positions[0] is not self._matrix:
+                    self._positions = (self._matrix, {int(c): i for i, c in enumerate(all_ids)})
+                pos = self._positions[1]
+                return {c: mat[pos[c]] for c in ids if c in pos}
+            out: dict[int, np.ndarray] = {}
+            for c in ids:
+                rows = self.conn.execute("SELECT embedding FROM chunks_vec WHERE rowid = ?",
+                                         (c,)).fetchall()
+                if rows:
+                    out[c] = np.frombuffer(rows[0][0], dtype=np.float32)
+            return out
+
     def recent(self, n: int) -> list[int]:
         """Ids of the ``n`` most recently updated chunks (undated ones last)."""
         with self._lock:
@@ -573,3 +746,12 @@ class SearchIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _cached(embedder: Embedder) -> Embedder:
+    """``embedder`` behind the per-user cache of vectors by text hash (``cache.embedcache``;
+    ``BRAINFS_EMBED_CACHE=off`` disables it): a grown transcript or a rewritten page embeds
+    only its new chunks."""
+    from .embedcache import with_cache
+
+    return with_cache(embedder)

@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
@@ -47,6 +48,19 @@ from .retrieval import cited_refs, cites_in, recall
 
 if TYPE_CHECKING:
     import numpy as np
+
+#: The directory that holds ``locomo-dev.json`` (the LoCoMo data is not ours to ship: it is
+#: never in the repository). Unset = no dev split here; tests then use the small synthetic
+#: fixture in ``tests/data`` and benchmarks ask for ``--data``.
+ENV_DIR = "BRAINFS_LOCOMO_DIR"
+DEV_FILE = "locomo-dev.json"
+
+
+def dev_split() -> Path | None:
+    """``$BRAINFS_LOCOMO_DIR/locomo-dev.json``, or None when the variable is unset."""
+    d = os.environ.get(ENV_DIR, "").strip()
+    return Path(d).expanduser() / DEV_FILE if d else None
+
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -302,7 +316,8 @@ WIKI_MIN_NEW_TURNS = 2
 
 def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
                    mode: str = "hybrid", weight: float = 1.0,
-                   min_new_turns: int = WIKI_MIN_NEW_TURNS) -> RetrieverFactory:
+                   min_new_turns: int = WIKI_MIN_NEW_TURNS,
+                   params: _rt.RecallParams | None = None) -> RetrieverFactory:
     """Factory for ``hybrid+wiki``: ``build_wiki(tree)`` returns wiki files (path → text,
     e.g. ``knowledge/*.md`` written by dream from the same sessions).
 
@@ -312,7 +327,8 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
     are taken in score order, skipping a passage whose turns are all credited by a higher
     one, and a wiki passage that adds fewer than ``min_new_turns`` new turns. Same k and
     the same transcript surface as the plain arm; a wiki passage counts for the turns its
-    own ``[cite:N]`` claims cite."""
+    own ``[cite:N]`` claims cite. ``params`` go to the transcript search, which also takes
+    the wiki's aliases for query expansion (one index holds both in a real memory)."""
 
     def factory(ctx: ConversationContext) -> Retriever:
         wiki = build_wiki(dict(ctx.tree))
@@ -324,13 +340,16 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
                    ctx.embedder)
         closers.append(ix.close)
         sources: dict[str, dict[int, str]] = {}  # YAML is slow: parse each page's sources once
+        groups = ix.alias_groups()
 
         def retrieve(question: str, k: int) -> list[Passage]:
             # 3k deep: passages skipped as already credited must not leave the list short
             lists = []
             for index, w, files in ((ctx.index, 1.0, ctx.tree), (ix, weight, wiki)):
                 res = recall(index, question, k=3 * k, embedder=ctx.embedder, now=ctx.now,
-                             max_chars=EVAL_MAX_CHARS, mode=mode)
+                             max_chars=EVAL_MAX_CHARS, mode=mode,
+                             params=params if index is ctx.index else None,
+                             alias_groups=groups)
                 lists.append([(w / (_rt.RRF_K + r), index is ix, r,
                                Passage(c.ref, c.text, passage_turns(c.ref, c.text, files, sources)))
                               for r, c in enumerate(res.cards, 1)])
@@ -371,6 +390,58 @@ class _QueryCache:
         return self.inner.embed(texts)
 
 
+class EmbeddingCache:
+    """An embedder that remembers every vector it made, on disk: text → vector, keyed by
+    the model's name, in one ``.npz`` file. For experiments and repeated evaluations only
+    (the dev split's 2,760 turns take ~90 s to embed on 2 CPUs, then milliseconds); keep
+    the file outside the repository (e.g. under /tmp). Call :meth:`save` to persist."""
+
+    def __init__(self, inner: Embedder, path: Path) -> None:
+        import numpy as np
+
+        self.inner = inner
+        self.name = inner.name
+        self.dim = inner.dim
+        self.path = Path(path)
+        self._vecs: dict[str, Any] = {}
+        self._dirty = False
+        if self.path.is_file():
+            try:
+                with np.load(self.path, allow_pickle=False) as z:
+                    if str(z["name"]) == self.name:
+                        for t, v in zip(z["texts"].tolist(), z["vectors"]):
+                            self._vecs[t] = v
+            except Exception as e:  # noqa: BLE001 - a broken cache is only slower
+                print(f"embedding cache {self.path} unreadable ({e}); starting empty", file=sys.stderr)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vecs]
+        if missing:
+            for t, v in zip(missing, self.inner.embed(missing)):
+                self._vecs[t] = np.asarray(v, dtype=np.float32)
+            self._dirty = True
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._vecs[t] for t in texts])
+
+    def save(self) -> None:
+        """Write the cache file (atomically) when something new was embedded."""
+        import numpy as np
+
+        if not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        texts = list(self._vecs)
+        tmp = self.path.with_name(self.path.name + ".tmp.npz")
+        np.savez(tmp, name=np.array(self.name), texts=np.array(texts),
+                 vectors=np.stack([self._vecs[t] for t in texts]) if texts
+                 else np.zeros((0, self.dim), np.float32))
+        tmp.replace(self.path)
+        self._dirty = False
+
+
 # --------------------------------------------------------------------------- evaluate
 
 def _mean(xs: list[float]) -> float:
@@ -382,7 +453,8 @@ def evaluate(path: Path, limit_conversations: int | None = None,
              retrievers: Iterable[str] = DEFAULT_RETRIEVERS,
              embedder: Embedder | None = None, progress: bool = False,
              extra_retrievers: dict[str, RetrieverFactory] | None = None,
-             ks: tuple[int, ...] = KS, conversations: Iterable[str] | None = None) -> dict[str, Any]:
+             ks: tuple[int, ...] = KS, conversations: Iterable[str] | None = None,
+             per_question: bool = False) -> dict[str, Any]:
     """Evaluate evidence recall@k on a LoCoMo-format file; returns the
     ``brainfs eval locomo --json`` object (see docs/ARCHITECTURE.md) plus index and config details.
 
@@ -392,7 +464,9 @@ def evaluate(path: Path, limit_conversations: int | None = None,
     ``{"hybrid+wiki": wiki_retriever(dream_builder)}``). The embedder is loaded when a
     retriever needs it and none is given. ``progress`` prints one line per conversation
     on stderr. ``conversations`` keeps only the samples with these ids (e.g. a held-out
-    subset), applied before ``limit_conversations``.
+    subset), applied before ``limit_conversations``. ``per_question`` adds each
+    retriever's per-question metrics (``questions_detail``: category, conversation,
+    metrics) — what cross-validation selects on.
     """
     data = read_samples(path)
     if conversations is not None:
@@ -466,11 +540,12 @@ def evaluate(path: Path, limit_conversations: int | None = None,
                     for name, retrieve in built.items():
                         t = time.perf_counter()
                         passages = retrieve(str(q["question"]), kmax)
-                        timing[name] += time.perf_counter() - t
+                        took = time.perf_counter() - t
+                        timing[name] += took
                         if ctx.extra.pop("degraded", False):
                             degraded[name] = degraded.get(name, 0) + 1
                         sizes = tokens([p.text for p in passages])
-                        m: dict[str, float] = {}
+                        m: dict[str, float] = {"ms": round(took * 1000, 2)}
                         for k in ks:
                             top = passages[:k]
                             turns = set().union(*(p.turns for p in top)) if top else set()
@@ -514,6 +589,8 @@ def evaluate(path: Path, limit_conversations: int | None = None,
             entry[f"context_tokens@{k}"] = round(_mean([m[f"context_tokens@{k}"] for m in ms]), 1)
         entry["ms_per_query"] = round(1000 * timing[name] / max(1, len(ms)), 2)
         entry["degraded_queries"] = degraded.get(name, 0)
+        if per_question:
+            entry["questions_detail"] = [{"category": c, "conversation": cid, **m} for c, cid, m in rs]
         out_retrievers[name] = entry
 
     secs = index_stats["seconds"]

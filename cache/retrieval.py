@@ -46,10 +46,13 @@ import math
 import re
 import time
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from .aliases import expansions
 from .chunker import split_frontmatter
+from .querysplit import split_question
+from .rerank import mmr, propagate_neighbours, ranked, session_cap, session_prior, spread
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -265,41 +268,129 @@ def rrf(lists: dict[str, list[int]], weights: dict[str, float] | None = None,
 
 # --------------------------------------------------------------------------- recall
 
-def _sparse(index: SearchIndex, terms: list[str], depth: int) -> list[int]:
-    """BM25 ids, best first; strict AND first when ``STRICT_FIRST`` and several terms."""
+def _sparse(index: SearchIndex, terms: list[str], depth: int,
+            extra: list[str] | None = None) -> list[int]:
+    """BM25 ids, best first; strict AND first when ``STRICT_FIRST`` and several terms.
+    ``extra`` terms (alias names) join the relaxed OR query only."""
     ids: list[int] = []
     if STRICT_FIRST and len(terms) > 1:
         ids = [cid for cid, _ in index.sparse_search(fts_query(terms, "AND"), depth)]
     if len(ids) < depth:
         seen = set(ids)
-        ids += [cid for cid, _ in index.sparse_search(fts_query(terms, "OR"), depth) if cid not in seen]
+        ids += [cid for cid, _ in index.sparse_search(fts_query(terms + (extra or [])[:MAX_TERMS], "OR"),
+                                                      depth) if cid not in seen]
     return ids[:depth]
+
+
+@dataclass(frozen=True)
+class RecallParams:
+    """Every tuned choice of :func:`recall`, in one place. The defaults are the values
+    leave-one-conversation-out cross-validation on LoCoMo dev picked (run on all five
+    conversations; ``benchmarks/locomo_eval.py --tune`` reproduces the choice and reports
+    the cross-validated recall beside the tuned one). A weight of 0 switches a stage off.
+
+    ``rrf_k``, ``w_dense``, ``w_bm25``: the fusion (``rrf-v1``). ``depth``: candidates
+    per list, at least ``DEPTH_PER_K``·k. ``split_weight``: each sub-query of a split
+    question (``querysplit``) adds its lists at this weight. ``aliases``: expand the
+    keyword query with the wiki's aliases. ``neighbour``: share of a neighbouring turn's
+    score a chunk gains (``rerank.propagate_neighbours``). ``session_weight``,
+    ``session_top``, ``session_gate``: session-first ranking (``rerank.session_prior``);
+    ``session_files``: rank sessions by fusing whole-file BM25 and the file's mean vector
+    with the sum of its best turns, instead of that sum alone.
+    ``mmr_lambda`` < 1: MMR over the vectors; ``session_cap`` > 0: at most that many
+    chunks per file (used when MMR is off or has no vectors). ``speaker``: a turn whose
+    speaker the question names ("what does Melanie …") scores ×(1 + speaker).
+    ``prf_weight``: weight of the pseudo-relevance-feedback lists (a second pass).
+    ``session_spread``: the best chunk of each of the this-many best files is sure of a
+    place in the top k (``rerank.spread``).
+    """
+
+    rrf_k: int = 5
+    w_dense: float = 1.0
+    w_bm25: float = 1.0
+    depth: int = MIN_DEPTH
+    split_weight: float = 0.0
+    aliases: bool = True
+    neighbour: float = 0.3
+    session_weight: float = 0.0
+    session_top: int = 3
+    session_gate: int = 0
+    session_files: bool = False
+    mmr_lambda: float = 1.0
+    session_cap: int = 0
+    speaker: float = 1.0
+    prf_weight: float = 0.0
+    session_spread: int = 0
+
+    def label(self, base: RecallParams | None = None) -> str:
+        """The fields that differ from ``base`` (default: the defaults), for results
+        tables ("rrf_k=20 neighbour=0.3")."""
+        base = base or RecallParams()
+        return " ".join(f"{f}={getattr(self, f)}" for f in self.__dataclass_fields__
+                        if getattr(self, f) != getattr(base, f)) or "(same)"
+
+
+DEFAULT_PARAMS = RecallParams()
 
 
 def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | None = None,
            now: _dt.datetime | None = None, stale_days: int = 180, max_chars: int = 800,
-           mode: str = "auto", rrf_k: int | None = None) -> RecallResult:
+           mode: str = "auto", rrf_k: int | None = None,
+           params: RecallParams | None = None,
+           alias_groups: list[list[str]] | None = None) -> RecallResult:
     """Recall the ``k`` best passages for ``query`` as cards.
 
     ``mode``: "auto"/"hybrid" (dense + BM25 fused), "dense", "sparse" or "recent"; a mode
     whose parts are unavailable degrades down the chain hybrid → dense → sparse → recent,
     and the result says which mode answered and why. ``now`` (default: current UTC time)
     anchors freshness and recency; ``stale_days`` sets the stale flag; card text is cut to
-    ``max_chars`` at a word boundary; ``rrf_k`` overrides ``RRF_K`` (for ablations).
-    Never raises on hostile query text.
+    ``max_chars`` at a word boundary; ``params`` holds the tuned choices
+    (:class:`RecallParams`; ``rrf_k`` overrides its fusion constant, for ablations);
+    ``alias_groups`` replaces the index's own alias table (names of one subject each).
+
+    Stages, each optional (a stage that fails or lacks its data is skipped and named in
+    ``why``): question splitting and alias expansion, the per-query lists, fusion,
+    confidence/recency, neighbours, session-first, diversification. Never raises on
+    hostile query text.
     """
     if mode not in MODES:
         raise ValueError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
+    p = params or DEFAULT_PARAMS
+    if rrf_k is not None:
+        p = replace(p, rrf_k=int(rrf_k))
     query = query if isinstance(query, str) else str(query or "")
     now = now or _dt.datetime.now(_dt.timezone.utc)
     if now.tzinfo is None:
         now = now.replace(tzinfo=_dt.timezone.utc)
     k = max(1, int(k))
-    depth = max(MIN_DEPTH, DEPTH_PER_K * k)
+    depth = max(p.depth, DEPTH_PER_K * k)
     terms = query_terms(query)
     timings = {"embed_ms": 0.0, "search_ms": 0.0}
     notes: list[str] = []
+    stages: list[str] = []
+
+    # ---- query analysis: sub-queries of a multi-part question, alias names
+    parts: list[str] = []
+    if p.split_weight > 0 and mode != "recent":
+        try:
+            parts = split_question(query)
+        except Exception as e:  # noqa: BLE001 - a stage, not a requirement
+            stages.append(f"question splitting failed ({e})")
+        if parts:
+            stages.append(f"split into {len(parts)}")
+    extra_names: list[str] = []
+    if p.aliases and terms and mode != "recent":
+        try:
+            groups = index.alias_groups() if alias_groups is None else alias_groups
+            extra_names = expansions(query, groups)
+        except Exception as e:  # noqa: BLE001
+            stages.append(f"alias expansion failed ({e})")
+        if extra_names:
+            stages.append("aliases: " + ", ".join(extra_names))
+    # (query text, list weight) — the question itself first
+    queries = [(query, 1.0)] + [(q, p.split_weight) for q in parts]
     lists: dict[str, list[int]] = {}
+    weights: dict[str, float] = {}
 
     want_dense = mode in ("auto", "hybrid", "dense")
     if want_dense:
@@ -314,14 +405,18 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         else:
             try:
                 t = time.perf_counter()
-                qv = embedder.embed([query])[0]
+                qvs = embedder.embed([q for q, _ in queries])
                 timings["embed_ms"] = (time.perf_counter() - t) * 1000
                 t = time.perf_counter()
-                lists["dense"] = [cid for cid, _ in index.dense_search(qv, depth)]
+                for i, ((_q, w), qv) in enumerate(zip(queries, qvs)):
+                    name = "dense" if i == 0 else f"dense:{i}"
+                    lists[name] = [cid for cid, _ in index.dense_search(qv, depth)]
+                    weights[name] = p.w_dense * w
                 timings["search_ms"] += (time.perf_counter() - t) * 1000
             except Exception as e:  # noqa: BLE001 - degrade, and say why
                 log.warning("dense search failed: %s", e)
                 notes.append(f"dense search failed: {e}")
+                lists = {n: v for n, v in lists.items() if not n.startswith("dense")}
 
     want_sparse = mode in ("auto", "hybrid", "sparse") or (mode == "dense" and "dense" not in lists)
     if want_sparse:
@@ -332,20 +427,30 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         else:
             try:
                 t = time.perf_counter()
-                lists["bm25"] = _sparse(index, terms, depth)
+                alias_terms = [x for x in query_terms(" ".join(extra_names)) if x not in terms]
+                lists["bm25"] = _sparse(index, terms, depth, alias_terms)
+                weights["bm25"] = p.w_bm25
+                for i, (q, w) in enumerate(queries[1:], 1):
+                    qt = query_terms(q)
+                    if qt:
+                        lists[f"bm25:{i}"] = _sparse(index, qt, depth)
+                        weights[f"bm25:{i}"] = p.w_bm25 * w
                 timings["search_ms"] += (time.perf_counter() - t) * 1000
                 if not lists["bm25"]:
                     notes.append("no keyword match")
             except Exception as e:  # noqa: BLE001
                 log.warning("FTS search failed: %s", e)
                 notes.append(f"keyword search failed: {e}")
+                lists = {n: v for n, v in lists.items() if not n.startswith("bm25")}
 
     lists = {name: ids for name, ids in lists.items() if ids}
-    if "dense" in lists and "bm25" in lists:
+    has_dense = any(n.startswith("dense") for n in lists)
+    has_bm25 = any(n.startswith("bm25") for n in lists)
+    if has_dense and has_bm25:
         answered = "hybrid"
-    elif "dense" in lists:
+    elif has_dense:
         answered = "dense"
-    elif "bm25" in lists:
+    elif has_bm25:
         answered = "sparse"
     else:
         answered = "recent"
@@ -360,18 +465,43 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if answered == "recent":
         ids = index.recent(depth)
         lists = {"recent": ids}
-    fused, ranks = rrf(lists, k=rrf_k)
+        weights = {"recent": 1.0}
+    fused, ranks = rrf(lists, weights=weights, k=p.rrf_k)
+    if p.prf_weight > 0 and answered != "recent" and fused:
+        try:
+            extra = _feedback_lists(index, fused, terms, qvs[0] if has_dense else None, depth, p)
+            if extra:
+                lists.update(extra)
+                weights.update({n: p.prf_weight for n in extra})
+                fused, ranks = rrf(lists, weights=weights, k=p.rrf_k)
+                stages.append("feedback")
+        except Exception as e:  # noqa: BLE001
+            log.warning("feedback stage failed: %s", e)
+            stages.append(f"feedback skipped ({e})")
     rows = index.chunks_by_id(fused)
-    scored: list[tuple[float, int]] = []
+    scores: dict[int, float] = {}
     for cid, base in fused.items():
         row = rows.get(cid)
         if row is None:  # deleted between the search and now
             continue
         days = age_days(row["updated"] or row["created"], now)
-        scored.append((base * adjust_factor(row["confidence"], days), cid))
-    # Ties broken by chunk id so results are deterministic.
-    scored.sort(key=lambda x: (-x[0], x[1]))
-    top = scored[:k]
+        scores[cid] = base * adjust_factor(row["confidence"], days)
+    if answered != "recent":
+        file_lists: dict[str, list[str]] = {}
+        if p.session_files and (p.session_weight > 0 or p.session_gate > 0):
+            try:
+                if has_bm25:
+                    file_lists["bm25"] = index.file_search(fts_query(terms), depth)
+                if has_dense:
+                    file_lists["dense"] = index.file_dense_search(qvs[0], depth)
+            except Exception as e:  # noqa: BLE001
+                stages.append(f"file-level search skipped ({e})")
+        scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
+    order = ranked(scores)
+    top_ids = _diversify(index, order, scores, rows, p, k, stages)
+    top = [(scores[cid], cid) for cid in top_ids]
+    if stages and answered != "recent":
+        why += " + " + "; ".join(stages)
 
     matched: dict[int, list[int]] = {}
     or_query = fts_query(terms)
@@ -389,9 +519,13 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         days = age_days(updated, now)
         text, cut = truncate(row["text"] or "", max_chars)
         mterms = [terms[i] for i in matched.get(cid, []) if i < len(terms)]
-        r = ranks.get(cid, {})
-        parts = [f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1])]
-        reason = ", ".join(parts)
+        r = {n: v for n, v in ranks.get(cid, {}).items() if ":" not in n}
+        parts_hit = sum(1 for n in ranks.get(cid, {}) if ":" in n)
+        reason = ", ".join(f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1]))
+        if parts_hit:
+            reason += (", " if reason else "") + f"{parts_hit} sub-query list{'s' if parts_hit > 1 else ''}"
+        if not reason:
+            reason = "next to a match"
         if answered == "recent":
             reason = f"recent #{r.get('recent')} (no search: {'; '.join(notes) or 'as requested'})"
         if mterms:
@@ -405,7 +539,124 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
             updated=updated, speaker=row["speaker"], chunk_id=cid))
     timings = {key: round(v, 2) for key, v in timings.items()}
     return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms,
-                        fusion=f"{FUSION}(k={rrf_k or RRF_K})+{ADJUST}")
+                        fusion=f"{FUSION}(k={p.rrf_k})+{ADJUST}")
+
+
+#: Pseudo-relevance feedback: the best this many chunks of the first pass lend their words
+#: (a word must occur in two of them) and their mean vector to a second pass.
+PRF_DOCS = 5
+PRF_TERMS = 8
+
+
+def _feedback_lists(index: SearchIndex, fused: dict[int, float], terms: list[str],
+                    qvec: Any, depth: int, p: RecallParams) -> dict[str, list[int]]:
+    """Second-pass lists from the first pass's best chunks (Rocchio for the dense query,
+    RM3-like added words for BM25); words of a turn's "Speaker (date):" prefix do not
+    count — they are in every turn."""
+    import numpy as np
+
+    head = sorted(fused, key=lambda c: (-fused[c], c))[:PRF_DOCS]
+    rows = index.chunks_by_id(head)
+    out: dict[str, list[int]] = {}
+    df: dict[str, int] = {}
+    for c in head:
+        text = rows[c]["text"] if c in rows else ""
+        if rows.get(c, {}).get("speaker"):
+            text = text.split(": ", 1)[-1]
+        for w in set(query_terms(text)):
+            if w not in terms and not w.isdigit():
+                df[w] = df.get(w, 0) + 1
+    words = [w for w, n in sorted(df.items(), key=lambda x: (-x[1], x[0])) if n >= 2][:PRF_TERMS]
+    if words and index.has_fts():
+        out["bm25:prf"] = [cid for cid, _ in index.sparse_search(fts_query(terms + words), depth)]
+    if qvec is not None:
+        vecs = index.vectors(head)
+        if vecs:
+            q = np.asarray(qvec, dtype=np.float32) + np.mean(list(vecs.values()), axis=0)
+            q /= np.linalg.norm(q) or 1.0
+            out["dense:prf"] = [cid for cid, _ in index.dense_search(q, depth)]
+    return {n: v for n, v in out.items() if v}
+
+
+def _rerank(index: SearchIndex, query: str, scores: dict[int, float],
+            rows: dict[int, dict[str, Any]], p: RecallParams, k: int, stages: list[str],
+            file_lists: dict[str, list[str]] | None = None,
+            ) -> tuple[dict[int, float], dict[int, dict[str, Any]]]:
+    """Speaker, neighbours, then session-first (see ``rerank``); a stage that fails is
+    skipped and named."""
+    if p.speaker > 0 and scores:
+        # A turn by a person the question names ("what does Melanie …") is more likely hers
+        # than the other speaker's. Pages and notes have no speaker: one that names the
+        # same person is on an equal footing, so a wiki page about her is not outranked by
+        # her every turn.
+        named = set(query_terms(query))
+        people = {sp for c in scores if c in rows and (sp := rows[c].get("speaker"))
+                  and set(query_terms(sp)) <= named}
+        if people:
+            names = [set(query_terms(sp)) for sp in people]
+            for c in scores:
+                row = rows.get(c)
+                if row is None:
+                    continue
+                if row.get("speaker"):
+                    hit = row["speaker"] in people
+                else:
+                    words = set(query_terms(f"{row.get('title') or ''} {row.get('text') or ''}"))
+                    hit = any(n <= words for n in names)
+                if hit:
+                    scores[c] *= 1.0 + p.speaker
+            stages.append("speaker named")
+    if p.neighbour > 0 and scores:
+        try:
+            # the best few dozen only: a neighbour of a weak match is noise
+            head = ranked(scores)[:max(3 * k, 30)]
+            nb = index.neighbour_ids(head)
+            new = {n for ns in nb.values() for n in ns if n not in rows}
+            if new:
+                rows = {**rows, **index.chunks_by_id(new)}
+            # only turns lend to turns: a page's next section is not a reply
+            nb = {c: [n for n in ns if n in rows and rows[n]["kind"] == "turn"]
+                  for c, ns in nb.items() if rows[c]["kind"] == "turn"}
+            scores = propagate_neighbours(scores, nb, p.neighbour)
+            stages.append("neighbours")
+        except Exception as e:  # noqa: BLE001
+            log.warning("neighbour stage failed: %s", e)
+            stages.append(f"neighbours skipped ({e})")
+    if (p.session_weight > 0 or p.session_gate > 0) and scores:
+        try:
+            paths = {c: rows[c]["path"] for c in scores}
+            scores = session_prior(scores, paths, p.session_weight, p.session_top, p.rrf_k,
+                                   p.session_gate, file_lists)
+            stages.append("session-first")
+        except Exception as e:  # noqa: BLE001
+            log.warning("session stage failed: %s", e)
+            stages.append(f"session-first skipped ({e})")
+    return scores, rows
+
+
+def _diversify(index: SearchIndex, order: list[int], scores: dict[int, float],
+               rows: dict[int, dict[str, Any]], p: RecallParams, k: int,
+               stages: list[str]) -> list[int]:
+    """MMR when asked for and vectors exist, else the per-file cap, else ``order``."""
+    if p.mmr_lambda < 1 and len(order) > 1:
+        try:
+            pool = order[:max(3 * k, 30)]
+            vecs = index.vectors(pool) if index.has_vectors() else {}
+            if vecs:
+                stages.append(f"mmr λ={p.mmr_lambda}")
+                return mmr(pool, scores, vecs, p.mmr_lambda, k)
+            stages.append("mmr skipped (no vectors)")
+        except Exception as e:  # noqa: BLE001
+            log.warning("mmr failed: %s", e)
+            stages.append(f"mmr skipped ({e})")
+    if p.session_cap > 0:
+        stages.append(f"≤{p.session_cap} per file")
+        return session_cap(order, {c: rows[c]["path"] for c in order}, p.session_cap, k)
+    if p.session_spread > 0:
+        stages.append(f"spread over {p.session_spread} files")
+        return spread(order, scores, {c: rows[c]["path"] for c in order}, p.session_spread,
+                      p.session_top, k)
+    return order[:k]
 
 
 # --------------------------------------------------------------------------- synthesis

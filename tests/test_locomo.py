@@ -13,17 +13,27 @@ import pytest
 from brainfs.cache.chunker import chunk_file
 from brainfs.cache.locomo import (
     CATEGORIES,
+    DEV_FILE,
+    ENV_DIR,
     Passage,
     clean_evidence,
     conversation_tree,
+    dev_split,
     evaluate,
     parse_locomo_date,
     passage_turns,
     wiki_retriever,
 )
 
-DATA = Path("/work/shared/data/locomo/locomo-dev.json")
-needs_data = pytest.mark.skipif(not DATA.exists(), reason="LoCoMo dev split not present")
+#: The real dev split, when $BRAINFS_LOCOMO_DIR names its directory (it is not in the repo).
+DATA = dev_split()
+needs_data = pytest.mark.skipif(
+    DATA is None or not DATA.is_file(),
+    reason=f"LoCoMo dev split absent: set ${ENV_DIR} to the directory holding {DEV_FILE} "
+           "(the data set is not ours to ship); the fixture tests below run without it")
+#: A small synthetic conversation in LoCoMo's format (written for these tests, not taken
+#: from LoCoMo): four dated sessions, relative dates, two-person and list questions.
+MINI = Path(__file__).parent / "data" / "locomo-mini.json"
 
 SAMPLE = {
     "sample_id": "conv-t",
@@ -205,3 +215,59 @@ def test_end_to_end_on_a_slice_with_the_real_model(minilm) -> None:
     assert res["retrievers"]["hybrid"]["turn"]["recall@20"] > 0
     assert res["retrievers"]["hybrid"]["session"]["recall@20"] > 0.5
     assert res["index"]["chunks"] == 419 and res["index"]["chunks_per_s"] > 0
+
+
+@pytest.mark.unit
+def test_data_location_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv(ENV_DIR, raising=False)
+    assert dev_split() is None
+    monkeypatch.setenv(ENV_DIR, str(tmp_path))
+    assert dev_split() == tmp_path / DEV_FILE
+
+
+@pytest.mark.model
+def test_end_to_end_on_the_fixture_with_the_real_model(minilm) -> None:
+    """The whole evaluation on the committed fixture: runs in every clone."""
+    res = evaluate(MINI, embedder=minilm, per_question=True)
+    assert json.loads(json.dumps(res)) == res
+    # 10 questions of categories 1-4; one with no valid evidence id; the adversarial one left out
+    assert res["questions"] == 9 and res["skipped_questions"] == 1
+    assert res["dropped_evidence_ids"] == 2  # "D9:9" names no turn, "D" is malformed
+    assert res["index"]["chunks"] == 28
+    for name, r in res["retrievers"].items():
+        for level in ("turn", "session"):
+            vals = [r[level][f"recall@{k}"] for k in (5, 10, 20)]
+            assert vals == sorted(vals), (name, level)
+        assert r["degraded_queries"] == 0
+        assert len(r["questions_detail"]) == 9
+    hyb = {q["conversation"]: q for q in res["retrievers"]["hybrid"]["questions_detail"]}
+    assert hyb  # one conversation
+    # "What did Ines do on 6 April 2024?" shares no word with "I adopted a second cat last
+    # weekend": only the date resolved into the index (6-7 April 2024) can find it at once
+    date_q = res["retrievers"]["bm25"]["questions_detail"][2]
+    assert date_q["category"] == 2 and date_q["turn@5"] == 1.0
+
+
+@pytest.mark.unit
+def test_cross_validation_scores_each_conversation_with_a_choice_made_without_it() -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from benchmarks.locomo_eval import cross_validate
+
+    def rows(scores: dict[str, float]) -> list[dict]:
+        out = []
+        for conv, v in scores.items():
+            m = {f"{lvl}@{k}": v for lvl in ("turn", "session") for k in (5, 10, 20)}
+            out.append({"category": 1, "conversation": conv, "ms": 1.0, "tokens@10": 40.0, **m})
+        return out
+
+    # "a" wins on c1 and c2 by a lot; "b" wins on c3 only: overfitting to c3 is not rewarded
+    runs = {"a": rows({"c1": 0.9, "c2": 0.9, "c3": 0.1}), "b": rows({"c1": 0.5, "c2": 0.5, "c3": 0.8})}
+    cv = cross_validate(runs)
+    assert cv["folds"] == {"c1": "b", "c2": "b", "c3": "a"}
+    # held out c1 and c2 are scored with b (0.5 each), c3 with a (0.1)
+    assert cv["cv"]["turn"]["recall@10"] == pytest.approx((0.5 + 0.5 + 0.1) / 3, abs=1e-4)
+    assert cv["tuned"] == "a" and cv["tuned_all"]["turn"]["recall@10"] == pytest.approx(1.9 / 3, abs=1e-4)
+    # ties go to the earlier grid point
+    assert cross_validate({"x": rows({"c1": 0.5, "c2": 0.5}), "y": rows({"c1": 0.5, "c2": 0.5})})["tuned"] == "x"

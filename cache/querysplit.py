@@ -1,0 +1,133 @@
+"""Question splitting for multi-hop recall: one question that joins several facts becomes
+the sub-queries that each find one of them.
+
+"What subject have Caroline and Melanie both painted?" asks about two people's turns, and a
+single query matches best the turns that mention painting *and* one of them; the other
+person's turn falls below the cut. Retrieving for "What subject have Caroline painted" and
+"… Melanie painted" separately, then fusing the lists (``retrieval.recall``), gives each part
+its own head of the list. Three shapes are split, by rules (no model):
+
+* coordinated names or short phrases — "Caroline and Melanie", "in Sapporo and in Tallinn",
+  "met and helped": the question once per conjunct, the others removed (and "both" dropped);
+* a second clause — "…, and how many years was he with his team": each clause alone;
+* a time relation — "the hike after the roadtrip", "her manager before the atlas": the main
+  clause and the event it is placed against.
+
+:func:`split_question` returns the parts only (never the question itself), at most
+``MAX_PARTS``, each with a content word; a question with nothing to split
+gives ``[]``. Never raises.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: More parts than this are more likely a list question ("books, films, songs and …")
+#: than several facts; the first ones are kept.
+MAX_PARTS = 4
+
+_WORD = r"[A-Za-z0-9][\w'’.-]*"
+_NAME = r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*"
+#: "Caroline and Melanie", "Jon, Gina and Tim", "Jean & John"
+_NAMES_RE = re.compile(rf"\b({_NAME}(?:\s*,\s*{_NAME})*\s*,?\s+(?:and|or|&)\s+{_NAME})\b")
+_NAME_SPLIT_RE = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+")
+#: Where a conjunct after "and" stops: a word that opens a new phrase or clause.
+_BOUNDARY = frozenset("""
+a an the to in on at of for from with by about into during before after while when where who
+whom whose which what why how that than as since because until if is are was were be been
+do does did has have had will would can could should may might must both also ever
+""".split())
+_CLAUSE_START = frozenset("""
+what when where who whom whose which why how is are was were do does did has have had will
+would can could should
+""".split())
+_RELATION_RE = re.compile(r"\s+(before|after|since|until|while|during)\s+", re.I)
+_STOP = frozenset("""
+a an the and or of to in on at for from with by about both what when where who whom whose
+which why how did do does is are was were has have had be been her his their its she he they
+it this that these those i you we my our your me us them there any some ever also
+""".split())
+
+
+def _content_words(text: str) -> int:
+    return sum(1 for w in re.findall(r"[\w'’]+", text.lower()) if w not in _STOP and len(w) > 1)
+
+
+def _tidy(text: str) -> str:
+    text = re.sub(r"\bboth\s+", "", text, flags=re.I)
+    text = re.sub(r"\s+", " ", text).strip(" ,;")
+    return text
+
+
+def _names_parts(q: str) -> list[str]:
+    m = _NAMES_RE.search(q)
+    if not m:
+        return []
+    names = [n for n in _NAME_SPLIT_RE.split(m.group(1)) if n]
+    # A question opening with the coordination ("What and …") is not names.
+    if len(names) < 2 or any(n.lower() in _BOUNDARY for n in names):
+        return []
+    rest = q[m.end():]
+    if rest.startswith(("'s", "’s")):  # "Tim and John's favourite" → "Tim's", "John's"
+        names, rest = [n + rest[:2] for n in names], rest[2:]
+    return [_tidy(q[:m.start()] + n + rest) for n in names]
+
+
+def _clause_parts(q: str) -> list[str]:
+    m = re.search(r",?\s+and\s+(\w+)", q)
+    if not m or m.group(1).lower() not in _CLAUSE_START:
+        return []
+    return [_tidy(q[:m.start()]), _tidy(q[m.start():].split("and", 1)[1])]
+
+
+def _phrase_parts(q: str) -> list[str]:
+    """"in Sapporo and in Tallinn", "met and helped": as many words before "and" as the
+    conjunct after it has (at most 3, up to a boundary word)."""
+    words = q.rstrip("?.! ").split()
+    for i, w in enumerate(words):
+        if w.lower() not in ("and", "or") or i == 0 or i == len(words) - 1:
+            continue
+        right: list[str] = []
+        for x in words[i + 1:]:
+            if (right and x.lower().strip(",") in _BOUNDARY) or len(right) == 3:
+                break
+            right.append(x)
+            if x.endswith(","):
+                break
+        n = len(right)
+        if n == 0 or i - n < 1:
+            continue
+        left = words[i - n:i]
+        if left[0].lower() != right[0].lower() and (left[0].lower() in _BOUNDARY) != (
+                right[0].lower() in _BOUNDARY):
+            n = min(n, 1)  # "in Sapporo and Tallinn": share the preposition
+            left, right = words[i - 1:i], right[:1] if right[0].lower() not in _BOUNDARY else right[1:2]
+            if not right:
+                continue
+        before, after = words[:i - len(left)], words[i + 1 + len(right):]
+        return [_tidy(" ".join(before + left + after)), _tidy(" ".join(before + right + after))]
+    return []
+
+
+def _relation_parts(q: str) -> list[str]:
+    m = _RELATION_RE.search(q)
+    if not m:
+        return []
+    main, event = q[:m.start()], q[m.end():]
+    return [_tidy(main), _tidy(event.rstrip("?.! "))]
+
+
+def split_question(question: str) -> list[str]:
+    """The sub-queries of a multi-part question (see the module docstring), or ``[]``."""
+    try:
+        q = " ".join(str(question or "").split())
+        if not q:
+            return []
+        for rule in (_names_parts, _clause_parts, _phrase_parts, _relation_parts):
+            parts = [p for p in rule(q) if _content_words(p) >= 1]
+            parts = [p for p in dict.fromkeys(parts) if p.lower() != q.lower()]
+            if len(parts) >= 2:
+                return parts[:MAX_PARTS]
+        return []
+    except Exception:  # noqa: BLE001 - a splitter bug must never fail a recall
+        return []

@@ -1,0 +1,150 @@
+"""The stages of recall after fusion: neighbour support, session-first ranking and
+diversification. Pure functions over scores (chunk id → fused score), so each stage is
+tested alone and can be switched off (weight 0) or be missing without breaking recall.
+
+* **Neighbours** (:func:`propagate_neighbours`): in a conversation the turn that holds the
+  answer often follows the turn that matches the question's words ("Where did you go?" —
+  "To Sapporo"). A turn takes a share of its neighbours' scores.
+* **Session first** (:func:`session_prior`): a session whose several turns match is more
+  likely the one the question is about than a session with one stray match. A session's
+  score is the sum of its best turns' scores; sessions are ranked by it, a turn gains
+  ``weight / (k + session rank)`` (the same reciprocal-rank form as the fusion, so the
+  scales agree), and with a gate only the turns of the best sessions stay.
+* **Diversification** (:func:`mmr`, :func:`session_cap`): maximal marginal relevance
+  (Carbonell & Goldstein 1998) over the chunks' vectors, or at most N chunks per file in
+  the top k, so that one session does not fill the list a multi-hop question needs spread.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+def propagate_neighbours(scores: dict[int, float], neighbours: dict[int, list[int]],
+                         weight: float) -> dict[int, float]:
+    """score'(c) = score(c) + weight · max(score(n) for n next to c). Chunks that only
+    appear as neighbours enter with their share. Scores of the input are not changed."""
+    if weight <= 0:
+        return dict(scores)
+    out = dict(scores)
+    for cid, base in scores.items():
+        for n in neighbours.get(cid, ()):
+            gain = weight * base
+            if gain > out.get(n, 0.0) - scores.get(n, 0.0):
+                out[n] = scores.get(n, 0.0) + gain
+    return out
+
+
+def session_scores(scores: dict[int, float], paths: dict[int, str], top: int) -> dict[str, float]:
+    """A file's score: the sum of its ``top`` best chunk scores."""
+    per: dict[str, list[float]] = {}
+    for cid, s in scores.items():
+        p = paths.get(cid)
+        if p is not None:
+            per.setdefault(p, []).append(s)
+    return {p: sum(sorted(v, reverse=True)[:max(1, top)]) for p, v in per.items()}
+
+
+def session_prior(scores: dict[int, float], paths: dict[int, str], weight: float, top: int,
+                  k: int, gate: int = 0,
+                  file_lists: dict[str, list[str]] | None = None) -> dict[int, float]:
+    """score'(c) = score(c) + weight / (k + rank of c's file by :func:`session_scores`);
+    with ``gate`` > 0 only chunks of the ``gate`` best files are kept. ``file_lists``
+    (ranked paths from file-level searches) are fused with that ranking by reciprocal
+    rank first."""
+    if weight <= 0 and gate <= 0:
+        return dict(scores)
+    ss = session_scores(scores, paths, top)
+    order = sorted(ss, key=lambda p: (-ss[p], p))
+    if file_lists:
+        fused: dict[str, float] = {}
+        for lst in [order, *file_lists.values()]:
+            for r, p in enumerate(lst, 1):
+                fused[p] = fused.get(p, 0.0) + 1.0 / (k + r)
+        order = sorted(fused, key=lambda p: (-fused[p], p))
+    rank = {p: r for r, p in enumerate(order, 1)}
+    out: dict[int, float] = {}
+    for cid, s in scores.items():
+        r = rank.get(paths.get(cid, ""), len(order) + 1)
+        if gate > 0 and r > gate:
+            continue
+        out[cid] = s + (weight / (k + r) if weight > 0 else 0.0)
+    return out
+
+
+def mmr(order: list[int], scores: dict[int, float], vectors: dict[int, np.ndarray],
+        lam: float, k: int) -> list[int]:
+    """The first ``k`` of ``order`` re-picked by maximal marginal relevance: each pick
+    maximises ``lam · rel(c) − (1 − lam) · max cos(c, picked)``, rel = score scaled to
+    [0, 1] over the candidates. A chunk without a vector is never penalised. ``lam`` = 1
+    keeps ``order``."""
+    if lam >= 1 or k <= 1 or len(order) <= 1:
+        return order[:k]
+    import numpy as np
+
+    cand = list(order)
+    top = max(scores[c] for c in cand)
+    low = min(scores[c] for c in cand)
+    span = (top - low) or 1.0
+    rel = {c: (scores[c] - low) / span for c in cand}
+    picked: list[int] = []
+    best_sim = {c: 0.0 for c in cand}
+    while cand and len(picked) < k:
+        c = max(cand, key=lambda x: (lam * rel[x] - (1 - lam) * best_sim[x], -order.index(x)))
+        picked.append(c)
+        cand.remove(c)
+        v = vectors.get(c)
+        if v is not None:
+            for x in cand:
+                w = vectors.get(x)
+                if w is not None:
+                    best_sim[x] = max(best_sim[x], float(np.dot(v, w)))
+    return picked
+
+
+def session_cap(order: list[int], paths: dict[int, str], cap: int, k: int) -> list[int]:
+    """The first ``k`` of ``order`` with at most ``cap`` chunks per file; when that leaves
+    fewer than ``k``, the skipped ones fill the rest in order. ``cap`` ≤ 0 keeps ``order``."""
+    if cap <= 0:
+        return order[:k]
+    count: dict[str, int] = {}
+    kept: list[int] = []
+    skipped: list[int] = []
+    for c in order:
+        p = paths.get(c, "")
+        if count.get(p, 0) < cap:
+            kept.append(c)
+            count[p] = count.get(p, 0) + 1
+        else:
+            skipped.append(c)
+        if len(kept) == k:
+            break
+    return (kept + skipped)[:k]
+
+
+def spread(order: list[int], scores: dict[int, float], paths: dict[int, str], files: int,
+           top: int, k: int) -> list[int]:
+    """The top ``k`` of ``order``, except that the best chunk of each of the ``files`` best
+    files (by :func:`session_scores` over ``top`` chunks) is sure of a place; the list
+    stays in score order. For questions whose answer is spread over sessions."""
+    if files <= 0:
+        return order[:k]
+    ss = session_scores(scores, paths, top)
+    best_files = sorted(ss, key=lambda p: (-ss[p], p))[:min(files, k)]
+    firsts: dict[str, int] = {}
+    for c in order:
+        p = paths.get(c)
+        if p in best_files and p not in firsts:
+            firsts[p] = c
+    sure = set(firsts.values())
+    rest = [c for c in order if c not in sure][:max(0, k - len(sure))]
+    return [c for c in order if c in sure or c in set(rest)][:k]
+
+
+def ranked(scores: dict[int, float], ids: Iterable[int] | None = None) -> list[int]:
+    """Ids by score, best first; ties by id (deterministic)."""
+    pool = scores if ids is None else {i: scores[i] for i in ids if i in scores}
+    return sorted(pool, key=lambda c: (-pool[c], c))
