@@ -453,3 +453,52 @@ class Memory:
             return self.write(path, content)
         self.store.put(path, content.encode("utf-8"), if_none_match=True)
         return path
+
+    # ------------------------------------------------------------------ bulk work
+    def import_sessions(self, src: str | os.PathLike[str], format: str = "auto") -> Any:
+        """Import sessions people already have (Claude Code logs, a ChatGPT export,
+        messages JSON, ``Speaker:`` text) as transcripts, as ``brainfs import-sessions``
+        does; returns the report (``.line(url)``, ``.paths`` written). Idempotent. A bad
+        file raises :class:`UsageError` before anything is written."""
+        from brainfs.cache.importers import ImportInputError
+        from brainfs.cache.pack import build_pack
+        from brainfs.cache.sessionfile import import_sessions
+
+        try:
+            rep = import_sessions(Path(src), self.store, format, None, self.cfg.max_workers)
+        except ImportInputError as e:
+            raise UsageError(f"{e}; nothing imported") from None
+        if rep.paths:
+            build_pack(self.store, self.cfg)  # the newest transcripts are in the preload pack
+        return rep
+
+    def dream(self, dry_run: bool = False, synth: str | None = None, embed: bool = True,
+              reindex: bool = True, wait: float = 0.0) -> Any:
+        """One run of the wiki maintainer over this memory's bucket, as ``brainfs dream``
+        does (a mount sees its commit at its next relist); returns the run's report
+        (``.result.changes``, ``.commit``). Another run holding the lease: UsageError."""
+        from brainfs.backend.config import ConfigError
+        from brainfs.dream.llm import synthesizer_from_config
+        from brainfs.dream.sync import LeaseHeld, run_s3
+
+        if next(iter(self.store.list()), None) is None:
+            raise UsageError(f"{self.url} holds no files: nothing to dream about")
+        try:
+            synthesizer = synthesizer_from_config(self.cfg, synth)
+        except ConfigError as e:
+            raise UsageError(str(e)) from None
+        embedder = None
+        if embed:
+            from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+
+            try:
+                embedder = load_embedder(self.cfg.embedder)
+            except EmbedderUnavailable:
+                embedder = None  # lexical verification, keyword index: as the CLI does
+        workdir = self.cfg.cache_dir_for(self.url.bucket, self.url.prefix) / "dream"
+        with self._lock:
+            try:
+                return run_s3(self.store, workdir, dry_run=dry_run, wait=wait, embedder=embedder,
+                              reindex=reindex, index_embedder=embedder, synthesizer=synthesizer)
+            except LeaseHeld as e:
+                raise UsageError(str(e)) from None

@@ -180,3 +180,31 @@ def test_readme_example_runs(tmp_path: Path, repo_root: Path, cfg: Config, corpu
     assert brainfs.Memory is api.Memory and brainfs.UsageError is api.UsageError
     with pytest.raises(AttributeError):
         brainfs.nothing  # noqa: B018
+
+
+@pytest.mark.s3
+@pytest.mark.model
+def test_memory_imports_sessions_and_dreams(tmp_path: Path, quiet_cfg: Config, corpus: CorpusURL,
+                                            store: ObjectStore) -> None:
+    """import_sessions and dream: the library calls behind `brainfs import-sessions` and
+    `brainfs dream`, through the API (dream's NER model loads: marked `model`)."""
+    from brainfs import Memory, UsageError
+
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    chat = tmp_path / "standup.md"
+    chat.write_text("---\ntitle: Standup\ndate: 2026-05-04\n---\n\nUser: Mara Lind adopted a dog named "
+                    "Biscuit.\n\nAssistant: Noted: Biscuit is Mara Lind's dog.\n\nUser: Mara Lind works "
+                    "at Sora City Lab now.\n")
+    with Memory(str(corpus), quiet_cfg) as m:
+        rep = m.import_sessions(chat)
+        assert len(rep.paths) == 1 and rep.paths[0].startswith("sessions/")
+        assert "Biscuit" in store.get(rep.paths[0])[0].decode()
+        assert m.import_sessions(chat).paths == []  # idempotent
+        bad = tmp_path / "bad.md"
+        bad.write_text("---\ntitle: [unclosed\n---\nUser: hi\n")
+        with pytest.raises(UsageError, match="nothing imported"):
+            m.import_sessions(bad)
+        run = m.dream(embed=False, reindex=False)
+        assert run.commit and run.uploaded
+        assert "knowledge/INDEX.md" in m.list("knowledge")
+        assert m.dream(embed=False, reindex=False).result.nothing_new
