@@ -15,7 +15,7 @@ Writes ``benchmarks/results/locomo.md`` (tables) and ``locomo.json``. Also index
 throughput and size on one index over the whole split, and with ``--dense-bench N`` dense
 search latency over N random 384-d vectors.
 
-    BRAINFS_LOCOMO_DIR=../shared/data/locomo python benchmarks/locomo_eval.py \
+    BRAINFS_LOCOMO_DIR=DIR python benchmarks/locomo_eval.py \
         --embed-cache /tmp/brainfs-locomo-emb.npz          # ~15 min on 2 CPUs
     python benchmarks/locomo_eval.py --data FILE --arms hybrid --grid small   # quick look
 
