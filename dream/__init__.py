@@ -4,6 +4,7 @@
 in S3 (lease, git history in the bucket, conditional upload, re-index). See README.md here.
 """
 
-from .core import RunResult, correction_event, dream, run_local
+from .core import RunResult, dream, run_local
+from .corrections import correction_event
 
 __all__ = ["RunResult", "correction_event", "dream", "run_local"]

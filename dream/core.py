@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol
 
-from brainfs.backend.keys import DREAM_SKILL_KEY, DREAM_STATE_KEY, is_internal
+from brainfs.backend.keys import DREAM_SKILL_KEY, is_internal
 from brainfs.cache.chunker import human_date, split_frontmatter
 from brainfs.cache.forget import FORGET_DIR, norm, request_phrases
 from brainfs.cache.forget import is_request as is_forget_request
@@ -37,22 +37,22 @@ from . import subjects as S
 from . import text as T
 from .cards import is_rule, preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
+from .corrections import CARDS_DIR, CORRECTIONS_DIR, process_corrections, render_card, subjects_in
+# `brainfs correct` (fs/cli, fs/api) imports the event writer from here
+from .corrections import correction_event as correction_event
 from .entities import Extractor, get_extractor
 from .progress import Progress
+from .state import STATE_PATH, STATE_VERSION, DreamState
 from .subjects import is_role
-from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer, frontmatter
+from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer
 from .threads import threads
-from .validate import INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
+from .validate import CITE_ANY_RE, INDEX_PATH, CorpusView, Problem, estimate_tokens, validate_tree
 from .verify import Verifier
 
 log = logging.getLogger(__name__)
 
-STATE_PATH = DREAM_STATE_KEY
 SKILL_PATHS = (DREAM_SKILL_KEY, "DREAM.md")
-CORRECTIONS_DIR = "corrections/"
-CARDS_DIR = "notes/corrections/"
 SESSIONS_INDEX = "sessions/index.md"
-STATE_VERSION = 1
 #: What extract_session records per fact; another value re-extracts every session.
 EXTRACTION = "facts-v10"
 _TRANSCRIPT_RE = re.compile(r"^sessions/([^/]+)/transcript\.md$")
@@ -144,7 +144,7 @@ class RunResult:
     nothing_new: bool
     staged: dict[str, str] = field(default_factory=dict)       # full managed tree
     changes: list[Change] = field(default_factory=list)
-    state: dict = field(default_factory=dict)
+    state: DreamState = field(default_factory=DreamState)
     problems: list[Problem] = field(default_factory=list)
     stats: dict = field(default_factory=dict)
     previous: dict[str, str | None] = field(default_factory=dict)  # old text of changed paths
@@ -184,9 +184,6 @@ class RunResult:
 
 # --------------------------------------------------------------------------- helpers
 
-_norm = norm
-
-
 def _quote(s: str) -> str:
     s = s.replace("“", "'").replace("”", "'").replace('"', "'")
     return f"“{s}”"
@@ -199,21 +196,11 @@ def forget_phrases(tree: Tree, listing: dict[str, str]) -> list[tuple[str, str]]
 
 
 def _forgotten(text: str, phrases: list[tuple[str, str]]) -> str | None:
-    n = f" {_norm(text)} "
+    n = f" {norm(text)} "
     for path, ph in phrases:
         if f" {ph} " in n:
             return path
     return None
-
-
-def correction_event(text: str, scope: str = "global", now: _dt.datetime | None = None) -> tuple[str, str]:
-    """The corpus path and content of a correction event (what ``brainfs correct`` writes)."""
-    now = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0)
-    stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    path = f"{CORRECTIONS_DIR}{stamp}-{T.md5_hex(text)[:8]}.md"
-    meta = {"type": "correction-event", "created": now.isoformat().replace("+00:00", "Z"),
-            "scope": scope}
-    return path, frontmatter(meta) + "\n" + " ".join(text.split()) + "\n"
 
 
 _NEGATED_RE = re.compile(r"\b(?:not|no longer|isn't|wasn't|aren't|instead of|rather than|never)\s+"
@@ -366,106 +353,31 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
             "title": title, "summary": summary, "facts": facts}
 
 
-# --------------------------------------------------------------------------- corrections
-
-
-def _card_path(created: str, text: str, taken: set[str]) -> str:
-    words = T.content_words(text)[:6]
-    base = f"{CARDS_DIR}{created[:10]}-{T.slugify(' '.join(words) or 'correction')[:50]}"
-    path, n = f"{base}.md", 2
-    while path in taken:
-        path, n = f"{base}-{n}.md", n + 1
-    return path
-
-
-def _subjects_in(text: str, titles: dict[str, str]) -> list[str]:
-    """Slugs of known subjects named in ``text`` (whole-word, case-insensitive)."""
-    low = f" {_norm(text)} "
-    return sorted(slug for slug, title in titles.items() if f" {_norm(title)} " in low)
-
-
-def process_corrections(tree: Tree, listing: dict[str, str], state: dict, titles: dict[str, str],
-                        extra: dict[str, str] | None = None) -> list[str]:
-    """New correction events → cards in ``state['cards']``; returns the new card paths.
-    ``extra``: events this run writes itself (hand-edit conflicts), path → content."""
-    seen = state.setdefault("corrections", {})
-    cards = state.setdefault("cards", {})
-    extra = extra or {}
-    etags = {**listing, **{p: T.md5_hex(t) for p, t in extra.items()}}
-    events = []
-    for p in sorted(etags):
-        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != etags[p]:
-            meta, body, _bad = split_frontmatter(extra.get(p) or tree.read(p) or "")
-            meta = meta or {}
-            text = " ".join(body.split())
-            if not text:
-                seen[p] = etags[p]
-                continue
-            created = str(meta.get("created") or "")
-            page = str(meta.get("page") or "") if meta.get("origin") == "hand-edit" else ""
-            events.append((created, p, text, str(meta.get("scope") or "global"),
-                           meta.get("confidence", 0.9), page))
-    new = []
-    for created, p, text, scope, conf, page in sorted(events):
-        seen[p] = etags[p]
-        subj = _subjects_in(text, titles)
-        if page:  # a hand line's subject is its page's, named or not
-            subj.append(page[len("knowledge/"):-3])
-        for name, _pos in T.capitalised_runs(text):
-            if T.slugify(name) not in subj:
-                subj.append(T.slugify(name))
-        words = set(T.content_words(text))
-        attr = T.attribute_of(text)
-        best = None
-        for cp, card in sorted(cards.items(), key=lambda kv: kv[1]["created"]):
-            if card.get("superseded_by") or card.get("source") == p:
-                continue
-            shared = set(card["subjects"]) & set(subj)
-            cw = set(T.content_words(card["text"]))
-            jacc = len(cw & words) / max(1, len(cw | words))
-            same_attr = attr and card.get("attr") and card["attr"][0] == attr[0]
-            if (shared and (same_attr or jacc >= 0.25)) or jacc >= 0.5:
-                best = cp
-        path = _card_path(created, text, set(cards))
-        cards[path] = {"text": text, "scope": scope, "created": created, "updated": created,
-                       "confidence": conf, "subjects": sorted(set(subj)), "source": p,
-                       "attr": list(attr) if attr else None, "supersedes": best,
-                       "superseded_by": None, **({"hand_page": page} if page else {})}
-        if best:
-            cards[best]["superseded_by"] = path
-            cards[best]["updated"] = created
-        new.append(path)
-    return new
-
-
-def render_card(path: str, card: dict) -> str:
-    meta = {"type": "correction", "scope": card["scope"],
-            "confidence": 0.3 if card.get("superseded_by") else card.get("confidence", 0.9),
-            "created": card["created"], "updated": card["updated"]}
-    sup = ([card["supersedes"]] if card.get("supersedes") else []) + list(card.get("supersedes_notes", []))
-    if sup:
-        # one path stays a string (the usual case); the user's cards it reached make a list
-        meta["supersedes"] = sup[0] if len(sup) == 1 else sup
-    if card.get("superseded_by"):
-        meta["superseded_by"] = card["superseded_by"]
-        meta["status"] = "superseded"
-    meta["subjects"] = card["subjects"]
-    meta["source"] = card["source"]
-    body = card["text"]
-    if card.get("superseded_by"):
-        body += f"\n\n(Superseded by {card['superseded_by']}.)"
-    return frontmatter(meta) + "\n" + body + "\n"
-
-
 # --------------------------------------------------------------------------- phase 4
 
 
-def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
-               synth: Synthesizer) -> tuple[dict[str, str], dict[str, list[str]], dict]:
+@dataclass
+class WikiInfo:
+    """What :func:`build_wiki` learned besides the files it rendered."""
+
+    subjects: S.Subjects
+    titles: dict[str, str]              # slug → title of every page
+    by_slug: dict[str, list[dict]]      # slug → the page's facts, in date order
+    renamed: dict[str, str]             # a role speaker ("User") → the name the sessions give
+    pages: int = 0
+    facts: int = 0
+    superseded: int = 0
+    corrected: int = 0
+    contradictions: int = 0
+    forgotten: dict[str, int] = field(default_factory=dict)  # forget request → facts dropped
+
+
+def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict,
+               synth: Synthesizer) -> tuple[dict[str, str], dict[str, list[str]], WikiInfo]:
     """Render every managed file from the state. Returns (files, reasons, info)."""
     reasons: dict[str, list[str]] = defaultdict(list)
     files: dict[str, str] = {}
-    sessions = state.get("sessions", {})
+    sessions = state.sessions
     order = sorted(sessions, key=lambda s: (sessions[s].get("date") or "", s))
     forgotten_count: Counter = Counter()
 
@@ -541,7 +453,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
             c[1] += up
     subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored,
                    case=case, exclude=helpers)
-    hand = state.get("hand", {})
+    hand = state.hand
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
     qualifying.sort(key=lambda s: (-len(subs.by_slug[s].turns), s))
@@ -572,7 +484,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
         reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
 
     # corrections → cards, and what they correct
-    cards = state.get("cards", {})
+    cards = state.cards
     card_files = {}
     live_cards: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     card_facts: list[dict] = []
@@ -589,7 +501,7 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
                                "session": "", "anchor": cp, "order": 0, "subjects": {},
                                "names": [n for n, _p in T.capitalised_runs(card["text"])],
                                "about_speaker": True, "when": []})
-            for s in set(card["subjects"]) | set(_subjects_in(card["text"], titles)):
+            for s in set(card["subjects"]) | set(subjects_in(card["text"], titles)):
                 s = subs.slug_for(s) or s
                 if s in qset:
                     live_cards[s].append((cp, card))
@@ -603,9 +515,9 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     corrected: dict[tuple[int, str], tuple[str, dict]] = {}
     for slug, lst in live_cards.items():
         for cp, card in lst:
-            negs = [_norm(m.group(1)) for m in _NEGATED_RE.finditer(card["text"])]
+            negs = [norm(m.group(1)) for m in _NEGATED_RE.finditer(card["text"])]
             for f in by_slug[slug]:
-                n = f" {_norm(f['text'])} "
+                n = f" {norm(f['text'])} "
                 # "not X" names what it corrects; otherwise the general check, reading the
                 # subject's name in the card as the fact's speaker when the page is theirs
                 if any(neg and f" {neg} " in n for neg in negs) or contradiction(
@@ -694,10 +606,9 @@ def build_wiki(state: dict, phrases: list[tuple[str, str]], settings: dict,
     files.update(card_files)
     files.update(learned)
     files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
-    info = {"forgotten": dict(forgotten_count), "pages": len(pages), "facts": len(facts),
-            "superseded": n_replaced, "corrected": len(corrected),
-            "contradictions": len(contra), "titles": titles, "by_slug": by_slug, "subjects": subs,
-            "renamed": renamed}
+    info = WikiInfo(subs, titles, by_slug, renamed, pages=len(pages), facts=len(facts),
+                    superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
+                    forgotten=dict(forgotten_count))
     return files, reasons, info
 
 
@@ -817,121 +728,196 @@ def render_index(specs: dict[str, PageSpec], synth: Synthesizer, cap_tokens: int
 # --------------------------------------------------------------------------- the run
 
 
+@dataclass
+class _Run:
+    """One run's inputs and what its phases made of them, in phase order."""
+
+    tree: Tree
+    synth: Synthesizer
+    prog: Progress
+    t0: float
+    now: _dt.datetime | None
+    listing: dict[str, str]
+    raw_state: str | None
+    prev: DreamState
+    cfg: dict[str, Any]
+    skill_hash: str
+    transcripts: dict[str, str]            # session id → transcript path
+    extractor: Extractor
+    ex_name: str
+    new_sessions: list[str]
+    gone: list[str]
+    forget_now: dict[str, str]
+    hand_edits: list[E.Edit]
+    state: DreamState = field(default_factory=DreamState)
+    reasons: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
+    deferred: list[str] = field(default_factory=list)
+    read: int = 0
+    phrases: list[tuple[str, str]] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    info: WikiInfo | None = None
+    hand_events: dict[str, str] = field(default_factory=dict)
+    external: dict[str, str] = field(default_factory=dict)   # GUIDE.md, user cards, transcripts
+    redacted: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    excluded: set[str] = field(default_factory=set)
+    verifier: Verifier | None = None
+    citations: int = 0
+    share_before: float = 1.0
+    share_after: float = 1.0
+    changes: list[Change] = field(default_factory=list)
+    previous: dict[str, str | None] = field(default_factory=dict)
+
+
 def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
           settings: dict | None = None, force: bool = False,
           now: _dt.datetime | None = None, progress: Progress | None = None) -> RunResult:
     """One run over ``tree``; nothing is written (see :func:`run_local` and sync).
     ``progress``: where phases and counts go (default: standard error when it is a terminal)."""
     t0 = time.monotonic()
-    prog = progress if progress is not None else Progress()
-    synth = synthesizer or DeterministicSynthesizer()
+    run = orient(tree, synthesizer or DeterministicSynthesizer(), settings,
+                 progress if progress is not None else Progress(), t0, now)
+    if not (run.new_sessions or run.gone or force or inputs_changed(run, settings)):
+        return RunResult(nothing_new=True, stats={"seconds": round(time.monotonic() - t0, 3)})
+    start_state(run)
+    read_sessions(run)
+    write_wiki(run)
+    verify_and_validate(run, embedder)
+    diff_against_previous(run)
+    return finish(run)
+
+
+# ---- phase 1: orient
+
+
+def orient(tree: Tree, synth: Synthesizer, settings: dict | None, prog: Progress, t0: float,
+           now: _dt.datetime | None) -> _Run:
+    """Read the state, the settings, the listing: which sessions are new or grown, which
+    are gone, which pages a person edited."""
     listing = tree.paths()
-    # ---- phase 1: orient
     raw_state = tree.read(STATE_PATH) if STATE_PATH in listing else None
-    try:
-        prev_state = json.loads(raw_state) if raw_state else {}
-    except ValueError:
-        log.warning("%s is not valid JSON; starting from scratch", STATE_PATH)
-        prev_state = {}
-    if prev_state.get("version") != STATE_VERSION:
-        prev_state = {}
+    prev = DreamState.from_json(raw_state)
     corpus_skill = next((tree.read(p) for p in SKILL_PATHS if p in listing), None)
     cfg = settings_from(default_skill(), corpus_skill, overrides=settings)
     skill_hash = T.md5_hex((corpus_skill or "") + json.dumps(settings or {}, sort_keys=True))
     transcripts = {m.group(1): p for p in listing if (m := _TRANSCRIPT_RE.match(p))}
-    known = prev_state.get("sessions", {})
+    known = prev.sessions
     extractor = get_extractor(str(cfg.get("extractor", "auto")))
     ex_name = f"{extractor.name}+{EXTRACTION}"
-    if prev_state.get("extractor") != ex_name:
+    if prev.extractor != ex_name:
         known = {}  # another entity extractor: every session's subjects are re-extracted
-    new_sessions = sorted(s for s, p in transcripts.items() if known.get(s, {}).get("etag") != listing[p])
-    gone = sorted(set(prev_state.get("sessions", {})) - set(transcripts))
-    forget_now = {p: e for p, e in listing.items() if p.startswith(FORGET_DIR)}
-    corr_now = {p: e for p, e in listing.items() if p.startswith(CORRECTIONS_DIR)}
-    inputs_changed = (forget_now != prev_state.get("forget", {})
-                      or any(prev_state.get("corrections", {}).get(p) != e for p, e in corr_now.items())
-                      or skill_hash != prev_state.get("skill_hash")
-                      or synth.name != prev_state.get("synthesizer"))
-    # pages a person edited (or deleted) since dream wrote them: their edits are inputs
-    hand_edits = E.detect(tree, listing, prev_state.get("written", {}))
-    inputs_changed = inputs_changed or bool(hand_edits)
-    if not new_sessions and not gone and not inputs_changed and not force:
-        return RunResult(nothing_new=True, stats={"seconds": round(time.monotonic() - t0, 3)})
+    return _Run(
+        tree=tree, synth=synth, prog=prog, t0=t0, now=now, listing=listing, raw_state=raw_state,
+        prev=prev, cfg=cfg, skill_hash=skill_hash, transcripts=transcripts, extractor=extractor,
+        ex_name=ex_name,
+        new_sessions=sorted(s for s, p in transcripts.items() if known.get(s, {}).get("etag") != listing[p]),
+        gone=sorted(set(prev.sessions) - set(transcripts)),
+        forget_now={p: e for p, e in listing.items() if p.startswith(FORGET_DIR)},
+        # pages a person edited (or deleted) since dream wrote them: their edits are inputs
+        hand_edits=E.detect(tree, listing, prev.written))
 
-    state = json.loads(json.dumps(prev_state)) if prev_state else {}
-    state["version"] = STATE_VERSION
+
+def inputs_changed(run: _Run, settings: dict | None) -> bool:
+    """Whether anything but the sessions changed: forget requests, corrections, the skill
+    and settings, the synthesizer, a hand edit."""
+    corr_now = {p: e for p, e in run.listing.items() if p.startswith(CORRECTIONS_DIR)}
+    return (run.forget_now != run.prev.forget
+            or any(run.prev.corrections.get(p) != e for p, e in corr_now.items())
+            or run.skill_hash != run.prev.skill_hash
+            or run.synth.name != run.prev.synthesizer
+            or bool(run.hand_edits))
+
+
+def start_state(run: _Run) -> None:
+    """This run's state: a copy of the last one, with the hand edits folded in."""
+    state = run.prev.copy()
+    state.version = STATE_VERSION
     # A synthesizer that calls a model keeps its answers in the state (by prompt hash): an
     # unchanged page is not asked again and a rerun renders the same bytes.
-    if hasattr(synth, "bind_cache"):
-        synth.bind_cache(state.setdefault("synth_cache", {}))
+    if run.synth.caches_answers:
+        if state.synth_cache is None:
+            state.synth_cache = {}
+        run.synth.bind_cache(state.synth_cache)
     else:
-        state.pop("synth_cache", None)
-    E.record(state, hand_edits)
-    sessions = state.setdefault("sessions", {})
-    for s in gone:
-        sessions.pop(s, None)
-    # ---- phases 2 + 3 for new and grown sessions, within budget
+        state.synth_cache = None
+    E.record(state, run.hand_edits)
+    for s in run.gone:
+        state.sessions.pop(s, None)
+    run.state = state
+
+
+# ---- phases 2 + 3: summarize, attach facts
+
+
+def read_sessions(run: _Run) -> None:
+    """Extract new and grown sessions, within the run's budgets (the rest waits)."""
+    cfg, state, prog = run.cfg, run.state, run.prog
     budget_n = int(cfg.get("max_sessions_per_run", 1000))
     budget_s = float(cfg.get("time_budget_seconds", 600))
-    deferred: list[str] = []
-    reasons: dict[str, list[str]] = defaultdict(list)
-    read = 0
-    prog.phase("reading sessions", total=len(new_sessions))
-    for sid in new_sessions:
-        if read >= budget_n or time.monotonic() - t0 > budget_s:
-            deferred.append(sid)
+    prog.phase("reading sessions", total=len(run.new_sessions))
+    for sid in run.new_sessions:
+        if run.read >= budget_n or time.monotonic() - run.t0 > budget_s:
+            run.deferred.append(sid)
             continue
         prog.step()
-        path = transcripts[sid]
-        tr = T.parse_transcript(path, tree.read(path) or "")
-        ex = extract_session(tr, cfg, extractor)
-        old = sessions.get(sid)
-        ex["etag"] = listing[path]
-        sessions[sid] = ex
-        read += 1
+        path = run.transcripts[sid]
+        tr = T.parse_transcript(path, run.tree.read(path) or "")
+        ex = extract_session(tr, cfg, run.extractor)
+        old = state.sessions.get(sid)
+        ex["etag"] = run.listing[path]
+        state.sessions[sid] = ex
+        run.read += 1
         why = (f"session {sid} grew ({old['turns']} → {ex['turns']} turns)" if old
                else f"new session {sid} ({ex['turns']} turns)")
-        reasons[f"sessions/{sid}/summary.md"].append(why)
-        reasons["__sessions__"].append(why)
-    state["forget"] = forget_now
-    state["skill_hash"] = skill_hash
-    state["synthesizer"] = synth.name
-    state["extractor"] = ex_name
-    # subjects known so far (for matching corrections), then corrections → cards
-    prog.done(f"{len(deferred)} deferred" if deferred else "")
-    prog.phase("writing the wiki")
-    phrases = forget_phrases(tree, listing)
-    files, rs, info = build_wiki(state, phrases, cfg, synth)
-    for e in hand_edits:
+        run.reasons[f"sessions/{sid}/summary.md"].append(why)
+        run.reasons["__sessions__"].append(why)
+    state.forget = run.forget_now
+    state.skill_hash = run.skill_hash
+    state.synthesizer = run.synth.name
+    state.extractor = run.ex_name
+    prog.done(f"{len(run.deferred)} deferred" if run.deferred else "")
+
+
+# ---- phase 4: the wiki
+
+
+def write_wiki(run: _Run) -> None:
+    """Render every managed file; then corrections (to cards, pages, GUIDE.md and the
+    user's cards) and forget requests (redacted at the source), and render again."""
+    tree, listing, state, reasons = run.tree, run.listing, run.state, run.reasons
+    run.prog.phase("writing the wiki")
+    run.phrases = phrases = forget_phrases(tree, listing)
+    files, rs, info = build_wiki(state, phrases, run.cfg, run.synth)
+    for e in run.hand_edits:
         reasons[e.path].append(e.describe())
     # a hand line contradicting its page becomes a correction event, written by this run
-    hand_events = E.conflict_events(state, info["by_slug"], info["titles"],
-                                    now or _dt.datetime.now(_dt.timezone.utc))
-    new_cards = process_corrections(tree, listing, state, info["titles"], extra=hand_events)
+    run.hand_events = E.conflict_events(state, info.by_slug, info.titles,
+                                        run.now or _dt.datetime.now(_dt.timezone.utc))
+    new_cards = process_corrections(tree.read, listing, state, info.titles, extra=run.hand_events)
     # a correction reaches GUIDE.md and the user's own cards that state the old value
-    live = [(cp, c) for cp, c in sorted(state.get("cards", {}).items())
+    live = [(cp, c) for cp, c in sorted(state.cards.items())
             if not c.get("superseded_by") and not _forgotten(c["text"], phrases)]
     external = reach.apply(tree.read, listing, live, CARDS_DIR)
     # a forget request reaches the transcripts and the user's cards too (redact.py)
-    redacted = redact.apply(lambda q: external.get(q) or tree.read(q), listing,
-                            [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/"))
-    for rp, txt in redacted.items():
+    run.redacted = redact.apply(lambda q: external.get(q) or tree.read(q), listing,
+                                [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/"))
+    for rp, txt in run.redacted.items():
         external[rp] = txt
         reasons[rp].append("forget request: phrase redacted")
         m = _TRANSCRIPT_RE.match(rp)
-        if m and m.group(1) in sessions:
+        if m and m.group(1) in state.sessions:
             # what the state holds for it is what the redacted transcript says (and its ETag,
             # so the next run does not read it again)
-            ex = extract_session(T.parse_transcript(rp, txt), cfg, extractor)
+            ex = extract_session(T.parse_transcript(rp, txt), run.cfg, run.extractor)
             ex["etag"] = T.md5_hex(txt)
-            sessions[m.group(1)] = ex
+            state.sessions[m.group(1)] = ex
     for ep in external:
         reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
             cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))
     if new_cards or external:
-        files, rs, info = build_wiki(state, phrases, cfg, synth)
+        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth)
         for cp in new_cards:
-            card = state["cards"][cp]
+            card = state.cards[cp]
             reasons[cp].append(f"correction {card['source']}" + (
                 f", supersedes {card['supersedes']}" if card.get("supersedes") else ""))
             if card.get("supersedes"):
@@ -940,36 +926,46 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                 reasons[f"knowledge/{s}.md"].append(f"correction {cp}")
     for k, v in rs.items():
         reasons[k].extend(v)
-    for ep, content in hand_events.items():
+    for ep, content in run.hand_events.items():
         meta = split_frontmatter(content)[0] or {}
         files[ep] = content
         reasons[ep].append(f"hand edit of {meta.get('page')} contradicts a claim of the page")
+    run.files, run.info, run.external = files, info, external
 
-    # ---- validation and semantic verification of the staged tree
-    turn_cache: dict[str, dict[str, str] | None] = {}
 
-    def turns_of(tpath: str) -> dict[str, str] | None:
-        # anchor → "Speaker: text": a synthesizer that paraphrases ("Mara adopted a dog")
-        # names the speaker, which the turn's text alone does not contain.
-        if tpath not in turn_cache:
-            txt = tree.read(tpath) if tpath in listing else None
+# ---- validation and semantic verification
+
+
+class _Sources:
+    """What a citation names, as verification reads it: a transcript turn with what it
+    implies (the session's date, resolved relative dates, the aliases' full names), a hand
+    line, a card with its date."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+        self.turn_cache: dict[str, dict[str, str] | None] = {}
+        self.day_of: dict[str, str | None] = {}
+        subs = run.info.subjects
+        user_sub = subs.user()
+        self.user_title = user_sub.title if user_sub else ""
+        self.aliases = {n: subs.by_slug[s].title for n, s in subs.alias_of.items()
+                        if s in subs.by_slug and n != subs.by_slug[s].title}
+
+    def turns_of(self, tpath: str) -> dict[str, str] | None:
+        """anchor → "Speaker: text": a synthesizer that paraphrases ("Mara adopted a dog")
+        names the speaker, which the turn's text alone does not contain."""
+        if tpath not in self.turn_cache:
+            txt = self.run.tree.read(tpath) if tpath in self.run.listing else None
             tr = T.parse_transcript(tpath, txt) if txt is not None else None
-            turn_cache[tpath] = None if tr is None else {
+            self.turn_cache[tpath] = None if tr is None else {
                 t.anchor: f"{t.speaker}: {t.text}" for t in tr.turns}
-            day_of[tpath] = tr.date if tr is not None else None
-        return turn_cache[tpath]
+            self.day_of[tpath] = tr.date if tr is not None else None
+        return self.turn_cache[tpath]
 
-    day_of: dict[str, str | None] = {}
-    renamed = info.get("renamed", {})
-    user_sub = info["subjects"].user()
-    user_title = user_sub.title if user_sub else ""
-    aliases = {n: info["subjects"].by_slug[s].title for n, s in info["subjects"].alias_of.items()
-               if s in info["subjects"].by_slug and n != info["subjects"].by_slug[s].title}
-
-    def derived(tpath: str, text: str) -> str:
+    def derived(self, tpath: str, text: str) -> str:
         """What a turn implies beyond its words, for verification: the session's date, the
         turn's relative dates resolved, and the full names of the aliases it uses."""
-        day = day_of.get(tpath)
+        day = self.day_of.get(tpath)
         extra = []
         if day:
             extra.append(f"session date {day} ({human_date(day)})")
@@ -980,68 +976,77 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                 extra += [human_date(m) for _e, m in T.relative_dates(text, day)
                           if re.fullmatch(r"\d{4}-\d{2}-\d{2}", m)]
         spk = text.split(":", 1)[0]
+        renamed, subs = self.run.info.renamed, self.run.info.subjects
         if spk in renamed:  # "User: …" is the user speaking, by the name the sessions give
-            who = info["subjects"].slug_for(renamed[spk])
+            who = subs.slug_for(renamed[spk])
             extra.append(f"{spk} = {renamed[spk]}" + (
-                f" = {info['subjects'].by_slug[who].title}" if who in info["subjects"].by_slug else ""))
-        extra += [f"{a} = {t}" for a, t in aliases.items() if a in text]
+                f" = {subs.by_slug[who].title}" if who in subs.by_slug else ""))
+        extra += [f"{a} = {t}" for a, t in self.aliases.items() if a in text]
         return text + (" [" + "; ".join(extra) + "]" if extra else "")
 
-    def exists(p: str) -> bool:
-        return p in listing or p in files
-
-    view = CorpusView(exists, lambda p: (set(turns_of(p)) if turns_of(p) is not None else None))
-    cap_tokens = int(cfg.get("index_cap_tokens", 2000))
-    problems = validate_tree(files, view, cap_tokens)
-    # a session without a date is the transcript's problem (its summary is not written)
-    problems += [Problem(transcripts[sid], "transcript-date",
-                         "transcript frontmatter has no 'date' (ISO 8601, see cache/FORMAT.md): "
-                         "not summarised; its facts are undated", "warning")
-                 for sid in sorted(sessions) if sid in transcripts and not sessions[sid].get("date")]
-    from .validate import CITE_ANY_RE
-
-    def citation_share(probs: list[Problem]) -> tuple[int, float]:
-        """(citations, share valid) over the staged pages and summaries."""
-        total = sum(len(CITE_ANY_RE.findall(txt)) for p, txt in files.items()
-                    if p.startswith("knowledge/") or p.endswith("summary.md"))
-        bad = sum(1 for pr in probs if pr.code in ("cite-syntax", "cite-unresolved",
-                                                   "source-missing", "source-turn"))
-        return total, (round(1 - bad / total, 4) if total else 1.0)
-
-    cite_total, share_before = citation_share(problems)
-
-    def source_text(ref: str) -> str | None:
+    def text(self, ref: str) -> str | None:
+        """The source text a citation names (None: it names nothing)."""
         path, _, anchor = ref.partition("#")
         if anchor.startswith("hand-"):
             # a hand line's source is the person's edit, kept in the state
-            line = next((x["text"] for x in state.get("hand", {}).get(path, {}).get("lines", [])
+            line = next((x["text"] for x in self.run.state.hand.get(path, {}).get("lines", [])
                          if x["id"] == anchor[5:]), None)
             return E.hand_text(line) if line is not None else None
         if _TRANSCRIPT_RE.match(path):
-            ts = turns_of(path)
+            ts = self.turns_of(path)
             txt = ts.get(anchor) if ts else None
-            return derived(path, txt) if txt is not None else None
-        txt = files.get(path) or (tree.read(path) if path in listing else None)
+            return self.derived(path, txt) if txt is not None else None
+        files, listing = self.run.files, self.run.listing
+        txt = files.get(path) or (self.run.tree.read(path) if path in listing else None)
         if txt is None:
             return None
         meta, body, _bad = split_frontmatter(txt)
         # a card's date is part of what it says (a correction line names when it was made)
         when = [str(meta.get(k))[:10] for k in ("created", "updated") if meta and meta.get(k)]
         # a correction is the user's own statement about their memory
-        who = [f"by {user_title}"] if user_title and path.startswith(CARDS_DIR) else []
+        who = [f"by {self.user_title}"] if self.user_title and path.startswith(CARDS_DIR) else []
         tail = "; ".join([f"dated {', '.join(when)}"] * bool(when) + who)
         return body + (f" [{tail}]" if tail else "")
 
-    verifier = Verifier(embedder, float(cfg.get("similarity_threshold", 0.45)),
-                        float(cfg.get("lexical_threshold", 0.5)), cache=state.setdefault("verified", {}))
-    prog.done(f"{info['pages']} pages, {info['facts']} facts")
-    checked = [p for p in sorted(files) if p.startswith("knowledge/") and p != INDEX_PATH
-               or p.endswith("/summary.md")]
-    prog.phase("verifying claims", total=len(checked))
+
+def _citation_share(files: dict[str, str], probs: list[Problem]) -> tuple[int, float]:
+    """(citations, share valid) over the staged pages and summaries."""
+    total = sum(len(CITE_ANY_RE.findall(txt)) for p, txt in files.items()
+                if p.startswith("knowledge/") or p.endswith("summary.md"))
+    bad = sum(1 for pr in probs if pr.code in ("cite-syntax", "cite-unresolved",
+                                               "source-missing", "source-turn"))
+    return total, (round(1 - bad / total, 4) if total else 1.0)
+
+
+def _checked(p: str) -> bool:
+    """A file whose claims verification reads: a page (not INDEX.md) or a summary."""
+    return p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md")
+
+
+def verify_and_validate(run: _Run, embedder) -> None:
+    """Each claim against its source (unsupported ones dropped); then validation, where an
+    erroneous file keeps its previous version (or the fallback rendering when it has none)."""
+    files, listing, state, info, prog = run.files, run.listing, run.state, run.info, run.prog
+    sources = _Sources(run)
+    view = CorpusView(lambda p: p in listing or p in files,
+                      lambda p: (set(sources.turns_of(p)) if sources.turns_of(p) is not None else None))
+    cap_tokens = int(run.cfg.get("index_cap_tokens", 2000))
+    problems = validate_tree(files, view, cap_tokens)
+    # a session without a date is the transcript's problem (its summary is not written)
+    problems += [Problem(run.transcripts[sid], "transcript-date",
+                         "transcript frontmatter has no 'date' (ISO 8601, see cache/FORMAT.md): "
+                         "not summarised; its facts are undated", "warning")
+                 for sid in sorted(state.sessions)
+                 if sid in run.transcripts and not state.sessions[sid].get("date")]
+    run.citations, run.share_before = _citation_share(files, problems)
+    verifier = Verifier(embedder, float(run.cfg.get("similarity_threshold", 0.45)),
+                        float(run.cfg.get("lexical_threshold", 0.5)), cache=state.verified)
+    prog.done(f"{info.pages} pages, {info.facts} facts")
+    prog.phase("verifying claims", total=len([p for p in files if _checked(p)]))
     for p in sorted(files):
-        if p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md"):
+        if _checked(p):
             prog.step()
-            new_text, rejected = verifier.verify_file(p, files[p], source_text)
+            new_text, rejected = verifier.verify_file(p, files[p], sources.text)
             if rejected:
                 files[p] = new_text
                 for ln in rejected:
@@ -1050,7 +1055,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
                                             "warning"))
     prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected")
     # Errors exclude a file (its previous version stays); repeat: an exclusion can break links.
-    excluded: set[str] = set()
+    excluded = run.excluded
     for _round in range(3):
         errs = [pr for pr in validate_tree(files, view, cap_tokens) if pr.severity == "error"]
         bad = {pr.path for pr in errs} - excluded
@@ -1058,9 +1063,9 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             break
         problems += [pr for pr in errs if pr.path in bad]
         for p in bad:
-            old = tree.read(p) if p in listing else None
-            alt = synth.fallback(p) if hasattr(synth, "fallback") and _round == 0 else None
-            if alt is not None and (old is None or _forgotten(old, phrases)):
+            old = run.tree.read(p) if p in listing else None
+            alt = run.synth.fallback(p) if _round == 0 else None
+            if alt is not None and (old is None or _forgotten(old, run.phrases)):
                 # No previous version to keep (or it holds what a forget request removed):
                 # the deterministic rendering of the same facts, itself validated next round.
                 files[p] = alt
@@ -1073,75 +1078,88 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
             else:
                 files[p] = old
     # GUIDE.md and the user's cards are theirs, not dream's: changed, never managed
-    files.update(external)
+    files.update(run.external)
     # What is published: the share of valid citations after validation (must be 1.0).
-    cite_total, share_after = citation_share(
-        [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in excluded])
+    run.citations, run.share_after = _citation_share(
+        files, [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in excluded])
     # drop duplicate problems, keep order
     seen_pr: set = set()
-    problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
+    run.problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
+    run.verifier = verifier
 
-    # ---- diff against the previous tree
-    managed_prev = set(prev_state.get("managed", []))
-    changes: list[Change] = []
-    previous: dict[str, str | None] = {}
+
+# ---- what changed
+
+
+def diff_against_previous(run: _Run) -> None:
+    """The changes against the tree as listed, and what the state records of them: the
+    managed files and, per page, what dream wrote (to tell a hand edit next run)."""
+    files, listing, state, excluded = run.files, run.listing, run.state, run.excluded
+    managed_prev = set(run.prev.managed)
     for p in sorted(files):
         if p in excluded:
             continue
         if listing.get(p) == T.md5_hex(files[p]):
             continue
-        old = tree.read(p) if p in listing else None
-        previous[p] = old
-        why = "; ".join(dict.fromkeys(reasons.get(p, []))) or _why(p, old, files[p], phrases)
-        changes.append(Change(p, "modify" if old is not None else "add", why))
+        old = run.tree.read(p) if p in listing else None
+        run.previous[p] = old
+        why = "; ".join(dict.fromkeys(run.reasons.get(p, []))) or _why(p, old, files[p], run.phrases)
+        run.changes.append(Change(p, "modify" if old is not None else "add", why))
     for p in sorted(managed_prev - set(files)):
         if p in listing:
-            previous[p] = tree.read(p)
-            changes.append(Change(p, "delete", _why_gone(p, previous[p], phrases, info)))
-    state["managed"] = sorted((set(files) - excluded | (managed_prev & excluded)) - set(hand_events)
-                              - set(external))
+            run.previous[p] = run.tree.read(p)
+            run.changes.append(Change(p, "delete", _why_gone(p, run.previous[p], run.phrases)))
+    state.managed = sorted((set(files) - excluded | (managed_prev & excluded)) - set(run.hand_events)
+                           - set(run.external))
     # What dream wrote, line by line, so that the next run can tell a hand edit (edits.py).
     written = {}
-    for p in sorted(state["managed"]):
+    for p in sorted(state.managed):
         if not E.is_page(p):
             continue
         if p in excluded:
-            if p in prev_state.get("written", {}):
-                written[p] = prev_state["written"][p]
+            if p in run.prev.written:
+                written[p] = run.prev.written[p]
             continue
-        ids = {E._norm(E.strip_cites(x.get("shown", x["text"]))): x["id"]
-               for x in state.get("hand", {}).get(p, {}).get("lines", [])}
+        ids = {norm(E.strip_cites(x.get("shown", x["text"]))): x["id"]
+               for x in state.hand.get(p, {}).get("lines", [])}
         written[p] = E.written_record(files[p], ids)
-    state["written"] = written
+    state.written = written
+
+
+def finish(run: _Run) -> RunResult:
+    """The state's last fields, the stats, and the result."""
+    state, info, verifier, synth = run.state, run.info, run.verifier, run.synth
     # The state names the synthesizer that actually rendered: a run that fell back from the
     # model differs from the configured name, so the next run renders again.
-    state["synthesizer"] = getattr(synth, "effective_name", synth.name)
-    if hasattr(synth, "prune_cache"):
-        synth.prune_cache()
-    state["last_run"] = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0).isoformat()
+    state.synthesizer = synth.effective_name
+    synth.prune_cache()
+    state.last_run = (run.now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0).isoformat()
     stats = {
-        "sessions_total": len(transcripts), "sessions_read": read, "sessions_deferred": len(deferred),
-        "pages": info["pages"], "facts": info["facts"], "superseded": info["superseded"],
-        "contradictions": info["contradictions"],
-        "corrected": info["corrected"], "forgotten": sum(info["forgotten"].values()) + len(redacted),
-        "redacted_files": len(redacted),
+        "sessions_total": len(run.transcripts), "sessions_read": run.read,
+        "sessions_deferred": len(run.deferred),
+        "pages": info.pages, "facts": info.facts, "superseded": info.superseded,
+        "contradictions": info.contradictions,
+        "corrected": info.corrected, "forgotten": sum(info.forgotten.values()) + len(run.redacted),
+        "redacted_files": len(run.redacted),
         "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
         "share_rejected": round(verifier.stats.share_rejected, 4),
         "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
-        "citations": cite_total,
-        "share_valid_citations": share_after, "share_valid_citations_before_validation": share_before,
-        "problems": len(problems), "excluded": sorted(excluded),
-        "seconds": round(time.monotonic() - t0, 3),
+        "citations": run.citations,
+        "share_valid_citations": run.share_after, "share_valid_citations_before_validation": run.share_before,
+        "problems": len(run.problems), "excluded": sorted(run.excluded),
+        "seconds": round(time.monotonic() - run.t0, 3),
     }
-    if hasattr(synth, "report"):
-        stats["synth"] = synth.report()
+    report = synth.report()
+    if report is not None:
+        stats["synth"] = report
         stats["synth_note"] = synth.note()
-    out_files = dict(files)
-    out_files[STATE_PATH] = json.dumps(state, indent=1, sort_keys=True) + "\n"
+    out_files = dict(run.files)
+    out_files[STATE_PATH] = state.to_json()
+    changes = run.changes
     if STATE_PATH not in [c.path for c in changes]:
-        changes.append(Change(STATE_PATH, "modify" if STATE_PATH in listing else "add", "dream state"))
-        previous[STATE_PATH] = raw_state
-    return RunResult(False, out_files, changes, state, problems, stats, previous, deferred)
+        changes.append(Change(STATE_PATH, "modify" if STATE_PATH in run.listing else "add", "dream state"))
+        run.previous[STATE_PATH] = run.raw_state
+    return RunResult(False, out_files, changes, state, run.problems, stats, run.previous, run.deferred)
 
 
 def _why(path: str, old: str | None, new: str, phrases: list[tuple[str, str]]) -> str:
@@ -1167,7 +1185,7 @@ def _why(path: str, old: str | None, new: str, phrases: list[tuple[str, str]]) -
     return "; ".join(parts) or "rewritten"
 
 
-def _why_gone(path: str, old: str | None, phrases: list[tuple[str, str]], info: dict) -> str:
+def _why_gone(path: str, old: str | None, phrases: list[tuple[str, str]]) -> str:
     if old and phrases:
         meta = split_frontmatter(old)[0] or {}
         title = str(meta.get("title") or "")

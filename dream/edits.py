@@ -34,8 +34,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.forget import norm
 
 from .contradict import contradiction
+from .corrections import correction_event
+from .state import DreamState
 from .synth import frontmatter
 from .text import md5_hex
 from .validate import CITE_ANY_RE, CITE_OK_RE, INDEX_PATH, LINK_RE
@@ -53,13 +56,9 @@ def line_hash(line: str) -> str:
     return md5_hex(" ".join(line.split()))[:12]
 
 
-def _norm(s: str) -> str:
-    return " ".join(re.sub(r"[^\w\s']", " ", s.lower()).split())
-
-
 def quote_key(text: str) -> str:
     """A short key of a quotation, comparable with a fact's text (quote marks normalized)."""
-    return md5_hex(_norm(re.sub("['\"‘’“”]", "", text)))[:10]
+    return md5_hex(norm(re.sub("['\"‘’“”]", "", text)))[:10]
 
 
 def strip_cites(line: str) -> str:
@@ -96,7 +95,7 @@ def written_record(text: str, hand_ids: dict[str, str]) -> dict[str, Any]:
         q = _QUOTED_RE.search(ln)
         if q and entry["refs"]:
             entry["q"] = quote_key(q.group(1))  # which fact of the turn the line quoted
-        hid = hand_ids.get(_norm(strip_cites(ln)))
+        hid = hand_ids.get(norm(strip_cites(ln)))
         if hid:
             entry["hand"] = hid
         rec[line_hash(ln)] = entry
@@ -169,9 +168,9 @@ def detect(tree: Any, listing: dict[str, str], written: dict[str, dict]) -> list
     return edits
 
 
-def record(state: dict, edits: list[Edit]) -> None:
-    """Fold detected edits into ``state['hand']`` (hand lines, page forgets, retired pages)."""
-    hand = state.setdefault("hand", {})
+def record(state: DreamState, edits: list[Edit]) -> None:
+    """Fold detected edits into ``state.hand`` (hand lines, page forgets, retired pages)."""
+    hand = state.hand
     for e in edits:
         h = hand.setdefault(e.path, {"lines": [], "forget": [], "deleted": False})
         if e.deleted_page:
@@ -262,9 +261,9 @@ def _position(lines: list[str], h: dict) -> int | None:
     else None (its section is gone), else before ``## Related``."""
     after = h.get("after") or ""
     if after:
-        key = _norm(strip_cites(after))
+        key = norm(strip_cites(after))
         for i, ln in enumerate(lines):
-            if key and _norm(strip_cites(ln)) == key:
+            if key and norm(strip_cites(ln)) == key:
                 return i + 1
     sec = h.get("section")
     if sec:
@@ -293,15 +292,13 @@ def _before_related(lines: list[str]) -> int:
 # --------------------------------------------------------------------------- conflicts
 
 
-def conflict_events(state: dict, facts_of: dict[str, list[dict]], titles: dict[str, str],
+def conflict_events(state: DreamState, facts_of: dict[str, list[dict]], titles: dict[str, str],
                     now: _dt.datetime) -> dict[str, str]:
     """A correction event (path → content) for each new hand line that contradicts a fact
     of its page (live or just deleted by hand): the corrections machinery takes it from
     there. Records the event on the hand line."""
-    from .core import correction_event
-
     out = {}
-    for path, h in sorted(state.get("hand", {}).items()):
+    for path, h in sorted(state.hand.items()):
         slug = path[len("knowledge/"):-3]
         title = titles.get(slug)
         for x in h.get("lines", []):

@@ -253,6 +253,8 @@ class LLMSynthesizer:
         self._alt: dict[str, tuple] = {}        # path → how to render it deterministically
         self._gists: dict[str, str] = {}        # slug → a checked one-line gist
 
+    caches_answers = True
+
     # -- identity and state
     @property
     def name(self) -> str:

@@ -312,8 +312,8 @@ def upload(store: ObjectStore, res: RunResult, listing: dict[str, str], rep: Syn
     if rep.conflicts:
         # A conflicting file keeps the other writer's version; forget that dream manages it
         # so that it is not deleted later, and re-check it next run.
-        state["managed"] = [p for p in state.get("managed", []) if p not in rep.conflicts]
-    store.put(STATE_PATH, (json.dumps(state, indent=1, sort_keys=True) + "\n").encode())
+        state.managed = [p for p in state.managed if p not in rep.conflicts]
+    store.put(STATE_PATH, state.to_json().encode())
     rep.uploaded.append(STATE_PATH)
 
 

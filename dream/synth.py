@@ -2,8 +2,8 @@
 
 :class:`Synthesizer` is the interface; :class:`DeterministicSynthesizer` is the default
 (offline, extractive: every claim is a quote of the turn it cites, so a rerun produces the
-same bytes). An LLM synthesizer (any OpenAI-compatible endpoint) would implement the same
-three methods; whatever it writes still goes through validation and semantic verification
+same bytes). The LLM synthesizer (``dream.llm``, any OpenAI-compatible endpoint) implements
+the same protocol; whatever it writes still goes through validation and semantic verification
 before anything is published, so it cannot publish a claim its citation does not support.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import yaml
 
@@ -52,9 +52,18 @@ class PageSpec:
 
 
 class Synthesizer(Protocol):
-    """What dream needs from a synthesizer."""
+    """Everything dream calls on a synthesizer (:class:`DeterministicSynthesizer` is the
+    reference; ``dream.llm.LLMSynthesizer`` the model-backed one)."""
 
+    #: recorded in the state: another name re-renders every file
     name: str
+    #: whether it keeps answers in the state (``synth_cache``, see :meth:`bind_cache`)
+    caches_answers: bool
+
+    @property
+    def effective_name(self) -> str:
+        """The name of what actually rendered this run (a model that fell back differs)."""
+        ...
 
     def page(self, spec: PageSpec) -> str: ...
 
@@ -62,6 +71,26 @@ class Synthesizer(Protocol):
                 turns: int, claims: list[Claim]) -> str: ...
 
     def index_line(self, spec: PageSpec) -> str: ...
+
+    def bind_cache(self, cache: dict[str, str]) -> None:
+        """Keep answers in ``cache`` (the state's, by prompt hash), when it caches any."""
+        ...
+
+    def prune_cache(self) -> None:
+        """Drop cached answers no file of this run used."""
+        ...
+
+    def fallback(self, path: str) -> str | None:
+        """Another rendering of a file validation rejected (None: keep the previous one)."""
+        ...
+
+    def report(self) -> dict[str, Any] | None:
+        """What it did this run, for the stats (None: nothing to say)."""
+        ...
+
+    def note(self) -> str | None:
+        """One line for the commit message, if any."""
+        ...
 
 
 def frontmatter(meta: dict) -> str:
@@ -104,6 +133,27 @@ class DeterministicSynthesizer:
     """Offline and byte-for-byte reproducible: the page's lines as :mod:`.pages` wrote them."""
 
     name = "deterministic-v3"
+    caches_answers = False
+
+    @property
+    def effective_name(self) -> str:
+        return self.name
+
+    def bind_cache(self, cache: dict[str, str]) -> None:
+        """Nothing to cache: the rendering is a function of its input."""
+
+    def prune_cache(self) -> None:
+        """Nothing cached."""
+
+    def fallback(self, path: str) -> str | None:
+        """None: this is the fallback of the others."""
+        return None
+
+    def report(self) -> dict[str, Any] | None:
+        return None
+
+    def note(self) -> str | None:
+        return None
 
     def page(self, spec: PageSpec) -> str:
         src = Sources()

@@ -290,7 +290,7 @@ def test_correct_reaches_page_card_and_guide(tree: Path) -> None:
     assert corr["supersedes"] == "notes/preferences/figure-formats.md"
     assert {c.path for c in res.changes} >= {"GUIDE.md", "notes/preferences/figure-formats.md", cp}
     # GUIDE.md and the user's card stay theirs: dream does not manage (or later delete) them
-    assert "GUIDE.md" not in res.state["managed"]
+    assert "GUIDE.md" not in res.state.managed
     # and nothing new: nothing changes, GUIDE.md is not rewritten twice
     again = run_local(tree, None, apply=True)
     assert again.nothing_new

@@ -93,7 +93,7 @@ def test_dream_with_spacy_makes_pages_for_entities_not_fillers(tmp_path: Path) -
     assert not pages & {"knowledge/that.md", "knowledge/yeah.md"}
     assert "type: organization" in res.staged["knowledge/rainbow-youth-center.md"]
     assert "type: place" in res.staged["knowledge/boston.md"]
-    assert res.state["extractor"].startswith(E.get_extractor("spacy").name + "+")
+    assert res.state.extractor.startswith(E.get_extractor("spacy").name + "+")
     # another extractor re-extracts every session (state is per extractor)
     # (the whole staged tree: a page missing from the tree would read as deleted by hand)
     for path, text in res.staged.items():
@@ -102,7 +102,7 @@ def test_dream_with_spacy_makes_pages_for_entities_not_fillers(tmp_path: Path) -
     again = run_local(root, None, settings={"extractor": "spacy"})
     assert again.nothing_new
     rules = run_local(root, None, settings={"extractor": "rules"})
-    assert rules.stats["sessions_read"] == 1 and rules.state["extractor"].startswith("rules-v1+")
+    assert rules.stats["sessions_read"] == 1 and rules.state.extractor.startswith("rules-v1+")
 
 
 @pytest.mark.unit
@@ -128,7 +128,7 @@ def test_rules_fallback_when_spacy_is_missing_is_logged_once(monkeypatch, caplog
     (root / "sessions/s1").mkdir(parents=True)
     (root / "sessions/s1/transcript.md").write_text(TALK)
     res = run_local(root, None)
-    assert res.state["extractor"].startswith("rules-v1+")
+    assert res.state.extractor.startswith("rules-v1+")
     assert "knowledge/that.md" not in res.staged and "knowledge/boston.md" in res.staged
 
 

@@ -1,0 +1,117 @@
+"""Corrections: ``brainfs correct`` and contradicting hand lines write correction events
+(``corrections/*.md``); dream turns each into a card (``notes/corrections/*.md``) that may
+supersede an older card. See dream/README.md, *Corrections*."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+
+from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.forget import norm
+
+from . import text as T
+from .state import DreamState
+from .synth import frontmatter
+
+CORRECTIONS_DIR = "corrections/"
+CARDS_DIR = "notes/corrections/"
+
+
+def correction_event(text: str, scope: str = "global", now: _dt.datetime | None = None) -> tuple[str, str]:
+    """The corpus path and content of a correction event (what ``brainfs correct`` writes)."""
+    now = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0)
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    path = f"{CORRECTIONS_DIR}{stamp}-{T.md5_hex(text)[:8]}.md"
+    meta = {"type": "correction-event", "created": now.isoformat().replace("+00:00", "Z"),
+            "scope": scope}
+    return path, frontmatter(meta) + "\n" + " ".join(text.split()) + "\n"
+
+
+def card_path(created: str, text: str, taken: set[str]) -> str:
+    words = T.content_words(text)[:6]
+    base = f"{CARDS_DIR}{created[:10]}-{T.slugify(' '.join(words) or 'correction')[:50]}"
+    path, n = f"{base}.md", 2
+    while path in taken:
+        path, n = f"{base}-{n}.md", n + 1
+    return path
+
+
+def subjects_in(text: str, titles: dict[str, str]) -> list[str]:
+    """Slugs of known subjects named in ``text`` (whole-word, case-insensitive)."""
+    low = f" {norm(text)} "
+    return sorted(slug for slug, title in titles.items() if f" {norm(title)} " in low)
+
+
+def process_corrections(read: Callable[[str], str | None], listing: dict[str, str], state: DreamState,
+                        titles: dict[str, str], extra: dict[str, str] | None = None) -> list[str]:
+    """New correction events → cards in ``state.cards``; returns the new card paths.
+    ``read``: the tree's reader; ``extra``: events this run writes itself (hand-edit
+    conflicts), path → content."""
+    seen = state.corrections
+    cards = state.cards
+    extra = extra or {}
+    etags = {**listing, **{p: T.md5_hex(t) for p, t in extra.items()}}
+    events = []
+    for p in sorted(etags):
+        if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != etags[p]:
+            meta, body, _bad = split_frontmatter(extra.get(p) or read(p) or "")
+            meta = meta or {}
+            text = " ".join(body.split())
+            if not text:
+                seen[p] = etags[p]
+                continue
+            created = str(meta.get("created") or "")
+            page = str(meta.get("page") or "") if meta.get("origin") == "hand-edit" else ""
+            events.append((created, p, text, str(meta.get("scope") or "global"),
+                           meta.get("confidence", 0.9), page))
+    new = []
+    for created, p, text, scope, conf, page in sorted(events):
+        seen[p] = etags[p]
+        subj = subjects_in(text, titles)
+        if page:  # a hand line's subject is its page's, named or not
+            subj.append(page[len("knowledge/"):-3])
+        for name, _pos in T.capitalised_runs(text):
+            if T.slugify(name) not in subj:
+                subj.append(T.slugify(name))
+        words = set(T.content_words(text))
+        attr = T.attribute_of(text)
+        best = None
+        for cp, card in sorted(cards.items(), key=lambda kv: kv[1]["created"]):
+            if card.get("superseded_by") or card.get("source") == p:
+                continue
+            shared = set(card["subjects"]) & set(subj)
+            cw = set(T.content_words(card["text"]))
+            jacc = len(cw & words) / max(1, len(cw | words))
+            same_attr = attr and card.get("attr") and card["attr"][0] == attr[0]
+            if (shared and (same_attr or jacc >= 0.25)) or jacc >= 0.5:
+                best = cp
+        path = card_path(created, text, set(cards))
+        cards[path] = {"text": text, "scope": scope, "created": created, "updated": created,
+                       "confidence": conf, "subjects": sorted(set(subj)), "source": p,
+                       "attr": list(attr) if attr else None, "supersedes": best,
+                       "superseded_by": None, **({"hand_page": page} if page else {})}
+        if best:
+            cards[best]["superseded_by"] = path
+            cards[best]["updated"] = created
+        new.append(path)
+    return new
+
+
+def render_card(path: str, card: dict) -> str:
+    meta = {"type": "correction", "scope": card["scope"],
+            "confidence": 0.3 if card.get("superseded_by") else card.get("confidence", 0.9),
+            "created": card["created"], "updated": card["updated"]}
+    sup = ([card["supersedes"]] if card.get("supersedes") else []) + list(card.get("supersedes_notes", []))
+    if sup:
+        # one path stays a string (the usual case); the user's cards it reached make a list
+        meta["supersedes"] = sup[0] if len(sup) == 1 else sup
+    if card.get("superseded_by"):
+        meta["superseded_by"] = card["superseded_by"]
+        meta["status"] = "superseded"
+    meta["subjects"] = card["subjects"]
+    meta["source"] = card["source"]
+    body = card["text"]
+    if card.get("superseded_by"):
+        body += f"\n\n(Superseded by {card['superseded_by']}.)"
+    return frontmatter(meta) + "\n" + body + "\n"
