@@ -17,6 +17,7 @@ tested alone and can be switched off (weight 0) or be missing without breaking r
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:
@@ -38,13 +39,25 @@ def propagate_neighbours(scores: dict[int, float], neighbours: dict[int, list[in
     return out
 
 
+_SESSION_FILE_RE = re.compile(r"^(.*(?:^|/)sessions/[^/]+)/(?:transcript|summary)\.md$")
+
+
+def session_key(path: str) -> str:
+    """What a chunk's file counts as for session-first ranking: a session's transcript and
+    the summary dream writes beside it are one session (``sessions/<id>``), so a summary
+    that matches lifts its transcript's turns; any other file is itself."""
+    m = _SESSION_FILE_RE.match(path)
+    return m.group(1) if m else path
+
+
 def session_scores(scores: dict[int, float], paths: dict[int, str], top: int) -> dict[str, float]:
-    """A file's score: the sum of its ``top`` best chunk scores."""
+    """A session's score (see :func:`session_key`): the sum of its ``top`` best chunk
+    scores."""
     per: dict[str, list[float]] = {}
     for cid, s in scores.items():
         p = paths.get(cid)
         if p is not None:
-            per.setdefault(p, []).append(s)
+            per.setdefault(session_key(p), []).append(s)
     return {p: sum(sorted(v, reverse=True)[:max(1, top)]) for p, v in per.items()}
 
 
@@ -61,14 +74,14 @@ def session_prior(scores: dict[int, float], paths: dict[int, str], weight: float
     order = sorted(ss, key=lambda p: (-ss[p], p))
     if file_lists:
         fused: dict[str, float] = {}
-        for lst in [order, *file_lists.values()]:
-            for r, p in enumerate(lst, 1):
+        for lst in [order, *([session_key(p) for p in fl] for fl in file_lists.values())]:
+            for r, p in enumerate(dict.fromkeys(lst), 1):
                 fused[p] = fused.get(p, 0.0) + 1.0 / (k + r)
         order = sorted(fused, key=lambda p: (-fused[p], p))
     rank = {p: r for r, p in enumerate(order, 1)}
     out: dict[int, float] = {}
     for cid, s in scores.items():
-        r = rank.get(paths.get(cid, ""), len(order) + 1)
+        r = rank.get(session_key(paths.get(cid, "")), len(order) + 1)
         if gate > 0 and r > gate:
             continue
         out[cid] = s + (weight / (k + r) if weight > 0 else 0.0)
@@ -136,7 +149,7 @@ def spread(order: list[int], scores: dict[int, float], paths: dict[int, str], fi
     best_files = sorted(ss, key=lambda p: (-ss[p], p))[:min(files, k)]
     firsts: dict[str, int] = {}
     for c in order:
-        p = paths.get(c)
+        p = session_key(paths.get(c, ""))
         if p in best_files and p not in firsts:
             firsts[p] = c
     sure = set(firsts.values())

@@ -258,3 +258,19 @@ def test_the_chain_still_degrades_with_every_stage_on(mini_index: SearchIndex) -
     assert (dense.mode, sparse.mode, recent.mode) == ("dense", "sparse", "recent")
     assert all(len(r.cards) == 5 for r in (dense, sparse, recent))
     assert "no embedder" in sparse.why
+
+
+@pytest.mark.unit
+def test_a_session_summary_counts_for_its_transcript() -> None:
+    from brainfs.cache.rerank import session_key
+
+    assert session_key("sessions/2024-05-01-kyoto/transcript.md") == "sessions/2024-05-01-kyoto"
+    assert session_key("sessions/2024-05-01-kyoto/summary.md") == "sessions/2024-05-01-kyoto"
+    assert session_key("knowledge/kyoto.md") == "knowledge/kyoto.md"
+    # the summary of session a matches best; a's turns then outrank b's stray match
+    scores = {1: 0.09, 2: 0.05, 3: 0.06}
+    paths = {1: "sessions/a/summary.md", 2: "sessions/a/transcript.md", 3: "sessions/b/transcript.md"}
+    out = session_prior(scores, paths, weight=1.0, top=1, k=5)
+    assert out[2] > out[3]
+    assert session_prior(scores, {**paths, 1: "knowledge/a.md"}, weight=1.0, top=1, k=5)[2] < \
+        session_prior(scores, {**paths, 1: "knowledge/a.md"}, weight=1.0, top=1, k=5)[3]
