@@ -516,7 +516,10 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2", BRAINFS_PRELOAD_PACK="0")
         p = subprocess.Popen([*CLI, "mount", str(corpus), str(mp)], env=penv, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-        wait_for(lambda: _daemon_pids(_target(mp)), timeout=30, what="the daemon")
+        # The daemon, not the command itself (whose command line matches too): before the
+        # daemon is spawned, a Ctrl-C is an ordinary interruption of the command.
+        wait_for(lambda: [q for q in _daemon_pids(_target(mp)) if q != p.pid], timeout=30,
+                 what="the daemon")
         time.sleep(1.0)  # into the preload (150 files at 2 x 20 a second)
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
