@@ -321,7 +321,7 @@ def head_type(name: str) -> str | None:
     return None
 
 
-_NAME = r"(?<![\w\-])((?:[A-Z][\w\-]+)(?:\s+(?:of\s+|the\s+)?[A-Z][\w\-]+)*)"
+_NAME = r"(?<![\w\-])((?:[A-Z][\w\-]+(?:\.[a-z][\w\-]*)?)(?:\s+(?:of\s+|the\s+)?[A-Z][\w\-]+)*)"
 #: A name followed by what one says of a piece of work ("the Haptic Crosswalk pilot",
 #: "Signbridge progress", "the Ramp Ledger study"): a project.
 _PROJECT_CUE_RE = re.compile(_NAME + r"\s+(?:project|pilot|prototype|study|progress|proposal|"
@@ -346,6 +346,16 @@ _PLACE_CUE_RES = (
                r"pub|bakery|shop|store|park|station|market|museum|hall|mall|street|"
                r"neighbou?rhood|district|city|town|village|island|beach|venue)\b"),
 )
+#: A tool, said as one ("we'll use Figma instead of Sketch", "why we dropped Zotero", "I
+#: write papers in LaTeX"): a topic, the wiki's type for tools and languages.
+_TOOL_CUE_RES = (
+    re.compile(r"\b(?i:use|using|used|switch(?:ed)? to|go(?:es)? with|went with|stick with|"
+               r"adopt(?:ed)?|chose|choose|pick(?:ed)?)\s+" + _NAME + r"\s+(?:instead of|over|rather than)\s+"
+               + _NAME),
+    re.compile(r"\b(?i:dropped|ditched|abandoned|commit to|committed to|instead of)\s+" + _NAME),
+    re.compile(r"\b(?i:write|writes|wrote|written|writing|analysis|analyses|transcribe[sd]?|coding)"
+               r"\s+(?:[a-z]+\s+){0,2}in\s+" + _NAME + r"(?:\s+on\s+" + _NAME + ")?"),
+)
 _PLACE_OPENERS = frozenset("café cafe restaurant hotel mount lake cape port fort".split())
 
 
@@ -356,11 +366,12 @@ def cue_types(facts: list[dict]) -> dict[str, Counter]:
     for f in facts:
         text = f["text"]
         for rx, typ in [(_PROJECT_CUE_RE, "project"), (_PROJECT_ON_RE, "project")] + [
-                (rx, "place") for rx in _PLACE_CUE_RES]:
+                (rx, "place") for rx in _PLACE_CUE_RES] + [(rx, "topic") for rx in _TOOL_CUE_RES]:
             for m in rx.finditer(text):
-                name = re.sub(r"^(?:The|A|An|This|That|Our|My)\s+", "", m.group(1))
-                if name[:1].isupper():
-                    out[name][typ] += 1
+                for g in m.groups():
+                    name = re.sub(r"^(?:The|A|An|This|That|Our|My)\s+", "", g or "")
+                    if name[:1].isupper():
+                        out[name][typ] += 1
     return out
 
 

@@ -1,6 +1,7 @@
 """Subjects typed by how sentences speak of them (issue 12): "the X pilot" is a project, "the
-workshop in X" and "X is a quiet café" a place, "Format my citations" no subject at all; and
-the demo sample's core projects, organisations and places typed as its generator made them."""
+workshop in X" and "X is a quiet café" a place, "we'll use X instead of Y" a tool (topic),
+"Format my citations" no subject at all; and the demo sample's core projects, organisations,
+places and tools typed as its generator made them."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ pytestmark = pytest.mark.unit
     ("FYI: Spent Friday at Sapporo Chikagai for a co-design workshop.", "Sapporo Chikagai", "place"),
     ("Back from Sapporo Chikagai.", "Sapporo Chikagai", "place"),
     ("The room at Aoba Community Hall only has 5 power outlets.", "Aoba Community Hall", "place"),
+    ("Decision for Signbridge: we'll use Figma instead of Sketch.", "Sketch", "topic"),
+    ("Ramp Ledger goes with Raspberry Pi over Arduino, because we need audio.", "Raspberry Pi", "topic"),
+    ("I need to explain to Elena why we dropped Zotero.", "Zotero", "topic"),
+    ("Before I forget: I write papers in LaTeX on Overleaf.", "LaTeX", "topic"),
     ("I told Priya Nair the budget is fine.", "Priya Nair", None),
     ("Mara Lind works at Sora City Lab.", "Sora City Lab", None),
 ])
@@ -91,3 +96,7 @@ def test_demo_samples_core_subjects_are_typed_as_generated(demo: dict[str, str])
     assert not wrong, wrong
     assert sum(n in demo for n in want) >= 0.9 * len(want), sorted(set(want) - set(demo))
     assert "Format" not in demo
+    # a tool the persona uses or drops is a topic, never a person, place or organisation
+    tools = {n for n in sample.TOOLS if n in demo}
+    assert len(tools) >= 5, tools
+    assert {n: demo[n] for n in tools if demo[n] != "topic"} == {}
