@@ -185,13 +185,26 @@ def _mods(s: str) -> str:
     return " ".join(words)
 
 
+#: A verb right after a value "X and Y": Y starts a new clause ("I work at Sora City Lab and
+#: Tidepool is my project"), so the value is X alone.
+_NEXT_CLAUSE_RE = re.compile(r"\s+(?:is|are|was|were|has|have|had|will|would|can|said|says)\b")
+
+
+def _own_value(sentence: str, m: re.Match[str], group: str) -> str:
+    """The value a match captured, without a second conjunct that is another clause's subject."""
+    v = m.group(group)
+    if " and " in v and _NEXT_CLAUSE_RE.match(sentence, m.end(group)):
+        v = v.rsplit(" and ", 1)[0]
+    return v
+
+
 def extract(sentence: str) -> list[Relation]:
     """Every relation stated in ``sentence`` (first-person subjects are ``""``)."""
     out: list[Relation] = []
     seen: set[tuple[str, str]] = set()
     for attr, rx, op, event, vtype in _FIRST:
         for m in rx.finditer(sentence):
-            v = _clean_value(m.group("v"))
+            v = _clean_value(_own_value(sentence, m, "v"))
             if not v or v.lower() in _BAD_VALUES:
                 continue
             key = ""
@@ -220,7 +233,7 @@ def extract(sentence: str) -> list[Relation]:
     for attr, rx, op, event, vtype in _THIRD:
         for m in rx.finditer(sentence):
             s = _clean_value(m.group("s"))
-            v = _clean_value(m.group("v")) if m.groupdict().get("v") else ""
+            v = _clean_value(_own_value(sentence, m, "v")) if m.groupdict().get("v") else ""
             detail = (m.groupdict().get("d") or "").lower()
             if attr == "species":
                 v = detail = _singular(detail)

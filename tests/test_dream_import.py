@@ -172,3 +172,16 @@ def test_a_redacted_plain_title_stays_a_yaml_string() -> None:
     meta, body, bad = split_frontmatter(out)
     assert not bad and meta["title"] == "[forgotten] with Tomas" and meta["session"] == "s"
     assert body.strip() == "[D1:1] Mara: [forgotten] done."
+
+
+def test_a_value_stops_where_the_next_clause_starts(tmp_path: Path) -> None:
+    """'I work at Sora City Lab and Tidepool is my project': the employer is Sora City Lab
+    (a name with 'and' inside, 'Procter and Gamble', stays whole)."""
+    from brainfs.dream import relations as R
+
+    got = {(r.attr, r.value) for r in R.extract("I work at Sora City Lab and Tidepool is my project.")}
+    assert ("employer", "Sora City Lab") in got and not any("Tidepool" in v for _a, v in got)
+    assert ("employer", "Procter and Gamble") in {(r.attr, r.value) for r in R.extract("I work at Procter and Gamble.")}
+    root = write(tmp_path / "m", {"sessions/2026-03-02-tidepool-flaky-retry/transcript.md": CODING})
+    page = run_local(root).staged["knowledge/mara-lind.md"]
+    assert "- Mara Lind works at Sora City Lab (since 2 March 2026) [cite:1]" in page, page
