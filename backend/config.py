@@ -182,6 +182,13 @@ class Config:
     #: How often a mount lists the corpus again to see what others (dream, another mount)
     #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
     relist_seconds: float = 60.0
+    #: A mount with an empty cache starts from the corpus's listing snapshot (one GET)
+    #: instead of a paginated LIST (one round trip per 1,000 files), and takes the real LIST
+    #: at once in the background; a name the snapshot lacks waits for that LIST.
+    listing_snapshot: bool = True
+    #: Mounts rewrite the snapshot when their LIST differs from it, at most this often: a
+    #: 20,000-file corpus's snapshot is a few hundred KB, not worth writing on every change.
+    listing_snapshot_seconds: float = 60.0
     #: The mount's log (CACHE_DIR/mount.log) is rotated at this size, keeping this many old
     #: files: a mount running for months keeps at most 4 MiB of log, and a day of INFO
     #: lines (a few hundred bytes per relist or recall) fits in one file.

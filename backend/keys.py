@@ -38,6 +38,9 @@ DREAM_STATE_KEY = f"{INTERNAL_PREFIX}/dream-state.json"
 DREAM_LEASE_KEY = f"{INTERNAL_PREFIX}/dream.lease"
 #: A corpus's own standing instructions for dream (frontmatter settings).
 DREAM_SKILL_KEY = f"{INTERNAL_PREFIX}/dream-skill.md"
+#: A snapshot of the corpus listing, kept current by mounts (``backend/listing.py``): a
+#: mount with an empty cache starts from it in one GET instead of a paginated LIST.
+LISTING_KEY = f"{INTERNAL_PREFIX}/listing.json.gz"
 #: Where the one-off probe of conditional-write support is written and removed.
 PROBE_PREFIX = f"{INTERNAL_PREFIX}/probe/"
 

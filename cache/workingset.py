@@ -787,6 +787,14 @@ class WorkingSet:
         row.hash, row.mtime, row.atime, row.etag = digest, now, now, base
         return row
 
+    def corpus_view(self) -> list[ObjectInfo]:
+        """The corpus as this cache knows it: every file whose version in the bucket is
+        known (nothing pending), and the markers of the directories it knows."""
+        view = [ObjectInfo(r.path, r.size, r.etag, r.mtime) for r in self.files.values()
+                if r.etag and r.state != "dirty"]
+        view += [ObjectInfo(marker_of(d), 0, _md5(b""), 0.0) for d in self.local_dirs if d]
+        return view
+
     def set_attrs(self, path: str, attrs: Attrs) -> None:
         """Record the mode and owner of a file or directory (chmod, chown, or the mode a
         create or mkdir asked for). The mount's kernel checks who may change them."""

@@ -22,7 +22,8 @@ import trio
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
-from brainfs.backend.keys import INDEX_KEY, WIKI_BUNDLE_KEY, CorpusURL
+from brainfs.backend import listing
+from brainfs.backend.keys import INDEX_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.workingset import WorkingSet, WrongCorpus
 
@@ -77,6 +78,16 @@ class Daemon:
         self._sessions_wake = trio.Event()
         #: ETags of the index and wiki bundle in the last listing
         self._internal: dict[str, str] = {}
+        #: where the starting listing came from: "list" or "snapshot" (backend/listing.py)
+        self.listing_source = "list"
+        #: the start's LIST, kept until serve() checks the snapshot against it
+        self._listed: list | None = None
+        #: (ETag, signature) of the listing snapshot as last read or written here
+        self._snapshot: tuple[str, str] = ("", "")
+        self._snapshot_written = 0.0
+        #: brainfs's own objects in the last listing (the final snapshot keeps them)
+        self._internal_objs: list = []
+        self._nursery: trio.Nursery | None = None
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -95,19 +106,29 @@ class Daemon:
             self.ws = ws = WorkingSet(self.cache_dir, self.store, self.cfg)
         except WrongCorpus as e:
             raise MountError(str(e)) from None
+        empty_cache = not ws.files and not ws.local_dirs
         report = ws.check()
         log.info("%s", report.summary())
         t1 = time.monotonic()
-        objs = list(self.store.list())
+        snap = listing.read(self.store) if self.cfg.listing_snapshot and empty_cache else None
+        if snap is not None:
+            # The real LIST follows at once in the background (serve: _first_listing).
+            objs, self._snapshot = snap[0], (snap[1], listing.signature(snap[0]))
+            self.listing_source = "snapshot"
+        else:
+            objs = list(self.store.list())
+            self._listed = objs
         self._internal = _internal_etags(objs)
+        self._internal_objs = [o for o in objs if is_internal(o.path)]
         sync = ws.sync_listing(objs)
         t2 = time.monotonic()
-        log.info("listing: %s", sync)
+        log.info("listing (from the %s): %s", self.listing_source, sync)
         plan = ws.preload_plan()
         if self.cfg.preload_in_background:
             # Usable at once; _background_preload fills the working set while it serves.
             self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": 0.0,
-                            "preload_files": 0, "preload_deferred": len(plan)}
+                            "preload_files": 0, "preload_deferred": len(plan),
+                            "listing_from": self.listing_source}
             log.info("ready (preload continues in the background): %s", self.timings)
             return
         self.progress("preload", 0, len(plan))
@@ -124,7 +145,7 @@ class Daemon:
         t3 = time.monotonic()
         self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": t3 - t2,
                         "preload_files": len(plan), "preload_from_pack": len(packed),
-                        "preload_errors": len(errors)}
+                        "preload_errors": len(errors), "listing_from": self.listing_source}
         log.info("ready: %s", self.timings)
 
     def status(self) -> dict:
@@ -191,6 +212,12 @@ class Daemon:
             nursery.start_soon(self._uploader)
             nursery.start_soon(self._housekeeping)
             nursery.start_soon(self._relister)
+            if self.listing_source == "snapshot":
+                self.ops.listing_ready = trio.Event()
+                nursery.start_soon(self._first_listing)
+            elif self._listed is not None:
+                objs, self._listed = self._listed, None
+                nursery.start_soon(self._keep_snapshot, objs)
             if self.cfg.preload_in_background:
                 nursery.start_soon(self._background_preload)
             if self.cfg.dream_interval_seconds > 0 or self.cfg.dream_after_sessions > 0:
@@ -350,6 +377,41 @@ class Daemon:
             except Exception as e:  # noqa: BLE001 - a failed relist is retried next period
                 log.warning("relist failed: %s", e)
 
+    async def _first_listing(self) -> None:
+        """Started from the listing snapshot: take the real LIST now. Until it is in, a
+        name the snapshot lacks waits for it (Ops.lookup) rather than being called absent."""
+        assert self.ops is not None
+        try:
+            await self._relist_once()
+        except Exception as e:  # noqa: BLE001 - the periodic relist tries again
+            log.warning("first listing failed (serving the snapshot's view until a relist "
+                        "succeeds): %s", e)
+        finally:
+            self.ops.listing_ready.set()
+
+    async def _keep_snapshot(self, objs: list) -> None:
+        """Rewrite the listing snapshot when this LIST differs from it (at most once per
+        ``listing_snapshot_seconds``): the next mount with an empty cache starts from it."""
+        if not self.cfg.listing_snapshot:
+            return
+        now = time.monotonic()
+        if self._snapshot_written and now - self._snapshot_written < self.cfg.listing_snapshot_seconds:
+            return
+        sig = listing.signature(objs)
+        etag = next((o.etag for o in objs if o.path == LISTING_KEY), "")
+        if etag and etag != self._snapshot[0]:
+            snap = await trio.to_thread.run_sync(listing.read, self.store)
+            self._snapshot = (snap[1], listing.signature(snap[0])) if snap else ("", "")
+        if etag and self._snapshot == (etag, sig):
+            return
+        try:
+            new = await trio.to_thread.run_sync(listing.write, self.store, objs)
+        except Exception as e:  # noqa: BLE001 - a hint: the next relist tries again
+            log.warning("could not write the listing snapshot: %s", e)
+            return
+        self._snapshot, self._snapshot_written = (new, sig), now
+        log.info("listing snapshot written (%d objects)", len(objs))
+
     async def _relist_quietly(self) -> None:
         try:
             await self._relist_once()
@@ -361,7 +423,10 @@ class Daemon:
         ws, ops = self.ws, self.ops
         started = time.monotonic()
         objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
+        self._internal_objs = [o for o in objs if is_internal(o.path)]
         await self._follow_internal(_internal_etags(objs))
+        if self._nursery is not None:
+            self._nursery.start_soon(self._keep_snapshot, objs)
         # Uploads applied while the listing was taken are newer than it.
         stats = ws.sync_listing(objs, listed_since=started)
         changes = ws.last_changes
@@ -427,10 +492,27 @@ class Daemon:
             left = self.ws.flush(deadline=time.monotonic() + 60)
             if left:
                 log.warning("%d uploads still pending; the next mount will finish them", left)
+            else:
+                self._final_snapshot()
             self.ws.close()
         self.store.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
+
+
+    def _final_snapshot(self) -> None:
+        """Leave the listing snapshot as this mount knows the corpus (its own writes all
+        landed), so that the next mount with an empty cache starts from it."""
+        assert self.ws is not None
+        if not self.cfg.listing_snapshot or self.cfg.read_only:
+            return
+        objs = self.ws.corpus_view() + [o for o in self._internal_objs if o.path != LISTING_KEY]
+        if listing.signature(objs) == self._snapshot[1]:
+            return
+        try:
+            listing.write(self.store, objs)
+        except Exception as e:  # noqa: BLE001 - a hint; the next mount lists instead
+            log.warning("could not write the listing snapshot: %s", e)
 
 
 def _internal_etags(objs: list) -> dict[str, str]:

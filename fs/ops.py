@@ -201,6 +201,10 @@ class Ops(pyfuse3.Operations):
         #: git directory holding the wiki's history (set once it has been fetched)
         self.gitdir: str | None = None
         self.gitdir_ready = trio.Event()
+        #: set once the corpus listing is known; a mount that started from the listing
+        #: snapshot clears it until its first real LIST is in (see fs/daemon.py)
+        self.listing_ready = trio.Event()
+        self.listing_ready.set()
 
     # ------------------------------------------------------------------ inodes & attrs
     def _ino(self, path: str) -> int:
@@ -400,6 +404,11 @@ class Ops(pyfuse3.Operations):
         # comes at open or first read (so `stat` costs nothing, and overwriting needs no
         # download).
         row = self.ws.files.get(path)
+        if row is None and not self.ws.is_dir(path) and not self.listing_ready.is_set():
+            # Started from the listing snapshot, which may predate this name: the real
+            # LIST, moments away, says whether it exists.
+            await self.listing_ready.wait()
+            row = self.ws.files.get(path)
         if row is None and not self.ws.is_dir(path):
             raise pyfuse3.FUSEError(errno.ENOENT)
         if row is not None and self.no_open:

@@ -164,7 +164,8 @@ def test_every_way_of_writing_commits(seeded: Path, corpus, mounter, store: Obje
 
     # The deletes too: an object made before its unlink is removed by a later upload pass.
     wait_for(lambda: all(remote(n) == v for n, v in expect.items())
-             and remote("gone.md") is None and remote("tmp.md") is None, what="final versions in S3")
+             and remote("gone.md") is None and remote("tmp.md") is None, timeout=60,
+             what="final versions in S3")
     m.stop()
     m2 = mounter(corpus, name="mnt2", cfg=cfg.override(cache_dir=tmp_path / "cache2"),
                  env_extra=env)
