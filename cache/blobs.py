@@ -170,11 +170,15 @@ class Blobs:
     def keep(self, path: str) -> str | None:
         """A second name in ``tmp/`` for the content of ``path`` (a hard link: no copy),
         so it outlives the file's removal; None when there is no content."""
+        return self.keep_file(str(self.location(path)))
+
+    def keep_file(self, src: str) -> str | None:
+        """A second name in ``tmp/`` for the file ``src`` (a shadow, or a blob)."""
         fd, tmp = tempfile.mkstemp(dir=self.tmp, prefix="unlinked-")
         os.close(fd)
         os.unlink(tmp)
         try:
-            os.link(self.location(path), tmp)
+            os.link(src, tmp)
         except OSError:
             return None
         return tmp

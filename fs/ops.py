@@ -242,7 +242,11 @@ class Ops(pyfuse3.Operations):
                 a.st_size, mtime = row.size, int(row.mtime * 1e9)
         elif self.ws.is_dir(path):
             a.st_mode = stat.S_IFDIR | 0o755
-            a.st_nlink = 2
+            # "." and the parent's entry, and each subdirectory's "..": tools such as find
+            # trust this count to know when a directory has no subdirectories left.
+            prefix = path + "/" if path else ""
+            a.st_nlink = 2 + sum(1 for n in self.ws.children.get(path, ())
+                                 if self.ws.is_dir(prefix + n))
             a.st_size = 0
             mtime = self.dir_mtime.get(path) or int(self.mounted_at * 1e9)
         else:
@@ -749,10 +753,10 @@ class Ops(pyfuse3.Operations):
         self._writable_parent(parent_inode)
         path = self._child(parent_inode, name)
         await self._wait_commit(path)
+        self._keep_unlinked(path)
         if path in self.writing:
             self._discard_shadow(path)
         self._created.pop(path, None)
-        self._keep_unlinked(path)
         self.ws.unlink(path)
         self._drop_ino(path)
         self._wake_uploader()
@@ -990,9 +994,16 @@ class Ops(pyfuse3.Operations):
         the cache's tmp/, swept at the next start if the daemon dies first)."""
         ino = self.ino_of.get(path)
         row = self.ws.files.get(path)
-        if ino is None or row is None or not row.is_local:
+        shadow = self.writing.get(path)
+        if ino is None or row is None:
             return
-        kept = self.ws.blobs.keep(path)
+        if shadow is not None and shadow.dirty:
+            # Written and not committed: its writer's descriptor reads on what it wrote.
+            kept = self.ws.blobs.keep_file(shadow.tmp)
+        elif row.is_local:
+            kept = self.ws.blobs.keep(path)
+        else:
+            return
         if kept is not None:
             self._unlinked[ino] = kept
 

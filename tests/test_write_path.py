@@ -577,4 +577,25 @@ def test_an_unlinked_file_stays_readable_through_its_open_descriptor(seeded, cor
     finally:
         os.close(fd)
     assert (m.mountpoint / "notes/b.md").read_text() == "the new b\n"
+    # Written and not yet closed when unlinked: the descriptor reads what it wrote.
+    fd = os.open(m.mountpoint / "notes/w.md", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"Hello, World!")
+        os.unlink(m.mountpoint / "notes/w.md")
+        assert os.pread(fd, 13, 0) == b"Hello, World!"
+        assert os.fstat(fd).st_size == 13
+    finally:
+        os.close(fd)
+    assert not (m.mountpoint / "notes/w.md").exists()
     assert m.stop() == 0
+
+
+def test_directory_link_count_counts_subdirectories(seeded, corpus, mounter) -> None:
+    m = mounter(corpus)
+    mp = m.mountpoint
+    assert os.stat(mp / "tree").st_nlink == 3  # tree/sub
+    os.mkdir(mp / "tree/other")
+    assert os.stat(mp / "tree").st_nlink == 4
+    assert os.stat(mp / "tree/other").st_nlink == 2
+    os.rmdir(mp / "tree/other")
+    assert os.stat(mp / "tree").st_nlink == 3
