@@ -1,7 +1,8 @@
 """The sandbox recipe of docs/SANDBOX.md, run as written with bubblewrap around a real mount
 (real S3 server on loopback): the sandboxed process reads, greps, recalls and writes the
 memory, cannot write the rest of the machine, and a read-only bind refuses writes while a
-read-write sandbox's write is seen by another sandbox and reaches the bucket."""
+read-write sandbox's write is seen by another sandbox, reaches the bucket, and is seen by a
+sandbox on a second mount of the same memory after that mount's relist."""
 
 from __future__ import annotations
 
@@ -85,3 +86,17 @@ def test_bubblewrap_recipe(tmp_path: Path, repo_root: Path, cfg, corpus, store: 
         time.sleep(0.1)
     with pytest.raises(NoSuchKey):
         store.head("notes/ro.md")
+
+    # A sandbox on a second mount of the same memory (its own cache) sees the write once
+    # that mount has relisted (relist_seconds, 1 s here).
+    other = mounter(corpus, name="other", cfg=cfg.override(cache_dir=tmp_path / "cache-other"),
+                    env_extra={"BRAINFS_EMBEDDER": "none", "BRAINFS_RELIST_SECONDS": "1"})
+    store.put("notes/late.md", b"written after the second mount started\n")
+    deadline = time.monotonic() + 30
+    while True:
+        r = _in(sandbox, other.mountpoint, "ro", "cat notes/sandbox.md notes/late.md")
+        if r.returncode == 0:
+            break
+        assert time.monotonic() < deadline, f"the second mount never showed the writes: {r.stderr}"
+        time.sleep(0.5)
+    assert r.stdout == "from the sandbox\nwritten after the second mount started\n"
