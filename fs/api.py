@@ -440,15 +440,18 @@ class Memory:
         """Ask to forget a phrase (``forget/<stamp>.md``): the index drops chunks holding it
         at its next build, dream removes it from the wiki and redacts the transcripts.
         Returns the request's path."""
-        from brainfs.cache.forget import norm
+        import hashlib
+
+        import frontmatter
+
+        from brainfs.cache.forget import FORGET_DIR, norm
 
         if not norm(phrase):
             raise UsageError("empty phrase: give the words to forget, e.g. \"Ana's phone number\"")
         now = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
-        import hashlib
-
-        path = f"forget/{now:%Y%m%dT%H%M%SZ}-{hashlib.md5(phrase.encode()).hexdigest()[:8]}.md"
-        content = f"---\ncreated: {now.isoformat().replace('+00:00', 'Z')}\n---\n{' '.join(phrase.split())}\n"
+        path = f"{FORGET_DIR}{now:%Y%m%dT%H%M%SZ}-{hashlib.md5(phrase.encode()).hexdigest()[:8]}.md"
+        post = frontmatter.Post(" ".join(phrase.split()), created=now.isoformat().replace("+00:00", "Z"))
+        content = frontmatter.dumps(post) + "\n"
         if self.mountpoint is not None:
             return self.write(path, content)
         self.store.put(path, content.encode("utf-8"), if_none_match=True)
