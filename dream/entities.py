@@ -44,14 +44,14 @@ LABEL_TYPES = {
 }
 #: Words that end up capitalised in chat without being names (beyond text._NOT_SUBJECT):
 #: interjections the small model tags as PERSON/ORG, weekday abbreviations.
-_NOT_NAME = T._NOT_SUBJECT | frozenset("""
+_NOT_NAME = T.NOT_SUBJECT | frozenset("""
 glad congrats wanna gonna gotta nah ya yah fyi awesome cherish bye last next this mon tues
 tue wed thurs thu fri sat sun hmm wow yay oops totally omg lol btw thx ty anyway
 woohoo woah whoa yum yup oof ha haha hehe yikes ugh phew cheers agreed
 """.split())
 #: Elongated interjections ("Awww", "Sooo", "Yesss"): no name repeats a letter three times.
 _ELONGATED_RE = re.compile(r"(\w)\1\1", re.I)
-_CONNECTORS = T._CONNECTORS | {"&"}
+_CONNECTORS = T.CONNECTORS | {"&"}
 _CAP_INSIDE_RE = re.compile(r"\S\s+[\"'“(]?(?!I\b|I['’])[A-Z]")
 _EDGE_PUNCT = "\"'“”‘’-–—()[]{}.,;:!?*_"
 
@@ -94,7 +94,7 @@ def _trim(name: str) -> str | None:
         words.pop()
     if not words:
         return None
-    words[-1] = T._strip_possessive(words[-1])
+    words[-1] = T.strip_possessive(words[-1])
     for w in words:
         if w.lower() in _CONNECTORS:
             continue
@@ -202,7 +202,7 @@ class SpacyExtractor:
                     continue
                 if not span.text.startswith(name):
                     start += 1  # a leading word was trimmed: the name is not the opener
-                if name.split()[-1].lower() in T._ORG_CUES:
+                if name.split()[-1].lower() in T.ORG_CUES:
                     # "… Lab", "… University": the small model calls these GPE, FAC or even
                     # PERSON; the head noun is better evidence than its label
                     typ = "organization"

@@ -41,12 +41,12 @@ def _stem(w: str) -> str:
 def pairs(text: str) -> list[tuple[str | None, str]]:
     """(new value or None, old value) for each "…, not X" in a correction."""
     out = []
-    for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?(?P<old>{R.NUMBER}{R._UNIT}|"
+    for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?(?P<old>{R.NUMBER}{R.UNIT}|"
                          rf"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
         old = m.group("old").strip()
         before = text[:m.start()]
-        if re.fullmatch(rf"{R.NUMBER}{R._UNIT}", old, re.I):
-            cand = re.findall(rf"({R.NUMBER}{R._UNIT})(?![\w-])", before, re.I)
+        if re.fullmatch(rf"{R.NUMBER}{R.UNIT}", old, re.I):
+            cand = re.findall(rf"({R.NUMBER}{R.UNIT})(?![\w-])", before, re.I)
         elif old.isupper():
             cand = re.findall(r"\b[A-Z]{2,}\b", before)
         elif old[:1].isupper():

@@ -29,7 +29,7 @@ _THE = r"(?:the\s+)?"
 _NOW = r"(?:now\s+|currently\s+|still\s+|also\s+|just\s+|officially\s+)?"
 NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
           r"fifteen|twenty|thirty|forty|fifty|hundred)")
-_UNIT = (r"(?:\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
+UNIT = (r"(?:\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
          r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
          r"nurses|beds|pages|words|items|users|mb|gb|tb|kb|ms|px|dpi|°c|°f|degrees|hz|khz|mhz|ghz|"
          r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples))?")
@@ -161,7 +161,7 @@ _QTY = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
     rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|was changed to|has changed to|"
     rf"changed to|moved to|went up to|went down to|is now|will be|should be|of)\s+(?:now\s+|set to\s+|at\s+)?"
-    rf"(?P<v>{NUMBER}{_UNIT})(?![\w-])", re.I)
+    rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,4}}?)(?:(?P<head>deadline|due date)\s+"
     rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now)\s+(?:now\s+)?"
@@ -171,12 +171,12 @@ _DEADLINE = re.compile(
 _QTY_VERB = re.compile(
     rf"\b(?:lowered|raised|increased|reduced|changed|set|moved|bumped|dropped|cut|updated|adjusted)\s+"
     rf"(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
-    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:from\s+{NUMBER}{_UNIT}\s+)?to\s+"
-    rf"(?P<v>{NUMBER}{_UNIT})(?![\w-])", re.I)
+    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:from\s+{NUMBER}{UNIT}\s+)?to\s+"
+    rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE_VERB = re.compile(
     rf"\b(?:pushed|moved|postponed|brought forward|extended|changed)\s+(?:the\s+|our\s+|my\s+)?"
     rf"(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:deadline|due date)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<v>{DATE})\b", re.I)
-_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{_UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
+_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
 _STOP_MODS = frozenset("the a an our my its this that new old current now also for".split())
 
 

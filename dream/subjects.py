@@ -70,7 +70,7 @@ give call ask tell book plan draft write share save export change remember sched
 cancel spent noted still something mon tue tues wed thu thur thurs fri sat sun jan feb mar apr
 jun jul aug sep sept oct nov dec
 """.split())
-_ORG_HEADS = frozenset(T._ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
+_ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
                                        "council", "press", "media", "partners", "systems",
                                        "solutions", "technologies", "consulting", "ventures",
                                        "health", "bank", "trust", "services", "institute",
@@ -99,9 +99,9 @@ def clean_name(name: str) -> str | None:
         return None
     out = " ".join(words)
     low = out.lower()
-    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in T._NOT_SUBJECT:
+    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in T.NOT_SUBJECT:
         return None
-    if all(w.lower() in COMMON or w.lower() in T._NOT_SUBJECT or w.lower() in FORMATS
+    if all(w.lower() in COMMON or w.lower() in T.NOT_SUBJECT or w.lower() in FORMATS
            for w in words):
         return None
     if len(out) < 2 or out.isdigit() or not out[0].isupper():
@@ -122,7 +122,7 @@ def names_in(raw: str) -> list[str]:
 
 
 def _after_connectors(toks: list[str]) -> str:
-    while toks and toks[0].lower() in T._CONNECTORS:
+    while toks and toks[0].lower() in T.CONNECTORS:
         toks = toks[1:]
     return " ".join(toks)
 
@@ -191,7 +191,7 @@ def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]
 
 
 def _initials(name: str) -> str:
-    return "".join(w[0] for w in name.split() if w.lower() not in T._CONNECTORS and w[0].isalpha()).upper()
+    return "".join(w[0] for w in name.split() if w.lower() not in T.CONNECTORS and w[0].isalpha()).upper()
 
 
 @dataclass
@@ -297,7 +297,7 @@ def _distinctive(name: str) -> set[str]:
     if low[-1] in _PLACE_HEADS or low[-1] in _EVENT_HEADS:
         return set()  # "Kyoto Station" is not "Kyoto", "Okayama Marathon" not "Okayama"
     heads = _ORG_HEADS | _PROJECT_HEADS | {"operation", "programme", "program"}
-    rest = [t for t in low if t not in heads and t not in T._CONNECTORS]
+    rest = [t for t in low if t not in heads and t not in T.CONNECTORS]
     if len(rest) < len(low):
         return set(rest) if len(rest) == 1 else set()
     if 2 <= len(toks) <= 3 and all(t[:1].isupper() and t.replace("-", "").isalpha() for t in toks):
@@ -420,7 +420,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
             toks = n.split()
             # "North Sea Tide Atlas the QC": a known name, a connector, more capitals — two runs
             for k in range(1, len(toks) - 1):
-                if toks[k].lower() in T._CONNECTORS and seen[" ".join(toks[:k])] and \
+                if toks[k].lower() in T.CONNECTORS and seen[" ".join(toks[:k])] and \
                         toks[k - 1].lower() not in _ORG_HEADS:
                     out += norm(" ".join(toks[:k])) + norm(_after_connectors(toks[k:]))
                     toks = []
@@ -430,10 +430,10 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
             # a common word in front of a name is not part of it: "Decision for Tactile
             # Transit Maps", "Use Nagoya" (but "Screen Reader Latency Study" stays whole)
             while len(toks) > 1 and toks[0].lower() not in _ORG_HEADS and (
-                    (toks[1].lower() in T._CONNECTORS and (common(toks[0]) or seen[_after_connectors(toks[1:])]))
+                    (toks[1].lower() in T.CONNECTORS and (common(toks[0]) or seen[_after_connectors(toks[1:])]))
                     or (common(toks[0]) and seen[" ".join(toks[1:])] > seen[" ".join(toks)])):
                 toks.pop(0)
-                while len(toks) > 1 and toks[0].lower() in T._CONNECTORS:
+                while len(toks) > 1 and toks[0].lower() in T.CONNECTORS:
                     toks.pop(0)
             n = clean_name(" ".join(toks)) if toks else None
             if n and not (len(toks) == 1 and common(n)):

@@ -139,7 +139,7 @@ def slugify(title: str) -> str:
 # --------------------------------------------------------------------------- subjects
 
 #: Capitalised words that are not subjects (greetings, pronouns, calendar words, fillers).
-_NOT_SUBJECT = frozenset("""
+NOT_SUBJECT = frozenset("""
 i i'm i've i'll i'd hey hi hello thanks thank wow yes yeah yep no nope oh ok okay sure great
 cool awesome nice good congrats congratulations sorry please well so and but or the a an this
 that these those what when where who why how which it it's its my your our their his her he
@@ -151,19 +151,19 @@ mr mrs ms dr let let's is are was were do does did have has had can could would 
 shared image love like definitely anyway btw same exactly glad happy take bye see
 """.split())
 
-_ORG_CUES = ("inc", "ltd", "llc", "corp", "company", "co", "coop", "co-op", "lab", "labs",
+ORG_CUES = ("inc", "ltd", "llc", "corp", "company", "co", "coop", "co-op", "lab", "labs",
              "university", "college", "school", "institute", "foundation", "group", "club",
              "team", "association", "society", "agency", "bank", "studio", "center", "centre",
              "council", "ministry", "department", "network", "org", "organization", "organisation",
              "church", "hospital", "museum", "library", "committee", "union", "shelter")
 _PLACE_PREPS = ("in", "to", "from", "at", "near", "visited", "visit", "around")
-_CONNECTORS = frozenset({"of", "de", "the", "and", "for", "la", "van", "von", "del", "da"})
+CONNECTORS = frozenset({"of", "de", "the", "and", "for", "la", "van", "von", "del", "da"})
 _CAP_RE = re.compile(r"[A-Z][\w'’\-]*")
 _CHATTER = frozenset("really just pretty lot thing things stuff gonna wanna got get going "
                      "yeah know think much also even still time way".split())
 
 
-def _strip_possessive(w: str) -> str:
+def strip_possessive(w: str) -> str:
     for suf in ("'s", "’s", "s'", "s’"):
         if w.endswith(suf) and len(w) > len(suf) + 1:
             return w[: -len(suf)] + ("s" if suf.startswith("s") else "")
@@ -172,8 +172,8 @@ def _strip_possessive(w: str) -> str:
 
 def _skip(word: str) -> bool:
     # "That's", "Yeah's": judged without the clitic, or "That's" would become a subject "That"
-    w = _strip_possessive(word).lower()
-    return w in _NOT_SUBJECT or w in STOPWORDS
+    w = strip_possessive(word).lower()
+    return w in NOT_SUBJECT or w in STOPWORDS
 
 
 def capitalised_runs(sentence: str) -> list[tuple[str, int]]:
@@ -195,14 +195,14 @@ def capitalised_runs(sentence: str) -> list[tuple[str, int]]:
                     j += 1
                     continue
                 k = j
-                while k < len(toks) and toks[k].lower() in _CONNECTORS and k - j < 2:
+                while k < len(toks) and toks[k].lower() in CONNECTORS and k - j < 2:
                     k += 1
                 if k > j and cap(k):
                     parts.extend(toks[j:k + 1])
                     j = k + 1
                 else:
                     break
-            parts[-1] = _strip_possessive(parts[-1])
+            parts[-1] = strip_possessive(parts[-1])
             name = " ".join(parts)
             if len(name) > 1 and not name.isdigit() and len(parts) <= 6:
                 runs.append((name, i))
@@ -217,7 +217,7 @@ def subject_type(name: str, sentence: str, speakers: set[str]) -> str:
     if name in speakers:
         return "person"
     last = name.split()[-1].lower()
-    if last in _ORG_CUES:
+    if last in ORG_CUES:
         return "organization"
     low = sentence.lower()
     nl = name.lower()
@@ -458,7 +458,7 @@ def topic_words(text: str) -> set[str]:
     """Words a fact can be threaded by: content words of 4+ letters, without the date
     annotations and calendar words (a thread is about a topic, not about "weekend")."""
     return {w for w in content_words(strip_annotations(text))
-            if len(w) >= 4 and w.isalpha() and w not in _NOT_SUBJECT and w not in _CALENDAR
+            if len(w) >= 4 and w.isalpha() and w not in NOT_SUBJECT and w not in _CALENDAR
             and w not in _VAGUE}
 
 
