@@ -56,6 +56,7 @@ def progress_bar(total: int, desc: str):
 
 
 def config_of(args: argparse.Namespace) -> Config:
+    """The config (defaults < file < environment), overridden by this command's flags."""
     cfg = Config.load(Path(args.config) if getattr(args, "config", None) else None)
     return cfg.override(
         cache_dir=getattr(args, "cache_dir", None),

@@ -27,7 +27,6 @@ from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
 from brainfs.fs.process import pid_alive
 
 from .common import (
-    common_options,
     config_of,
     empty_hint,
     is_empty,
@@ -70,18 +69,10 @@ MOUNT_OPTIONS: list[tuple[tuple[str, ...], dict, bool]] = [
     (("--log-file",), dict(help=argparse.SUPPRESS), False),
 ]
 
-#: The common options (-v, -q, --log-format, --config) a daemon gets too.
-_COMMON_FOR_DAEMON = ("verbose", "quiet", "log_format", "config")
-
-_MOUNT_ACTIONS: dict[str, argparse.Action] = {}
-
-
 def add_mount_options(parser: argparse.ArgumentParser) -> None:
     """Add every mount option to ``parser`` (the ``mount`` command's)."""
-    for flags, kwargs, to_daemon in MOUNT_OPTIONS:
-        action = parser.add_argument(*flags, **kwargs)
-        if to_daemon:
-            _MOUNT_ACTIONS[action.dest] = action
+    for flags, kwargs, _to_daemon in MOUNT_OPTIONS:
+        parser.add_argument(*flags, **kwargs)
 
 
 def option_flag(name: str) -> tuple[str, bool] | None:
@@ -96,27 +87,20 @@ def option_flag(name: str) -> tuple[str, bool] | None:
     return None
 
 
-def _as_flags(action: argparse.Action, value: object) -> list[str]:
-    """The command-line form of one parsed option value (nothing for a default)."""
-    flag = action.option_strings[0]
-    if isinstance(action, argparse._CountAction):
-        return [flag] * int(value or 0)
-    if isinstance(action, argparse._StoreTrueAction):
-        return [flag] if value else []
-    return [] if value is None else [flag, str(value)]
-
-
 def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: int,
                 log_file: Path) -> list[str]:
-    """The daemon's command line: ``mount --foreground`` with every mount option and common
-    option the user gave, plus the pipe it reports progress on and its log file."""
+    """The daemon's command line: ``mount --foreground`` with the common options and every
+    mount option the user gave, plus the pipe it reports progress on and its log file."""
     argv = [sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp), "--foreground",
-            "--notify-fd", str(notify_fd), "--log-file", str(log_file)]
-    common = {a.dest: a for a in common_options(defaults=True)._actions}
-    for dest in _COMMON_FOR_DAEMON:
-        argv += _as_flags(common[dest], getattr(args, dest, None))
-    for dest, action in _MOUNT_ACTIONS.items():
-        argv += _as_flags(action, getattr(args, dest, None))
+            "--notify-fd", str(notify_fd), "--log-file", str(log_file),
+            *["-v"] * args.verbose, *["-q"] * args.quiet, "--log-format", args.log_format]
+    if args.config is not None:
+        argv += ["--config", str(args.config)]
+    for flags, kwargs, to_daemon in MOUNT_OPTIONS:
+        value = getattr(args, flags[0][2:].replace("-", "_"), None)
+        if not to_daemon or value is None or value is False:
+            continue
+        argv += [flags[0]] if kwargs.get("action") == "store_true" else [flags[0], str(value)]
     return argv
 
 
