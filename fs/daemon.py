@@ -182,8 +182,9 @@ class Daemon:
     def mount(self) -> None:
         """Hand the mountpoint to the kernel."""
         assert self.ws is not None
-        self.recall = RecallService(self)
+        self.recall = RecallService(self.store, self.cfg, self.cache_dir, self.url)
         self.ops = Ops(self.ws, self.cfg, recall=self.recall.query, status=self.status)
+        self.recall.attach(self.ops)
         options = set(pyfuse3.default_options)
         options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
         if self.cfg.allow_other:

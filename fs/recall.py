@@ -22,7 +22,13 @@ import trio
 from brainfs.cache.recaller import Recaller, download_index, files_for, local_index_path
 
 if TYPE_CHECKING:
-    from .daemon import Daemon
+    from pathlib import Path
+
+    from brainfs.backend.config import Config
+    from brainfs.backend.keys import CorpusURL
+    from brainfs.backend.store import ObjectStore
+
+    from .ops import Ops
 
 log = logging.getLogger("brainfs.recall")
 
@@ -54,16 +60,22 @@ def with_k(question: str, k: int | None) -> str:
 class RecallService:
     """Owns the recaller of one mount; lives in the mount's nursery."""
 
-    def __init__(self, daemon: "Daemon") -> None:
-        self.daemon = daemon
+    def __init__(self, store: ObjectStore, cfg: Config, cache_dir: Path, url: CorpusURL) -> None:
+        self.store, self.cfg, self.cache_dir, self.url = store, cfg, cache_dir, url
+        #: the mount's operations, once they exist (attach): recall materializes through them
+        self.ops: Ops | None = None
         self.recaller: Recaller | None = None
         self.ready = trio.Event()
         self.problem: str | None = None
         self.limiter = trio.CapacityLimiter(1)  # one query at a time: the model is shared
 
+    def attach(self, ops: Ops) -> None:
+        """The mount's operations, which answer the magic folder and fetch files."""
+        self.ops = ops
+
     async def run(self) -> None:
         """Fetch the index, then warm the model (background task)."""
-        d = self.daemon
+        d = self
         local = local_index_path(d.cache_dir)
         try:
             found = await trio.to_thread.run_sync(download_index, d.store, local)
@@ -87,7 +99,7 @@ class RecallService:
 
     async def reload(self) -> None:
         """Take the bucket's index again (after a dream run refreshed it)."""
-        d = self.daemon
+        d = self
         local = local_index_path(d.cache_dir)
 
         def swap() -> None:
@@ -113,7 +125,7 @@ class RecallService:
         if self.recaller is None:
             msg = self.problem or "recall is unavailable"
             return (json.dumps({"error": msg}) if as_json else f"# Recall unavailable\n\n{msg}\n").encode()
-        ops = self.daemon.ops
+        ops = self.ops
         assert ops is not None
         t0 = time.perf_counter()
         result = await trio.to_thread.run_sync(self.recaller.search, question, k, limiter=self.limiter)
@@ -156,9 +168,9 @@ class RecallService:
     async def indexed_upload(self, path: str, etag: str) -> None:
         """Index a file the mount just uploaded."""
         await self.ready.wait()
-        if self.recaller is None or self.daemon.ws is None:
+        if self.recaller is None or self.ops is None:
             return
-        ws = self.daemon.ws
+        ws = self.ops.ws
         try:
             data = await trio.to_thread.run_sync(ws.blobs.location(path).read_bytes)
             await trio.to_thread.run_sync(self.recaller.upsert, path, etag, data, limiter=self.limiter)
