@@ -214,7 +214,9 @@ _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help 
                          r"remind me|tell me|draft|write|send|show me|give me|find)\b", re.I)
 
 def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
-    cw = set(T.content_words(s))
+    # sorted: a float sum in set order would differ in its last bit with the hash seed, and
+    # break ties between equal sentences differently from one process to the next
+    cw = sorted(set(T.content_words(s)))
     if not cw:
         return 0.0
     return sum(math.log1p(tf[w]) for w in cw) / math.sqrt(len(cw) + 2) + 1.5 * n_entities
