@@ -4,7 +4,8 @@
 
 For each corpus size: the sample memory (``brainfs.tools.sample.generate``) is written
 straight into the directory an embedded S3 server (``rclone serve s3``) serves, behind a
-proxy adding ``--rtt-ms`` per request. Each repetition mounts with a fresh cache dir
+proxy adding ``--rtt-ms`` per request, with the preload pack built as ``brainfs import``
+builds it. Each repetition mounts with a fresh cache dir
 (``brainfs mount``, which returns once the mount is usable) and unmounts. ``list``: the
 snapshot switched off (``BRAINFS_LISTING_SNAPSHOT=false``), the mount lists every page;
 ``snapshot``: the default, after one mount has written the snapshot. The daemon's own
@@ -26,7 +27,11 @@ import time
 from pathlib import Path
 
 from benchmarks.s3proxy import S3Proxy
+from brainfs.backend.config import Config
+from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.pack import build_pack
 from brainfs.tools.sample import generate
 
 BUCKET, PREFIX = "bench", "mem"
@@ -61,6 +66,13 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
     generate(root / BUCKET / PREFIX, files=files, seed=7)
     n = sum(1 for p in (root / BUCKET / PREFIX).rglob("*") if p.is_file())
     s3 = LocalS3(root).start()
+    # As `brainfs import` leaves a corpus: its newest transcripts in the preload pack.
+    cfg = Config().override(endpoint_url=s3.url)
+    store = ObjectStore(CorpusURL.parse(f"s3://{BUCKET}/{PREFIX}"), cfg)
+    try:
+        build_pack(store, cfg)
+    finally:
+        store.close()
     proxy = S3Proxy(("127.0.0.1", s3.port), delay=args.rtt_ms / 1000.0)
     proxy.start()
     try:
