@@ -138,25 +138,6 @@ def session_cap(order: list[int], paths: dict[int, str], cap: int, k: int) -> li
     return (kept + skipped)[:k]
 
 
-def spread(order: list[int], scores: dict[int, float], paths: dict[int, str], files: int,
-           top: int, k: int) -> list[int]:
-    """The top ``k`` of ``order``, except that the best chunk of each of the ``files`` best
-    files (by :func:`session_scores` over ``top`` chunks) is sure of a place; the list
-    stays in score order. For questions whose answer is spread over sessions."""
-    if files <= 0:
-        return order[:k]
-    ss = session_scores(scores, paths, top)
-    best_files = sorted(ss, key=lambda p: (-ss[p], p))[:min(files, k)]
-    firsts: dict[str, int] = {}
-    for c in order:
-        p = session_key(paths.get(c, ""))
-        if p in best_files and p not in firsts:
-            firsts[p] = c
-    sure = set(firsts.values())
-    rest = [c for c in order if c not in sure][:max(0, k - len(sure))]
-    return [c for c in order if c in sure or c in set(rest)][:k]
-
-
 def ranked(scores: dict[int, float], ids: Iterable[int] | None = None) -> list[int]:
     """Ids by score, best first; ties by id (deterministic)."""
     pool = scores if ids is None else {i: scores[i] for i in ids if i in scores}

@@ -6,10 +6,22 @@ score is adjusted by each chunk's confidence and age. When a part is missing or 
 chain degrades instead of failing — hybrid → dense → sparse → recent — and
 ``RecallResult.mode`` / ``.why`` say which part answered and why.
 
+Around the fusion (issue 16), each stage optional and named in ``why`` when it acts or
+fails: a multi-part question is split (``querysplit``) and each part adds its own lists;
+the keyword query is expanded with the wiki's aliases (``aliases``); after fusion a turn by
+a person the question names gains, a turn next to a strong match gains a share of its
+score, and the best sessions lift their turns (``rerank``); MMR or a per-file cap can
+spread the list. Every weight is a field of :class:`RecallParams`, whose defaults are what
+leave-one-conversation-out cross-validation on LoCoMo dev chose
+(``benchmarks/locomo_eval.py``, ``benchmarks/results/locomo.md``). The index resolves a
+turn's relative dates ("yesterday" → "7 May 2023", ``cache.dates``) into its text.
+
 Formulas (named and versioned so a stored score can be traced to the code that made it):
 
-``rrf-v1``  fused(d) = Σ_r W_r / (RRF_K + rank_r(d)), rank 1-based within each list of
-            at most max(50, 5·k) candidates, RRF_K = 10, W_dense = W_bm25 = 1. A list
+``rrf-v1``  fused(d) = Σ_r W_r / (k_rrf + rank_r(d)), rank 1-based within each list of
+            at most max(50, 5·k) candidates, k_rrf = ``RecallParams.rrf_k`` (5, by
+            cross-validation; ``RRF_K`` = 10 was the value before issue 16),
+            W_dense = W_bm25 = 1 (a sub-query's lists: × ``split_weight``). A list
             that does not contain d contributes nothing. Single-retriever modes use the
             same formula with one list, so scores stay on one scale.
             Why 10 and not the customary 60: k=60 (Cormack et al. 2009) was chosen for
@@ -18,9 +30,10 @@ Formulas (named and versioned so a stored score can be traced to the code that m
             a chunk ranked 50th by both lists (2/110) beats one ranked 1st by one list
             (1/61) — which in a small corpus (one LoCoMo conversation: 400–700 turns, so
             a 100-deep list is a fifth of it) rewards agreement among mediocre matches.
-            Chosen on LoCoMo conv-26 and conv-30 and checked on the held-out conv-41/42/43
-            (hybrid turn recall@5 there: 0.574 with k=60, 0.631 with k=10, BM25 alone
-            0.567); see benchmarks/results/locomo.md.
+            10 was chosen on LoCoMo conv-26 and conv-30 and checked on conv-41/42/43
+            (hybrid turn recall@5 there: 0.574 with k=60, 0.631 with k=10); with the
+            stages after it, leave-one-conversation-out picks 5 over 3, 10 and 20 in
+            every fold (benchmarks/results/locomo.md).
 ``adj-v1``  score(d) = fused(d) × (0.75 + 0.25·confidence) × (0.9 + 0.1·0.5^(age_days/180))
             Confidence and recency are tie-breakers, not overrides: near the top of the
             fused list one rank is worth 5–8 %, so a card at 50 % confidence (×0.875)
@@ -52,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 from .aliases import expansions
 from .chunker import split_frontmatter
 from .querysplit import split_question
-from .rerank import mmr, propagate_neighbours, ranked, session_cap, session_prior, spread
+from .rerank import mmr, propagate_neighbours, ranked, session_cap, session_prior
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -284,10 +297,10 @@ def _sparse(index: SearchIndex, terms: list[str], depth: int,
 
 @dataclass(frozen=True)
 class RecallParams:
-    """Every tuned choice of :func:`recall`, in one place. The defaults are the values
-    leave-one-conversation-out cross-validation on LoCoMo dev picked (run on all five
-    conversations; ``benchmarks/locomo_eval.py --tune`` reproduces the choice and reports
-    the cross-validated recall beside the tuned one). A weight of 0 switches a stage off.
+    """Every tuned choice of :func:`recall`, in one place. The defaults are the grid point
+    that ``benchmarks/locomo_eval.py`` selects on all five LoCoMo dev conversations; the
+    figure to expect on unseen data is its leave-one-conversation-out one, reported beside
+    it in ``benchmarks/results/locomo.md``. A weight of 0 switches a stage off.
 
     ``rrf_k``, ``w_dense``, ``w_bm25``: the fusion (``rrf-v1``). ``depth``: candidates
     per list, at least ``DEPTH_PER_K``·k. ``split_weight``: each sub-query of a split
@@ -301,8 +314,6 @@ class RecallParams:
     chunks per file (used when MMR is off or has no vectors). ``speaker``: a turn whose
     speaker the question names ("what does Melanie …") scores ×(1 + speaker).
     ``prf_weight``: weight of the pseudo-relevance-feedback lists (a second pass).
-    ``session_spread``: the best chunk of each of the this-many best files is sure of a
-    place in the top k (``rerank.spread``).
     """
 
     rrf_k: int = 5
@@ -320,7 +331,6 @@ class RecallParams:
     session_cap: int = 0
     speaker: float = 1.0
     prf_weight: float = 0.0
-    session_spread: int = 0
 
     def label(self, base: RecallParams | None = None) -> str:
         """The fields that differ from ``base`` (default: the defaults), for results
@@ -652,10 +662,6 @@ def _diversify(index: SearchIndex, order: list[int], scores: dict[int, float],
     if p.session_cap > 0:
         stages.append(f"≤{p.session_cap} per file")
         return session_cap(order, {c: rows[c]["path"] for c in order}, p.session_cap, k)
-    if p.session_spread > 0:
-        stages.append(f"spread over {p.session_spread} files")
-        return spread(order, scores, {c: rows[c]["path"] for c in order}, p.session_spread,
-                      p.session_top, k)
     return order[:k]
 
 
