@@ -473,9 +473,10 @@ def check_args(args: argparse.Namespace) -> tuple[list[str], list[str]]:
                          f"the groups are {', '.join(known)}")
     if args.timeout_per_file <= 0:
         raise SetupError("--timeout-per-file must be positive")
-    if args.out.exists() and any(args.out.iterdir()):
-        raise SetupError(f"--out {args.out} is not empty: choose a new directory "
-                         "(an earlier run's logs are never overwritten)")
+    earlier = [n for n in ("pjdfstest.md", "pjdfstest.json", *SYSTEMS) if (args.out / n).exists()]
+    if earlier:
+        raise SetupError(f"--out {args.out} holds an earlier run ({', '.join(earlier)}): choose "
+                         "a new directory (a run's logs are never overwritten)")
     for tool in ("prove", "fusermount3"):
         if shutil.which(tool) is None:
             raise SetupError(f"{tool} not found (apt-get install -y "
