@@ -7,8 +7,9 @@ the model texts it has embedded before; the build then embeds only the new ones.
 
 One SQLite file per user, shared by every memory and process: ``$BRAINFS_EMBED_CACHE``, else
 ``$XDG_CACHE_HOME/brainfs/embeddings.sqlite`` (``~/.cache/…``); ``BRAINFS_EMBED_CACHE=off``
-turns it off. Vectors are stored as the model returned them (float32 bytes), so a hit is
-bit-identical to a fresh computation with the same model. A different ``model_id`` (other
+turns it off. Vectors are stored as the model returned them (float32 bytes) and a hit
+returns them bit for bit (a fresh computation may differ in the last bits, with the texts a
+text is batched with). A different ``model_id`` (other
 weights, another backend or quantization, another truncation) never sees the rows of the
 previous one; those are deleted once unused for ``STALE_DAYS``.
 
