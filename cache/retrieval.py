@@ -327,7 +327,7 @@ class RecallParams:
     session_top: int = 3
     session_gate: int = 0
     session_files: bool = False
-    mmr_lambda: float = 1.0
+    mmr_lambda: float = 0.7
     session_cap: int = 0
     speaker: float = 1.0
     prf_weight: float = 0.0
