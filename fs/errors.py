@@ -21,8 +21,30 @@ from brainfs.cache import workingset as ws
 
 log = logging.getLogger("brainfs.fs")
 
+
+class FsError(Exception):
+    """A request the mount itself refuses (the working set is never asked)."""
+
+
+class ReadOnlyEntry(FsError):
+    """A change to a magic entry (``.recall/``, ``.brainfs/``, ``.git``): EACCES."""
+
+
+class NotSupported(FsError):
+    """A request this mount does not serve: ENOSYS (in no-open mode the kernel then stops
+    sending ``open``/``opendir``/``flush``)."""
+
+
+class BadHandle(FsError):
+    """A write through a handle opened read-only: EBADF."""
+
+
+class InvalidRequest(FsError):
+    """A request with a flag the mount refuses (``RENAME_EXCHANGE``): EINVAL."""
+
+
 #: Most specific class first. Backend failures are EIO (the log line says why);
-#: a refused name is EINVAL.
+#: a refused name is EINVAL; the mount's own refusals are the :class:`FsError` kinds.
 ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
     (ws.NotFound, errno.ENOENT),
     (ws.IsADirectory, errno.EISDIR),
@@ -32,6 +54,10 @@ ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
     (ws.NoSpace, errno.ENOSPC),
     (ws.NameTooLong, errno.ENAMETOOLONG),
     (ws.CacheError, errno.EINVAL),
+    (ReadOnlyEntry, errno.EACCES),
+    (NotSupported, errno.ENOSYS),
+    (BadHandle, errno.EBADF),
+    (InvalidRequest, errno.EINVAL),
     (be.NoSuchKey, errno.ENOENT),
     (be.AccessDenied, errno.EACCES),
     (be.InvalidKey, errno.EINVAL),

@@ -6,9 +6,10 @@ all, because they are what a warm ``grep -r`` costs. Reads and writes of local f
 ``os.pread``/``os.pwrite`` inline: they hit the page cache of a local disk, and a thread hop
 would cost more than the call.
 
-Magic entries at the root, reachable by lookup but never listed (so ``grep -r`` and
-``find`` never wander into them): ``.recall/`` (a query per file name) and ``.brainfs/``
-(``status``: the daemon's JSON status).
+The magic entries at the root (``.recall/``, ``.brainfs/``, ``.git``) are served by
+:class:`~brainfs.fs.magic.MagicFiles`, the inode numbers by
+:class:`~brainfs.fs.inodes.InodeTable`; every refusal is a typed error that
+:func:`~brainfs.fs.errors.fuse_errors` turns into its errno (one table, ``fs/errors.py``).
 
 Two ways to run, chosen at mount (``Ops.no_open``):
 
@@ -26,52 +27,32 @@ Two ways to run, chosen at mount (``Ops.no_open``):
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 import stat
 import time
-from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable
+from collections import Counter
 from dataclasses import dataclass, field
 
 import pyfuse3
 import trio
 from brainfs.backend.config import Config
-from brainfs.backend.keys import INTERNAL_PREFIX, NAME_MAX
-from brainfs.cache.catalog import Attrs
-from brainfs.cache.workingset import NotEmpty, WorkingSet
+from brainfs.backend.keys import NAME_MAX
+from brainfs.cache.catalog import Attrs, FileRow
+from brainfs.cache.workingset import IsADirectory, NameTooLong, NotEmpty, NotFound, WorkingSet
 
-from .errors import fuse_errors
+from .errors import BadHandle, InvalidRequest, NotSupported, fuse_errors
+from .inodes import InodeTable
+from .magic import MagicFiles, RecallFn, StatusFn
 from .notify import KernelNotifier
 
 log = logging.getLogger("brainfs.fs")
 
-#: The magic folders at the root, as the kernel names them in a lookup.
-RECALL_DIR = b".recall"
-CONTROL_DIR = INTERNAL_PREFIX.encode()
-#: Virtual inodes live far above the ones given to corpus paths.
-RECALL_INO = 1 << 40
-CONTROL_INO = RECALL_INO + 1
-#: ``.git`` at the root: a git "gitfile" naming the wiki's history, so that
-#: ``git -C memory/knowledge log`` works inside the mount.
-GITFILE_INO = RECALL_INO + 2
-#: ``.brainfs/status``: one inode for the life of the mount
-STATUS_INO = RECALL_INO + 3
-_VIRTUAL_BASE = RECALL_INO + 16
-#: File handles live above every inode: in no-open mode a handler's ``fh`` is either an
-#: inode (the kernel sent none) or a handle from ``create``.
+#: File handles live above every inode, virtual ones too: in no-open mode a handler's
+#: ``fh`` is either an inode (the kernel sent none) or a handle from ``create``.
 _FH_BASE = 1 << 56
-#: A recall answered at lookup is reused for this long, so that ``ls -l .recall/`` or a
-#: ``stat`` right before ``cat`` does not run the same query again.
-RECALL_REUSE_S = 2.0
 #: A path whose fetch just failed fails again at once for this long instead of fetching.
 FETCH_FAILURE_HOLD_S = 2.0
-#: How many recent recall queries ``ls .recall/`` shows.
-RECENT_QUERIES = 50
-
-RecallFn = Callable[[str], Awaitable[bytes]]
-StatusFn = Callable[[], dict]
 
 
 @dataclass
@@ -144,11 +125,7 @@ class Ops(pyfuse3.Operations):
         super().__init__()
         self.ws = ws
         self.cfg = cfg
-        self.recall_fn = recall
-        self.status_fn = status
-        self.ino_of: dict[str, int] = {"": pyfuse3.ROOT_INODE}
-        self.path_of: dict[int, str] = {pyfuse3.ROOT_INODE: ""}
-        self._next_ino = pyfuse3.ROOT_INODE + 1
+        self.inodes = InodeTable()
         self.handles: dict[int, Handle | DirHandle] = {}
         #: handler name -> requests served (counted by ``fuse_errors``)
         self.requests: Counter[str] = Counter()
@@ -162,9 +139,6 @@ class Ops(pyfuse3.Operations):
         #: path -> monotonic time its last fetch failed: the kernel retries a failed read
         #: (readahead, then the page itself), which must not wait out the timeouts twice
         self._failed_at: dict[str, float] = {}
-        self.recent: OrderedDict[str, int] = OrderedDict()  # query -> virtual inode
-        self.virtual_name: dict[int, str] = {}
-        self._next_virtual = _VIRTUAL_BASE
         self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
         self.upload_wake = trio.Event()
         self.uid, self.gid = os.getuid(), os.getgid()
@@ -177,13 +151,13 @@ class Ops(pyfuse3.Operations):
         #: read by pyfuse3 at each write and flush: pass the request context
         self.request_context_in_io = CTX_IN_IO
         self.notifier = KernelNotifier()
+        #: .recall/, .brainfs/ and .git
+        self.magic = MagicFiles(recall, status, self.no_open)
         #: dir path -> mtime (ns) of its last listing change; the kernel compares it with
         #: the mtime its cached listing was taken at
         self.dir_mtime: dict[str, int] = {}
         #: no-open: dir inode -> entries, taken at the readdir from offset 0
         self._listings: dict[int, list[tuple[str, bool]]] = {}
-        #: no-open: virtual inode -> (content, mtime ns), taken at lookup
-        self._snapshots: dict[int, tuple[bytes, int]] = {}
         #: paths whose commit is in progress: a new shadow waits for it
         self._committing: dict[str, trio.Event] = {}
         #: paths whose shadow is being made: a concurrent request waits for it
@@ -191,37 +165,36 @@ class Ops(pyfuse3.Operations):
         #: no-open: files made by create() whose first close has not come yet (their
         #: upload waits for it, so that a create and its writes are one version)
         self._created: dict[str, int] = {}
-        #: inode -> kept content of a file unlinked (or renamed over) while it may be open:
-        #: as on a local disk, its open descriptors read it until the kernel forgets it
-        self._unlinked: dict[int, str] = {}
         #: no-open: directory inodes invalidated since a fetching read last waited for them
         self._dirs_invalidated: set[int] = set()
         if self.no_open:
             ws.on_listing_change = self._listing_changed
-        #: git directory holding the wiki's history (set once it has been fetched)
-        self.gitdir: str | None = None
-        self.gitdir_ready = trio.Event()
         #: set once the corpus listing is known; a mount that started from the listing
         #: snapshot clears it until its first real LIST is in (see fs/daemon.py)
         self.listing_ready = trio.Event()
         self.listing_ready.set()
 
+    # ------------------------------------------------------------------ what the daemon sets
+    @property
+    def ino_of(self) -> dict[str, int]:
+        """Path -> inode of every path the kernel has been told of."""
+        return self.inodes.ino_of
+
+    @property
+    def gitdir(self) -> str | None:
+        """The clone of the wiki's history that ``.git`` names (set by the daemon)."""
+        return self.magic.gitdir
+
+    @gitdir.setter
+    def gitdir(self, value: str | None) -> None:
+        self.magic.gitdir = value
+
+    @property
+    def gitdir_ready(self) -> trio.Event:
+        """Set once the wiki's history has been looked for (found or not)."""
+        return self.magic.gitdir_ready
+
     # ------------------------------------------------------------------ inodes & attrs
-    def _ino(self, path: str) -> int:
-        ino = self.ino_of.get(path)
-        if ino is None:
-            ino = self._next_ino
-            self._next_ino += 1
-            self.ino_of[path] = ino
-            self.path_of[ino] = path
-        return ino
-
-    def _path(self, ino: int) -> str:
-        try:
-            return self.path_of[ino]
-        except KeyError:
-            raise pyfuse3.FUSEError(errno.ENOENT) from None
-
     def _attrs(self, ino: int, path: str) -> pyfuse3.EntryAttributes:
         a = pyfuse3.EntryAttributes()
         a.st_ino = ino
@@ -250,7 +223,7 @@ class Ops(pyfuse3.Operations):
             a.st_size = 0
             mtime = self.dir_mtime.get(path) or int(self.mounted_at * 1e9)
         else:
-            raise pyfuse3.FUSEError(errno.ENOENT)
+            raise NotFound(path)
         a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = mtime
         given = self.ws.attrs.get(path)
         if given is not None:
@@ -275,27 +248,21 @@ class Ops(pyfuse3.Operations):
             have.gid if gid is None or gid == -1 else gid,
             time.time()))
 
-    def _virtual_attrs(self, ino: int, is_dir: bool, size: int = 0,
-                       mtime_ns: int | None = None) -> pyfuse3.EntryAttributes:
-        a = pyfuse3.EntryAttributes()
-        a.st_ino = ino
-        # Magic entries change on every read: never let the kernel cache them.
-        a.entry_timeout = 0
-        a.attr_timeout = 0
-        a.st_uid, a.st_gid = self.uid, self.gid
-        a.st_mode = (stat.S_IFDIR | 0o555) if is_dir else (stat.S_IFREG | 0o444)
-        a.st_nlink = 2 if is_dir else 1
-        a.st_size = size
-        # A new mtime on every answer: the kernel drops cached pages or a cached listing
-        # whose mtime moved (no-open mode relies on it for .recall/ and status).
-        now = time.time_ns() if mtime_ns is None else mtime_ns
-        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = now
-        return a
+    def _file_row(self, path: str) -> FileRow:
+        """The catalog row of the file ``path``: IsADirectory or NotFound otherwise."""
+        row = self.ws.files.get(path)
+        if row is None:
+            raise IsADirectory(path) if self.ws.is_dir(path) else NotFound(path)
+        return row
 
-    def _child(self, parent_ino: int, name: bytes) -> str:
-        parent = self._path(parent_ino)
-        n = os.fsdecode(name)
-        return f"{parent}/{n}" if parent else n
+    def _pin(self, path: str) -> None:
+        """Count ``path`` as in use: no eviction takes its local copy meanwhile."""
+        self.ws.open_count[path] += 1
+
+    def _unpin(self, path: str) -> None:
+        self.ws.open_count[path] -= 1
+        if self.ws.open_count[path] <= 0:
+            del self.ws.open_count[path]
 
     # ------------------------------------------------------------------ materialization
     async def materialize(self, paths: list[str]) -> dict[str, Exception]:
@@ -357,7 +324,7 @@ class Ops(pyfuse3.Operations):
             if not self.no_open:
                 self.changed.add(p)  # the next read-only open drops the pages
                 continue
-            ino = self.ino_of.get(p)
+            ino = self.inodes.ino_of.get(p)
             if ino is not None:
                 self.notifier.push(ino)
 
@@ -368,7 +335,7 @@ class Ops(pyfuse3.Operations):
         # at the next listing from offset 0 it compares and re-reads. This also covers an
         # empty cached listing, which has no page an invalidation could drop.
         self.dir_mtime[d] = max(time.time_ns(), self.dir_mtime.get(d, 0) + 1)
-        ino = self.ino_of.get(d)
+        ino = self.inodes.ino_of.get(d)
         if ino is not None:
             self.notifier.push(ino)
             self._dirs_invalidated.add(ino)
@@ -377,7 +344,7 @@ class Ops(pyfuse3.Operations):
         """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""
         for p in paths:
             parent = p.rpartition("/")[0]
-            pino = self.ino_of.get(parent)
+            pino = self.inodes.ino_of.get(parent)
             if pino is not None:
                 pyfuse3.invalidate_entry_async(pino, os.fsencode(p.rpartition("/")[2]),
                                                ignore_enoent=True)
@@ -388,22 +355,11 @@ class Ops(pyfuse3.Operations):
         if len(name) > NAME_MAX:
             # The kernel does not check: stat, unlink, rename… of such a name would say
             # ENOENT, as if the name were fine.
-            raise pyfuse3.FUSEError(errno.ENAMETOOLONG)
-        if parent_inode == pyfuse3.ROOT_INODE:
-            if name == RECALL_DIR:
-                return self._virtual_attrs(RECALL_INO, True)
-            if name == CONTROL_DIR:
-                return self._virtual_attrs(CONTROL_INO, True)
-            if name == b".git":
-                # The history arrives in the background after mount: a git command run
-                # right away waits for it rather than finding no repository.
-                with trio.move_on_after(30):
-                    await self.gitdir_ready.wait()
-                if self.gitdir:
-                    return self._virtual_attrs(GITFILE_INO, False, len(self._gitfile()))
-        elif parent_inode >= RECALL_INO:
-            return await self._virtual_lookup(parent_inode, os.fsdecode(name))
-        path = self._child(parent_inode, name)
+            raise NameTooLong(os.fsdecode(name))
+        magic = await self.magic.lookup(parent_inode, name)
+        if magic is not None:
+            return magic
+        path = self.inodes.child(parent_inode, name)
         # Any corpus path resolves, local or not: the catalog knows its size. The content
         # comes at open or first read (so `stat` costs nothing, and overwriting needs no
         # download).
@@ -414,23 +370,23 @@ class Ops(pyfuse3.Operations):
             await self.listing_ready.wait()
             row = self.ws.files.get(path)
         if row is None and not self.ws.is_dir(path):
-            raise pyfuse3.FUSEError(errno.ENOENT)
+            raise NotFound(path)
         if row is not None and self.no_open:
             # With no open to see, a lookup is the access the LRU gets to hear about.
             row.atime = time.time()
-        return self._attrs(self._ino(path), path)
+        return self._attrs(self.inodes.ino(path), path)
 
     @fuse_errors
     async def getattr(self, inode: int, ctx: pyfuse3.RequestContext | None = None) -> pyfuse3.EntryAttributes:
-        if inode >= RECALL_INO:
-            return self._virtual_getattr(inode)
-        if inode in self._unlinked:
+        if self.magic.owns(inode):
+            return self.magic.getattr(inode)
+        if inode in self.inodes.unlinked:
             return self._unlinked_attrs(inode)
-        return self._attrs(inode, self._path(inode))
+        return self._attrs(inode, self.inodes.path(inode))
 
     def _unlinked_attrs(self, ino: int) -> pyfuse3.EntryAttributes:
         """An unlinked file still open somewhere: its kept content, no links."""
-        st = os.stat(self._unlinked[ino])
+        st = os.stat(self.inodes.unlinked[ino])
         a = pyfuse3.EntryAttributes()
         a.st_ino, a.st_mode, a.st_nlink = ino, stat.S_IFREG | 0o644, 0
         a.st_uid, a.st_gid, a.st_size = self.uid, self.gid, st.st_size
@@ -442,9 +398,9 @@ class Ops(pyfuse3.Operations):
     @fuse_errors
     async def setattr(self, inode: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,
                       fh: int | None, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
-        if inode >= RECALL_INO:
-            raise pyfuse3.FUSEError(errno.EACCES)
-        path = self._path(inode)
+        if self.magic.owns(inode):
+            self.magic.refuse_change(inode)
+        path = self.inodes.path(inode)
         row = self.ws.files.get(path)
         if fields.update_mode or fields.update_uid or fields.update_gid:
             # Kept by this cache (S3 stores no modes or owners); see fs/SEMANTICS.md.
@@ -472,24 +428,19 @@ class Ops(pyfuse3.Operations):
 
     @fuse_errors
     async def forget(self, inode_list: list[tuple[int, int]]) -> None:
-        # Inode numbers stay assigned for the life of the mount (one small dict entry per
-        # path touched), so a path keeps its inode and nothing needs freeing here, but the
-        # kept content of an unlinked file: no name can look it up again, so a FORGET means
-        # the kernel let go of it.
-        for ino, _ in inode_list:
-            kept = self._unlinked.pop(ino, None)
-            if kept is not None:
-                _unlink_quiet(kept)
+        # Only the kept content of unlinked files is freed (see fs/inodes.py).
+        for kept in self.inodes.forget([ino for ino, _ in inode_list]):
+            _unlink_quiet(kept)
 
     # ------------------------------------------------------------------ directories
     @fuse_errors
     async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int | pyfuse3.FileInfo:
         if self.no_open:
             # From now on the kernel opens directories itself and caches their listings.
-            raise pyfuse3.FUSEError(errno.ENOSYS)
-        virtual = inode in (RECALL_INO, CONTROL_INO)
+            raise NotSupported("opendir")
+        virtual = self.magic.owns(inode)
         entries = self._entries(inode)
-        path = "" if virtual else self._path(inode)
+        path = "" if virtual else self.inodes.path(inode)
         fh = self._next_fh
         self._next_fh += 1
         self.handles[fh] = DirHandle(inode, entries)
@@ -507,11 +458,9 @@ class Ops(pyfuse3.Operations):
         return pyfuse3.FileInfo(fh=fh, keep_cache=keep, cache_readdir=True)
 
     def _entries(self, inode: int) -> list[tuple[str, bool]]:
-        if inode == RECALL_INO:
-            return [(q, False) for q in reversed(self.recent)]
-        if inode == CONTROL_INO:
-            return [("status", False)]
-        return self.ws.listdir(self._path(inode))
+        if self.magic.owns(inode):
+            return self.magic.entries(inode)
+        return self.ws.listdir(self.inodes.path(inode))
 
     @fuse_errors
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
@@ -525,22 +474,17 @@ class Ops(pyfuse3.Operations):
             entries = self._listings.get(dir_ino) if start_id else None
             if entries is None:
                 entries = self._listings[dir_ino] = self._entries(dir_ino)
-        if dir_ino >= RECALL_INO:
-            for i in range(start_id, len(entries)):
-                name = entries[i][0]
-                ino = self._virtual_ino(dir_ino, name)
-                if not pyfuse3.readdir_reply(token, os.fsencode(name),
-                                             self._virtual_attrs(ino, False), i + 1):
-                    return
-            self._listings.pop(dir_ino, None)
+        if self.magic.owns(dir_ino):
+            if self.magic.readdir(dir_ino, entries, start_id, token):
+                self._listings.pop(dir_ino, None)
             return
-        base = self._path(dir_ino)  # ENOENT, not EIO, for a directory removed meanwhile
+        base = self.inodes.path(dir_ino)  # ENOENT, not EIO, for a directory removed meanwhile
         for i in range(start_id, len(entries)):
             name, _ = entries[i]
             path = f"{base}/{name}" if base else name
             try:
-                attrs = self._attrs(self._ino(path), path)
-            except pyfuse3.FUSEError:
+                attrs = self._attrs(self.inodes.ino(path), path)
+            except NotFound:
                 continue  # removed since opendir
             if not pyfuse3.readdir_reply(token, os.fsencode(name), attrs, i + 1):
                 return
@@ -553,22 +497,22 @@ class Ops(pyfuse3.Operations):
     @fuse_errors
     async def mkdir(self, parent_inode: int, name: bytes, mode: int, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         self._writable_parent(parent_inode)
-        path = self._child(parent_inode, name)
+        path = self.inodes.child(parent_inode, name)
         self.ws.mkdir(path)
         self.dir_mtime[path] = time.time_ns()  # made now, not at mount time
         self._created_attrs(path, mode, 0o755, ctx)
         self._wake_uploader()  # its marker
-        return self._attrs(self._ino(path), path)
+        return self._attrs(self.inodes.ino(path), path)
 
     @fuse_errors
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self._writable_parent(parent_inode)
-        path = self._child(parent_inode, name)
+        path = self.inodes.child(parent_inode, name)
         if self.ws.children.get(path):
             # Remote files count too: removing a directory must not orphan them silently.
             raise NotEmpty(path)
         self.ws.rmdir(path)
-        self._drop_ino(path)
+        self.inodes.drop(path)
         self._wake_uploader()  # its marker
 
     # ------------------------------------------------------------------ files
@@ -578,13 +522,14 @@ class Ops(pyfuse3.Operations):
             # The kernel asks once: from now on it opens files itself, with their pages
             # kept cached, and sends reads, writes and flushes with the inode. O_TRUNC
             # arrives as a setattr (enable_atomic_o_trunc is off).
-            raise pyfuse3.FUSEError(errno.ENOSYS)
-        if inode >= RECALL_INO:
-            return await self._virtual_open(inode, flags)
-        path = self._path(inode)
-        row = self.ws.files.get(path)
-        if row is None:
-            raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+            raise NotSupported("open")
+        if self.magic.owns(inode):
+            data = await self.magic.open(inode, flags)
+            fh = self._new_fh(Handle(inode, False, virtual=data))
+            # direct_io: the size is unknown until the query ran, and each open runs it anew.
+            return _read_only_info(fh, direct_io=True)
+        path = self.inodes.path(inode)
+        row = self._file_row(path)
         writable = (flags & os.O_ACCMODE) != os.O_RDONLY
         if not row.is_local and not (writable and flags & os.O_TRUNC):
             await self._ensure_local(path)
@@ -592,10 +537,8 @@ class Ops(pyfuse3.Operations):
             shadow = await self._shadow(path, truncate=bool(flags & os.O_TRUNC))
             if flags & os.O_TRUNC:
                 shadow.dirty = True
-        fh = self._next_fh
-        self._next_fh += 1
-        self.handles[fh] = Handle(inode, writable)
-        self.ws.open_count[path] += 1
+        fh = self._new_fh(Handle(inode, writable))
+        self._pin(path)
         row.atime = time.time()
         if writable:
             # A writer works on a private shadow: direct I/O keeps its uncommitted bytes out
@@ -612,12 +555,12 @@ class Ops(pyfuse3.Operations):
     async def create(self, parent_inode: int, name: bytes, mode: int, flags: int,
                      ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         self._writable_parent(parent_inode)
-        path = self._child(parent_inode, name)
+        path = self.inodes.child(parent_inode, name)
         # No-open: the file becomes durable at its creator's first close (a crash before it
         # leaves no empty file that was meant to be written).
         self.ws.create(path, durable=not self.no_open)
         self._created_attrs(path, mode, 0o644, ctx)
-        ino = self._ino(path)
+        ino = self.inodes.ino(path)
         if self.no_open:
             # No handle: the kernel of a no-open mount sends no RELEASE, not even for a
             # created file, so the file is written, flushed and read by inode like any
@@ -626,10 +569,8 @@ class Ops(pyfuse3.Operations):
             self._created[path] = ctx.pid
             return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
         await self._shadow(path, truncate=True)
-        fh = self._next_fh
-        self._next_fh += 1
-        self.handles[fh] = Handle(ino, True)
-        self.ws.open_count[path] += 1
+        fh = self._new_fh(Handle(ino, True))
+        self._pin(path)
         self._wake_uploader()
         return pyfuse3.FileInfo(fh=fh, direct_io=True, keep_cache=False), self._attrs(ino, path)
 
@@ -641,7 +582,7 @@ class Ops(pyfuse3.Operations):
         assert isinstance(h, Handle)
         if h.virtual is not None:
             return h.virtual[off : off + size]
-        path = self.path_of[h.ino]
+        path = self.inodes.path_of[h.ino]
         # Readers see the last committed version, writers their own work in progress.
         shadow = self.writing.get(path) if h.writable else None
         if shadow is not None:
@@ -659,23 +600,22 @@ class Ops(pyfuse3.Operations):
         h = self.handles.get(fh)
         if h is None:
             # No-open: ``fh`` is the inode; the kernel has checked the open mode.
-            if fh >= RECALL_INO:
-                raise pyfuse3.FUSEError(errno.EACCES)
-            if fh in self._unlinked:
+            if self.magic.owns(fh):
+                self.magic.refuse_change(fh)
+            if fh in self.inodes.unlinked:
                 # Written after its unlink: private to its descriptors, never uploaded.
-                fd = os.open(self._unlinked[fh], os.O_WRONLY)
+                fd = os.open(self.inodes.unlinked[fh], os.O_WRONLY)
                 try:
                     return os.pwrite(fd, buf, off)
                 finally:
                     os.close(fd)
-            path = self._path(fh)
-            if path not in self.ws.files:
-                raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+            path = self.inodes.path(fh)
+            self._file_row(path)
         else:
             assert isinstance(h, Handle)
             if not h.writable:
-                raise pyfuse3.FUSEError(errno.EBADF)
-            path = self.path_of[h.ino]
+                raise BadHandle(f"handle {fh}")
+            path = self.inodes.path_of[h.ino]
         # (_shadow waits while a commit of the file is sealing the current shadow.)
         shadow = await self._shadow(path, truncate=False)
         shadow.dirty = True
@@ -695,12 +635,12 @@ class Ops(pyfuse3.Operations):
         # durable by the time close returns, even if the daemon is killed right after.
         if self.read_only:
             # Nothing to commit, ever: ENOSYS tells the kernel never to send FLUSH again.
-            raise pyfuse3.FUSEError(errno.ENOSYS)
+            raise NotSupported("flush")
         h = self.handles.get(fh)
         if h is None:
             # No-open: every close of the file, reader's or writer's, lands here; a writer
             # that made the file with create() holds a handle and commits at its own close.
-            path = self.path_of.get(fh)
+            path = self.inodes.path_of.get(fh)
             if path is None:
                 return
             creator = self._created.get(path)
@@ -723,7 +663,7 @@ class Ops(pyfuse3.Operations):
                 await self._commit_pending(path)
             return
         if isinstance(h, Handle) and h.writable:
-            await self._commit_pending(self.path_of[h.ino])
+            await self._commit_pending(self.inodes.path_of[h.ino])
 
     @fuse_errors
     async def fsync(self, fh: int, datasync: bool) -> None:
@@ -737,12 +677,10 @@ class Ops(pyfuse3.Operations):
             return
         if h.fd >= 0:
             os.close(h.fd)
-        path = self.path_of.get(h.ino)
+        path = self.inodes.path_of.get(h.ino)
         if path is None:
             return
-        self.ws.open_count[path] -= 1
-        if self.ws.open_count[path] <= 0:
-            del self.ws.open_count[path]
+        self._unpin(path)
         if h.writable and not self._has_writer(path):
             await self._commit_pending(path)
             if path in self.writing and not self.writing[path].dirty:
@@ -751,14 +689,14 @@ class Ops(pyfuse3.Operations):
     @fuse_errors
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self._writable_parent(parent_inode)
-        path = self._child(parent_inode, name)
+        path = self.inodes.child(parent_inode, name)
         await self._wait_commit(path)
         self._keep_unlinked(path)
         if path in self.writing:
             self._discard_shadow(path)
         self._created.pop(path, None)
         self.ws.unlink(path)
-        self._drop_ino(path)
+        self.inodes.drop(path)
         self._wake_uploader()
 
     @fuse_errors
@@ -767,9 +705,9 @@ class Ops(pyfuse3.Operations):
         self._writable_parent(parent_inode_old)
         self._writable_parent(parent_inode_new)
         if flags & pyfuse3.RENAME_EXCHANGE:
-            raise pyfuse3.FUSEError(errno.EINVAL)
-        old = self._child(parent_inode_old, name_old)
-        new = self._child(parent_inode_new, name_new)
+            raise InvalidRequest("RENAME_EXCHANGE")
+        old = self.inodes.child(parent_inode_old, name_old)
+        new = self.inodes.child(parent_inode_new, name_new)
         noreplace = bool(flags & pyfuse3.RENAME_NOREPLACE)
         moves = self.ws.rename_plan(old, new, noreplace)
         if old == new:
@@ -794,7 +732,7 @@ class Ops(pyfuse3.Operations):
         # The moved files are uploaded under their new names now, closed or not.
         self._created = {p: pid for p, pid in self._created.items()
                          if p != old and not p.startswith(old + "/")}
-        self._move_ino(old, new)
+        self.inodes.move(old, new)
         self._wake_uploader()
 
     @fuse_errors
@@ -817,11 +755,11 @@ class Ops(pyfuse3.Operations):
 
     async def _read_inode(self, ino: int, off: int, size: int) -> bytes:
         """No-open read: by inode, with no handle; the kernel asks only for pages it lacks."""
-        if ino >= RECALL_INO:
-            return self._virtual_content(ino)[off : off + size]
-        if ino in self._unlinked:
-            return _pread_path(self._unlinked[ino], size, off)
-        path = self._path(ino)
+        if self.magic.owns(ino):
+            return self.magic.read(ino, off, size)
+        if ino in self.inodes.unlinked:
+            return _pread_path(self.inodes.unlinked[ino], size, off)
+        path = self.inodes.path(ino)
         # Writes land in the page cache that every reader shares (as on a local disk), so
         # a page read back must come from the work in progress too.
         shadow = self.writing.get(path)
@@ -829,12 +767,10 @@ class Ops(pyfuse3.Operations):
             return os.pread(shadow.fd, size, off)
         # In use while it is read: no eviction (another reader's fetch makes room) may take
         # the copy between the fetch and the read.
-        self.ws.open_count[path] += 1
+        self._pin(path)
         try:
             for attempt in (1, 2):
-                row = self.ws.files.get(path)
-                if row is None:
-                    raise pyfuse3.FUSEError(errno.EISDIR if self.ws.is_dir(path) else errno.ENOENT)
+                row = self._file_row(path)
                 if not row.is_local:
                     await self._ensure_local(path)
                     # The fetch added the file to its directory's listing: let the kernel
@@ -855,9 +791,7 @@ class Ops(pyfuse3.Operations):
                     os.close(fd)
             raise AssertionError("unreachable")
         finally:
-            self.ws.open_count[path] -= 1
-            if self.ws.open_count[path] <= 0:
-                del self.ws.open_count[path]
+            self._unpin(path)
 
     async def commit_idle(self, everything: bool = False) -> None:
         """No-open mode: commit shadows that no close will commit (a bare truncate(2)),
@@ -885,11 +819,17 @@ class Ops(pyfuse3.Operations):
             self.ws.set_attrs(path, Attrs(stat.S_IMODE(mode), ctx.uid, ctx.gid, time.time()))
 
     def _writable_parent(self, parent_inode: int) -> None:
-        if parent_inode >= RECALL_INO:
-            raise pyfuse3.FUSEError(errno.EACCES)
+        if self.magic.owns(parent_inode):
+            self.magic.refuse_change(parent_inode)
+
+    def _new_fh(self, handle: Handle) -> int:
+        fh = self._next_fh
+        self._next_fh += 1
+        self.handles[fh] = handle
+        return fh
 
     def _has_writer(self, path: str) -> bool:
-        ino = self.ino_of.get(path)
+        ino = self.inodes.ino_of.get(path)
         return any(isinstance(h, Handle) and h.writable and h.ino == ino for h in self.handles.values())
 
     async def _shadow(self, path: str, truncate: bool) -> Shadow:
@@ -910,7 +850,7 @@ class Ops(pyfuse3.Operations):
         made = self._making[path] = trio.Event()
         # Counted as open meanwhile, so that an eviction cannot take the copy between the
         # fetch and the copy (in no-open mode nothing else marks the file as in use).
-        self.ws.open_count[path] += 1
+        self._pin(path)
         try:
             row = self.ws.files.get(path)
             if row is not None and not row.is_local and not truncate:
@@ -922,9 +862,7 @@ class Ops(pyfuse3.Operations):
             shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
             self.writing[path] = shadow
         finally:
-            self.ws.open_count[path] -= 1
-            if self.ws.open_count[path] <= 0:
-                del self.ws.open_count[path]
+            self._unpin(path)
             del self._making[path]
             made.set()
         return shadow
@@ -992,10 +930,9 @@ class Ops(pyfuse3.Operations):
     def _keep_unlinked(self, path: str) -> None:
         """Keep the content of ``path`` for its inode before the name goes (a hard link in
         the cache's tmp/, swept at the next start if the daemon dies first)."""
-        ino = self.ino_of.get(path)
         row = self.ws.files.get(path)
         shadow = self.writing.get(path)
-        if ino is None or row is None:
+        if path not in self.inodes.ino_of or row is None:
             return
         if shadow is not None and shadow.dirty:
             # Written and not committed: its writer's descriptor reads on what it wrote.
@@ -1005,115 +942,10 @@ class Ops(pyfuse3.Operations):
         else:
             return
         if kept is not None:
-            self._unlinked[ino] = kept
-
-    def _drop_ino(self, path: str) -> None:
-        ino = self.ino_of.pop(path, None)
-        if ino is not None:
-            # Open handles of the removed file keep reading their fd; the inode number
-            # simply stops resolving to a path.
-            self.path_of.pop(ino, None)
-
-    def _move_ino(self, src: str, dst: str) -> None:
-        self._drop_ino(dst)
-        head = src + "/"
-        for p in [p for p in self.ino_of if p == src or p.startswith(head)]:
-            ino = self.ino_of.pop(p)
-            np = dst + p[len(src):]
-            self.ino_of[np] = ino
-            self.path_of[ino] = np
+            self.inodes.keep_unlinked(path, kept)
 
     def _wake_uploader(self) -> None:
         self.upload_wake.set()
-
-    # ------------------------------------------------------------------ magic entries
-    def _virtual_ino(self, parent: int, name: str) -> int:
-        if parent == CONTROL_INO:
-            self.virtual_name[STATUS_INO] = f"{CONTROL_INO}:status"
-            return STATUS_INO
-        if parent == RECALL_INO and name in self.recent:
-            return self.recent[name]
-        ino = self._next_virtual
-        self._next_virtual += 1
-        self.virtual_name[ino] = f"{parent}:{name}"
-        if parent == RECALL_INO:
-            self.recent[name] = ino
-            while len(self.recent) > RECENT_QUERIES:
-                old, oino = self.recent.popitem(last=False)
-                self.virtual_name.pop(oino, None)
-                self._snapshots.pop(oino, None)
-        return ino
-
-    async def _virtual_lookup(self, parent: int, name: str) -> pyfuse3.EntryAttributes:
-        if parent == CONTROL_INO and name != "status":
-            raise pyfuse3.FUSEError(errno.ENOENT)
-        if parent not in (RECALL_INO, CONTROL_INO):
-            raise pyfuse3.FUSEError(errno.ENOENT)
-        if parent == RECALL_INO and not name.strip():
-            raise pyfuse3.FUSEError(errno.ENOENT)
-        ino = self._virtual_ino(parent, name)
-        if not self.no_open:
-            return self._virtual_attrs(ino, False)
-        # No open will come: the content is made now, so that the size is true and the
-        # kernel (which caches the pages) reads exactly it. A new mtime drops old pages.
-        snap = self._snapshots.get(ino)
-        reuse = (parent == RECALL_INO and snap is not None
-                 and time.time_ns() - snap[1] < RECALL_REUSE_S * 1e9)
-        if not reuse:
-            data = await self._virtual_data(parent, name)
-            snap = self._snapshots[ino] = (data, time.time_ns())
-        assert snap is not None
-        return self._virtual_attrs(ino, False, len(snap[0]), snap[1])
-
-    async def _virtual_data(self, parent: int, name: str) -> bytes:
-        """A magic file's content: the daemon's status, or the answer to a recall query."""
-        if parent == CONTROL_INO:
-            return (json.dumps(self.status_fn() if self.status_fn else {}, indent=2) + "\n").encode()
-        if self.recall_fn is None:
-            raise pyfuse3.FUSEError(errno.ENOSYS)
-        return await self.recall_fn(name)
-
-    def _virtual_content(self, ino: int) -> bytes:
-        if ino == GITFILE_INO and self.gitdir:
-            return self._gitfile()
-        snap = self._snapshots.get(ino)
-        if snap is None:
-            raise pyfuse3.FUSEError(errno.EISDIR if ino in (RECALL_INO, CONTROL_INO) else errno.ENOENT)
-        return snap[0]
-
-    def _gitfile(self) -> bytes:
-        return f"gitdir: {self.gitdir}\n".encode()
-
-    def _virtual_getattr(self, inode: int) -> pyfuse3.EntryAttributes:
-        if inode == GITFILE_INO and self.gitdir:
-            return self._virtual_attrs(inode, False, len(self._gitfile()))
-        if inode in (RECALL_INO, CONTROL_INO):
-            return self._virtual_attrs(inode, True)
-        if inode not in self.virtual_name:
-            raise pyfuse3.FUSEError(errno.ENOENT)
-        snap = self._snapshots.get(inode)
-        if snap is not None:
-            return self._virtual_attrs(inode, False, len(snap[0]), snap[1])
-        return self._virtual_attrs(inode, False)
-
-    async def _virtual_open(self, inode: int, flags: int) -> pyfuse3.FileInfo:
-        if (flags & os.O_ACCMODE) != os.O_RDONLY:
-            raise pyfuse3.FUSEError(errno.EACCES)
-        if inode == GITFILE_INO and self.gitdir:
-            fh = self._next_fh
-            self._next_fh += 1
-            self.handles[fh] = Handle(inode, False, virtual=self._gitfile())
-            return _read_only_info(fh, direct_io=True)
-        key = self.virtual_name.get(inode)
-        if key is None:
-            raise pyfuse3.FUSEError(errno.EISDIR if inode in (RECALL_INO, CONTROL_INO) else errno.ENOENT)
-        parent, _, name = key.partition(":")
-        data = await self._virtual_data(int(parent), name)
-        fh = self._next_fh
-        self._next_fh += 1
-        self.handles[fh] = Handle(inode, False, virtual=data)
-        # direct_io: the size is unknown until the query ran, and each open runs it anew.
-        return _read_only_info(fh, direct_io=True)
 
 
 def _read_only_info(fh: int, direct_io: bool = False, keep_cache: bool = True) -> pyfuse3.FileInfo:
