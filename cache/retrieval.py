@@ -41,6 +41,12 @@ Formulas (named and versioned so a stored score can be traced to the code that m
             place or two below one written today; a clearly better match still wins.
             Undated chunks get the factor of a 180-day-old one (×0.95): unknown age is
             neither fresh nor ancient.
+``adj-v2``  adj-v1 with the confidence factor raised to ln((k+2)/(k+1)) / ln(12/11) for a
+            fusion constant k other than 10: one rank near the top is worth ~17 % at k = 5
+            against ~8 % at k = 10, and a card dream marked superseded (confidence 30 %)
+            must still fall below its correction by as many ranks as before. (The recency
+            factor is left as in v1: LoCoMo's figures were measured with it; confidence is
+            the same for every LoCoMo turn, so this change does not move them.)
 
 FTS5 queries are never built from raw user text: terms are extracted with the same notion
 of a token as the ``unicode61`` tokenizer (letters and digits), stopwords dropped, each term
@@ -74,7 +80,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FUSION = "rrf-v1"
-ADJUST = "adj-v1"
+ADJUST = "adj-v2"
 RRF_K = 10
 WEIGHTS = {"dense": 1.0, "bm25": 1.0}
 #: Half-life (days) of the recency factor and its floor: see ``adj-v1`` above.
@@ -255,10 +261,13 @@ def freshness_label(days: float | None) -> str:
     return plural(int(days // 365.25), "year")
 
 
-def adjust_factor(confidence: float | None, days: float | None) -> float:
-    """The ``adj-v1`` multiplier for a chunk's confidence and age (see module docstring)."""
+def adjust_factor(confidence: float | None, days: float | None, rrf_k: int = RRF_K) -> float:
+    """The ``adj-v2`` multiplier for a chunk's confidence and age (see module docstring)."""
     c = 0.8 if confidence is None else min(1.0, max(0.0, float(confidence)))
     conf_f = CONFIDENCE_FLOOR + (1.0 - CONFIDENCE_FLOOR) * c
+    if rrf_k != RRF_K:
+        # worth as many ranks at the top of the list as at k = 10, where it was designed
+        conf_f **= math.log((rrf_k + 2) / (rrf_k + 1)) / math.log((RRF_K + 2) / (RRF_K + 1))
     d = RECENCY_HALF_LIFE_DAYS if days is None else max(0.0, days)
     rec_f = RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * 0.5 ** (d / RECENCY_HALF_LIFE_DAYS)
     return conf_f * rec_f
@@ -495,7 +504,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         if row is None:  # deleted between the search and now
             continue
         days = age_days(row["updated"] or row["created"], now)
-        scores[cid] = base * adjust_factor(row["confidence"], days)
+        scores[cid] = base * adjust_factor(row["confidence"], days, p.rrf_k)
     if answered != "recent":
         file_lists: dict[str, list[str]] = {}
         if p.session_files and (p.session_weight > 0 or p.session_gate > 0):

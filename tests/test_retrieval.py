@@ -135,7 +135,7 @@ def test_rrf_prefers_agreement_and_is_versioned() -> None:
     assert ranks[2] == {"dense": 2, "bm25": 2}
     assert ranks[4] == {"bm25": 1}
     assert set(order[1:3]) == {1, 4}  # first of each list tie
-    assert rt.FUSION == "rrf-v1" and rt.ADJUST == "adj-v1"
+    assert rt.FUSION == "rrf-v1" and rt.ADJUST == "adj-v2"
 
 
 @pytest.mark.unit
@@ -145,6 +145,9 @@ def test_adjustment_is_a_tie_breaker() -> None:
     assert adjust_factor(1.0, 180) == pytest.approx(0.95)
     assert adjust_factor(1.0, 10_000) == pytest.approx(0.9, abs=1e-3)
     assert adjust_factor(1.0, None) == adjust_factor(1.0, 180)
+    # at another fusion constant the confidence factor keeps its worth in ranks
+    assert adjust_factor(0.0, 0, rrf_k=5) < adjust_factor(0.0, 0) < adjust_factor(1.0, 0, rrf_k=5)
+    assert adjust_factor(1.0, 0, rrf_k=5) == pytest.approx(1.0)
 
 
 @pytest.mark.unit
@@ -154,17 +157,18 @@ def test_hybrid_order_is_rrf_times_adjustment(tmp_path: Path) -> None:
     try:
         # the fusion alone: the stages after it (speaker, neighbours, …) are off here and
         # tested on their own in test_recall_stages.py
-        plain = rt.RecallParams(neighbour=0.0, speaker=0.0)
+        plain = rt.RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0)
         res = recall(ix, "dog parks Kyoto", k=6, embedder=emb, now=NOW, params=plain)
         assert res.mode == "hybrid"
-        assert res.fusion == f"rrf-v1(k={plain.rrf_k})+adj-v1"
+        assert res.fusion == f"rrf-v1(k={plain.rrf_k})+adj-v2"
         scores = [c.score for c in res.cards]
         assert scores == sorted(scores, reverse=True)
         for c in res.cards:
             base = sum(1 / (plain.rrf_k + r) for r in c.ranks.values())
             row = ix.chunks_by_id([c.chunk_id])[c.chunk_id]
             days = rt.age_days(row["updated"] or row["created"], NOW)
-            assert c.score == pytest.approx(base * adjust_factor(row["confidence"], days), rel=1e-4)
+            assert c.score == pytest.approx(base * adjust_factor(row["confidence"], days, plain.rrf_k),
+                                            rel=1e-4)
         top = res.cards[0]
         assert set(top.ranks) == {"dense", "bm25"}
     finally:
