@@ -56,7 +56,10 @@ def default_path() -> Path | None:
         return None
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    try:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    except (RuntimeError, KeyError):  # no home directory (a boot-time mount, a sandbox)
+        return None
     return Path(base) / "brainfs" / "embeddings.sqlite"
 
 
