@@ -336,6 +336,28 @@ class WorkingSet:
         self._prune(parent)
         return row
 
+    def _drop_unmarked_dirs(self, marked: set[str], fresh: set[str]) -> None:
+        """An empty directory whose marker the listing no longer has goes: another mount
+        removed it, or a listing snapshot that predates the removal taught it to this
+        cache. Kept: one whose marker upload is pending or newer than the listing, and any
+        directory with something in it."""
+        pending = {j.path for j in self.catalog.journal() if is_marker(j.path)}
+        for d in sorted(self.local_dirs - marked, reverse=True):  # deepest first
+            if (not d or marker_of(d) in pending or marker_of(d) in fresh
+                    or self.children.get(d)):
+                continue
+            with self.catalog.transaction() as db:
+                self.catalog.set_dir(d, False, db)
+                self.catalog.drop_attrs(db, [d])
+            self.attrs.pop(d, None)
+            self.local_dirs.discard(d)
+            self._count_dir(d, -1)
+            self.children.pop(d, None)
+            parent = parent_of(d)
+            self.children.get(parent, set()).discard(posixpath.basename(d))
+            self._listing_changed(parent)
+            self._prune(parent)
+
     def _prune(self, d: str) -> None:
         """Drop directories left with no children that were never created locally."""
         while d != "" and not self.children.get(d) and d not in self.local_dirs:
@@ -507,7 +529,11 @@ class WorkingSet:
                 if not is_internal(o.path)]
         # Directory markers make directories, not files (an empty directory of the corpus
         # is shown like one made in this mount).
-        marked = {parent_of(o.path) for o in objs if is_marker(o.path)}
+        # A marker this mount removed (pending, or landed after the listing began) is the
+        # listing's past: it must not bring the directory back.
+        removing = {j.path for j in self.catalog.journal() if j.op == "delete"} | fresh
+        marked = {parent_of(o.path) for o in objs
+                  if is_marker(o.path) and o.path not in removing}
         objs = [o for o in objs if not is_marker(o.path)]
         for d in sorted(marked - self.local_dirs):
             if d == "" or d in self.files or any(a in self.files for a in ancestors(d)):
@@ -556,6 +582,7 @@ class WorkingSet:
                 self._remove(path)
                 dropped.append(path)
                 removed += 1
+        self._drop_unmarked_dirs(marked, fresh)
         with self.catalog.transaction() as db:
             self.catalog.put_files(updates, db)
             self.catalog.delete_files(dropped, db)
@@ -1168,8 +1195,8 @@ class WorkingSet:
             log.warning("upload of %s failed (will retry): %s", row.path, res.error)
             return False
         self._note_health(None)
-        if row.op == "put":
-            self._uploaded_at[row.path] = time.monotonic()
+        # Puts and deletes alike: a listing taken before now does not know this outcome.
+        self._uploaded_at[row.path] = time.monotonic()
         with self.catalog.transaction() as db:
             # Recorded now: nothing of this path is in flight any more.
             if row.op == "put" and not res.conflict_path:

@@ -91,6 +91,24 @@ def test_an_empty_cache_starts_from_the_snapshot_and_resolves_what_it_lacks(
     assert (mp / "GUIDE.md").read_text() == "rules\n"
 
 
+def test_a_directory_removed_after_the_snapshot_does_not_stick(
+        seeded, corpus, store, mounter, cfg, tmp_path) -> None:
+    """A directory the snapshot still has but the bucket no longer does goes with the real
+    LIST: a stale snapshot never brings an empty directory back for good."""
+    m = mounter(corpus)
+    os.makedirs(m.mountpoint / "gone/deeper")
+    assert m.stop() == 0
+    assert {"gone/.brainfs-dir", "gone/deeper/.brainfs-dir"} <= {o.path for o in listing.read(store)[0]}
+    store.delete("gone/deeper/.brainfs-dir")  # another mount's rmdir, after the snapshot
+    store.delete("gone/.brainfs-dir")
+    m = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    assert status(m.mountpoint)["startup"]["listing_from"] == "snapshot"
+    wait_for(lambda: not (m.mountpoint / "gone").exists(), what="the removed directory to go")
+    assert m.stop() == 0
+    m = mounter(corpus, name="again", cfg=cfg.override(cache_dir=tmp_path / "fresh-cache"))
+    assert not (m.mountpoint / "gone").exists()
+
+
 def test_a_damaged_snapshot_costs_only_a_list(seeded, corpus, store, mounter, cfg, tmp_path) -> None:
     store.put(LISTING_KEY, b"garbage")
     m = mounter(corpus, env_extra=FAST)

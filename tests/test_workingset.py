@@ -930,6 +930,34 @@ def test_two_mounts_making_one_directory_make_no_conflict_copy(
 
 
 @s3
+def test_a_directory_another_mount_removed_goes_at_the_next_listing(
+        open_ws: Callable[..., WorkingSet], store: ObjectStore, corpus: CorpusURL,
+        cfg: Config) -> None:
+    """An empty directory whose marker is gone from the listing goes (another mount
+    removed it); one whose marker upload is still pending stays."""
+    store_b = ObjectStore(corpus, cfg)
+    try:
+        a, b = open_ws("a"), open_ws("b", store_=store_b)
+        a.mkdir("e")
+        a.mkdir("e/deeper")
+        assert a.flush() == 0
+        b.sync_listing(store.list())
+        assert b.is_dir("e/deeper")
+        b.mkdir("mine")  # not uploaded yet: its marker is pending
+        a.rmdir("e/deeper")
+        a.rmdir("e")
+        assert a.flush() == 0
+        b.sync_listing(store.list())
+        assert not b.is_dir("e/deeper") and not b.is_dir("e")
+        assert b.is_dir("mine"), "a pending directory is not taken for a removed one"
+        assert b.flush() == 0
+        b.sync_listing(store.list())
+        assert b.is_dir("mine")
+    finally:
+        store_b.close()
+
+
+@s3
 def test_our_own_identical_bytes_are_ours(ws: WorkingSet, store: ObjectStore) -> None:
     """The stamp check does not turn our own versions into conflicts: writing the same
     bytes again, and a delete of what we uploaded, go through."""
@@ -1024,6 +1052,29 @@ def test_preload_pack_serves_only_current_entries(ws: WorkingSet, store: ObjectS
     assert rest == ["knowledge/b.md"]
     ws.apply_fetched(got + ws.fetch(rest))
     assert content(ws, "knowledge/a.md") == b"A1" and content(ws, "knowledge/b.md") == b"B2"
+
+
+
+@s3
+def test_a_listing_taken_before_a_delete_does_not_bring_it_back(ws: WorkingSet,
+                                                               store: ObjectStore) -> None:
+    """A relist whose LIST began before a delete (of a file, or of a directory's marker)
+    landed must not put the file or the directory back."""
+    seed(store, {"notes/old.md": b"old\n"})
+    ws.mkdir("gone")
+    assert ws.flush() == 0
+    ws.sync_listing(store.list())
+    started = time.monotonic()
+    before = list(store.list())
+    assert {"notes/old.md", "gone/.brainfs-dir"} <= {o.path for o in before}
+    ws.unlink("notes/old.md")
+    ws.rmdir("gone")
+    assert ws.flush() == 0
+    ws.sync_listing(before, listed_since=started)
+    assert ws.get("notes/old.md") is None, "a deleted file came back from an older listing"
+    assert not ws.is_dir("gone"), "a removed directory came back from an older listing"
+    ws.sync_listing(store.list(), listed_since=time.monotonic())
+    assert ws.get("notes/old.md") is None and not ws.is_dir("gone")
 
 
 @s3
