@@ -59,6 +59,13 @@ def reference() -> object:
         pytest.skip(f"reference backend (torch) not installed: {e}")
 
 
+@pytest.fixture(scope="module")
+def ref_vectors(texts: list[str], reference: object) -> np.ndarray:
+    """The reference's vectors of the fixture's chunks, then of QUERIES (computed once:
+    torch is the slow part of this module)."""
+    return reference.embed(texts + QUERIES)
+
+
 def _onnx(variant: str) -> object:
     from brainfs.cache.onnx_embedder import OnnxMiniLMEmbedder
 
@@ -79,9 +86,9 @@ def test_fixture_exercises_truncation(texts: list[str]) -> None:
     assert min(n) < 64  # and short ones, in the same batches
 
 
-def test_fp32_matches_reference(texts: list[str], reference: object) -> None:
+def test_fp32_matches_reference(texts: list[str], ref_vectors: np.ndarray) -> None:
     onnx = _onnx("fp32")
-    ref = reference.embed(texts + QUERIES)
+    ref = ref_vectors
     got = onnx.embed(texts + QUERIES)
     assert got.shape == ref.shape == (len(texts) + len(QUERIES), 384)
     assert got.dtype == np.float32
@@ -90,13 +97,13 @@ def test_fp32_matches_reference(texts: list[str], reference: object) -> None:
     assert cos.min() >= 0.999, f"lowest cosine {cos.min():.5f} at {texts[int(cos.argmin())][:80]!r}"
 
 
-def test_int8_neighbours_agree(texts: list[str], reference: object) -> None:
+def test_int8_neighbours_agree(texts: list[str], ref_vectors: np.ndarray) -> None:
     onnx = _onnx("int8")
-    ref_docs, got_docs = reference.embed(texts), onnx.embed(texts)
+    ref_docs, got_docs = ref_vectors[:len(texts)], onnx.embed(texts)
     cos = _cos_rows(got_docs, ref_docs)
     assert cos.min() >= 0.97, f"lowest cosine {cos.min():.4f}"
     assert cos.mean() >= 0.985, f"mean cosine {cos.mean():.4f}"
-    ref_q, got_q = reference.embed(QUERIES), onnx.embed(QUERIES)
+    ref_q, got_q = ref_vectors[len(texts):], onnx.embed(QUERIES)
     # Queries and, as further queries, every 8th document (its own row excluded).
     top1 = top3 = overlap = n = 0
     for qi in range(len(QUERIES) + len(texts) // 8):
