@@ -63,6 +63,9 @@ def is_current(out_dir: Path, model_dir: Path) -> bool:
 def _export_fp32(model_dir: Path, dest: Path) -> None:
     import torch
     from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bar in .ci/setup's output
 
     # Eager attention traces to plain MatMul/Softmax, which onnxruntime runs everywhere.
     bert = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
