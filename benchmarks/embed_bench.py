@@ -23,6 +23,7 @@ import json
 import os
 import platform
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -123,6 +124,14 @@ def main() -> int:
         return 0
 
     root, texts = sample_chunks(args.files, args.seed)
+    try:
+        return _measure(args, root, texts)
+    finally:
+        shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
+    """The interleaved runs, the optional index build, and the report."""
     random.Random(args.seed).shuffle(picked := list(texts))
     picked = picked[:args.chunks]
     from brainfs.cache.embedder import token_counter
