@@ -27,6 +27,21 @@ from brainfs.backend.store import ObjectStore
 _counter = itertools.count()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_vector_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The tests (and the daemons they start) never write the user's own vector cache
+    (~/.cache/brainfs/embeddings.sqlite): one of their own, removed with the temp dir."""
+    old = os.environ.get("BRAINFS_EMBED_CACHE")
+    os.environ["BRAINFS_EMBED_CACHE"] = str(tmp_path_factory.mktemp("vectors") / "embeddings.sqlite")
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("BRAINFS_EMBED_CACHE", None)
+        else:
+            os.environ["BRAINFS_EMBED_CACHE"] = old
+
+
 @pytest.fixture(scope="session")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalS3]:
     """One ``rclone serve s3`` for the whole session (stopped by PID at the end)."""
