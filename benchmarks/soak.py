@@ -158,6 +158,9 @@ class _Load:
         self.read_errors: Counter[str] = Counter()
         self.write_errors: Counter[str] = Counter()
         self.running: dict[int, tuple[str, float]] = {}
+        #: the writer's paths whose first write has returned: only these must exist (a
+        #: version is recorded before its write, so that a reader mid-write can match it)
+        self.written: set[str] = set()
 
     # -- bookkeeping
     def _timed(self, name: str, fn):
@@ -206,7 +209,7 @@ class _Load:
                 continue
             if roll < 0.25:
                 with self.lock:
-                    wpaths = [p for p, v in self.versions.items() if v]
+                    wpaths = sorted(self.written)
                 if not wpaths:
                     continue
                 path = rng.choice(wpaths)
@@ -222,6 +225,8 @@ class _Load:
             except OSError as e:
                 with self.lock:
                     self.read_errors[errno.errorcode.get(e.errno or 0, str(e.errno))] += 1
+                    if e.errno != errno.EIO and len(self.res.wrong_examples) < 5:
+                        self.res.wrong_examples.append(f"cat {path}: {e}")
                 continue
             with self.lock:
                 self.res.reads += 1
@@ -279,6 +284,7 @@ class _Load:
                 continue
             with self.lock:
                 self.res.writes += 1
+                self.written.add(path)
             time.sleep(0.05)
 
     def run(self) -> LoadResult:

@@ -507,7 +507,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
     for i in range(150):
         store.put(f"notes/n{i:03d}.md", f"note {i}\n".encode())
     host, port = s3_server.url.removeprefix("http://").split(":")
-    proxy = S3Proxy((host, int(port)), delay=0.05)
+    proxy = S3Proxy((host, int(port)), delay=0.2)  # the preload: 150 GETs at 2 x 5 a second
     proxy.start()
     mp = tmp_path / "mnt"
     mp.mkdir()
@@ -520,7 +520,9 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
         # daemon is spawned, a Ctrl-C is an ordinary interruption of the command.
         wait_for(lambda: [q for q in _daemon_pids(_target(mp)) if q != p.pid], timeout=30,
                  what="the daemon")
-        time.sleep(1.0)  # into the preload (150 files at 2 x 20 a second)
+        # Into the preload: its GETs are going out (a fixed sleep lost this race on a loaded
+        # machine, the preload finishing first).
+        wait_for(lambda: proxy.stats["requests"] >= 20, timeout=60, what="the preload's GETs")
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
         assert p.returncode == 130, (out, err)
@@ -552,7 +554,12 @@ def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2")
         p = subprocess.Popen([*CLI, "index", str(corpus), "--no-embed"], env=penv,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(2.5)
+        # Interrupt once the fetches are under way (a fixed sleep lost that race on a loaded
+        # machine: an interrupt before the fetch pool exists tests something else).
+        deadline = time.monotonic() + 60
+        while proxy.stats["requests"] < 20 and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(0.05)
+        assert proxy.stats["requests"] >= 20, "the index never started fetching"
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)

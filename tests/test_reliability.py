@@ -340,7 +340,7 @@ def test_backend_faults_under_load(s3_server, corpus, store, mounter, cfg, proxy
     assert res.hung == 0
     assert res.files_lost == 0, res.lost
     assert res.unreadable_after == []
-    assert set(res.read_errors) <= {"EIO"}, res.read_errors
+    assert set(res.read_errors) <= {"EIO"}, (res.read_errors, res.wrong_examples)
     assert res.write_errors == {}
     assert res.longest_op_s <= bound, res.longest_op
     assert sum(res.faults.values()) > 20 and res.requests > 200
