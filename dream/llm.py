@@ -37,12 +37,9 @@ against a loopback HTTP server speaking ``/v1/chat/completions`` (tests/test_dre
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import re
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,8 +93,8 @@ class LLMSettings:
 
 
 class ChatClient:
-    """A minimal ``POST {base_url}/chat/completions`` client on the standard library (the
-    ``openai`` package is not installed here, and one endpoint is all dream needs)."""
+    """A minimal ``POST {base_url}/chat/completions`` client on httpx (the ``openai``
+    package is not installed here, and one endpoint is all dream needs)."""
 
     def __init__(self, settings: LLMSettings) -> None:
         self.s = settings
@@ -106,42 +103,62 @@ class ChatClient:
 
     def complete(self, system: str, user: str) -> str:
         """The assistant message's content; raises :class:`LLMError` when the endpoint
-        fails after ``max_attempts`` (transient errors are retried with backoff)."""
-        body = json.dumps({"model": self.s.model, "temperature": self.s.temperature,
-                           "messages": [{"role": "system", "content": system},
-                                        {"role": "user", "content": user}]}).encode()
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        fails after ``max_attempts``. Transient errors (429, 5xx, the network) are retried
+        with backoff, waiting what a ``Retry-After`` asks (up to 30 s)."""
+        import httpx
+
+        body = {"model": self.s.model, "temperature": self.s.temperature,
+                "messages": [{"role": "system", "content": system},
+                             {"role": "user", "content": user}]}
+        headers = {"Accept": "application/json"}
         if self.s.api_key:
             headers["Authorization"] = f"Bearer {self.s.api_key}"
         last = "no attempt"
-        for attempt in range(max(1, self.s.max_attempts)):
-            if attempt:
-                time.sleep(min(4.0, 0.25 * 2 ** (attempt - 1)))
-            self.calls += 1
-            req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
-            try:
-                with urllib.request.urlopen(req, timeout=self.s.timeout) as r:
-                    raw = r.read()
-            except urllib.error.HTTPError as e:
-                last = f"HTTP {e.code} from {self.url}"
-                if e.code == 429 or e.code >= 500:
+        wait = 0.0
+        with httpx.Client(timeout=self.s.timeout) as client:
+            for attempt in range(max(1, self.s.max_attempts)):
+                if attempt:
+                    time.sleep(wait or min(4.0, 0.25 * 2 ** (attempt - 1)))
+                wait = 0.0
+                self.calls += 1
+                try:
+                    r = client.post(self.url, json=body, headers=headers)
+                except httpx.HTTPError as e:
+                    last = f"{self.url}: {e or type(e).__name__}"
                     continue
-                raise LLMError(last + " (not retried: check the model name and API key)") from None
-            except (urllib.error.URLError, TimeoutError, OSError) as e:
-                reason = getattr(e, "reason", e)
-                last = f"{self.url}: {reason or type(e).__name__}"
-                continue
-            try:
-                data = json.loads(raw)
-                content = data["choices"][0]["message"]["content"]
-            except (ValueError, KeyError, IndexError, TypeError):
-                last = f"{self.url}: answer is not a chat completion"
-                continue
-            if not isinstance(content, str):
-                last = f"{self.url}: answer has no text content"
-                continue
-            return content
+                if r.status_code >= 400:
+                    last = f"HTTP {r.status_code} from {self.url}"
+                    if r.status_code == 429 or r.status_code >= 500:
+                        wait = _retry_after(r.headers.get("Retry-After"))
+                        continue
+                    raise LLMError(last + " (not retried: check the model name and API key)")
+                try:
+                    content = r.json()["choices"][0]["message"]["content"]
+                except (ValueError, KeyError, IndexError, TypeError):
+                    last = f"{self.url}: answer is not a chat completion"
+                    continue
+                if not isinstance(content, str):
+                    last = f"{self.url}: answer has no text content"
+                    continue
+                return content
         raise LLMError(f"LLM endpoint unavailable after {self.s.max_attempts} attempt(s): {last}")
+
+
+def _retry_after(value: str | None) -> float:
+    """Seconds a ``Retry-After`` header asks for (delta seconds or an HTTP date), capped at
+    30 s; 0 when absent or unreadable (the caller's backoff applies)."""
+    if not value:
+        return 0.0
+    try:
+        secs = float(value)
+    except ValueError:
+        from email.utils import parsedate_to_datetime
+
+        try:
+            secs = parsedate_to_datetime(value).timestamp() - time.time()
+        except (TypeError, ValueError):
+            return 0.0
+    return max(0.0, min(30.0, secs))
 
 
 # --------------------------------------------------------------------------- parsing

@@ -528,7 +528,8 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     points here), and the index is filled from HEAD so ``git diff`` compares against it.
     """
     import shutil
-    import subprocess
+
+    import git  # GitPython, as dream reaches the wiki's history
 
     try:
         data, etag = store.get(WIKI_BUNDLE_KEY)
@@ -543,10 +544,11 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     tmp.mkdir()
     bundle = tmp / "wiki.bundle"
     bundle.write_bytes(data)
-    run = lambda *a, cwd=None: subprocess.run(["git", *a], cwd=cwd, check=True,  # noqa: E731
-                                              capture_output=True, timeout=120)
-    run("clone", "--quiet", "--no-checkout", str(bundle), str(tmp / "repo"))
-    run("read-tree", "HEAD", cwd=tmp / "repo")
+    repo = git.Repo.clone_from(str(bundle), str(tmp / "repo"), no_checkout=True, quiet=True)
+    try:
+        repo.git.read_tree("HEAD")
+    finally:
+        repo.close()
     shutil.rmtree(dest, ignore_errors=True)
     os.replace(tmp / "repo", dest)
     shutil.rmtree(tmp, ignore_errors=True)

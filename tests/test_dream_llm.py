@@ -58,6 +58,12 @@ class FakeLLM(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         srv.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
         mode = srv.mode
+        if mode == "busy" and len(srv.requests) == 1:
+            self.send_response(429)
+            self.send_header("Retry-After", "1")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if mode == "500":
             self.send_error(500, "model crashed")
             return
@@ -252,6 +258,21 @@ def test_endpoint_down_falls_back_for_the_run(llm, tree: Path, mode: str) -> Non
     run_local(tree, None, apply=True, synthesizer=s)
     res2 = run_local(tree, None, synthesizer=synth(llm))
     assert not res2.nothing_new and "According to" in res2.staged["knowledge/mara.md"]
+
+
+def test_a_busy_endpoint_is_retried_after_what_it_asks(llm) -> None:
+    """429 with Retry-After: the client waits that long, then gets its answer."""
+    from brainfs.dream.llm import ChatClient, _retry_after
+
+    llm.mode = "busy"
+    c = ChatClient(LLMSettings(llm.url, "fake-model", "sk-test", timeout=5.0, max_attempts=3))
+    t0 = time.monotonic()
+    out = c.complete("write a page", "Subject: Mara\n[cite:1] Mara lives in Kyoto.")
+    assert time.monotonic() - t0 >= 0.9, "Retry-After: 1 was not honoured"
+    assert "```" in out and c.calls == 2 and len(llm.requests) == 2
+    assert llm.requests[0]["auth"] == "Bearer sk-test"
+    assert _retry_after("2.5") == 2.5 and _retry_after("999") == 30.0
+    assert _retry_after(None) == 0.0 and _retry_after("soon") == 0.0
 
 
 # --------------------------------------------------------------------------- configuration
