@@ -497,6 +497,14 @@ def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) 
     assert "brainfs mount" in line
 
 
+def _interruptible() -> None:
+    """In the child before exec: SIGINT as a terminal's process has it. A child inherits
+    an ignored SIGINT and a blocked signal mask from the test process, where a library
+    may have left either (seen only in full-suite runs): Ctrl-C would then never arrive."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, cfg: Config,
                                                       env, corpus, store) -> None:
     """Ctrl-C while `brainfs mount` shows the preload: the daemon (in its own session, so
@@ -515,7 +523,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
     try:
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2", BRAINFS_PRELOAD_PACK="0")
         p = subprocess.Popen([*CLI, "mount", str(corpus), str(mp)], env=penv, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
         # The daemon, not the command itself (whose command line matches too): before the
         # daemon is spawned, a Ctrl-C is an ordinary interruption of the command.
         wait_for(lambda: [q for q in _daemon_pids(_target(mp)) if q != p.pid], timeout=30,
@@ -553,7 +561,8 @@ def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config
     try:
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2")
         p = subprocess.Popen([*CLI, "index", str(corpus), "--no-embed"], env=penv,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=_interruptible)
         # Interrupt once the fetches are under way (a fixed sleep lost that race on a loaded
         # machine: an interrupt before the fetch pool exists tests something else).
         deadline = time.monotonic() + 60
