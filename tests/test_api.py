@@ -5,7 +5,6 @@ forget, and the one-line errors for bad input. The README's example runs as writ
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from brainfs.backend.store import ObjectStore
 
 from conftest import upload_tree, write_tree
 from test_cli import TREE
+from test_reliability import wait_for
 
 
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
@@ -25,15 +25,6 @@ def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
     build_index(store, tmp_path / "build-index.sqlite", None, cfg=cfg)
-
-
-def _eventually(pred, timeout: float = 30.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -124,7 +115,7 @@ def test_memory_through_a_mount(tmp_path: Path, quiet_cfg: Config, corpus: Corpu
     _indexed(store, quiet_cfg, tmp_path)
     mnt = mounter(corpus, env_extra={"BRAINFS_EMBEDDER": "none", "BRAINFS_RECALL_K": "2"})
     status = lambda: json.loads((mnt.mountpoint / ".brainfs/status").read_text())  # noqa: E731
-    _eventually(lambda: status()["recall"] == "ready", what="recall ready")
+    wait_for(lambda: status()["recall"] == "ready", timeout=30.0, what="recall ready")
     with Memory(mnt.mountpoint, quiet_cfg) as m:
         assert m.url == corpus
         assert len(m.recall("Kyoto").cards) == 2  # the mount's recall_k
@@ -141,7 +132,7 @@ def test_memory_through_a_mount(tmp_path: Path, quiet_cfg: Config, corpus: Corpu
             except NoSuchKey:
                 return False
 
-        _eventually(landed, what="the mount's upload")
+        wait_for(landed, timeout=30.0, what="the mount's upload")
         w = m.context("plan the Kyoto trip", budget=2000)
         assert w.mode != "none" and any("Kyoto" in i.text for i in w.admitted())
         with pytest.raises(UsageError, match="k must be between 1 and 200"):
