@@ -55,6 +55,26 @@ def progress_bar(total: int, desc: str):
                 disable=_QUIET or not sys.stderr.isatty())
 
 
+class LazyBar:
+    """A progress callback ``(done, total)`` whose bar appears at the first report (the
+    total is known only then); ``close()`` is safe whether or not it appeared."""
+
+    def __init__(self, desc: str) -> None:
+        self.desc = desc
+        self.bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            self.bar = progress_bar(total, self.desc)
+        self.bar.n = done
+        self.bar.refresh()
+
+    def close(self) -> None:
+        """Take the bar off the terminal, if it was shown."""
+        if self.bar is not None:
+            self.bar.close()
+
+
 def config_of(args: argparse.Namespace) -> Config:
     """The config (defaults < file < environment), overridden by this command's flags."""
     cfg = Config.load(Path(args.config) if getattr(args, "config", None) else None)

@@ -20,6 +20,7 @@ from brainfs.backend.keys import INTERNAL_PREFIX, PACK_KEY, CorpusURL, is_intern
 from brainfs.backend.store import ObjectStore
 
 from .common import (
+    LazyBar,
     config_of,
     embedder_or_none,
     open_corpus,
@@ -144,14 +145,7 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     except NoSuchBucket:
         store.create_bucket()
         print(f"created bucket {url.bucket}", file=sys.stderr)
-    bar = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = progress_bar(total, "import-sessions")
-        bar.n = done
-        bar.refresh()
+    progress = LazyBar("import-sessions")
 
     try:
         rep = import_sessions(Path(args.src), store, args.format, progress, cfg.max_workers)
@@ -162,8 +156,7 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
               "the same command again to finish", file=sys.stderr)
         return 130
     finally:
-        if bar is not None:
-            bar.close()
+        progress.close()
     if rep.skipped:
         warn(f"skipped {len(rep.skipped)} file(s) of no known session format: "
               + ", ".join(rep.skipped[:3]) + (", …" if len(rep.skipped) > 3 else ""))
@@ -232,14 +225,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     embedder = None if args.no_embed else embedder_or_none(cfg)
     local = local_index_path(cfg.cache_dir_for(url.bucket, url.prefix))
     local.parent.mkdir(parents=True, exist_ok=True)
-    bar = None
-
-    def progress(done: int, total: int) -> None:
-        nonlocal bar
-        if bar is None:
-            bar = progress_bar(total, "index")
-        bar.n = done
-        bar.refresh()
+    progress = LazyBar("index")
 
     try:
         stats = build_index(store, local, embedder, progress, cfg=cfg)
@@ -247,13 +233,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         # The fetches not started yet are dropped (closing the store cancels them); the
         # ones in flight end within the request timeouts.
         store.close()
-        if bar is not None:
-            bar.close()
+        progress.close()
         print(f"\nindex of {url} interrupted: nothing uploaded, the bucket's index is "
               f"unchanged; run the same command again to finish", file=sys.stderr)
         return 130
-    if bar is not None:
-        bar.close()
+    progress.close()
     print(f"indexed {url}: {stats.get('files_indexed', 0)} files (re)indexed, "
           f"{stats.get('skipped', 0)} unchanged, {stats.get('removed', 0)} removed; "
           f"{stats.get('chunks_total', stats.get('chunks', 0))} chunks, "
