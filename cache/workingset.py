@@ -336,14 +336,13 @@ class WorkingSet:
         self._prune(parent)
         return row
 
-    def _drop_unmarked_dirs(self, marked: set[str], fresh: set[str]) -> None:
+    def _drop_unmarked_dirs(self, marked: set[str], fresh: set[str], journaled: set[str]) -> None:
         """An empty directory whose marker the listing no longer has goes: another mount
         removed it, or a listing snapshot that predates the removal taught it to this
         cache. Kept: one whose marker upload is pending or newer than the listing, and any
-        directory with something in it."""
-        pending = {j.path for j in self.catalog.journal() if is_marker(j.path)}
+        directory with something in it. ``journaled``: the paths with a journal row."""
         for d in sorted(self.local_dirs - marked, reverse=True):  # deepest first
-            if (not d or marker_of(d) in pending or marker_of(d) in fresh
+            if (not d or marker_of(d) in journaled or marker_of(d) in fresh
                     or self.children.get(d)):
                 continue
             with self.catalog.transaction() as db:
@@ -531,7 +530,9 @@ class WorkingSet:
         # is shown like one made in this mount).
         # A marker this mount removed (pending, or landed after the listing began) is the
         # listing's past: it must not bring the directory back.
-        removing = {j.path for j in self.catalog.journal() if j.op == "delete"} | fresh
+        journal = self.catalog.journal()  # read once for the whole reconciliation
+        deleting = {j.path for j in journal if j.op == "delete"}
+        removing = deleting | fresh
         marked = {parent_of(o.path) for o in objs
                   if is_marker(o.path) and o.path not in removing}
         objs = [o for o in objs if not is_marker(o.path)]
@@ -549,7 +550,6 @@ class WorkingSet:
         # A file deleted here but not yet in S3 must not come back from the listing; nor
         # may one whose PUT is in flight (its outcome, not the listing, decides: a file
         # deleted meanwhile has its object removed once the PUT is recorded).
-        deleting = {j.path for j in self.catalog.journal() if j.op == "delete"}
         deleting |= self.catalog.sent_paths()
         refetch: list[str] = []
         for obj in objs:
@@ -582,7 +582,7 @@ class WorkingSet:
                 self._remove(path)
                 dropped.append(path)
                 removed += 1
-        self._drop_unmarked_dirs(marked, fresh)
+        self._drop_unmarked_dirs(marked, fresh, {j.path for j in journal})
         with self.catalog.transaction() as db:
             self.catalog.put_files(updates, db)
             self.catalog.delete_files(dropped, db)
