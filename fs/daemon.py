@@ -80,6 +80,7 @@ class Daemon:
         self._internal: dict[str, str] = {}
         #: where the starting listing came from: "list" or "snapshot" (backend/listing.py)
         self.listing_source = "list"
+        self._first_list_ok = False
         #: the start's LIST, kept until serve() checks the snapshot against it
         self._listed: list | None = None
         #: (ETag, signature) of the listing snapshot as last read or written here
@@ -159,6 +160,10 @@ class Daemon:
             "mountpoint": str(self.mountpoint),
             "cache_dir": str(self.cache_dir),
             "startup": self.timings,
+            # "list"; or "snapshot" until the first real LIST is in ("snapshot, listed"),
+            # or has failed ("snapshot, list failed"): until then another mount's newest
+            # writes may not be seen here.
+            "listing": self._listing_state(),
             "open_files": sum(self.ws.open_count.values()),
             "writing": len(self.ops.writing) if self.ops else 0,
             "recall": self._recall_state(),
@@ -172,6 +177,13 @@ class Daemon:
             "requests": dict(self.ops.requests) if self.ops else {},
         })
         return st
+
+    def _listing_state(self) -> str:
+        if self.listing_source != "snapshot":
+            return self.listing_source
+        if self.ops is None or not self.ops.listing_ready.is_set():
+            return "snapshot"
+        return "snapshot, listed" if self._first_list_ok else "snapshot, list failed"
 
     def _recall_state(self) -> str:
         r = self.recall
@@ -375,6 +387,7 @@ class Daemon:
             await trio.sleep(self.cfg.relist_seconds)
             try:
                 await self._relist_once()
+                self._first_list_ok = True
             except Exception as e:  # noqa: BLE001 - a failed relist is retried next period
                 log.warning("relist failed: %s", e)
 
@@ -384,6 +397,7 @@ class Daemon:
         assert self.ops is not None
         try:
             await self._relist_once()
+            self._first_list_ok = True
         except Exception as e:  # noqa: BLE001 - the periodic relist tries again
             log.warning("first listing failed (serving the snapshot's view until a relist "
                         "succeeds): %s", e)

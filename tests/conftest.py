@@ -7,6 +7,7 @@ unmount (lazily if needed) and kill by PID in teardown even when the test failed
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import signal
@@ -133,6 +134,20 @@ class Mount:
             except subprocess.TimeoutExpired:
                 pass
         return self.cleanup()
+
+    def status(self) -> dict:
+        """The daemon's ``.brainfs/status`` JSON."""
+        return json.loads((self.mountpoint / ".brainfs" / "status").read_text())
+
+    def wait_listed(self, timeout: float = 30) -> None:
+        """Wait until the mount has its first real LIST (a mount that started from the
+        listing snapshot checks it in the background): from then on, another mount's
+        write is a change this one sees at its next relist, never a race with the first."""
+        deadline = time.monotonic() + timeout
+        while self.status()["listing"] not in ("list", "snapshot, listed"):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{self.mountpoint}: first listing not in after {timeout}s")
+            time.sleep(0.05)
 
     def kill9(self) -> None:
         """Simulate a crash: SIGKILL the daemon, then detach the dead mount."""

@@ -79,6 +79,7 @@ def test_conflict_loser_reads_the_winners_whole_content(corpus, store, mounter, 
     store.put("notes/shared.md", b"version 0\n")
     a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
+    a.wait_listed(), b.wait_listed()
     assert (a.mountpoint / "notes/shared.md").read_bytes() == b"version 0\n"
     assert (b.mountpoint / "notes/shared.md").read_bytes() == b"version 0\n"
     long, short = b"B's long version\n" * 300, b"A's short one\n"
@@ -100,6 +101,7 @@ def test_unlink_never_deletes_a_version_this_mount_has_not_seen(corpus, store, m
     store.put("notes/shared.md", b"version 0\n")
     a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
+    a.wait_listed(), b.wait_listed()
     assert (a.mountpoint / "notes/shared.md").read_bytes() == b"version 0\n"
     newer = b"B's newer version\n"
     (b.mountpoint / "notes/shared.md").write_bytes(newer)
@@ -140,6 +142,7 @@ def test_two_mounts_closing_one_file_at_once_keep_both_versions(corpus, store, m
         store.put(f"notes/race-{rnd}.md", b"version 0\n")
     a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
+    a.wait_listed(), b.wait_listed()
     lost = []
     for rnd in range(10):
         rel = f"notes/race-{rnd}.md"

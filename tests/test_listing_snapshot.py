@@ -88,6 +88,8 @@ def test_an_empty_cache_starts_from_the_snapshot_and_resolves_what_it_lacks(
     # A name the snapshot lacks is resolved by the real LIST, not called absent.
     assert (mp / "notes/new.md").read_text() == "new since the snapshot\n"
     wait_for(lambda: not (mp / "notes/b.md").exists(), what="the deleted file to go")
+    m.wait_listed()
+    assert status(mp)["listing"] == "snapshot, listed"
     assert (mp / "GUIDE.md").read_text() == "rules\n"
 
 
@@ -114,6 +116,7 @@ def test_a_damaged_snapshot_costs_only_a_list(seeded, corpus, store, mounter, cf
     m = mounter(corpus, env_extra=FAST)
     mp = m.mountpoint
     assert status(mp)["startup"]["listing_from"] == "list"
+    assert status(mp)["listing"] == "list"
     assert (mp / "notes/a.md").read_text() == "a\n"
     assert "not a listing snapshot" in m.log.read_text()
     wait_for(lambda: agrees(store), what="the snapshot rewritten")

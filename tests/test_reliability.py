@@ -711,6 +711,9 @@ def test_malformed_markdown_never_crashes_index_or_dream(corpus, store, cfg, tmp
 def test_two_mounts_writing_the_same_file_keep_both(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
     a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"))
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"))
+    # B must hold the original as its base when A's version lands, or B's write is simply
+    # based on A's (B's first listing, taken after A's upload, would show it): no conflict.
+    a.wait_listed(), b.wait_listed()
     rel = "knowledge/kyoto.md"
     assert (a.mountpoint / rel).read_text() == (b.mountpoint / rel).read_text() == TREE[rel]
     ours_a, ours_b = b"version written by mount A\n", b"version written by mount B\n"
@@ -739,6 +742,9 @@ def test_conflict_loser_reads_the_winner(seeded, corpus, mounter, store, cfg, tm
     # its own from the kernel page cache (same size: keep_cache could keep B's pages).
     a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"))
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"))
+    # B must hold the original as its base when A's version lands, or B's write is simply
+    # based on A's (B's first listing, taken after A's upload, would show it): no conflict.
+    a.wait_listed(), b.wait_listed()
     rel = "knowledge/kyoto.md"
     ours_a, ours_b = b"version written by mount A\n", b"version written by mount B\n"
     (b.mountpoint / rel).read_bytes()

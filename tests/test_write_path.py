@@ -227,6 +227,7 @@ def _two(corpus, mounter, cfg, tmp_path, relist: str = "600", env_a: dict | None
                 env_extra={"BRAINFS_RELIST_SECONDS": relist, **(env_a or {})})
     b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"),
                 env_extra={"BRAINFS_RELIST_SECONDS": "600"})
+    a.wait_listed(), b.wait_listed()
     return a, b
 
 
