@@ -17,6 +17,14 @@ Metrics, per retriever, overall and per category, for k in 5, 10, 20:
   ``context_tokens@k``, the mean total of the k passages), so a retriever that wins by
   returning longer passages shows it.
 
+**Answers in few tokens** (issue 12), per retriever: the share of questions of categories
+1, 2 and 4 (yes/no answers left out) whose gold answer's :func:`content_words` all stand in
+the first :data:`ANSWER_BUDGET` tokens of what recall returns — the cards' texts in recall's
+order, as ``brainfs recall --json`` and a mount's ``.recall/<question> [k=40].json`` give
+them (recall's own card cut, ``ANSWER_K`` passages asked for), counted in the word pieces the
+context budget counts (:func:`read_within`). For ``hybrid+wiki`` that recall runs over
+one index holding the transcripts *and* the wiki, as in a dreamt memory's mount.
+
 Evidence ids are cleaned as the data's README asks: "D8:6; D9:17" is split, "D30:05"
 unpadded, "D:11:26" read as D11:26; ids naming no turn of the conversation are dropped (and
 counted); a question left with no evidence is skipped (and counted).
@@ -37,14 +45,16 @@ import re
 import sys
 import tempfile
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from .chunker import human_date
 from .embedder import Embedder, load_embedder, token_counter
 from .index import SearchIndex
 from . import retrieval as _rt
-from .retrieval import cited_refs, cites_in, recall
+from .retrieval import STOPWORDS, cited_refs, cites_in, recall
 
 if TYPE_CHECKING:
     import numpy as np
@@ -224,6 +234,126 @@ def _content_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
+# --------------------------------------------------------------------------- answers in few tokens
+
+#: Tokens of recall an agent reads for the answer measure (the issue's "1,000 tokens").
+ANSWER_BUDGET = 1000
+#: Passages asked of recall for it: enough to fill the budget (a LoCoMo turn is ~46 word
+#: pieces, a wiki passage at most recall's 800-character card), and what a mount answers
+#: for ``.recall/<question> [k=40].json``.
+ANSWER_K = 40
+#: Categories the measure covers: multi-hop, temporal, single-hop (open-domain answers are
+#: inferences, not words of the memory).
+ANSWER_CATEGORIES = (1, 2, 4)
+
+_ISO_DATE_RE = re.compile(r"\b(\d{4}-\d{2}-\d{2})(?:T[0-9:.]+)?\b")
+_WORD_RE = re.compile(r"[^\W_]+")
+
+
+def _fold(word: str) -> str:
+    """A number without leading zeros; a noun without its plural ending."""
+    if word.isdigit():
+        return str(int(word))
+    if len(word) <= 3:
+        return word
+    if word.endswith("ies"):
+        return word[:-3] + "y"
+    if word.endswith(("ses", "xes", "zes", "ches", "shes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def content_words(text: str) -> list[str]:
+    """The content words of ``text``, in order: what must stand in recall's output for a
+    gold answer to count as found there (the same rule reads the answer and the output).
+
+    * case and accents: Unicode NFKC, lower case ("Café" = "café");
+    * punctuation separates words and is dropped: "Piranesi, The Overstory" → piranesi,
+      overstory; "1:52" → 1, 52; an apostrophe's tail is its own word ("Ines's" → ines);
+    * numbers are words, however short, without leading zeros ("07" = "7"); number
+      words stay words ("two" ≠ "2");
+    * an ISO date reads as a person writes it: "2023-05-07" → 7, may, 2023;
+    * stop words (``retrieval.STOPWORDS``, the list recall's keyword search drops) are
+      dropped: "the", "a", "of", "before"…;
+    * plural endings are folded: "groups" = "group", "stories" = "story", "boxes" =
+      "box" ("bus", "glass", "tennis" stay); verb endings are not ("painted" ≠ "paint").
+    """
+    text = unicodedata.normalize("NFKC", text or "").replace("\u2019", "'")
+    text = _ISO_DATE_RE.sub(lambda m: f" {human_date(m.group(1)) or m.group(1)} ", text)
+    return [_fold(w) for w in _WORD_RE.findall(text.lower()) if w not in STOPWORDS]
+
+
+def answer_scored(question: dict[str, Any]) -> bool:
+    """Whether a LoCoMo question counts in the answer measure: category 1, 2 or 4, with an
+    answer that is not yes/no and has content words."""
+    if question.get("category") not in ANSWER_CATEGORIES:
+        return False
+    answer = str(question.get("answer", "")).strip()
+    if not answer or answer.lower().rstrip(".!") in ("yes", "no"):
+        return False
+    return bool(content_words(answer))
+
+
+def read_within(texts: list[str], budget: int,
+                count: Callable[[list[str]], list[int]] | None = None) -> list[str]:
+    """The first ``budget`` tokens of ``texts`` read in order: each text whole while it
+    fits, the first that does not cut at a word boundary to what is left, then nothing.
+    Tokens are the MiniLM word pieces the context budget counts (``count``, default
+    :func:`embedder.token_counter`); a word piece never spans whitespace, so the pieces of
+    texts read one after the other add up."""
+    count = count or token_counter()
+    sizes = count(list(texts))
+    out: list[str] = []
+    left = budget
+    for text, n in zip(texts, sizes):
+        if n <= left:
+            out.append(text)
+            left -= n
+            continue
+        words = text.split()
+        lo, hi = 0, len(words)  # the most words whose pieces fit in what is left
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if count([" ".join(words[:mid])])[0] <= left:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo:
+            out.append(" ".join(words[:lo]))
+        break
+    return out
+
+
+def answer_found(answer: str, texts: list[str]) -> bool:
+    """Whether every content word of ``answer`` stands in ``texts`` (what was read)."""
+    want = set(content_words(answer))
+    if not want:
+        return False
+    have: set[str] = set()
+    for t in texts:
+        have.update(content_words(t))
+    return want <= have
+
+
+#: question → the cards' texts recall returns for it, in order
+Reader = Callable[[str], list[str]]
+
+
+def recall_reader(index: SearchIndex, mode: str, embedder: Embedder | None,
+                  now: _dt.datetime, k: int = ANSWER_K, **recall_kwargs: Any) -> Reader:
+    """What brainfs recall returns from ``index`` in ``mode``: its cards' texts, with
+    recall's own card cut (``max_chars`` left at its default, as a mount and the CLI);
+    extra keyword arguments go to :func:`recall`."""
+
+    def read(question: str) -> list[str]:
+        res = recall(index, question, k=k, embedder=embedder, now=now, mode=mode, **recall_kwargs)
+        return [c.text for c in res.cards]
+
+    return read
+
+
 # --------------------------------------------------------------------------- retrievers
 
 @dataclass(frozen=True)
@@ -302,6 +432,9 @@ def index_retriever(mode: str, **recall_kwargs: Any) -> RetrieverFactory:
                 ctx.extra["degraded"] = True  # read and reset by evaluate() after each call
             return [Passage(c.ref, c.text, passage_turns(c.ref, c.text, ctx.tree)) for c in res.cards]
 
+        # what this retriever's recall returns, for the answer measure (see evaluate)
+        retrieve.read = recall_reader(ctx.index, mode, ctx.embedder, ctx.now,  # type: ignore[attr-defined]
+                                      **recall_kwargs)
         return retrieve
 
     return factory
@@ -341,6 +474,14 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
         closers.append(ix.close)
         sources: dict[str, dict[int, str]] = {}  # YAML is slow: parse each page's sources once
         groups = ix.alias_groups()
+        # The answer measure reads what a dreamt memory's mount returns: one index holding
+        # the transcripts and the wiki, plain recall (the fusion below is the evidence
+        # ablation's, not something a mount does).
+        both = {**ctx.tree, **wiki}
+        whole = SearchIndex(ctx.workdir / f"memory-{len(closers)}.db")
+        whole.refresh([(p, _content_hash(t)) for p, t in both.items()], lambda p: both[p].encode(),
+                      ctx.embedder)
+        closers.append(whole.close)
 
         def retrieve(question: str, k: int) -> list[Passage]:
             # 3k deep: passages skipped as already credited must not leave the list short
@@ -366,14 +507,16 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
                     break
             return out
 
+        retrieve.read = recall_reader(whole, mode, ctx.embedder, ctx.now)  # type: ignore[attr-defined]
         return retrieve
 
     return factory
 
 
 class _QueryCache:
-    """Wraps an embedder and memoises single-text calls: dense and hybrid embed the same
-    question, and the corpus (multi-text calls) is never worth caching."""
+    """Wraps an embedder and memoises every text's vector: dense and hybrid embed the same
+    question, and the wiki arm indexes the conversation's turns a second time (with its
+    pages, as one memory). A conversation's few thousand vectors are a few MB."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
@@ -382,12 +525,15 @@ class _QueryCache:
         self._memo: dict[str, Any] = {}
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        if len(texts) == 1:
-            key = texts[0]
-            if key not in self._memo:
-                self._memo[key] = self.inner.embed(texts)
-            return self._memo[key]
-        return self.inner.embed(texts)
+        import numpy as np
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            for t, v in zip(missing, self.inner.embed(missing)):
+                self._memo[t] = v
+        if not texts:
+            return self.inner.embed(texts)
+        return np.stack([self._memo[t] for t in texts])
 
 
 class EmbeddingCache:
@@ -448,13 +594,38 @@ def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
+def _answers_block(found: list[tuple[int, str, int, bool]], budget: int,
+                   detail: bool) -> dict[str, Any]:
+    """The answer measure of one retriever: overall, by category and by conversation."""
+
+    def share(xs: list[bool]) -> float:
+        return round(sum(xs) / len(xs), 4) if xs else 0.0
+
+    out: dict[str, Any] = {"budget_tokens": budget, "k": ANSWER_K, "questions": len(found),
+                           "share": share([f for *_, f in found]), "by_category": {},
+                           "by_conversation": {}}
+    for cat in ANSWER_CATEGORIES:
+        xs = [f for c, _, _, f in found if c == cat]
+        if xs:
+            out["by_category"][str(cat)] = {"name": CATEGORIES[cat], "questions": len(xs),
+                                            "share": share(xs)}
+    for cid in dict.fromkeys(c for _, c, _, _ in found):
+        xs = [f for _, c, _, f in found if c == cid]
+        out["by_conversation"][cid] = {"questions": len(xs), "share": share(xs)}
+    if detail:
+        out["detail"] = [{"conversation": cid, "qa": i, "category": c, "found": f}
+                         for c, cid, i, f in found]
+    return out
+
+
 def evaluate(path: Path, limit_conversations: int | None = None,
              limit_questions: int | None = None,
              retrievers: Iterable[str] = DEFAULT_RETRIEVERS,
              embedder: Embedder | None = None, progress: bool = False,
              extra_retrievers: dict[str, RetrieverFactory] | None = None,
              ks: tuple[int, ...] = KS, conversations: Iterable[str] | None = None,
-             per_question: bool = False) -> dict[str, Any]:
+             per_question: bool = False, answer_budget: int = ANSWER_BUDGET,
+             now: _dt.datetime | None = None) -> dict[str, Any]:
     """Evaluate evidence recall@k on a LoCoMo-format file; returns the
     ``brainfs eval locomo --json`` object (see docs/ARCHITECTURE.md) plus index and config details.
 
@@ -466,7 +637,13 @@ def evaluate(path: Path, limit_conversations: int | None = None,
     on stderr. ``conversations`` keeps only the samples with these ids (e.g. a held-out
     subset), applied before ``limit_conversations``. ``per_question`` adds each
     retriever's per-question metrics (``questions_detail``: category, conversation,
-    metrics) — what cross-validation selects on.
+    metrics) — what cross-validation selects on — and, under ``answers``, each scored
+    question's outcome.
+
+    ``answer_budget`` is the token budget of the answer measure (``answers`` per
+    retriever: share, questions, by category and conversation). ``now`` anchors recall's
+    recency for every conversation (default: the day after each one's last session; a
+    comparison with a live mount passes the current time).
     """
     data = read_samples(path)
     if conversations is not None:
@@ -496,6 +673,8 @@ def evaluate(path: Path, limit_conversations: int | None = None,
     kmax = max(ks)
     # per retriever: list of (category, {metric: value})
     rows: dict[str, list[tuple[int, str, dict[str, float]]]] = {n: [] for n in factories}
+    # per retriever: (category, conversation, question number in the sample's qa, found)
+    answers: dict[str, list[tuple[int, str, int, bool]]] = {n: [] for n in factories}
     timing: dict[str, float] = {n: 0.0 for n in factories}
     degraded: dict[str, int] = {}
     n_questions = skipped = dropped_ids = 0
@@ -509,8 +688,8 @@ def evaluate(path: Path, limit_conversations: int | None = None,
         dates = [d for d in (parse_locomo_date(conv.get(f"session_{n}_date_time", ""))
                              for n in _sessions(conv)) if d]
         # Questions are asked after the last session: "now" is the day after it.
-        now = (_dt.datetime.fromisoformat(max(dates)) + _dt.timedelta(days=1) if dates
-               else _dt.datetime.now()).replace(tzinfo=_dt.timezone.utc)
+        conv_now = now or (_dt.datetime.fromisoformat(max(dates)) + _dt.timedelta(days=1) if dates
+                           else _dt.datetime.now()).replace(tzinfo=_dt.timezone.utc)
         questions = [q for q in sample.get("qa", []) if q.get("category") in CATEGORIES]
         if limit_questions is not None:
             questions = questions[:limit_questions]
@@ -525,9 +704,17 @@ def evaluate(path: Path, limit_conversations: int | None = None,
                 index_stats["chunks"] += st["chunks"]
                 index_stats["seconds"] += st["seconds"]
                 index_stats["embed_seconds"] += st["embed_seconds"]
-                ctx = ConversationContext(conv_id, tree, ix, qemb, now, Path(tmp))
+                ctx = ConversationContext(conv_id, tree, ix, qemb, conv_now, Path(tmp))
                 built = {n: f(ctx) for n, f in factories.items()}
+                qa = sample.get("qa", [])
                 for q in questions:
+                    if answer_scored(q):
+                        for name, retrieve in built.items():
+                            read = getattr(retrieve, "read", None)
+                            if read is not None:
+                                seen = read_within(read(str(q["question"])), answer_budget, count_tokens)
+                                answers[name].append((int(q["category"]), conv_id, qa.index(q),
+                                                      answer_found(str(q["answer"]), seen)))
                     gold, nd = clean_evidence(q.get("evidence", []), valid)
                     dropped_ids += nd
                     if not gold:
@@ -591,6 +778,8 @@ def evaluate(path: Path, limit_conversations: int | None = None,
         entry["degraded_queries"] = degraded.get(name, 0)
         if per_question:
             entry["questions_detail"] = [{"category": c, "conversation": cid, **m} for c, cid, m in rs]
+        if answers[name]:
+            entry["answers"] = _answers_block(answers[name], answer_budget, per_question)
         out_retrievers[name] = entry
 
     secs = index_stats["seconds"]

@@ -64,7 +64,8 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
         result = evaluate(path, limit_conversations=args.conversations,
                           limit_questions=args.questions,
                           progress=sys.stderr.isatty() and not args.json and not quiet(),
-                          extra_retrievers=extra)
+                          extra_retrievers=extra, answer_budget=args.answer_budget,
+                          per_question=args.per_question)
     except LocomoInputError as e:
         raise UsageError(str(e)) from None
     if args.json:
@@ -75,6 +76,11 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
         t, s = r["turn"], r["session"]
         print(f"{name:12s} turn  " + "  ".join(f"{k} {v:.3f}" for k, v in t.items())
               + "   session  " + "  ".join(f"{k} {v:.3f}" for k, v in s.items()))
+    for name, r in result["retrievers"].items():
+        a = r.get("answers")
+        if a:
+            print(f"{name:12s} answer in the first {a['budget_tokens']:,} tokens of recall: "
+                  f"{a['share']:.1%} of {a['questions']} questions (categories 1, 2, 4)")
     return 0
 
 
@@ -182,7 +188,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ev = command(sub, "eval", "retrieval quality",
                  ["brainfs eval locomo data/locomo/locomo-dev.json --no-wiki"]
                  ).add_subparsers(dest="evalcmd", required=True, metavar="SUBCOMMAND")
-    lo = command(ev, "locomo", "evidence recall@k on LoCoMo-format data",
+    lo = command(ev, "locomo", "evidence recall@k, and answers in the first 1,000 tokens "
+                 "of recall, on LoCoMo-format data",
                  ["brainfs eval locomo locomo10.json --conversations 1 --questions 20",
                   "brainfs eval locomo locomo10.json --json > result.json"])
     lo.add_argument("file", metavar="FILE.json", help="a LoCoMo-format file (a list of samples)")
@@ -191,4 +198,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     lo.add_argument("--questions", type=positive_int, metavar="N",
                     help="only the first N questions per conversation")
     lo.add_argument("--no-wiki", action="store_true", help="skip the hybrid+wiki retriever (no dream run)")
+    lo.add_argument("--answer-budget", type=positive_int, default=1000, metavar="TOKENS",
+                    help="tokens of recall read for the answer measure (default 1000)")
+    lo.add_argument("--per-question", action="store_true",
+                    help="with --json: each question's metrics and answer outcome")
     lo.set_defaults(func=cmd_eval_locomo)
