@@ -22,6 +22,13 @@ NAME_MAX = 255
 #: S3 caps keys at 1024 bytes; keep room for the prefix.
 KEY_MAX = 1024
 
+#: Suffix of the object that holds a symbolic link: ``NAME.brainfs-link`` holds the target of
+#: the link ``NAME`` as its content (S3 has no symlinks; a LIST must tell them from files
+#: without a HEAD per object, so the kind is in the key). A file of such a name cannot be
+#: made. The suffix counts against the 255 bytes of a name (servers that keep objects as
+#: files, the embedded one included, refuse longer ones): a link's name has 242.
+LINK_SUFFIX = ".brainfs-link"
+
 #: Corpus prefix holding brainfs's own objects; never part of the memory tree (a mount
 #: neither lists nor accepts it, import and ls skip it).
 INTERNAL_PREFIX = ".brainfs"
@@ -43,6 +50,22 @@ DREAM_SKILL_KEY = f"{INTERNAL_PREFIX}/dream-skill.md"
 LISTING_KEY = f"{INTERNAL_PREFIX}/listing.json.gz"
 #: Where the one-off probe of conditional-write support is written and removed.
 PROBE_PREFIX = f"{INTERNAL_PREFIX}/probe/"
+
+
+def is_link(path: str) -> bool:
+    """Whether ``path`` is the object of a symbolic link (``NAME.brainfs-link``)."""
+    return path.endswith(LINK_SUFFIX) and not path.endswith("/" + LINK_SUFFIX) \
+        and path != LINK_SUFFIX
+
+
+def link_of(path: str) -> str:
+    """The object path holding the symbolic link ``path``."""
+    return path + LINK_SUFFIX
+
+
+def link_name(path: str) -> str:
+    """The link's own path, from the path of the object holding it."""
+    return path[: -len(LINK_SUFFIX)]
 
 
 def is_internal(path: str) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
-from brainfs.backend.keys import INTERNAL_PREFIX, is_internal, path_problem
+from brainfs.backend.keys import INTERNAL_PREFIX, is_internal, is_link, link_name, link_of, path_problem
 from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
@@ -53,6 +53,13 @@ def marker_of(d: str) -> str:
 def is_marker(path: str) -> bool:
     """Whether ``path`` is a directory marker."""
     return posixpath.basename(path) == DIR_MARKER
+
+
+def other_form(path: str) -> str:
+    """The path a name would have as the other kind: a file's or directory's link object,
+    a link object's plain name. A name is one or the other; two mounts racing can make
+    both, and then the plain one is what the name shows (see :meth:`WorkingSet.resolve`)."""
+    return link_name(path) if is_link(path) else link_of(path)
 
 
 class CacheError(Exception):
@@ -150,8 +157,9 @@ class CheckReport:
 
 
 def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
-    """The working set a mount starts with: files matching the preload globs, then the
-    newest transcripts, while they fit in the preload budget (local or not)."""
+    """The working set a mount starts with: symbolic links, files matching the preload
+    globs, then the newest transcripts, while they fit in the preload budget (local or
+    not)."""
     chosen: list[str] = []
     budget = cfg.preload_budget_bytes
     ordered = sorted(rows, key=lambda r: r.path)
@@ -165,6 +173,10 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
         budget -= row.size
         chosen.append(row.path)
 
+    # Symbolic links first: a few bytes each, and the shape of the tree a user made.
+    for row in ordered:
+        if is_link(row.path):
+            take(row)
     for pattern in cfg.preload_globs:
         for row in ordered:
             if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
@@ -384,6 +396,15 @@ class WorkingSet:
     def get(self, path: str) -> FileRow | None:
         """The file row of ``path``, or None (also for directories)."""
         return self.files.get(path)
+
+    def resolve(self, path: str) -> str | None:
+        """Where the name ``path`` is kept: ``path`` itself for a file or a directory, its
+        link object for a symbolic link, None when the name does not exist. A plain file or
+        directory wins over a link of the same name (only two mounts racing make both)."""
+        if path in self.files or self.is_dir(path):
+            return path
+        lp = link_of(path)
+        return lp if lp in self.files else None
 
     def visible_dir(self, path: str) -> bool:
         """Whether readdir shows this directory (it holds part of the working set)."""
@@ -739,14 +760,19 @@ class WorkingSet:
             )
 
     # ------------------------------------------------------------------ writes
-    def check_new_path(self, path: str) -> None:
-        """Raise unless ``path`` can be created (valid name, parent dir, not existing)."""
+    def check_new_path(self, path: str, link: bool = False) -> None:
+        """Raise unless ``path`` can be created (valid name, parent dir, not existing in
+        either form). ``link``: ``path`` is the object of a new symbolic link."""
         _check_name(path)
         if is_marker(path):
             raise CacheError(f"refused name {path!r}: reserved for directory markers")
+        if is_link(path if not link else link_name(path)) or (link and not is_link(path)):
+            raise CacheError(f"refused name {path!r}: names ending in .brainfs-link are "
+                             "reserved for symbolic links")
         if not self.is_dir(parent_of(path)):
             raise NotFound(parent_of(path))
-        if path in self.files or path in self.children:
+        if path in self.files or path in self.children or other_form(path) in self.files \
+                or self.is_dir(other_form(path)):
             raise Exists(path)
 
     def _base_etag(self, path: str) -> str:
@@ -774,6 +800,27 @@ class WorkingSet:
         if durable:
             self.persist(path)
         return row
+
+    def symlink(self, path: str, target: bytes) -> str:
+        """A new symbolic link ``path`` to ``target``, durable and journaled for upload in
+        one transaction. Returns the path of its object (``path.brainfs-link``)."""
+        lp = link_of(path)
+        self.check_new_path(lp, link=True)
+        base = self._base_etag(lp)
+        digest = self.blobs.write(lp, target)
+        now = time.time()
+        row = FileRow(lp, len(target), now, base, digest, "dirty", atime=now)
+        with self.catalog.transaction() as db:
+            self.catalog.put_files([row], db)
+            self.catalog.journal_put(db, lp, "put", digest, base)
+        self._insert(row)
+        return lp
+
+    def readlink(self, lp: str) -> bytes:
+        """The target of the symbolic link kept at ``lp`` (its content must be local)."""
+        if not is_link(lp) or lp not in self.files:
+            raise NotFound(lp)
+        return self.blobs.location(lp).read_bytes()
 
     def persist(self, path: str) -> None:
         """Record a file made by ``create(durable=False)`` that no commit has recorded yet
@@ -840,12 +887,17 @@ class WorkingSet:
         self.blobs.remove(path)
         self.attrs.pop(path, None)
         with self.catalog.transaction() as db:
-            self.catalog.drop_attrs(db, [path])
-            self.catalog.delete_files([path], db)
-            if row.etag:
-                self.catalog.journal_put(db, path, "delete", "", row.etag)
-            else:
-                self.catalog.journal_drop(db, path)
+            self._record_removal(db, row)
+
+    def _record_removal(self, db, row: FileRow) -> None:
+        """In the catalog transaction ``db``: ``row``'s file is gone, and its delete in the
+        bucket is journaled (conditional on the version it was based on)."""
+        self.catalog.drop_attrs(db, [row.path])
+        self.catalog.delete_files([row.path], db)
+        if row.etag:
+            self.catalog.journal_put(db, row.path, "delete", "", row.etag)
+        else:
+            self.catalog.journal_drop(db, row.path)
 
     def mkdir(self, path: str) -> None:
         """Create a directory (kept locally until a file lands in it)."""
@@ -894,20 +946,24 @@ class WorkingSet:
         the caller should see; changes nothing."""
         if old == new:
             return []
-        target_exists = new in self.files or self.is_dir(new)
+        # ``new`` is in ``old``'s form (a link object's path for a link): the same name
+        # in the other form is replaced too (a file renamed over a link, or the reverse).
+        other = other_form(new)
+        new_is_dir = self.is_dir(link_name(new) if is_link(new) else new)
+        target_exists = new in self.files or other in self.files or new_is_dir
         if target_exists and noreplace:
             raise Exists(new)
         if old in self.files:
-            if self.is_dir(new):
+            if new_is_dir:
                 raise IsADirectory(new)
             if not target_exists:
-                self.check_new_path(new)
+                self.check_new_path(new, link=is_link(old))
             return [(old, new)]
         if old == "" or not self.is_dir(old):
             raise NotFound(old)
         if new == "" or new.startswith(old + "/"):
             raise CacheError(f"cannot move {old!r} into itself")
-        if new in self.files:
+        if new in self.files or other in self.files:
             raise NotADirectory(new)
         if target_exists and self.children.get(new):
             raise NotEmpty(new)
@@ -936,6 +992,9 @@ class WorkingSet:
             if not self.files[src].is_local:
                 raise CacheError(f"{src} is not local")
         is_tree = old not in self.files
+        # A file renamed over a link of the same name, or a link over a file: the name's
+        # other form goes in the same transaction.
+        dropped = None if is_tree else self.files.get(other_form(new))
         now = time.time()
         moved: list[FileRow] = []
         old_dirs = sorted((d for d in self.children if d == old or d.startswith(old + "/")),
@@ -947,6 +1006,8 @@ class WorkingSet:
         attrs_after = dict(self.attrs)
         for _, dst in renamed:
             attrs_after.pop(dst, None)
+        if dropped is not None:
+            attrs_after.pop(dropped.path, None)
         for src, dst in renamed:
             a = attrs_after.pop(src, None)
             if a is not None:
@@ -956,6 +1017,8 @@ class WorkingSet:
             for p, a in attrs_after.items():
                 if self.attrs.get(p) != a:
                     self.catalog.put_attrs(db, p, a)
+            if dropped is not None:
+                self._record_removal(db, dropped)
             for src, dst in moves:
                 row = self.files[src]
                 base = self._base_etag(dst)
@@ -988,6 +1051,9 @@ class WorkingSet:
                     self._journal_marker(db, parent, True)
         crash_point("rename-after-catalog")
         self.attrs = attrs_after
+        if dropped is not None:
+            self._remove(dropped.path, keep_parent=True)
+            self.blobs.remove(dropped.path)
         for src, dst in moves:
             self.blobs.move(src, dst)
         # Memory last: it mirrors what the catalog now says.

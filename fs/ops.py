@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 import pyfuse3
 import trio
 from brainfs.backend.config import Config
-from brainfs.backend.keys import NAME_MAX
+from brainfs.backend.keys import NAME_MAX, is_link, link_name, link_of
 from brainfs.cache.catalog import Attrs, FileRow
-from brainfs.cache.workingset import IsADirectory, NameTooLong, NotEmpty, NotFound, WorkingSet
+from brainfs.cache.workingset import (IsADirectory, NameTooLong, NotADirectory, NotEmpty,
+                                      NotFound, WorkingSet, other_form)
 
 from .errors import BadHandle, InvalidRequest, NotSupported, fuse_errors
 from .inodes import InodeTable
@@ -202,7 +203,11 @@ class Ops(pyfuse3.Operations):
         a.attr_timeout = self.cfg.attr_timeout
         a.st_uid, a.st_gid = self.uid, self.gid
         row = self.ws.files.get(path)
-        if row is not None:
+        if row is not None and is_link(path):
+            # A symbolic link: its object holds the target, and its size is the target's.
+            a.st_mode, a.st_nlink = stat.S_IFLNK | 0o777, 1
+            a.st_size, mtime = row.size, int(row.mtime * 1e9)
+        elif row is not None:
             a.st_mode = stat.S_IFREG | 0o644
             a.st_nlink = 1
             shadow = self.writing.get(path)
@@ -240,8 +245,8 @@ class Ops(pyfuse3.Operations):
         kernel (default_permissions) has already checked that the caller may."""
         have = self.ws.attrs.get(path)
         if have is None:
-            is_file = path in self.ws.files
-            have = Attrs(0o644 if is_file else 0o755, self.uid, self.gid, 0.0)
+            default = 0o777 if is_link(path) else 0o644 if path in self.ws.files else 0o755
+            have = Attrs(default, self.uid, self.gid, 0.0)
         self.ws.set_attrs(path, Attrs(
             have.mode if mode is None else stat.S_IMODE(mode),
             have.uid if uid is None or uid == -1 else uid,
@@ -343,11 +348,12 @@ class Ops(pyfuse3.Operations):
     def invalidate(self, paths: list[str]) -> None:
         """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""
         for p in paths:
-            parent = p.rpartition("/")[0]
+            parent, _, name = p.rpartition("/")
             pino = self.inodes.ino_of.get(parent)
             if pino is not None:
-                pyfuse3.invalidate_entry_async(pino, os.fsencode(p.rpartition("/")[2]),
-                                               ignore_enoent=True)
+                # A link's object changed: the kernel knows the link by its own name.
+                shown = link_name(name) if is_link(name) else name
+                pyfuse3.invalidate_entry_async(pino, os.fsencode(shown), ignore_enoent=True)
 
     # ------------------------------------------------------------------ lookups
     @fuse_errors
@@ -360,17 +366,21 @@ class Ops(pyfuse3.Operations):
         if magic is not None:
             return magic
         path = self.inodes.child(parent_inode, name)
+        if is_link(path):
+            raise NotFound(path)  # a link's object is known by the link's name only
         # Any corpus path resolves, local or not: the catalog knows its size. The content
         # comes at open or first read (so `stat` costs nothing, and overwriting needs no
         # download).
-        row = self.ws.files.get(path)
-        if row is None and not self.ws.is_dir(path) and not self.listing_ready.is_set():
+        kept = self.ws.resolve(path)
+        if kept is None and not self.listing_ready.is_set():
             # Started from the listing snapshot, which may predate this name: the real
             # LIST, moments away, says whether it exists.
             await self.listing_ready.wait()
-            row = self.ws.files.get(path)
-        if row is None and not self.ws.is_dir(path):
+            kept = self.ws.resolve(path)
+        if kept is None:
             raise NotFound(path)
+        path = kept
+        row = self.ws.files.get(path)
         if row is not None and self.no_open:
             # With no open to see, a lookup is the access the LRU gets to hear about.
             row.atime = time.time()
@@ -460,7 +470,11 @@ class Ops(pyfuse3.Operations):
     def _entries(self, inode: int) -> list[tuple[str, bool]]:
         if self.magic.owns(inode):
             return self.magic.entries(inode)
-        return self.ws.listdir(self.inodes.path(inode))
+        entries = self.ws.listdir(self.inodes.path(inode))
+        # Links are listed by their objects; one whose name a file or directory holds too
+        # (two mounts racing) stays hidden, as lookup shows the plain one.
+        names = {n for n, _ in entries}
+        return [(n, d) for n, d in entries if not is_link(n) or link_name(n) not in names]
 
     @fuse_errors
     async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
@@ -486,7 +500,8 @@ class Ops(pyfuse3.Operations):
                 attrs = self._attrs(self.inodes.ino(path), path)
             except NotFound:
                 continue  # removed since opendir
-            if not pyfuse3.readdir_reply(token, os.fsencode(name), attrs, i + 1):
+            shown = link_name(name) if is_link(name) else name
+            if not pyfuse3.readdir_reply(token, os.fsencode(shown), attrs, i + 1):
                 return
         self._listings.pop(dir_ino, None)
 
@@ -508,6 +523,8 @@ class Ops(pyfuse3.Operations):
     async def rmdir(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self._writable_parent(parent_inode)
         path = self.inodes.child(parent_inode, name)
+        if is_link(self.ws.resolve(path) or ""):
+            raise NotADirectory(path)
         if self.ws.children.get(path):
             # Remote files count too: removing a directory must not orphan them silently.
             raise NotEmpty(path)
@@ -690,6 +707,8 @@ class Ops(pyfuse3.Operations):
     async def unlink(self, parent_inode: int, name: bytes, ctx: pyfuse3.RequestContext) -> None:
         self._writable_parent(parent_inode)
         path = self.inodes.child(parent_inode, name)
+        if not is_link(path):
+            path = self.ws.resolve(path) or path
         await self._wait_commit(path)
         self._keep_unlinked(path)
         if path in self.writing:
@@ -708,6 +727,12 @@ class Ops(pyfuse3.Operations):
             raise InvalidRequest("RENAME_EXCHANGE")
         old = self.inodes.child(parent_inode_old, name_old)
         new = self.inodes.child(parent_inode_new, name_new)
+        if is_link(old):
+            raise NotFound(old)
+        # A link moves as its object, to the object of its new name.
+        old = self.ws.resolve(old) or old
+        if is_link(old):
+            new = link_of(new)
         noreplace = bool(flags & pyfuse3.RENAME_NOREPLACE)
         moves = self.ws.rename_plan(old, new, noreplace)
         if old == new:
@@ -724,16 +749,39 @@ class Ops(pyfuse3.Operations):
         errors = await self.materialize([src for src, _ in moves])
         if errors:
             raise next(iter(errors.values()))
-        for _, dst in moves:
-            if dst in self.ws.files:
-                self._keep_unlinked(dst)  # replaced: its open descriptors keep reading it
+        replaced = [dst for _, dst in moves if dst in self.ws.files]
+        if moves and other_form(new) in self.ws.files:
+            replaced.append(other_form(new))  # the same name in the other kind
+        for dst in replaced:
+            self._keep_unlinked(dst)  # replaced: its open descriptors keep reading it
         # Planned again: the awaits above let other requests change the tree.
         self.ws.rename(old, new, noreplace)
+        for dst in replaced:
+            if dst != new:
+                self.inodes.drop(dst)
         # The moved files are uploaded under their new names now, closed or not.
         self._created = {p: pid for p, pid in self._created.items()
                          if p != old and not p.startswith(old + "/")}
         self.inodes.move(old, new)
         self._wake_uploader()
+
+    @fuse_errors
+    async def symlink(self, parent_inode: int, name: bytes, target: bytes,
+                      ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        self._writable_parent(parent_inode)
+        path = self.inodes.child(parent_inode, name)
+        lp = self.ws.symlink(path, target)
+        self._created_attrs(lp, 0o777, 0o777, ctx)
+        self._wake_uploader()
+        return self._attrs(self.inodes.ino(lp), lp)
+
+    @fuse_errors
+    async def readlink(self, inode: int, ctx: pyfuse3.RequestContext) -> bytes:
+        path = self.inodes.path(inode)
+        if not is_link(path):
+            raise InvalidRequest(f"{path} is not a symbolic link")
+        await self._ensure_local(path)
+        return self.ws.readlink(path)
 
     @fuse_errors
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:
