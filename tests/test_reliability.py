@@ -753,8 +753,10 @@ def test_conflict_loser_reads_the_winner(seeded, corpus, mounter, store, cfg, tm
     (b.mountpoint / rel).write_bytes(ours_b)
     c = raw_client(cfg.endpoint_url or "")
     wait_for(lambda: any(".conflict-" in k for k in all_keys(c, corpus.bucket)), what="conflict copy")
-    time.sleep(0.5)
-    assert (b.mountpoint / rel).read_bytes() == ours_a
+    # The copy lands during B's upload; B takes the outcome (its path now A's, the kernel's
+    # pages dropped) once the upload pass is over: wait for that, not a fixed pause. Pages
+    # never dropped would keep B's bytes here for good.
+    wait_for(lambda: (b.mountpoint / rel).read_bytes() == ours_a, what="B reading A's version at its path")
 
 
 TRANSCRIPT = ("---\nsession: {sid}\ndate: 2023-05-0{d}T10:00:00\nparticipants: [Mara, Ana]\n---\n\n"
