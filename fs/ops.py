@@ -766,6 +766,20 @@ class Ops(pyfuse3.Operations):
         self._wake_uploader()
 
     @fuse_errors
+    async def mknod(self, parent_inode: int, name: bytes, mode: int, rdev: int,
+                    ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
+        # mknod(2) of a regular file is a create without an open; FIFOs, sockets and
+        # devices have no meaning in a bucket another machine mounts.
+        if not stat.S_ISREG(mode):
+            raise NotSupported("mknod of a FIFO, socket or device")
+        self._writable_parent(parent_inode)
+        path = self.inodes.child(parent_inode, name)
+        self.ws.create(path, durable=True)
+        self._created_attrs(path, mode, 0o644, ctx)
+        self._wake_uploader()
+        return self._attrs(self.inodes.ino(path), path)
+
+    @fuse_errors
     async def symlink(self, parent_inode: int, name: bytes, target: bytes,
                       ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         self._writable_parent(parent_inode)

@@ -1,5 +1,6 @@
 """Symbolic links through a real mount: kept as ``NAME.brainfs-link`` objects whose content
-is the target, so they survive a remount, a fresh cache and another machine (fs/SEMANTICS.md).
+is the target, so they survive a remount, a fresh cache and another machine; and mknod(2),
+which makes regular files only (fs/SEMANTICS.md).
 """
 
 from __future__ import annotations
@@ -174,3 +175,20 @@ def test_lchown_of_a_link_is_kept(corpus, mounter) -> None:
     st = os.lstat(mp / "l")
     assert (st.st_uid, st.st_gid) == (1234, 5678)
     assert stat.S_ISLNK(st.st_mode)
+
+
+def test_mknod_makes_regular_files_only(corpus, store, mounter) -> None:
+    m = mounter(corpus, env_extra=NO_RELIST)
+    mp = m.mountpoint
+    os.mknod(mp / "empty.md", 0o600 | stat.S_IFREG)
+    st = os.stat(mp / "empty.md")
+    assert stat.S_ISREG(st.st_mode) and st.st_size == 0 and stat.S_IMODE(st.st_mode) == 0o600
+    with pytest.raises(FileExistsError):
+        os.mknod(mp / "empty.md", 0o644 | stat.S_IFREG)
+    for kind in (stat.S_IFIFO, stat.S_IFCHR, stat.S_IFSOCK):
+        with pytest.raises(OSError) as e:
+            os.mknod(mp / "special", 0o644 | kind, os.makedev(1, 3) if kind == stat.S_IFCHR else 0)
+        assert e.value.errno == errno.ENOSYS
+        assert not os.path.lexists(mp / "special")
+    settle(mp)
+    assert s3get(store, "empty.md") == b""
