@@ -13,6 +13,10 @@ What one cycle does
    ``NAME.tmp``, then rename over ``NAME``"), rename of a directory tree (sometimes with a
    subdirectory), unlink. Sizes 0 B to ``--max-size`` (5 MB). Every write ends with
    ``fsync`` and ``close``; a rename or unlink with an ``fsync`` of the directory.
+   About one cycle in ten works on symbolic links (brainfs only, ``--no-links`` to leave
+   them out): make a link (a relative target to an existing file, or dangling), rename a
+   link (to a free name, over a file, over another link), rename a file over a link,
+   unlink a link; links in a directory go with its tree when it is renamed.
    In a "shared" cycle a second mount B (its own cache dir, never killed) overwrites the
    same file of ``w/s/`` at the same moment as A writes, truncates or unlinks it.
 2. kill -9 of A's daemon (for rclone: of the ``rclone mount`` process) at a random moment:
@@ -27,7 +31,9 @@ What one cycle does
    ("bucket" view: what any fresh cache would get); every ``--fresh-every`` cycles (and
    after the last) also through a new mount with an empty cache dir ("fresh" view).
    Each view is judged against the model (below); A's view then becomes the model of the
-   next cycle, so one defect is counted once.
+   next cycle, so one defect is counted once. A link is read with ``lstat`` and
+   ``readlink``, never followed; in the bucket it is the object ``NAME.brainfs-link``
+   whose bytes are the target.
 
 The model
 ---------
@@ -38,6 +44,11 @@ never anything else: never an empty or torn file, for a rename the old name or t
 one but never neither (nor both), for a tree rename the whole tree on one side.
 A file that a second writer wrote at the same moment may hold either version as long as
 the other version is in a visible ``NAME.conflict-<time>-<host>.EXT`` copy.
+The model holds a symbolic link as its target behind a tag (``link_value``) no file the
+harness writes can start with, so a link counts like a file: a link missing is lost, a
+wrong or older target, or a file where a link should be (or the reverse), is corrupted, a
+link back after its unlink is resurrected, and a name that is both a file and a link in
+the bucket is a split (the mount shows one of them).
 
 Numbers per target: cycles, files lost, files corrupted (torn, empty, an older version or
 wrong bytes), files resurrected (a deleted or renamed-away path back), renames split (a
@@ -59,11 +70,13 @@ import hashlib
 import json
 import os
 import platform
+import posixpath
 import random
 import re
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -87,8 +100,20 @@ except ImportError:
 WS = "w"  # the harness's workspace in the corpus
 SHARED = f"{WS}/s"  # the files the second writer writes too
 SHARED_FILES = tuple(f"{SHARED}/f{i}.md" for i in range(3))
+try:  # the suffix of the object that holds a symbolic link (brainfs's name)
+    from brainfs.backend.keys import LINK_SUFFIX
+except ImportError:
+    LINK_SUFFIX = ".brainfs-link"
+#: How the model and the views hold a symbolic link: this tag, then the target. Every file
+#: the harness writes starts with ``#`` (its header) or is empty or zeros (a truncation),
+#: so no file's bytes can equal a link's value.
+LINK_TAG = b"\0crash-harness symlink\0"
 CONFLICT_RE = re.compile(r"^(?P<root>.*)\.conflict-\d{8}T\d{6,}-[^/.]*(?P<ext>\.[^/]*)?$")
 TARGETS = ("brainfs", "rclone")
+#: Operations judged as one whole: the touched paths all before or all after.
+RENAMES = ("rename", "rename_tree", "atomic_save", "rename_link", "file_over_link")
+#: The operations on symbolic links (brainfs only: rclone mount without --links has none).
+LINK_OPS = ("symlink", "rename_link", "file_over_link", "unlink_link")
 #: The defect counters, in table order (all must be 0).
 DEFECTS = ("lost", "corrupted", "resurrected", "renames_split", "conflicts_without_second_writer",
            "other_writer_lost", "mount_bucket_differ", "fresh_differs", "hung_kills")
@@ -112,6 +137,28 @@ def _read_from(path: Path, offset: int) -> str:
             return f.read().decode(errors="replace")
     except OSError:
         return ""
+
+
+def link_value(target: bytes) -> bytes:
+    """The model's value of a symbolic link to ``target``."""
+    return LINK_TAG + target
+
+
+def is_link_value(v: bytes | None) -> bool:
+    return v is not None and v.startswith(LINK_TAG)
+
+
+def link_target(v: bytes) -> bytes:
+    return v[len(LINK_TAG):]
+
+
+def show(v: bytes | None) -> str:
+    """A value in a report: a file's size, a link's target, or absent."""
+    if v is None:
+        return "absent"
+    if is_link_value(v):
+        return f"link -> {link_target(v).decode(errors='replace')!r}"
+    return f"{len(v)} B"
 
 
 def digest(data: bytes | None) -> str | None:
@@ -390,7 +437,8 @@ class BrainfsTarget(Target):
     def version(self) -> str:
         import brainfs.cache
 
-        root = Path(brainfs.cache.__path__[0]).parent
+        # resolved: a worktree imported through a shim of links names its own commit
+        root = Path(brainfs.cache.__path__[0]).resolve().parent
         r = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h %s"],
                            capture_output=True, text=True)
         dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "cache", "fs", "backend"],
@@ -546,10 +594,13 @@ def makedirs_at(rootfd: int, d: str) -> None:
 class Generator:
     """Random operations on the model (seeded: the same sequence for every target)."""
 
-    def __init__(self, seed: int, max_size: int, shared: bool) -> None:
+    def __init__(self, seed: int, max_size: int, shared: bool, links: bool = True,
+                 only: frozenset[str] | None = None) -> None:
         self.rng = random.Random(seed)
         self.max_size = max_size
         self.shared = shared
+        self.links_on = links
+        self.only = only  # draw only these kinds (a debugging aid; None: all)
         self.n = 0
 
     def size(self) -> int:
@@ -571,8 +622,14 @@ class Generator:
 
     @staticmethod
     def files(tree: Tree, shared: bool = False) -> list[str]:
-        return sorted(p for p in tree if p.startswith(SHARED + "/") == shared
-                      and conflict_base(p) is None)
+        """The regular files (not links, not conflict copies) of the workspace."""
+        return sorted(p for p, v in tree.items() if p.startswith(SHARED + "/") == shared
+                      and conflict_base(p) is None and not is_link_value(v))
+
+    @staticmethod
+    def links(tree: Tree) -> list[str]:
+        """The symbolic links of the workspace."""
+        return sorted(p for p, v in tree.items() if is_link_value(v) and conflict_base(p) is None)
 
     @staticmethod
     def dirs(tree: Tree) -> list[str]:
@@ -611,6 +668,17 @@ class Generator:
         if not files:
             for k in ("overwrite", "append", "truncate", "rename", "atomic_save", "unlink", "rename_tree"):
                 kinds[k] = 0
+        if self.links_on:
+            # about a tenth of the cycles: files stay the bulk
+            links = self.links(tree)
+            kinds["symlink"] = 5 if len(links) < 12 else 1
+            kinds["rename_link"] = 3 if links else 0
+            kinds["file_over_link"] = 2 if links and files else 0
+            kinds["unlink_link"] = 2 if links else 0
+        if self.only is not None:
+            kinds = {k: (v if k in self.only else 0) for k, v in kinds.items()}
+            if not any(kinds.values()):  # none of them possible yet: make something
+                kinds = {"create": 1, "symlink": 1 if self.links_on else 0}
         kind = self.rng.choices(list(kinds), weights=list(kinds.values()))[0]
         return getattr(self, "op_" + kind)(tree, files)
 
@@ -742,6 +810,77 @@ class Generator:
 
         return Op("unlink", f"unlink {path}", [("unlink", step)], [tree, after], {path})
 
+    # ----------------------------------------------------------------- symbolic links
+    def op_symlink(self, tree: Tree, files: list[str]) -> Op:
+        r = self.rng.random()
+        d = self.rng.choice(self.dirs(tree)) if r < 0.8 else self.new_dir(tree)
+        path = self.new_name(tree, d, ".lnk")
+        if files and self.rng.random() < 0.7:
+            to = self.rng.choice(files)
+            target = posixpath.relpath(to, d)
+            what = f"to {to}"
+        else:
+            target = self.rng.choice(["gone-{}.md", "../nowhere/{}.md", "sub/{}"]).format(
+                self.rng.randrange(10**6))
+            what = "dangling"
+        t = target.encode()
+
+        def step(rootfd: int) -> None:
+            makedirs_at(rootfd, d)
+            os.symlink(target, path, dir_fd=rootfd)
+            fsync_dir(rootfd, d)
+
+        return Op("symlink", f"symlink {path} -> {target} ({what})", [("symlink", step)],
+                  [tree, dict(tree, **{path: link_value(t)})], {path})
+
+    def op_rename_link(self, tree: Tree, files: list[str]) -> Op:
+        links = self.links(tree)
+        src = self.rng.choice(links)
+        r = self.rng.random()
+        others = [q for q in links if q != src]
+        if r < 0.3 and files:
+            dst, how = self.rng.choice(files), " (over a file)"
+        elif r < 0.6 and others:
+            dst, how = self.rng.choice(others), " (over another link)"
+        else:
+            dst, how = self.new_name(tree, self.rng.choice(self.dirs(tree)), ".lnk"), ""
+        after = dict(tree)
+        after[dst] = after.pop(src)
+        dparent = dst.rsplit("/", 1)[0]
+
+        def step(rootfd: int) -> None:
+            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
+            fsync_dir(rootfd, dparent)
+
+        return Op("rename_link", f"rename link {src} -> {dst}{how}", [("rename", step)],
+                  [tree, after], {src, dst})
+
+    def op_file_over_link(self, tree: Tree, files: list[str]) -> Op:
+        src = self.rng.choice(files)
+        dst = self.rng.choice(self.links(tree))
+        after = dict(tree)
+        after[dst] = after.pop(src)
+        dparent = dst.rsplit("/", 1)[0]
+
+        def step(rootfd: int) -> None:
+            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
+            fsync_dir(rootfd, dparent)
+
+        return Op("file_over_link", f"rename file {src} ({human(len(tree[src]))}) over link {dst}",
+                  [("rename", step)], [tree, after], {src, dst})
+
+    def op_unlink_link(self, tree: Tree, files: list[str]) -> Op:
+        path = self.rng.choice(self.links(tree))
+        after = dict(tree)
+        del after[path]
+        d = path.rsplit("/", 1)[0]
+
+        def step(rootfd: int) -> None:
+            os.unlink(path, dir_fd=rootfd)
+            fsync_dir(rootfd, d)
+
+        return Op("unlink_link", f"unlink link {path}", [("unlink", step)], [tree, after], {path})
+
     def op_shared(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(SHARED_FILES)
         b_data = self.content(f"second writer {path}", self.size())
@@ -789,10 +928,17 @@ class Generator:
 
 
 def _read(p: Path) -> bytes | None:
+    """A file's bytes, or a symbolic link's ``link_value`` (``lstat`` and ``readlink``: a
+    link is never followed); None if the name does not exist, a directory is None too."""
     for attempt in range(3):
         try:
+            st = os.lstat(p)
+            if stat.S_ISDIR(st.st_mode):
+                return None
+            if stat.S_ISLNK(st.st_mode):
+                return link_value(os.readlink(os.fsencode(p)))
             return p.read_bytes()
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         except OSError as e:
             if attempt == 2:
@@ -801,18 +947,32 @@ def _read(p: Path) -> bytes | None:
     return None
 
 
+def _walk(d: Path):
+    """Every non-directory under ``d`` (files and links), never following a link."""
+    try:
+        entries = list(os.scandir(d))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for e in entries:
+        try:
+            is_dir = e.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            yield from _walk(Path(e.path))
+        else:
+            yield Path(e.path)
+
+
 def read_mount(mp: Path, also: set[str] | frozenset[str] = frozenset()) -> Tree:
-    """Every file under the workspace, read through a mount: what ``readdir`` lists, and
-    each path of ``also`` by name (a brainfs mount lists only its working set; a file that
-    is in the bucket but not local resolves by name, "one ``cat`` away")."""
+    """Every file and link under the workspace, read through a mount: what ``readdir``
+    lists, and each path of ``also`` by name (a brainfs mount lists only its working set; a
+    file that is in the bucket but not local resolves by name, "one ``cat`` away")."""
     out: Tree = {}
-    base = mp / WS
-    for dirpath, _dirs, names in os.walk(base):
-        for n in names:
-            p = Path(dirpath) / n
-            data = _read(p)
-            if data is not None:
-                out[p.relative_to(mp).as_posix()] = data
+    for p in _walk(mp / WS):
+        data = _read(p)
+        if data is not None:
+            out[p.relative_to(mp).as_posix()] = data
     for rel in sorted(set(also) - set(out)):
         data = _read(mp / rel)
         if data is not None:
@@ -833,12 +993,17 @@ class Bucket:
                               config=BotoConfig(s3={"addressing_style": "path"},
                                                 request_checksum_calculation="when_required",
                                                 response_checksum_validation="when_required"))
+        self.doubles: Tree = {}
 
     def create(self) -> None:
         self.c.create_bucket(Bucket=self.bucket)
 
     def read(self) -> Tree:
+        """The workspace's files, and its links (``NAME.brainfs-link`` objects) under their
+        names as ``link_value``s. A name that is both a file and a link shows the file (as
+        the mount does); the link is in :attr:`doubles`."""
         out: Tree = {}
+        links: Tree = {}
         for page in self.c.get_paginator("list_objects_v2").paginate(
                 Bucket=self.bucket, Prefix=self.prefix + WS + "/"):
             for o in page.get("Contents", []):
@@ -846,7 +1011,15 @@ class Bucket:
                 rel = key[len(self.prefix):]
                 if key.endswith("/") or rel.rsplit("/", 1)[-1] == DIR_MARKER:
                     continue  # a directory marker (empty directories survive a remount)
-                out[rel] = self.c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                body = self.c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                name = rel.rsplit("/", 1)[-1]
+                if rel.endswith(LINK_SUFFIX) and name != LINK_SUFFIX:
+                    links[rel[: -len(LINK_SUFFIX)]] = link_value(body)
+                else:
+                    out[rel] = body
+        #: names held both as a file and as a link: name -> the link's value
+        self.doubles = {p: v for p, v in links.items() if p in out}
+        out.update({p: v for p, v in links.items() if p not in out})
         return out
 
 
@@ -878,6 +1051,7 @@ class TargetResult:
     conflict_copies: int = 0
     unsettled: int = 0
     fresh_checks: int = 0
+    links: bool = False  # whether the operations included symbolic links
     bytes_written: int = 0
     seconds: float = 0.0
     error: str | None = None
@@ -891,6 +1065,14 @@ def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path:
              bucket: bytes | None = None) -> str:
     if got.startswith(b"<unreadable"):
         return "unreadable: " + got.decode(errors="replace")[:120]
+    if is_link_value(got) or is_link_value(want):
+        if not is_link_value(want):
+            return f"a {show(got)} where a file ({show(want)}) should be"
+        if not is_link_value(got):
+            return f"a file ({show(got)}) where a {show(want)} should be"
+        if digest(got) in history.get(path, set()):
+            return f"an older target: {show(got)} instead of {show(want)}"
+        return f"wrong target: {show(got)} instead of {show(want)}"
     if bucket is not None and bucket != got and bucket.startswith(got):
         return f"cut: the first {len(got)} B of the bucket's {len(bucket)} B version"
     if len(got) == 0 and (want is None or len(want) > 0):
@@ -930,15 +1112,15 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
             continue
         if got is None:
             want = next(a for a in allowed if a is not None)
-            out.append(("lost", p, f"missing (want {len(want)} B)"))
+            out.append(("lost", p, f"missing (want {show(want)})"))
         elif all(a is None for a in allowed):
             why = "deleted or renamed away earlier" if p in ever else "never written by the harness"
-            out.append(("resurrected", p, f"present ({len(got)} B), {why}"))
+            out.append(("resurrected", p, f"present ({show(got)}), {why}"))
         else:
             want = [a for a in allowed if a is not None][-1]
             out.append(("corrupted", p, classify(got, want, history, p, (bucket or {}).get(p))))
     # -- a step in flight: the touched paths as a whole must be before or after it
-    if len(worlds) == 2 and op.kind in ("rename", "rename_tree", "atomic_save") and not out:
+    if len(worlds) == 2 and op.kind in RENAMES and not out:
         t = op.touched
         if not any(all(view.get(p) == w.get(p) for p in t) for w in worlds):
             out.append(("renames_split", ", ".join(sorted(t))[:300],
@@ -948,7 +1130,7 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         base = conflict_base(p)
         if base != shared:
             out.append(("conflicts_without_second_writer", p,
-                        f"{len(v)} B; {base} holds " + (f"{len(view[base])} B" if base in view else "nothing")
+                        f"{show(v)}; {base} holds " + (show(view[base]) if base in view else "nothing")
                         + ("; the copy has the newest bytes of the original" if any(
                             v == w.get(base) for w in worlds) else "")))
     # -- the shared path: both closed versions must survive, one of them in a conflict copy
@@ -993,7 +1175,9 @@ class Harness:
         self.cache_a, self.cache_b = work / "cache-a", work / "cache-b"
         self.log_a, self.log_b = work / "a.log", work / "b.log"
         self.bucket = Bucket(target.server, target.bucket, target.prefix)
-        self.gen = Generator(args.seed, args.max_size, shared=not args.no_second_writer)
+        res.links = target.name == "brainfs" and not args.no_links
+        self.gen = Generator(args.seed, args.max_size, shared=not args.no_second_writer,
+                             links=res.links, only=frozenset(args.ops.split(",")) if args.ops else None)
         self.est: dict[str, list[float]] = {}
         self.a: Daemon | None = None
         self.b: Daemon | None = None
@@ -1116,7 +1300,8 @@ class Harness:
             self.note(w)
         if op.b_data is not None:
             self.note({op.shared_path: op.b_data})  # type: ignore[dict-item]
-        self.res.bytes_written += sum(len(v) for p, v in op.worlds[-1].items()
+        self.res.bytes_written += sum(len(v) - (len(LINK_TAG) if is_link_value(v) else 0)
+                                      for p, v in op.worlds[-1].items()
                                       if op.worlds[0].get(p) != v) + len(op.b_data or b"")
 
         # -- remount with the same cache, settle both mounts
@@ -1127,6 +1312,7 @@ class Harness:
         if not settled:
             self.res.unsettled += 1
         bucket_view = self.bucket.read()
+        doubles = dict(self.bucket.doubles)
         names = set(bucket_view) | set(tree) | {p for w in op.worlds for p in w}
         mount_view = read_mount(self.mp_a, names)
         a_completed = run.finished or (op.shared_path is not None and run.done >= 1)
@@ -1141,12 +1327,14 @@ class Harness:
                         found[key] = (found[key][0] + "+" + view_name, found[key][1])
                 else:
                     found[key] = (view_name, detail)
+        for p, lv in sorted(doubles.items()):  # one name, two kinds: neither side is gone
+            found[("renames_split", p)] = (
+                "bucket", f"both a file ({show(bucket_view[p])}) and a {show(lv)} in the bucket")
         for p in sorted(set(mount_view) | set(bucket_view)):
             if mount_view.get(p) != bucket_view.get(p) and not any(k[1] == p for k in found):
                 m, b = mount_view.get(p), bucket_view.get(p)
                 found[("mount_bucket_differ", p)] = (
-                    "mount+bucket", f"mount: {'absent' if m is None else f'{len(m)} B'}, "
-                                    f"bucket: {'absent' if b is None else f'{len(b)} B'}")
+                    "mount+bucket", f"mount: {show(m)}, bucket: {show(b)}")
         if self.args.fresh_every and (i + 1) % self.args.fresh_every == 0:
             for p, detail in self.fresh_check(mount_view):
                 found[("fresh_differs", p)] = ("fresh", detail)
@@ -1202,8 +1390,7 @@ class Harness:
         for p in sorted(set(view) | set(mount_view)):
             if view.get(p) != mount_view.get(p):
                 f, m = view.get(p), mount_view.get(p)
-                out.append((p, f"fresh cache: {'absent' if f is None else f'{len(f)} B'}, "
-                               f"same cache: {'absent' if m is None else f'{len(m)} B'}"))
+                out.append((p, f"fresh cache: {show(f)}, same cache: {show(m)}"))
         return out
 
     def run(self, progress: Callable[[str], None]) -> None:
@@ -1273,6 +1460,17 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
         f"{r.target}: " + ", ".join(f"{k} {r.ops.get(k, 0)}" for k in ops) for r in results) + ".")
     lines.append("")
     for r in results:
+        n = sum(r.ops.get(k, 0) for k in LINK_OPS)
+        if r.links:
+            lines.append(f"Symbolic links ({r.target}): {n} link operations (" + ", ".join(
+                f"{k} {r.ops.get(k, 0)}" for k in LINK_OPS) + "), checked with lstat/readlink "
+                "through the mount and a fresh cache, and as `NAME.brainfs-link` objects in "
+                "the bucket; links also moved with the trees renamed around them.")
+        elif r.target.startswith("rclone"):
+            lines.append(f"Symbolic links ({r.target}): none (`rclone mount` without `--links` "
+                         "has no symbolic links; the link operations are brainfs only).")
+    lines.append("")
+    for r in results:
         if not r.defects:
             continue
         lines += [f"**{r.target}, where the defects came from** (defect: operation, kill "
@@ -1284,8 +1482,11 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
                 first = re.split(r"[ :(]", d.detail, maxsplit=1)[0]
                 what = "file corrupted: " + {"an": "an older version", "another": "another file's bytes",
                                              "wrong": "wrong bytes"}.get(first, first)
-            op = d.op.split(" ", 1)[0] if not d.op.startswith("atomic") else "atomic save"
-            op = {"shared": "two writers", "rename": "rename tree" if d.op.startswith("rename tree") else "rename"}.get(op, op)
+            op = next((name for pre, name in (("atomic", "atomic save"), ("shared", "two writers"),
+                                              ("rename tree", "rename tree"), ("rename link", "rename link"),
+                                              ("rename file", "file over link"),
+                                              ("unlink link", "unlink link"))
+                       if d.op.startswith(pre)), d.op.split(" ", 1)[0])
             kinds[(what, op, "during" if d.landed.startswith("during") else "after", d.view)] += 1
         for (what, op, when, view), n in sorted(kinds.items(), key=lambda kv: -kv[1]):
             lines.append(f"- {what}: {op}, kill {when}, seen in {view}: {n}")
@@ -1353,6 +1554,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settle-timeout", type=float, default=60.0)
     p.add_argument("--relist-seconds", type=float, default=3.0)
     p.add_argument("--no-second-writer", action="store_true")
+    p.add_argument("--no-links", action="store_true",
+                   help="no symbolic-link operations (rclone never gets them)")
+    p.add_argument("--ops", default="",
+                   help="comma-separated operation kinds to draw from only (debugging), "
+                        "e.g. create,symlink,rename_link,file_over_link,unlink_link,rename_tree")
     p.add_argument("--reply-delay-ms", type=float, default=20.0,
                    help="hold every S3 reply this long (the request lands at once): widens the "
                         "window between an upload landing and the mount recording it (0: direct)")
@@ -1366,6 +1572,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.combine:
         return combine(args.combine, args.out)
+    unknown = {k for k in args.ops.split(",") if k} - {
+        n[3:] for n in dir(Generator) if n.startswith("op_")}
+    if unknown:
+        p.error(f"unknown operation kinds in --ops: {', '.join(sorted(unknown))}")
     if shutil.which("fusermount3") is None:
         print("fusermount3 is not installed", file=sys.stderr)
         return 2
@@ -1442,7 +1652,7 @@ def main(argv: list[str] | None = None) -> int:
                 "machine": f"{platform.node()}, {os.cpu_count()} CPUs, {platform.platform()}",
                 "max_size": args.max_size, "fresh_every": args.fresh_every,
                 "relist_seconds": args.relist_seconds, "second_writer": not args.no_second_writer,
-                "reply_delay_ms": args.reply_delay_ms,
+                "reply_delay_ms": args.reply_delay_ms, "ops": args.ops or "all",
                 "work": str(work) if args.keep else None,
             }
             stem = args.out / (f"crash-{args.cycles}-seed{args.seed}"

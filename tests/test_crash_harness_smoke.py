@@ -20,7 +20,9 @@ pytestmark = pytest.mark.mount
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from benchmarks.crash_harness import DEFECTS, LABELS  # noqa: E402
+from benchmarks.crash_harness import (  # noqa: E402
+    DEFECTS, LABELS, WS, Generator, Op, judge, link_value, read_mount,
+)
 
 
 def _mounts_under(root: Path) -> list[str]:
@@ -62,3 +64,61 @@ def test_crash_harness_runs_a_few_cycles(tmp_path: Path) -> None:
     # Every mount was unmounted and the work directory removed, pass or fail.
     assert not _mounts_under(tmp_path), _mounts_under(tmp_path)
     assert not any(work.iterdir())
+
+
+def test_links_are_read_without_following_them(tmp_path: Path) -> None:
+    """The views read a link as its target (lstat/readlink), never the file it points to,
+    and keep a dangling link; a directory is walked into, not taken for a file."""
+    ws = tmp_path / WS / "d"
+    ws.mkdir(parents=True)
+    (ws / "f.md").write_bytes(b"#1 file\n")
+    (ws / "l.lnk").symlink_to("f.md")
+    (ws / "gone.lnk").symlink_to("../nowhere/x.md")
+    (tmp_path / WS / "dirlink.lnk").symlink_to("d")  # a link to a directory is a link too
+    view = read_mount(tmp_path, {f"{WS}/d/absent.md"})
+    assert view == {f"{WS}/d/f.md": b"#1 file\n", f"{WS}/d/l.lnk": link_value(b"f.md"),
+                    f"{WS}/d/gone.lnk": link_value(b"../nowhere/x.md"),
+                    f"{WS}/dirlink.lnk": link_value(b"d")}
+
+
+def test_a_link_is_judged_like_a_file() -> None:
+    """A link's wrong target, a file in a link's place and a missing link are defects of
+    the existing categories; the right link is none."""
+    before = {f"{WS}/a.md": b"#1 a\n"}
+    after = dict(before, **{f"{WS}/l.lnk": link_value(b"a.md")})
+    op = Op("symlink", "symlink", [], [before, after], {f"{WS}/l.lnk"})
+    history = {f"{WS}/a.md": set(), f"{WS}/l.lnk": set()}
+
+    def defects(view):
+        return judge(op, [after], view, before, set(), history, True, True)
+
+    assert defects(after) == []
+    [(kind, path, detail)] = defects(dict(after, **{f"{WS}/l.lnk": link_value(b"b.md")}))
+    assert (kind, path) == ("corrupted", f"{WS}/l.lnk") and "wrong target" in detail
+    [(kind, _, detail)] = defects(dict(after, **{f"{WS}/l.lnk": b"a.md"}))
+    assert kind == "corrupted" and "where a link" in detail
+    assert [d[0] for d in defects(before)] == ["lost"]
+    # a file renamed over a link, killed in flight: old or new whole, never a mix
+    over = {f"{WS}/l.lnk": b"#1 a\n"}
+    op = Op("file_over_link", "rename file over link", [], [after, over], {f"{WS}/a.md", f"{WS}/l.lnk"})
+    assert judge(op, [after, over], over, after, set(), history, True, False) == []
+    both = dict(after, **{f"{WS}/l.lnk": b"#1 a\n"})
+    assert [d[0] for d in judge(op, [after, over], both, after, set(), history, True, False)] \
+        == ["renames_split"]
+
+
+def test_link_operations_are_about_a_tenth() -> None:
+    """The generator draws link operations, in about a tenth of the cycles, and never for
+    a target without links."""
+    for links in (True, False):
+        gen, tree, kinds = Generator(1, 65536, shared=True, links=links), {}, []
+        for _ in range(600):
+            op = gen.next(tree)
+            kinds.append(op.kind)
+            tree = op.worlds[-1]
+        n = sum(k in ("symlink", "rename_link", "file_over_link", "unlink_link") for k in kinds)
+        if links:
+            assert 0.05 * len(kinds) < n < 0.2 * len(kinds), n
+            assert {"symlink", "rename_link", "file_over_link", "unlink_link"} <= set(kinds)
+        else:
+            assert n == 0
