@@ -59,9 +59,36 @@ def test_crash_harness_runs_a_few_cycles(tmp_path: Path) -> None:
         for d in r["defects"]:  # every defect says where and what
             assert d["kind"] in DEFECTS and d["path"] and d["op"] and d["view"]
     assert "python -m benchmarks.crash_harness" in md
+    assert "Symbolic links (rclone): none" in md  # rclone mount without --links has none
+    assert not any(k in data["results"][1]["ops"] for k in ("symlink", "rename_link"))
     for k in DEFECTS:
         assert LABELS[k] in md
     # Every mount was unmounted and the work directory removed, pass or fail.
+    assert not _mounts_under(tmp_path), _mounts_under(tmp_path)
+    assert not any(work.iterdir())
+
+
+@pytest.mark.timeout(300)
+def test_crash_harness_runs_link_cycles(tmp_path: Path) -> None:
+    """Link operations only, against brainfs: made, renamed and unlinked through a real
+    mount, killed, and read back from the mount, the bucket and a fresh cache."""
+    if shutil.which("fusermount3") is None:
+        pytest.skip("fusermount3 is not installed")
+    out, work = tmp_path / "results", tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.crash_harness", "--cycles", "5", "--seed", "8",
+         "--target", "brainfs", "--ops", "symlink,rename_link,unlink_link", "--fresh-every", "5",
+         "--out", str(out), "--work", str(work)],
+        cwd=REPO, capture_output=True, text=True, timeout=280,
+    )
+    log = f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
+    assert proc.returncode in (0, 1), log
+    [r] = json.loads((out / "crash-5-seed8-brainfs.json").read_text())["results"]
+    assert r["error"] is None and r["cycles"] == 5 and r["links"], log
+    assert set(r["ops"]) <= {"symlink", "rename_link", "unlink_link"} and r["ops"].get("symlink"), r["ops"]
+    assert r["fresh_checks"] == 1
+    assert "Symbolic links (brainfs): " in (out / "crash-5-seed8-brainfs.md").read_text()
     assert not _mounts_under(tmp_path), _mounts_under(tmp_path)
     assert not any(work.iterdir())
 
