@@ -41,8 +41,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from brainfs.cache.chunker import human_date, split_frontmatter
-from brainfs.cache.retrieval import STOPWORDS
+from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.locomo import ANSWER_K, content_words
 from brainfs.cache.text import estimate_tokens
 from brainfs.dream import text as T
 from brainfs.dream.core import DictTree, dream
@@ -55,17 +55,10 @@ ARMS = ("wiki", "wiki as read", "page, no cap", "transcripts")
 
 # --------------------------------------------------------------------------- matching
 
-def _stem(w: str) -> str:
-    for suf in ("ies", "ing", "ed", "es", "s"):
-        if len(w) > len(suf) + 2 and w.endswith(suf):
-            return w[: -len(suf)] + ("y" if suf == "ies" else "")
-    return w
-
-
 def answer_words(answer: str) -> set[str]:
-    """The content words of a gold answer (numbers kept, however short)."""
-    return {_stem(w) for w in re.findall(r"[a-z0-9]+", answer.lower().replace("’", "'"))
-            if w not in STOPWORDS}
+    """The content words of a gold answer: the one rule of ``cache.locomo.content_words``
+    (the same as the answer measure of ``brainfs eval locomo``)."""
+    return set(content_words(answer))
 
 
 #: The answer's words must stand together: within this many words of each other (so that
@@ -74,9 +67,8 @@ WINDOW = 30
 
 
 def _tokens(text: str) -> list[str]:
-    """The stemmed words of what was read, an ISO date followed by how a person writes it."""
-    text = re.sub(r"\b(\d{4}-\d{2}-\d{2})\b", lambda m: f"{m.group(1)} ({human_date(m.group(1)) or ''})", text)
-    return [_stem(w) for w in re.findall(r"[a-z0-9]+", text.lower())]
+    """The content words of what was read, in order (an ISO date reads as a person writes it)."""
+    return content_words(text)
 
 
 def answered(answer: str, text: str) -> bool:
@@ -206,6 +198,134 @@ def persona_questions(budget: int) -> list[dict]:
     return out
 
 
+# --------------------------------------------------------------------------- through recall
+
+#: Recall's mode behind each retriever of ``brainfs eval locomo``.
+RECALL_MODES = {"bm25": "sparse", "dense": "dense", "hybrid": "hybrid"}
+#: Page shapes (dream settings) a ``+ wiki`` memory may be dreamt with; which one is chosen
+#: by leave-one-conversation-out. The first is dream's own default, the one the eval uses.
+PAGE_SHAPES: dict[str, dict] = {
+    "as dream writes it": {},
+    "no Threads": {"thread_max_topics": 0},
+    "no Threads, Timeline <= 60 lines": {"thread_max_topics": 0, "max_timeline": 60},
+    "no Threads, no Timeline": {"thread_max_topics": 0, "max_timeline": 0},
+}
+
+
+def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
+    """The answer measure of ``brainfs eval locomo`` for every retriever, on each
+    conversation's transcripts alone and on its transcripts plus the wiki dreamt in each of
+    :data:`PAGE_SHAPES` (one index, as a dreamt memory's mount holds them). One row per
+    question and retriever: ``transcripts`` and each shape → found or not; ``wiki_tokens``
+    per shape: how much of the budget wiki passages took."""
+    from brainfs.cache import locomo as L
+    from brainfs.cache.embedder import token_counter
+    from brainfs.cache.index import SearchIndex
+    from brainfs.dream.locomo import build_wiki
+
+    count = token_counter()
+    rows: list[dict] = []
+    for sample in L.read_samples(path):
+        cid = str(sample.get("sample_id"))
+        tree = L.conversation_tree(sample)
+        now = L.question_time(sample)
+        qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
+        memories = {"transcripts": tree}
+        for shape, settings in PAGE_SHAPES.items():
+            memories[shape] = {**tree, **build_wiki(tree, settings=settings)}
+        by_key: dict[tuple[int, str], dict] = {}
+        with tempfile.TemporaryDirectory(prefix="brainfs-answers-") as tmp:
+            for m, (name, files) in enumerate(memories.items()):
+                ix = SearchIndex(Path(tmp) / f"memory-{m}.db")
+                try:
+                    ix.refresh([(p, L._content_hash(t)) for p, t in files.items()],
+                               lambda p: files[p].encode("utf-8"), embedder)
+                    for retriever, mode in RECALL_MODES.items():
+                        for i, q in qs:
+                            row = by_key.setdefault((i, retriever), {
+                                "set": "locomo", "conversation": cid, "qa": i, "retriever": retriever,
+                                "group": CATEGORIES[int(q["category"])], "wiki_tokens": {}})
+                            cards = L.recall_cards(ix, str(q["question"]), mode, embedder, now)
+                            seen = L.read_within([c.text for c in cards], budget, count)
+                            row[name] = L.answer_found(str(q["answer"]), seen)
+                            if name != "transcripts":  # how much of the budget the wiki took
+                                row["wiki_tokens"][name] = sum(
+                                    n for c, n in zip(cards, count(seen)) if c.path.startswith("knowledge/"))
+                finally:
+                    ix.close()
+        rows += list(by_key.values())
+        if hasattr(embedder, "save"):
+            embedder.save()
+        print(f"recall {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
+    return rows
+
+
+def loco(rows: list[dict], shapes: list[str]) -> tuple[list[bool], dict[str, str], str]:
+    """Leave-one-conversation-out choice among ``shapes`` for one retriever's rows: each
+    conversation is scored with the shape best on the others (ties: the earlier shape).
+    Returns the held-out outcomes, each conversation's choice, and the shape best on all."""
+    convs = list(dict.fromkeys(r["conversation"] for r in rows))
+
+    def best(keep: list[dict]) -> str:
+        return max(shapes, key=lambda s: (sum(r[s] for r in keep) / max(1, len(keep)), -shapes.index(s)))
+
+    found: list[bool] = []
+    chosen: dict[str, str] = {}
+    for c in convs:
+        chosen[c] = best([r for r in rows if r["conversation"] != c])
+        found += [r[chosen[c]] for r in rows if r["conversation"] == c]
+    return found, chosen, best(rows)
+
+
+def recall_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
+    """Markdown tables and a JSON summary of :func:`recall_questions`."""
+    shapes = list(PAGE_SHAPES)
+    default = shapes[0]
+
+    def pct(xs: list[bool]) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+
+    lines = ["| retriever | questions | transcripts alone | + wiki as dream writes it | "
+             "+ wiki, page shape tuned on all | **+ wiki, cross-validated** | "
+             "**cross-validated − transcripts** |", "|---|---:|---:|---:|---|---:|---:|"]
+    summary: dict = {}
+    folds: list[str] = []
+    for retriever in RECALL_MODES:
+        rs = [r for r in rows if r["retriever"] == retriever]
+        cv, chosen, tuned = loco(rs, shapes)
+        t, d, tu, x = (pct([r["transcripts"] for r in rs]), pct([r[default] for r in rs]),
+                       pct([r[tuned] for r in rs]), pct(cv))
+        summary[retriever] = {"questions": len(rs), "transcripts": round(t, 4), "wiki_default": round(d, 4),
+                              "wiki_tuned_on_all": round(tu, 4), "tuned_shape": tuned,
+                              "wiki_cross_validated": round(x, 4), "fold_choices": chosen,
+                              "by_category": {}, "wiki_tokens_mean": {
+                                  s: round(sum(r["wiki_tokens"][s] for r in rs) / len(rs), 1) for s in shapes}}
+        for g in CATEGORIES.values():
+            gs = [r for r in rs if r["group"] == g]
+            gcv = [f for r, f in zip(rs, cv) if r["group"] == g]  # loco keeps the rows' order by conversation
+            summary[retriever]["by_category"][g] = {"questions": len(gs), "transcripts": round(pct([r["transcripts"] for r in gs]), 4),
+                                                    "wiki_default": round(pct([r[default] for r in gs]), 4),
+                                                    "wiki_cross_validated": round(pct(gcv), 4)}
+        lines.append(f"| {retriever} | {len(rs)} | {t:.1%} | {d:.1%} | {tu:.1%} ({tuned}) | **{x:.1%}** | "
+                     f"**{100 * (x - t):+.1f} points** |")
+        folds.append(f"- **{retriever}**: tuned on all → {tuned}; " + "; ".join(
+            f"held out {c} → {s}" for c, s in chosen.items()))
+    cat = ["| retriever | category | questions | transcripts alone | + wiki as dream writes it | + wiki, cross-validated |",
+           "|---|---|---:|---:|---:|---:|"]
+    for retriever, sm in summary.items():
+        for g, v in sm["by_category"].items():
+            cat.append(f"| {retriever} | {g} | {v['questions']} | {v['transcripts']:.1%} | "
+                       f"{v['wiki_default']:.1%} | {v['wiki_cross_validated']:.1%} |")
+    tok = ["| page shape | " + " | ".join(RECALL_MODES) + " |", "|---|" + "---:|" * len(RECALL_MODES)]
+    for s in shapes:
+        tok.append(f"| {s} | " + " | ".join(
+            f"{pct([r[s] for r in rows if r['retriever'] == m]):.1%} ({summary[m]['wiki_tokens_mean'][s]:.0f})"
+            for m in RECALL_MODES) + " |")
+    return [*lines, "", "By category:", "", *cat, "",
+            f"Each page shape: share answered, and (in brackets) the mean tokens of the {budget:,} "
+            "that wiki passages took:", "", *tok, "", "What each fold chose:", "", *folds], summary
+
+
 # --------------------------------------------------------------------------- report
 
 def table(rows: list[dict]) -> tuple[list[str], dict]:
@@ -232,6 +352,8 @@ def main() -> int:
                     help="LoCoMo-format JSON (default: $BRAINFS_LOCOMO_DIR/locomo-dev.json; none: personas only)")
     ap.add_argument("--budget", type=int, default=1000, help="tokens an agent reads (chars / 4)")
     ap.add_argument("--out", type=Path, default=None, help="write dream-answers.md/json here")
+    ap.add_argument("--embed-cache", type=Path, default=None, metavar="FILE.npz",
+                    help="keep the embeddings of the recall part in FILE (outside the repository)")
     args = ap.parse_args()
     data = args.data
     if data is None and os.environ.get("BRAINFS_LOCOMO_DIR"):
@@ -244,6 +366,16 @@ def main() -> int:
     if data is not None:
         rows += locomo_questions(data, args.budget)
     lines, summary = table(rows)
+    rlines: list[str] = []
+    rrows: list[dict] = []
+    if data is not None:
+        from brainfs.cache.embedder import load_embedder
+        from brainfs.cache.locomo import EmbeddingCache, _QueryCache
+
+        emb = (EmbeddingCache(load_embedder(), args.embed_cache) if args.embed_cache
+               else _QueryCache(load_embedder()))
+        rrows = recall_questions(data, args.budget, emb)
+        rlines, summary["recall"] = recall_report(rrows, args.budget)
     cmd = "python benchmarks/dream_answers.py" + (f' --data "$BRAINFS_LOCOMO_DIR"/{data.name}' if data else "") + (
         f" --budget {args.budget}" if args.budget != 1000 else "")
     md = [f"# Answers in {args.budget:,} tokens of the wiki", "",
@@ -253,6 +385,20 @@ def main() -> int:
           "question names. `wiki as read` counts the frontmatter (`sources:`) as `cat` shows it; `page, "
           "no cap` reads the named pages whole; `transcripts` fills the same budget with the turns the "
           "subject speaks or that name it, newest first (the baseline without a wiki).", "", *lines, ""]
+    if rlines:
+        md += [f"## Through recall: answers in the first {args.budget:,} tokens that recall returns", "",
+               "The issue's own measure, as `brainfs eval locomo --json` reports it under `answers` "
+               "(`cache/locomo.py`: `content_words`, `read_within`, `answer_found`): for each "
+               "question of categories 1, 2 and 4 (yes/no answers left out), recall is asked for "
+               f"{ANSWER_K} passages — what a mount's `.recall/<question> [k={ANSWER_K}].json` returns "
+               "(`tests/test_answer_tokens_mount.py` checks the two agree) — and the question counts "
+               f"when every content word of its gold answer stands in the first {args.budget:,} "
+               "MiniLM word pieces of the cards' texts (the tokens the context budget counts). "
+               "`transcripts alone`: the conversation's sessions indexed as a memory; `+ wiki`: the same "
+               "memory with the pages dream writes from it (`knowledge/*.md`) in the same index, "
+               "searched by the same recall. The page shape (dream settings, below) is the tuned "
+               "choice: the cross-validated column scores each conversation with the shape best "
+               "on the other four (leave-one-conversation-out).", "", *rlines, ""]
     print("\n".join(md))
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -261,7 +407,8 @@ def main() -> int:
         kept = [{k: v for k, v in r.items() if r["set"] != "locomo" or k not in ("question", "answer")}
                 for r in rows]
         (args.out / "dream-answers.json").write_text(json.dumps(
-            {"command": cmd, "summary": summary, "questions": kept}, indent=1) + "\n", encoding="utf-8")
+            {"command": cmd, "summary": summary, "questions": kept, "recall_questions": rrows},
+            indent=1) + "\n", encoding="utf-8")
     return 0
 
 

@@ -54,7 +54,7 @@ from .chunker import human_date
 from .embedder import Embedder, load_embedder, token_counter
 from .index import SearchIndex
 from . import retrieval as _rt
-from .retrieval import STOPWORDS, cited_refs, cites_in, recall
+from .retrieval import STOPWORDS, Card, cited_refs, cites_in, recall
 
 if TYPE_CHECKING:
     import numpy as np
@@ -205,6 +205,17 @@ def conversation_tree(sample: dict[str, Any]) -> dict[str, str]:
     return tree
 
 
+def question_time(sample: dict[str, Any]) -> _dt.datetime:
+    """When a sample's questions are asked, recall's "now": the day after its last dated
+    session (questions come after the conversation), or the current time if none is dated."""
+    conv = sample["conversation"]
+    dates = [d for d in (parse_locomo_date(conv.get(f"session_{n}_date_time", ""))
+                         for n in _sessions(conv)) if d]
+    when = (_dt.datetime.fromisoformat(max(dates)) + _dt.timedelta(days=1) if dates
+            else _dt.datetime.now())
+    return when.replace(tzinfo=_dt.timezone.utc)
+
+
 def clean_evidence(raw: Iterable[Any], valid: set[str]) -> tuple[list[str], int]:
     """Clean a question's evidence ids; returns (ids naming real turns, number dropped)."""
     out: list[str] = []
@@ -341,15 +352,20 @@ def answer_found(answer: str, texts: list[str]) -> bool:
 Reader = Callable[[str], list[str]]
 
 
+def recall_cards(index: SearchIndex, question: str, mode: str, embedder: Embedder | None,
+                 now: _dt.datetime, k: int = ANSWER_K, **recall_kwargs: Any) -> list[Card]:
+    """The cards brainfs recall returns from ``index`` in ``mode`` for the answer measure:
+    ``k`` of them, with recall's own card cut (``max_chars`` left at its default, as a mount
+    and the CLI); extra keyword arguments go to :func:`recall`."""
+    return recall(index, question, k=k, embedder=embedder, now=now, mode=mode, **recall_kwargs).cards
+
+
 def recall_reader(index: SearchIndex, mode: str, embedder: Embedder | None,
                   now: _dt.datetime, k: int = ANSWER_K, **recall_kwargs: Any) -> Reader:
-    """What brainfs recall returns from ``index`` in ``mode``: its cards' texts, with
-    recall's own card cut (``max_chars`` left at its default, as a mount and the CLI);
-    extra keyword arguments go to :func:`recall`."""
+    """A :data:`Reader` over :func:`recall_cards`: the cards' texts, in recall's order."""
 
     def read(question: str) -> list[str]:
-        res = recall(index, question, k=k, embedder=embedder, now=now, mode=mode, **recall_kwargs)
-        return [c.text for c in res.cards]
+        return [c.text for c in recall_cards(index, question, mode, embedder, now, k, **recall_kwargs)]
 
     return read
 
@@ -685,11 +701,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
         tree = conversation_tree(sample)
         conv = sample["conversation"]
         valid = {t["dia_id"] for n in _sessions(conv) for t in conv[f"session_{n}"] if t.get("dia_id")}
-        dates = [d for d in (parse_locomo_date(conv.get(f"session_{n}_date_time", ""))
-                             for n in _sessions(conv)) if d]
-        # Questions are asked after the last session: "now" is the day after it.
-        conv_now = now or (_dt.datetime.fromisoformat(max(dates)) + _dt.timedelta(days=1) if dates
-                           else _dt.datetime.now()).replace(tzinfo=_dt.timezone.utc)
+        conv_now = now or question_time(sample)
         questions = [q for q in sample.get("qa", []) if q.get("category") in CATEGORIES]
         if limit_questions is not None:
             questions = questions[:limit_questions]
