@@ -1,12 +1,24 @@
 """Answers in 1,000 tokens: does what an agent reads of the wiki hold the answer?
 
-An agent with a question about someone or something opens ``knowledge/INDEX.md`` and the
-page of each subject the question names (a title or an alias, whole words), and reads them
-in that order until its budget — 1,000 tokens, estimated as characters / 4 like every
-budget of the project — is spent. A question is **answered** when every content word of
-its gold answer (lower case, stopwords dropped, plural/verb endings stemmed; an ISO date
-on the page also reads as "7 May 2023") stands inside what was read, all of them within 30
-words of each other.
+Two ways of reading, in one run:
+
+**Through recall** (LoCoMo only; the issue's own measure, the ``answers`` of ``brainfs eval
+locomo --json``): the first 1,000 tokens (MiniLM word pieces) of the cards recall returns
+for the question, per retriever (bm25, dense, hybrid), from the conversation's transcripts
+alone and from the transcripts plus the wiki dream writes from them, in one index as a
+dreamt memory's mount holds them. The wiki's page shape (a few dream settings,
+:data:`PAGE_SHAPES`) is chosen by leave-one-conversation-out; the cross-validated figure is
+the one to quote.
+
+**The wiki read directly**: an agent with a question about someone or something opens
+``knowledge/INDEX.md`` and the page of each subject the question names (a title or an alias,
+whole words), and reads them in that order until its budget — 1,000 tokens, estimated as
+characters / 4 — is spent.
+
+Either way a question is **answered** when every content word of its gold answer
+(``cache.locomo.content_words``: lower case, punctuation and stop words dropped, numbers
+kept, plurals folded, an ISO date read as "7 May 2023") stands inside what was read; read
+directly, all of them also within 30 content words of each other.
 
 Questions:
 
@@ -25,7 +37,8 @@ Columns, all from the same run:
 * ``transcripts``: the baseline without a wiki, the same budget filled with the turns that
   the subject speaks or that name it, newest session first (what ``grep`` gives).
 
-``python benchmarks/dream_answers.py [--data FILE] [--budget 1000] [--out benchmarks/results]``
+``python benchmarks/dream_answers.py [--data FILE] [--budget 1000] [--out benchmarks/results]
+[--embed-cache /tmp/FILE.npz]``
 """
 
 from __future__ import annotations

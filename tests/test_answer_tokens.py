@@ -95,3 +95,20 @@ def test_read_within_counts_the_context_budgets_word_pieces() -> None:
     assert texts[1].startswith(read[1])
     # pieces never span whitespace: texts read one after another add up
     assert count(["\n\n".join(read)])[0] == sum(count(read))
+
+
+def test_leave_one_conversation_out_scores_each_conversation_with_the_others_choice() -> None:
+    from benchmarks.dream_answers import loco
+
+    # "a" finds c1's two answers and c2's one, "b" c3's two
+    rows = [{"conversation": c, "a": a, "b": b} for c, a, b in (
+        ("c1", True, False), ("c1", True, False), ("c2", True, False),
+        ("c3", False, True), ("c3", False, True))]
+    found, chosen, tuned = loco(rows, ["a", "b"])
+    assert tuned == "a"  # 3 of 5 on all
+    # c1 held out: on c2 + c3 "b" finds 2 of 3; c2 or c3 held out: "a" is ahead
+    assert chosen == {"c1": "b", "c2": "a", "c3": "a"}
+    assert found == [False, False, True, False, False]  # the held-out outcomes, in order
+    # a tie goes to the earlier shape (the default comes first)
+    _, chosen, tuned = loco(rows[2:4], ["a", "b"])
+    assert chosen == {"c2": "b", "c3": "a"} and tuned == "a"
