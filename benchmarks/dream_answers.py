@@ -403,7 +403,9 @@ def main() -> int:
         rrows = recall_questions(data, args.budget, emb)
         rlines, summary["recall"] = recall_report(rrows, args.budget)
     cmd = "python benchmarks/dream_answers.py" + (f' --data "$BRAINFS_LOCOMO_DIR"/{data.name}' if data else "") + (
-        f" --budget {args.budget}" if args.budget != 1000 else "")
+        f" --budget {args.budget}" if args.budget != 1000 else "") + (
+        f" --out {args.out}" if args.out else "") + (
+        f" --embed-cache {args.embed_cache}" if args.embed_cache else "")
     md = [f"# Answers in {args.budget:,} tokens of the wiki", "",
           f"`{cmd}` ({time.monotonic() - t0:.0f} s; LoCoMo from `$BRAINFS_LOCOMO_DIR` or `--data`)", "",
           "A question is answered when every content word of its gold answer stands in what an agent "
