@@ -22,6 +22,11 @@ NAME_MAX = 255
 #: S3 caps keys at 1024 bytes; keep room for the prefix.
 KEY_MAX = 1024
 
+#: Name of the empty object that keeps a directory in the corpus (S3 has no directories,
+#: and the embedded server refuses the usual ``dir/`` marker key). Never listed in a mount;
+#: a file of this name cannot be made.
+DIR_MARKER = ".brainfs-dir"
+
 #: Suffix of the object that holds a symbolic link: ``NAME.brainfs-link`` holds the target of
 #: the link ``NAME`` as its content (S3 has no symlinks; a LIST must tell them from files
 #: without a HEAD per object, so the kind is in the key). A file of such a name cannot be
@@ -66,6 +71,18 @@ def link_of(path: str) -> str:
 def link_name(path: str) -> str:
     """The link's own path, from the path of the object holding it."""
     return path[: -len(LINK_SUFFIX)]
+
+
+def reserved_name(path: str) -> str | None:
+    """Why the last name of ``path`` is kept for brainfs's own objects in the tree (a
+    directory marker, a symbolic link's object), or None: a file of such a name cannot be
+    made, by a mount, an import or the API."""
+    name = path.rsplit("/", 1)[-1]
+    if name == DIR_MARKER:
+        return "reserved for directory markers"
+    if is_link(path):
+        return "names ending in .brainfs-link are reserved for symbolic links"
+    return None
 
 
 def is_internal(path: str) -> bool:

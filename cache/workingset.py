@@ -27,7 +27,8 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
-from brainfs.backend.keys import INTERNAL_PREFIX, is_internal, is_link, link_name, link_of, path_problem
+from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, is_internal, is_link, link_name,
+                                  link_of, path_problem)
 from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
@@ -38,11 +39,6 @@ log = logging.getLogger(__name__)
 
 #: Hash of empty content (a created file that was never written).
 EMPTY_HASH = content_hash(b"")
-
-#: Name of the empty object that keeps a directory in the corpus (S3 has no directories,
-#: and the embedded server refuses the usual ``dir/`` marker key). Never listed in a mount;
-#: a file of this name cannot be made.
-DIR_MARKER = ".brainfs-dir"
 
 
 def marker_of(d: str) -> str:

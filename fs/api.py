@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
-from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL, path_problem
+from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, CorpusURL, is_link, link_name,
+                                  path_problem, reserved_name)
 from brainfs.cache.recaller import local_index_path
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ class Memory:
         if path.startswith("/") or any(part in ("", ".", "..") for part in p.split("/")):
             raise UsageError(f"{path!r}: give a path inside the memory, relative, without . or .. "
                              "(e.g. notes/agent/today.md)")
-        problem = path_problem(p)
+        problem = path_problem(p) or (reserved_name(p) if writing else None)
         if problem:
             raise UsageError(f"{path!r}: {problem}")
         if writing and p.split("/")[0] in _PRIVATE:
@@ -307,8 +308,11 @@ class Memory:
         """Every file of the corpus under ``folder`` (recursive, sorted), local or not: what
         ``brainfs ls`` prints (a mount's own ``ls`` shows only its working set)."""
         under = self.check_path(folder) if folder.strip().strip("/") else ""
-        out = sorted(o.path for o in self.store.list(under)
-                     if o.path.split("/")[0] not in _PRIVATE and not o.path.endswith("/.brainfs-dir"))
+        # Directory markers are not files; a symbolic link is listed by its own name.
+        out = sorted(link_name(o.path) if is_link(o.path) else o.path
+                     for o in self.store.list(under)
+                     if o.path.split("/")[0] not in _PRIVATE
+                     and o.path.rsplit("/", 1)[-1] != DIR_MARKER)
         if under:
             out = [p for p in out if p.startswith(under + "/")]
             if not out:

@@ -192,3 +192,37 @@ def test_mknod_makes_regular_files_only(corpus, store, mounter) -> None:
         assert not os.path.lexists(mp / "special")
     settle(mp)
     assert s3get(store, "empty.md") == b""
+
+
+def test_import_keeps_links_and_the_api_lists_them(corpus, store, mounter, cfg, tmp_path) -> None:
+    import sys
+
+    from brainfs import Memory, UsageError
+
+    src = tmp_path / "src"
+    (src / "notes").mkdir(parents=True)
+    (src / "notes/a.md").write_bytes(b"alpha\n")
+    os.symlink("a.md", src / "notes/latest.md")
+    os.symlink("/elsewhere/on/this/machine", src / "notes/outside")
+    (src / "notes" / ("bad" + LINK_SUFFIX)).write_bytes(b"not a link\n")
+    (src / "notes/.brainfs-dir").write_bytes(b"")
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null",
+               BRAINFS_CACHE_DIR=str(tmp_path / "cli-cache"))
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "2 refused names" in r.stdout and "reserved for symbolic links" in r.stderr
+    # The link itself is imported, not what it points to (a link to outside is kept as such).
+    assert s3get(store, "notes/latest.md" + LINK_SUFFIX) == b"a.md"
+    assert s3get(store, "notes/outside" + LINK_SUFFIX) == b"/elsewhere/on/this/machine"
+    assert s3get(store, "notes/latest.md") is None
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert "0 uploaded, 3 unchanged" in r.stdout, r.stdout
+    with Memory(str(corpus), cfg.override(embedder="none")) as mem:
+        assert mem.list("notes") == ["notes/a.md", "notes/latest.md", "notes/outside"]
+        with pytest.raises(UsageError, match="reserved"):
+            mem.write("notes/x" + LINK_SUFFIX, "no")
+    m = mounter(corpus, env_extra=NO_RELIST)
+    assert os.readlink(m.mountpoint / "notes/latest.md") == "a.md"
+    assert (m.mountpoint / "notes/latest.md").read_bytes() == b"alpha\n"

@@ -7,6 +7,7 @@ import argparse
 import functools
 import hashlib
 import json
+import os
 import signal
 import struct
 import sys
@@ -16,7 +17,8 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchBucket, NoSuchKey
-from brainfs.backend.keys import INTERNAL_PREFIX, PACK_KEY, CorpusURL, is_internal, path_problem
+from brainfs.backend.keys import (INTERNAL_PREFIX, PACK_KEY, CorpusURL, is_internal, link_of,
+                                  path_problem, reserved_name)
 from brainfs.backend.store import ObjectStore
 
 from .common import (
@@ -68,16 +70,19 @@ def cmd_import(args: argparse.Namespace) -> int:
     todo: list[tuple[str, Path]] = []
     skipped_bad = 0
     for p in sorted(src.rglob("*")):
-        if not p.is_file() or p.is_symlink():
+        # A symbolic link is imported as a link (its target, not what it points to), as a
+        # mount keeps it: the object NAME.brainfs-link (rglob does not descend into links).
+        link = p.is_symlink()
+        if not link and not p.is_file():
             continue
         rel = p.relative_to(src).as_posix()
-        problem = path_problem(rel)
+        problem = path_problem(link_of(rel) if link else rel) or reserved_name(rel)
         if problem or rel.startswith((INTERNAL_PREFIX + "/", ".git/")):
             if problem:
                 warn(f"skipping {rel!r}: {problem}")
                 skipped_bad += 1
             continue
-        todo.append((rel, p))
+        todo.append((link_of(rel) if link else rel, p))
     uploaded = unchanged = 0
     # Ctrl-C stops the workers: files not started yet are left for the next run, the
     # uploads in flight finish (a second Ctrl-C abandons them).
@@ -86,7 +91,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     def put(rel: str, p: Path) -> bool | None:
         if stop.is_set():
             return None
-        data = p.read_bytes()
+        data = os.fsencode(os.readlink(p)) if p.is_symlink() else p.read_bytes()
         if remote.get(rel) == hashlib.md5(data).hexdigest():
             return False
         store.put(rel, data)
