@@ -28,7 +28,7 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, is_internal, is_link, link_name,
-                                  link_of, path_problem)
+                                  link_of, path_problem, reserved_name)
 from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
@@ -760,11 +760,11 @@ class WorkingSet:
         """Raise unless ``path`` can be created (valid name, parent dir, not existing in
         either form). ``link``: ``path`` is the object of a new symbolic link."""
         _check_name(path)
-        if is_marker(path):
-            raise CacheError(f"refused name {path!r}: reserved for directory markers")
-        if is_link(path if not link else link_name(path)) or (link and not is_link(path)):
-            raise CacheError(f"refused name {path!r}: names ending in .brainfs-link are "
-                             "reserved for symbolic links")
+        if link and not is_link(path):
+            raise CacheError(f"not a symbolic link's object: {path!r}")
+        reserved = reserved_name(link_name(path) if link else path)
+        if reserved:
+            raise CacheError(f"refused name {path!r}: {reserved}")
         if not self.is_dir(parent_of(path)):
             raise NotFound(parent_of(path))
         if path in self.files or path in self.children or other_form(path) in self.files \
