@@ -35,7 +35,7 @@ from benchmarks.s3proxy import FaultPlan
 from benchmarks.soak import op_bound, run_load, seed_corpus, settle
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
-from brainfs.backend.keys import CorpusURL
+from brainfs.backend.keys import LINK_SUFFIX, CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
 
@@ -640,7 +640,8 @@ def test_hostile_file_names_through_the_mount(seeded, corpus, mounter, store) ->
             TALLY["hostile names tried"] += 1
             assert m.alive(), f"daemon died on {label}/{op}"
             os.listdir(m.mountpoint)  # the mount answers
-    # Symlinks, hard links and special files: refused, never followed outside the prefix.
+    # A symlink is kept as a link (its target's name, never the target's bytes: nothing is
+    # followed outside the prefix); hard links and special files are refused.
     for label, fn in (("symlink", lambda: os.symlink("/etc/passwd", mp + b"/notes/link")),
                       ("hardlink", lambda: os.link(mp + b"/GUIDE.md", mp + b"/notes/hard")),
                       ("fifo", lambda: os.mkfifo(mp + b"/notes/fifo"))):
@@ -660,9 +661,12 @@ def test_hostile_file_names_through_the_mount(seeded, corpus, mounter, store) ->
         assert outcome[f"{label}/create"] == "ENAMETOOLONG", (label, outcome[f"{label}/create"])
     for label in ("255-bytes", "unicode", "percent", "backslash", "spaces", "rtl", "dash"):
         assert outcome[f"{label}/create"] == "ok"
-    assert outcome["symlink"] != "ok" and outcome["hardlink"] != "ok" and outcome["fifo"] != "ok"
+    assert outcome["symlink"] == "ok" and os.readlink(mp + b"/notes/link") == b"/etc/passwd"
+    assert outcome["hardlink"] != "ok" and outcome["fifo"] != "ok"
     # The daemon is alive and the accepted names reach S3 intact.
     wait_for(lambda: s3get(store, "notes/日本語 ☕.md") == "hostile 日本語 ☕.md".encode(), what="upload")
+    wait_for(lambda: s3get(store, "notes/link" + LINK_SUFFIX) == b"/etc/passwd", what="the link's upload")
+    assert s3get(store, "notes/link") is None
     TALLY["mount crashes"] += 0 if m.alive() else 1
     assert m.stop() == 0
 
