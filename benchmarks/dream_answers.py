@@ -281,6 +281,19 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
     return rows
 
 
+def compact(rows: list[dict]) -> dict:
+    """:func:`recall_questions`' rows for the JSON file, one short list per row: found and
+    the ceiling as one "0"/"1" per memory, in the order ``memories`` names them."""
+    memories = ["transcripts", *PAGE_SHAPES]
+    return {"memories": memories,
+            "columns": ["conversation", "qa", "retriever", "category", "found", "anywhere",
+                        "wiki_tokens"],
+            "rows": [[r["conversation"], r["qa"], r["retriever"], r["group"],
+                      "".join("1" if r[m] else "0" for m in memories),
+                      "".join("1" if r["anywhere"][m] else "0" for m in memories),
+                      [r["wiki_tokens"][m] for m in memories[1:]]] for r in rows]}
+
+
 def loco(rows: list[dict], shapes: list[str]) -> tuple[list[bool], dict[str, str], str]:
     """Leave-one-conversation-out choice among ``shapes`` for one retriever's rows: each
     conversation is scored with the shape best on the others (ties: the earlier shape).
@@ -372,6 +385,16 @@ def table(rows: list[dict]) -> tuple[list[str], dict]:
     return lines, summary
 
 
+def write_json(cmd: str, summary: dict, kept: list[dict], rrows: list[dict]) -> str:
+    """The JSON file: summary and the direct-reading questions indented, the recall rows
+    (thousands) one per line."""
+    head = json.dumps({"command": cmd, "summary": summary, "questions": kept}, indent=1)
+    rec = compact(rrows)
+    rows = ",\n  ".join(json.dumps(r) for r in rec["rows"])
+    return (head[:-2] + ',\n "recall_questions": {"memories": ' + json.dumps(rec["memories"])
+            + ', "columns": ' + json.dumps(rec["columns"]) + ',\n  "rows": [\n  ' + rows + "]}\n}\n")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None,
@@ -434,9 +457,7 @@ def main() -> int:
         # LoCoMo's questions and answers are not ours to publish: their outcomes only
         kept = [{k: v for k, v in r.items() if r["set"] != "locomo" or k not in ("question", "answer")}
                 for r in rows]
-        (args.out / "dream-answers.json").write_text(json.dumps(
-            {"command": cmd, "summary": summary, "questions": kept, "recall_questions": rrows},
-            indent=1) + "\n", encoding="utf-8")
+        (args.out / "dream-answers.json").write_text(write_json(cmd, summary, kept, rrows), encoding="utf-8")
     return 0
 
 
