@@ -1,0 +1,41 @@
+"""``brainfs eval locomo`` reports the answer measure (issue 12): the ``answers`` block per
+retriever in ``--json``, its budget flag, each question's outcome, and a line of text."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brainfs.cache.locomo import answer_scored, read_samples
+
+pytestmark = pytest.mark.model
+
+MINI = Path(__file__).parent / "data" / "locomo-mini.json"
+CLI = [sys.executable, "-m", "brainfs.fs.cli", "eval", "locomo", str(MINI), "--no-wiki"]
+
+
+def test_eval_locomo_reports_answers_in_the_budget() -> None:
+    scored = [i for i, q in enumerate(read_samples(MINI)[0]["qa"]) if answer_scored(q)]
+    shares = {}
+    for budget in (20, 1000):
+        r = subprocess.run([*CLI, "--json", "--per-question", "--answer-budget", str(budget)],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout)
+        for name in ("bm25", "dense", "hybrid"):
+            a = res["retrievers"][name]["answers"]
+            assert a["budget_tokens"] == budget and a["k"] == 40
+            assert [d["qa"] for d in a["detail"]] == scored  # categories 1, 2, 4; no yes/no
+            assert a["questions"] == len(scored)
+            assert a["share"] == round(sum(d["found"] for d in a["detail"]) / len(scored), 4)
+            assert sum(c["questions"] for c in a["by_category"].values()) == len(scored)
+            shares[budget, name] = a["share"]
+    for name in ("bm25", "dense", "hybrid"):
+        assert shares[20, name] < shares[1000, name], shares  # the budget is what is read
+    r = subprocess.run(CLI, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "hybrid       answer in the first 1,000 tokens of recall: " in r.stdout, r.stdout
