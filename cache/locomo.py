@@ -718,14 +718,14 @@ def evaluate(path: Path, limit_conversations: int | None = None,
                 index_stats["embed_seconds"] += st["embed_seconds"]
                 ctx = ConversationContext(conv_id, tree, ix, qemb, conv_now, Path(tmp))
                 built = {n: f(ctx) for n, f in factories.items()}
-                qa = sample.get("qa", [])
+                qa_pos = {id(q): i for i, q in enumerate(sample.get("qa", []))}  # dicts may repeat
                 for q in questions:
                     if answer_scored(q):
                         for name, retrieve in built.items():
                             read = getattr(retrieve, "read", None)
                             if read is not None:
                                 seen = read_within(read(str(q["question"])), answer_budget, count_tokens)
-                                answers[name].append((int(q["category"]), conv_id, qa.index(q),
+                                answers[name].append((int(q["category"]), conv_id, qa_pos[id(q)],
                                                       answer_found(str(q["answer"]), seen)))
                     gold, nd = clean_evidence(q.get("evidence", []), valid)
                     dropped_ids += nd
