@@ -64,7 +64,10 @@ RUN --mount=type=secret,id=ca_bundle --mount=type=cache,target=/root/.cache/pip 
 COPY cache/__init__.py cache/embedder.py cache/onnx_embedder.py cache/onnx_export.py /src/cache/
 RUN /opt/brainfs/bin/python -c 'import sys, types; m = types.ModuleType("brainfs"); m.__path__ = ["/src"]; sys.modules["brainfs"] = m; from brainfs.cache.onnx_export import main; sys.exit(main(["--dir", "/opt/brainfs/share/brainfs/onnx"]))' \
  && /opt/brainfs/bin/pip uninstall -q -y torch sympy mpmath onnx sentence-transformers \
-        transformers scikit-learn scipy
+        transformers scikit-learn scipy \
+# PyPI's (CUDA) torch brings the CUDA libraries and triton as packages of their own.
+ && /opt/brainfs/bin/pip list --format=freeze | grep -E '^(nvidia-|cuda-|triton)' \
+        | cut -d= -f1 | xargs -r /opt/brainfs/bin/pip uninstall -q -y
 
 # --- the image: the runtime's packages, the virtualenv, then brainfs itself.
 FROM ${BASE}
