@@ -554,7 +554,8 @@ class _QueryCache:
 
 class EmbeddingCache:
     """An embedder that remembers every vector it made, on disk: text → vector, keyed by
-    the model's name, in one ``.npz`` file. For experiments and repeated evaluations only
+    the model's exact identity (``model_id``: torch and the ONNX int8 export share a name
+    but not their vectors), in one ``.npz`` file. For experiments and repeated evaluations only
     (the dev split's 2,760 turns take ~90 s to embed on 2 CPUs, then milliseconds); keep
     the file outside the repository (e.g. under /tmp). Call :meth:`save` to persist."""
 
@@ -565,12 +566,13 @@ class EmbeddingCache:
         self.name = inner.name
         self.dim = inner.dim
         self.path = Path(path)
+        self._key = getattr(inner, "model_id", inner.name)
         self._vecs: dict[str, Any] = {}
         self._dirty = False
         if self.path.is_file():
             try:
                 with np.load(self.path, allow_pickle=False) as z:
-                    if str(z["name"]) == self.name:
+                    if str(z["name"]) == self._key:
                         for t, v in zip(z["texts"].tolist(), z["vectors"]):
                             self._vecs[t] = v
             except Exception as e:  # noqa: BLE001 - a broken cache is only slower
@@ -597,7 +599,7 @@ class EmbeddingCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         texts = list(self._vecs)
         tmp = self.path.with_name(self.path.name + ".tmp.npz")
-        np.savez(tmp, name=np.array(self.name), texts=np.array(texts),
+        np.savez(tmp, name=np.array(self._key), texts=np.array(texts),
                  vectors=np.stack([self._vecs[t] for t in texts]) if texts
                  else np.zeros((0, self.dim), np.float32))
         tmp.replace(self.path)

@@ -271,3 +271,30 @@ def test_cross_validation_scores_each_conversation_with_a_choice_made_without_it
     assert cv["tuned"] == "a" and cv["tuned_all"]["turn"]["recall@10"] == pytest.approx(1.9 / 3, abs=1e-4)
     # ties go to the earlier grid point
     assert cross_validate({"x": rows({"c1": 0.5, "c2": 0.5}), "y": rows({"c1": 0.5, "c2": 0.5})})["tuned"] == "x"
+
+
+def test_embedding_cache_is_keyed_by_the_models_identity(tmp_path) -> None:
+    """The torch model and its ONNX int8 export share a name; a cache of one must not
+    answer for the other (a stale cache once shifted a reported figure)."""
+    import numpy as np
+
+    from brainfs.cache.locomo import EmbeddingCache
+
+    class Fake:
+        name, dim = "sentence-transformers/all-MiniLM-L6-v2", 2
+
+        def __init__(self, model_id: str, value: float) -> None:
+            self.model_id, self.value, self.calls = model_id, value, 0
+
+        def embed(self, texts):
+            self.calls += 1
+            return np.full((len(texts), 2), self.value, dtype=np.float32)
+
+    path = tmp_path / "emb.npz"
+    torch_like = EmbeddingCache(Fake("torch", 1.0), path)
+    torch_like.embed(["a turn"])
+    torch_like.save()
+    onnx = Fake("onnx-int8", 2.0)
+    assert EmbeddingCache(onnx, path).embed(["a turn"])[0][0] == 2.0 and onnx.calls == 1
+    again = Fake("torch", 9.0)
+    assert EmbeddingCache(again, path).embed(["a turn"])[0][0] == 1.0 and again.calls == 0
