@@ -885,13 +885,14 @@ class WorkingSet:
         with self.catalog.transaction() as db:
             self._record_removal(db, row)
 
-    def _record_removal(self, db, row: FileRow) -> None:
+    def _record_removal(self, db, row: FileRow, wait_for: str = "") -> None:
         """In the catalog transaction ``db``: ``row``'s file is gone, and its delete in the
-        bucket is journaled (conditional on the version it was based on)."""
+        bucket is journaled (conditional on the version it was based on). ``wait_for``: a
+        path whose PUT must land first (the name's new object, when a rename replaces it)."""
         self.catalog.drop_attrs(db, [row.path])
         self.catalog.delete_files([row.path], db)
         if row.etag:
-            self.catalog.journal_put(db, row.path, "delete", "", row.etag)
+            self.catalog.journal_put(db, row.path, "delete", "", row.etag, wait_for=wait_for)
         else:
             self.catalog.journal_drop(db, row.path)
 
@@ -1014,7 +1015,9 @@ class WorkingSet:
                 if self.attrs.get(p) != a:
                     self.catalog.put_attrs(db, p, a)
             if dropped is not None:
-                self._record_removal(db, dropped)
+                # As for the old names: the name's other form goes from the bucket only
+                # once its new object is there, so the bucket never holds neither.
+                self._record_removal(db, dropped, wait_for=new)
             for src, dst in moves:
                 row = self.files[src]
                 base = self._base_etag(dst)

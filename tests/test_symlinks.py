@@ -9,6 +9,7 @@ import errno
 import os
 import stat
 import subprocess
+import time
 
 import pytest
 
@@ -226,3 +227,32 @@ def test_import_keeps_links_and_the_api_lists_them(corpus, store, mounter, cfg, 
     m = mounter(corpus, env_extra=NO_RELIST)
     assert os.readlink(m.mountpoint / "notes/latest.md") == "a.md"
     assert (m.mountpoint / "notes/latest.md").read_bytes() == b"alpha\n"
+
+
+@pytest.mark.parametrize("kind", ["file over link", "link over file"])
+def test_rename_across_kinds_keeps_the_name_in_the_bucket(kind, corpus, store, mounter, cfg, proxy) -> None:
+    """While the new object's PUT is refused, the replaced form of the name stays in the
+    bucket: another cache always finds the name (old or new), never neither."""
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url),
+                env_extra={**NO_RELIST, "BRAINFS_UPLOAD_RETRY_SECONDS": "0.3"})
+    mp = m.mountpoint
+    (mp / "w").mkdir()
+    if kind == "file over link":
+        (mp / "w/F.md").write_bytes(b"the file\n")
+        os.symlink("F.md", mp / "w/L")
+        old_key, new_key, new_body = "w/L" + LINK_SUFFIX, "w/L", b"the file\n"
+    else:
+        os.symlink("somewhere", mp / "w/F.md")
+        (mp / "w/L").write_bytes(b"the file\n")
+        old_key, new_key, new_body = "w/L", "w/L" + LINK_SUFFIX, b"somewhere"
+    settle(mp)
+    proxy.force("slowdown", count=100_000, methods={"PUT"})
+    os.rename(mp / "w/F.md", mp / "w/L")
+    wait_for(lambda: proxy.stats["faults"].get("slowdown", 0) >= 3, what="refused PUTs")
+    time.sleep(0.5)
+    assert s3get(store, old_key) is not None, "the name's old form left the bucket before its new one"
+    proxy.clear_forced()
+    settle(mp)
+    assert s3get(store, old_key) is None
+    assert s3get(store, new_key) == new_body
+    assert m.stop() == 0
