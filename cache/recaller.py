@@ -39,7 +39,8 @@ def local_index_path(cache_dir: Path) -> Path:
     return cache_dir / LOCAL_INDEX_NAME
 
 
-def _is_indexable(path: str) -> bool:
+def is_indexable(path: str) -> bool:
+    """Whether recall indexes ``path``."""
     # Text memory only: the index chunks Markdown and transcripts; binary blobs and conflict
     # copies would only add noise.
     # The deletion log is not indexed either: its lines are what must not be found.
@@ -73,7 +74,7 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     download_index(store, local)
     objects = list(store.list())
     listing = [(o.path, o.etag) for o in objects
-               if not is_internal(o.path) and _is_indexable(o.path)]
+               if not is_internal(o.path) and is_indexable(o.path)]
     requests = [o.path for o in objects if is_forget_request(o.path)]
     phrases: list[str] = []
     for path in requests:
@@ -163,7 +164,7 @@ class Recaller:
 
     def upsert(self, path: str, etag: str, data: bytes) -> None:
         """Index one file written through the mount."""
-        if _is_indexable(path):
+        if is_indexable(path):
             self.index.upsert_file(path, etag, data, self.embedder())
 
     def remove(self, path: str) -> None:

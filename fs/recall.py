@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from brainfs.cache.recaller import Recaller, download_index, files_for, local_index_path
+from brainfs.cache.recaller import Recaller, download_index, files_for, is_indexable, local_index_path
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -170,6 +170,8 @@ class RecallService:
         await self.ready.wait()
         if self.recaller is None or self.ops is None:
             return
+        if not is_indexable(path):
+            return  # decided before reading: a directory marker has no content, a binary file is big
         ws = self.ops.ws
         try:
             data = await trio.to_thread.run_sync(ws.blobs.location(path).read_bytes)

@@ -102,3 +102,14 @@ def test_written_file_is_indexed_after_upload(indexed: Path, corpus, mounter) ->
         time.sleep(0.5)
     else:
         raise AssertionError("a file written through the mount never became recallable")
+    # The new directory's marker was uploaded too: it is not text to index, and must not
+    # be read as if it were (it has no content in the cache).
+    (mp / "notes/empty-dir").mkdir()
+    (mp / "notes/later.md").write_text("Written after the empty directory was made.\n")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        out = (mp / ".recall" / "written after the empty directory.json").read_text()
+        if any(c["path"] == "notes/later.md" for c in json.loads(out)["cards"]):
+            break
+        time.sleep(0.5)
+    assert "could not index" not in m.log.read_text()
