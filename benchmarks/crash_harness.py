@@ -591,6 +591,32 @@ def makedirs_at(rootfd: int, d: str) -> None:
             pass
 
 
+
+def rename_op(kind: str, label: str, tree: Tree, src: str, dst: str) -> Op:
+    """One rename of ``src`` to ``dst`` (whatever either is), fsynced in the new parent."""
+    after = dict(tree)
+    after[dst] = after.pop(src)
+    dparent = dst.rsplit("/", 1)[0]
+
+    def step(rootfd: int) -> None:
+        os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
+        fsync_dir(rootfd, dparent)
+
+    return Op(kind, label, [("rename", step)], [tree, after], {src, dst})
+
+
+def unlink_op(kind: str, label: str, tree: Tree, path: str) -> Op:
+    """One unlink of ``path`` (a file or a link), fsynced in its parent."""
+    after = dict(tree)
+    del after[path]
+    d = path.rsplit("/", 1)[0]
+
+    def step(rootfd: int) -> None:
+        os.unlink(path, dir_fd=rootfd)
+        fsync_dir(rootfd, d)
+
+    return Op(kind, label, [("unlink", step)], [tree, after], {path})
+
 class Generator:
     """Random operations on the model (seeded: the same sequence for every target)."""
 
@@ -742,16 +768,8 @@ class Generator:
             dst = self.rng.choice([f for f in files if f != src])
         else:
             dst = self.new_name(tree, self.rng.choice(self.dirs(tree)))
-        after = dict(tree)
-        after[dst] = after.pop(src)
-        dparent = dst.rsplit("/", 1)[0]
-
-        def step(rootfd: int) -> None:
-            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
-            fsync_dir(rootfd, dparent)
-
-        return Op("rename", f"rename {src} -> {dst}{' (over an existing file)' if over else ''}",
-                  [("rename", step)], [tree, after], {src, dst})
+        return rename_op("rename", f"rename {src} -> {dst}{' (over an existing file)' if over else ''}",
+                         tree, src, dst)
 
     def op_atomic_save(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
@@ -800,15 +818,7 @@ class Generator:
 
     def op_unlink(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
-        after = dict(tree)
-        del after[path]
-        d = path.rsplit("/", 1)[0]
-
-        def step(rootfd: int) -> None:
-            os.unlink(path, dir_fd=rootfd)
-            fsync_dir(rootfd, d)
-
-        return Op("unlink", f"unlink {path}", [("unlink", step)], [tree, after], {path})
+        return unlink_op("unlink", f"unlink {path}", tree, path)
 
     # ----------------------------------------------------------------- symbolic links
     def op_symlink(self, tree: Tree, files: list[str]) -> Op:
@@ -844,42 +854,17 @@ class Generator:
             dst, how = self.rng.choice(others), " (over another link)"
         else:
             dst, how = self.new_name(tree, self.rng.choice(self.dirs(tree)), ".lnk"), ""
-        after = dict(tree)
-        after[dst] = after.pop(src)
-        dparent = dst.rsplit("/", 1)[0]
-
-        def step(rootfd: int) -> None:
-            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
-            fsync_dir(rootfd, dparent)
-
-        return Op("rename_link", f"rename link {src} -> {dst}{how}", [("rename", step)],
-                  [tree, after], {src, dst})
+        return rename_op("rename_link", f"rename link {src} -> {dst}{how}", tree, src, dst)
 
     def op_file_over_link(self, tree: Tree, files: list[str]) -> Op:
         src = self.rng.choice(files)
         dst = self.rng.choice(self.links(tree))
-        after = dict(tree)
-        after[dst] = after.pop(src)
-        dparent = dst.rsplit("/", 1)[0]
-
-        def step(rootfd: int) -> None:
-            os.rename(src, dst, src_dir_fd=rootfd, dst_dir_fd=rootfd)
-            fsync_dir(rootfd, dparent)
-
-        return Op("file_over_link", f"rename file {src} ({human(len(tree[src]))}) over link {dst}",
-                  [("rename", step)], [tree, after], {src, dst})
+        return rename_op("file_over_link", f"rename file {src} ({human(len(tree[src]))}) over link {dst}",
+                         tree, src, dst)
 
     def op_unlink_link(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(self.links(tree))
-        after = dict(tree)
-        del after[path]
-        d = path.rsplit("/", 1)[0]
-
-        def step(rootfd: int) -> None:
-            os.unlink(path, dir_fd=rootfd)
-            fsync_dir(rootfd, d)
-
-        return Op("unlink_link", f"unlink link {path}", [("unlink", step)], [tree, after], {path})
+        return unlink_op("unlink_link", f"unlink link {path}", tree, path)
 
     def op_shared(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(SHARED_FILES)

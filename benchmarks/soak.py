@@ -25,7 +25,6 @@ import errno
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import tempfile
@@ -383,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
     from brainfs.backend.keys import CorpusURL
     from brainfs.backend.server import LocalS3
     from brainfs.backend.store import ObjectStore
+    from brainfs.fs.process import stop_child
 
     from benchmarks.s3proxy import FaultPlan, S3Proxy
 
@@ -443,13 +443,8 @@ def main(argv: list[str] | None = None) -> int:
         ok = res.wrong_bytes == 0 and res.files_lost == 0 and res.hung == 0 and alive
         return 0 if ok else 1
     finally:
-        if proc is not None and proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            stop_child(proc, timeout=60)
         if _is_mounted(mp):
             subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
         proxy.stop()

@@ -767,8 +767,8 @@ class WorkingSet:
             raise CacheError(f"refused name {path!r}: {reserved}")
         if not self.is_dir(parent_of(path)):
             raise NotFound(parent_of(path))
-        if path in self.files or path in self.children or other_form(path) in self.files \
-                or self.is_dir(other_form(path)):
+        other = other_form(path)
+        if path in self.files or path in self.children or other in self.files or self.is_dir(other):
             raise Exists(path)
 
     def _base_etag(self, path: str) -> str:

@@ -1,10 +1,24 @@
 """Processes by their id: whether one still runs (the CLI waiting for a daemon to end, the
-demo's S3 server, the benchmarks' servers and mounts)."""
+demo's S3 server, the benchmarks' servers and mounts), and stopping a child we started."""
 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
+
+
+def stop_child(proc: subprocess.Popen, timeout: float) -> None:
+    """Stop a child by its PID: SIGTERM (its clean exit), then SIGKILL after ``timeout``."""
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def pid_alive(pid: int) -> bool:

@@ -22,7 +22,6 @@ import fcntl
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -35,6 +34,7 @@ import pytest
 
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.store import ObjectStore
+from brainfs.fs.process import stop_child
 
 from conftest import upload_tree, write_tree
 from test_recall_mount import OLD, TREE
@@ -114,13 +114,7 @@ def _private_daemon(env: dict[str, str], client: str) -> Iterator[dict[str, str]
             time.sleep(0.2)
         yield denv
     finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        stop_child(proc, timeout=60)
         log.close()
         # dockerd leaves its default network namespace bind-mounted under the exec root.
         with open("/proc/mounts") as f:

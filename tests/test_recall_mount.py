@@ -92,24 +92,25 @@ def test_written_file_is_indexed_after_upload(indexed: Path, corpus, mounter) ->
     mp = m.mountpoint
     (mp / "notes").mkdir(exist_ok=True)
     (mp / "notes/okapi.md").write_text("The office mascot is an okapi named Ferdinand.\n")
-    import time
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        out = (mp / ".recall" / "okapi Ferdinand mascot.json").read_text()
-        if any(c["path"] == "notes/okapi.md" for c in json.loads(out)["cards"]):
-            break
-        time.sleep(0.5)
-    else:
-        raise AssertionError("a file written through the mount never became recallable")
+    assert _recalled(mp, "okapi Ferdinand mascot", "notes/okapi.md"), \
+        "a file written through the mount never became recallable"
     # The new directory's marker was uploaded too: it is not text to index, and must not
     # be read as if it were (it has no content in the cache).
     (mp / "notes/empty-dir").mkdir()
     (mp / "notes/later.md").write_text("Written after the empty directory was made.\n")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        out = (mp / ".recall" / "written after the empty directory.json").read_text()
-        if any(c["path"] == "notes/later.md" for c in json.loads(out)["cards"]):
-            break
-        time.sleep(0.5)
+    _recalled(mp, "written after the empty directory", "notes/later.md")
     assert "could not index" not in m.log.read_text()
+
+
+def _recalled(mp: Path, query: str, path: str, timeout: float = 60) -> bool:
+    """Whether ``path`` comes among the cards of ``.recall/<query>.json`` within ``timeout``
+    (the mount indexes what it uploads, in the background)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out = (mp / ".recall" / f"{query}.json").read_text()
+        if any(c["path"] == path for c in json.loads(out)["cards"]):
+            return True
+        time.sleep(0.5)
+    return False
