@@ -55,14 +55,15 @@ RUN --mount=type=secret,id=ca_bundle --mount=type=cache,target=/root/.cache/pip 
  && python3 -m venv /opt/brainfs \
  && /src/.ci/build-pyfuse3 /opt/brainfs/bin/python \
  && /opt/brainfs/bin/pip install -q -r /src/requirements.txt
-# The exporter runs from its own three modules (brainfs.cache is imported as a bare package,
-# not through brainfs/__init__.py and the whole API), so editing any other file keeps this
-# layer. Output: /opt/brainfs/share/brainfs/onnx, where the runtime looks (sys.prefix).
+# The exporter runs from its own three modules, model, onnx_embedder and onnx_export
+# (brainfs.cache is imported as a bare package, not through brainfs/__init__.py and the
+# whole API), so editing any other file keeps this layer. Output: /opt/brainfs/share/brainfs/onnx, where the runtime looks (sys.prefix).
 # Then what only the export (and the torch backend, never chosen when the export is there)
 # needs goes: about 1.1 GB that the runtime image does not carry. The model package stays:
 # the runtime reads its tokenizer and checks the export against its weights.
-COPY cache/__init__.py cache/embedder.py cache/onnx_embedder.py cache/onnx_export.py /src/cache/
-RUN /opt/brainfs/bin/python -c 'import sys, types; m = types.ModuleType("brainfs"); m.__path__ = ["/src"]; sys.modules["brainfs"] = m; from brainfs.cache.onnx_export import main; sys.exit(main(["--dir", "/opt/brainfs/share/brainfs/onnx"]))' \
+COPY cache/__init__.py /src/cache/
+COPY cache/search/__init__.py cache/search/model.py cache/search/onnx_embedder.py cache/search/onnx_export.py /src/cache/search/
+RUN /opt/brainfs/bin/python -c 'import sys, types; m = types.ModuleType("brainfs"); m.__path__ = ["/src"]; sys.modules["brainfs"] = m; from brainfs.cache.search.onnx_export import main; sys.exit(main(["--dir", "/opt/brainfs/share/brainfs/onnx"]))' \
  && /opt/brainfs/bin/pip uninstall -q -y torch sympy mpmath onnx sentence-transformers \
         transformers scikit-learn scipy \
 # PyPI's (CUDA) torch brings the CUDA libraries and triton as packages of their own.

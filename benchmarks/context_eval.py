@@ -1,9 +1,9 @@
 """Does the gold evidence reach the model? Context assembly on LoCoMo.
 
 For each LoCoMo conversation the sessions are written as a memory tree (the transcript form
-of docs/ARCHITECTURE.md, via ``cache.locomo.conversation_tree``, plus ``sessions/index.md``), indexed
+of docs/ARCHITECTURE.md, via ``tools.locomo.conversation_tree``, plus ``sessions/index.md``), indexed
 for real (FTS5 + MiniLM vectors, or FTS only with ``--sparse``), and every question of
-categories 1–4 is run through :func:`brainfs.cache.context.assemble` at each budget. A
+categories 1–4 is run through :func:`brainfs.cache.context.assembly.assemble` at each budget. A
 question's score is the share of its gold evidence turns that are inside the assembled
 context (items admitted whole; ``with_truncated`` also credits turns whose item was cut to
 fit). Reported per budget: mean evidence-in-context, share of questions with *all* their
@@ -29,9 +29,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from brainfs.cache.context import MemorySource, assemble
-from brainfs.cache.index import SearchIndex
-from brainfs.cache.locomo import (CATEGORIES, _QueryCache, _sessions, clean_evidence,
+from brainfs.cache.context.assembly import MemorySource, assemble
+from brainfs.cache.search.index import SearchIndex
+from brainfs.tools.locomo import (CATEGORIES, _QueryCache, _sessions, clean_evidence,
                                   conversation_tree, parse_locomo_date, passage_turns)
 
 #: The LoCoMo dev split is not in the repository: ``$BRAINFS_LOCOMO_DIR`` names the directory
@@ -66,7 +66,7 @@ def run(path: Path, conversations: int, questions: int | None, budgets: list[int
     data = json.loads(path.read_text(encoding="utf-8"))[:conversations]
     embedder = None
     if not sparse:
-        from brainfs.cache.embedder import load_embedder
+        from brainfs.cache.search.embedder import load_embedder
 
         embedder = _QueryCache(load_embedder())
     rows: dict[int, list[dict]] = {b: [] for b in budgets}

@@ -94,7 +94,7 @@ from brainfs.backend.server import LocalS3, free_port, rclone_binary
 from benchmarks.grep_bench import fuse_unmount, is_mounted, mounts_under, stop_pid
 
 try:  # the object that keeps a directory alive in the bucket (brainfs's name; rclone has none)
-    from brainfs.cache.workingset import DIR_MARKER
+    from brainfs.cache.local.workingset import DIR_MARKER
 except ImportError:
     DIR_MARKER = ".brainfs-dir"
 WS = "w"  # the harness's workspace in the corpus

@@ -16,7 +16,7 @@ whole words), and reads them in that order until its budget — 1,000 tokens, es
 characters / 4 — is spent.
 
 Either way a question is **answered** when every content word of its gold answer
-(``cache.locomo.content_words``: lower case, punctuation and stop words dropped, numbers
+(``tools.locomo.content_words``: lower case, punctuation and stop words dropped, numbers
 kept, plurals folded, an ISO date read as "7 May 2023") stands inside what was read; read
 directly, all of them also within 30 content words of each other.
 
@@ -25,7 +25,7 @@ Questions:
 * **LoCoMo dev** (``--data FILE`` or ``$BRAINFS_LOCOMO_DIR/locomo-dev.json``): categories 1
   (multi-hop), 2 (temporal) and 4 (single-hop), yes/no answers left out; each conversation
   is one memory, dreamt once (lexical verification, the ablation settings of
-  ``dream.locomo``).
+  ``tools.locomo_wiki``).
 * **Personas** (``tests/personas/*.yaml``): each ``now`` label is a question about its
   subject whose answer is the current value ("Ines Okafor" → "Corvid Analytics").
 
@@ -54,9 +54,9 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.locomo import ANSWER_K, content_words
-from brainfs.cache.text import estimate_tokens
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.tools.locomo import ANSWER_K, content_words
+from brainfs.cache.search.text import estimate_tokens
 from brainfs.dream import text as T
 from brainfs.dream.core import DictTree, dream
 
@@ -69,7 +69,7 @@ ARMS = ("wiki", "wiki as read", "page, no cap", "transcripts")
 # --------------------------------------------------------------------------- matching
 
 def answer_words(answer: str) -> set[str]:
-    """The content words of a gold answer: the one rule of ``cache.locomo.content_words``
+    """The content words of a gold answer: the one rule of ``tools.locomo.content_words``
     (the same as the answer measure of ``brainfs eval locomo``)."""
     return set(content_words(answer))
 
@@ -169,8 +169,8 @@ def judge(question: str, answer: str, wiki: dict[str, str], tree: dict[str, str]
 # --------------------------------------------------------------------------- questions
 
 def locomo_questions(path: Path, budget: int) -> list[dict]:
-    from brainfs.cache.locomo import conversation_tree
-    from brainfs.dream.locomo import ABLATION_SETTINGS
+    from brainfs.tools.locomo import conversation_tree
+    from brainfs.tools.locomo_wiki import ABLATION_SETTINGS
 
     out = []
     for sample in json.loads(path.read_text()):
@@ -231,10 +231,10 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
     :data:`PAGE_SHAPES` (one index, as a dreamt memory's mount holds them). One row per
     question and retriever: ``transcripts`` and each shape → found or not; ``wiki_tokens``
     per shape: how much of the budget wiki passages took."""
-    from brainfs.cache import locomo as L
-    from brainfs.cache.embedder import token_counter
-    from brainfs.cache.index import SearchIndex
-    from brainfs.dream.locomo import build_wiki
+    from brainfs.tools import locomo as L
+    from brainfs.cache.search.model import token_counter
+    from brainfs.cache.search.index import SearchIndex
+    from brainfs.tools.locomo_wiki import build_wiki
 
     count = token_counter()
     rows: list[dict] = []
@@ -418,8 +418,8 @@ def main() -> int:
     rlines: list[str] = []
     rrows: list[dict] = []
     if data is not None:
-        from brainfs.cache.embedder import load_embedder
-        from brainfs.cache.locomo import EmbeddingCache, _QueryCache
+        from brainfs.cache.search.embedder import load_embedder
+        from brainfs.tools.locomo import EmbeddingCache, _QueryCache
 
         emb = (EmbeddingCache(load_embedder(), args.embed_cache) if args.embed_cache
                else _QueryCache(load_embedder()))
@@ -439,7 +439,7 @@ def main() -> int:
     if rlines:
         md += [f"## Through recall: answers in the first {args.budget:,} tokens that recall returns", "",
                "The issue's own measure, as `brainfs eval locomo --json` reports it under `answers` "
-               "(`cache/locomo.py`: `content_words`, `read_within`, `answer_found`): for each "
+               "(`tools/locomo.py`: `content_words`, `read_within`, `answer_found`): for each "
                "question of categories 1, 2 and 4 (yes/no answers left out), recall is asked for "
                f"{ANSWER_K} passages — what a mount's `.recall/<question> [k={ANSWER_K}].json` returns "
                "(`tests/test_answer_tokens_mount.py` checks the two agree) — and the question counts "

@@ -80,7 +80,7 @@ def _current(body: str) -> str:
 
 def score(pages: dict[str, str], labels: dict) -> dict:
     """Figures of one wiki (``knowledge/*.md`` path → text) against a persona's labels."""
-    from brainfs.cache.chunker import split_frontmatter
+    from brainfs.cache.search.chunker import split_frontmatter
 
     names: dict[str, tuple[str, str, str]] = {}  # lower name → (path, type, body)
     for p, text in pages.items():

@@ -18,9 +18,9 @@ import json
 import time
 from pathlib import Path
 
-from brainfs.cache.locomo import conversation_tree
+from brainfs.tools.locomo import conversation_tree
 from brainfs.dream.core import DictTree, dream
-from brainfs.dream.locomo import ABLATION_SETTINGS
+from brainfs.tools.locomo_wiki import ABLATION_SETTINGS
 
 SUMMED = ("sessions_read", "pages", "facts", "claims", "rejected", "citations", "contradictions",
           "superseded", "problems")
@@ -35,7 +35,7 @@ def main() -> int:
     args = ap.parse_args()
     embedder = None
     if args.embed:
-        from brainfs.cache.embedder import load_embedder
+        from brainfs.cache.search.embedder import load_embedder
         embedder = load_embedder()
     samples = json.loads(args.data.read_text())
     total = dict.fromkeys(SUMMED, 0)

@@ -49,7 +49,7 @@ def worker(spec: str, chunks_file: str) -> None:
     texts = json.loads(Path(chunks_file).read_text())
     rss0 = _status("VmRSS")
     t0 = time.perf_counter()
-    from brainfs.cache.embedder import load_embedder
+    from brainfs.cache.search.embedder import load_embedder
 
     emb = load_embedder(spec)
     emb.embed(texts[:4])  # first pass allocates the runtime's buffers
@@ -70,7 +70,7 @@ def worker(spec: str, chunks_file: str) -> None:
 def sample_chunks(files: int, seed: int) -> tuple[Path, list[str]]:
     """Write the sample tree (``brainfs sample --size FILES --seed SEED``) to a temporary
     directory; return it and the texts the index gives the model for all its chunks."""
-    from brainfs.cache.chunker import chunk_file, decode, embed_texts
+    from brainfs.cache.search.chunker import chunk_file, decode, embed_texts
     from brainfs.tools.sample import generate
 
     root = Path(tempfile.mkdtemp(prefix="brainfs-embed-bench-")) / "tree"
@@ -85,8 +85,8 @@ def sample_chunks(files: int, seed: int) -> tuple[Path, list[str]]:
 def index_build(root: Path, spec: str) -> dict[str, Any]:
     """``SearchIndex.refresh`` of the tree with ``spec``: cold (empty vector cache), then a
     fresh index with the cache warm."""
-    from brainfs.cache.embedder import load_embedder
-    from brainfs.cache.index import SearchIndex
+    from brainfs.cache.search.embedder import load_embedder
+    from brainfs.cache.search.index import SearchIndex
 
     files = {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
     listing = [(k, str(p.stat().st_size)) for k, p in files.items()]
@@ -134,7 +134,7 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
     """The interleaved runs, the optional index build, and the report."""
     random.Random(args.seed).shuffle(picked := list(texts))
     picked = picked[:args.chunks]
-    from brainfs.cache.embedder import token_counter
+    from brainfs.cache.search.model import token_counter
 
     lengths = sorted(min(n + 2, 256) for n in token_counter()(picked))
     chunks_file = root.parent / "chunks.json"

@@ -22,7 +22,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.sessionfile import import_sessions
+from brainfs.cache.sessions.sessionfile import import_sessions
 
 WORDS = ("buoy tide sensor harbour kelp survey drift gauge backoff retry worker seed ingest "
          "starter flour boat calibration lagoon schedule budget flight bergen report").split()

@@ -2,7 +2,7 @@
 parameter chosen by leave-one-conversation-out cross-validation.
 
 For each arm — ``bm25``, ``dense``, ``hybrid``, ``hybrid+wiki`` (dream's wiki added, when
-dream is importable) — a fixed grid of :class:`~brainfs.cache.retrieval.RecallParams`
+dream is importable) — a fixed grid of :class:`~brainfs.cache.search.retrieval.RecallParams`
 (fusion constant and weights, candidate depth, question splitting, neighbours,
 speaker, session-first ranking, MMR / per-session caps) is run over every question once.
 Then, for each of the five conversations in turn, the grid point with the best turn
@@ -37,12 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from brainfs.cache.embedder import load_embedder
-from brainfs.cache.index import SearchIndex
-from brainfs.cache.locomo import (CATEGORIES, ENV_DIR, KS, EmbeddingCache, _content_hash,
+from brainfs.cache.search.embedder import load_embedder
+from brainfs.cache.search.index import SearchIndex
+from brainfs.tools.locomo import (CATEGORIES, ENV_DIR, KS, EmbeddingCache, _content_hash,
                                   _QueryCache, conversation_tree, dev_split, evaluate,
                                   index_retriever, wiki_retriever)
-from brainfs.cache.retrieval import DEFAULT_PARAMS, RecallParams
+from brainfs.cache.search.retrieval import DEFAULT_PARAMS, RecallParams
 
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -359,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
     labels: dict[str, dict[str, str]] = {}
     if "hybrid+wiki" in arms:
         try:
-            from brainfs.dream.locomo import build_wiki
+            from brainfs.tools.locomo_wiki import build_wiki
         except Exception as e:  # noqa: BLE001 - dream missing or broken: report without it
             print(f"hybrid+wiki skipped: {e}", file=sys.stderr)
             arms.remove("hybrid+wiki")
@@ -390,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     res: dict[str, Any] = {
         "data": args.data.name, "conversations": ev["conversations"], "questions": ev["questions"],
         "skipped_questions": ev["skipped_questions"], "embedder": model.name,
-        "index_format": __import__("brainfs.cache.index", fromlist=["x"]).SCHEMA_VERSION,
+        "index_format": __import__("brainfs.cache.search.index", fromlist=["x"]).SCHEMA_VERSION,
         "eval_seconds": round(time.perf_counter() - t, 1),
         "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "machine": (f"{platform.machine()}, {os.cpu_count()} CPUs, load avg "

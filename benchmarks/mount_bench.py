@@ -31,7 +31,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.pack import build_pack
+from brainfs.cache.local.pack import build_pack
 from brainfs.tools.sample import generate
 
 BUCKET, PREFIX = "bench", "mem"

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from brainfs.cache.retrieval import STOPWORDS
+from brainfs.cache.search.retrieval import STOPWORDS
 
 from .text import strip_annotations
 

@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from brainfs.backend.keys import DREAM_SKILL_KEY, is_internal
-from brainfs.cache.chunker import human_date, split_frontmatter
-from brainfs.cache.forget import FORGET_DIR, norm, request_phrases
-from brainfs.cache.forget import is_request as is_forget_request
+from brainfs.cache.search.chunker import human_date, split_frontmatter
+from brainfs.cache.search.forget import FORGET_DIR, norm, request_phrases
+from brainfs.cache.search.forget import is_request as is_forget_request
 
 from . import edits as E
 from . import pages as P

@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable
 
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.forget import norm
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.forget import norm
 
 from . import text as T
 from .state import DreamState

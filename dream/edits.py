@@ -33,8 +33,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.forget import norm
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.forget import norm
 
 from .contradict import contradiction
 from .corrections import correction_event

@@ -13,8 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.retrieval import cited_sources
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.retrieval import cited_sources
 
 from .validate import INDEX_PATH, LINK_RE
 

@@ -22,7 +22,7 @@ import re
 
 import yaml
 
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search.chunker import split_frontmatter
 
 from . import relations as R
 from . import text as T

@@ -2,9 +2,9 @@
 kept) and in the user's own cards under ``notes/``.
 
 Pages, summaries and dream's cards drop what a forget request names on every render (see
-:mod:`.core`); the search index drops chunks that contain it (``cache/forget.py``). This
+:mod:`.core`); the search index drops chunks that contain it (``cache/search/forget.py``). This
 module makes the memory itself forget, with the redaction the index and the importer use
-(:func:`brainfs.cache.forget.redact`): each occurrence of the phrase (case-insensitive, as
+(:func:`brainfs.cache.search.forget.redact`): each occurrence of the phrase (case-insensitive, as
 whole words, any punctuation between its words) becomes ``[forgotten]``. A transcript keeps
 every turn and anchor, so citations of other turns still resolve; of its frontmatter only
 the free-text ``title`` is redacted (the keys, date and participants are structure). A
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from brainfs.cache.forget import MARK, phrase_re, redact
+from brainfs.cache.search.forget import MARK, phrase_re, redact
 
 __all__ = ["MARK", "phrase_re", "redact_file", "is_redactable", "apply"]
 

@@ -347,14 +347,14 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
         prog.count(len(res.changes), len(res.changes))
         prog.done()
         # New pages and summaries are what mounts preload: refresh the packed preload.
-        from brainfs.cache.pack import build_pack
+        from brainfs.cache.local.pack import build_pack
 
         try:
             build_pack(store, store.cfg)
         except BackendError as e:
             log.warning("preload pack not refreshed: %s", e)
         if reindex:
-            from brainfs.cache.recaller import build_index, local_index_path
+            from brainfs.cache.search.recaller import build_index, local_index_path
 
             local = local_index_path(workdir)
             prog.phase("indexing")

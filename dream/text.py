@@ -13,9 +13,9 @@ import logging
 import re
 from dataclasses import dataclass
 
-from brainfs.cache.chunker import chunk_file, human_date, normalize_date, split_frontmatter
-from brainfs.cache.retrieval import STOPWORDS
-from brainfs.cache.text import slug_words
+from brainfs.cache.search.chunker import chunk_file, human_date, normalize_date, split_frontmatter
+from brainfs.cache.search.retrieval import STOPWORDS
+from brainfs.cache.search.text import slug_words
 
 # --------------------------------------------------------------------------- transcripts
 

@@ -24,8 +24,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.text import estimate_tokens
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.text import estimate_tokens
 
 CITE_ANY_RE = re.compile(r"\[\s*cite\b[^\]]*\]", re.I)
 CITE_OK_RE = re.compile(r"\[cite:([1-9][0-9]*(?:,\s*[1-9][0-9]*)*)\]")

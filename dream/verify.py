@@ -26,9 +26,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search.chunker import split_frontmatter
 
-from brainfs.cache.retrieval import STOPWORDS
+from brainfs.cache.search.retrieval import STOPWORDS
 
 from .text import content_words, strip_annotations
 from .validate import CITE_OK_RE

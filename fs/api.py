@@ -31,16 +31,16 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, CorpusURL, is_link, link_name,
                                   path_problem, reserved_name)
-from brainfs.cache.recaller import local_index_path
+from brainfs.cache.search.recaller import local_index_path
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from brainfs.backend.store import ObjectStore
-    from brainfs.cache.context import ContextWindow, MemorySource
-    from brainfs.cache.index import SearchIndex
-    from brainfs.cache.recaller import Recaller
-    from brainfs.cache.retrieval import RecallResult
+    from brainfs.cache.context.assembly import ContextWindow, MemorySource
+    from brainfs.cache.search.index import SearchIndex
+    from brainfs.cache.search.recaller import Recaller
+    from brainfs.cache.search.retrieval import RecallResult
 
 __all__ = ["Memory", "Recall", "UsageError", "assemble_context", "default_reserve", "status_of"]
 
@@ -110,12 +110,12 @@ class Recall:
 
     @property
     def cards(self) -> list:
-        """The passages, best first (``brainfs.cache.retrieval.Card``)."""
+        """The passages, best first (``brainfs.cache.search.retrieval.Card``)."""
         return self.result.cards
 
     def text(self) -> str:
         """The extractive synthesis ``brainfs recall`` prints."""
-        from brainfs.cache.retrieval import render_synthesis
+        from brainfs.cache.search.retrieval import render_synthesis
 
         out = render_synthesis(self.result, self.materialized)
         if self.failed:
@@ -135,8 +135,8 @@ def assemble_context(task: str, make_source: Callable[[SearchIndex | None], Memo
     """Assemble a context window over the source ``make_source(index)`` builds, with the
     search index at ``index_path`` when that file exists (else the recall lanes stay empty
     and the window's ``why`` says "no search index")."""
-    from brainfs.cache.context import assemble
-    from brainfs.cache.index import SearchIndex
+    from brainfs.cache.context.assembly import assemble
+    from brainfs.cache.search.index import SearchIndex
 
     if not task.strip():
         raise UsageError("empty task")
@@ -248,7 +248,7 @@ class Memory:
         with self._lock:
             if self.mountpoint is not None:
                 return self._recall_through_mount(query, k)
-            from brainfs.cache.recaller import Recaller, download_index
+            from brainfs.cache.search.recaller import Recaller, download_index
 
             if self._recaller is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
@@ -259,7 +259,7 @@ class Memory:
             return Recall(self._recaller.search(query, k), corpus=str(self.url))
 
     def _recall_through_mount(self, query: str, k: int | None) -> Recall:
-        from brainfs.cache.retrieval import Card, RecallResult
+        from brainfs.cache.search.retrieval import Card, RecallResult
         from brainfs.fs.recall import with_k
 
         assert self.mountpoint is not None
@@ -406,7 +406,7 @@ class Memory:
                 index: str | os.PathLike[str] | None = None) -> ContextWindow:
         """The context for one turn of ``task``: lanes under a token budget, every item
         with its reason (``.to_prompt()``, ``.to_markdown()``, ``.to_json()``, ``.to_html()``)."""
-        from brainfs.cache.context import MemorySource, StoreSource
+        from brainfs.cache.context.assembly import MemorySource, StoreSource
 
         spec = self.cfg.embedder or "auto"
         index_path = Path(index) if index else None
@@ -417,7 +417,7 @@ class Memory:
                 index_path = local_index_path(self._cache_dir)
             make = lambda ix: MemorySource(self.mountpoint, ix, embedder=spec, name=str(self.url))  # noqa: E731
         else:
-            from brainfs.cache.recaller import download_index
+            from brainfs.cache.search.recaller import download_index
 
             if index_path is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
@@ -448,7 +448,7 @@ class Memory:
 
         import frontmatter
 
-        from brainfs.cache.forget import FORGET_DIR, norm
+        from brainfs.cache.search.forget import FORGET_DIR, norm
 
         if not norm(phrase):
             raise UsageError("empty phrase: give the words to forget, e.g. \"Ana's phone number\"")
@@ -467,9 +467,9 @@ class Memory:
         messages JSON, ``Speaker:`` text) as transcripts, as ``brainfs import-sessions``
         does; returns the report (``.line(url)``, ``.paths`` written). Idempotent. A bad
         file raises :class:`UsageError` before anything is written."""
-        from brainfs.cache.importers import ImportInputError
-        from brainfs.cache.pack import build_pack
-        from brainfs.cache.sessionfile import import_sessions
+        from brainfs.cache.sessions.importers import ImportInputError
+        from brainfs.cache.local.pack import build_pack
+        from brainfs.cache.sessions.sessionfile import import_sessions
 
         try:
             rep = import_sessions(Path(src), self.store, format, None, self.cfg.max_workers)
@@ -496,7 +496,7 @@ class Memory:
             raise UsageError(str(e)) from None
         embedder = None
         if embed:
-            from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+            from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
             try:
                 embedder = load_embedder(self.cfg.embedder)

@@ -25,7 +25,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend import listing
 from brainfs.backend.keys import INDEX_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.workingset import WorkingSet, WrongCorpus
+from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
 from .fusectl import in_proc_mounts
 from .ops import KERNEL_CACHE_FLAGS, Ops

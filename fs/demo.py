@@ -131,7 +131,7 @@ def run(mountpoint: Path, port: int, size: str) -> int:
 
 def _try_index() -> bool:
     try:
-        import brainfs.cache.index  # noqa: F401
+        import brainfs.cache.search.index  # noqa: F401
     except ImportError:
         return False
     return _brainfs("index", CORPUS, check=False) == 0

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import pyfuse3
 
 from brainfs.backend import errors as be
-from brainfs.cache import workingset as ws
+from brainfs.cache.local import workingset as ws
 
 log = logging.getLogger("brainfs.fs")
 

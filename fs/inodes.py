@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 import pyfuse3
-from brainfs.cache.workingset import NotFound
+from brainfs.cache.local.workingset import NotFound
 
 
 class InodeTable:

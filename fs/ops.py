@@ -38,8 +38,8 @@ import pyfuse3
 import trio
 from brainfs.backend.config import Config
 from brainfs.backend.keys import NAME_MAX, is_link, link_name, link_of
-from brainfs.cache.catalog import Attrs, FileRow
-from brainfs.cache.workingset import (IsADirectory, NameTooLong, NotADirectory, NotEmpty,
+from brainfs.cache.local.catalog import Attrs, FileRow
+from brainfs.cache.local.workingset import (IsADirectory, NameTooLong, NotADirectory, NotEmpty,
                                       NotFound, WorkingSet, other_form)
 
 from .errors import BadHandle, InvalidRequest, NotSupported, fuse_errors

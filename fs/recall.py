@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from brainfs.cache.recaller import Recaller, download_index, files_for, is_indexable, local_index_path
+from brainfs.cache.search.recaller import Recaller, download_index, files_for, is_indexable, local_index_path
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -158,7 +158,7 @@ class RecallService:
             out["failed"] = {p: str(e) for p, e in errors.items()}
             out["timings"] = timings
             return (json.dumps(out, indent=2) + "\n").encode()
-        from brainfs.cache.retrieval import render_synthesis
+        from brainfs.cache.search.retrieval import render_synthesis
 
         text = render_synthesis(result, paths)
         if errors:

@@ -234,6 +234,6 @@ def copytree(src: Path, dst: Path) -> Path:
 @pytest.fixture(scope="session")
 def embedder():
     """The real embedding model (all-MiniLM-L6-v2 from the installed package), loaded once."""
-    from brainfs.cache.embedder import load_embedder
+    from brainfs.cache.search.embedder import load_embedder
 
     return load_embedder("minilm")

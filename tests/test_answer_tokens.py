@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from brainfs.cache.embedder import token_counter
-from brainfs.cache.locomo import answer_found, answer_scored, content_words, read_within
+from brainfs.cache.search.model import token_counter
+from brainfs.tools.locomo import answer_found, answer_scored, content_words, read_within
 
 pytestmark = pytest.mark.unit
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.locomo import answer_scored, read_samples
+from brainfs.tools.locomo import answer_scored, read_samples
 
 pytestmark = pytest.mark.model
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.locomo import (ANSWER_K, answer_found, answer_scored, conversation_tree,
+from brainfs.tools.locomo import (ANSWER_K, answer_found, answer_scored, conversation_tree,
                                   evaluate, read_samples, read_within, wiki_retriever)
-from brainfs.cache.recaller import build_index
-from brainfs.dream.locomo import build_wiki
+from brainfs.cache.search.recaller import build_index
+from brainfs.tools.locomo_wiki import build_wiki
 from brainfs.fs.recall import with_k
 
 from conftest import upload_tree, write_tree

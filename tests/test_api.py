@@ -21,10 +21,12 @@ from test_reliability import wait_for
 
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
     """The TREE uploaded and a keyword index built and uploaded (no model)."""
-    from brainfs.cache.recaller import build_index
+    from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.search.recaller import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
-    build_index(store, tmp_path / "build-index.sqlite", None, cfg=cfg)
+    build_index(store, tmp_path / "build-index.sqlite", None)
+    build_pack(store, cfg)
 
 
 @pytest.fixture

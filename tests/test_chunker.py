@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from brainfs.cache.chunker import (
+from brainfs.cache.search.chunker import (
     CHUNK_CHARS,
     CLAIM_CHARS,
     DEFAULT_CONFIDENCE,

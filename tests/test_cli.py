@@ -422,7 +422,7 @@ def test_mount_options_declared_once() -> None:
 
     from brainfs.backend.keys import CorpusURL
     from brainfs.fs.cli.mounting import MOUNT_OPTIONS, daemon_argv
-    from brainfs.fs.mounthelper import parse_options
+    from brainfs.fs.cli.mounthelper import parse_options
 
     given = ["-vv", "--log-format", "json", "--config", "/dev/null", "--cache-dir", "/c",
              "--preload-budget", "512M", "--preload-background", "--naive", "--allow-other",

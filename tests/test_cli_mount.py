@@ -340,7 +340,7 @@ def test_interrupted_import_stops_and_the_rerun_finishes(tmp_path: Path, s3_serv
     the exit), the message says what was done, and the next run uploads the rest and
     builds the preload pack."""
     from benchmarks.s3proxy import S3Proxy
-    from brainfs.cache.pack import PACK_KEY, read_pack
+    from brainfs.cache.local.pack import PACK_KEY, read_pack
 
     url = CorpusURL.parse(f"s3://imp{os.getpid()}/users/a")
     store = ObjectStore(url, cfg)
@@ -550,7 +550,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
 def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config, env, corpus,
                                           store) -> None:
     from benchmarks.s3proxy import S3Proxy
-    from brainfs.cache.recaller import INDEX_KEY
+    from brainfs.cache.search.recaller import INDEX_KEY
 
     for i in range(300):
         store.put(f"notes/n{i:03d}.md", f"---\ntype: fact\n---\n\nnote {i} about Kyoto\n".encode())

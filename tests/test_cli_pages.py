@@ -125,10 +125,12 @@ def test_graph_picture_and_page(tmp_path: Path, env, corpus: CorpusURL, store: O
 
 
 def test_context_page(tmp_path: Path, env, cfg: Config, corpus: CorpusURL, store: ObjectStore) -> None:
-    from brainfs.cache.recaller import build_index
+    from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.search.recaller import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
-    build_index(store, tmp_path / "ix.sqlite", None, cfg=cfg)
+    build_index(store, tmp_path / "ix.sqlite", None)
+    build_pack(store, cfg)
     page = tmp_path / "context.html"
     r = cli("context", "plan the Kyoto trip", str(corpus), "--budget", "160", "--reserve", "0", "--html", str(page), env=env)
     assert r.returncode == 0, r.stderr

@@ -44,10 +44,12 @@ def _in(script: Path, mem: Path, mode: str, cmd: str) -> subprocess.CompletedPro
 
 def test_bubblewrap_recipe(tmp_path: Path, repo_root: Path, cfg, corpus, store: ObjectStore,
                            mounter) -> None:
-    from brainfs.cache.recaller import build_index
+    from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.search.recaller import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
-    build_index(store, tmp_path / "ix.sqlite", None, cfg=cfg)
+    build_index(store, tmp_path / "ix.sqlite", None)
+    build_pack(store, cfg)
     m = mounter(corpus, env_extra={"BRAINFS_EMBEDDER": "none"})
     deadline = time.monotonic() + 30
     while json.loads((m.mountpoint / ".brainfs/status").read_text())["recall"] != "ready":

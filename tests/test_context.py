@@ -1,4 +1,4 @@
-"""Context assembly (cache/context.py): lanes under a token budget, with reasons.
+"""Context assembly (cache/context/assembly.py): lanes under a token budget, with reasons.
 
 A small memory tree is written to a temporary directory and indexed for real (FTS5 +
 MiniLM vectors for the ``model`` tests, FTS only for the sparse ones); assembly reads the
@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.context import LANES, MemorySource, assemble
-from brainfs.cache.embedder import token_counter
-from brainfs.cache.index import SearchIndex
+from brainfs.cache.context.assembly import LANES, MemorySource, assemble
+from brainfs.cache.search.model import token_counter
+from brainfs.cache.search.index import SearchIndex
 
 NOW = _dt.datetime(2026, 6, 1, 9, 0, tzinfo=_dt.timezone.utc)
 
@@ -214,7 +214,7 @@ def no_global(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def embedder():
-    from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+    from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
     try:
         return load_embedder("minilm")

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.retrieval import cited_refs
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.retrieval import cited_refs
 from brainfs.dream import core
 from brainfs.dream.core import correction_event, run_local
 from brainfs.dream.synth import DeterministicSynthesizer
@@ -288,7 +288,7 @@ def test_semantic_verification_drops_unsupported_claims(tree: Path) -> None:
 
 @pytest.mark.model
 def test_semantic_verification_with_the_real_embedder(tree: Path) -> None:
-    from brainfs.cache.embedder import load_embedder
+    from brainfs.cache.search.embedder import load_embedder
 
     # The model is part of the test install (the "embed" extra): failing to load it is a failure.
     emb = load_embedder()
@@ -400,7 +400,7 @@ def _upload(store, files: dict[str, str]) -> None:
 
 @pytest.mark.s3
 def test_s3_run_commits_uploads_and_reindexes(store, tmp_path: Path) -> None:
-    from brainfs.cache.recaller import INDEX_KEY
+    from brainfs.cache.search.recaller import INDEX_KEY
     from brainfs.dream.sync import run_s3, wiki_log
 
     _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})

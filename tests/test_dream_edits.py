@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream.core import run_local
 
 from test_dream import S1, S2, S3_, write

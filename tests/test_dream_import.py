@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache import forget
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search import forget
+from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream import redact
 from brainfs.dream.core import run_local
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.config import Config, ConfigError
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream.core import run_local
 from brainfs.dream.llm import LLMSettings, LLMSynthesizer, parse_answer, synthesizer_from_config
 from brainfs.dream.synth import DeterministicSynthesizer

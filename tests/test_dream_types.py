@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream import subjects as S
 from brainfs.dream import text as T
 from brainfs.dream.core import run_local

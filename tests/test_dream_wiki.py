@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.dream_personas import PERSONAS, as_user_role, load, run, score
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.retrieval import cited_refs
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.retrieval import cited_refs
 from brainfs.dream import relations as R
 from brainfs.dream import subjects as S
 from brainfs.dream.core import correction_event, run_local
@@ -299,9 +299,9 @@ def test_correct_reaches_page_card_and_guide(tree: Path) -> None:
 
 
 def test_recall_and_context_put_the_correction_above_the_old_card(tree: Path, tmp_path: Path) -> None:
-    from brainfs.cache.context import MemorySource, assemble
-    from brainfs.cache.index import SearchIndex
-    from brainfs.cache.retrieval import recall
+    from brainfs.cache.context.assembly import MemorySource, assemble
+    from brainfs.cache.search.index import SearchIndex
+    from brainfs.cache.search.retrieval import recall
 
     run_local(tree, None, apply=True)
     p, c = correction_event("Figures should be SVG, not PDF.",

@@ -1,4 +1,4 @@
-"""The cache of vectors by text hash and model id (cache/embedcache.py), with the real ONNX
+"""The cache of vectors by text hash and model id (cache/search/embedcache.py), with the real ONNX
 embedders, and through the index build that uses it."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache.embedcache import (STALE_DAYS, CachedEmbedder, EmbeddingStore, text_key,
+from brainfs.cache.search.embedcache import (STALE_DAYS, CachedEmbedder, EmbeddingStore, text_key,
                                       with_cache)
-from brainfs.cache.onnx_embedder import OnnxMiniLMEmbedder
+from brainfs.cache.search.onnx_embedder import OnnxMiniLMEmbedder
 
 pytestmark = pytest.mark.model
 
@@ -117,7 +117,7 @@ def test_index_build_embeds_only_new_chunks(tmp_path: Path, monkeypatch: pytest.
                                             int8: OnnxMiniLMEmbedder) -> None:
     """A transcript grows by two turns: the rebuild, even of a fresh index (a dream work
     directory), embeds only the chunks whose text is new, and stores the same vectors."""
-    from brainfs.cache.index import SearchIndex
+    from brainfs.cache.search.index import SearchIndex
 
     monkeypatch.setenv("BRAINFS_EMBED_CACHE", str(tmp_path / "emb.sqlite"))
     head = ("---\ntitle: Planning\ndate: 2026-05-04\n---\n# Planning\n\n"

@@ -24,8 +24,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache import embedder as embedder_mod
-from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+from brainfs.cache.search import embedder as embedder_mod
+from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
 pytestmark = pytest.mark.model
 
@@ -39,7 +39,7 @@ QUERIES = [
 
 @pytest.fixture(scope="module")
 def texts(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
-    from brainfs.cache.chunker import chunk_file, decode, embed_texts
+    from brainfs.cache.search.chunker import chunk_file, decode, embed_texts
     from brainfs.tools.sample import generate
 
     root = tmp_path_factory.mktemp("sample") / "tree"
@@ -67,7 +67,7 @@ def ref_vectors(texts: list[str], reference: object) -> np.ndarray:
 
 
 def _onnx(variant: str) -> object:
-    from brainfs.cache.onnx_embedder import OnnxMiniLMEmbedder
+    from brainfs.cache.search.onnx_embedder import OnnxMiniLMEmbedder
 
     # No skip: .ci/setup exports the files; their absence is a failed install.
     return OnnxMiniLMEmbedder(variant)
@@ -78,7 +78,7 @@ def _cos_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def test_fixture_exercises_truncation(texts: list[str]) -> None:
-    from brainfs.cache.embedder import token_counter
+    from brainfs.cache.search.model import token_counter
 
     n = token_counter()(texts)
     assert len(texts) >= 150
@@ -150,7 +150,7 @@ def test_default_is_onnx_without_torch(tmp_path: Path) -> None:
     # VmHWM, the peak RSS of this program (getrusage's maxrss would include the forking
     # pytest's pages: Linux keeps it across exec).
     code = ("import sys\n"
-            "from brainfs.cache.embedder import load_embedder\n"
+            "from brainfs.cache.search.embedder import load_embedder\n"
             "e = load_embedder()\n"
             "v = e.embed(['where did Nadia meet Priya?'] * 3)\n"
             "hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0]\n"
@@ -176,7 +176,7 @@ def test_missing_export_falls_back_with_reason(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setenv("BRAINFS_ONNX_DIR", str(tmp_path / "nowhere"))
     monkeypatch.setattr(embedder_mod, "MiniLMEmbedder", StandIn)
-    with caplog.at_level("WARNING", logger="brainfs.cache.embedder"):
+    with caplog.at_level("WARNING", logger="brainfs.cache.search.embedder"):
         got = embedder_mod._load_minilm(None, None)
     assert isinstance(got, StandIn)
     assert "ONNX embedder unavailable" in caplog.text and "nowhere" in caplog.text
@@ -186,7 +186,7 @@ def test_missing_export_falls_back_with_reason(tmp_path: Path, monkeypatch: pyte
 
 
 def test_stale_or_broken_export_is_refused(tmp_path: Path) -> None:
-    from brainfs.cache.onnx_embedder import (MANIFEST, VARIANT_FILES, OnnxMiniLMEmbedder,
+    from brainfs.cache.search.onnx_embedder import (MANIFEST, VARIANT_FILES, OnnxMiniLMEmbedder,
                                              default_onnx_dir)
 
     src = default_onnx_dir()
@@ -210,9 +210,9 @@ def test_stale_or_broken_export_is_refused(tmp_path: Path) -> None:
 def test_install_export_is_current_and_intact() -> None:
     """``.ci/setup`` exported both files from the installed weights; a second export is a
     no-op (idempotent) and the files match the manifest's hashes."""
-    from brainfs.cache.embedder import minilm_model_dir
-    from brainfs.cache.onnx_embedder import MANIFEST, default_onnx_dir
-    from brainfs.cache.onnx_export import _sha256, export, is_current
+    from brainfs.cache.search.embedder import minilm_model_dir
+    from brainfs.cache.search.onnx_embedder import MANIFEST, default_onnx_dir
+    from brainfs.cache.search.onnx_export import _sha256, export, is_current
 
     d = default_onnx_dir()
     assert is_current(d, minilm_model_dir()), f"{d} is not a current export: run .ci/setup"

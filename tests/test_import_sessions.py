@@ -21,9 +21,9 @@ import pytest
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.chunker import chunk_file
-from brainfs.cache.importers import ImportInputError, detect, read_source
-from brainfs.cache.sessionfile import SESSION_GAP, import_sessions
+from brainfs.cache.search.chunker import chunk_file
+from brainfs.cache.sessions.importers import ImportInputError, detect, read_source
+from brainfs.cache.sessions.sessionfile import SESSION_GAP, import_sessions
 
 # --------------------------------------------------------------------------- fixtures
 

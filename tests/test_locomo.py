@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache.chunker import chunk_file
-from brainfs.cache.locomo import (
+from brainfs.cache.search.chunker import chunk_file
+from brainfs.tools.locomo import (
     CATEGORIES,
     DEV_FILE,
     ENV_DIR,
@@ -140,8 +140,8 @@ def test_evaluate_counts_and_wiki_hook(tmp_path: Path) -> None:
 def test_wiki_fusion_skips_repeats_and_single_turn_paraphrases(tmp_path: Path) -> None:
     import datetime as _dt
 
-    from brainfs.cache.index import SearchIndex
-    from brainfs.cache.locomo import ConversationContext, _content_hash
+    from brainfs.cache.search.index import SearchIndex
+    from brainfs.tools.locomo import ConversationContext, _content_hash
 
     tree = conversation_tree(SAMPLE)
     emb = FakeEmbedder()
@@ -186,7 +186,7 @@ def test_wiki_fusion_skips_repeats_and_single_turn_paraphrases(tmp_path: Path) -
 @pytest.fixture(scope="session")
 def minilm():
     """The real model, once per session (shared with other modules via load_embedder)."""
-    from brainfs.cache.embedder import load_embedder
+    from brainfs.cache.search.embedder import load_embedder
 
     return load_embedder()
 
@@ -278,7 +278,7 @@ def test_embedding_cache_is_keyed_by_the_models_identity(tmp_path) -> None:
     answer for the other (a stale cache once shifted a reported figure)."""
     import numpy as np
 
-    from brainfs.cache.locomo import EmbeddingCache
+    from brainfs.tools.locomo import EmbeddingCache
 
     class Fake:
         name, dim = "sentence-transformers/all-MiniLM-L6-v2", 2

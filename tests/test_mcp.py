@@ -59,10 +59,12 @@ def _text(result) -> str:
 
 
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
-    from brainfs.cache.recaller import build_index
+    from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.search.recaller import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
-    build_index(store, tmp_path / "build-index.sqlite", None, cfg=cfg)
+    build_index(store, tmp_path / "build-index.sqlite", None)
+    build_pack(store, cfg)
 
 
 @pytest.mark.s3

@@ -15,7 +15,7 @@ import pytest
 from brainfs.backend.config import Config
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.blobs import Blobs
+from brainfs.cache.local.blobs import Blobs
 
 from conftest import upload_tree, write_tree
 

@@ -13,7 +13,7 @@ import stat
 import pyfuse3
 import pytest
 import trio
-from brainfs.cache.workingset import NotFound
+from brainfs.cache.local.workingset import NotFound
 from brainfs.fs.errors import fuse_errors
 from brainfs.fs.inodes import InodeTable
 from brainfs.fs.magic import (

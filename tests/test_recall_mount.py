@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.recaller import INDEX_KEY, build_index
+from brainfs.cache.search.recaller import INDEX_KEY, build_index
 
 from conftest import upload_tree, write_tree
 

@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache import retrieval
-from brainfs.cache.aliases import expansions
-from brainfs.cache.dates import date_notes, resolve
-from brainfs.cache.index import SCHEMA_VERSION, SearchIndex
-from brainfs.cache.locomo import _content_hash, conversation_tree
-from brainfs.cache.querysplit import split_question
-from brainfs.cache.rerank import mmr, propagate_neighbours, session_cap, session_prior
-from brainfs.cache.retrieval import RecallParams, recall
+from brainfs.cache.search import retrieval
+from brainfs.cache.search.aliases import expansions
+from brainfs.cache.search.dates import date_notes, resolve
+from brainfs.cache.search.index import SCHEMA_VERSION, SearchIndex
+from brainfs.tools.locomo import _content_hash, conversation_tree
+from brainfs.cache.search.querysplit import split_question
+from brainfs.cache.search.rerank import mmr, propagate_neighbours, session_cap, session_prior
+from brainfs.cache.search.retrieval import RecallParams, recall
 
 MINI = Path(__file__).parent / "data" / "locomo-mini.json"
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
@@ -262,7 +262,7 @@ def test_the_chain_still_degrades_with_every_stage_on(mini_index: SearchIndex) -
 
 @pytest.mark.unit
 def test_a_session_summary_counts_for_its_transcript() -> None:
-    from brainfs.cache.rerank import session_key
+    from brainfs.cache.search.rerank import session_key
 
     assert session_key("sessions/2024-05-01-kyoto/transcript.md") == "sessions/2024-05-01-kyoto"
     assert session_key("sessions/2024-05-01-kyoto/summary.md") == "sessions/2024-05-01-kyoto"

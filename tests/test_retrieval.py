@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache import retrieval as rt
-from brainfs.cache.index import SearchIndex
-from brainfs.cache.retrieval import (
+from brainfs.cache.search import retrieval as rt
+from brainfs.cache.search.index import SearchIndex
+from brainfs.cache.search.retrieval import (
     Card,
     RecallResult,
     adjust_factor,
@@ -462,7 +462,7 @@ def test_card_dataclass_roundtrip() -> None:
 def minilm():
     """The real embedding model, loaded once per test session (load_embedder caches it
     process-wide, so other modules' fixtures share the instance)."""
-    from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+    from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
     try:
         return load_embedder()

@@ -1,4 +1,4 @@
-"""The shared text helpers (cache/text.py) and the three slug policies built on them:
+"""The shared text helpers (cache/search/text.py) and the three slug policies built on them:
 a session id's name (cache/sessionfile), a wiki page's file name (dream/text) and the
 sample generator's file names (tools/sample) keep their own limits over the same words."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from brainfs.cache.sessionfile import slug as session_slug
-from brainfs.cache.text import estimate_tokens, slug_words
+from brainfs.cache.sessions.sessionfile import slug as session_slug
+from brainfs.cache.search.text import estimate_tokens, slug_words
 from brainfs.dream.text import slugify as page_slug
 from brainfs.tools.sample import _slugify as sample_slug
 

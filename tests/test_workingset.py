@@ -1,4 +1,4 @@
-"""The cache layer: ``cache/catalog.py``, ``cache/blobs.py`` and ``cache/workingset.py``.
+"""The cache layer: ``cache/local/catalog.py``, ``cache/local/blobs.py`` and ``cache/local/workingset.py``.
 
 Pure tests (``store=None``) are marked ``unit``; tests that fetch or upload use the real
 rclone S3 server from ``conftest.py`` and are marked ``s3``. Every S3 working set is
@@ -24,9 +24,9 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import STAMP_META, ObjectInfo, ObjectStore
-from brainfs.cache.blobs import Blobs, content_hash
-from brainfs.cache.catalog import Catalog, FileRow
-from brainfs.cache.workingset import (
+from brainfs.cache.local.blobs import Blobs, content_hash
+from brainfs.cache.local.catalog import Catalog, FileRow
+from brainfs.cache.local.workingset import (
     CacheError,
     Exists,
     FetchResult,
@@ -777,7 +777,7 @@ CRASH_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     from pathlib import Path
     from brainfs.backend.config import Config
-    from brainfs.cache.workingset import WorkingSet, commit_shadow
+    from brainfs.cache.local.workingset import WorkingSet, commit_shadow
 
     ws = WorkingSet(Path(sys.argv[1]), None, Config())
 
@@ -1039,7 +1039,7 @@ def test_unlink_during_first_upload_still_deletes_the_object(ws: WorkingSet, sto
 
 @s3
 def test_preload_pack_serves_only_current_entries(ws: WorkingSet, store: ObjectStore, cfg: Config) -> None:
-    from brainfs.cache.pack import build_pack, read_pack
+    from brainfs.cache.local.pack import build_pack, read_pack
 
     seed(store, {"knowledge/a.md": b"A1", "knowledge/b.md": b"B1", "GUIDE.md": b"G"})
     stats = build_pack(store, cfg)

@@ -3,7 +3,7 @@ resurrected or clobbered. Real mounts, a real S3 server, the fault-injecting pro
 
 Kills that must land between two steps (a PUT and the record of its outcome, a rename's
 catalog commit and its file moves) use the daemon's crash points (``BRAINFS_CRASH_AT``,
-``cache/faults.py``): each such test first checks that the daemon did die there, so it
+``cache/local/faults.py``): each such test first checks that the daemon did die there, so it
 cannot pass by never reaching the window.
 """
 
@@ -14,7 +14,6 @@ import errno
 import os
 import stat
 import subprocess
-import sys
 import tempfile
 import threading
 import time

@@ -68,7 +68,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from brainfs.cache.text import slug_words
+from brainfs.cache.search.text import slug_words
 
 __all__ = ["SIZES", "RARE_WORD", "generate"]
 

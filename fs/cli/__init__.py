@@ -22,7 +22,7 @@ from pathlib import Path
 
 from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, Config, ConfigError
 from brainfs.backend.errors import BackendError
-from brainfs.cache.workingset import CacheError
+from brainfs.cache.local.workingset import CacheError
 
 from .. import logfmt
 from . import agents, corpus, mounting, search, wiki
@@ -87,6 +87,14 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
 
 
+def mount_helper() -> None:
+    """Console script ``mount.brainfs`` / ``mount.fuse.brainfs`` (see :mod:`.mounthelper`)."""
+    from .mounthelper import mount_argv
+
+    got = mount_argv(prog=os.path.basename(sys.argv[0]) or "mount.brainfs")
+    sys.exit(got if isinstance(got, int) else main(got))
+
+
 def _setup_logging(args: argparse.Namespace, verbosity: int) -> None:
     """Logging, set up once per process: to stderr, WARNING by default; a foreground mount
     (the daemon) logs INFO by default, to its rotated ``--log-file`` when it has one (size
@@ -108,9 +116,12 @@ def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0].startswith("s3://"):
         # mount.fuse's shape (`mount -t fuse.brainfs` runs `brainfs SOURCE DIR -o OPTS`).
-        from brainfs.fs.mounthelper import helper_main
+        from .mounthelper import mount_argv
 
-        return helper_main(argv, prog="brainfs")
+        got = mount_argv(argv, prog="brainfs")
+        if isinstance(got, int):
+            return got
+        argv = got
     parser = build_parser()
     args = parser.parse_args(argv)
     verbosity = args.verbose - args.quiet

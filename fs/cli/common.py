@@ -138,7 +138,7 @@ def empty_hint(url: CorpusURL, cfg: Config) -> str:
 
 
 def embedder_or_none(cfg: Config, quiet: bool = False):
-    from brainfs.cache.embedder import EmbedderUnavailable, load_embedder
+    from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
     try:
         return load_embedder(cfg.embedder)

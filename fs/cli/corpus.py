@@ -130,7 +130,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     print(f"imported {src} into {url}: {uploaded} uploaded, {unchanged} unchanged"
           + (f", {skipped_bad} refused names" if skipped_bad else ""))
     if uploaded or not _pack_is_current(store, cfg):
-        from brainfs.cache.pack import build_pack
+        from brainfs.cache.local.pack import build_pack
 
         stats = build_pack(store, cfg)
         print(f"preload pack: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB")
@@ -139,8 +139,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 def cmd_import_sessions(args: argparse.Namespace) -> int:
     """Sessions people already have (agent logs, chat exports) -> transcripts in the corpus."""
-    from brainfs.cache.importers import ImportInputError
-    from brainfs.cache.sessionfile import import_sessions
+    from brainfs.cache.sessions.importers import ImportInputError
+    from brainfs.cache.sessions.sessionfile import import_sessions
 
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
@@ -170,7 +170,7 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
               "in the transcript); the transcript's stay, the source's versions were appended as new turns")
     print(rep.line(str(url)))
     if rep.paths:
-        from brainfs.cache.pack import build_pack
+        from brainfs.cache.local.pack import build_pack
 
         build_pack(store, cfg)  # the newest transcripts are in the preload pack
         print(f"next: brainfs index {url} (search), brainfs dream {url} (summaries and the wiki)")
@@ -180,9 +180,9 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
 def _pack_is_current(store: ObjectStore, cfg: Config) -> bool:
     """Whether ``.brainfs/preload.pack`` holds exactly what the preload rules pick from the
     corpus as listed now (its manifest read with two ranged GETs, never the bodies)."""
-    from brainfs.cache.catalog import FileRow
-    from brainfs.cache.pack import MAGIC
-    from brainfs.cache.workingset import select_preload
+    from brainfs.cache.local.catalog import FileRow
+    from brainfs.cache.local.pack import MAGIC
+    from brainfs.cache.local.pack import select_preload
 
     rows = [FileRow(o.path, o.size, o.mtime, o.etag) for o in store.list()
             if not is_internal(o.path)]
@@ -223,7 +223,8 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from brainfs.cache.recaller import build_index, local_index_path
+    from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.search.recaller import build_index, local_index_path
 
     cfg, url, store = open_corpus(args)
     refuse_empty(store, url, cfg, "nothing to index")
@@ -233,7 +234,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     progress = LazyBar("index")
 
     try:
-        stats = build_index(store, local, embedder, progress, cfg=cfg)
+        stats = build_index(store, local, embedder, progress)
+        # Whatever changed the corpus (new sessions, hand edits) changed what a mount
+        # preloads: keep the pack in step.
+        stats["pack"] = build_pack(store, cfg)
     except KeyboardInterrupt:
         # The fetches not started yet are dropped (closing the store cancels them); the
         # ones in flight end within the request timeouts.

@@ -13,6 +13,7 @@ import functools
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,7 +23,7 @@ from brainfs.backend.config import Config, ConfigError
 from brainfs.backend.errors import BackendError
 from brainfs.backend.keys import CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.workingset import CacheError
+from brainfs.cache.local.workingset import CacheError
 from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
 from brainfs.fs.process import pid_alive
 
@@ -172,7 +173,6 @@ def _safe_config(cfg: Config) -> dict:
 def _notifier(fd: int | None):
     """Progress/ready/error lines to the parent's pipe (behind ``_spawn_daemon``), and
     readiness to systemd (``Type=notify``: READY=1 once the mount is usable)."""
-    from brainfs.fs.mounthelper import sd_notify
 
     stream = os.fdopen(fd, "w", buffering=1) if fd is not None else None
 
@@ -495,3 +495,23 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                     help="a corpus, or a directory inside a brainfs mount (paths printed under it)")
     ls.add_argument("-l", "--long", action="store_true", help="size and modification time too")
     ls.set_defaults(func=cmd_ls)
+
+
+def sd_notify(state: str) -> bool:
+    """Send ``state`` (e.g. ``READY=1``) to systemd's notification socket, if any.
+
+    Returns whether a message was sent. Never raises: readiness is a courtesy to the
+    service manager, never a reason for a mount to fail.
+    """
+    addr = os.environ.get("NOTIFY_SOCKET")
+    if not addr or addr[0] not in "@/":
+        return False
+    if addr[0] == "@":
+        addr = "\0" + addr[1:]  # an abstract socket
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as s:
+            s.connect(addr)
+            s.sendall(state.encode())
+        return True
+    except OSError:
+        return False

@@ -42,7 +42,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def cmd_eval_locomo(args: argparse.Namespace) -> int:
-    from brainfs.cache.locomo import LocomoInputError, evaluate, read_samples
+    from brainfs.tools.locomo import LocomoInputError, evaluate, read_samples
 
     path = Path(args.file)
     if not path.is_file():
@@ -56,8 +56,8 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
     if not args.no_wiki:
         # The ablation of the seed: the same hybrid retrieval plus the wiki dream builds
         # from the same sessions (a wiki passage counts for the turns its claims cite).
-        from brainfs.cache.locomo import wiki_retriever
-        from brainfs.dream.locomo import build_wiki
+        from brainfs.tools.locomo import wiki_retriever
+        from brainfs.tools.locomo_wiki import build_wiki
 
         extra["hybrid+wiki"] = wiki_retriever(build_wiki)
     try:
@@ -87,7 +87,7 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
 
 def cmd_context(args: argparse.Namespace) -> int:
     """Assemble the context for one turn: lanes under a token budget, with reasons."""
-    from brainfs.cache.context import MemorySource
+    from brainfs.cache.context.assembly import MemorySource
     from brainfs.fs.api import Memory, assemble_context
 
     given = [x for x in (args.mount, args.dir, args.url) if x]
@@ -123,7 +123,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         print(json.dumps(window.to_json(), indent=2))
     elif args.html:
         try:
-            from brainfs.cache.contextpage import link_base
+            from brainfs.cache.context.page import link_base
 
             base = link_base(args.mount or args.dir or args.url)
             Path(args.html).write_text(window.to_html(base), encoding="utf-8")

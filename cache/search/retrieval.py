@@ -1,4 +1,4 @@
-"""Hybrid recall over a :class:`~brainfs.cache.index.SearchIndex`, returning cards.
+"""Hybrid recall over a :class:`~brainfs.cache.search.index.SearchIndex`, returning cards.
 
 Pipeline: the query runs through dense search (MiniLM cosine) and sparse search (FTS5
 BM25) together; the two ranked lists are merged by reciprocal rank fusion and the fused

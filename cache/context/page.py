@@ -2,7 +2,7 @@
 per item with its text, reason and source, filters by lane and status, sortable columns.
 
 One self-contained HTML file (inline CSS and script, nothing fetched), rendered from the
-Jinja2 template ``contextpage.html`` beside this module with autoescaping on.
+Jinja2 template ``page.html`` beside this module with autoescaping on.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .context import ContextWindow
+    from .assembly import ContextWindow
 
 #: One colour per lane, on the bar, the legend and the rows.
 LANE_COLORS = {"scope": "#6b7280", "guide": "#7c3aed", "index": "#0e7490", "pinned": "#c2410c",
@@ -63,12 +63,10 @@ def _environment():
 
 def render(w: ContextWindow, base: str | None = None) -> str:
     """The page for window ``w``; sources link under ``base`` (see :func:`link_base`)."""
-    from .context import LANES
-
-    usage = w.lane_usage()
-    lanes = [{"name": lane, "color": LANE_COLORS.get(lane, _OTHER), **usage[lane],
-              "in": usage[lane]["admitted"] + usage[lane]["truncated"]}
-             for lane in LANES if lane in usage]
+    usage = w.lane_usage()  # in lane order, present lanes only
+    lanes = [{"name": lane, "color": LANE_COLORS.get(lane, _OTHER), **u,
+              "in": u["admitted"] + u["truncated"]}
+             for lane, u in usage.items()]
     items: list[dict[str, Any]] = []
     for n, it in enumerate(w.items, 1):
         items.append({"n": n, "it": it, "color": LANE_COLORS.get(it.lane, _OTHER),
@@ -79,7 +77,7 @@ def render(w: ContextWindow, base: str | None = None) -> str:
             ("user's notes", sc.get("notes") or "—"), ("mode", f"{w.mode} — {w.why}"),
             ("tokens", w.tokenizer),
             ("assembled", f"{human_time(w.now)} in {w.timings.get('total_ms', 0):.0f} ms")]
-    return _environment().get_template("contextpage.html").render(
+    return _environment().get_template("page.html").render(
         w=w, lanes=lanes, items=items, counts=counts, meta=meta,
         free=max(0, w.available - w.used),
         pct_used=100.0 * w.used / w.available if w.available else 0.0)

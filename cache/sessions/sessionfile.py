@@ -1,6 +1,6 @@
 """Conversations → ``sessions/<id>/transcript.md`` in the corpus, idempotently.
 
-The form written is the one ``cache/FORMAT.md`` documents (and ``cache/chunker.py`` and
+The form written is the one ``cache/FORMAT.md`` documents (and ``cache/search/chunker.py`` and
 dream read): frontmatter ``session``, ``date``, ``participants``, ``title``, ``source``;
 one ``[D<n>:<t>] Speaker: text`` paragraph per turn.
 
@@ -30,10 +30,10 @@ from pathlib import Path
 import yaml
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import path_problem
-from brainfs.cache.chunker import _TURN_RE as TURN_RE
-from brainfs.cache.chunker import split_frontmatter
-from brainfs.cache.forget import FORGET_DIR, is_request, redact, request_phrases
-from brainfs.cache.importers import (
+from brainfs.cache.search.chunker import _TURN_RE as TURN_RE
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.forget import FORGET_DIR, is_request, redact, request_phrases
+from brainfs.cache.sessions.importers import (
     Conversation,
     ImportInputError,
     Turn,
@@ -41,7 +41,7 @@ from brainfs.cache.importers import (
     read_source,
     source_files,
 )
-from brainfs.cache.text import slug_words
+from brainfs.cache.search.text import slug_words
 
 #: A pause this long starts a new session of the same conversation: a working session's
 #: breaks (lunch, a meeting) are shorter; a night or a return days later is longer.

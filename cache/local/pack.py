@@ -12,13 +12,14 @@ list of ``[path, etag, size]``), then the bodies in manifest order.
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
-from brainfs.backend.keys import PACK_KEY, is_internal
+from brainfs.backend.keys import PACK_KEY, is_internal, is_link
 from brainfs.backend.store import ObjectStore
 
 from .catalog import FileRow
@@ -58,10 +59,44 @@ def read_pack(store: ObjectStore) -> list[tuple[str, str, bytes]] | None:
     return list(decode(blob))
 
 
+def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
+    """The working set a mount starts with: symbolic links, files matching the preload
+    globs, then the newest transcripts, while they fit in the preload budget (local or
+    not)."""
+    chosen: list[str] = []
+    budget = cfg.preload_budget_bytes
+    ordered = sorted(rows, key=lambda r: r.path)
+    picked: set[str] = set()
+
+    def take(row: FileRow) -> None:
+        nonlocal budget
+        picked.add(row.path)
+        if row.size > cfg.preload_max_file_bytes or row.size > budget:
+            return
+        budget -= row.size
+        chosen.append(row.path)
+
+    # Symbolic links first: a few bytes each, and the shape of the tree a user made.
+    for row in ordered:
+        if is_link(row.path):
+            take(row)
+    for pattern in cfg.preload_globs:
+        for row in ordered:
+            if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
+                take(row)
+    transcripts = [r for r in ordered
+                   if r.path.startswith("sessions/") and r.path.endswith("/transcript.md")]
+    # Session ids start with their date, so path order is time order; mtime breaks ties
+    # for ids that do not.
+    transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)
+    for row in transcripts[: cfg.preload_recent_transcripts]:
+        if row.path not in picked:
+            take(row)
+    return chosen
+
+
 def build_pack(store: ObjectStore, cfg: Config) -> dict:
     """Rebuild the pack from the corpus and the preload rules of ``cfg`` (blocking)."""
-    from .workingset import select_preload
-
     rows = [FileRow(o.path, o.size, o.mtime, o.etag) for o in store.list()
             if not is_internal(o.path)]
     chosen = select_preload(rows, cfg)

@@ -1,7 +1,7 @@
 """Sessions people already have → conversations (turns with speakers and times).
 
 Four source formats, each read whole and checked before anything is written (see
-``cache/FORMAT.md`` for what they become and :mod:`brainfs.cache.sessionfile` for the
+``cache/FORMAT.md`` for what they become and :mod:`brainfs.cache.sessions.sessionfile` for the
 writing):
 
 * ``claude-code`` — Claude Code session logs: JSONL, one file per session, records of
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from brainfs.cache.chunker import _TURN_RE as TURN_RE
-from brainfs.cache.chunker import split_frontmatter
+from brainfs.cache.search.chunker import _TURN_RE as TURN_RE
+from brainfs.cache.search.chunker import split_frontmatter
 
 FORMATS = ("claude-code", "chatgpt", "messages", "text")
 

@@ -50,11 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .chunker import human_date
-from .embedder import Embedder, load_embedder, token_counter
-from .index import SearchIndex
-from . import retrieval as _rt
-from .retrieval import STOPWORDS, Card, cited_refs, cites_in, recall
+from brainfs.cache.search.chunker import human_date
+from brainfs.cache.search.embedder import Embedder, load_embedder
+from brainfs.cache.search.model import token_counter
+from brainfs.cache.search.index import SearchIndex
+from brainfs.cache.search import retrieval as _rt
+from brainfs.cache.search.retrieval import STOPWORDS, Card, cited_refs, cites_in, recall
 
 if TYPE_CHECKING:
     import numpy as np

@@ -68,9 +68,10 @@ def download_index(store: ObjectStore, dest: Path) -> bool:
 
 
 def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
-                progress: Callable[[int, int], None] | None = None,
-                cfg: Config | None = None) -> dict:
-    """Refresh the index of the whole corpus and upload it (``brainfs index``)."""
+                progress: Callable[[int, int], None] | None = None) -> dict:
+    """Refresh the index of the whole corpus and upload it (``brainfs index``). The caller
+    rebuilds the preload pack if it wants it in step: that is the working set's, not the
+    index's."""
     download_index(store, local)
     objects = list(store.list())
     listing = [(o.path, o.etag) for o in objects
@@ -109,12 +110,6 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     store.put(INDEX_KEY, data)
     local.with_suffix(".etag").unlink(missing_ok=True)
     stats["index_bytes"] = len(data)
-    if cfg is not None:
-        # Whatever changed the corpus (a dream run, new sessions) changed what a mount
-        # preloads: keep the pack in step.
-        from .pack import build_pack
-
-        stats["pack"] = build_pack(store, cfg)
     stats["files_listed"] = len(listing)
     return stats
 

