@@ -40,7 +40,7 @@ INTERNAL_PREFIX = ".brainfs"
 #: The search index (one SQLite file: chunks, FTS5, vectors), refreshed by ``brainfs index``
 #: and dream, downloaded by mounts and ``recall``.
 INDEX_KEY = f"{INTERNAL_PREFIX}/index.sqlite"
-#: The packed preload object: a mount's starting working set in one GET (``cache/pack.py``).
+#: The packed preload object: a mount's starting working set in one GET (``cache/local/pack.py``).
 PACK_KEY = f"{INTERNAL_PREFIX}/preload.pack"
 #: The wiki's git history as one ``git bundle`` (written by dream, cloned by mounts).
 WIKI_BUNDLE_KEY = f"{INTERNAL_PREFIX}/wiki.bundle"
