@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 #: The key pair of the embedded S3 server when the user has not set the standard AWS
-#: variables. Documented in the README so that ``brainfs s3 serve`` in one terminal and
+#: variables. Documented in docs/USAGE.md so that ``brainfs s3 serve`` in one terminal and
 #: ``brainfs mount`` in another work with no setup. It protects nothing: the server only
 #: listens on loopback.
 DEFAULT_ACCESS_KEY = "brainfs"

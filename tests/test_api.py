@@ -1,6 +1,6 @@
 """The Python API (``from brainfs import Memory``, fs/api.py) against the real S3 server on
 loopback and a real FUSE mount: recall, read, list, write, append, note, context, correct,
-forget, and the one-line errors for bad input. The README's example runs as written."""
+forget, and the one-line errors for bad input. The example in docs/USAGE.md runs as written."""
 
 from __future__ import annotations
 
@@ -144,9 +144,9 @@ def test_memory_through_a_mount(tmp_path: Path, quiet_cfg: Config, corpus: Corpu
 
 
 @pytest.mark.s3
-def test_readme_example_runs(tmp_path: Path, repo_root: Path, cfg: Config, corpus: CorpusURL,
-                             store: ObjectStore) -> None:
-    """The README's Python example, as written, on a real corpus (its URL swapped in)."""
+def test_usage_example_runs(tmp_path: Path, repo_root: Path, cfg: Config, corpus: CorpusURL,
+                            store: ObjectStore) -> None:
+    """The Python example of docs/USAGE.md, as written, on a real corpus (its URL swapped in)."""
     import os
     import re
     import subprocess
@@ -156,9 +156,9 @@ def test_readme_example_runs(tmp_path: Path, repo_root: Path, cfg: Config, corpu
     from brainfs.fs import api
 
     _indexed(store, cfg, tmp_path)
-    text = (repo_root / "README.md").read_text()
+    text = (repo_root / "docs" / "USAGE.md").read_text()
     block = re.search(r"```python\n(from brainfs import Memory\n.*?)```", text, re.S)
-    assert block, "the README lost its Python example"
+    assert block, "docs/USAGE.md lost its Python example"
     code = block.group(1).replace('"s3://memory/demo"', repr(str(corpus)))
     assert str(corpus) in code
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null",

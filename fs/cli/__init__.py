@@ -34,7 +34,7 @@ log = logging.getLogger("brainfs")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (also used to render --help in the README)."""
+    """The argument parser (also what renders each command's --help)."""
     common = common_options(defaults=False)
     p = Parser(
         prog="brainfs",

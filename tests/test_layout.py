@@ -1,0 +1,154 @@
+"""The house rules of the source tree, read from the code itself (issue 18): imports go one
+way between the subsystems, and no module imports itself back through others.
+
+Imports under ``if TYPE_CHECKING:`` are left out: they never run, so they cannot make an
+import circle or pull a layer in at run time."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+#: The package's folders (the repository's root is the ``brainfs`` package).
+FOLDERS = ("backend", "cache", "dream", "fs", "tools")
+
+#: What each part may import of ours (by dotted prefix under ``brainfs.``); a part may
+#: always import itself. The direction of docs/ARCHITECTURE.md.
+ALLOWED = {
+    "backend": (),
+    "cache.local": ("backend",),
+    "cache.search": ("backend",),
+    "cache.context": ("backend", "cache.search"),
+    "cache.sessions": ("backend", "cache.search"),
+    "cache": ("backend",),
+    "dream": ("backend", "cache"),
+    "fs": ("backend", "cache", "dream", "tools"),
+    "tools": ("backend", "cache", "dream", "fs.errors"),
+}
+
+
+def _modules() -> dict[str, Path]:
+    mods: dict[str, Path] = {}
+    for folder in FOLDERS:
+        for path in sorted((REPO / folder).rglob("*.py")):
+            rel = path.relative_to(REPO).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            mods["brainfs." + ".".join(parts)] = path
+    return mods
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node outside ``if TYPE_CHECKING:`` blocks."""
+    skipped: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+    return [n for n in ast.walk(tree) if id(n) not in skipped]
+
+
+def import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """Module → the modules of ours it imports at run time (lazy imports included)."""
+    graph: dict[str, set[str]] = {}
+    for name, path in mods.items():
+        base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        deps: set[str] = set()
+        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    pkg = base
+                    for _ in range(node.level - 1):
+                        pkg = pkg.rsplit(".", 1)[0]
+                    target = f"{pkg}.{node.module}" if node.module else pkg
+                else:
+                    target = node.module or ""
+                subs = [f"{target}.{a.name}" for a in node.names if f"{target}.{a.name}" in mods]
+                deps.update(subs or ([target] if target in mods else []))
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name in mods)
+        deps.discard(name)
+        graph[name] = deps
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _part(module: str) -> str:
+    """The most specific key of ALLOWED that ``module`` falls under."""
+    rel = module.removeprefix("brainfs.")
+    keys = [k for k in ALLOWED if rel == k or rel.startswith(k + ".")]
+    return max(keys, key=len) if keys else ""
+
+
+def _allowed(src: str, dst: str) -> bool:
+    part = _part(src)
+    rel = dst.removeprefix("brainfs.")
+    if rel == part or rel.startswith(part + "."):
+        return True
+    return any(rel == a or rel.startswith(a + ".") for a in ALLOWED[part])
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    mods = _modules()
+    assert len(mods) > 80, "the source tree was not found"
+    return import_graph(mods)
+
+
+def test_no_import_circles(graph: dict[str, set[str]]) -> None:
+    assert cycles(graph) == []
+
+
+def test_imports_go_one_way(graph: dict[str, set[str]]) -> None:
+    upward = sorted(f"{src} -> {dst}" for src, deps in graph.items() for dst in deps
+                    if src != "brainfs" and not _allowed(src, dst))
+    assert upward == []
+
+
+def test_the_checks_see_a_circle_and_an_upward_import() -> None:
+    """The checks above would fail on a bad tree (so that they cannot pass vacuously)."""
+    bad = {"brainfs.cache.search.a": {"brainfs.cache.search.b"},
+           "brainfs.cache.search.b": {"brainfs.cache.search.a", "brainfs.cache.local.pack"},
+           "brainfs.cache.local.pack": set()}
+    assert cycles(bad) == [["brainfs.cache.search.a", "brainfs.cache.search.b"]]
+    assert not _allowed("brainfs.cache.search.b", "brainfs.cache.local.pack")
+    assert not _allowed("brainfs.backend.store", "brainfs.cache.local.pack")
+    assert _allowed("brainfs.cache.context.assembly", "brainfs.cache.search.retrieval")
+    assert _allowed("brainfs.fs.ops", "brainfs.cache.local.workingset")
