@@ -48,7 +48,7 @@ class PageSpec:
     aliases: list[str] = field(default_factory=list)
     is_user: bool = False      # the person whose memory this is
     gist: str = ""             # one-line current summary (INDEX.md)
-    importance: float = 0.0    # INDEX.md rank (see core.importance)
+    importance: float = 0.0    # INDEX.md rank (see wiki.importance)
 
 
 class Synthesizer(Protocol):
