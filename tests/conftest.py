@@ -7,15 +7,9 @@ unmount (lazily if needed) and kill by PID in teardown even when the test failed
 from __future__ import annotations
 
 import itertools
-import json
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -24,6 +18,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
+from helpers import REPO, Mount, start_mount
 
 _counter = itertools.count()
 
@@ -87,123 +82,6 @@ def store(corpus: CorpusURL, cfg: Config) -> Iterator[ObjectStore]:
     s.close()
 
 
-def upload_tree(store: ObjectStore, src: Path) -> int:
-    """Put every file of ``src`` into the corpus; returns how many."""
-    n = 0
-    for p in sorted(src.rglob("*")):
-        if p.is_file():
-            store.put(p.relative_to(src).as_posix(), p.read_bytes())
-            n += 1
-    return n
-
-
-def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
-    """Create files under ``root`` from a {relative path: content} dict."""
-    for rel, content in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(content.encode() if isinstance(content, str) else content)
-    return root
-
-
-def is_mounted(mp: Path) -> bool:
-    target = os.path.realpath(mp)
-    with open("/proc/mounts") as f:
-        return any(line.split()[1] == target for line in f if len(line.split()) > 1)
-
-
-@dataclass
-class Mount:
-    """A running ``brainfs mount --foreground`` daemon."""
-
-    proc: subprocess.Popen
-    mountpoint: Path
-    url: CorpusURL
-    env: dict[str, str]
-    log: Path
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def stop(self, timeout: float = 30) -> int:
-        """Clean stop: SIGTERM (flush + unmount), wait."""
-        if self.alive():
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                pass
-        return self.cleanup()
-
-    def status(self) -> dict:
-        """The daemon's ``.brainfs/status`` JSON."""
-        return json.loads((self.mountpoint / ".brainfs" / "status").read_text())
-
-    def wait_listed(self, timeout: float = 30) -> None:
-        """Wait until the mount has its first real LIST (a mount that started from the
-        listing snapshot checks it in the background): from then on, another mount's
-        write is a change this one sees at its next relist, never a race with the first."""
-        deadline = time.monotonic() + timeout
-        while self.status()["listing"] not in ("list", "snapshot, listed"):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{self.mountpoint}: first listing not in after {timeout}s")
-            time.sleep(0.05)
-
-    def kill9(self) -> None:
-        """Simulate a crash: SIGKILL the daemon, then detach the dead mount."""
-        self.proc.kill()
-        self.proc.wait()
-        self.cleanup()
-
-    def cleanup(self) -> int:
-        if self.alive():
-            self.proc.kill()
-            self.proc.wait()
-        if is_mounted(self.mountpoint):
-            subprocess.run(["fusermount3", "-u", "-z", str(self.mountpoint)], check=False,
-                           stderr=subprocess.DEVNULL)
-        return self.proc.returncode
-
-
-def start_mount(url: CorpusURL, mp: Path, cfg: Config, env_extra: dict[str, str] | None = None,
-                args: list[str] | None = None, timeout: float = 60) -> Mount:
-    """Start a daemon in the foreground (as a child) and wait until the mount answers."""
-    mp.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env.update({
-        "AWS_ENDPOINT_URL": cfg.endpoint_url or "",
-        "BRAINFS_CACHE_DIR": str(cfg.cache_dir),
-        "BRAINFS_CONNECT_TIMEOUT": str(cfg.connect_timeout),
-        "BRAINFS_READ_TIMEOUT": str(cfg.read_timeout),
-        "BRAINFS_MAX_ATTEMPTS": str(cfg.max_attempts),
-        "BRAINFS_CONFIG": "/dev/null",
-        # Most mount tests never recall: don't spend CPU loading the model in each daemon.
-        "BRAINFS_RECALL_WARMUP": "0",
-    })
-    env.pop("AWS_ACCESS_KEY_ID", None)
-    env.pop("AWS_SECRET_ACCESS_KEY", None)
-    env.update(env_extra or {})
-    log = Path(str(cfg.cache_dir) + f"-mount-{next(_counter)}.log")
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "wb") as lf:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp), "--foreground",
-             *(args or [])],
-            env=env, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
-        )
-    m = Mount(proc, mp, url, env, log)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not m.alive():
-            m.cleanup()
-            raise AssertionError(f"mount daemon died (rc {proc.returncode}):\n{log.read_text()}")
-        if is_mounted(mp):
-            return m
-        time.sleep(0.05)
-    m.cleanup()
-    raise AssertionError(f"mount did not come up in {timeout}s:\n{log.read_text()}")
-
-
 @pytest.fixture
 def mounter(cfg: Config, tmp_path: Path) -> Iterator:
     """Factory of mounts; every mount is stopped and detached at teardown, pass or fail."""
@@ -223,12 +101,7 @@ def mounter(cfg: Config, tmp_path: Path) -> Iterator:
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
-def copytree(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    return dst
+    return REPO
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ from brainfs.cache.search.recaller import build_index
 from brainfs.tools.locomo_wiki import build_wiki
 from brainfs.fs.recall import with_k
 
-from conftest import upload_tree, write_tree
+from helpers import upload_tree, write_tree
 
 pytestmark = [pytest.mark.mount, pytest.mark.model]
 

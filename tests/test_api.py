@@ -14,17 +14,15 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from conftest import upload_tree, write_tree
-from test_cli import TREE
-from test_reliability import wait_for
+from helpers import CLI_TREE, upload_tree, wait_for, write_tree
 
 
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
-    """The TREE uploaded and a keyword index built and uploaded (no model)."""
+    """The CLI_TREE uploaded and a keyword index built and uploaded (no model)."""
     from brainfs.cache.local.pack import build_pack
     from brainfs.cache.search.recaller import build_index
 
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "build-index.sqlite", None)
     build_pack(store, cfg)
 
@@ -42,11 +40,11 @@ def test_memory_on_a_corpus(tmp_path: Path, quiet_cfg: Config, corpus: CorpusURL
     _indexed(store, quiet_cfg, tmp_path)
     with Memory(str(corpus), quiet_cfg) as m:
         r = m.recall("Kyoto", k=2)
-        assert len(r.cards) == 2 and all(c.path in TREE for c in r.cards)
+        assert len(r.cards) == 2 and all(c.path in CLI_TREE for c in r.cards)
         assert "Kyoto" in r.text() and r.to_dict()["cards"][0]["path"] == r.cards[0].path
         assert len(m.recall("Kyoto", k=4).cards) == 4
-        assert m.read("notes/pets/dog.md") == TREE["notes/pets/dog.md"]
-        assert m.list("notes") == sorted(p for p in TREE if p.startswith("notes/"))
+        assert m.read("notes/pets/dog.md") == CLI_TREE["notes/pets/dog.md"]
+        assert m.list("notes") == sorted(p for p in CLI_TREE if p.startswith("notes/"))
         assert ".brainfs/index.sqlite" not in m.list()
 
         assert m.write("notes/agent/today.md", "- one\n") == "notes/agent/today.md"
@@ -67,7 +65,7 @@ def test_memory_on_a_corpus(tmp_path: Path, quiet_cfg: Config, corpus: CorpusURL
         w = m.context("plan the Kyoto trip", budget=2000)
         assert w.reserve == 500 and w.mode != "none"
         assert any(i.path == "GUIDE.md" for i in w.admitted())
-        assert any(i.path in TREE and "Kyoto" in i.text for i in w.admitted())
+        assert any(i.path in CLI_TREE and "Kyoto" in i.text for i in w.admitted())
 
         cpath = m.correct("Mara met Sora City Lab in Osaka, not Kyoto")
         assert "Osaka" in store.get(cpath)[0].decode()
@@ -99,7 +97,7 @@ def test_memory_refuses_a_corpus_without_index(tmp_path: Path, quiet_cfg: Config
                                                 store: ObjectStore) -> None:
     from brainfs import Memory, UsageError
 
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     with Memory(str(corpus), quiet_cfg) as m:
         with pytest.raises(UsageError, match="no search index.*brainfs index"):
             m.recall("Kyoto")
@@ -124,7 +122,7 @@ def test_memory_through_a_mount(tmp_path: Path, quiet_cfg: Config, corpus: Corpu
         r = m.recall("Kyoto", k=4)  # beyond it: the mount honours k
         assert len(r.cards) == 4 and set(r.materialized) >= {c.path for c in r.cards}
         assert r.to_dict()["materialized"] == r.materialized
-        assert m.read("sessions/s1/transcript.md") == TREE["sessions/s1/transcript.md"]
+        assert m.read("sessions/s1/transcript.md") == CLI_TREE["sessions/s1/transcript.md"]
         m.write("notes/agent/mounted.md", "- one\n")
         m.append("notes/agent/mounted.md", "- two\n")
 
@@ -183,7 +181,7 @@ def test_memory_imports_sessions_and_dreams(tmp_path: Path, quiet_cfg: Config, c
     `brainfs dream`, through the API (dream's NER model loads: marked `model`)."""
     from brainfs import Memory, UsageError
 
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     chat = tmp_path / "standup.md"
     chat.write_text("---\ntitle: Standup\ndate: 2026-05-04\n---\n\nUser: Mara Lind adopted a dog named "
                     "Biscuit.\n\nAssistant: Noted: Biscuit is Mara Lind's dog.\n\nUser: Mara Lind works "

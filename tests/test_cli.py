@@ -22,38 +22,14 @@ from brainfs.backend.config import Config
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.cli import build_parser
 
-from conftest import upload_tree, write_tree
+from helpers import CLI_TREE, one_error_line, upload_tree, write_tree
 
 CLI = [sys.executable, "-m", "brainfs.fs.cli"]
-
-TREE = {
-    "GUIDE.md": "---\ntitle: Guide\n---\n\nAnswer briefly. Cite sources.\n",
-    "notes/travel/kyoto.md": "---\ntype: fact\nscope: travel\nconfidence: 0.9\n---\n\n"
-                             "Mara met Sora City Lab in Kyoto in May 2023.\n",
-    "notes/pets/dog.md": "---\ntype: fact\nscope: pets\n---\n\nMara adopted a dog named Biscuit.\n",
-    "notes/work/job.md": "---\ntype: fact\nscope: work\n---\n\nAna works at Sora City Lab on maps.\n",
-    "sessions/s1/transcript.md": "---\nsession: s1\ndate: 2023-05-08T10:00:00\nparticipants: [Mara, Ana]\n---\n\n"
-                                 "[D1:1] Mara: I met the Kyoto Animal Shelter team.\n\n"
-                                 "[D1:2] Ana: Kyoto has many shelters and labs.\n\n"
-                                 "[D1:3] Mara: The Kyoto trip was great, we visited temples.\n",
-}
-
 
 def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
         **kw) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True,
                           timeout=timeout, **kw)
-
-
-def one_error_line(r: subprocess.CompletedProcess) -> str:
-    """The single stderr line of a failed command (and no traceback, no class name)."""
-    lines = r.stderr.strip().splitlines()
-    assert r.returncode != 0, (r.stdout, r.stderr)
-    assert len(lines) == 1, r.stderr
-    line = lines[0]
-    assert "Traceback" not in r.stderr
-    assert not re.search(r"\b[A-Z][a-zA-Z]+(Error|Exception)\b", line), line
-    return line
 
 
 @pytest.fixture
@@ -208,7 +184,7 @@ def test_default_reserve_scales_with_the_budget() -> None:
 
 @pytest.mark.unit
 def test_context_small_budget_without_reserve(tmp_path: Path, base_env: dict[str, str]) -> None:
-    tree = write_tree(tmp_path / "mem", TREE)
+    tree = write_tree(tmp_path / "mem", CLI_TREE)
     r = run("context", "plan trip", "--dir", str(tree), "--budget", "2000", "--json", env=base_env)
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
@@ -238,7 +214,7 @@ def test_recall_empty_query_is_an_error_in_both_forms(where: list[str], base_env
 
 @pytest.mark.s3
 def test_recall_k_is_honoured_in_text_mode(s3env: dict[str, str], corpus, store) -> None:
-    upload_tree(store, write_tree(Path(s3env["BRAINFS_CACHE_DIR"]).parent / "src", TREE))
+    upload_tree(store, write_tree(Path(s3env["BRAINFS_CACHE_DIR"]).parent / "src", CLI_TREE))
     r = run("index", str(corpus), "--no-embed", env=s3env)
     assert r.returncode == 0, r.stderr
     for k in (1, 2):
@@ -323,7 +299,7 @@ def test_missing_eval_file(tmp_path: Path, base_env: dict[str, str]) -> None:
 ])
 def test_broken_pipe_is_quiet(tmp_path: Path, base_env: dict[str, str], argv: list[str]) -> None:
     """`brainfs … | head`: the reader goes away before the output is written."""
-    tree = write_tree(tmp_path / "mem", TREE)
+    tree = write_tree(tmp_path / "mem", CLI_TREE)
     argv = [a.replace("{tree}", str(tree)) for a in argv]
     r_fd, w_fd = os.pipe()
     os.close(r_fd)  # no reader at all: every write gets EPIPE
@@ -343,7 +319,7 @@ def test_broken_pipe_through_head(tmp_path: Path, base_env: dict[str, str]) -> N
     # a pipe buffers, so the writer meets the closed pipe.
     big = {f"rules/r{i:02d}.md": f"Rule {i}: " + "always cite the source of a claim. " * 40
            for i in range(60)}
-    tree = write_tree(tmp_path / "mem", {**TREE, **big})
+    tree = write_tree(tmp_path / "mem", {**CLI_TREE, **big})
     cmd = " ".join([*CLI, "context", "'plan Kyoto trip'", "--dir", str(tree), "--json",
                     "--budget", "100000", "|", "head", "-c", "10"])
     r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], env=base_env, capture_output=True,

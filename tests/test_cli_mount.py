@@ -27,22 +27,12 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from conftest import is_mounted, upload_tree, write_tree
-from test_cli import TREE, one_error_line
+from helpers import CLI_TREE, REPO, is_mounted, one_error_line, upload_tree, wait_for, write_tree
 
 pytestmark = pytest.mark.mount
 
 CLI = [sys.executable, "-m", "brainfs.fs.cli"]
 VENV_BIN = Path(sys.executable).parent
-
-
-def wait_for(pred, timeout: float = 30, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture
@@ -80,7 +70,7 @@ def background() -> Iterator[list[Path]]:
 
 
 def _seed(store: ObjectStore, tmp_path: Path) -> None:
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
 
 
 def _umount(mp: Path, env: dict[str, str]) -> None:
@@ -224,7 +214,7 @@ def test_sd_notify_ready(tmp_path: Path, cfg: Config, corpus, store, mounter) ->
 
 
 def test_systemd_unit_example_is_valid() -> None:
-    unit = Path(__file__).resolve().parent.parent / "fs" / "brainfs.service"
+    unit = REPO / "fs" / "brainfs.service"
     text = unit.read_text()
     assert "Type=notify" in text and "--foreground" in text
     assert re.search(r"^ExecStart=\S+/brainfs mount s3://\S+ /\S+ --foreground$", text, re.M)
@@ -286,7 +276,7 @@ umount {mp}
         pass
     try:
         assert r.returncode == 0, (r.stdout, r.stderr)
-        assert (tmp_path / "guide.md").read_text() == TREE["GUIDE.md"]
+        assert (tmp_path / "guide.md").read_text() == CLI_TREE["GUIDE.md"]
         assert "Read-only file system" in (tmp_path / "touch.err").read_text()
         st = json.loads((tmp_path / "status.json").read_text())
         assert st["read_only"] is True and st["corpus"] == str(corpus)
@@ -324,7 +314,7 @@ def test_mount_fuse_argument_shape(tmp_path: Path, cfg: Config, corpus, store, b
                f"endpoint_url={cfg.endpoint_url},cache_dir={tmp_path / 'c'},config=/dev/null"]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
-    assert is_mounted(mp) and (mp / "GUIDE.md").read_text() == TREE["GUIDE.md"]
+    assert is_mounted(mp) and (mp / "GUIDE.md").read_text() == CLI_TREE["GUIDE.md"]
     (mp / "notes" / "via-fstab.md").write_text("written\n")
     r = subprocess.run([*CLI, "umount", str(mp)], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -476,7 +466,7 @@ def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) 
     m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_RECENT_TRANSCRIPTS": "1"})
     mp = m.mountpoint
     listed = {str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file()}
-    every = set(TREE) | set(old)
+    every = set(CLI_TREE) | set(old)
     assert listed < every  # the working set: not every transcript
     r = cli("status", str(mp), env=env)
     assert f"`brainfs ls {mp}` lists all" in r.stdout  # status says how to see everything

@@ -20,8 +20,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from conftest import upload_tree, write_tree
-from test_cli import TREE, one_error_line
+from helpers import CLI_TREE, one_error_line, upload_tree, write_tree
 
 pytestmark = pytest.mark.s3
 
@@ -128,7 +127,7 @@ def test_context_page(tmp_path: Path, env, cfg: Config, corpus: CorpusURL, store
     from brainfs.cache.local.pack import build_pack
     from brainfs.cache.search.recaller import build_index
 
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "ix.sqlite", None)
     build_pack(store, cfg)
     page = tmp_path / "context.html"

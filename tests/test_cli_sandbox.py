@@ -18,8 +18,7 @@ import pytest
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.store import ObjectStore
 
-from conftest import upload_tree, write_tree
-from test_cli import TREE
+from helpers import CLI_TREE, upload_tree, write_tree
 
 pytestmark = [pytest.mark.mount,
               pytest.mark.skipif(shutil.which("bwrap") is None,
@@ -47,7 +46,7 @@ def test_bubblewrap_recipe(tmp_path: Path, repo_root: Path, cfg, corpus, store: 
     from brainfs.cache.local.pack import build_pack
     from brainfs.cache.search.recaller import build_index
 
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "ix.sqlite", None)
     build_pack(store, cfg)
     m = mounter(corpus, env_extra={"BRAINFS_EMBEDDER": "none"})

@@ -36,8 +36,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.process import stop_child
 
-from conftest import upload_tree, write_tree
-from test_recall_mount import OLD, TREE
+from helpers import RECALL_OLD, RECALL_TREE, upload_tree, write_tree
 
 pytestmark = [pytest.mark.mount, pytest.mark.model]
 
@@ -229,7 +228,7 @@ def image(docker: Docker, repo_root: Path, tmp_path_factory: pytest.TempPathFact
 @pytest.mark.timeout(2700)  # a first build downloads and installs every dependency
 def test_mount_inside_a_container(docker: Docker, image: str, store: ObjectStore, corpus,
                                   s3_server, tmp_path: Path) -> None:
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", RECALL_TREE))
     env = ["-e", f"AWS_ENDPOINT_URL={s3_server.url}", "-e", "BRAINFS_CONFIG=/dev/null"]
 
     # The image's own embedder (the ONNX export made at build time) indexes the memory.
@@ -274,9 +273,9 @@ def test_mount_inside_a_container(docker: Docker, image: str, store: ObjectStore
         assert r.returncode == 0, r.stderr
         hits = json.loads(r.stdout)
         assert hits["mode"] == "hybrid", hits.get("mode")
-        assert hits["cards"][0]["path"] == OLD, [c["path"] for c in hits["cards"]]
-        r = sh(f"cat '/memory/{OLD}' && grep -rl minibuses /memory/sessions")
-        assert r.stdout.startswith(TREE[OLD]) and f"/memory/{OLD}" in r.stdout, r.stderr
+        assert hits["cards"][0]["path"] == RECALL_OLD, [c["path"] for c in hits["cards"]]
+        r = sh(f"cat '/memory/{RECALL_OLD}' && grep -rl minibuses /memory/sessions")
+        assert r.stdout.startswith(RECALL_TREE[RECALL_OLD]) and f"/memory/{RECALL_OLD}" in r.stdout, r.stderr
 
         r = sh("printf 'written in the container\\n' > /memory/notes.md && echo wrote")
         assert r.stdout == "wrote\n", r.stderr

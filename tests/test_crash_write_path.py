@@ -9,47 +9,22 @@ since: they stay as regression tests.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 import pytest
 
-from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.store import ObjectStore
+from helpers import NO_RELIST, s3get, settle
 
 pytestmark = pytest.mark.mount
-
-#: No relist during a test: the second mount keeps the view it had (as for up to a minute
-#: with the default relist period).
-NO_RELIST = {"BRAINFS_RELIST_SECONDS": "3600", "BRAINFS_UPLOAD_RETRY_SECONDS": "1"}
-
-
-def s3get(store: ObjectStore, path: str) -> bytes | None:
-    try:
-        return store.get(path)[0]
-    except NoSuchKey:
-        return None
 
 
 def conflict_copies(store: ObjectStore, rel: str) -> dict[str, bytes]:
     root, ext = os.path.splitext(rel)
     return {o.path: store.get(o.path)[0] for o in store.list()
             if o.path.startswith(root + ".conflict-") and o.path.endswith(ext)}
-
-
-def settle(mp: Path, timeout: float = 30) -> None:
-    """Wait until the mount has nothing dirty or pending (twice in a row)."""
-    deadline = time.monotonic() + timeout
-    zero = 0
-    while time.monotonic() < deadline:
-        st = json.loads((mp / ".brainfs" / "status").read_text())
-        zero = zero + 1 if st["pending_uploads"] == 0 and st["dirty_files"] == 0 else 0
-        if zero >= 2:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"uploads of {mp} did not settle in {timeout}s")
 
 
 def test_kill_before_the_first_close_of_a_new_file_leaves_no_empty_file(corpus, store, mounter) -> None:

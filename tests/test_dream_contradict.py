@@ -10,7 +10,7 @@ import pytest
 from brainfs.dream.contradict import contradiction
 from brainfs.dream.core import run_local
 
-from test_dream import write
+from dream_helpers import write
 
 pytestmark = pytest.mark.unit
 

@@ -11,7 +11,7 @@ import pytest
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream.core import run_local
 
-from test_dream import S1, S2, S3_, write
+from dream_helpers import S1, S2, S3_, write
 
 
 def _edit(text: str) -> str:

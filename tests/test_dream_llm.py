@@ -20,7 +20,7 @@ from brainfs.dream.core import run_local
 from brainfs.dream.llm import LLMSettings, LLMSynthesizer, parse_answer, synthesizer_from_config
 from brainfs.dream.synth import DeterministicSynthesizer
 
-from test_dream import S1, S2, S3_, pages, view_of, write
+from dream_helpers import S1, S2, S3_, pages, view_of, write
 
 _EVIDENCE_RE = re.compile(r"^\[(\d+)\] \(([^,]+), (\w+)\) (.*)$")
 _SPEAKER_QUOTE_RE = re.compile(r"(\w[\w ]*): “([^”]+)”")

@@ -13,8 +13,7 @@ import pytest
 from brainfs.backend import listing
 from brainfs.backend.keys import LISTING_KEY
 from brainfs.backend.store import ObjectInfo, ObjectStore
-from conftest import upload_tree, write_tree
-from test_reliability import wait_for
+from helpers import upload_tree, wait_for, write_tree
 
 TREE = {
     "GUIDE.md": "rules\n",

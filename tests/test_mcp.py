@@ -17,8 +17,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from conftest import upload_tree, write_tree
-from test_cli import TREE
+from helpers import CLI_TREE, upload_tree, write_tree
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK (extra 'mcp') is not installed")
 
@@ -62,7 +61,7 @@ def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
     from brainfs.cache.local.pack import build_pack
     from brainfs.cache.search.recaller import build_index
 
-    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "build-index.sqlite", None)
     build_pack(store, cfg)
 
@@ -104,15 +103,15 @@ def test_mcp_tools_and_resources_over_stdio(tmp_path: Path, cfg: Config, corpus:
     # The same synthesis and cards the CLI prints.
     assert "Kyoto" in got["recall"] and len([ln for ln in got["recall"].splitlines() if ln.startswith("- `")]) == 2
     assert len(got["recall_json"]["cards"]) == 3
-    assert got["read"] == TREE["notes/pets/dog.md"]
-    assert got["list"].split() == sorted(p for p in TREE if p.startswith("notes/"))
+    assert got["read"] == CLI_TREE["notes/pets/dog.md"]
+    assert got["list"].split() == sorted(p for p in CLI_TREE if p.startswith("notes/"))
     note_path = got["note"].split()[-1]
     assert note_path.startswith("notes/travel/") and b"Mara books aisle seats." in store.get(note_path)[0]
     assert store.get("notes/agent/log.md")[0] == b"- a\n- b\n" and "appended to" in got["append"]
     ctx = json.loads(got["context"])
     assert ctx["budget"] == 2000 and any("Kyoto" in (i.get("text") or "") for i in ctx["items"])
     assert got["correct"].startswith("recorded corrections/")
-    assert got["guide"] == TREE["GUIDE.md"]
+    assert got["guide"] == CLI_TREE["GUIDE.md"]
     # Bad input: a tool error with one line naming the fix, never a crash of the server.
     assert got["bad"][0] and "relative" in got["bad"][1] and "\n" not in got["bad"][1].strip()
     assert got["missing"][0] and "empty query" in got["missing"][1]

@@ -17,7 +17,7 @@ from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.blobs import Blobs
 
-from conftest import upload_tree, write_tree
+from helpers import is_mounted, upload_tree, wait_for, write_tree
 
 pytestmark = pytest.mark.mount
 
@@ -32,15 +32,6 @@ TREE = {
     "sessions/2025-03-01-old/transcript.md": "[D1:1] Nadia: an old zebrafish story.\n",
     "sessions/2025-03-01-old/summary.md": "Old session.\n",
 }
-
-
-def wait_for(pred, timeout: float = 15.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def listing(root: Path) -> list[str]:
@@ -289,8 +280,6 @@ def test_daemon_mode_status_and_umount(tmp_path: Path, corpus, cfg: Config, seed
         assert not Path(f"/proc/{pid}").exists() or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z"
         assert _get(store, "notes/at-umount.md") == b"flushed by umount\n"
     finally:
-        from conftest import is_mounted
-
         if is_mounted(mp):
             subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False)
         if pid and Path(f"/proc/{pid}").exists():

@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-from conftest import upload_tree, write_tree
-from test_reliability import wait_for
+from helpers import upload_tree, wait_for, write_tree
 
 pytestmark = pytest.mark.mount
 

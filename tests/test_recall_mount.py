@@ -13,40 +13,16 @@ import pytest
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.recaller import INDEX_KEY, build_index
 
-from conftest import upload_tree, write_tree
+from helpers import RECALL_OLD, RECALL_TREE, upload_tree, write_tree
 
 pytestmark = [pytest.mark.mount, pytest.mark.model]
 
-OLD = "sessions/2025-02-03-sendai/transcript.md"
-TREE = {
-    "GUIDE.md": "Keep answers short.\n",
-    "knowledge/INDEX.md": "- [[sendai-trip]] — visit to Sendai\n",
-    "knowledge/sendai-trip.md": (
-        "---\ntitle: Sendai trip\ntype: project\nupdated: 2025-02-04\n"
-        f"sources:\n  - {OLD}#D1:2\n---\n"
-        "Nadia met the Sapphir Mobility Coop in Sendai [cite:1].\n"
-    ),
-    "sessions/2026-01-10-budget/transcript.md": (
-        "---\nsession: 2026-01-10-budget\ndate: 2026-01-10T10:00:00\nparticipants: [Nadia, Assistant]\n---\n"
-        "# Budget\n\n[D2:1] Nadia: The grant budget is due on Friday.\n\n"
-        "[D2:2] Assistant: I will draft the spreadsheet.\n"
-    ),
-    OLD: (
-        "---\nsession: 2025-02-03-sendai\ndate: 2025-02-03T09:00:00\nparticipants: [Nadia, Assistant]\n---\n"
-        "# Sendai\n\n[D1:1] Nadia: I am travelling north this week.\n\n"
-        "[D1:2] Nadia: In Sendai I met the Sapphir Mobility Coop, a cooperative running "
-        "accessible minibuses for wheelchair users.\n\n"
-        "[D1:3] Assistant: Noted, I will remember the cooperative.\n"
-    ),
-}
-
-
 @pytest.fixture
 def indexed(store: ObjectStore, tmp_path: Path, embedder) -> Path:
-    src = write_tree(tmp_path / "src", TREE)
+    src = write_tree(tmp_path / "src", RECALL_TREE)
     upload_tree(store, src)
     stats = build_index(store, tmp_path / "build" / "index.sqlite", embedder)
-    assert stats["files_listed"] == len(TREE)
+    assert stats["files_listed"] == len(RECALL_TREE)
     assert store.head(INDEX_KEY).size > 0
     return src
 
@@ -59,13 +35,13 @@ def test_recall_materializes_by_meaning(indexed: Path, corpus, mounter) -> None:
     assert "2025-02-03-sendai" not in os.listdir(mp / "sessions")
     assert subprocess.run(["grep", "-rq", "minibuses", str(mp)]).returncode == 1
     out = (mp / ".recall" / "which cooperative runs wheelchair minibuses").read_text()
-    assert OLD in out, out
+    assert RECALL_OLD in out, out
     assert "Sapphir Mobility Coop" in out
     # Materialized at its corpus path: listed, readable, found by grep -r.
     assert "2025-02-03-sendai" in os.listdir(mp / "sessions")
-    assert (mp / OLD).read_text() == TREE[OLD]
+    assert (mp / RECALL_OLD).read_text() == RECALL_TREE[RECALL_OLD]
     grep = subprocess.run(["grep", "-rl", "minibuses", str(mp)], capture_output=True, text=True)
-    assert str(mp / OLD) in grep.stdout.split()
+    assert str(mp / RECALL_OLD) in grep.stdout.split()
     # Recent queries are listed in .recall/.
     assert "which cooperative runs wheelchair minibuses" in os.listdir(mp / ".recall")
 

@@ -26,20 +26,18 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import boto3
 import botocore.exceptions
 import pytest
-from botocore.config import Config as BotoConfig
 
 from benchmarks.s3proxy import FaultPlan
 from benchmarks.soak import op_bound, run_load, seed_corpus, settle
 from brainfs.backend.config import Config
-from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import LINK_SUFFIX, CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
 
-from conftest import Mount, is_mounted, start_mount, upload_tree, write_tree
+from helpers import (Mount, all_keys, is_mounted, raw_client, s3get, start_mount, upload_tree,
+                     wait_for, write_tree)
 
 pytestmark = pytest.mark.mount
 
@@ -75,40 +73,6 @@ def _report():
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def wait_for(pred, timeout: float = 20.0, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if pred():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def s3get(store: ObjectStore, path: str) -> bytes | None:
-    try:
-        return store.get(path)[0]
-    except NoSuchKey:
-        return None
-
-
-def raw_client(endpoint: str, secret: str = "brainfs-local-secret", key: str = "brainfs"):
-    """A boto3 client that bypasses brainfs's key validation."""
-    return boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key,
-                        aws_secret_access_key=secret, region_name="us-east-1",
-                        config=BotoConfig(s3={"addressing_style": "path"},
-                                          request_checksum_calculation="when_required",
-                                          response_checksum_validation="when_required",
-                                          retries={"total_max_attempts": 1}))
-
-
-def all_keys(client, bucket: str) -> dict[str, str]:
-    out = {}
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket):
-        for o in page.get("Contents", []):
-            out[o["Key"]] = o["ETag"]
-    return out
 
 
 def consistency_line(log: Path) -> tuple[int, ...]:

@@ -16,8 +16,7 @@ import pytest
 from brainfs.backend.keys import LINK_SUFFIX, path_problem
 from brainfs.cache.local.workingset import other_form
 
-from test_crash_write_path import NO_RELIST, s3get, settle
-from test_reliability import wait_for
+from helpers import NO_RELIST, s3get, settle, wait_for
 
 pytestmark = pytest.mark.mount
 

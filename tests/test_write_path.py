@@ -21,8 +21,7 @@ from pathlib import Path
 
 import pytest
 from brainfs.backend.store import ObjectStore
-from conftest import Mount, is_mounted, upload_tree, write_tree
-from test_reliability import all_keys, raw_client, s3get, wait_for
+from helpers import Mount, all_keys, is_mounted, raw_client, s3get, upload_tree, wait_for, write_tree
 
 from benchmarks.s3proxy import FaultPlan
 
