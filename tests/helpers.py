@@ -32,6 +32,8 @@ from brainfs.backend.store import ObjectStore
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 DATA = TESTS / "data"
+#: A LoCoMo-format fixture: two short conversations with questions (not the real data set).
+LOCOMO_MINI = DATA / "locomo-mini.json"
 
 #: Numbers the mount logs of one session apart.
 _counter = itertools.count()

@@ -22,8 +22,8 @@ from brainfs.tools.locomo import _content_hash, conversation_tree
 from brainfs.cache.search.querysplit import split_question
 from brainfs.cache.search.rerank import mmr, propagate_neighbours, session_cap, session_prior
 from brainfs.cache.search.retrieval import RecallParams, recall
+from helpers import LOCOMO_MINI as MINI
 
-MINI = Path(__file__).parent / "data" / "locomo-mini.json"
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
 
 

@@ -24,6 +24,7 @@ from brainfs.tools.locomo import (
     passage_turns,
     wiki_retriever,
 )
+from helpers import LOCOMO_MINI as MINI
 
 #: The real dev split, when $BRAINFS_LOCOMO_DIR names its directory (it is not in the repo).
 DATA = dev_split()
@@ -33,7 +34,6 @@ needs_data = pytest.mark.skipif(
            "(the data set is not ours to ship); the fixture tests below run without it")
 #: A small synthetic conversation in LoCoMo's format (written for these tests, not taken
 #: from LoCoMo): four dated sessions, relative dates, two-person and list questions.
-MINI = Path(__file__).parent / "data" / "locomo-mini.json"
 
 SAMPLE = {
     "sample_id": "conv-t",
@@ -250,9 +250,6 @@ def test_end_to_end_on_the_fixture_with_the_real_model(minilm) -> None:
 
 @pytest.mark.unit
 def test_cross_validation_scores_each_conversation_with_a_choice_made_without_it() -> None:
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from benchmarks.locomo_eval import cross_validate
 
     def rows(scores: dict[str, float]) -> list[dict]:

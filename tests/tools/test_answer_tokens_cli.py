@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from brainfs.tools.locomo import answer_scored, read_samples
+from helpers import LOCOMO_MINI as MINI
 
 pytestmark = pytest.mark.model
 
-MINI = Path(__file__).parent / "data" / "locomo-mini.json"
 CLI = [sys.executable, "-m", "brainfs.fs.cli", "eval", "locomo", str(MINI), "--no-wiki"]
 
 

@@ -24,11 +24,10 @@ from brainfs.cache.search.recaller import build_index
 from brainfs.tools.locomo_wiki import build_wiki
 from brainfs.fs.recall import with_k
 
-from helpers import upload_tree, write_tree
+from helpers import LOCOMO_MINI as MINI, upload_tree, write_tree
 
 pytestmark = [pytest.mark.mount, pytest.mark.model]
 
-MINI = Path(__file__).parent / "data" / "locomo-mini.json"
 BUDGETS = (25, 60, 1000)
 
 

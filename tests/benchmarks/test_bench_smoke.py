@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.mount
+from benchmarks.grep_bench import ALL_MODES, OPS
+from helpers import REPO
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from benchmarks.grep_bench import ALL_MODES, OPS  # noqa: E402
+pytestmark = pytest.mark.mount
 
 OURS = ("local", "brainfs-cold", "brainfs-warm", "brainfs-ro-cold", "brainfs-ro-warm",
         "brainfs-opens-cold", "brainfs-opens-warm", "brainfs-naive")

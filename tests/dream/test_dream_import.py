@@ -53,7 +53,7 @@ title: 'Tidepool follow-up'
 
 #: A speaker who says nothing dream keeps as a fact (no first person, no name), beside a
 #: "User" who never says their name: a standup imported from text, as in
-#: tests/test_import_sessions.py, and a chat export.
+#: tests/cache/sessions/test_import_sessions.py, and a chat export.
 STANDUP = """---
 session: 2026-01-20-standup
 date: '2026-01-20T00:00:00Z'

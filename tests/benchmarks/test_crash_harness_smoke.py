@@ -16,13 +16,12 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.mount
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-from benchmarks.crash_harness import (  # noqa: E402
+from benchmarks.crash_harness import (
     DEFECTS, LABELS, WS, Generator, Op, judge, link_value, read_mount,
 )
+from helpers import REPO
+
+pytestmark = pytest.mark.mount
 
 
 def _mounts_under(root: Path) -> list[str]:
