@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from brainfs.cache.search.forget import norm
 
@@ -64,54 +64,167 @@ class WikiInfo:
     forgotten: dict[str, int] = field(default_factory=dict)  # forget request → facts dropped
 
 
+class _Build:
+    """One rendering of the wiki: its inputs, and what the steps add up as they go (the
+    files, the reasons for each change, the facts each forget request dropped)."""
+
+    def __init__(self, state: DreamState, phrases: list[tuple[str, str]], settings: dict,
+                 synth: Synthesizer) -> None:
+        self.state = state
+        self.phrases = phrases
+        self.settings = settings
+        self.synth = synth
+        self.files: dict[str, str] = {}
+        self.reasons: dict[str, list[str]] = defaultdict(list)
+        self.forgotten: Counter = Counter()
+        sessions = state.sessions
+        #: session ids in date order
+        self.order = sorted(sessions, key=lambda s: (sessions[s].get("date") or "", s))
+
+    def forgotten_by(self, text: str) -> str | None:
+        return forgotten_by(text, self.phrases)
+
+
+@dataclass
+class _Pool:
+    """The facts of all sessions together, and who states them."""
+
+    helpers: set[str]          # named assistants: their turns are no facts
+    renamed: dict[str, str]    # a role speaker ("User") → the name the sessions give
+    facts: list[dict]          # in session date order, forgotten ones dropped
+    speakers: set[str]
+
+
+@dataclass
+class _Cards:
+    """The correction cards as the pages read them."""
+
+    files: dict[str, str]                        # card path → rendered card
+    live: dict[str, list[tuple[str, dict]]]      # slug → live cards about the subject
+    facts: list[dict]                            # live cards as pseudo-facts (pages.build_models)
+
+
+class _PageInputs(NamedTuple):
+    """What the rendering of one page reads."""
+
+    subs: S.Subjects
+    titles: dict[str, str]
+    qset: set[str]
+    by_slug: dict[str, list[dict]]
+    co: dict[str, Counter]
+    models: dict[str, P.PageModel]
+    cards: _Cards
+    thread_claims: dict[str, list[Claim]]
+    card_of: dict[str, str]                      # a correction event → its card
+    last_day: str | None
+
+
 def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict,
                synth: Synthesizer) -> tuple[dict[str, str], dict[str, list[str]], WikiInfo]:
     """Render every managed file from the state. Returns (files, reasons, info)."""
-    reasons: dict[str, list[str]] = defaultdict(list)
-    files: dict[str, str] = {}
-    sessions = state.sessions
-    order = sorted(sessions, key=lambda s: (sessions[s].get("date") or "", s))
-    forgotten_count: Counter = Counter()
+    w = _Build(state, phrases, settings, synth)
+    _summaries(w)
+    pool = _pool(w)
+    rel_cache: dict[int, list] = {}
+    subs, qualifying = _subjects(w, pool, rel_cache)
+    qset = set(qualifying)
+    titles = {s: subs.by_slug[s].title for s in qualifying}
+    by_slug = _facts_by_page(pool.facts, subs)
+    co = _cooccurrence(pool.facts, subs)
+    # general contradictions on each page: same speaker, same predicate frame, a different
+    # object or the opposite polarity (see contradict.py); the newer statement wins
+    contra = page_contradictions(by_slug, qualifying, {})
+    for (_fid, slug), (_new, why) in contra.items():
+        w.reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
+    user = subs.user()
+    cards = _cards(w, subs, user, titles, qset)
+    # a subject with nothing to say (a speaker whose turns state no fact, no card about it)
+    # gets no page: a page is its cited lines, and one without any has no sources to cite
+    empty = {s for s in qualifying if not by_slug[s] and not cards.live.get(s)}
+    if empty:
+        qualifying = [s for s in qualifying if s not in empty]
+        qset -= empty
+        titles = {s: t for s, t in titles.items() if s not in empty}
+    corrected = _corrected(w, cards, by_slug, subs)
+    _reached(w, cards, by_slug, qualifying, corrected)
+    retired = _retired(contra, corrected, subs)
+    models, n_replaced, groups = P.build_models(pool.facts, subs, settings, cards.facts, retired,
+                                                rel_cache)
+    learned = _learned(w, groups, user)
+    replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
+    thread_claims = threads(by_slug, qualifying, titles, pool.facts,
+                            lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
+                            lambda f: P.statement(f, subs), P.ref_of, settings)
+    card_of = {card["source"]: cp for cp, card in state.cards.items() if cp in cards.files}
+    last_day = max((f["date"] for f in pool.facts if f.get("date")), default=None)
+    inp = _PageInputs(subs, titles, qset, by_slug, co, models, cards, thread_claims, card_of, last_day)
+    pages: dict[str, str] = {}
+    specs: dict[str, PageSpec] = {}
+    for slug in qualifying:
+        specs[slug], pages[f"knowledge/{slug}.md"] = _page(w, inp, slug)
+    w.files.update(pages)
+    w.files.update(cards.files)
+    w.files.update(learned)
+    w.files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
+    info = WikiInfo(subs, titles, by_slug, pool.renamed, pages=len(pages), facts=len(pool.facts),
+                    superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
+                    forgotten=dict(w.forgotten))
+    return w.files, w.reasons, info
 
-    # summaries + sessions/index.md
+
+def _summaries(w: _Build) -> None:
+    """Each dated session's summary, and ``sessions/index.md`` listing every session."""
+    sessions = w.state.sessions
     idx_lines = ["# Sessions", ""]
-    for sid in order:
+    for sid in w.order:
         ss = sessions[sid]
         claims = []
         for anchor, speaker, sent in ss["summary"]:
-            req = forgotten_by(sent, phrases)
+            req = w.forgotten_by(sent)
             if req:
-                forgotten_count[req] += 1
+                w.forgotten[req] += 1
                 continue
             claims.append(Claim(f"{speaker}: {_quote(sent)}",
                                 f"sessions/{sid}/transcript.md#{anchor}", ss.get("date"), "Facts"))
         title = ss["title"]
-        if forgotten_by(title, phrases):
+        if w.forgotten_by(title):
             title = " & ".join(ss["participants"]) or "Session"
         idx_lines.append(f"- {sid} | {ss.get('date') or 'undated'} | {title}")
         if not ss.get("date"):
             continue  # a summary is dated: the transcript's missing date is reported on it
-        files[f"sessions/{sid}/summary.md"] = synth.summary(sid, ss.get("date"), title,
-                                                            ss["participants"], ss["turns"], claims)
-    files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
+        w.files[f"sessions/{sid}/summary.md"] = w.synth.summary(
+            sid, ss.get("date"), title, ss["participants"], ss["turns"], claims)
+    w.files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
 
-    # facts, minus forgotten ones
-    # a named assistant ("Aria"), judged over all sessions: its turns are no facts
+
+def _named_helpers(sessions: dict[str, dict], order: list[str]) -> set[str]:
+    """A named assistant ("Aria"), judged over all sessions: its turns are no facts."""
     service: dict[str, list[int]] = {}
     for sid in order:
         for spk, (n, k) in (sessions[sid].get("service") or {}).items():
             c = service.setdefault(spk, [0, 0])
             c[0] += n
             c[1] += k
-    helpers = S.named_assistants(service)
-    # a role speaker that stands for the user ("User") takes the name the sessions give it
+    return S.named_assistants(service)
+
+
+def _role_names(sessions: dict[str, dict], order: list[str]) -> dict[str, str]:
+    """A role speaker that stands for the user ("User") → the name the sessions give it."""
     role_name: dict[str, Counter] = defaultdict(Counter)
     for sid in order:
         for spk, name in (sessions[sid].get("full_names") or {}).items():
             if is_role(spk):
                 role_name[spk][name] += 1
-    renamed = {r: sorted(c.items(), key=lambda kv: (-len(kv[0].split()), -kv[1], kv[0]))[0][0]
-               for r, c in role_name.items()}
+    return {r: sorted(c.items(), key=lambda kv: (-len(kv[0].split()), -kv[1], kv[0]))[0][0]
+            for r, c in role_name.items()}
+
+
+def _pool(w: _Build) -> _Pool:
+    """The facts of every session, a role speaker renamed, minus a named assistant's and
+    the forgotten ones."""
+    sessions, order = w.state.sessions, w.order
+    helpers = _named_helpers(sessions, order)
+    renamed = _role_names(sessions, order)
     facts = []
     for sid in order:
         for f in sessions[sid]["facts"]:
@@ -121,46 +234,60 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict
                 f = {**f, "speaker": renamed[f["speaker"]],
                      "subjects": {(renamed[f["speaker"]] if n == f["speaker"] else n): t
                                   for n, t in f["subjects"].items()}}
-            req = forgotten_by(f["text"], phrases) or next(
-                (r for s in f["subjects"] if (r := forgotten_by(s, phrases))), None)
+            req = w.forgotten_by(f["text"]) or next(
+                (r for s in f["subjects"] if (r := w.forgotten_by(s))), None)
             if req:
-                forgotten_count[req] += 1
+                w.forgotten[req] += 1
                 continue
             facts.append(f)
-
-    speakers = {f["speaker"] for f in facts} | {p for sid in order for p in sessions[sid].get("participants", [])}
+    speakers = {f["speaker"] for f in facts} | {p for sid in order
+                                                for p in sessions[sid].get("participants", [])}
     speakers |= set(renamed.values())
     speakers -= helpers
-    rel_cache: dict[int, list] = {}
+    return _Pool(helpers, renamed, facts, speakers)
+
+
+def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Subjects, list[str]]:
+    """The wiki's subjects, and the slugs that get a page (most mentioned first, within
+    ``max_pages``); ``subs`` keeps only those."""
+    sessions, order = w.state.sessions, w.order
     full_names: Counter = Counter()
     for sid in order:
         full_names.update(n for spk, n in (sessions[sid].get("full_names") or {}).items()
                           if not is_role(spk))
-    strong, anchored = strong_types(facts, rel_cache)
+    strong, anchored = strong_types(pool.facts, rel_cache)
     case: dict[str, list[int]] = {}
     for sid in order:
-        for w, (lo, up) in (sessions[sid].get("case") or {}).items():
-            c = case.setdefault(w, [0, 0])
+        for word, (lo, up) in (sessions[sid].get("case") or {}).items():
+            c = case.setdefault(word, [0, 0])
             c[0] += lo
             c[1] += up
-    subs = S.build(facts, speakers, settings, strong, extra_names=full_names, anchored=anchored,
-                   case=case, exclude=helpers)
-    hand = state.hand
+    subs = S.build(pool.facts, pool.speakers, w.settings, strong, extra_names=full_names,
+                   anchored=anchored, case=case, exclude=pool.helpers)
+    hand = w.state.hand
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
     qualifying.sort(key=lambda s: (-len(subs.by_slug[s].turns), s))
-    qualifying = qualifying[: int(settings.get("max_pages", 2000))]
+    qualifying = qualifying[: int(w.settings.get("max_pages", 2000))]
     qset = set(qualifying)
     for s in list(subs.by_slug):
         if s not in qset:
             subs.by_slug.pop(s)
     subs.alias_of = {n: s for n, s in subs.alias_of.items() if s in qset}
-    titles = {s: subs.by_slug[s].title for s in qualifying}
+    return subs, qualifying
+
+
+def _facts_by_page(facts: list[dict], subs: S.Subjects) -> dict[str, list[dict]]:
+    """slug → the facts on its page, in date order."""
     by_slug: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
         for slug in P.fact_slugs(f, subs):
             by_slug[slug].append(f)
+    return by_slug
 
+
+def _cooccurrence(facts: list[dict], subs: S.Subjects) -> dict[str, Counter]:
+    """slug → how many facts it shares with each other page (a page's related pages)."""
     co: dict[str, Counter] = defaultdict(Counter)
     for f in facts:
         slugs = sorted(P.fact_slugs(f, subs))
@@ -168,44 +295,40 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict
             for b in slugs:
                 if a != b:
                     co[a][b] += 1
+    return co
 
-    # general contradictions on each page: same speaker, same predicate frame, a different
-    # object or the opposite polarity (see contradict.py); the newer statement wins
-    contra = page_contradictions(by_slug, qualifying, {})
-    for (_fid, slug), (_new, why) in contra.items():
-        reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
 
-    # corrections → cards, and what they correct
-    cards = state.cards
-    card_files = {}
-    live_cards: dict[str, list[tuple[str, dict]]] = defaultdict(list)
-    card_facts: list[dict] = []
-    user = subs.user()
-    for cp, card in sorted(cards.items()):
-        if forgotten_by(card["text"], phrases):
-            forgotten_count[forgotten_by(card["text"], phrases)] += 1
+def _cards(w: _Build, subs: S.Subjects, user: S.Subject | None, titles: dict[str, str],
+           qset: set[str]) -> _Cards:
+    """Every correction card rendered; the live ones as pseudo-facts, and by the subjects
+    they are about."""
+    out = _Cards({}, defaultdict(list), [])
+    for cp, card in sorted(w.state.cards.items()):
+        if w.forgotten_by(card["text"]):
+            w.forgotten[w.forgotten_by(card["text"])] += 1
             continue
-        card_files[cp] = render_card(cp, card)
-        if not card.get("superseded_by"):
-            card_facts.append({"text": card["text"], "ref": cp, "date": card["created"][:10],
-                               # a correction is the user's statement about their memory
-                               "speaker": user.title if user is not None else "",
-                               "session": "", "anchor": cp, "order": 0, "subjects": {},
-                               "names": [n for n, _p in T.capitalised_runs(card["text"])],
-                               "about_speaker": True, "when": []})
-            for s in set(card["subjects"]) | set(subjects_in(card["text"], titles)):
-                s = subs.slug_for(s) or s
-                if s in qset:
-                    live_cards[s].append((cp, card))
-    # a subject with nothing to say (a speaker whose turns state no fact, no card about it)
-    # gets no page: a page is its cited lines, and one without any has no sources to cite
-    empty = {s for s in qualifying if not by_slug[s] and not live_cards.get(s)}
-    if empty:
-        qualifying = [s for s in qualifying if s not in empty]
-        qset -= empty
-        titles = {s: t for s, t in titles.items() if s not in empty}
+        out.files[cp] = render_card(cp, card)
+        if card.get("superseded_by"):
+            continue
+        out.facts.append({"text": card["text"], "ref": cp, "date": card["created"][:10],
+                          # a correction is the user's statement about their memory
+                          "speaker": user.title if user is not None else "",
+                          "session": "", "anchor": cp, "order": 0, "subjects": {},
+                          "names": [n for n, _p in T.capitalised_runs(card["text"])],
+                          "about_speaker": True, "when": []})
+        for s in set(card["subjects"]) | set(subjects_in(card["text"], titles)):
+            s = subs.slug_for(s) or s
+            if s in qset:
+                out.live[s].append((cp, card))
+    return out
+
+
+def _corrected(w: _Build, cards: _Cards, by_slug: dict[str, list[dict]],
+               subs: S.Subjects) -> dict[tuple[int, str], tuple[str, dict]]:
+    """(id(fact), slug) → (card path, card) for the facts on a card's subjects' pages that
+    the card corrects."""
     corrected: dict[tuple[int, str], tuple[str, dict]] = {}
-    for slug, lst in live_cards.items():
+    for slug, lst in cards.live.items():
         for cp, card in lst:
             negs = [norm(m.group(1)) for m in _NEGATED_RE.finditer(card["text"])]
             for f in by_slug[slug]:
@@ -216,10 +339,16 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict
                         f["text"], card["text"], f["speaker"],
                         f["speaker"] if subs.slug_for(f["speaker"]) == slug else None):
                     corrected[(id(f), slug)] = (cp, card)
-                    reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
-    # "…, not X" reaches every page that states X in the same context, named in it or not
-    for cp, card in sorted(cards.items()):
-        if card.get("superseded_by") or cp not in card_files:
+                    w.reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+    return corrected
+
+
+def _reached(w: _Build, cards: _Cards, by_slug: dict[str, list[dict]], qualifying: list[str],
+             corrected: dict[tuple[int, str], tuple[str, dict]]) -> None:
+    """"…, not X" reaches every page that states X in the same context, named in it or
+    not: those facts join ``corrected``."""
+    for cp, card in sorted(w.state.cards.items()):
+        if card.get("superseded_by") or cp not in cards.files:
             continue
         for new_v, old_v in reach.pairs(card["text"]):
             for slug in qualifying:
@@ -227,81 +356,82 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict
                     if (id(f), slug) not in corrected and (f.get("date") or "") <= card["created"][:10] \
                             and reach.states_old_value(f["text"], card["text"], old_v, new_v):
                         corrected[(id(f), slug)] = (cp, card)
-                        reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+                        w.reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+
+
+def _retired(contra: dict[tuple[int, str], tuple[dict, str]],
+             corrected: dict[tuple[int, str], tuple[str, dict]],
+             subs: S.Subjects) -> dict[tuple[int, str], tuple[str, str]]:
+    """(id(fact), slug) → (why, citing source) for every fact a newer statement or a
+    correction superseded on that page."""
     retired: dict[tuple[int, str], tuple[str, str]] = {}
-    for (fid, slug), (new, why) in contra.items():
+    for (fid, slug), (new, _why) in contra.items():
         # what changed ("num: 47 → 52") names the old value too, which the newer statement
         # (the one this part cites) does not say: the reason goes to the commit message
         retired[(fid, slug)] = (f"— contradicted on {new['date']}: {P.statement(new, subs)}",
                                 P.ref_of(new))
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
-    models, n_replaced, groups = P.build_models(facts, subs, settings, card_facts, retired, rel_cache)
-    # cards from sessions: the user's preferences and standing rules (cards.py)
+    return retired
+
+
+def _learned(w: _Build, groups: dict[tuple, list[P.Stated]], user: S.Subject | None) -> dict[str, str]:
+    """Cards from sessions: the user's preferences and standing rules (cards.py)."""
     user_title = user.title if user else ""
     learned = preference_cards(groups, user.slug if user else None, user_title, P.now_text, P.ref_of)
     said_rules = []
-    for sid in order:
-        for anchor, speaker, sent in sessions[sid].get("rules", []):
-            if not forgotten_by(sent, phrases):
+    sessions = w.state.sessions
+    for sid in w.order:
+        for anchor, _speaker, sent in sessions[sid].get("rules", []):
+            if not w.forgotten_by(sent):
                 said_rules.append(({"session": sid, "anchor": anchor, "date": sessions[sid].get("date")},
                                    sent))
     learned.update(rule_cards(said_rules, user.slug if user else None, P.ref_of))
-    learned = {p: t for p, t in learned.items() if not forgotten_by(t, phrases)}
-    replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
-    thread_claims = threads(by_slug, qualifying, titles, facts,
-                            lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
-                            lambda f: P.statement(f, subs), P.ref_of, settings)
+    return {p: t for p, t in learned.items() if not w.forgotten_by(t)}
 
-    pages: dict[str, str] = {}
-    specs: dict[str, PageSpec] = {}
-    card_of = {card["source"]: cp for cp, card in cards.items() if cp in card_files}
-    last_day = max((f["date"] for f in facts if f.get("date")), default=None)
-    for slug in qualifying:
-        page_hand = hand.get(f"knowledge/{slug}.md")
-        m = models.get(slug) or P.PageModel()
-        claims: list[Claim] = []
-        # claims a person deleted from this page are not re-added
 
-        def keep(c: Claim, page_hand: dict | None = page_hand) -> bool:
-            return not E.forgot(page_hand, _as_fact(c))
+def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None) -> list[Claim]:
+    """A page's claims in section order, minus those a person deleted from it, within
+    ``max_page_chars``."""
+    m = inp.models.get(slug) or P.PageModel()
 
-        claims += [Claim(c.text, c.source, None, "Now") for c in m.now if keep(c)]
-        for cp, card in live_cards.get(slug, []):
-            if card.get("hand_page") == f"knowledge/{slug}.md":
-                continue  # the hand line citing it stays where the person put it
-            # what is true now, without the replaced value ("…, not PDF"): that one is
-            # under Superseded, and the current part of a page never states it
-            claims.append(Claim(f"Correction: {R.without_negations(card['text'])}", cp,
-                                card["created"][:10], "Corrections"))
-        claims += [c for c in m.timeline if keep(c)]
-        claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
-                   for c in m.superseded if keep(c)]
-        claims += [c for c in thread_claims.get(slug, []) if keep(c)]
-        claims = P.fit(claims, int(settings.get("max_page_chars", 64000)))
-        # a page dated by its facts, or by its cards when a correction is all it holds
-        dates = sorted(d for d in (f["date"] for f in by_slug[slug]) if d) or sorted(
-            c.date for c in claims if c.date)
-        related = sorted(co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
-        sub = subs.by_slug[slug]
-        spec = PageSpec(slug, sub.title, sub.type, claims, related, len(sub.turns),
-                        len(sub.sessions), dates[0] if dates else None,
-                        dates[-1] if dates else None, titles=titles, aliases=list(sub.aliases),
-                        is_user=sub.is_user, gist=P.gist(slug, m),
-                        importance=importance(sub, by_slug[slug], last_day,
-                                              float(settings.get("index_half_life_days", 120))))
-        specs[slug] = spec
-        pages[f"knowledge/{slug}.md"] = E.merge(synth.page(spec), f"knowledge/{slug}.md",
-                                                page_hand, card_of, qset,
-                                                lambda ln: forgotten_by(ln, phrases))
-    files.update(pages)
-    files.update(card_files)
-    files.update(learned)
-    files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
-    info = WikiInfo(subs, titles, by_slug, renamed, pages=len(pages), facts=len(facts),
-                    superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
-                    forgotten=dict(forgotten_count))
-    return files, reasons, info
+    # claims a person deleted from this page are not re-added
+    def keep(c: Claim) -> bool:
+        return not E.forgot(page_hand, _as_fact(c))
+
+    claims = [Claim(c.text, c.source, None, "Now") for c in m.now if keep(c)]
+    for cp, card in inp.cards.live.get(slug, []):
+        if card.get("hand_page") == f"knowledge/{slug}.md":
+            continue  # the hand line citing it stays where the person put it
+        # what is true now, without the replaced value ("…, not PDF"): that one is
+        # under Superseded, and the current part of a page never states it
+        claims.append(Claim(f"Correction: {R.without_negations(card['text'])}", cp,
+                            card["created"][:10], "Corrections"))
+    claims += [c for c in m.timeline if keep(c)]
+    claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
+               for c in m.superseded if keep(c)]
+    claims += [c for c in inp.thread_claims.get(slug, []) if keep(c)]
+    return P.fit(claims, int(w.settings.get("max_page_chars", 64000)))
+
+
+def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
+    """One subject's page: its spec (for INDEX.md) and its text, hand edits merged."""
+    page_hand = w.state.hand.get(f"knowledge/{slug}.md")
+    claims = _page_claims(w, inp, slug, page_hand)
+    # a page dated by its facts, or by its cards when a correction is all it holds
+    dates = sorted(d for d in (f["date"] for f in inp.by_slug[slug]) if d) or sorted(
+        c.date for c in claims if c.date)
+    related = sorted(inp.co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
+    sub = inp.subs.by_slug[slug]
+    spec = PageSpec(slug, sub.title, sub.type, claims, related, len(sub.turns),
+                    len(sub.sessions), dates[0] if dates else None,
+                    dates[-1] if dates else None, titles=inp.titles, aliases=list(sub.aliases),
+                    is_user=sub.is_user, gist=P.gist(slug, inp.models.get(slug) or P.PageModel()),
+                    importance=importance(sub, inp.by_slug[slug], inp.last_day,
+                                          float(w.settings.get("index_half_life_days", 120))))
+    text = E.merge(w.synth.page(spec), f"knowledge/{slug}.md", page_hand, inp.card_of, inp.qset,
+                   w.forgotten_by)
+    return spec, text
 
 
 def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[str, Counter], set[str]]:
