@@ -442,7 +442,7 @@ def main() -> int:
                "(`tools/locomo.py`: `content_words`, `read_within`, `answer_found`): for each "
                "question of categories 1, 2 and 4 (yes/no answers left out), recall is asked for "
                f"{ANSWER_K} passages — what a mount's `.recall/<question> [k={ANSWER_K}].json` returns "
-               "(`tests/test_answer_tokens_mount.py` checks the two agree) — and the question counts "
+               "(`tests/tools/test_answer_tokens_mount.py` checks the two agree) — and the question counts "
                f"when every content word of its gold answer stands in the first {args.budget:,} "
                "MiniLM word pieces of the cards' texts (the tokens the context budget counts). "
                "`transcripts alone`: the conversation's sessions indexed as a memory; `+ wiki`: the same "

@@ -14,7 +14,7 @@ prints one line per number (requests, faults by kind, wrong bytes served, longes
 its bound, files lost) and a JSON object with ``--json``. Exit status 1 when a wrong byte
 was served, a file was lost or an operation hung.
 
-The tests (``tests/test_reliability.py``) call :func:`seed_corpus`, :func:`run_load` and
+The tests (``tests/fs/test_reliability.py``) call :func:`seed_corpus`, :func:`run_load` and
 :func:`settle` on their own mount for ~20 s.
 """
 
