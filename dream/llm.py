@@ -31,7 +31,7 @@ Failure handling (decided, and documented in README.md):
 * **A claim its citation does not support** is dropped by semantic verification.
 
 No real LLM is reachable from the machine this was developed on; the protocol is tested
-against a loopback HTTP server speaking ``/v1/chat/completions`` (tests/test_dream_llm.py).
+against a loopback HTTP server speaking ``/v1/chat/completions`` (tests/dream/test_dream_llm.py).
 """
 
 from __future__ import annotations

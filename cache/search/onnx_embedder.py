@@ -87,7 +87,7 @@ class OnnxMiniLMEmbedder:
 
     ``variant`` is ``"fp32"`` (the reference's numbers to 1e-6) or ``"int8"`` (weights
     quantized per channel: cosine to the reference ≥ 0.98 per text, top-k neighbours
-    nearly the same; see tests/test_embedder_onnx.py). Raises :class:`EmbedderUnavailable`
+    nearly the same; see tests/cache/search/test_embedder_onnx.py). Raises :class:`EmbedderUnavailable`
     with the reason when the files are missing or stale, or onnxruntime is not installed.
     """
 
