@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 
 from . import relations as R
 from . import subjects as S
@@ -21,6 +22,7 @@ EXTRACTION = "facts-v10"
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
                          r"remind me|tell me|draft|write|send|show me|give me|find)\b", re.I)
 
+
 def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
     # sorted: a float sum in set order would differ in its last bit with the hash seed, and
     # break ties between equal sentences differently from one process to the next
@@ -30,19 +32,59 @@ def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
     return sum(math.log1p(tf[w]) for w in cw) / math.sqrt(len(cw) + 2) + 1.5 * n_entities
 
 
+@dataclass
+class _Session:
+    """One transcript as the extraction reads it: who speaks, its sentences (tool turns
+    left out) and how often each content word occurs."""
+
+    tr: T.Transcript
+    service: dict[str, list[int]]       # speaker → service-turn counts (subjects.service_counts)
+    helpers: set[str]                   # named assistants ("Aria: Sure, noted.")
+    speakers: set[str]
+    sents: list[tuple[T.Turn, str]]
+    tf: Counter
+
+    def is_assistant(self, name: str) -> bool:
+        # an assistant with a name is an assistant all the same
+        return name in self.helpers or S.is_assistant(name)
+
+
+@dataclass
+class _Candidate:
+    """One sentence with what the extraction found in it."""
+
+    turn: T.Turn
+    text: str
+    ents: dict[str, str]                # subject name → entity type
+    question: bool
+    first_person: bool
+    n_words: int
+    score: float
+    order: int                          # position in the session
+    when: list[list[str]]               # [expression, resolved date]
+
+
 def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | None = None) -> dict:
     """Phase 2 and 3 for one session: summary sentences and facts with subjects.
     ``extractor`` finds the entities (default: :func:`get_extractor` of the settings'
     ``extractor``, spaCy NER when installed)."""
     extractor = extractor or get_extractor(str(settings.get("extractor", "auto")))
-    # an assistant with a name ("Aria: Sure, noted.") is an assistant all the same
+    ses = _read(tr)
+    cands = _candidates(ses, extractor)
+    case = _case_counts(ses.sents)
+    # standing rules the user sets ("Always cite sources.", "From now on, …"): cards.py
+    rules = [[t.anchor, t.speaker, s] for t, s in ses.sents
+             if not ses.is_assistant(t.speaker) and is_rule(s)]
+    facts = _facts(ses, cands, int(settings.get("facts_per_speaker_per_session", 8)))
+    return {"full_names": _full_names(ses, case), "case": case, "rules": rules,
+            "service": ses.service, "date": tr.date, "participants": sorted(ses.speakers),
+            "turns": len(tr.turns), "title": _title(ses),
+            "summary": _summary(ses, cands, int(settings.get("summary_sentences", 5))),
+            "facts": facts}
+
+
+def _read(tr: T.Transcript) -> _Session:
     service = S.service_counts([(t.speaker, t.text) for t in tr.turns])
-    helpers = S.named_assistants(service)
-
-    def is_assistant(name: str) -> bool:
-        return name in helpers or S.is_assistant(name)
-
-    speakers = set(tr.participants) | {t.speaker for t in tr.turns}
     tf: Counter = Counter()
     sents: list[tuple[T.Turn, str]] = []
     for t in tr.turns:
@@ -51,16 +93,22 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         for s in T.sentences(t.text):
             sents.append((t, s))
             tf.update(T.content_words(s))
+    return _Session(tr, service, S.named_assistants(service),
+                    set(tr.participants) | {t.speaker for t in tr.turns}, sents, tf)
+
+
+def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
+    """Every sentence with its subjects, dates and score."""
+    tr, sents = ses.tr, ses.sents
     # one batched call per session (nlp.pipe), not one per sentence; a role's turns ("Assistant")
     # state no facts, so they are not sent to the model (the NER is most of dream's time)
-    todo = [i for i, (t, _s) in enumerate(sents) if not is_assistant(t.speaker)]
-    got = extractor.extract([sents[i][1] for i in todo], tr.date, speakers)
+    todo = [i for i, (t, _s) in enumerate(sents) if not ses.is_assistant(t.speaker)]
+    got = extractor.extract([sents[i][1] for i in todo], tr.date, ses.speakers)
     found: list[list] = [[] for _ in sents]
     for i, ents in zip(todo, got):
         found[i] = ents
-    cands: list[dict] = []
+    cands: list[_Candidate] = []
     for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
-        nwords = len(T.words(s))
         ents: dict[str, str] = {}
         verbs = T.imperative_openers(s)
         for e in ents_s:
@@ -71,59 +119,86 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         # sentence's relative dates, read in its tense (text.relative_dates, dateparser)
         known_when = {x for w in when for x in w}
         when += [w for w in T.relative_dates(s, tr.date) if not known_when & set(w)]
-        question = s.rstrip().endswith("?")
-        fp = T.is_first_person(s)
-        score = _score_sentence(s, tf, len(ents))
-        cands.append({"turn": t, "s": s, "ents": ents, "q": question, "fp": fp, "n": nwords,
-                      "score": score, "order": order, "when": when})
-    # Summary: best sentences, in conversation order.
-    k = int(settings.get("summary_sentences", 5))
-    k = max(1, min(k, max(2, len(tr.turns) // 4)))
-    pool = [c for c in cands if not c["q"] and c["n"] >= 5]
-    best = sorted(pool, key=lambda c: (-c["score"], c["order"]))[:k]
-    summary = [[c["turn"].anchor, c["turn"].speaker, T.resolve_relative_dates(c["s"], tr.date)]
-               for c in sorted(best, key=lambda c: c["order"])]
-    top_words = [w for w, _ in sorted(tf.items(), key=lambda kv: (-kv[1], kv[0]))
+        cands.append(_Candidate(t, s, ents, s.rstrip().endswith("?"), T.is_first_person(s),
+                                len(T.words(s)), _score_sentence(s, ses.tf, len(ents)), order, when))
+    return cands
+
+
+def _summary(ses: _Session, cands: list[_Candidate], wanted: int) -> list[list[str]]:
+    """The best sentences, in conversation order: [anchor, speaker, sentence]."""
+    tr = ses.tr
+    k = max(1, min(wanted, max(2, len(tr.turns) // 4)))
+    pool = [c for c in cands if not c.question and c.n_words >= 5]
+    best = sorted(pool, key=lambda c: (-c.score, c.order))[:k]
+    return [[c.turn.anchor, c.turn.speaker, T.resolve_relative_dates(c.text, tr.date)]
+            for c in sorted(best, key=lambda c: c.order)]
+
+
+def _title(ses: _Session) -> str:
+    """The session's own title (an import's, a person's) when the transcript has one; else
+    who spoke and its most frequent words."""
+    speakers = ses.speakers
+    top_words = [w for w, _ in sorted(ses.tf.items(), key=lambda kv: (-kv[1], kv[0]))
                  if w not in {x.lower() for x in speakers} and len(w) > 3][:4]
-    # the session's own title (an import's, a person's) when the transcript has one
-    title = tr.title or (" & ".join(sorted(speakers)) if speakers else "Session") + (
+    return ses.tr.title or (" & ".join(sorted(speakers)) if speakers else "Session") + (
         " — " + ", ".join(top_words) if top_words else "")
-    # Facts: sentences that say something about a subject. A speaker that is a role
-    # ("Assistant") states no facts: its turns echo the user's or draft letters for them.
+
+
+def _fact(ses: _Session, c: _Candidate) -> dict:
+    """The fact a sentence states, as the state keeps it."""
+    tr, t = ses.tr, c.turn
+    subjects = dict(c.ents)
+    # every capitalised run, openers included: a name the extractor missed here is still
+    # a mention once another sentence makes it a subject (counted in subjects.build)
+    # after a colon a new clause starts ("Still true: Threshold for …"): its first word is
+    # an opener, not a mid-sentence capital
+    runs = [(n, pos) for clause in re.split(r":\s+", c.text)
+            for n, pos in T.capitalised_runs(clause) if n != t.speaker and n not in subjects]
+    names = [n for n, pos in runs if pos > 0]
+    lead = [n for n, pos in runs if pos == 0]  # a sentence opener: a name only if known otherwise
+    about_self = c.first_person and len(T.content_words(c.text)) >= 3
+    return {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c.order,
+            "date": tr.date, "speaker": t.speaker,
+            "text": T.resolve_relative_dates(c.text, tr.date),
+            "subjects": subjects, "names": names, "lead": lead, "kind": T.fact_kind(c.text), "attr": None,
+            "score": round(c.score, 4), "when": c.when, "about_speaker": about_self}
+
+
+def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
+    """Sentences that say something about a subject, in conversation order. A speaker that
+    is a role ("Assistant") states no facts: its turns echo the user's or draft letters for
+    them. Of a speaker's statements about themselves, at most ``cap`` plain events."""
     facts: list[dict] = []
     per_speaker: dict[str, list[dict]] = defaultdict(list)
     for c in cands:
-        if c["q"] or c["n"] < 4:
+        if c.question or c.n_words < 4:
             continue
-        t: T.Turn = c["turn"]
-        if is_assistant(t.speaker) or _REQUEST_RE.match(c["s"]):
+        t = c.turn
+        if ses.is_assistant(t.speaker) or _REQUEST_RE.match(c.text):
             continue
-        subjects = dict(c["ents"])
-        # every capitalised run, openers included: a name the extractor missed here is still
-        # a mention once another sentence makes it a subject (counted in subjects.build)
-        # after a colon a new clause starts ("Still true: Threshold for …"): its first word is
-        # an opener, not a mid-sentence capital
-        runs = [(n, pos) for clause in re.split(r":\s+", c["s"])
-                for n, pos in T.capitalised_runs(clause) if n != t.speaker and n not in subjects]
-        names = [n for n, pos in runs if pos > 0]
-        lead = [n for n, pos in runs if pos == 0]  # a sentence opener: a name only if known otherwise
-        about_self = c["fp"] and len(T.content_words(c["s"])) >= 3
-        fact = {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c["order"],
-                "date": tr.date, "speaker": t.speaker,
-                "text": T.resolve_relative_dates(c["s"], tr.date),
-                "subjects": subjects, "names": names, "lead": lead, "kind": T.fact_kind(c["s"]), "attr": None,
-                "score": round(c["score"], 4), "when": c["when"], "about_speaker": about_self}
-        has_rel = bool(R.extract(c["s"]))
-        if about_self:
-            fact["subjects"] = {t.speaker: "person", **subjects}
-            a = T.attribute_of(c["s"])
+        fact = _fact(ses, c)
+        has_rel = bool(R.extract(c.text))
+        if fact["about_speaker"]:
+            fact["subjects"] = {t.speaker: "person", **fact["subjects"]}
+            a = T.attribute_of(c.text)
             if a or has_rel:
                 fact["attr"] = list(a) if a else ["relation", ""]
             per_speaker[t.speaker].append(fact)
-        elif subjects or names or lead or has_rel:
+        elif fact["subjects"] or fact["names"] or fact["lead"] or has_rel:
             facts.append(fact)
-    # how this session writes each word that it also capitalises: [lower case, capitalised
-    # mid-sentence] counts, so that subjects.py can tell "Slides" (a word) from "Sora" (a name)
+    for spk, fs in per_speaker.items():
+        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["lead"] or f["attr"]
+                or f["kind"] != "event"]
+        rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
+        room = max(0, cap - len(keep))
+        facts.extend(keep + rest[:room])
+    facts.sort(key=lambda f: f["order"])
+    return facts
+
+
+def _case_counts(sents: list[tuple[T.Turn, str]]) -> dict[str, list[int]]:
+    """How this session writes each word that it also capitalises: [lower case, capitalised
+    mid-sentence] counts, so that subjects.py can tell "Slides" (a word) from "Sora" (a name)."""
     case: dict[str, list[int]] = {}
     for _t, s in sents:
         for clause in re.split(r":\s+", s):
@@ -134,30 +209,20 @@ def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | Non
         for w in re.findall(r"[^\W\d_][\w'’\-]*", s):
             if w[0].islower() and w in case:
                 case[w][0] += 1
-    # a speaker's full name, from any capitalised run that starts with it ("I'm Ines Okafor",
-    # a letter signed "Noor Rahimi")
+    return case
+
+
+def _full_names(ses: _Session, case: dict[str, list[int]]) -> dict[str, str]:
+    """A speaker's full name, from any capitalised run that starts with it ("I'm Ines
+    Okafor", a letter signed "Noor Rahimi"); a "User" speaker's, when the conversation says it."""
     full: dict[str, str] = {}
-    for _t, s in sents:
+    for _t, s in ses.sents:
         for name, _pos in T.capitalised_runs(s):
             toks = name.split()
-            if 2 <= len(toks) <= 3 and toks[0] in speakers and not is_role(toks[0]) and \
+            if 2 <= len(toks) <= 3 and toks[0] in ses.speakers and not is_role(toks[0]) and \
                     S.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
                 full.setdefault(toks[0], name)
-    # standing rules the user sets ("Always cite sources.", "From now on, …"): cards.py
-    rules = [[t.anchor, t.speaker, s] for t, s in sents
-             if not is_assistant(t.speaker) and is_rule(s)]
-    # a "User" speaker's name, when the conversation says it
     common = {w for w, (lo, up) in case.items() if lo >= up and lo}
-    for role, name in S.self_names([(t.speaker, s) for t, s in sents], common).items():
+    for role, name in S.self_names([(t.speaker, s) for t, s in ses.sents], common).items():
         full.setdefault(role, name)
-    cap = int(settings.get("facts_per_speaker_per_session", 8))
-    for spk, fs in per_speaker.items():
-        keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["lead"] or f["attr"]
-                or f["kind"] != "event"]
-        rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
-        room = max(0, cap - len(keep))
-        facts.extend(keep + rest[:room])
-    facts.sort(key=lambda f: f["order"])
-    return {"full_names": full, "case": case, "rules": rules, "service": service,
-            "date": tr.date, "participants": sorted(speakers), "turns": len(tr.turns),
-            "title": title, "summary": summary, "facts": facts}
+    return full
