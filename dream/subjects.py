@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from . import text as T
 
@@ -375,46 +376,37 @@ def cue_types(facts: list[dict]) -> dict[str, Counter]:
     return out
 
 
-def build(facts: list[dict], speakers: set[str], settings: dict,
-          strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
-          anchored: set[str] | None = None, case: dict[str, list[int]] | None = None,
-          exclude: set[str] | None = None) -> Subjects:
-    """The wiki's subjects from all facts (see the module docstring).
+class _Namer:
+    """Names as this corpus writes them: which capitalised words are common words (written
+    in lower case at least as often), which names occur mid-sentence somewhere, and the
+    clean names a raw mention holds."""
 
-    ``strong_types``: name → type votes from relations ("works at X" → organization);
-    ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
-    speaker has a lasting relation to, which need one mention only; ``case``: word → [times
-    written in lower case, times capitalised mid-sentence] over whole sessions; ``exclude``:
-    names that are no subject (a named assistant)."""
-    exclude = exclude or set()
-    strong_types = strong_types or {}
-    anchored = anchored or set()
-    counts: Counter = Counter(extra_names or {})
-    votes: dict[str, Counter] = defaultdict(Counter)
-    human = [s for s in speakers if not is_role(s)]
-    # words the corpus writes in lower case are common words, not names ("Add it to the
-    # notes", "Decision for Tactile Transit Maps"): measured, not listed
-    lower: Counter = Counter()
-    capital: Counter = Counter()
-    if case:
-        for w, (lo, up) in case.items():
-            lower[w] += lo
-            capital[w] += up
-    else:  # an older state without per-session counts: the facts' words
+    def __init__(self, facts: list[dict], human: list[str], extra_names: Counter | None,
+                 case: dict[str, list[int]] | None) -> None:
+        # words the corpus writes in lower case are common words, not names ("Add it to the
+        # notes", "Decision for Tactile Transit Maps"): measured, not listed
+        self.lower: Counter = Counter()
+        self.capital: Counter = Counter()
+        if case:
+            for w, (lo, up) in case.items():
+                self.lower[w] += lo
+                self.capital[w] += up
+        else:  # an older state without per-session counts: the facts' words
+            for f in facts:
+                for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
+                    (self.lower if w[0].islower() else self.capital)[w.lower()] += 1
+        # names written mid-sentence somewhere, as they are: what "known elsewhere" means below
+        self.seen: Counter = Counter(set(human) | set(extra_names or {}))
         for f in facts:
-            for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
-                (lower if w[0].islower() else capital)[w.lower()] += 1
+            for raw in list(f.get("subjects", {})) + f.get("names", []):
+                self.seen.update(names_in(raw))
 
-    def common(w: str) -> bool:
-        return lower[w.lower()] > 0 and lower[w.lower()] >= capital[w.lower()]
+    def common(self, w: str) -> bool:
+        return self.lower[w.lower()] > 0 and self.lower[w.lower()] >= self.capital[w.lower()]
 
-    # names written mid-sentence somewhere, as they are: what "known elsewhere" means below
-    seen: Counter = Counter(set(human) | set(extra_names or {}))
-    for f in facts:
-        for raw in list(f.get("subjects", {})) + f.get("names", []):
-            seen.update(names_in(raw))
-
-    def norm(raw: str) -> list[str]:
+    def norm(self, raw: str) -> list[str]:
+        """The clean names in a raw mention."""
+        seen, common = self.seen, self.common
         out = []
         for n in names_in(raw):
             toks = n.split()
@@ -422,7 +414,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
             for k in range(1, len(toks) - 1):
                 if toks[k].lower() in T.CONNECTORS and seen[" ".join(toks[:k])] and \
                         toks[k - 1].lower() not in _ORG_HEADS:
-                    out += norm(" ".join(toks[:k])) + norm(_after_connectors(toks[k:]))
+                    out += self.norm(" ".join(toks[:k])) + self.norm(_after_connectors(toks[k:]))
                     toks = []
                     break
             if not toks:
@@ -440,11 +432,69 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
                 out.append(n)
         return out
 
+
+class _Mentions(NamedTuple):
+    """The names each fact mentions, with the extractor's type votes and mention counts."""
+
+    per_fact: dict[int, set[str]]       # id(fact) → clean names
+    votes: dict[str, Counter]           # name → extractor type votes
+    counts: Counter                     # name → facts mentioning it (+ names seen elsewhere)
+
+
+class _TypeEvidence(NamedTuple):
+    """What :func:`_type_of` weighs, strongest first."""
+
+    speakers: set[str]
+    strong: dict[str, Counter]
+    cues: dict[str, Counter]
+    votes: dict[str, Counter]
+
+
+def build(facts: list[dict], speakers: set[str], settings: dict,
+          strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
+          anchored: set[str] | None = None, case: dict[str, list[int]] | None = None,
+          exclude: set[str] | None = None) -> Subjects:
+    """The wiki's subjects from all facts (see the module docstring).
+
+    ``strong_types``: name → type votes from relations ("works at X" → organization);
+    ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
+    speaker has a lasting relation to, which need one mention only; ``case``: word → [times
+    written in lower case, times capitalised mid-sentence] over whole sessions; ``exclude``:
+    names that are no subject (a named assistant)."""
+    human = [s for s in speakers if not is_role(s)]
+    namer = _Namer(facts, human, extra_names, case)
+    men = _mentions(facts, namer, human, extra_names, exclude or set())
+    evidence = _TypeEvidence(speakers, strong_types or {}, cue_types(facts), men.votes)
+    canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human))
+    by_slug = _pages(facts, canon, _turns(facts, men.per_fact, canon), human, anchored or set(),
+                     settings, men.counts, evidence)
+    alias_of: dict[str, str] = {}
+    for slug, s in by_slug.items():
+        for n in [s.title, *s.aliases]:
+            alias_of.setdefault(n, slug)
+    lower_alias = _lower_aliases(by_slug, facts)
+    # every way a fact wrote a subject's name leads to its page
+    for f in facts:
+        for raw in list(f.get("subjects", {})) + f.get("names", []) + f.get("lead", []):
+            if raw not in alias_of:
+                hits = {alias_of[canon[n]] for n in namer.norm(raw) if n in canon and canon[n] in alias_of}
+                if len(hits) == 1:
+                    alias_of[raw] = hits.pop()
+    # speakers are known by their name even when it was never extracted as an entity
+    return Subjects(by_slug, alias_of, lower_alias)
+
+
+def _mentions(facts: list[dict], namer: _Namer, human: list[str], extra_names: Counter | None,
+              exclude: set[str]) -> _Mentions:
+    """Every fact's names (subjects and mid-sentence names; a sentence opener only when the
+    corpus knows it from elsewhere), with type votes and counts."""
+    counts: Counter = Counter(extra_names or {})
+    votes: dict[str, Counter] = defaultdict(Counter)
     per_fact: dict[int, set[str]] = {}
     for f in facts:
         found: set[str] = set()
         for raw, typ in list(f.get("subjects", {}).items()) + [(n, "") for n in f.get("names", [])]:
-            for n in norm(raw):
+            for n in namer.norm(raw):
                 if n in exclude:
                     continue
                 found.add(n)
@@ -454,13 +504,16 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
     known = {n for ns in per_fact.values() for n in ns} | set(human) | set(extra_names or {})
     for f in facts:
         # a sentence opener counts only as a name the corpus knows from elsewhere
-        per_fact[id(f)] |= {n for raw in f.get("lead", []) for n in norm(raw) if n in known and n not in exclude}
+        per_fact[id(f)] |= {n for raw in f.get("lead", []) for n in namer.norm(raw)
+                            if n in known and n not in exclude}
         counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1
-    cues = cue_types(facts)
-    canon = merge_map(counts, {n: _majority(votes.get(n)) for n in counts}, set(human))
-    # turns per canonical name
+    return _Mentions(per_fact, votes, counts)
+
+
+def _turns(facts: list[dict], per_fact: dict[int, set[str]], canon: dict[str, str]) -> dict[str, set]:
+    """Canonical name → the (session, anchor) turns that mention it."""
     turns: dict[str, set] = defaultdict(set)
     for f in facts:
         for n in per_fact[id(f)]:
@@ -468,13 +521,19 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         # the speaker's own first-person statements are about them
         if f.get("about_speaker") and f["speaker"] in canon:
             turns[canon[f["speaker"]]].add((f["session"], f["anchor"]))
+    return turns
+
+
+def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], human: list[str],
+           anchored: set[str], settings: dict, counts: Counter,
+           evidence: _TypeEvidence) -> dict[str, Subject]:
+    """slug → subject, for every canonical name with enough mentions (the user always)."""
     # the user: the human speaker with the most turns
     spoken = Counter(f["speaker"] for f in facts if f["speaker"] in human)
     user = spoken.most_common(1)[0][0] if spoken else None
     min_m = int(settings.get("min_mentions", 2))
     min_s = int(settings.get("min_sessions", 1))
     by_slug: dict[str, Subject] = {}
-    alias_of: dict[str, str] = {}
     groups: dict[str, list[str]] = defaultdict(list)
     for n, c in canon.items():
         groups[c].append(n)
@@ -485,7 +544,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
         need_m, need_s = (1, 1) if any(m in anchored for m in members) else (min_m, min_s)
         if not is_user and (len(ts) < need_m or len(sess) < need_s):
             continue
-        typ = _type_of(c, members, votes, strong_types, speakers, cues)
+        typ = _type_of(c, members, evidence.votes, evidence.strong, evidence.speakers, evidence.cues)
         slug = T.slugify(c)
         if slug == "index":
             slug = "index-subject"
@@ -494,11 +553,13 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
                 continue
         aliases = sorted({m for m in members if m != c}, key=lambda m: (-counts[m], m))
         by_slug[slug] = Subject(slug, c, typ, aliases, ts, sess, is_user)
-    for slug, s in by_slug.items():
-        for n in [s.title, *s.aliases]:
-            alias_of.setdefault(n, slug)
-    # "the atlas" for "Baltic Surge Atlas": a project's head noun with "the", when one
-    # project has that head (said in lower case, so no extractor sees it)
+    return by_slug
+
+
+def _lower_aliases(by_slug: dict[str, Subject], facts: list[dict]) -> dict[str, str]:
+    """"the atlas" for "Baltic Surge Atlas": a project's head noun with "the", when one
+    project has that head (said in lower case, so no extractor sees it); the turns that
+    say it join the subject's."""
     heads: dict[str, list[str]] = defaultdict(list)
     for slug, sub in by_slug.items():
         toks = sub.title.lower().split()
@@ -515,16 +576,7 @@ def build(facts: list[dict], speakers: set[str], settings: dict,
                 hit = True
         if hit and phrase not in by_slug[slug].aliases:
             by_slug[slug].aliases.append(phrase)
-    lower_alias = {p: s for p, s in lower_alias.items() if p in by_slug[s].aliases}
-    # every way a fact wrote a subject's name leads to its page
-    for f in facts:
-        for raw in list(f.get("subjects", {})) + f.get("names", []) + f.get("lead", []):
-            if raw not in alias_of:
-                hits = {alias_of[canon[n]] for n in norm(raw) if n in canon and canon[n] in alias_of}
-                if len(hits) == 1:
-                    alias_of[raw] = hits.pop()
-    # speakers are known by their name even when it was never extracted as an entity
-    return Subjects(by_slug, alias_of, lower_alias)
+    return {p: s for p, s in lower_alias.items() if p in by_slug[s].aliases}
 
 
 def _type_of(c: str, members: list[str], votes: dict[str, Counter],
