@@ -60,12 +60,12 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from brainfs.backend.keys import INTERNAL_PREFIX
 
 from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
-from brainfs.cache.search.retrieval import age_days, freshness_label, recall, truncate
+from brainfs.cache.search.retrieval import Card, age_days, freshness_label, recall, truncate
 from brainfs.cache.search.text import estimate_tokens
 
 if TYPE_CHECKING:
@@ -607,6 +607,38 @@ class _Builder:
         return it
 
 
+class _Guide(NamedTuple):
+    """The guide lane's items (global guide, GUIDE.md, rules) and GUIDE.md's frontmatter."""
+
+    items: list[ContextItem]
+    meta: dict[str, Any]
+
+
+class _NotesScan(NamedTuple):
+    """What a scan of ``notes/`` frontmatter finds: the note paths, old path → the card that
+    supersedes it, and the pinned cards with their frontmatter."""
+
+    paths: list[str]
+    superseded_by: dict[str, str]
+    pinned: list[tuple[str, dict[str, Any]]]
+
+
+class _Recalled(NamedTuple):
+    """The recall behind the cards/thread/files lanes: the mode that answered, why, cards."""
+
+    mode: str
+    why: str
+    cards: list[Card]
+
+
+class _RecallLanes(NamedTuple):
+    """Recall hits as items of the lanes they belong to, in recall order."""
+
+    cards: list[ContextItem]
+    thread: list[ContextItem]
+    files: list[ContextItem]
+
+
 def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int = 2000,
              now: _dt.datetime | None = None, k: int | None = None, stale_days: int = 180,
              drop_stale: bool = False) -> ContextWindow:
@@ -618,11 +650,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     budget). ``now`` anchors freshness (default: current UTC time). Raises ValueError on a
     budget that leaves nothing (``budget <= reserve``, negative numbers).
     """
-    budget, reserve = int(budget), int(reserve)
-    if budget <= 0 or reserve < 0:
-        raise ValueError(f"budget must be positive and reserve non-negative (got {budget}, {reserve})")
-    if reserve >= budget:
-        raise ValueError(f"reserve ({reserve}) must be smaller than the budget ({budget})")
+    budget, reserve = _check_budget(budget, reserve)
     task = task if isinstance(task, str) else str(task or "")
     now = now or _dt.datetime.now(_dt.timezone.utc)
     if now.tzinfo is None:
@@ -634,9 +662,61 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     t0 = time.perf_counter()
     b = _Builder(task, source, now, stale_days, drop_stale)
 
-    # ---- guide lane (read first: the scope lane takes the project name from it)
+    # The guide lane is read first: the scope lane takes the project name from it.
     t = time.perf_counter()
-    guide_items: list[ContextItem] = []
+    guide = _guide_lane(b, source)
+    timings["guide_ms"] = (time.perf_counter() - t) * 1000
+    index_text = source.read_cached("knowledge/INDEX.md")
+    sess_index = _sessions_index(source.read_cached("sessions/index.md"))
+    t = time.perf_counter()
+    notes = _scan_notes(source)
+    timings["scan_ms"] = (time.perf_counter() - t) * 1000
+
+    n_pages = len(re.findall(r"\[\[[^\]]+\]\]", index_text or "")) if index_text else 0
+    newest = max(sess_index, key=lambda s: s[1]) if sess_index else None
+    scope = _scope(source, guide, notes, n_pages, len(sess_index), newest)
+    b.items.insert(0, _scope_item(scope))  # before the guide items
+    if index_text:
+        b.add_file("index", "knowledge/INDEX.md", index_text,
+                   f"index: map of the knowledge wiki ({n_pages} pages), open a page for details",
+                   kind="index", stale_ok=False)
+    _pinned_lane(b, source, notes.pinned)
+
+    t = time.perf_counter()
+    found = _recall_cards(source, task, k, now, stale_days)
+    timings["recall_ms"] = (time.perf_counter() - t) * 1000
+    lanes = _recall_lanes(found, source, notes.superseded_by)
+    b.items.extend(_cards_lane(b, source, lanes, notes))
+    _thread_summary(b, source, newest)  # the newest session's summary first, then the hits
+    b.items.extend(lanes.thread)
+    b.items.extend(lanes.files)
+
+    count, tok_name = _counter()
+    _count_tokens(b.items, count)
+    t = time.perf_counter()
+    used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count).run(b.items)
+    timings["admit_ms"] = (time.perf_counter() - t) * 1000
+    timings["total_ms"] = (time.perf_counter() - t0) * 1000
+    assert used <= avail, (used, avail)
+    return ContextWindow(task=task, budget=budget, reserve=reserve, used=used, mode=found.mode,
+                         items=b.items, why=found.why, scope=scope, tokenizer=tok_name,
+                         timings={kk: round(v, 2) for kk, v in timings.items()},
+                         now=now.isoformat())
+
+
+def _check_budget(budget: int, reserve: int) -> tuple[int, int]:
+    """``budget`` and ``reserve`` as ints; ValueError when they leave nothing for memory."""
+    budget, reserve = int(budget), int(reserve)
+    if budget <= 0 or reserve < 0:
+        raise ValueError(f"budget must be positive and reserve non-negative (got {budget}, {reserve})")
+    if reserve >= budget:
+        raise ValueError(f"reserve ({reserve}) must be smaller than the budget ({budget})")
+    return budget, reserve
+
+
+def _guide_lane(b: _Builder, source: MemorySource) -> _Guide:
+    """The global guide, the project's GUIDE.md and its ``rules/``, each whole."""
+    items: list[ContextItem] = []
     gpath = source.global_guide
     gtext = None
     try:
@@ -648,7 +728,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                         f"guide: global guide ({gpath}), applies in every memory", kind="guide",
                         stale_ok=False, default_conf=1.0)
         if it:
-            guide_items.append(it)
+            items.append(it)
     guide_text = source.read_cached("GUIDE.md")
     guide_meta = _body(guide_text)[0] if guide_text else {}
     if guide_text:
@@ -656,7 +736,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                         "guide: project guide, standing instructions for every turn here",
                         kind="guide", stale_ok=False, default_conf=1.0)
         if it:
-            guide_items.append(it)
+            items.append(it)
     for rp in (p for p in source.list("rules") if p.endswith((".md", ".markdown", ".txt"))):
         rtext = source.read_cached(rp)
         if rtext:
@@ -664,15 +744,12 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                             kind="rule", stale_ok=False, default_conf=1.0)
             if it:
                 it.kind = "rule"
-                guide_items.append(it)
-    timings["guide_ms"] = (time.perf_counter() - t) * 1000
+                items.append(it)
+    return _Guide(items, guide_meta)
 
-    # ---- index lane
-    index_text = source.read_cached("knowledge/INDEX.md")
-    sess_index = _sessions_index(source.read_cached("sessions/index.md"))
 
-    # ---- notes scan: pinned cards and the supersedes map
-    t = time.perf_counter()
+def _scan_notes(source: MemorySource) -> _NotesScan:
+    """Every note's frontmatter: the supersedes map and the pinned cards."""
     note_paths = [p for p in source.list("notes") if p.endswith((".md", ".markdown"))]
     superseded_by: dict[str, str] = {}
     pinned: list[tuple[str, dict[str, Any]]] = []
@@ -684,45 +761,46 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
             superseded_by.setdefault(old, p)
         if _truthy(meta.get("pinned")):
             pinned.append((p, meta))
-    timings["scan_ms"] = (time.perf_counter() - t) * 1000
+    return _NotesScan(note_paths, superseded_by, pinned)
 
-    # ---- scope lane (inserted before the guide items)
-    n_pages = len(re.findall(r"\[\[[^\]]+\]\]", index_text or "")) if index_text else 0
-    scope = {
-        "project": str(guide_meta.get("project") or guide_meta.get("name") or source.name),
-        "notes": str(guide_meta.get("notes") or guide_meta.get("user_notes") or "").strip() or None,
+
+def _scope(source: MemorySource, guide: _Guide, notes: _NotesScan, n_pages: int,
+           n_sessions: int, newest: tuple[str, str, str] | None) -> dict[str, Any]:
+    """The folder's metadata (the window's ``scope``, also the scope lane's text)."""
+    meta = guide.meta
+    scope: dict[str, Any] = {
+        "project": str(meta.get("project") or meta.get("name") or source.name),
+        "notes": str(meta.get("notes") or meta.get("user_notes") or "").strip() or None,
         "root": str(source.root) if source.root is not None else source.name,
         "knowledge_pages": n_pages,
-        "note_cards": len(note_paths),
-        "pinned": len(pinned),
-        "rules": sum(1 for i in guide_items if i.kind == "rule"),
-        "sessions": len(sess_index),
-        "newest_session": ({"id": sess_index[-1][0], "date": sess_index[-1][1][:10],
-                            "title": sess_index[-1][2]} if sess_index else None),
+        "note_cards": len(notes.paths),
+        "pinned": len(notes.pinned),
+        "rules": sum(1 for i in guide.items if i.kind == "rule"),
+        "sessions": n_sessions,
+        "newest_session": ({"id": newest[0], "date": newest[1][:10], "title": newest[2]}
+                           if newest else None),
     }
-    newest = max(sess_index, key=lambda s: s[1]) if sess_index else None
-    if newest:
-        scope["newest_session"] = {"id": newest[0], "date": newest[1][:10], "title": newest[2]}
-    summary = (f"{scope['knowledge_pages']} knowledge pages, {scope['note_cards']} note cards "
-               f"({scope['pinned']} pinned), {scope['sessions']} sessions"
-               + (f", newest {newest[1][:10]} \"{newest[2]}\"" if newest else "")
-               + f", {scope['rules']} rules")
-    scope["summary"] = summary
-    stext = f"Project: {scope['project']}\nMemory root: {scope['root']}\nMemory holds: {summary}"
+    scope["summary"] = (f"{scope['knowledge_pages']} knowledge pages, {scope['note_cards']} note cards "
+                        f"({scope['pinned']} pinned), {scope['sessions']} sessions"
+                        + (f", newest {newest[1][:10]} \"{newest[2]}\"" if newest else "")
+                        + f", {scope['rules']} rules")
+    return scope
+
+
+def _scope_item(scope: dict[str, Any]) -> ContextItem:
+    """The scope lane's one item: project, root and what the memory holds."""
+    stext = f"Project: {scope['project']}\nMemory root: {scope['root']}\nMemory holds: {scope['summary']}"
     if scope["notes"]:
         stext += f"\nUser's notes: {scope['notes']}"
-    b.items.insert(0, ContextItem(
+    return ContextItem(
         lane="scope", status="", tokens=0, source="(folder scope)",
         reason="scope: folder metadata (project, notes, memory summary) from GUIDE.md "
                "frontmatter, knowledge/INDEX.md and sessions/index.md",
-        text=stext, freshness="today", confidence=1.0, kind="scope", path=""))
+        text=stext, freshness="today", confidence=1.0, kind="scope", path="")
 
-    if index_text:
-        b.add_file("index", "knowledge/INDEX.md", index_text,
-                   f"index: map of the knowledge wiki ({n_pages} pages), open a page for details",
-                   kind="index", stale_ok=False)
 
-    # ---- pinned lane, newest first
+def _pinned_lane(b: _Builder, source: MemorySource, pinned: list[tuple[str, dict[str, Any]]]) -> None:
+    """Pinned cards, newest first."""
     def upd(meta: dict[str, Any]) -> str:
         return normalize_date(meta.get("updated")) or normalize_date(meta.get("created")) or ""
 
@@ -733,59 +811,78 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
             if it:
                 it.rank = rank
 
-    # ---- recall: cards, thread, files
-    t = time.perf_counter()
-    mode, why = "none", "no search index"
-    cards: list[Any] = []
-    if source.index is not None:
-        emb = source.embedder()
-        try:
-            res = recall(source.index, task, k=k, embedder=emb, now=now, stale_days=stale_days,
-                         max_chars=100_000)
-            mode, why, cards = res.mode, res.why, res.cards
-            if emb is None and source.embedder_error:
-                why += f" (embeddings unavailable: {source.embedder_error})"
-        except Exception as e:  # noqa: BLE001 - the turn must not break: lanes stay empty
-            log.warning("recall failed during context assembly: %s", e)
-            mode, why = "none", f"recall failed: {e}"
-    timings["recall_ms"] = (time.perf_counter() - t) * 1000
+
+def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
+                  stale_days: int) -> _Recalled:
+    """Recall for the task; a failure leaves the recall lanes empty, never breaks the turn."""
+    if source.index is None:
+        return _Recalled("none", "no search index", [])
+    emb = source.embedder()
+    try:
+        res = recall(source.index, task, k=k, embedder=emb, now=now, stale_days=stale_days,
+                     max_chars=100_000)
+        why = res.why
+        if emb is None and source.embedder_error:
+            why += f" (embeddings unavailable: {source.embedder_error})"
+        return _Recalled(res.mode, why, res.cards)
+    except Exception as e:  # noqa: BLE001 - the turn must not break: lanes stay empty
+        log.warning("recall failed during context assembly: %s", e)
+        return _Recalled("none", f"recall failed: {e}", [])
+
+
+def _recall_lanes(found: _Recalled, source: MemorySource,
+                  superseded_by: dict[str, str]) -> _RecallLanes:
+    """Each recalled card as an item of its lane (notes and wiki pages → cards, session
+    files → thread, the rest → files); a note's own ``supersedes:`` joins ``superseded_by``."""
+    cards = found.cards
     best = max((c.score for c in cards), default=0.0)
     lane_ranks = {"cards": 0, "thread": 0, "files": 0}
-    by_lane: dict[str, list[ContextItem]] = {"cards": [], "thread": [], "files": []}
+    lanes = _RecallLanes([], [], [])
     for rank, c in enumerate(cards, 1):
         p = c.path
         if p.startswith(("notes/", "knowledge/")) and not p.endswith("/INDEX.md"):
-            lane = "cards"
+            lane, into = "cards", lanes.cards
         elif p.startswith("sessions/") and p != "sessions/index.md":
-            lane = "thread"
+            lane, into = "thread", lanes.thread
         else:
-            lane = "files"
+            lane, into = "files", lanes.files
         lane_ranks[lane] += 1
-        fresh = c.freshness + (" (stale)" if c.stale else "")
-        reason = (f"{lane} #{lane_ranks[lane]} (recall #{rank} of {len(cards)}, {mode}), "
-                  f"score {c.score:.4f}: {c.reason}")
-        if c.scope:
-            reason += f"; scope {c.scope}"
-        it = ContextItem(lane=lane, status="", tokens=0, source=c.ref, reason=reason,
-                         text=c.text, freshness=fresh, confidence=c.confidence_pct / 100.0,
-                         kind=c.kind, stale=c.stale, score=c.score, rank=lane_ranks[lane],
-                         updated=c.updated, path=p, anchor=c.anchor)
-        if best > 0 and c.score < RELATIVE_FLOOR * best:
-            it.weak = (f"{lane} #{lane_ranks[lane]}: weak match, score {c.score:.4f} below "
-                       f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
-        by_lane[lane].append(it)
+        into.append(_card_item(c, lane, lane_ranks[lane], rank, len(cards), found.mode, best))
         # Supersession known only from the recalled card itself (e.g. a mount whose notes
         # listing is partial): read its frontmatter too.
         if p.startswith("notes/"):
             for old in _supersedes(source.frontmatter(p), p):
                 superseded_by.setdefault(old, p)
+    return lanes
 
-    # Pull in the newer card when only the superseded one matched.
-    cand_paths = {it.path for its in by_lane.values() for it in its} | {p for p, _ in pinned}
+
+def _card_item(c: Card, lane: str, lane_rank: int, rank: int, n_cards: int, mode: str,
+               best: float) -> ContextItem:
+    """One recall hit as a lane item, marked weak when far below the best hit."""
+    fresh = c.freshness + (" (stale)" if c.stale else "")
+    reason = (f"{lane} #{lane_rank} (recall #{rank} of {n_cards}, {mode}), "
+              f"score {c.score:.4f}: {c.reason}")
+    if c.scope:
+        reason += f"; scope {c.scope}"
+    it = ContextItem(lane=lane, status="", tokens=0, source=c.ref, reason=reason,
+                     text=c.text, freshness=fresh, confidence=c.confidence_pct / 100.0,
+                     kind=c.kind, stale=c.stale, score=c.score, rank=lane_rank,
+                     updated=c.updated, path=c.path, anchor=c.anchor)
+    if best > 0 and c.score < RELATIVE_FLOOR * best:
+        it.weak = (f"{lane} #{lane_rank}: weak match, score {c.score:.4f} below "
+                   f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
+    return it
+
+
+def _cards_lane(b: _Builder, source: MemorySource, lanes: _RecallLanes,
+                notes: _NotesScan) -> list[ContextItem]:
+    """The recalled cards, each followed by the newer card that supersedes it when only the
+    superseded one matched."""
+    cand_paths = {it.path for its in lanes for it in its} | {p for p, _ in notes.pinned}
     cards_lane: list[ContextItem] = []
-    for it in by_lane["cards"]:
+    for it in lanes.cards:
         cards_lane.append(it)
-        newer = superseded_by.get(it.path)
+        newer = notes.superseded_by.get(it.path)
         if newer and newer not in cand_paths and it.status != "skipped" and not it.weak:
             ntext = source.read(newer)
             if ntext:
@@ -798,62 +895,146 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                     nit.rank = it.rank
                     cards_lane.append(nit)
                     cand_paths.add(newer)
-    b.items.extend(cards_lane)
+    return cards_lane
 
-    # Thread: the newest session summary first, then the hits.
+
+def _thread_summary(b: _Builder, source: MemorySource, newest: tuple[str, str, str] | None) -> None:
+    """The newest session's summary, at the head of the thread lane."""
     if newest:
         sp = f"sessions/{newest[0]}/summary.md"
         stext = source.read(sp)
         if stext:
             b.add_file("thread", sp, stext,
                        f"thread: summary of the newest session ({newest[1][:10]}, \"{newest[2]}\")")
-    b.items.extend(by_lane["thread"])
-    b.items.extend(by_lane["files"])
 
-    # ---- admission
-    count, tok_name = _counter()
-    pending = [i for i in b.items if i.status == ""]
+
+def _count_tokens(items: list[ContextItem], count: Callable[[list[str]], list[int]]) -> None:
+    """Every item's rendered size (pending items in one batch)."""
+    pending = [i for i in items if i.status == ""]
     for i, n in zip(pending, count([i.rendered() for i in pending])):
         i.tokens = i.full_tokens = n
-    for i in b.items:
+    for i in items:
         if i.status == "skipped" and not i.tokens:
             i.tokens = i.full_tokens = count([i.rendered()])[0]
-    t = time.perf_counter()
-    used = _admit(b.items, avail, superseded_by, drop_stale, stale_days, count)
-    timings["admit_ms"] = (time.perf_counter() - t) * 1000
-    timings["total_ms"] = (time.perf_counter() - t0) * 1000
-    assert used <= avail, (used, avail)
-    return ContextWindow(task=task, budget=budget, reserve=reserve, used=used, mode=mode,
-                         items=b.items, why=why, scope=scope, tokenizer=tok_name,
-                         timings={kk: round(v, 2) for kk, v in timings.items()},
-                         now=now.isoformat())
 
 
-def _admit(items: list[ContextItem], avail: int, superseded_by: dict[str, str],
-           drop_stale: bool, stale_days: int, count: Callable[[list[str]], list[int]]) -> int:
-    """Decide every item in order (rules in the module docstring); returns tokens used."""
-    used = 0
-    whole: dict[str, ContextItem] = {}   # path admitted whole → its item
-    seen_ref: dict[str, ContextItem] = {}
-    seen_text: dict[str, ContextItem] = {}
-    deferred: list[ContextItem] = []     # skipped for lane share: candidates for backfill
-    lane_start: dict[str, int] = {}
-    lane_used: dict[str, int] = {}
+class _Admission:
+    """One admission pass over a window's items (rules in the module docstring): the running
+    totals, what has been taken, and the items that wait for a backfill."""
 
-    def take(it: ContextItem, status: str) -> None:
-        nonlocal used
+    def __init__(self, avail: int, superseded_by: dict[str, str], drop_stale: bool,
+                 stale_days: int, count: Callable[[list[str]], list[int]]) -> None:
+        self.avail, self.superseded_by = avail, superseded_by
+        self.drop_stale, self.stale_days, self.count = drop_stale, stale_days, count
+        self.used = 0
+        self.whole: dict[str, ContextItem] = {}   # path admitted whole → its item
+        self.seen_ref: dict[str, ContextItem] = {}
+        self.seen_text: dict[str, ContextItem] = {}
+        self.deferred: list[ContextItem] = []     # skipped for lane share: candidates for backfill
+        self.lane_start: dict[str, int] = {}
+        self.lane_used: dict[str, int] = {}
+
+    def run(self, items: list[ContextItem]) -> int:
+        """Decide every item in order, then backfill; returns tokens used."""
+        for it in items:
+            if it.status == "skipped":
+                continue
+            if it.lane not in self.lane_start:
+                self.lane_start[it.lane] = self.avail - self.used
+            if self._ruled_out(it) or self._waits_for_share(it):
+                continue
+            self._fit(it)
+        self._backfill()
+        return self.used
+
+    def _duplicate(self, it: ContextItem) -> ContextItem | None:
+        return (self.seen_ref.get(it.source) or self.whole.get(it.path)
+                or self.seen_text.get(_text_key(it.text)))
+
+    def _ruled_out(self, it: ContextItem) -> bool:
+        """Rules 1–3: a duplicate, a weak match, a superseded card or (with ``drop_stale``)
+        a stale one is skipped; a stale one kept is flagged."""
+        dup = self._duplicate(it)
+        if dup is not None:
+            it.status = "skipped"
+            it.reason += f" — skipped: duplicate of {dup.source} ({dup.lane})"
+            return True
+        if it.weak:
+            it.status, it.reason = "skipped", it.weak
+            return True
+        newer = self.superseded_by.get(it.path)
+        if newer and it.kind not in ("guide", "rule", "index", "scope"):
+            it.status = "skipped"
+            it.reason += f" — skipped: superseded by {newer} (a newer card names it in supersedes:); the newer statement wins"
+            return True
+        if it.stale:
+            if self.drop_stale:
+                it.status = "skipped"
+                it.reason += f" — skipped: stale (updated {it.freshness.replace(' (stale)', '')}, over {self.stale_days} days)"
+                return True
+            it.reason += f"; flagged stale (over {self.stale_days} days old): verify before relying on it"
+        return False
+
+    def _room(self, it: ContextItem) -> tuple[int, int]:
+        """Tokens left in the window, and in the item's lane share."""
+        left = self.avail - self.used
+        share = int(LANE_SHARE.get(it.lane, 1.0) * self.lane_start[it.lane])
+        return left, share - self.lane_used.get(it.lane, 0)
+
+    def _waits_for_share(self, it: ContextItem) -> bool:
+        """Rule 4: an item that fits the window but not its lane's share waits for the
+        backfill (an index is a list: it is cut to its share instead)."""
+        left, lane_left = self._room(it)
+        if (it.tokens > lane_left and LANE_SHARE.get(it.lane, 1.0) < 1.0 and it.tokens <= left
+                and not (it.kind == "index" and lane_left >= MIN_TRUNCATED_TOKENS)):
+            it.status = "skipped"
+            it.reason += (f" — skipped: {it.lane} lane share ({LANE_SHARE[it.lane]:.0%} of the "
+                          f"{self.lane_start[it.lane]} tokens left at its start) spent")
+            self.deferred.append(it)
+            return True
+        return False
+
+    def _fit(self, it: ContextItem) -> None:
+        """Rule 5: admit whole or cut; else skip (and wait for the backfill if it could fit)."""
+        left, lane_left = self._room(it)
+        limit = min(left, lane_left) if LANE_SHARE.get(it.lane, 1.0) < 1.0 else left
+        if self._place(it, limit, "tokens left:"):
+            return
+        it.status = "skipped"
+        it.reason += f" — skipped: needs {it.tokens} tokens, {left} left of {self.avail}"
+        if it.tokens <= left:
+            self.deferred.append(it)
+
+    def _backfill(self) -> None:
+        """Hand unused budget back to items that waited on a lane share, in order."""
+        for it in self.deferred:
+            if self.avail - self.used <= 0:
+                break
+            if self._duplicate(it) is not None:
+                continue
+            old_reason = it.reason
+            it.reason = it.reason.split(" — skipped:", 1)[0]
+            it.status = ""
+            if self._place(it, self.avail - self.used, "backfill, tokens left:"):
+                if it.status != "skipped":
+                    it.reason += " (admitted in backfill: budget left after all lanes)"
+            else:
+                it.status = "skipped"
+                it.reason = old_reason
+
+    def _take(self, it: ContextItem, status: str) -> None:
         it.status = status
-        used += it.tokens
-        lane_used[it.lane] = lane_used.get(it.lane, 0) + it.tokens
+        self.used += it.tokens
+        self.lane_used[it.lane] = self.lane_used.get(it.lane, 0) + it.tokens
         if it.whole and it.path and status == "admitted":
-            whole[it.path] = it
-        seen_ref[it.source] = it
-        seen_text[_text_key(it.text)] = it
+            self.whole[it.path] = it
+        self.seen_ref[it.source] = it
+        self.seen_text[_text_key(it.text)] = it
 
-    def place(it: ContextItem, limit: int, why_short: str) -> bool:
+    def _place(self, it: ContextItem, limit: int, why_short: str) -> bool:
         """Admit whole or cut to ``limit`` tokens; False if it cannot be placed."""
         if it.tokens <= limit:
-            take(it, "admitted")
+            self._take(it, "admitted")
             return True
         if it.kind == "rule":
             it.status = "skipped"
@@ -862,80 +1043,11 @@ def _admit(items: list[ContextItem], avail: int, superseded_by: dict[str, str],
             return True
         if limit >= MIN_TRUNCATED_TOKENS:
             full = it.tokens
-            n = _fit(it, limit, count)
+            n = _fit(it, limit, self.count)
             if n:
                 it.tokens = n
-                take(it, "truncated")
+                self._take(it, "truncated")
                 it.reason += f" — truncated: {full} tokens cut to {n} to fit ({why_short} {limit})"
                 return True
             it.status = ""
         return False
-
-    for it in items:
-        if it.status == "skipped":
-            continue
-        if it.lane not in lane_start:
-            lane_start[it.lane] = avail - used
-        # 1. duplicates
-        dup = seen_ref.get(it.source) or whole.get(it.path) or seen_text.get(_text_key(it.text))
-        if dup is not None:
-            it.status = "skipped"
-            it.reason += f" — skipped: duplicate of {dup.source} ({dup.lane})"
-            continue
-        if it.weak:
-            it.status, it.reason = "skipped", it.weak
-            continue
-        # 2. superseded
-        newer = superseded_by.get(it.path)
-        if newer and it.kind not in ("guide", "rule", "index", "scope"):
-            it.status = "skipped"
-            it.reason += f" — skipped: superseded by {newer} (a newer card names it in supersedes:); the newer statement wins"
-            continue
-        # 3. stale
-        if it.stale:
-            if drop_stale:
-                it.status = "skipped"
-                it.reason += f" — skipped: stale (updated {it.freshness.replace(' (stale)', '')}, over {stale_days} days)"
-                continue
-            it.reason += f"; flagged stale (over {stale_days} days old): verify before relying on it"
-        # 4. lane share
-        left = avail - used
-        share = int(LANE_SHARE.get(it.lane, 1.0) * lane_start[it.lane])
-        lane_left = share - lane_used.get(it.lane, 0)
-        if (it.tokens > lane_left and LANE_SHARE.get(it.lane, 1.0) < 1.0 and it.tokens <= left
-                and not (it.kind == "index" and lane_left >= MIN_TRUNCATED_TOKENS)):
-            # An index is a list: cut to its share now rather than wait for leftovers.
-            it.status = "skipped"
-            it.reason += (f" — skipped: {it.lane} lane share ({LANE_SHARE[it.lane]:.0%} of the "
-                          f"{lane_start[it.lane]} tokens left at its start) spent")
-            deferred.append(it)
-            continue
-        # 5. fit
-        limit = min(left, lane_left) if LANE_SHARE.get(it.lane, 1.0) < 1.0 else left
-        if place(it, limit, "tokens left:"):
-            continue
-        it.status = "skipped"
-        it.reason += f" — skipped: needs {it.tokens} tokens, {left} left of {avail}"
-        if it.tokens > left:
-            continue
-        deferred.append(it)
-
-    # Backfill: hand unused budget back to items that waited on a lane share, in order.
-    for it in deferred:
-        left = avail - used
-        if left <= 0:
-            break
-        dup = seen_ref.get(it.source) or whole.get(it.path) or seen_text.get(_text_key(it.text))
-        if dup is not None:
-            continue
-        base = it.reason.split(" — skipped:", 1)[0]
-        old_reason = it.reason
-        it.reason = base
-        it.status = ""
-        if place(it, left, "backfill, tokens left:"):
-            if it.status != "skipped":
-                it.reason += " (admitted in backfill: budget left after all lanes)"
-        else:
-            it.status = "skipped"
-            it.reason = old_reason
-    return used
