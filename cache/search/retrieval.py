@@ -66,7 +66,7 @@ import re
 import time
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .aliases import expansions
 from .chunker import split_frontmatter
@@ -352,6 +352,37 @@ class RecallParams:
 DEFAULT_PARAMS = RecallParams()
 
 
+class _QueryPlan(NamedTuple):
+    """What query analysis makes of a question: (query text, list weight) pairs, the
+    question itself first, then its sub-queries; and the alias names that expand it."""
+
+    queries: list[tuple[str, float]]
+    extra_names: list[str]
+
+
+@dataclass
+class _Lists:
+    """The ranked candidate lists of one recall, by list name ("dense", "bm25", "dense:1"
+    for a sub-query's, "recent"), their fusion weights, and why a part is missing."""
+
+    ids: dict[str, list[int]] = field(default_factory=dict)
+    weights: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    #: the query vectors (the question's first), once embedded
+    qvecs: Any = None
+    embed_ms: float = 0.0
+    search_ms: float = 0.0
+    #: which kinds of list came back non-empty (set by :meth:`settle`, before feedback)
+    has_dense: bool = False
+    has_bm25: bool = False
+
+    def settle(self) -> None:
+        """Drop empty lists and note which kinds answered."""
+        self.ids = {name: ids for name, ids in self.ids.items() if ids}
+        self.has_dense = any(n.startswith("dense") for n in self.ids)
+        self.has_bm25 = any(n.startswith("bm25") for n in self.ids)
+
+
 def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | None = None,
            now: _dt.datetime | None = None, stale_days: int = 180, max_chars: int = 800,
            mode: str = "auto", rrf_k: int | None = None,
@@ -384,11 +415,42 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     k = max(1, int(k))
     depth = max(p.depth, DEPTH_PER_K * k)
     terms = query_terms(query)
-    timings = {"embed_ms": 0.0, "search_ms": 0.0}
-    notes: list[str] = []
     stages: list[str] = []
+    plan = _analyse_query(index, query, terms, mode, p, alias_groups, stages)
+    found = _Lists()
+    if mode in ("auto", "hybrid", "dense"):
+        _dense_lists(index, query, plan, embedder, depth, p, found)
+    if mode in ("auto", "hybrid", "sparse") or (mode == "dense" and "dense" not in found.ids):
+        _sparse_lists(index, terms, plan, depth, p, found)
+    found.settle()
+    answered, why = _answered(found, mode)
 
-    # ---- query analysis: sub-queries of a multi-part question, alias names
+    t = time.perf_counter()
+    fused, ranks = _fuse(index, found, answered, terms, depth, p, stages)
+    scores, rows = _adjusted_scores(index, fused, now, p.rrf_k)
+    if answered != "recent":
+        file_lists = _file_lists(index, terms, found, depth, p, stages)
+        scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
+    top_ids = _diversify(index, ranked(scores), scores, rows, p, k, stages)
+    top = [(scores[cid], cid) for cid in top_ids]
+    if stages and answered != "recent":
+        why += " + " + "; ".join(stages)
+    matched = _matched_terms(index, terms, [cid for _, cid in top], answered)
+    found.search_ms += (time.perf_counter() - t) * 1000
+
+    cards = [_card(rows[cid], cid, score, ranks.get(cid, {}),
+                   [terms[i] for i in matched.get(cid, []) if i < len(terms)],
+                   answered, found.notes, now, stale_days, max_chars)
+             for score, cid in top]
+    timings = {"embed_ms": round(found.embed_ms, 2), "search_ms": round(found.search_ms, 2)}
+    return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms,
+                        fusion=f"{FUSION}(k={p.rrf_k})+{ADJUST}")
+
+
+def _analyse_query(index: SearchIndex, query: str, terms: list[str], mode: str, p: RecallParams,
+                   alias_groups: list[list[str]] | None, stages: list[str]) -> _QueryPlan:
+    """Sub-queries of a multi-part question and alias names of the subjects it names (each
+    stage optional: a failure is named in ``stages``)."""
     parts: list[str] = []
     if p.split_weight > 0 and mode != "recent":
         try:
@@ -406,97 +468,110 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
             stages.append(f"alias expansion failed ({e})")
         if extra_names:
             stages.append("aliases: " + ", ".join(extra_names))
-    # (query text, list weight) — the question itself first
-    queries = [(query, 1.0)] + [(q, p.split_weight) for q in parts]
-    lists: dict[str, list[int]] = {}
-    weights: dict[str, float] = {}
+    return _QueryPlan([(query, 1.0)] + [(q, p.split_weight) for q in parts], extra_names)
 
-    want_dense = mode in ("auto", "hybrid", "dense")
-    if want_dense:
-        if not query.strip():
-            notes.append("empty query")
-        elif embedder is None:
-            notes.append("no embedder")
-        elif not index.has_vectors():
-            notes.append("no vectors in the index")
-        elif index.embedder_name() not in (None, embedder.name):
-            notes.append(f"index vectors are from {index.embedder_name()}, not {embedder.name}")
-        else:
-            try:
-                t = time.perf_counter()
-                qvs = embedder.embed([q for q, _ in queries])
-                timings["embed_ms"] = (time.perf_counter() - t) * 1000
-                t = time.perf_counter()
-                for i, ((_q, w), qv) in enumerate(zip(queries, qvs)):
-                    name = "dense" if i == 0 else f"dense:{i}"
-                    lists[name] = [cid for cid, _ in index.dense_search(qv, depth)]
-                    weights[name] = p.w_dense * w
-                timings["search_ms"] += (time.perf_counter() - t) * 1000
-            except Exception as e:  # noqa: BLE001 - degrade, and say why
-                log.warning("dense search failed: %s", e)
-                notes.append(f"dense search failed: {e}")
-                lists = {n: v for n, v in lists.items() if not n.startswith("dense")}
 
-    want_sparse = mode in ("auto", "hybrid", "sparse") or (mode == "dense" and "dense" not in lists)
-    if want_sparse:
-        if not terms:
-            notes.append("no search terms")
-        elif not index.has_fts():
-            notes.append("no FTS index")
-        else:
-            try:
-                t = time.perf_counter()
-                alias_terms = [x for x in query_terms(" ".join(extra_names)) if x not in terms]
-                lists["bm25"] = _sparse(index, terms, depth, alias_terms)
-                weights["bm25"] = p.w_bm25
-                for i, (q, w) in enumerate(queries[1:], 1):
-                    qt = query_terms(q)
-                    if qt:
-                        lists[f"bm25:{i}"] = _sparse(index, qt, depth)
-                        weights[f"bm25:{i}"] = p.w_bm25 * w
-                timings["search_ms"] += (time.perf_counter() - t) * 1000
-                if not lists["bm25"]:
-                    notes.append("no keyword match")
-            except Exception as e:  # noqa: BLE001
-                log.warning("FTS search failed: %s", e)
-                notes.append(f"keyword search failed: {e}")
-                lists = {n: v for n, v in lists.items() if not n.startswith("bm25")}
+def _dense_lists(index: SearchIndex, query: str, plan: _QueryPlan, embedder: Embedder | None,
+                 depth: int, p: RecallParams, found: _Lists) -> None:
+    """Vector search for the question and each sub-query; a missing part is noted."""
+    if not query.strip():
+        found.notes.append("empty query")
+    elif embedder is None:
+        found.notes.append("no embedder")
+    elif not index.has_vectors():
+        found.notes.append("no vectors in the index")
+    elif index.embedder_name() not in (None, embedder.name):
+        found.notes.append(f"index vectors are from {index.embedder_name()}, not {embedder.name}")
+    else:
+        try:
+            t = time.perf_counter()
+            qvs = embedder.embed([q for q, _ in plan.queries])
+            found.qvecs = qvs
+            found.embed_ms = (time.perf_counter() - t) * 1000
+            t = time.perf_counter()
+            for i, ((_q, w), qv) in enumerate(zip(plan.queries, qvs)):
+                name = "dense" if i == 0 else f"dense:{i}"
+                found.ids[name] = [cid for cid, _ in index.dense_search(qv, depth)]
+                found.weights[name] = p.w_dense * w
+            found.search_ms += (time.perf_counter() - t) * 1000
+        except Exception as e:  # noqa: BLE001 - degrade, and say why
+            log.warning("dense search failed: %s", e)
+            found.notes.append(f"dense search failed: {e}")
+            found.ids = {n: v for n, v in found.ids.items() if not n.startswith("dense")}
 
-    lists = {name: ids for name, ids in lists.items() if ids}
-    has_dense = any(n.startswith("dense") for n in lists)
-    has_bm25 = any(n.startswith("bm25") for n in lists)
-    if has_dense and has_bm25:
+
+def _sparse_lists(index: SearchIndex, terms: list[str], plan: _QueryPlan, depth: int,
+                  p: RecallParams, found: _Lists) -> None:
+    """BM25 for the question (with alias terms) and each sub-query; a missing part is noted."""
+    if not terms:
+        found.notes.append("no search terms")
+    elif not index.has_fts():
+        found.notes.append("no FTS index")
+    else:
+        try:
+            t = time.perf_counter()
+            alias_terms = [x for x in query_terms(" ".join(plan.extra_names)) if x not in terms]
+            found.ids["bm25"] = _sparse(index, terms, depth, alias_terms)
+            found.weights["bm25"] = p.w_bm25
+            for i, (q, w) in enumerate(plan.queries[1:], 1):
+                qt = query_terms(q)
+                if qt:
+                    found.ids[f"bm25:{i}"] = _sparse(index, qt, depth)
+                    found.weights[f"bm25:{i}"] = p.w_bm25 * w
+            found.search_ms += (time.perf_counter() - t) * 1000
+            if not found.ids["bm25"]:
+                found.notes.append("no keyword match")
+        except Exception as e:  # noqa: BLE001
+            log.warning("FTS search failed: %s", e)
+            found.notes.append(f"keyword search failed: {e}")
+            found.ids = {n: v for n, v in found.ids.items() if not n.startswith("bm25")}
+
+
+def _answered(found: _Lists, mode: str) -> tuple[str, str]:
+    """The mode that answers given the lists that came back, and why."""
+    if found.has_dense and found.has_bm25:
         answered = "hybrid"
-    elif has_dense:
+    elif found.has_dense:
         answered = "dense"
-    elif has_bm25:
+    elif found.has_bm25:
         answered = "sparse"
     else:
         answered = "recent"
     requested = "hybrid" if mode == "auto" else mode
-    why = (f"{answered}: " + ("; ".join(notes) if notes and answered != requested else
+    why = (f"{answered}: " + ("; ".join(found.notes) if found.notes and answered != requested else
                               {"hybrid": f"dense + bm25 fused ({FUSION}, {ADJUST})",
                                "dense": "dense only, as requested",
                                "sparse": "bm25 only, as requested",
                                "recent": "most recently updated, as requested"}[answered]))
+    return answered, why
 
-    t = time.perf_counter()
+
+def _fuse(index: SearchIndex, found: _Lists, answered: str, terms: list[str], depth: int,
+          p: RecallParams, stages: list[str]) -> tuple[dict[int, float], dict[int, dict[str, int]]]:
+    """Reciprocal rank fusion of the lists (the recent list when nothing searched), then the
+    pseudo-relevance-feedback pass when asked for."""
     if answered == "recent":
-        ids = index.recent(depth)
-        lists = {"recent": ids}
-        weights = {"recent": 1.0}
-    fused, ranks = rrf(lists, weights=weights, k=p.rrf_k)
+        found.ids = {"recent": index.recent(depth)}
+        found.weights = {"recent": 1.0}
+    fused, ranks = rrf(found.ids, weights=found.weights, k=p.rrf_k)
     if p.prf_weight > 0 and answered != "recent" and fused:
         try:
-            extra = _feedback_lists(index, fused, terms, qvs[0] if has_dense else None, depth, p)
+            qvec = found.qvecs[0] if found.has_dense else None
+            extra = _feedback_lists(index, fused, terms, qvec, depth, p)
             if extra:
-                lists.update(extra)
-                weights.update({n: p.prf_weight for n in extra})
-                fused, ranks = rrf(lists, weights=weights, k=p.rrf_k)
+                found.ids.update(extra)
+                found.weights.update({n: p.prf_weight for n in extra})
+                fused, ranks = rrf(found.ids, weights=found.weights, k=p.rrf_k)
                 stages.append("feedback")
         except Exception as e:  # noqa: BLE001
             log.warning("feedback stage failed: %s", e)
             stages.append(f"feedback skipped ({e})")
+    return fused, ranks
+
+
+def _adjusted_scores(index: SearchIndex, fused: dict[int, float], now: _dt.datetime,
+                     rrf_k: int) -> tuple[dict[int, float], dict[int, dict[str, Any]]]:
+    """Fused scores times the confidence and recency factor (``adj-v2``), with the rows."""
     rows = index.chunks_by_id(fused)
     scores: dict[int, float] = {}
     for cid, base in fused.items():
@@ -504,61 +579,61 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         if row is None:  # deleted between the search and now
             continue
         days = age_days(row["updated"] or row["created"], now)
-        scores[cid] = base * adjust_factor(row["confidence"], days, p.rrf_k)
-    if answered != "recent":
-        file_lists: dict[str, list[str]] = {}
-        if p.session_files and (p.session_weight > 0 or p.session_gate > 0):
-            try:
-                if has_bm25:
-                    file_lists["bm25"] = index.file_search(fts_query(terms), depth)
-                if has_dense:
-                    file_lists["dense"] = index.file_dense_search(qvs[0], depth)
-            except Exception as e:  # noqa: BLE001
-                stages.append(f"file-level search skipped ({e})")
-        scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
-    order = ranked(scores)
-    top_ids = _diversify(index, order, scores, rows, p, k, stages)
-    top = [(scores[cid], cid) for cid in top_ids]
-    if stages and answered != "recent":
-        why += " + " + "; ".join(stages)
+        scores[cid] = base * adjust_factor(row["confidence"], days, rrf_k)
+    return scores, rows
 
-    matched: dict[int, list[int]] = {}
-    or_query = fts_query(terms)
+
+def _file_lists(index: SearchIndex, terms: list[str], found: _Lists, depth: int,
+                p: RecallParams, stages: list[str]) -> dict[str, list[str]]:
+    """Whole-file rankings for session-first, when it ranks sessions by file."""
+    file_lists: dict[str, list[str]] = {}
+    if p.session_files and (p.session_weight > 0 or p.session_gate > 0):
+        try:
+            if found.has_bm25:
+                file_lists["bm25"] = index.file_search(fts_query(terms), depth)
+            if found.has_dense:
+                file_lists["dense"] = index.file_dense_search(found.qvecs[0], depth)
+        except Exception as e:  # noqa: BLE001
+            stages.append(f"file-level search skipped ({e})")
+    return file_lists
+
+
+def _matched_terms(index: SearchIndex, terms: list[str], top: list[int],
+                   answered: str) -> dict[int, list[int]]:
+    """Which query terms each top chunk holds (for the reason line; cosmetic)."""
     if terms and answered != "recent" and index.has_fts():
         try:
-            matched = index.matched_phrases(or_query, [cid for _, cid in top])
+            return index.matched_phrases(fts_query(terms), top)
         except Exception as e:  # noqa: BLE001 - cosmetic: the reason line loses its terms
             log.debug("matched-terms lookup failed: %s", e)
-    timings["search_ms"] += (time.perf_counter() - t) * 1000
+    return {}
 
-    cards = []
-    for score, cid in top:
-        row = rows[cid]
-        updated = row["updated"] or row["created"]
-        days = age_days(updated, now)
-        text, cut = truncate(row["text"] or "", max_chars)
-        mterms = [terms[i] for i in matched.get(cid, []) if i < len(terms)]
-        r = {n: v for n, v in ranks.get(cid, {}).items() if ":" not in n}
-        parts_hit = sum(1 for n in ranks.get(cid, {}) if ":" in n)
-        reason = ", ".join(f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1]))
-        if parts_hit:
-            reason += (", " if reason else "") + f"{parts_hit} sub-query list{'s' if parts_hit > 1 else ''}"
-        if not reason:
-            reason = "next to a match"
-        if answered == "recent":
-            reason = f"recent #{r.get('recent')} (no search: {'; '.join(notes) or 'as requested'})"
-        if mterms:
-            reason += "; matched: " + ", ".join(mterms)
-        cards.append(Card(
-            path=row["path"], anchor=row["anchor"], kind=row["kind"], scope=row["scope"],
-            title=row["title"], text=text, truncated=cut, freshness=freshness_label(days),
-            stale=bool(days is not None and days > stale_days),
-            confidence_pct=int(round(100 * float(row["confidence"] if row["confidence"] is not None else 0))),
-            score=round(score, 6), reason=reason, ranks=dict(r), matched_terms=mterms,
-            updated=updated, speaker=row["speaker"], chunk_id=cid))
-    timings = {key: round(v, 2) for key, v in timings.items()}
-    return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms,
-                        fusion=f"{FUSION}(k={p.rrf_k})+{ADJUST}")
+
+def _card(row: dict[str, Any], cid: int, score: float, cid_ranks: dict[str, int],
+          mterms: list[str], answered: str, notes: list[str], now: _dt.datetime,
+          stale_days: int, max_chars: int) -> Card:
+    """One recalled chunk as a card, with the reason it is there."""
+    updated = row["updated"] or row["created"]
+    days = age_days(updated, now)
+    text, cut = truncate(row["text"] or "", max_chars)
+    r = {n: v for n, v in cid_ranks.items() if ":" not in n}
+    parts_hit = sum(1 for n in cid_ranks if ":" in n)
+    reason = ", ".join(f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1]))
+    if parts_hit:
+        reason += (", " if reason else "") + f"{parts_hit} sub-query list{'s' if parts_hit > 1 else ''}"
+    if not reason:
+        reason = "next to a match"
+    if answered == "recent":
+        reason = f"recent #{r.get('recent')} (no search: {'; '.join(notes) or 'as requested'})"
+    if mterms:
+        reason += "; matched: " + ", ".join(mterms)
+    return Card(
+        path=row["path"], anchor=row["anchor"], kind=row["kind"], scope=row["scope"],
+        title=row["title"], text=text, truncated=cut, freshness=freshness_label(days),
+        stale=bool(days is not None and days > stale_days),
+        confidence_pct=int(round(100 * float(row["confidence"] if row["confidence"] is not None else 0))),
+        score=round(score, 6), reason=reason, ranks=dict(r), matched_terms=mterms,
+        updated=updated, speaker=row["speaker"], chunk_id=cid)
 
 
 #: Pseudo-relevance feedback: the best this many chunks of the first pass lend their words
