@@ -46,9 +46,9 @@ import sys
 import tempfile
 import time
 import unicodedata
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
 from brainfs.cache.search.chunker import human_date
 from brainfs.cache.search.embedder import Embedder, load_embedder
@@ -485,20 +485,13 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
         # one file per arm: two wiki arms in one evaluation must not share (and overwrite)
         # one index while resolving citations against their own pages
         closers = ctx.extra.setdefault("closers", [])
-        ix = SearchIndex(ctx.workdir / f"wiki-{len(closers)}.db")
-        ix.refresh([(p, _content_hash(t)) for p, t in wiki.items()], lambda p: wiki[p].encode(),
-                   ctx.embedder)
-        closers.append(ix.close)
+        ix = _closing_index(ctx, f"wiki-{len(closers)}.db", wiki)
         sources: dict[str, dict[int, str]] = {}  # YAML is slow: parse each page's sources once
         groups = ix.alias_groups()
         # The answer measure reads what a dreamt memory's mount returns: one index holding
         # the transcripts and the wiki, plain recall (the fusion below is the evidence
         # ablation's, not something a mount does).
-        both = {**ctx.tree, **wiki}
-        whole = SearchIndex(ctx.workdir / f"memory-{len(closers)}.db")
-        whole.refresh([(p, _content_hash(t)) for p, t in both.items()], lambda p: both[p].encode(),
-                      ctx.embedder)
-        closers.append(whole.close)
+        whole = _closing_index(ctx, f"memory-{len(closers)}.db", {**ctx.tree, **wiki})
 
         def retrieve(question: str, k: int) -> list[Passage]:
             # 3k deep: passages skipped as already credited must not leave the list short
@@ -511,23 +504,39 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
                 lists.append([(w / (_rt.RRF_K + r), index is ix, r,
                                Passage(c.ref, c.text, passage_turns(c.ref, c.text, files, sources)))
                               for r, c in enumerate(res.cards, 1)])
-            ranked = sorted(lists[0] + lists[1], key=lambda x: (-x[0], x[1], x[2]))
-            out: list[Passage] = []
-            covered: set[str] = set()
-            for _score, is_wiki, _r, p in ranked:
-                new = p.turns - covered
-                if not new or (is_wiki and len(new) < min_new_turns):
-                    continue
-                out.append(p)
-                covered |= p.turns
-                if len(out) == k:
-                    break
-            return out
+            return _merge_wiki(lists[0] + lists[1], k, min_new_turns)
 
         retrieve.read = recall_reader(whole, mode, ctx.embedder, ctx.now)  # type: ignore[attr-defined]
         return retrieve
 
     return factory
+
+
+def _closing_index(ctx: ConversationContext, name: str, files: dict[str, str]) -> SearchIndex:
+    """An index of ``files`` in the conversation's workdir, closed with the conversation."""
+    ix = SearchIndex(ctx.workdir / name)
+    ix.refresh([(p, _content_hash(t)) for p, t in files.items()], lambda p: files[p].encode(),
+               ctx.embedder)
+    ctx.extra.setdefault("closers", []).append(ix.close)
+    return ix
+
+
+def _merge_wiki(scored: list[tuple[float, bool, int, Passage]], k: int,
+                min_new_turns: int) -> list[Passage]:
+    """The top ``k`` of (score, is wiki, rank, passage) in score order, skipping a passage
+    whose turns are all credited by a higher one and a wiki passage adding too few."""
+    ranked = sorted(scored, key=lambda x: (-x[0], x[1], x[2]))
+    out: list[Passage] = []
+    covered: set[str] = set()
+    for _score, is_wiki, _r, p in ranked:
+        new = p.turns - covered
+        if not new or (is_wiki and len(new) < min_new_turns):
+            continue
+        out.append(p)
+        covered |= p.turns
+        if len(out) == k:
+            break
+    return out
 
 
 class _QueryCache:
@@ -613,7 +622,7 @@ def _mean(xs: list[float]) -> float:
     return round(sum(xs) / len(xs), 4) if xs else 0.0
 
 
-def _answers_block(found: list[tuple[int, str, int, bool]], budget: int,
+def _answers_block(found: list[_Outcome], budget: int,
                    detail: bool) -> dict[str, Any]:
     """The answer measure of one retriever: overall, by category and by conversation."""
 
@@ -635,6 +644,79 @@ def _answers_block(found: list[tuple[int, str, int, bool]], budget: int,
         out["detail"] = [{"conversation": cid, "qa": i, "category": c, "found": f}
                          for c, cid, i, f in found]
     return out
+
+
+class _Outcome(NamedTuple):
+    """One question's answer-measure outcome for one retriever."""
+
+    category: int
+    conversation: str
+    qa: int  # the question's number in its sample's qa
+    found: bool
+
+
+class _Row(NamedTuple):
+    """One question's evidence metrics for one retriever (``turn@k``, ``session@k``,
+    ``tokens@k``, ``context_tokens@k``, ``ms``: the ``questions_detail`` keys)."""
+
+    category: int
+    conversation: str
+    metrics: dict[str, float]
+
+
+@dataclass
+class _IndexStats:
+    """Indexing totals over the conversations (the output's ``index`` block)."""
+
+    files: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    bytes: int = 0
+
+
+@dataclass
+class _Tally:
+    """What :func:`evaluate` counts over the conversations, per retriever and in total."""
+
+    rows: dict[str, list[_Row]]
+    answers: dict[str, list[_Outcome]]
+    timing: dict[str, float]
+    degraded: dict[str, int] = field(default_factory=dict)
+    questions: int = 0
+    skipped: int = 0
+    dropped_ids: int = 0
+    index: _IndexStats = field(default_factory=_IndexStats)
+
+    @classmethod
+    def start(cls, names: Iterable[str]) -> _Tally:
+        names = list(names)
+        return cls(rows={n: [] for n in names}, answers={n: [] for n in names},
+                   timing={n: 0.0 for n in names})
+
+
+class _Settings(NamedTuple):
+    """The options of one :func:`evaluate` run that every conversation shares."""
+
+    ks: tuple[int, ...]
+    limit_questions: int | None
+    answer_budget: int
+    now: _dt.datetime | None
+    progress: bool
+
+
+class _Tokens:
+    """Token counts of passage texts, memoised (the same turns come back for many questions)."""
+
+    def __init__(self, count: Callable[[list[str]], list[int]]) -> None:
+        self.count = count
+        self._memo: dict[str, int] = {}
+
+    def __call__(self, texts: list[str]) -> list[int]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        for t, n in zip(missing, self.count(missing)):
+            self._memo[t] = n
+        return [self._memo[t] for t in texts]
 
 
 def evaluate(path: Path, limit_conversations: int | None = None,
@@ -670,144 +752,169 @@ def evaluate(path: Path, limit_conversations: int | None = None,
         data = [s for s in data if str(s.get("sample_id")) in wanted]
     if limit_conversations is not None:
         data = data[:limit_conversations]
+    factories = _factories(retrievers, extra_retrievers)
+    if embedder is None and any(n != "bm25" for n in factories):
+        embedder = load_embedder()
+    qemb = _QueryCache(embedder) if embedder is not None else None
+    tokens = _Tokens(token_counter())
+    settings = _Settings(ks, limit_questions, answer_budget, now, progress)
+    tally = _Tally.start(factories)
+    for ci, sample in enumerate(data):
+        _evaluate_conversation(ci, sample, factories, qemb, tokens, settings, tally)
+
+    out_retrievers = {name: _retriever_entry(name, rs, tally, ks, per_question, answer_budget)
+                      for name, rs in tally.rows.items()}
+    secs = tally.index.seconds
+    return {
+        "questions": tally.questions,
+        "conversations": len(data),
+        "skipped_questions": tally.skipped,
+        "dropped_evidence_ids": tally.dropped_ids,
+        "ks": list(ks),
+        "retrievers": out_retrievers,
+        "index": {**{k: round(v, 3) if isinstance(v, float) else v
+                     for k, v in asdict(tally.index).items()},
+                  "chunks_per_s": round(tally.index.chunks / secs, 1) if secs else 0.0},
+        "config": {"fusion": f"{_rt.FUSION}(k={_rt.RRF_K})+{_rt.ADJUST}", "strict_first": _rt.STRICT_FIRST,
+                   "embedder": embedder.name if embedder is not None else None,
+                   "data": Path(path).name},
+    }
+
+
+def _factories(retrievers: Iterable[str],
+               extra: dict[str, RetrieverFactory] | None) -> dict[str, RetrieverFactory]:
+    """The built-in retrievers by name, then the extra ones; ValueError on an unknown name."""
     names = list(retrievers)
     unknown = [n for n in names if n not in RETRIEVER_MODES]
     if unknown:
         raise ValueError(f"unknown retriever(s) {unknown}; built-ins are {list(RETRIEVER_MODES)}")
     factories: dict[str, RetrieverFactory] = {n: index_retriever(RETRIEVER_MODES[n]) for n in names}
-    factories.update(extra_retrievers or {})
-    needs_model = any(n != "bm25" for n in factories)
-    if embedder is None and needs_model:
-        embedder = load_embedder()
-    qemb = _QueryCache(embedder) if embedder is not None else None
-    count_tokens = token_counter()
-    tok_cache: dict[str, int] = {}
+    factories.update(extra or {})
+    return factories
 
-    def tokens(texts: list[str]) -> list[int]:
-        missing = [t for t in dict.fromkeys(texts) if t not in tok_cache]
-        for t, n in zip(missing, count_tokens(missing)):
-            tok_cache[t] = n
-        return [tok_cache[t] for t in texts]
 
-    kmax = max(ks)
-    # per retriever: list of (category, {metric: value})
-    rows: dict[str, list[tuple[int, str, dict[str, float]]]] = {n: [] for n in factories}
-    # per retriever: (category, conversation, question number in the sample's qa, found)
-    answers: dict[str, list[tuple[int, str, int, bool]]] = {n: [] for n in factories}
-    timing: dict[str, float] = {n: 0.0 for n in factories}
-    degraded: dict[str, int] = {}
-    n_questions = skipped = dropped_ids = 0
-    index_stats = {"files": 0, "chunks": 0, "seconds": 0.0, "embed_seconds": 0.0, "bytes": 0}
+def _evaluate_conversation(ci: int, sample: dict[str, Any],
+                           factories: dict[str, RetrieverFactory], qemb: Embedder | None,
+                           tokens: _Tokens, settings: _Settings, tally: _Tally) -> None:
+    """Index one conversation in a temporary index and score its questions."""
+    conv_id = str(sample.get("sample_id") or f"conv-{ci}")
+    tree = conversation_tree(sample)
+    conv = sample["conversation"]
+    valid = {t["dia_id"] for n in _sessions(conv) for t in conv[f"session_{n}"] if t.get("dia_id")}
+    conv_now = settings.now or question_time(sample)
+    questions = [q for q in sample.get("qa", []) if q.get("category") in CATEGORIES]
+    if settings.limit_questions is not None:
+        questions = questions[:settings.limit_questions]
 
-    for ci, sample in enumerate(data):
-        conv_id = str(sample.get("sample_id") or f"conv-{ci}")
-        tree = conversation_tree(sample)
-        conv = sample["conversation"]
-        valid = {t["dia_id"] for n in _sessions(conv) for t in conv[f"session_{n}"] if t.get("dia_id")}
-        conv_now = now or question_time(sample)
-        questions = [q for q in sample.get("qa", []) if q.get("category") in CATEGORIES]
-        if limit_questions is not None:
-            questions = questions[:limit_questions]
+    with tempfile.TemporaryDirectory(prefix="brainfs-locomo-") as tmp:
+        ix = SearchIndex(Path(tmp) / "index.db")
+        ctx = None
+        try:
+            st = ix.refresh([(p, _content_hash(t)) for p, t in tree.items()],
+                            lambda p: tree[p].encode("utf-8"), qemb)
+            tally.index.files += st["files_indexed"]
+            tally.index.chunks += st["chunks"]
+            tally.index.seconds += st["seconds"]
+            tally.index.embed_seconds += st["embed_seconds"]
+            ctx = ConversationContext(conv_id, tree, ix, qemb, conv_now, Path(tmp))
+            built = {n: f(ctx) for n, f in factories.items()}
+            qa_pos = {id(q): i for i, q in enumerate(sample.get("qa", []))}  # dicts may repeat
+            for q in questions:
+                _read_answers(q, conv_id, qa_pos[id(q)], built, tokens, settings, tally)
+                _score_evidence(q, conv_id, valid, built, ctx, tokens, settings, tally)
+        finally:
+            for close in (ctx.extra.get("closers", []) if ctx else []):
+                close()
+            ix.close()  # checkpoints the WAL: the size below is the index at rest
+        tally.index.bytes += sum(f.stat().st_size for f in Path(tmp).glob("index.db*"))
+    if settings.progress:
+        print(f"[locomo] {conv_id}: {len(tree)} sessions, {st['chunks']} turns indexed, "
+              f"{len(questions)} questions", file=sys.stderr, flush=True)
 
-        with tempfile.TemporaryDirectory(prefix="brainfs-locomo-") as tmp:
-            ix = SearchIndex(Path(tmp) / "index.db")
-            ctx = None
-            try:
-                st = ix.refresh([(p, _content_hash(t)) for p, t in tree.items()],
-                                lambda p: tree[p].encode("utf-8"), qemb)
-                index_stats["files"] += st["files_indexed"]
-                index_stats["chunks"] += st["chunks"]
-                index_stats["seconds"] += st["seconds"]
-                index_stats["embed_seconds"] += st["embed_seconds"]
-                ctx = ConversationContext(conv_id, tree, ix, qemb, conv_now, Path(tmp))
-                built = {n: f(ctx) for n, f in factories.items()}
-                qa_pos = {id(q): i for i, q in enumerate(sample.get("qa", []))}  # dicts may repeat
-                for q in questions:
-                    if answer_scored(q):
-                        for name, retrieve in built.items():
-                            read = getattr(retrieve, "read", None)
-                            if read is not None:
-                                seen = read_within(read(str(q["question"])), answer_budget, count_tokens)
-                                answers[name].append((int(q["category"]), conv_id, qa_pos[id(q)],
-                                                      answer_found(str(q["answer"]), seen)))
-                    gold, nd = clean_evidence(q.get("evidence", []), valid)
-                    dropped_ids += nd
-                    if not gold:
-                        skipped += 1
-                        continue
-                    n_questions += 1
-                    gold_set = set(gold)
-                    gold_sessions = {turn_session(g) for g in gold}
-                    cat = int(q["category"])
-                    for name, retrieve in built.items():
-                        t = time.perf_counter()
-                        passages = retrieve(str(q["question"]), kmax)
-                        took = time.perf_counter() - t
-                        timing[name] += took
-                        if ctx.extra.pop("degraded", False):
-                            degraded[name] = degraded.get(name, 0) + 1
-                        sizes = tokens([p.text for p in passages])
-                        m: dict[str, float] = {"ms": round(took * 1000, 2)}
-                        for k in ks:
-                            top = passages[:k]
-                            turns = set().union(*(p.turns for p in top)) if top else set()
-                            sess = set().union(*(p.sessions for p in top)) if top else set()
-                            m[f"turn@{k}"] = len(gold_set & turns) / len(gold_set)
-                            m[f"session@{k}"] = len(gold_sessions & sess) / len(gold_sessions)
-                            m[f"tokens@{k}"] = (sum(sizes[:k]) / len(top)) if top else 0.0
-                            m[f"context_tokens@{k}"] = float(sum(sizes[:k]))
-                        rows[name].append((cat, conv_id, m))
-            finally:
-                for close in (ctx.extra.get("closers", []) if ctx else []):
-                    close()
-                ix.close()  # checkpoints the WAL: the size below is the index at rest
-            index_stats["bytes"] += sum(f.stat().st_size for f in Path(tmp).glob("index.db*"))
-        if progress:
-            print(f"[locomo] {conv_id}: {len(tree)} sessions, {st['chunks']} turns indexed, "
-                  f"{len(questions)} questions", file=sys.stderr, flush=True)
+
+def _read_answers(q: dict[str, Any], conv_id: str, qa: int, built: dict[str, Retriever],
+                  tokens: _Tokens, settings: _Settings, tally: _Tally) -> None:
+    """The answer measure: is the gold answer in the first tokens each retriever's recall
+    returns?"""
+    if not answer_scored(q):
+        return
+    for name, retrieve in built.items():
+        read = getattr(retrieve, "read", None)
+        if read is not None:
+            seen = read_within(read(str(q["question"])), settings.answer_budget, tokens.count)
+            tally.answers[name].append(_Outcome(int(q["category"]), conv_id, qa,
+                                                answer_found(str(q["answer"]), seen)))
+
+
+def _score_evidence(q: dict[str, Any], conv_id: str, valid: set[str],
+                    built: dict[str, Retriever], ctx: ConversationContext, tokens: _Tokens,
+                    settings: _Settings, tally: _Tally) -> None:
+    """Evidence recall@k of each retriever for one question (skipped without evidence)."""
+    gold, nd = clean_evidence(q.get("evidence", []), valid)
+    tally.dropped_ids += nd
+    if not gold:
+        tally.skipped += 1
+        return
+    tally.questions += 1
+    gold_set = set(gold)
+    gold_sessions = {turn_session(g) for g in gold}
+    for name, retrieve in built.items():
+        t = time.perf_counter()
+        passages = retrieve(str(q["question"]), max(settings.ks))
+        took = time.perf_counter() - t
+        tally.timing[name] += took
+        if ctx.extra.pop("degraded", False):
+            tally.degraded[name] = tally.degraded.get(name, 0) + 1
+        m = _metrics(passages, tokens([p.text for p in passages]), gold_set, gold_sessions,
+                     settings.ks, took)
+        tally.rows[name].append(_Row(int(q["category"]), conv_id, m))
+
+
+def _metrics(passages: list[Passage], sizes: list[int], gold: set[str],
+             gold_sessions: set[int | None], ks: tuple[int, ...], took: float) -> dict[str, float]:
+    """One question's metrics at each k: turn and session recall, passage tokens."""
+    m: dict[str, float] = {"ms": round(took * 1000, 2)}
+    for k in ks:
+        top = passages[:k]
+        turns = set().union(*(p.turns for p in top)) if top else set()
+        sess = set().union(*(p.sessions for p in top)) if top else set()
+        m[f"turn@{k}"] = len(gold & turns) / len(gold)
+        m[f"session@{k}"] = len(gold_sessions & sess) / len(gold_sessions)
+        m[f"tokens@{k}"] = (sum(sizes[:k]) / len(top)) if top else 0.0
+        m[f"context_tokens@{k}"] = float(sum(sizes[:k]))
+    return m
+
+
+def _retriever_entry(name: str, rs: list[_Row], tally: _Tally, ks: tuple[int, ...],
+                     per_question: bool, answer_budget: int) -> dict[str, Any]:
+    """One retriever's block of the output: recall@k overall, by category and conversation,
+    passage sizes, speed, and the answer measure."""
 
     def block(ms: list[dict[str, float]], level: str) -> dict[str, float]:
         return {f"recall@{k}": _mean([m[f"{level}@{k}"] for m in ms]) for k in ks}
 
-    out_retrievers: dict[str, Any] = {}
-    for name, rs in rows.items():
-        ms = [m for _, _, m in rs]
-        entry: dict[str, Any] = {"turn": block(ms, "turn"), "session": block(ms, "session"),
-                                 "by_category": {}}
-        for cat in sorted(CATEGORIES):
-            cms = [m for c, _, m in rs if c == cat]
-            if cms:
-                entry["by_category"][str(cat)] = {"name": CATEGORIES[cat], "questions": len(cms),
-                                                  "turn": block(cms, "turn"),
-                                                  "session": block(cms, "session")}
-        entry["by_conversation"] = {}
-        for cid in dict.fromkeys(c for _, c, _ in rs):
-            cms = [m for _, c, m in rs if c == cid]
-            entry["by_conversation"][cid] = {"questions": len(cms), "turn": block(cms, "turn"),
-                                             "session": block(cms, "session")}
-        for k in ks:
-            entry[f"tokens@{k}"] = round(_mean([m[f"tokens@{k}"] for m in ms]), 1)
-        for k in ks:
-            entry[f"context_tokens@{k}"] = round(_mean([m[f"context_tokens@{k}"] for m in ms]), 1)
-        entry["ms_per_query"] = round(1000 * timing[name] / max(1, len(ms)), 2)
-        entry["degraded_queries"] = degraded.get(name, 0)
-        if per_question:
-            entry["questions_detail"] = [{"category": c, "conversation": cid, **m} for c, cid, m in rs]
-        if answers[name]:
-            entry["answers"] = _answers_block(answers[name], answer_budget, per_question)
-        out_retrievers[name] = entry
-
-    secs = index_stats["seconds"]
-    return {
-        "questions": n_questions,
-        "conversations": len(data),
-        "skipped_questions": skipped,
-        "dropped_evidence_ids": dropped_ids,
-        "ks": list(ks),
-        "retrievers": out_retrievers,
-        "index": {**{k: round(v, 3) if isinstance(v, float) else v for k, v in index_stats.items()},
-                  "chunks_per_s": round(index_stats["chunks"] / secs, 1) if secs else 0.0},
-        "config": {"fusion": f"{_rt.FUSION}(k={_rt.RRF_K})+{_rt.ADJUST}", "strict_first": _rt.STRICT_FIRST,
-                   "embedder": embedder.name if embedder is not None else None,
-                   "data": Path(path).name},
-    }
+    ms = [m for _, _, m in rs]
+    entry: dict[str, Any] = {"turn": block(ms, "turn"), "session": block(ms, "session"),
+                             "by_category": {}}
+    for cat in sorted(CATEGORIES):
+        cms = [m for c, _, m in rs if c == cat]
+        if cms:
+            entry["by_category"][str(cat)] = {"name": CATEGORIES[cat], "questions": len(cms),
+                                              "turn": block(cms, "turn"),
+                                              "session": block(cms, "session")}
+    entry["by_conversation"] = {}
+    for cid in dict.fromkeys(c for _, c, _ in rs):
+        cms = [m for _, c, m in rs if c == cid]
+        entry["by_conversation"][cid] = {"questions": len(cms), "turn": block(cms, "turn"),
+                                         "session": block(cms, "session")}
+    for k in ks:
+        entry[f"tokens@{k}"] = round(_mean([m[f"tokens@{k}"] for m in ms]), 1)
+    for k in ks:
+        entry[f"context_tokens@{k}"] = round(_mean([m[f"context_tokens@{k}"] for m in ms]), 1)
+    entry["ms_per_query"] = round(1000 * tally.timing[name] / max(1, len(ms)), 2)
+    entry["degraded_queries"] = tally.degraded.get(name, 0)
+    if per_question:
+        entry["questions_detail"] = [{"category": c, "conversation": cid, **m} for c, cid, m in rs]
+    if tally.answers[name]:
+        entry["answers"] = _answers_block(tally.answers[name], answer_budget, per_question)
+    return entry
