@@ -66,7 +66,7 @@ import pathlib
 import random
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from brainfs.cache.search.text import slug_words
 
@@ -152,6 +152,39 @@ CORE_ORGS = [
     ("Kobe City Digital Office", "Kobe", "municipal web and counter services"),
     ("Miyagi Rehabilitation Hospital", "Sendai", "rehabilitation medicine and outpatient therapy"),
     ("Open Access Maps Collective", "Sapporo", "open geodata for step-free routing"),
+]
+# (first, last, role, index into CORE_ORGS, city)
+CORE_PEOPLE = [
+    ("Kenji", "Watanabe", "hardware engineer", 5, "Fukuoka"),
+    ("Aiko", "Mori", "program officer", 4, "Tokyo"),
+    ("Tomás", "Herrera", "postdoctoral researcher", 0, "Osaka"),
+    ("Priya", "Iyer", "PhD student", 0, "Osaka"),
+    ("Hiroshi", "Tanaka", "station manager", 3, "Osaka"),
+    ("Mei", "Lin", "UX researcher", 1, "Kyoto"),
+    ("Oluwaseun", "Adeyemi", "data scientist", 9, "Sapporo"),
+    ("Sofia", "Rossi", "accessibility consultant", 1, "Kyoto"),
+    ("Daniel", "Okafor", "software developer", 2, "Sendai"),
+    ("Yuki", "Sato", "sign language interpreter", 6, "Nagoya"),
+    ("Farah", "Haddad", "occupational therapist", 8, "Sendai"),
+    ("Lars", "Nilsson", "visiting professor", 0, "Osaka"),
+    ("Amara", "Mensah", "community organizer", 2, "Sendai"),
+    ("Haruto", "Kobayashi", "city planner", 7, "Kobe"),
+    ("Chiara", "Bianchi", "designer", 5, "Fukuoka"),
+    ("Rafael", "Costa", "research engineer", 1, "Kyoto"),
+    ("Sakura", "Yamamoto", "ethics board coordinator", 0, "Osaka"),
+    ("Imran", "Chowdhury", "lecturer", 0, "Osaka"),
+    ("Elena", "Petrova", "grant manager", 4, "Tokyo"),
+    ("Kwame", "Asante", "transit planner", 3, "Osaka"),
+    ("Noor", "Khan", "product manager", 7, "Kobe"),
+    ("Takeshi", "Ito", "orientation and mobility instructor", 8, "Sendai"),
+    ("Ingrid", "Larsen", "audiologist", 6, "Nagoya"),
+    ("Mateo", "Fernández", "PhD student", 0, "Osaka"),
+    ("Ayesha", "Siddiqui", "speech-language therapist", 8, "Sendai"),
+    ("Jun", "Nakamura", "lab manager", 0, "Osaka"),
+    ("Leila", "Nasser", "policy advisor", 7, "Kobe"),
+    ("Marcus", "Becker", "civil engineer", 9, "Sapporo"),
+    ("Hana", "Fujita", "project coordinator", 2, "Sendai"),
+    ("Diego", "Morales", "research engineer", 5, "Fukuoka"),
 ]
 ORG_PREFIXES = [
     "Aozora", "Kestrel", "Lumen", "Harbor", "Cedar", "Tsubame", "Northgate", "Mirai",
@@ -759,6 +792,29 @@ class Session:
     ctx: dict[str, str]
     turns: list[tuple[str, str]] = field(default_factory=list)
     facts: list[int] = field(default_factory=list)
+
+
+class _Timeline(NamedTuple):
+    """When the sessions happen: each one's date and "HH:MM", and which carry a correction."""
+
+    dates: list[_dt.date]
+    times: list[str]
+    corrections: set[int]
+
+
+@dataclass
+class _SessionProgress:
+    """What :meth:`_Gen.build_sessions` carries from one session to the next."""
+
+    #: subjects in the order they are introduced, and how many have been
+    fresh: list[int]
+    introduced: int = 0
+    #: session ids given so far (a repeated id gets a number)
+    taken_ids: dict[str, int] = field(default_factory=dict)
+    #: (subject, key) of mutable facts stated so far: candidates for a correction
+    mutable_done: list[tuple[int, str]] = field(default_factory=list)
+    mutable_seen: set[tuple[int, str]] = field(default_factory=set)
+    mutable_by_subject: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
 
 
 def _slugify(text: str, max_words: int | None = None) -> str:
@@ -1434,21 +1490,26 @@ class _Gen:
         return subj
 
     def _build_world(self) -> None:
-        rng = self.rng
         self._slugs: dict[str, int] = {}
         # The world grows with the wiki: enough subjects of each kind to fill the pages,
         # never fewer than the hand-written core.
         want = math.ceil(self.n_pages * 1.05)
-        n_person = max(30, round(want * 0.50))
-        n_project = max(8, round(want * 0.08))
-        n_org = max(10, round(want * 0.14))
-        n_place = max(10, round(want * 0.12))
-        n_concept = max(10, round(want * 0.11))
-
         self._add("self", USER_FULL, USER, weight=3.0)
         for title, spec in PREFS:
             self._add("pref", title, weight=2.0, keys=_pref_keydefs(spec))
+        org_ids = self._add_orgs(max(10, round(want * 0.14)))
+        place_ids = self._add_places(max(10, round(want * 0.12)))
+        person_ids = self._add_people(max(30, round(want * 0.50)), org_ids)
+        self._add_projects(max(8, round(want * 0.08)), person_ids, org_ids, place_ids)
+        self._add_concepts(max(10, round(want * 0.11)))
+        for kind in KINDS:
+            self.cum[kind] = list(itertools.accumulate(
+                self.subjects[i].weight for i in self.by_kind[kind]))
+        self._fillers = self._make_fillers()
 
+    def _add_orgs(self, n_org: int) -> list[int]:
+        """The core organisations, then generated ones up to ``n_org``; the core's ids."""
+        rng = self.rng
         org_ids = []
         for name, city, focus in CORE_ORGS:
             org_ids.append(self._add("org", name, weight=4.0, city=city, focus=focus, staff=[]).sid)
@@ -1459,7 +1520,11 @@ class _Gen:
                 break
             self._add("org", f"{prefix} {kind}", weight=rng.uniform(0.5, 1.5),
                       city=rng.choice(CITIES), focus=focus, staff=[])
+        return org_ids
 
+    def _add_places(self, n_place: int) -> list[int]:
+        """The core places, then generated ones up to ``n_place``; the core's ids."""
+        rng = self.rng
         place_ids = []
         for name, city, what in CORE_PLACES:
             place_ids.append(self._add("place", name, weight=4.0, city=city, what=what).sid)
@@ -1470,41 +1535,14 @@ class _Gen:
                 break
             self._add("place", f"{district} {ptype}", weight=rng.uniform(0.5, 1.5),
                       city=city, what=what)
+        return place_ids
 
-        core_people = [
-            ("Kenji", "Watanabe", "hardware engineer", 5, "Fukuoka"),
-            ("Aiko", "Mori", "program officer", 4, "Tokyo"),
-            ("Tomás", "Herrera", "postdoctoral researcher", 0, "Osaka"),
-            ("Priya", "Iyer", "PhD student", 0, "Osaka"),
-            ("Hiroshi", "Tanaka", "station manager", 3, "Osaka"),
-            ("Mei", "Lin", "UX researcher", 1, "Kyoto"),
-            ("Oluwaseun", "Adeyemi", "data scientist", 9, "Sapporo"),
-            ("Sofia", "Rossi", "accessibility consultant", 1, "Kyoto"),
-            ("Daniel", "Okafor", "software developer", 2, "Sendai"),
-            ("Yuki", "Sato", "sign language interpreter", 6, "Nagoya"),
-            ("Farah", "Haddad", "occupational therapist", 8, "Sendai"),
-            ("Lars", "Nilsson", "visiting professor", 0, "Osaka"),
-            ("Amara", "Mensah", "community organizer", 2, "Sendai"),
-            ("Haruto", "Kobayashi", "city planner", 7, "Kobe"),
-            ("Chiara", "Bianchi", "designer", 5, "Fukuoka"),
-            ("Rafael", "Costa", "research engineer", 1, "Kyoto"),
-            ("Sakura", "Yamamoto", "ethics board coordinator", 0, "Osaka"),
-            ("Imran", "Chowdhury", "lecturer", 0, "Osaka"),
-            ("Elena", "Petrova", "grant manager", 4, "Tokyo"),
-            ("Kwame", "Asante", "transit planner", 3, "Osaka"),
-            ("Noor", "Khan", "product manager", 7, "Kobe"),
-            ("Takeshi", "Ito", "orientation and mobility instructor", 8, "Sendai"),
-            ("Ingrid", "Larsen", "audiologist", 6, "Nagoya"),
-            ("Mateo", "Fernández", "PhD student", 0, "Osaka"),
-            ("Ayesha", "Siddiqui", "speech-language therapist", 8, "Sendai"),
-            ("Jun", "Nakamura", "lab manager", 0, "Osaka"),
-            ("Leila", "Nasser", "policy advisor", 7, "Kobe"),
-            ("Marcus", "Becker", "civil engineer", 9, "Sapporo"),
-            ("Hana", "Fujita", "project coordinator", 2, "Sendai"),
-            ("Diego", "Morales", "research engineer", 5, "Fukuoka"),
-        ]
+    def _add_people(self, n_person: int, org_ids: list[int]) -> list[int]:
+        """The core people, then generated ones up to ``n_person``, each on an
+        organisation's staff; the core's ids."""
+        rng = self.rng
         person_ids = []
-        for first, last, role, org_i, city in core_people:
+        for first, last, role, org_i, city in CORE_PEOPLE:
             p = self._add("person", f"{first} {last}", first, weight=4.0, role=role,
                           org=org_ids[org_i], city=city)
             person_ids.append(p.sid)
@@ -1520,13 +1558,19 @@ class _Gen:
                           role=rng.choice(ROLES), org=org, city=self.subjects[org].attrs["city"])
             if p is not None:
                 self.subjects[org].attrs["staff"].append(p.sid)
+        return person_ids
 
+    def _add_projects(self, n_project: int, person_ids: list[int], org_ids: list[int],
+                      place_ids: list[int]) -> None:
+        """The core projects, then generated ones up to ``n_project``."""
+        rng = self.rng
         for name, blurb, lead, partner, site in CORE_PROJECTS:
             self._add("project", name, weight=5.0, blurb=blurb, lead=person_ids[lead],
                       partner=org_ids[partner], site=place_ids[site])
         combos3 = [(a, b) for a in PROJECT_A for b in PROJECT_B]
         rng.shuffle(combos3)
         people = self.by_kind["person"]
+        all_orgs = self.by_kind["org"]
         for a, b in combos3:
             if len(self.by_kind["project"]) >= n_project:
                 break
@@ -1535,6 +1579,9 @@ class _Gen:
                       lead=rng.choice(people), partner=rng.choice(all_orgs),
                       site=rng.choice(self.by_kind["place"]))
 
+    def _add_concepts(self, n_concept: int) -> None:
+        """The core concepts, then generated ones up to ``n_concept``."""
+        rng = self.rng
         for name, meaning in CORE_CONCEPTS:
             self._add("concept", name, weight=3.0, meaning=meaning)
         combos4 = [(m, b) for m in CONCEPT_MODS for b in CONCEPT_BASES]
@@ -1544,11 +1591,6 @@ class _Gen:
                 break
             self._add("concept", f"{mod} {base}", weight=rng.uniform(0.5, 1.5),
                       meaning=f"{bdesc}, looked at through {mdesc}")
-
-        for kind in KINDS:
-            self.cum[kind] = list(itertools.accumulate(
-                self.subjects[i].weight for i in self.by_kind[kind]))
-        self._fillers = self._make_fillers()
 
     def _draw(self, kind: str) -> int:
         """Index into ``by_kind[kind]``, weighted (core subjects come up more often)."""
@@ -1724,8 +1766,23 @@ class _Gen:
     # -- sessions ------------------------------------------------------------------------
 
     def build_sessions(self) -> None:
-        rng = self.rng
         n = self.n_sessions
+        tl = self._timeline(n)
+        # Every subject is introduced by 70 % of the timeline so that it can earn a page.
+        fresh: list[int] = []
+        for kind in ("project", "pref", "self", "org", "person", "place", "concept"):
+            fresh.extend(self.by_kind[kind])
+        prog = _SessionProgress(fresh)
+        for i in range(n):
+            self.date = tl.dates[i]
+            sess, focus = self._open_session(i, tl.dates[i], tl.times[i], prog.taken_ids)
+            self.sessions.append(sess)
+            plan = self._plan_facts(i, focus, i in tl.corrections, prog)
+            self._hold_session(sess, plan, prog)
+
+    def _timeline(self, n: int) -> _Timeline:
+        """Dates and times of the ``n`` sessions, and which of them carry a correction."""
+        rng = self.rng
         span = min(max(150, n * 2), 1095)
         start = END_DATE - _dt.timedelta(days=span)
         offsets = sorted(rng.randrange(span + 1) for _ in range(n))
@@ -1733,116 +1790,124 @@ class _Gen:
         # session, and budgeted so that every one (and what it supersedes) gets a card.
         n_corr = max(3, min(round(self.n_cards * 0.08), (self.n_cards - 2) // 3))
         corr_sessions = sorted(rng.sample(range(n // 5, n), min(n_corr, n - n // 5)))
-        corr_at = {i: True for i in corr_sessions}
         self.rare_session = int(n * 0.6)
-        # Every subject is introduced by 70 % of the timeline so that it can earn a page.
-        fresh: list[int] = []
-        for kind in ("project", "pref", "self", "org", "person", "place", "concept"):
-            fresh.extend(self.by_kind[kind])
-        introduced = 0
-        mutable_done: list[tuple[int, str]] = []
-        mutable_seen: dict[tuple[int, str], bool] = {}
-        mutable_by_subject: dict[int, list[tuple[int, str]]] = {}
-        taken_ids: dict[str, int] = {}
-        day_times: dict[_dt.date, list[int]] = {}
         dates = [start + _dt.timedelta(days=o) for o in offsets]
         counts: dict[_dt.date, int] = {}
         for d in dates:
             counts[d] = counts.get(d, 0) + 1
+        day_times: dict[_dt.date, list[int]] = {}
         for d, c in counts.items():
             day_times[d] = sorted(rng.sample(range(8 * 60, 21 * 60, 7), c))
         used_today: dict[_dt.date, int] = {}
-
-        themes = ["project", "person", "org", "place", "concept", "admin"]
-        theme_w = [42, 16, 10, 10, 10, 12]
-        for i in range(n):
-            date = dates[i]
-            self.date = date
+        times = []
+        for date in dates:
             k = used_today.get(date, 0)
             used_today[date] = k + 1
             minutes = day_times[date][k]
-            time = f"{minutes // 60:02d}:{minutes % 60:02d}"
-            theme = "project" if i == self.rare_session else rng.choices(themes, theme_w)[0]
-            ctx: dict[str, str] = {}
-            focus: int
-            if theme == "project":
-                focus = self.by_kind["project"][0] if i == self.rare_session else self.pick("project")
-                ctx["P"] = self.subjects[focus].name
-            elif theme == "person":
-                focus = self.pick("person")
-                ctx.update(N=self.subjects[focus].name, F=self.subjects[focus].first)
-            elif theme == "org":
-                focus = self.pick("org")
-                ctx["O"] = self.subjects[focus].name
-            elif theme == "place":
-                focus = self.pick("place")
-                ctx.update(PL=self.subjects[focus].name, PLC=self.subjects[focus].attrs["city"])
-            elif theme == "concept":
-                focus = self.pick("concept")
-                ctx["C"] = self.subjects[focus].name
+            times.append(f"{minutes // 60:02d}:{minutes % 60:02d}")
+        return _Timeline(dates, times, set(corr_sessions))
+
+    def _open_session(self, i: int, date: _dt.date, time: str,
+                      taken_ids: dict[str, int]) -> tuple[Session, int]:
+        """Session ``i``'s theme, title and id, and the subject it is mostly about."""
+        rng = self.rng
+        themes = ["project", "person", "org", "place", "concept", "admin"]
+        theme_w = [42, 16, 10, 10, 10, 12]
+        theme = "project" if i == self.rare_session else rng.choices(themes, theme_w)[0]
+        focus, ctx = self._session_focus(i, theme)
+        if "P" not in ctx:
+            ctx["P"] = self.subjects[self.pick("project")].name
+        t_idx = rng.randrange(len(THEME_TITLES[theme]))
+        title = THEME_TITLES[theme][t_idx].format_map(ctx)
+        ctx["_opener"] = str(t_idx) if theme == "admin" else ""
+        base = f"{date.isoformat()}-{_slugify(title, 5)}"
+        sess_id = base
+        if sess_id in taken_ids:
+            taken_ids[base] += 1
+            sess_id = f"{base}-{taken_ids[base]}"
+        taken_ids.setdefault(sess_id, 1)
+        return Session(i, sess_id, date, time, title, theme, ctx), focus
+
+    def _session_focus(self, i: int, theme: str) -> tuple[int, dict[str, str]]:
+        """The subject a session of ``theme`` is about, and its title's placeholders."""
+        rng = self.rng
+        ctx: dict[str, str] = {}
+        focus: int
+        if theme == "project":
+            focus = self.by_kind["project"][0] if i == self.rare_session else self.pick("project")
+            ctx["P"] = self.subjects[focus].name
+        elif theme == "person":
+            focus = self.pick("person")
+            ctx.update(N=self.subjects[focus].name, F=self.subjects[focus].first)
+        elif theme == "org":
+            focus = self.pick("org")
+            ctx["O"] = self.subjects[focus].name
+        elif theme == "place":
+            focus = self.pick("place")
+            ctx.update(PL=self.subjects[focus].name, PLC=self.subjects[focus].attrs["city"])
+        elif theme == "concept":
+            focus = self.pick("concept")
+            ctx["C"] = self.subjects[focus].name
+        else:
+            focus = self.by_kind["self"][0] if rng.random() < 0.4 else self.pick("pref")
+        return focus, ctx
+
+    def _plan_facts(self, i: int, focus: int, correct: bool,
+                    prog: _SessionProgress) -> list[tuple[str, int, str | None]]:
+        """Who the facts of session ``i`` are about: (what, subject, key) in turn order."""
+        rng = self.rng
+        n = self.n_sessions
+        due = math.ceil(len(prog.fresh) * min(1.0, (i + 1) / max(1.0, n * 0.7)))
+        plan: list[tuple[str, int, str | None]] = []
+        while prog.introduced < due:
+            plan.append(("fresh", prog.fresh[prog.introduced], None))
+            prog.introduced += 1
+        for _ in range(rng.randint(1, 3)):
+            plan.append(("fact", focus, None))
+        for _ in range(rng.randint(0, 2)):
+            kind = rng.choices(("person", "project", "org", "place", "self", "pref"),
+                               (30, 25, 12, 12, 8, 13))[0]
+            plan.append(("fact", self.pick(kind), None))
+        if correct and prog.mutable_done:
+            cands = prog.mutable_by_subject.get(focus) or prog.mutable_done
+            plan.append(("corr",) + rng.choice(cands))
+        if i == self.rare_session:
+            plan.append(("fact", self.by_kind["project"][0], "codename"))
+        # Cap the plan so facts never crowd out the conversation.
+        # The rare word and corrections come first so no cap can drop them; 19 is the
+        # number of user turns after the opener in a 40-turn session.
+        musts = [p for p in plan if p[0] == "corr" or p[2] == "codename"]
+        musts += [p for p in plan if p[0] == "fresh"]
+        others = [p for p in plan if p not in musts]
+        plan = (musts + others[: max(0, 12 - len(musts))])[:19]
+        rng.shuffle(plan)
+        return plan
+
+    def _hold_session(self, sess: Session, plan: list[tuple[str, int, str | None]],
+                      prog: _SessionProgress) -> None:
+        """The session's facts at their turns, its turns written, its mutable facts noted."""
+        rng = self.rng
+        n_turns = max(rng.randint(10, 40), 2 * len(plan) + 4)
+        n_turns = min(n_turns, 40)
+        user_turns = list(range(3, n_turns + 1, 2))
+        positions = sorted(rng.sample(user_turns, len(plan)))
+        facts_here: list[Fact] = []
+        for (what, sid, key), pos in zip(plan, positions):
+            if what == "corr":
+                fact = self.make_correction(sid, key, sess.index) or self.make_fact(sid, sess.index)
             else:
-                focus = self.by_kind["self"][0] if rng.random() < 0.4 else self.pick("pref")
-            if "P" not in ctx:
-                ctx["P"] = self.subjects[self.pick("project")].name
-            t_idx = rng.randrange(len(THEME_TITLES[theme]))
-            title = THEME_TITLES[theme][t_idx].format_map(ctx)
-            ctx["_opener"] = str(t_idx) if theme == "admin" else ""
-            base = f"{date.isoformat()}-{_slugify(title, 5)}"
-            sess_id = base
-            if sess_id in taken_ids:
-                taken_ids[base] += 1
-                sess_id = f"{base}-{taken_ids[base]}"
-            taken_ids.setdefault(sess_id, 1)
-            sess = Session(i, sess_id, date, time, title, theme, ctx)
-            self.sessions.append(sess)
-
-            # Decide who the facts of this session are about.
-            due = math.ceil(len(fresh) * min(1.0, (i + 1) / max(1.0, n * 0.7)))
-            plan: list[tuple[str, int, str | None]] = []
-            while introduced < due:
-                plan.append(("fresh", fresh[introduced], None))
-                introduced += 1
-            for _ in range(rng.randint(1, 3)):
-                plan.append(("fact", focus, None))
-            for _ in range(rng.randint(0, 2)):
-                kind = rng.choices(("person", "project", "org", "place", "self", "pref"),
-                                   (30, 25, 12, 12, 8, 13))[0]
-                plan.append(("fact", self.pick(kind), None))
-            if i in corr_at and mutable_done:
-                cands = mutable_by_subject.get(focus) or mutable_done
-                plan.append(("corr",) + rng.choice(cands))
-            if i == self.rare_session:
-                plan.append(("fact", self.by_kind["project"][0], "codename"))
-            # Cap the plan so facts never crowd out the conversation.
-            # The rare word and corrections come first so no cap can drop them; 19 is the
-            # number of user turns after the opener in a 40-turn session.
-            musts = [p for p in plan if p[0] == "corr" or p[2] == "codename"]
-            musts += [p for p in plan if p[0] == "fresh"]
-            others = [p for p in plan if p not in musts]
-            plan = (musts + others[: max(0, 12 - len(musts))])[:19]
-            rng.shuffle(plan)
-
-            n_turns = max(rng.randint(10, 40), 2 * len(plan) + 4)
-            n_turns = min(n_turns, 40)
-            user_turns = list(range(3, n_turns + 1, 2))
-            positions = sorted(rng.sample(user_turns, len(plan)))
-            facts_here: list[Fact] = []
-            for (what, sid, key), pos in zip(plan, positions):
-                if what == "corr":
-                    fact = self.make_correction(sid, key, i) or self.make_fact(sid, i)
-                else:
-                    fact = self.make_fact(sid, i, key)
-                fact.turn = pos
-                facts_here.append(fact)
-            sess.facts = [f.fid for f in facts_here]
-            self._write_turns(sess, n_turns, {f.turn: f for f in facts_here})
-            for f in facts_here:
-                kd = self.keydefs(self.subjects[f.sid])[f.key]
-                pair = (f.sid, f.key)
-                if kd.mode == "mutable" and pair not in mutable_seen:
-                    mutable_seen[pair] = True
-                    mutable_done.append(pair)
-                    mutable_by_subject.setdefault(f.sid, []).append(pair)
+                fact = self.make_fact(sid, sess.index, key)
+            fact.turn = pos
+            facts_here.append(fact)
+        sess.facts = [f.fid for f in facts_here]
+        self._write_turns(sess, n_turns, {f.turn: f for f in facts_here})
+        for f in facts_here:
+            kd = self.keydefs(self.subjects[f.sid])[f.key]
+            pair = (f.sid, f.key)
+            if kd.mode == "mutable" and pair not in prog.mutable_seen:
+                prog.mutable_seen.add(pair)
+                prog.mutable_done.append(pair)
+                prog.mutable_by_subject.setdefault(f.sid, []).append(pair)
 
     def _user_fact_text(self, fact: Fact, slots: _Slots) -> str:
         rng = self.rng
@@ -2088,10 +2153,59 @@ def _index_summary(g: _Gen, sid: int, current: dict[str, Fact]) -> str:
     return "; ".join(f.slots["s"].removeprefix("Nadia ") for f in current.values())
 
 
+class _PageLinks(NamedTuple):
+    """What the pages draw on: each subject's canonical facts, the current facts of other
+    subjects that mention it, and how many sessions two page subjects share."""
+
+    own: dict[int, list[Fact]]
+    mentions: dict[int, list[Fact]]
+    co: dict[int, dict[int, int]]
+
+
+class _Page(NamedTuple):
+    """One knowledge page: its file, its section of the index and its index line."""
+
+    path: str
+    text: str
+    ptype: str
+    index_line: str
+
+
+class _Citations:
+    """A page's sources in the order first cited; calling it gives a fact's marker."""
+
+    def __init__(self) -> None:
+        self.sources: list[int] = []
+        self._number: dict[int, int] = {}
+
+    def __call__(self, f: Fact) -> str:
+        if f.fid not in self._number:
+            self.sources.append(f.fid)
+            self._number[f.fid] = len(self.sources)
+        return f"[cite:{self._number[f.fid]}]"
+
+
 def _pages(g: _Gen, pages: list[int]) -> tuple[list[tuple[str, str]], str]:
     """The knowledge pages of ``pages`` and the text of knowledge/INDEX.md."""
-    rng = g.rng
-    # Canonical facts by subject, and "current" facts that mention each subject by Ref.
+    links = _page_links(g)
+    files = []
+    index_lines: dict[str, list[str]] = {}
+    for sid in pages:
+        page = _page(g, sid, links)
+        files.append((page.path, page.text))
+        index_lines.setdefault(page.ptype, []).append(page.index_line)
+    idx = ["# Knowledge index", "",
+           f"One line per page; {len(pages)} pages. Open a page for details and citations.", ""]
+    for ptype, heading in INDEX_HEADINGS:
+        lines = sorted(index_lines.get(ptype, []))
+        if lines:
+            idx += [f"## {heading}", ""] + lines + [""]
+    return files, "\n".join(idx)
+
+
+def _page_links(g: _Gen) -> _PageLinks:
+    """Canonical facts by subject, "current" facts that mention each subject by Ref, and
+    the sessions page subjects share."""
     own: dict[int, list[Fact]] = {}
     mentions: dict[int, list[Fact]] = {}
     co: dict[int, dict[int, int]] = {}
@@ -2116,86 +2230,78 @@ def _pages(g: _Gen, pages: list[int]) -> tuple[list[tuple[str, str]], str]:
             for b in subs:
                 if a != b:
                     row[b] = row.get(b, 0) + 1
+    return _PageLinks(own, mentions, co)
 
-    files = []
-    index_lines: dict[str, list[str]] = {}
-    for sid in pages:
-        subj = g.subjects[sid]
-        defs = g.keydefs(subj)
-        facts = own.get(sid, [])
-        chains: dict[str, list[Fact]] = {}
-        events: list[Fact] = []
-        for f in facts:
-            if defs[f.key].mode == "event":
-                events.append(f)
-            else:
-                chains.setdefault(f.key, []).append(f)
-        # Keep pages readable at any scale: all current values, the latest corrections,
-        # a handful of events and of mentions from other pages.
-        if len(events) > 8:
-            events = sorted(rng.sample(events, 8), key=lambda f: f.fid)
-        ment = [f for f in mentions.get(sid, []) if g.page_set.get(f.sid)]
-        if len(ment) > 5:
-            ment = sorted(rng.sample(ment, 5), key=lambda f: f.fid)
-        sources: list[int] = []
-        cite: dict[int, int] = {}
 
-        def c(f: Fact) -> str:
-            if f.fid not in cite:
-                sources.append(f.fid)
-                cite[f.fid] = len(sources)
-            return f"[cite:{cite[f.fid]}]"
+def _page(g: _Gen, sid: int, links: _PageLinks) -> _Page:
+    """The page of subject ``sid``: current values, history, mentions, related pages."""
+    rng = g.rng
+    subj = g.subjects[sid]
+    defs = g.keydefs(subj)
+    chains: dict[str, list[Fact]] = {}
+    events: list[Fact] = []
+    for f in links.own.get(sid, []):
+        if defs[f.key].mode == "event":
+            events.append(f)
+        else:
+            chains.setdefault(f.key, []).append(f)
+    # Keep pages readable at any scale: all current values, the latest corrections,
+    # a handful of events and of mentions from other pages.
+    if len(events) > 8:
+        events = sorted(rng.sample(events, 8), key=lambda f: f.fid)
+    ment = [f for f in links.mentions.get(sid, []) if g.page_set.get(f.sid)]
+    if len(ment) > 5:
+        ment = sorted(rng.sample(ment, 5), key=lambda f: f.fid)
+    c = _Citations()
+    linked: list[int] = []
+    current = {k: ch[-1] for k, ch in chains.items()}
+    ordered_keys = [k for k in defs if k in current]
+    lead = [f"{g.state_claim(current[k], sid, linked)} {c(current[k])}." for k in ordered_keys]
+    history = _page_history(g, sid, [chains[k] for k in ordered_keys], events, c, linked)
+    conn = [f"{g.claim(f, sid, linked)} {c(f)}." for f in ment]
+    co = links.co.get(sid, {})
+    related_ids = [s for s in sorted(co, key=lambda s: (-co[s], s)) if s != sid][:6]
+    for s in linked:
+        if s not in related_ids:
+            related_ids.append(s)
+    updated = max(g.sessions[g.facts[fid].session].date for fid in c.sources)
+    ptype = PAGE_TYPE[subj.kind]
+    fm = ["---", f"title: {_yq(subj.title)}", f"type: {ptype}", f"updated: {updated.isoformat()}",
+          "sources:"] + [f"  - {g.anchor(g.facts[fid])}" for fid in c.sources] + ["---"]
+    body = [f"# {subj.title}", "", " ".join(lead) if lead else
+            f"{subj.title} comes up in Nadia's sessions mostly through events, listed below.", ""]
+    if history:
+        body += ["## History", ""] + history + [""]
+    if conn:
+        body += ["## Mentioned with", "", " ".join(conn), ""]
+    if related_ids:
+        body += ["## Related", ""]
+        for s in related_ids:
+            other = g.subjects[s]
+            body.append(f"- [[{other.slug}]] ({KIND_LABEL[other.kind]})")
+        body.append("")
+    return _Page(f"knowledge/{subj.slug}.md", "\n".join(fm + body), ptype,
+                 f"- [[{subj.slug}]] — {_index_summary(g, sid, current)}")
 
-        linked: list[int] = []
-        current = {k: ch[-1] for k, ch in chains.items()}
-        ordered_keys = [k for k in defs if k in current]
-        lead = [f"{g.state_claim(current[k], sid, linked)} {c(current[k])}." for k in ordered_keys]
-        history: list[tuple[int, str]] = []
-        for k in ordered_keys:
-            ch = chains[k]
-            if len(ch) > 1:
-                for f in ch[-3:]:
-                    date = g.sessions[f.session].date.isoformat()
-                    if f.mode == "correction":
-                        history.append((f.fid, f"- {date}: corrected. {g.claim(f, sid, linked)} {c(f)}."))
-                    else:
-                        history.append((f.fid, f"- {date}: {g.claim(f, sid, linked)} {c(f)}."))
-        for f in events:
-            date = g.sessions[f.session].date.isoformat()
-            history.append((f.fid, f"- {date}: {g.claim(f, sid, linked)} {c(f)}."))
-        history.sort()
-        conn = [f"{g.claim(f, sid, linked)} {c(f)}." for f in ment]
-        related_ids = [s for s in sorted(co.get(sid, {}), key=lambda s: (-co[sid][s], s))
-                       if s != sid][:6]
-        for s in linked:
-            if s not in related_ids:
-                related_ids.append(s)
-        updated = max(g.sessions[g.facts[fid].session].date for fid in sources)
-        ptype = PAGE_TYPE[subj.kind]
-        fm = ["---", f"title: {_yq(subj.title)}", f"type: {ptype}", f"updated: {updated.isoformat()}",
-              "sources:"] + [f"  - {g.anchor(g.facts[fid])}" for fid in sources] + ["---"]
-        body = [f"# {subj.title}", "", " ".join(lead) if lead else
-                f"{subj.title} comes up in Nadia's sessions mostly through events, listed below.", ""]
-        if history:
-            body += ["## History", ""] + [line for _, line in history] + [""]
-        if conn:
-            body += ["## Mentioned with", "", " ".join(conn), ""]
-        if related_ids:
-            body += ["## Related", ""]
-            for s in related_ids:
-                other = g.subjects[s]
-                body.append(f"- [[{other.slug}]] ({KIND_LABEL[other.kind]})")
-            body.append("")
-        files.append((f"knowledge/{subj.slug}.md", "\n".join(fm + body)))
-        index_lines.setdefault(ptype, []).append(
-            f"- [[{subj.slug}]] — {_index_summary(g, sid, current)}")
-    idx = ["# Knowledge index", "",
-           f"One line per page; {len(pages)} pages. Open a page for details and citations.", ""]
-    for ptype, heading in INDEX_HEADINGS:
-        lines = sorted(index_lines.get(ptype, []))
-        if lines:
-            idx += [f"## {heading}", ""] + lines + [""]
-    return files, "\n".join(idx)
+
+def _page_history(g: _Gen, sid: int, chains: list[list[Fact]], events: list[Fact],
+                  c: _Citations, linked: list[int]) -> list[str]:
+    """The History section's lines in fact order: the last changes of each value that
+    changed, and the events."""
+    history: list[tuple[int, str]] = []
+    for ch in chains:
+        if len(ch) > 1:
+            for f in ch[-3:]:
+                date = g.sessions[f.session].date.isoformat()
+                if f.mode == "correction":
+                    history.append((f.fid, f"- {date}: corrected. {g.claim(f, sid, linked)} {c(f)}."))
+                else:
+                    history.append((f.fid, f"- {date}: {g.claim(f, sid, linked)} {c(f)}."))
+    for f in events:
+        date = g.sessions[f.session].date.isoformat()
+        history.append((f.fid, f"- {date}: {g.claim(f, sid, linked)} {c(f)}."))
+    history.sort()
+    return [line for _, line in history]
 
 
 def _guide(g: _Gen) -> str:
