@@ -28,7 +28,7 @@ The newer statement wins; the caller orders them.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from brainfs.cache.search.retrieval import STOPWORDS
 
@@ -124,6 +124,18 @@ def _norm_word(w: str) -> str:
 def frame_of(text: str, self_name: str | None = None) -> Frame:
     """The frame of one statement; ``self_name`` (the speaker, or the page's subject) is
     read as the subject like "I"."""
+    raw = _TOKEN_RE.findall(_plain(text))
+    self_parts = self_name.split() if self_name else []
+    out = _Tokens()
+    i = 0
+    while i < len(raw):
+        i = _read_token(raw, i, self_name, self_parts, out)
+    return _frame(out)
+
+
+def _plain(text: str) -> str:
+    """The statement without what carries no meaning for its frame: annotations, quotes,
+    idioms with "no" that negate nothing, "right now", do-support."""
     text = _PREFIX_RE.sub("", text.replace("“", " ").replace("”", " ").strip())
     text = _iso_dates(strip_annotations(text).replace("’", "'"))
     # idioms with "no" that negate nothing
@@ -131,90 +143,113 @@ def frame_of(text: str, self_name: str | None = None) -> Frame:
     text = re.sub(r"\bno longer\b", "not", text, flags=re.I)
     text = re.sub(r"\b(?:these days|nowadays|at the moment|right now|for now)\b", " ", text, flags=re.I)
     # present-tense do-support carries no meaning of its own ("I do not like" = "I like" negated)
-    text = re.sub(r"\b(?:do|does)\s+not\b", "not", text, flags=re.I)
-    raw = _TOKEN_RE.findall(text)
-    self_parts = self_name.split() if self_name else []
-    toks: list[str] = []
-    slots: list[tuple[str, str]] = []
-    slot_pos: list[int] = []
-    negated = False
-    i = 0
-    while i < len(raw):
-        w = raw[i]
-        low = w.lower()
-        if w in _PUNCT:
-            i += 1
+    return re.sub(r"\b(?:do|does)\s+not\b", "not", text, flags=re.I)
+
+
+@dataclass
+class _Tokens:
+    """A statement's normalized tokens as they are read (see :class:`Frame`)."""
+
+    toks: list[str] = field(default_factory=list)
+    slots: list[tuple[str, str]] = field(default_factory=list)
+    slot_pos: list[int] = field(default_factory=list)
+    negated: bool = False
+
+    def slot(self, kind: str, value: str) -> None:
+        self.slot_pos.append(len(self.toks))
+        self.toks.append(f"<{kind}>")
+        self.slots.append((kind, value))
+
+
+def _read_token(raw: list[str], i: int, self_name: str | None, self_parts: list[str],
+                out: _Tokens) -> int:
+    """Read the token at ``raw[i]`` (with what belongs to it) into ``out``; the index of
+    the next one."""
+    w = raw[i]
+    low = w.lower()
+    if w in _PUNCT:
+        return i + 1
+    prev = next((raw[k] for k in range(i - 1, -1, -1)), None)
+    if self_parts and raw[i:i + len(self_parts)] == self_parts:
+        nxt = raw[i + len(self_parts)].lower() if i + len(self_parts) < len(raw) else ""
+        out.toks.append("<self's>" if nxt == "s" else "<self>")
+        return i + len(self_parts) + (1 if nxt == "s" else 0)
+    if low.endswith("'s") and self_parts and w[:-2] == self_name:
+        out.toks.append("<self's>")
+        return i + 1
+    parts = _CONTRACTIONS.get(low)
+    if parts is None and low.endswith("n't"):
+        parts = [low[:-3], "not"]
+    for p in parts or [low]:
+        if _read_word(p, w, out):
             continue
-        prev = next((raw[k] for k in range(i - 1, -1, -1)), None)
-        if self_parts and raw[i:i + len(self_parts)] == self_parts:
-            nxt = raw[i + len(self_parts)].lower() if i + len(self_parts) < len(raw) else ""
-            toks.append("<self's>" if nxt == "s" else "<self>")
-            i += len(self_parts) + (1 if nxt == "s" else 0)
-            continue
-        if low.endswith("'s") and self_parts and w[:-2] == self_name:
-            toks.append("<self's>")
-            i += 1
-            continue
-        parts = _CONTRACTIONS.get(low)
-        if parts is None and low.endswith("n't"):
-            parts = [low[:-3], "not"]
-        for p in parts or [low]:
-            if p in _SELF:
-                toks.append(_SELF[p])
-            elif p in _NEG:
-                negated = True
-            elif p in _FILLERS:
-                pass
-            elif p in _WEEKDAYS:
-                # relative to the week it was said in: "ready for Friday" is no lasting value
-                slot_pos.append(len(toks))
-                toks.append("<weekday>")
-                slots.append(("weekday", p))
-            elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", p) or (p in _MONTHS and w[0].isupper()) or \
-                    re.fullmatch(r"(?:19|20)\d\d", p):  # "may" the verb is no month
-                slot_pos.append(len(toks))
-                toks.append("<date>")
-                slots.append(("date", p))
-            elif p[0].isdigit() or p in _NUMBER_WORDS:
-                slot_pos.append(len(toks))
-                toks.append("<num>")
-                slots.append(("num", str(_NUMBER_WORDS.get(p, p.replace(",", "")))))
-            elif w[0].isupper() and prev is not None and prev not in _CLAUSE_END and not parts:
-                # A proper noun inside the sentence (a run of them is one slot). Not a
-                # clause opener ("…: Wow"), and not a vocative ("Thanks, Caroline!"): a name
-                # addressed is not a value of the statement.
-                name = [w]
-                while i + 1 < len(raw) and raw[i + 1][0].isupper() and raw[i + 1].lower() not in _SELF:
-                    i += 1
-                    name.append(raw[i])
-                nxt = raw[i + 1] if i + 1 < len(raw) else None
-                if prev == "," and (nxt is None or nxt in _PUNCT):
-                    i += 1
-                    continue
-                value = " ".join(name)
-                if value.endswith("'s"):
-                    value = value[:-2]
-                slot_pos.append(len(toks))
-                toks.append("<name>")
-                slots.append(("name", value.lower()))
-            else:
-                toks.append(_norm_word(p))
+        if w[0].isupper() and prev is not None and prev not in _CLAUSE_END and not parts:
+            i = _read_name(raw, i, prev, out)
+        else:
+            out.toks.append(_norm_word(p))
+    return i + 1
+
+
+def _read_word(p: str, w: str, out: _Tokens) -> bool:
+    """A pronoun of the subject, a negation, a filler or a slot other than a name (a
+    weekday, a date, a number) into ``out``; False when ``p`` is none of them."""
+    if p in _SELF:
+        out.toks.append(_SELF[p])
+    elif p in _NEG:
+        out.negated = True
+    elif p in _FILLERS:
+        pass
+    elif p in _WEEKDAYS:
+        # relative to the week it was said in: "ready for Friday" is no lasting value
+        out.slot("weekday", p)
+    elif re.fullmatch(r"\d{4}-\d{2}-\d{2}", p) or (p in _MONTHS and w[0].isupper()) or \
+            re.fullmatch(r"(?:19|20)\d\d", p):  # "may" the verb is no month
+        out.slot("date", p)
+    elif p[0].isdigit() or p in _NUMBER_WORDS:
+        out.slot("num", str(_NUMBER_WORDS.get(p, p.replace(",", ""))))
+    else:
+        return False
+    return True
+
+
+def _read_name(raw: list[str], i: int, prev: str, out: _Tokens) -> int:
+    """A proper noun inside the sentence (a run of them is one slot) into ``out``; the
+    index of its last token (one more for a vocative, skipped with its punctuation)."""
+    # Not a clause opener ("…: Wow", see the caller), and not a vocative ("Thanks,
+    # Caroline!"): a name addressed is not a value of the statement.
+    name = [raw[i]]
+    while i + 1 < len(raw) and raw[i + 1][0].isupper() and raw[i + 1].lower() not in _SELF:
         i += 1
-    verbs = {t for t in toks if t in _STATIVE}
-    verb = next((k for k, t in enumerate(toks) if t in _STATIVE), -1)
+        name.append(raw[i])
+    nxt = raw[i + 1] if i + 1 < len(raw) else None
+    if prev == "," and (nxt is None or nxt in _PUNCT):
+        return i + 1
+    value = " ".join(name)
+    if value.endswith("'s"):
+        value = value[:-2]
+    out.slot("name", value.lower())
+    return i
+
+
+def _frame(t: _Tokens) -> Frame:
+    """The frame of the tokens read: its main verb, and whether it is a present state and
+    a functional one (one value at a time)."""
+    toks = t.toks
+    verbs = {x for x in toks if x in _STATIVE}
+    verb = next((k for k, x in enumerate(toks) if x in _STATIVE), -1)
     main = toks[verb] if verb >= 0 else ""
     # "-ed" marks a past event, except after "be" (a state: "I'm swamped", "is named")
-    past_or_plan = any(t in _NOT_STATE or (t.endswith("ed") and t != "need" and (k == 0 or toks[k - 1] != "be"))
-                       for k, t in enumerate(toks))
+    past_or_plan = any(x in _NOT_STATE or (x.endswith("ed") and x != "need" and (k == 0 or toks[k - 1] != "be"))
+                       for k, x in enumerate(toks))
     stative = bool(verbs) and not past_or_plan
-    progressive = any(t == "be" and k + 1 < len(toks) and toks[k + 1].endswith("ing")
-                      for k, t in enumerate(toks))
+    progressive = any(x == "be" and k + 1 < len(toks) and toks[k + 1].endswith("ing")
+                      for k, x in enumerate(toks))
     # A verb right after "that/which/who/to" heads a subordinate or infinitive clause
     # ("questions that work with NVDA", "to be ready"): no main predicate to decide on.
     if verb > 0 and toks[verb - 1] in ("that", "which", "who", "to"):
         main = ""
     # the main verb decides: "I need to be ready" is about needing, not being
-    return Frame(tuple(toks), tuple(slots), tuple(slot_pos), verb, negated, stative,
+    return Frame(tuple(toks), tuple(t.slots), tuple(t.slot_pos), verb, t.negated, stative,
                  stative and main in _FUNCTIONAL and not progressive,
                  stative and main in _FUNCTIONAL_IF_NUMBER)
 
