@@ -42,6 +42,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
@@ -441,85 +442,66 @@ class SearchIndex:
         """
         t0 = time.perf_counter()
         current = dict(files)
+        known, old_format = self._known_hashes(len(current))
+        removed = [p for p in known if p not in current]
+        todo = sorted(p for p, h in current.items() if known.get(p) != h)
+        stats = _RefreshStats(skipped=len(current) - len(todo))
+        for p in removed:
+            self.remove_file(p)
+            stats.removed += 1
+        batches = _Batches(self, self._vector_embedder(embedder, stats), stats)
+        for i, path in enumerate(todo):
+            chunks = self._read_chunks(path, read, stats)
+            if chunks is None:
+                continue
+            batches.add(path, current[path], chunks)
+            if progress:
+                progress(i + 1, len(todo))
+        batches.flush()
+        if batches.embedder is not None:
+            stats.embedded += self._fill_missing_vectors(batches.embedder)
+            stats.embed_cache_hits = getattr(batches.embedder, "hits", 0)
+        if old_format and not stats.failed:
+            with self._lock, self.conn:
+                self._set_meta("schema_version", str(SCHEMA_VERSION))
+        return stats.to_dict(time.perf_counter() - t0)
+
+    def _known_hashes(self, n_files: int) -> tuple[dict[str, str], bool]:
+        """Indexed path → content hash, and whether the index is of an older format (then
+        every hash is blanked: each file is read and embedded again, once)."""
         known = self.file_hashes()
         old_format = int(self.meta("schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION
         if old_format:
             log.warning("%s: updating the index from format %s to %s: re-reading and "
                         "re-embedding all %d files once", self.db_path,
-                        self.meta("schema_version"), SCHEMA_VERSION, len(current))
+                        self.meta("schema_version"), SCHEMA_VERSION, n_files)
             known = {p: "" for p in known}
-        removed = [p for p in known if p not in current]
-        todo = sorted(p for p, h in current.items() if known.get(p) != h)
-        stats: dict[str, Any] = {"files_indexed": 0, "chunks": 0, "skipped": len(current) - len(todo),
-                                 "removed": 0, "failed": 0, "embedded": 0, "embed_error": None}
-        for p in removed:
-            self.remove_file(p)
-            stats["removed"] += 1
+        return known, old_format
 
-        use_vec = False
-        if embedder is not None:
-            use_vec = self._prepare_vectors(embedder)
-            if not use_vec:
-                stats["embed_error"] = self.vec_error
-            else:
-                embedder = _cached(embedder)  # texts embedded before are not embedded again
+    def _vector_embedder(self, embedder: Embedder | None, stats: _RefreshStats) -> Embedder | None:
+        """The embedder to make vectors with (memoised), or None when there is none or the
+        vector table cannot take its vectors (said in ``stats.embed_error``)."""
+        if embedder is None:
+            return None
+        if not self._prepare_vectors(embedder):
+            stats.embed_error = self.vec_error
+            return None
+        return _cached(embedder)  # texts embedded before are not embedded again
 
-        embed_seconds = 0.0
-        pending: list[tuple[str, str, list[Chunk]]] = []
-        pending_n = 0
-        total = len(todo)
-
-        def flush() -> None:
-            nonlocal pending, pending_n, use_vec, embed_seconds
-            vectors = None
-            all_chunks = [c for _, _, cs in pending for c in cs]
-            if use_vec and all_chunks:
-                te = time.perf_counter()
-                try:
-                    texts = [t for _, _, cs in pending for t in embed_texts(cs)]
-                    vectors = embedder.embed(texts)  # type: ignore[union-attr]
-                    stats["embedded"] += len(all_chunks)
-                except Exception as e:  # noqa: BLE001 - degrade to FTS-only, say so
-                    log.warning("embedding failed, continuing without vectors: %s", e)
-                    stats["embed_error"] = str(e)
-                    use_vec = False
-                embed_seconds += time.perf_counter() - te
-            self._write_batch(pending, vectors)
-            stats["files_indexed"] += len(pending)
-            stats["chunks"] += len(all_chunks)
-            pending, pending_n = [], 0
-
-        for i, path in enumerate(todo):
-            try:
-                data = read(path)
-            except Exception as e:  # noqa: BLE001 - one unreadable file must not stop the rest
-                log.warning("cannot read %s for indexing: %s", path, e)
-                stats["failed"] += 1
-                continue
-            text = decode(data if data is not None else b"")
-            chunks = index_chunks(path, text)
-            self._names[path] = page_names(path, text)
-            pending.append((path, current[path], chunks))
-            pending_n += len(chunks)
-            if pending_n >= EMBED_BATCH or len(pending) >= EMBED_BATCH:
-                flush()
-            if progress:
-                progress(i + 1, total)
-        if pending:
-            flush()
-
-        if use_vec:
-            stats["embedded"] += self._fill_missing_vectors(embedder)  # type: ignore[arg-type]
-            stats["embed_cache_hits"] = getattr(embedder, "hits", 0)
-        if old_format and not stats["failed"]:
-            with self._lock, self.conn:
-                self._set_meta("schema_version", str(SCHEMA_VERSION))
-
-        secs = time.perf_counter() - t0
-        stats["seconds"] = round(secs, 3)
-        stats["embed_seconds"] = round(embed_seconds, 3)
-        stats["chunks_per_s"] = round(stats["chunks"] / secs, 1) if secs > 0 and stats["chunks"] else 0.0
-        return stats
+    def _read_chunks(self, path: str, read: Callable[[str], bytes],
+                     stats: _RefreshStats) -> list[Chunk] | None:
+        """One file's chunks (its page names noted for the alias table); None when it
+        cannot be read."""
+        try:
+            data = read(path)
+        except Exception as e:  # noqa: BLE001 - one unreadable file must not stop the rest
+            log.warning("cannot read %s for indexing: %s", path, e)
+            stats.failed += 1
+            return None
+        text = decode(data if data is not None else b"")
+        chunks = index_chunks(path, text)
+        self._names[path] = page_names(path, text)
+        return chunks
 
     def _fill_missing_vectors(self, embedder: Embedder) -> int:
         """Embed chunks whose vector is missing; returns how many were embedded."""
@@ -746,6 +728,74 @@ class SearchIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass
+class _RefreshStats:
+    """What one :meth:`SearchIndex.refresh` did (returned as a dict by :meth:`to_dict`)."""
+
+    files_indexed: int = 0
+    chunks: int = 0
+    skipped: int = 0
+    removed: int = 0
+    failed: int = 0
+    embedded: int = 0
+    embed_error: str | None = None
+    #: texts the embedding memo answered (reported only when vectors were made)
+    embed_cache_hits: int | None = None
+    embed_seconds: float = 0.0
+
+    def to_dict(self, secs: float) -> dict[str, Any]:
+        """The stats as refresh returns them, with the run's ``secs``."""
+        out: dict[str, Any] = {"files_indexed": self.files_indexed, "chunks": self.chunks,
+                               "skipped": self.skipped, "removed": self.removed,
+                               "failed": self.failed, "embedded": self.embedded,
+                               "embed_error": self.embed_error}
+        if self.embed_cache_hits is not None:
+            out["embed_cache_hits"] = self.embed_cache_hits
+        out["seconds"] = round(secs, 3)
+        out["embed_seconds"] = round(self.embed_seconds, 3)
+        out["chunks_per_s"] = round(self.chunks / secs, 1) if secs > 0 and self.chunks else 0.0
+        return out
+
+
+class _Batches:
+    """Files waiting to be embedded and written, in batches of about ``EMBED_BATCH``
+    chunks; an embedding failure drops vectors for the rest of the refresh (FTS only)."""
+
+    def __init__(self, index: SearchIndex, embedder: Embedder | None, stats: _RefreshStats) -> None:
+        self.index, self.embedder, self.stats = index, embedder, stats
+        self.pending: list[tuple[str, str, list[Chunk]]] = []
+        self.pending_n = 0
+
+    def add(self, path: str, hash_: str, chunks: list[Chunk]) -> None:
+        """Queue one file's chunks; write the batch when it is full."""
+        self.pending.append((path, hash_, chunks))
+        self.pending_n += len(chunks)
+        if self.pending_n >= EMBED_BATCH or len(self.pending) >= EMBED_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Embed (when vectors are made) and write the queued files in one transaction."""
+        if not self.pending:
+            return
+        vectors = None
+        all_chunks = [c for _, _, cs in self.pending for c in cs]
+        if self.embedder is not None and all_chunks:
+            te = time.perf_counter()
+            try:
+                texts = [t for _, _, cs in self.pending for t in embed_texts(cs)]
+                vectors = self.embedder.embed(texts)
+                self.stats.embedded += len(all_chunks)
+            except Exception as e:  # noqa: BLE001 - degrade to FTS-only, say so
+                log.warning("embedding failed, continuing without vectors: %s", e)
+                self.stats.embed_error = str(e)
+                self.embedder = None
+            self.stats.embed_seconds += time.perf_counter() - te
+        self.index._write_batch(self.pending, vectors)
+        self.stats.files_indexed += len(self.pending)
+        self.stats.chunks += len(all_chunks)
+        self.pending, self.pending_n = [], 0
 
 
 def _cached(embedder: Embedder) -> Embedder:
