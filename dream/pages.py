@@ -233,66 +233,96 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
     models: dict[str, PageModel] = defaultdict(PageModel)
     newest = max((f.get("date") or "" for f in facts), default="")
     stale_days = int(settings.get("stale_after_days", 365))
-    stated = statements(facts + cards, subs, rel_cache)
-    groups = group_statements(stated)
+    groups = group_statements(statements(facts + cards, subs, rel_cache))
     # a card's "not X" closes a current value X of the same kind
     card_negs = [(c, R.negated_values(c["text"])) for c in cards]
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
-    for (subj, attr, _key), group in sorted(groups.items()):
-        for c, negs in card_negs:
-            cur = play(group).current
-            if cur is None or c in [g.fact for g in group]:
-                continue
-            shared = set(T.content_words(c["text"])) & (set(T.content_words(cur.fact["text"]))
-                                                          - set(T.content_words(cur.value)))
-            if _mentions(tuple(negs), cur.value) and (shared or attr == "format"
-                                                      or cur.value.lower() in FORMATS):
-                # "SVG, not PDF": the new value of the same kind replaces the old one
-                new = next((n for n, o in reach.pairs(c["text"]) if n and _same(o, cur.value)), None)
-                if new:
-                    group.append(Stated(subj, attr, _key, new, subs.slug_for(new), "set", c,
-                                        cur.detail, cur.phrase))
-                else:
-                    group.append(Stated(subj, attr, _key, cur.value, cur.value_slug, "end", c))
+    for (subj, attr, key), group in sorted(groups.items()):
+        _apply_cards(group, card_negs, subj, attr, key, subs)
         out = play(group)
         title = subs.by_slug[subj].title
         for st in group:
             if not st.event:
                 used.update({(id(st.fact), subj), (id(st.fact), st.value_slug)})
-        for old, first, new in out.replaced:
-            n_replaced += 1
-            for slug in {subj, old.value_slug} - {None}:
-                models[slug].replaced_facts.append(first)
-                models[slug].replaced_facts.append(old)
-            held = human_day(first.fact.get("date"))
-            until = human_day(fact_date(new.fact))
-            by = (f"replaced by {new.value}" if new.op == "set" and new.attr == old.attr
-                  else "ended")
-            line = _cite_claim(f"{_past_text(old, title)} (from {held})", first.fact, "Superseded",
-                               extra=f"— until {until}, {by}", extra_f=new.fact)
-            for slug in {subj, old.value_slug} - {None}:
-                models[slug].superseded.append(line)
+        n_replaced += _superseded_lines(models, out, subj, title)
         if out.current is not None and (out.current.attr in SINGLE or out.current.op != "end"):
-            st = out.current
-            since = out.since or st
-            text = f"{now_text(st, title)} (since {human_day(fact_date(since.fact))})"
-            # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped
-            last = st.fact.get("date") or ""
-            if newest and last and _days(last, newest) > stale_days:
-                text = text[:-1] + f"; not confirmed since {human_day(last)})"
-            line = _cite_claim(text, since.fact, "Now")
-            line.group = attr
-            for slug in {subj, st.value_slug} - {None}:
-                models[slug].now.append(line)
-            # numbers and deadlines also belong to the projects and organisations named with them
-            if attr in ("number", "deadline"):
-                for n in since.fact.get("names", []):
-                    s2 = subs.slug_for(n)
-                    if s2 and s2 != subj and subs.by_slug[s2].type in ("project", "organization"):
-                        models[s2].now.append(line)
-    # the timeline: every other fact of the page
+            _current_line(models, out.current, out.since or out.current, subj, attr, title, subs,
+                          newest, stale_days)
     cap = int(settings.get("max_timeline", settings.get("max_facts_per_page", 200)))
+    _timelines(models, facts, subs, superseded_facts, used, cap)
+    for m in models.values():
+        m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
+        m.now = _unique(m.now)
+        m.superseded = _unique(m.superseded)
+    return dict(models), n_replaced, groups
+
+
+def _apply_cards(group: list[Stated], card_negs: list[tuple[dict, list[str]]], subj: str, attr: str,
+                 key: str, subs: Subjects) -> None:
+    """A correction card that says "not X" of the group's current value X replaces it with
+    the card's new value ("SVG, not PDF"), or ends it: appended to ``group``."""
+    for c, negs in card_negs:
+        cur = play(group).current
+        if cur is None or c in [g.fact for g in group]:
+            continue
+        shared = set(T.content_words(c["text"])) & (set(T.content_words(cur.fact["text"]))
+                                                      - set(T.content_words(cur.value)))
+        if _mentions(tuple(negs), cur.value) and (shared or attr == "format"
+                                                  or cur.value.lower() in FORMATS):
+            # "SVG, not PDF": the new value of the same kind replaces the old one
+            new = next((n for n, o in reach.pairs(c["text"]) if n and _same(o, cur.value)), None)
+            if new:
+                group.append(Stated(subj, attr, key, new, subs.slug_for(new), "set", c,
+                                    cur.detail, cur.phrase))
+            else:
+                group.append(Stated(subj, attr, key, cur.value, cur.value_slug, "end", c))
+
+
+def _superseded_lines(models: dict[str, PageModel], out: Outcome, subj: str, title: str) -> int:
+    """Each replaced value as a ``## Superseded`` line (when it held, what replaced it) on
+    the subject's page and the value's; how many were replaced."""
+    for old, first, new in out.replaced:
+        for slug in {subj, old.value_slug} - {None}:
+            models[slug].replaced_facts.append(first)
+            models[slug].replaced_facts.append(old)
+        held = human_day(first.fact.get("date"))
+        until = human_day(fact_date(new.fact))
+        by = (f"replaced by {new.value}" if new.op == "set" and new.attr == old.attr
+              else "ended")
+        line = _cite_claim(f"{_past_text(old, title)} (from {held})", first.fact, "Superseded",
+                           extra=f"— until {until}, {by}", extra_f=new.fact)
+        for slug in {subj, old.value_slug} - {None}:
+            models[slug].superseded.append(line)
+    return len(out.replaced)
+
+
+def _current_line(models: dict[str, PageModel], st: Stated, since: Stated, subj: str, attr: str,
+                  title: str, subs: Subjects, newest: str, stale_days: int) -> None:
+    """The value standing at the end, dated since its first statement, on the subject's
+    page and the value's (a number or deadline also on the projects and organisations
+    named with it)."""
+    text = f"{now_text(st, title)} (since {human_day(fact_date(since.fact))})"
+    # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped
+    last = st.fact.get("date") or ""
+    if newest and last and _days(last, newest) > stale_days:
+        text = text[:-1] + f"; not confirmed since {human_day(last)})"
+    line = _cite_claim(text, since.fact, "Now")
+    line.group = attr
+    for slug in {subj, st.value_slug} - {None}:
+        models[slug].now.append(line)
+    # numbers and deadlines also belong to the projects and organisations named with them
+    if attr in ("number", "deadline"):
+        for n in since.fact.get("names", []):
+            s2 = subs.slug_for(n)
+            if s2 and s2 != subj and subs.by_slug[s2].type in ("project", "organization"):
+                models[s2].now.append(line)
+
+
+def _timelines(models: dict[str, PageModel], facts: list[dict], subs: Subjects,
+               superseded_facts: dict[tuple[int, str], str], used: set[tuple], cap: int) -> None:
+    """Every other fact of each page: retired ones under ``## Superseded``, the rest on the
+    timeline — at most ``cap``, the most informative, in date order."""
     per: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
         for slug in fact_slugs(f, subs):
@@ -312,11 +342,6 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         models[slug].timeline = [Claim(statement(f, subs), ref_of(f), fact_date(f), "Timeline",
                                        evidence=f"{f['speaker']}: “{f['text']}”", rank=rank[id(f)])
                                  for f in keep]
-    for m in models.values():
-        m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
-        m.now = _unique(m.now)
-        m.superseded = _unique(m.superseded)
-    return dict(models), n_replaced, groups
 
 
 #: The order of current lines on a page: who they are, then work, home, people, likes.
