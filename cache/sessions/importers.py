@@ -217,6 +217,18 @@ def _cc_user_text(text: str) -> str:
 
 
 def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
+    records = _cc_records(path, data)
+    log = _ClaudeCodeLog({r.get("uuid") for r in records if r.get("uuid")})
+    for rec in records:
+        log.record(rec)
+    key = f"claude-code:{log.session_id or path.stem}"
+    start = next((t.time for t in log.turns if t.time), None)
+    return [Conversation(key, str(path), "claude-code", log.title, start, log.turns)]
+
+
+def _cc_records(path: Path, data: bytes) -> list[dict]:
+    """The JSON records of a Claude Code log (a half-written last line is left for next
+    time); ImportInputError when it is not one."""
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
@@ -239,66 +251,78 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
     if records and not any(r.get("type") in ("user", "assistant", "summary") for r in records):
         raise ImportInputError(f"{path}: no user or assistant records; not a Claude Code session log "
                                f"(use --format to choose another format)")
-    turns: list[Turn] = []
-    tools = _Tools(turns)
-    title = None
-    title_sure = False
-    uuids = {r.get("uuid") for r in records if r.get("uuid")}
-    session_id = None
-    last_msg_id = None
-    for rec in records:
+    return records
+
+
+class _ClaudeCodeLog:
+    """The turns, title and session id of a Claude Code log, read record by record."""
+
+    def __init__(self, uuids: set[str]) -> None:
+        self.uuids = uuids
+        self.turns: list[Turn] = []
+        self.tools = _Tools(self.turns)
+        self.title: str | None = None
+        self.title_sure = False
+        self.session_id: str | None = None
+        self.last_msg_id: str | None = None
+
+    def record(self, rec: dict) -> None:
+        """Read one record: a summary (the title) or a user/assistant message."""
         kind = rec.get("type")
         if kind == "summary" and isinstance(rec.get("summary"), str):
             # a resumed session's log can open with the summaries of earlier ones: the title
             # is the summary whose leaf is a message of this log, else the first one
-            if rec.get("leafUuid") in uuids and not title_sure:
-                title, title_sure = rec["summary"], True
-            elif title is None:
-                title = rec["summary"]
-            continue
+            if rec.get("leafUuid") in self.uuids and not self.title_sure:
+                self.title, self.title_sure = rec["summary"], True
+            elif self.title is None:
+                self.title = rec["summary"]
+            return
         if kind not in ("user", "assistant") or rec.get("isSidechain") or rec.get("isMeta"):
-            continue
-        session_id = session_id or rec.get("sessionId")
+            return
+        self.session_id = self.session_id or rec.get("sessionId")
         when = parse_time(rec.get("timestamp"))
         msg = rec.get("message") if isinstance(rec.get("message"), dict) else {}
         content = msg.get("content")
-        speaker = "User" if kind == "user" else "Claude"
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (
             content if isinstance(content, list) else [])
         msg_id = msg.get("id")
         record_turn = None  # the user turn this record started (its text and images)
         for b in blocks:
-            if not isinstance(b, dict):
-                continue
-            bt = b.get("type")
-            if bt == "text":
-                text = _cc_user_text(str(b.get("text") or "")) if kind == "user" else str(b.get("text") or "").strip()
-                if not text:
-                    continue
-                prev = turns[-1] if turns else None
-                if prev is not None and not prev.tool and prev.speaker == speaker and (
-                        (kind == "assistant" and msg_id is not None and msg_id == last_msg_id)
-                        or (kind == "user" and prev is record_turn)):
-                    prev.text += "\n" + text  # one message: several records, or text + image
-                else:
-                    turns.append(Turn(speaker, text, when))
-                    record_turn = turns[-1]
-            elif bt == "tool_use":
-                name = str(b.get("name") or "tool")
-                tools.call(b.get("id"), "Claude", name, tool_gist(name, b.get("input")), when)
-            elif bt == "tool_result":
-                tools.result(b.get("tool_use_id"), "Claude", _content_text(b.get("content")),
-                             bool(b.get("is_error")), when)
-            elif bt == "image" and kind == "user":
-                if turns and turns[-1] is record_turn:
-                    record_turn.text += "\n[shared image]"
-                else:
-                    turns.append(Turn(speaker, "[shared image]", when))
-                    record_turn = turns[-1]
-        last_msg_id = msg_id if kind == "assistant" else None
-    key = f"claude-code:{session_id or path.stem}"
-    start = next((t.time for t in turns if t.time), None)
-    return [Conversation(key, str(path), "claude-code", title, start, turns)]
+            if isinstance(b, dict):
+                record_turn = self._block(b, kind, msg_id, when, record_turn)
+        self.last_msg_id = msg_id if kind == "assistant" else None
+
+    def _block(self, b: dict, kind: str, msg_id: str | None, when: _dt.datetime | None,
+               record_turn: Turn | None) -> Turn | None:
+        """Read one content block; returns the user turn the record has started so far."""
+        turns = self.turns
+        speaker = "User" if kind == "user" else "Claude"
+        bt = b.get("type")
+        if bt == "text":
+            text = _cc_user_text(str(b.get("text") or "")) if kind == "user" else str(b.get("text") or "").strip()
+            if not text:
+                return record_turn
+            prev = turns[-1] if turns else None
+            if prev is not None and not prev.tool and prev.speaker == speaker and (
+                    (kind == "assistant" and msg_id is not None and msg_id == self.last_msg_id)
+                    or (kind == "user" and prev is record_turn)):
+                prev.text += "\n" + text  # one message: several records, or text + image
+            else:
+                turns.append(Turn(speaker, text, when))
+                record_turn = turns[-1]
+        elif bt == "tool_use":
+            name = str(b.get("name") or "tool")
+            self.tools.call(b.get("id"), "Claude", name, tool_gist(name, b.get("input")), when)
+        elif bt == "tool_result":
+            self.tools.result(b.get("tool_use_id"), "Claude", _content_text(b.get("content")),
+                              bool(b.get("is_error")), when)
+        elif bt == "image" and kind == "user":
+            if turns and turns[-1] is record_turn:
+                record_turn.text += "\n[shared image]"
+            else:
+                turns.append(Turn(speaker, "[shared image]", when))
+                record_turn = turns[-1]
+        return record_turn
 
 
 # --------------------------------------------------------------------------- chatgpt
@@ -442,48 +466,55 @@ def _messages_conv(path: Path, obj: dict | list, index: int | None) -> Conversat
             tools.result(m.get("tool_call_id"), "Assistant", _content_text(m.get("content")),
                          False, when, str(m.get("name") or "tool"))
             continue
-        content = m.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else (
-            content if isinstance(content, list) else [])
-        texts: list[str] = []
-        for p in parts:
-            if isinstance(p, str):
-                texts.append(p)
-                continue
-            if not isinstance(p, dict):
-                continue
-            pt = str(p.get("type") or "")
-            if pt in ("text", "input_text", "output_text"):
-                texts.append(str(p.get("text") or ""))
-            elif "image" in pt:
-                texts.append("[shared image]")
-            elif pt in ("file", "input_file", "document"):
-                name = p.get("filename") or (p.get("file") or {}).get("filename") or p.get("title")
-                texts.append(f"[attachment: {name}]" if name else "[attachment]")
-            elif pt == "tool_use":
-                if "\n".join(texts).strip():
-                    turns.append(Turn(speaker, "\n".join(texts).strip(), when))
-                texts = []
-                name = str(p.get("name") or "tool")
-                tools.call(p.get("id"), "Assistant", name, tool_gist(name, p.get("input")), when)
-            elif pt == "tool_result":
-                tools.result(p.get("tool_use_id"), "Assistant", _content_text(p.get("content")),
-                             bool(p.get("is_error")), when)
-        text = "\n".join(texts).strip()
-        if text:
-            turns.append(Turn(speaker, text, when))
-        for call in m.get("tool_calls") or []:
-            if not isinstance(call, dict):
-                continue
-            fn = call.get("function") or {}
-            name = str(fn.get("name") or "tool")
-            tools.call(call.get("id"), "Assistant", name, tool_gist(name, fn.get("arguments")), when)
+        _message_turns(m, speaker, when, turns, tools)
     meta = obj if isinstance(obj, dict) else {}
     cid = meta.get("id") or meta.get("conversation_id") or (
         f"{path.name}#{index}" if index is not None else path.name)
     start = _msg_time(meta) or next((t.time for t in turns if t.time), None)
     return Conversation(f"messages:{cid}", str(path), "messages",
                         meta.get("title") if isinstance(meta.get("title"), str) else None, start, turns)
+
+
+def _message_turns(m: dict, speaker: str, when: _dt.datetime | None, turns: list[Turn],
+                   tools: _Tools) -> None:
+    """One message's content parts and tool calls as turns (text before a tool call is
+    its own turn)."""
+    content = m.get("content")
+    parts = [{"type": "text", "text": content}] if isinstance(content, str) else (
+        content if isinstance(content, list) else [])
+    texts: list[str] = []
+    for p in parts:
+        if isinstance(p, str):
+            texts.append(p)
+            continue
+        if not isinstance(p, dict):
+            continue
+        pt = str(p.get("type") or "")
+        if pt in ("text", "input_text", "output_text"):
+            texts.append(str(p.get("text") or ""))
+        elif "image" in pt:
+            texts.append("[shared image]")
+        elif pt in ("file", "input_file", "document"):
+            name = p.get("filename") or (p.get("file") or {}).get("filename") or p.get("title")
+            texts.append(f"[attachment: {name}]" if name else "[attachment]")
+        elif pt == "tool_use":
+            if "\n".join(texts).strip():
+                turns.append(Turn(speaker, "\n".join(texts).strip(), when))
+            texts = []
+            name = str(p.get("name") or "tool")
+            tools.call(p.get("id"), "Assistant", name, tool_gist(name, p.get("input")), when)
+        elif pt == "tool_result":
+            tools.result(p.get("tool_use_id"), "Assistant", _content_text(p.get("content")),
+                         bool(p.get("is_error")), when)
+    text = "\n".join(texts).strip()
+    if text:
+        turns.append(Turn(speaker, text, when))
+    for call in m.get("tool_calls") or []:
+        if not isinstance(call, dict):
+            continue
+        fn = call.get("function") or {}
+        name = str(fn.get("name") or "tool")
+        tools.call(call.get("id"), "Assistant", name, tool_gist(name, fn.get("arguments")), when)
 
 
 def parse_messages(path: Path, data: bytes) -> list[Conversation]:
@@ -519,6 +550,26 @@ def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conv
                                f"mapping; fix it or remove it")
     meta = meta or {}
     lines = body.split("\n")
+    starts = _turn_starts(lines, meta)
+    if not starts:
+        raise UnknownFormat(f"{path}: no 'Speaker: text' lines found (each turn starts a line "
+                               f"with its speaker and a colon, e.g. 'User: hello')")
+    first = min(starts)
+    title, when = _text_heading(lines[:first], meta, path, mtime)
+    turns: list[Turn] = []
+    for i in range(first, len(lines)):
+        if i in starts:
+            name, t = starts[i]
+            turns.append(Turn(name, t, when))
+        elif turns and not re.match(r"^#{1,6}\s", lines[i]):
+            turns[-1].text += "\n" + lines[i]
+    turns = [Turn(t.speaker, t.text.strip(), t.time) for t in turns if t.text.strip()]
+    key = f"text:{meta.get('session') or path.name}"
+    return [Conversation(key, str(path), "text", str(title) if title else None, when, turns)]
+
+
+def _turn_starts(lines: list[str], meta: dict) -> dict[int, tuple[str, str]]:
+    """Line number → (speaker, text) of each line that starts a turn."""
     # candidate turn starts: (line, name, text, how it was marked)
     cands: list[tuple[int, str, str, str]] = []
     for i, line in enumerate(lines):
@@ -539,17 +590,19 @@ def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conv
     # two lines or more ("Note: …" once inside a turn is text, not a speaker). When the file
     # is in the anchored form, its anchored lines are its turns.
     anchored = bool(cands) and cands[0][3] == "anchor"
-    starts = {i: (name, t) for i, name, t, how in cands
-              if (how == "anchor") == anchored and name.lower() not in _META_KEYS
-              and (anchored or name in named or how == "bold" or counts[name] >= 2
-                   or name.lower() in _KNOWN_SPEAKERS)}
-    if not starts:
-        raise UnknownFormat(f"{path}: no 'Speaker: text' lines found (each turn starts a line "
-                               f"with its speaker and a colon, e.g. 'User: hello')")
-    first = min(starts)
+    return {i: (name, t) for i, name, t, how in cands
+            if (how == "anchor") == anchored and name.lower() not in _META_KEYS
+            and (anchored or name in named or how == "bold" or counts[name] >= 2
+                 or name.lower() in _KNOWN_SPEAKERS)}
+
+
+def _text_heading(head: list[str], meta: dict, path: Path,
+                  mtime: float | None) -> tuple[str | None, _dt.datetime | None]:
+    """Title and date from the frontmatter, the lines before the first turn, the file's
+    name or its mtime, in that order."""
     title = meta.get("title")
     when = parse_time(meta.get("date"))
-    for line in lines[:first]:
+    for line in head:
         h = re.match(r"^#\s+(.+?)\s*#*$", line)
         if h and not title:
             title = h.group(1)
@@ -563,16 +616,7 @@ def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conv
         when = parse_time(m.group(1)) if m else None
     if when is None and mtime is not None:
         when = parse_time(mtime)
-    turns: list[Turn] = []
-    for i in range(first, len(lines)):
-        if i in starts:
-            name, t = starts[i]
-            turns.append(Turn(name, t, when))
-        elif turns and not re.match(r"^#{1,6}\s", lines[i]):
-            turns[-1].text += "\n" + lines[i]
-    turns = [Turn(t.speaker, t.text.strip(), t.time) for t in turns if t.text.strip()]
-    key = f"text:{meta.get('session') or path.name}"
-    return [Conversation(key, str(path), "text", str(title) if title else None, when, turns)]
+    return title, when
 
 
 # --------------------------------------------------------------------------- detection

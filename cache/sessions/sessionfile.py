@@ -26,6 +26,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 from brainfs.backend.errors import NoSuchKey
@@ -280,6 +281,18 @@ def read_all(src: Path, fmt: str = "auto",
     return convs, counts
 
 
+class _Imported(NamedTuple):
+    """What importing one draft did: ``kind`` is "new", "grown" or "unchanged" (a
+    :class:`Report` counter), with the turns and tool turns it added, whether the source
+    changed turns already imported, and the transcript's path."""
+
+    kind: str
+    added: int
+    tools: int
+    rewritten: bool
+    path: str
+
+
 def import_sessions(src: Path, store, fmt: str = "auto",
                     progress: Callable[[int, int], None] | None = None,
                     workers: int = 8) -> Report:
@@ -291,16 +304,49 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         raise ImportInputError(f"{src}: no file in it is of a known session format (e.g. "
                                f"{skipped[0]}); give --format or a session file")
     rep = Report(files=counts, conversations=len(convs), skipped=skipped)
-    # What the memory was asked to forget is not brought back by an import: the phrases of
-    # forget/ are redacted from the source's turns and titles as dream redacts them in
-    # transcripts, so a redacted turn still matches its source and a new one arrives
-    # redacted (its id and title too).
-    phrases = forget_phrases(store)
+    _redact_forgotten(convs, forget_phrases(store))
+    drafts = _drafts(convs, rep)
+    known = _known_sessions(store)
+    todo = sorted(drafts.values(), key=lambda d: d.sid)
+    done = 0
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
+        for r in pool.map(lambda d: _import_one(store, known, d), todo):
+            setattr(rep, r.kind, getattr(rep, r.kind) + 1)
+            rep.turns_added += r.added
+            rep.tool_turns += r.tools
+            if r.kind != "unchanged":
+                rep.paths.append(r.path)
+            if r.rewritten:
+                rep.rewritten.append(r.path)
+            done += 1
+            if progress:
+                progress(done, len(todo))
+    except BaseException:
+        # Ctrl-C or a failed upload: the PUTs in flight finish (each writes a whole file),
+        # the others are not started; the same import again finishes the job.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return rep
+
+
+def _redact_forgotten(convs: list[Conversation], phrases: list[str]) -> None:
+    """What the memory was asked to forget is not brought back by an import: the phrases of
+    forget/ are redacted from the source's turns and titles as dream redacts them in
+    transcripts, so a redacted turn still matches its source and a new one arrives
+    redacted (its id and title too)."""
     if phrases:
         for c in convs:
             c.title = redact(c.title, phrases) if c.title else c.title
             for t in c.turns:
                 t.text = redact(t.text, phrases)
+
+
+def _drafts(convs: list[Conversation], rep: Report) -> dict[str, Draft]:
+    """The sessions to write, by content hash (a conversation split over two files counts
+    once, its longer form); empty conversations are counted in ``rep``. Raises
+    :class:`ImportInputError` on a session id that is no valid path."""
     drafts: dict[str, Draft] = {}
     for c in convs:
         if not _nonempty(c.turns):
@@ -316,7 +362,11 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         problem = path_problem(f"sessions/{d.sid}/transcript.md")
         if problem:
             raise ImportInputError(f"{d.source}: session id {d.sid!r}: {problem}")
-    # sessions already in the corpus, found by the hash their id ends with
+    return drafts
+
+
+def _known_sessions(store) -> dict[str, tuple[str, str]]:
+    """Sessions already in the corpus, by the hash their id ends with: (id, ETag)."""
     known: dict[str, tuple[str, str]] = {}
     for o in store.list("sessions"):
         parts = o.path.split("/")
@@ -324,50 +374,30 @@ def import_sessions(src: Path, store, fmt: str = "auto",
             m = _ID_RE.match(parts[1])
             if m:
                 known[m.group("h")] = (parts[1], o.etag)
-    todo = sorted(drafts.values(), key=lambda d: d.sid)
-    done = 0
+    return known
 
-    def one(d: Draft) -> tuple[str, int, int, bool, str]:
-        if d.hash in known:
-            sid, etag = known[d.hash]
-            path = f"sessions/{sid}/transcript.md"
-            if sid == d.sid and hashlib.md5(render(d)[0].encode("utf-8")).hexdigest() == etag:
-                return "unchanged", 0, 0, False, path  # as the last import wrote it: no GET
-            try:
-                data, etag = store.get(path)
-            except NoSuchKey:
-                data = None
-            if data is not None:
-                text, added, skipped = grow(data.decode("utf-8", errors="replace"), d)
-                if not added:
-                    return "unchanged", 0, 0, False, path
-                store.put(path, text.encode("utf-8"), if_match=etag)
-                return "grown", len(added), sum(1 for t in added if t.tool), skipped, path
-        path = f"sessions/{d.sid}/transcript.md"
-        text, n = render(d)
-        store.put(path, text.encode("utf-8"), if_none_match=True)
-        return "new", n, sum(1 for t in _nonempty(d.turns) if t.tool), False, path
 
-    pool = ThreadPoolExecutor(max_workers=max(1, workers))
-    try:
-        for kind, added, tools, skipped, path in pool.map(one, todo):
-            setattr(rep, kind, getattr(rep, kind) + 1)
-            rep.turns_added += added
-            rep.tool_turns += tools
-            if kind != "unchanged":
-                rep.paths.append(path)
-            if skipped:
-                rep.rewritten.append(path)
-            done += 1
-            if progress:
-                progress(done, len(todo))
-    except BaseException:
-        # Ctrl-C or a failed upload: the PUTs in flight finish (each writes a whole file),
-        # the others are not started; the same import again finishes the job.
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown()
-    return rep
+def _import_one(store, known: dict[str, tuple[str, str]], d: Draft) -> _Imported:
+    """Write one draft: new, grown by the turns the corpus's copy lacks, or left alone."""
+    if d.hash in known:
+        sid, etag = known[d.hash]
+        path = f"sessions/{sid}/transcript.md"
+        if sid == d.sid and hashlib.md5(render(d)[0].encode("utf-8")).hexdigest() == etag:
+            return _Imported("unchanged", 0, 0, False, path)  # as the last import wrote it: no GET
+        try:
+            data, etag = store.get(path)
+        except NoSuchKey:
+            data = None
+        if data is not None:
+            text, added, skipped = grow(data.decode("utf-8", errors="replace"), d)
+            if not added:
+                return _Imported("unchanged", 0, 0, False, path)
+            store.put(path, text.encode("utf-8"), if_match=etag)
+            return _Imported("grown", len(added), sum(1 for t in added if t.tool), skipped, path)
+    path = f"sessions/{d.sid}/transcript.md"
+    text, n = render(d)
+    store.put(path, text.encode("utf-8"), if_none_match=True)
+    return _Imported("new", n, sum(1 for t in _nonempty(d.turns) if t.tool), False, path)
 
 
 __all__ = [
