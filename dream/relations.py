@@ -200,6 +200,12 @@ def _own_value(sentence: str, m: re.Match[str], group: str) -> str:
 
 def extract(sentence: str) -> list[Relation]:
     """Every relation stated in ``sentence`` (first-person subjects are ``""``)."""
+    return (_first_person(sentence) + _third_person(sentence) + _quantities(sentence)
+            + _deadlines(sentence))
+
+
+def _first_person(sentence: str) -> list[Relation]:
+    """What the speaker states of themselves ("my manager is X", "I prefer X for Y")."""
     out: list[Relation] = []
     seen: set[tuple[str, str]] = set()
     for attr, rx, op, event, vtype in _FIRST:
@@ -230,6 +236,12 @@ def extract(sentence: str) -> list[Relation]:
                 continue
             seen.add((a, key or v))
             out.append(Relation("", a, v, op, key, event, vtype, detail))
+    return out
+
+
+def _third_person(sentence: str) -> list[Relation]:
+    """What it states of someone or something named ("Leila works at X", "Juno is a cat")."""
+    out: list[Relation] = []
     for attr, rx, op, event, vtype in _THIRD:
         for m in rx.finditer(sentence):
             s = _clean_value(m.group("s"))
@@ -240,12 +252,24 @@ def extract(sentence: str) -> list[Relation]:
             if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
                 continue
             out.append(Relation(s, attr, v, op, "", event, vtype, detail))
+    return out
+
+
+def _quantities(sentence: str) -> list[Relation]:
+    """Named quantities ("the QC spike threshold is 40 cm"), keyed by head and modifiers."""
+    out: list[Relation] = []
     for m in list(_QTY.finditer(sentence)) + list(_QTY_VERB.finditer(sentence)):
         start = _after_determiner(sentence, m.start("mods"), m.start("head"))
         mods = _mods(sentence[start:m.start("head")] + " " + (m.group("of") or ""))
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
                             f"{m.group('head').lower()}|{mods}", False, "", phrase=phrase))
+    return out
+
+
+def _deadlines(sentence: str) -> list[Relation]:
+    """Deadlines ("the atlas report deadline is 3 May", "the grant report is due 3 May")."""
+    out: list[Relation] = []
     for m in _DEADLINE.finditer(sentence):
         head = (m.group("head") or m.group("head2") or m.group("head3") or "").lower()
         start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
