@@ -50,70 +50,84 @@ def _inflect(verb: str) -> str:
     return verb + "s"
 
 
+class _Referent:
+    """The speaker as the rewritten sentence names them: by name the first time, then
+    "they", "their", "them"."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.named = False          # the name was used (as subject or object)
+        self.possessed = False      # "<name>'s" was used
+
+    def subject(self) -> str:
+        if self.named:
+            return "they"
+        self.named = True
+        return self.name
+
+    def possessive(self) -> str:
+        if self.possessed or self.named:
+            return "their"
+        self.possessed = True
+        return f"{self.name}'s"
+
+    def object(self) -> str:
+        out = "them" if self.named else self.name
+        self.named = True
+        return out
+
+
 def third_person(sentence: str, name: str) -> str:
     """``sentence`` (said by ``name``) rewritten in the third person (see module docstring)."""
     s = _OPENERS.sub("", sentence.strip()).strip()
     if not s:
         return sentence
     s = s[0].upper() + s[1:]
-    used = {"name": False, "poss": False}
-
-    def subj() -> str:
-        if used["name"]:
-            return "they"
-        used["name"] = True
-        return name
-
-    def poss() -> str:
-        if used["poss"] or used["name"]:
-            return "their"
-        used["poss"] = True
-        return f"{name}'s"
-
+    ref = _Referent(name)
     # every character is kept: letters (accented too), numbers, spaces, punctuation
     toks = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+(?:[.,:]\d+)*|\s+|_|[^\w\s]", s)
-    out: list[str] = []
-    i = 0
-    while i < len(toks):
-        t = toks[i]
-        low = t.lower().replace("’", "'")
-        if low in ("i", "i'm", "i've", "i'll", "i'd"):
-            who = subj()
-            plural = who == "they"
-            if low != "i":
-                clitic = low[1:]
-                verb = _PLURAL.get(clitic, _IRREGULAR[clitic]) if plural else _IRREGULAR[clitic]
-                out.append(f"{who} {verb}")
-                i += 1
-                continue
-            out.append(who)
-            # inflect the next verb, past any adverbs
-            j = i + 1
-            while j < len(toks):
-                w = toks[j]
-                wl = w.lower()
-                if w.isspace() or wl in _ADVERBS:
-                    j += 1
-                    continue
-                if w[:1].isalpha() and w[:1].islower():
-                    toks[j] = (_PLURAL.get(wl, w) if plural else _inflect(w))
-                break
-            i += 1
-            continue
-        if low == "my":
-            out.append(poss())
-        elif low == "me":
-            out.append("them" if used["name"] else name)
-            used["name"] = True
-        elif low == "myself":
-            out.append("themselves")
-        elif low == "mine":
-            out.append("theirs")
-        else:
-            out.append(t)
-        i += 1
-    text = "".join(out).strip()
+    # one output per token; rewriting "I" inflects a later token in place
+    text = "".join(_rewrite(toks, i, ref) for i in range(len(toks))).strip()
     return text[0].upper() + text[1:] if text else text
+
+
+def _rewrite(toks: list[str], i: int, ref: _Referent) -> str:
+    """Token ``i`` in the third person."""
+    t = toks[i]
+    low = t.lower().replace("’", "'")
+    if low in ("i", "i'm", "i've", "i'll", "i'd"):
+        return _subject(toks, i, low, ref)
+    if low == "my":
+        return ref.possessive()
+    if low == "me":
+        return ref.object()
+    if low == "myself":
+        return "themselves"
+    if low == "mine":
+        return "theirs"
+    return t
+
+
+def _subject(toks: list[str], i: int, low: str, ref: _Referent) -> str:
+    """"I" (or "I'm", "I've", …) as the speaker's name or "they", with its verb agreeing:
+    a clitic's verb here, the next verb (past any adverbs) in ``toks``."""
+    who = ref.subject()
+    plural = who == "they"
+    if low != "i":
+        clitic = low[1:]
+        verb = _PLURAL.get(clitic, _IRREGULAR[clitic]) if plural else _IRREGULAR[clitic]
+        return f"{who} {verb}"
+    j = i + 1
+    while j < len(toks):
+        w = toks[j]
+        wl = w.lower()
+        if w.isspace() or wl in _ADVERBS:
+            j += 1
+            continue
+        if w[:1].isalpha() and w[:1].islower():
+            toks[j] = (_PLURAL.get(wl, w) if plural else _inflect(w))
+        break
+    return who
 
 
 def human_day(day: str | None) -> str:
