@@ -367,6 +367,20 @@ def resolve_expression(expr: str, day: _dt.date, future: bool = False) -> str | 
         return day.isoformat()
     if e == "tomorrow":
         return (day + _dt.timedelta(days=1)).isoformat()
+    if e.endswith(("weekend", "week", "month", "year")):
+        return _period(e, day)
+    if m.group("wd1"):
+        wd = _WEEKDAYS.index(m.group("wd1").lower())
+        back = (day.weekday() - wd) % 7 or 7
+        return (day - _dt.timedelta(days=back)).isoformat()
+    if m.group("u"):
+        raw = m.group("n").lower()
+        return _ago(int(raw) if raw.isdigit() else _NUMS.get(raw, 1), m.group("u").lower().rstrip("s"), day)
+    return None
+
+
+def _period(e: str, day: _dt.date) -> str:
+    """"last/this/next weekend|week|month|year" on ``day``."""
     if e.endswith("weekend"):
         # Saturday of the relevant weekend.
         sat_this = day + _dt.timedelta(days=(5 - day.weekday()) % 7)
@@ -379,32 +393,24 @@ def resolve_expression(expr: str, day: _dt.date, future: bool = False) -> str | 
         else:
             sat = sat_this if day.weekday() < 5 else day - _dt.timedelta(days=day.weekday() - 5)
         return f"weekend of {sat.isoformat()}"
+    delta = {"last": -1, "next": 1, "this": 0}[e.split()[0]]
     if e.endswith("week"):
-        delta = {"last": -7, "next": 7, "this": 0}[e.split()[0]]
-        monday = day - _dt.timedelta(days=day.weekday()) + _dt.timedelta(days=delta)
+        monday = day - _dt.timedelta(days=day.weekday()) + _dt.timedelta(days=7 * delta)
         return f"week of {monday.isoformat()}"
     if e.endswith("month"):
-        delta = {"last": -1, "next": 1, "this": 0}[e.split()[0]]
         return _month_name(_shift_month(day, delta))
-    if e.endswith("year"):
-        delta = {"last": -1, "next": 1, "this": 0}[e.split()[0]]
-        return str(day.year + delta)
-    if m.group("wd1"):
-        wd = _WEEKDAYS.index(m.group("wd1").lower())
-        back = (day.weekday() - wd) % 7 or 7
-        return (day - _dt.timedelta(days=back)).isoformat()
-    if m.group("u"):
-        raw = m.group("n").lower()
-        n = int(raw) if raw.isdigit() else _NUMS.get(raw, 1)
-        u = m.group("u").lower().rstrip("s")
-        if u == "day":
-            return (day - _dt.timedelta(days=n)).isoformat()
-        if u == "week":
-            return f"week of {(day - _dt.timedelta(days=7 * n + day.weekday())).isoformat()}"
-        if u == "month":
-            return _month_name(_shift_month(day, -n))
-        return str(day.year - n)
-    return None
+    return str(day.year + delta)
+
+
+def _ago(n: int, unit: str, day: _dt.date) -> str:
+    """"``n`` days/weeks/months/years ago" on ``day``."""
+    if unit == "day":
+        return (day - _dt.timedelta(days=n)).isoformat()
+    if unit == "week":
+        return f"week of {(day - _dt.timedelta(days=7 * n + day.weekday())).isoformat()}"
+    if unit == "month":
+        return _month_name(_shift_month(day, -n))
+    return str(day.year - n)
 
 
 #: Relative date expressions :func:`resolve_expression` understands.
