@@ -156,7 +156,6 @@ ORG_CUES = ("inc", "ltd", "llc", "corp", "company", "co", "coop", "co-op", "lab"
              "team", "association", "society", "agency", "bank", "studio", "center", "centre",
              "council", "ministry", "department", "network", "org", "organization", "organisation",
              "church", "hospital", "museum", "library", "committee", "union", "shelter")
-_PLACE_PREPS = ("in", "to", "from", "at", "near", "visited", "visit", "around")
 CONNECTORS = frozenset({"of", "de", "the", "and", "for", "la", "van", "von", "del", "da"})
 _CAP_RE = re.compile(r"[A-Z][\w'’\-]*")
 _CHATTER = frozenset("really just pretty lot thing things stuff gonna wanna got get going "
