@@ -483,7 +483,7 @@ def _checked(p: str) -> bool:
 def verify_and_validate(run: _Run, embedder) -> None:
     """Each claim against its source (unsupported ones dropped); then validation, where an
     erroneous file keeps its previous version (or the fallback rendering when it has none)."""
-    files, listing, state, info, prog = run.files, run.listing, run.state, run.info, run.prog
+    files, listing, state = run.files, run.listing, run.state
     sources = _Sources(run)
     view = CorpusView(lambda p: p in listing or p in files,
                       lambda p: (set(sources.turns_of(p)) if sources.turns_of(p) is not None else None))
@@ -496,8 +496,24 @@ def verify_and_validate(run: _Run, embedder) -> None:
                  for sid in sorted(state.sessions)
                  if sid in run.transcripts and not state.sessions[sid].get("date")]
     run.citations, run.share_before = _citation_share(files, problems)
+    run.verifier = _verify_claims(run, embedder, sources, problems)
+    _exclude_errors(run, view, cap_tokens, problems)
+    # GUIDE.md and the user's cards are theirs, not dream's: changed, never managed
+    files.update(run.external)
+    # What is published: the share of valid citations after validation (must be 1.0).
+    run.citations, run.share_after = _citation_share(
+        files, [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in run.excluded])
+    # drop duplicate problems, keep order
+    seen_pr: set = set()
+    run.problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
+
+
+def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Problem]) -> Verifier:
+    """Each claim of each page and summary against its source; an unsupported one is
+    dropped from the file and reported."""
+    files, info, prog = run.files, run.info, run.prog
     verifier = Verifier(embedder, float(run.cfg.get("similarity_threshold", 0.45)),
-                        float(run.cfg.get("lexical_threshold", 0.5)), cache=state.verified)
+                        float(run.cfg.get("lexical_threshold", 0.5)), cache=run.state.verified)
     prog.done(f"{info.pages} pages, {info.facts} facts")
     prog.phase("verifying claims", total=len([p for p in files if _checked(p)]))
     for p in sorted(files):
@@ -511,8 +527,13 @@ def verify_and_validate(run: _Run, embedder) -> None:
                                             f"dropped, not supported by its source: {ln.strip()[:100]!r}",
                                             "warning"))
     prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected")
-    # Errors exclude a file (its previous version stays); repeat: an exclusion can break links.
-    excluded = run.excluded
+    return verifier
+
+
+def _exclude_errors(run: _Run, view: CorpusView, cap_tokens: int, problems: list[Problem]) -> None:
+    """Errors exclude a file (its previous version stays, or the fallback rendering when
+    there is none); repeated, since an exclusion can break links."""
+    files, listing, excluded = run.files, run.listing, run.excluded
     for _round in range(3):
         errs = [pr for pr in validate_tree(files, view, cap_tokens) if pr.severity == "error"]
         bad = {pr.path for pr in errs} - excluded
@@ -534,15 +555,6 @@ def verify_and_validate(run: _Run, embedder) -> None:
                 files.pop(p)
             else:
                 files[p] = old
-    # GUIDE.md and the user's cards are theirs, not dream's: changed, never managed
-    files.update(run.external)
-    # What is published: the share of valid citations after validation (must be 1.0).
-    run.citations, run.share_after = _citation_share(
-        files, [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in excluded])
-    # drop duplicate problems, keep order
-    seen_pr: set = set()
-    run.problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
-    run.verifier = verifier
 
 
 # ---- what changed
