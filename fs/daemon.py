@@ -27,11 +27,22 @@ from brainfs.backend.keys import INDEX_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, Corpus
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
+from .daemonopen import DaemonOpenOps
 from .fusectl import in_proc_mounts
-from .ops import KERNEL_CACHE_FLAGS, Ops
+from .magic import RecallFn, StatusFn
+from .noopen import NoOpenOps
+from .ops import KERNEL_CACHE_FLAGS, NO_OPEN_SUPPORT, Ops
 from .recall import RecallService
 
 log = logging.getLogger("brainfs.mount")
+
+
+def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
+             status: StatusFn | None = None) -> Ops:
+    """The mount's operations: FUSE no-open mode when asked for (``no_open``, the default)
+    and this pyfuse3 build can run it, daemon opens otherwise."""
+    cls = NoOpenOps if cfg.no_open and NO_OPEN_SUPPORT else DaemonOpenOps
+    return cls(ws, cfg, recall=recall, status=status)
 
 
 class MountError(Exception):
@@ -164,7 +175,7 @@ class Daemon:
             # or has failed ("snapshot, list failed"): until then another mount's newest
             # writes may not be seen here.
             "listing": self._listing_state(),
-            "open_files": sum(self.ws.open_count.values()),
+            "open_files": self.ws.open_files(),
             "writing": len(self.ops.writing) if self.ops else 0,
             "recall": self._recall_state(),
             # Whether close/ls skip the daemon (pyfuse3 built from third_party/pyfuse3).
@@ -195,7 +206,7 @@ class Daemon:
         """Hand the mountpoint to the kernel."""
         assert self.ws is not None
         self.recall = RecallService(self.store, self.cfg, self.cache_dir, self.url)
-        self.ops = Ops(self.ws, self.cfg, recall=self.recall.query, status=self.status)
+        self.ops = make_ops(self.ws, self.cfg, recall=self.recall.query, status=self.status)
         self.recall.attach(self.ops)
         options = set(pyfuse3.default_options)
         options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
@@ -238,21 +249,10 @@ class Daemon:
             nursery.start_soon(self._wiki_history)
             assert self.recall is not None
             nursery.start_soon(self.recall.run)
-            if self.ops.no_open:
-                nursery.start_soon(self._idle_commits)
+            nursery.start_soon(self.ops.background)
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
-        if self.ops.no_open:
-            # A truncation not yet committed (no close follows one) must not be lost, nor a
-            # file created and still open.
-            await self.ops.commit_idle(everything=True)
-            self.ops.persist_created()
-
-    async def _idle_commits(self) -> None:
-        assert self.ops is not None
-        while True:
-            await trio.sleep(max(0.05, self.cfg.commit_idle_seconds / 4))
-            await self.ops.commit_idle()
+        await self.ops.at_unmount()
 
     async def _signals(self, scope: trio.CancelScope) -> None:
         with trio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as sigs:

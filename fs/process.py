@@ -1,5 +1,6 @@
 """Processes by their id: whether one still runs (the CLI waiting for a daemon to end, the
-demo's S3 server, the benchmarks' servers and mounts), and stopping a child we started."""
+demo's S3 server, the benchmarks' servers and mounts), stopping a child we started, and
+the process a thread belongs to."""
 
 from __future__ import annotations
 
@@ -36,3 +37,15 @@ def pid_alive(pid: int) -> bool:
     except (OSError, IndexError):
         return False  # gone between the two looks
     return state != "Z"
+
+
+def tgid(pid: int) -> int | None:
+    """The process (thread group) that thread ``pid`` belongs to, or None once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Tgid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None

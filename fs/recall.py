@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from brainfs.backend.keys import CorpusURL
     from brainfs.backend.store import ObjectStore
 
+    from brainfs.cache.search.retrieval import RecallResult
+
     from .ops import Ops
 
 log = logging.getLogger("brainfs.recall")
@@ -130,23 +132,7 @@ class RecallService:
         t0 = time.perf_counter()
         result = await trio.to_thread.run_sync(self.recaller.search, question, k, limiter=self.limiter)
         t1 = time.perf_counter()
-
-        def read_local(path: str) -> bytes | None:
-            row = ops.ws.files.get(path)
-            if row is None or not row.is_local:
-                return None
-            try:
-                return ops.ws.blobs.location(path).read_bytes()
-            except OSError:
-                return None
-
-        wanted = [p for p in files_for(result, lambda p: None, False) if p in ops.ws.files]
-        errors = await ops.materialize(wanted)
-        cited = [p for p in files_for(result, read_local) if p not in wanted and p in ops.ws.files]
-        if cited:
-            errors.update(await ops.materialize(cited))
-        paths = [p for p in wanted + cited if p not in errors]
-        ops.invalidate(paths)
+        paths, errors = await self._materialize_cited(ops, result)
         t2 = time.perf_counter()
         timings = dict(result.timings, materialize_ms=round((t2 - t1) * 1000, 1),
                        total_ms=round((t2 - t0) * 1000, 1))
@@ -164,6 +150,29 @@ class RecallService:
         if errors:
             text += "\n\nCould not fetch: " + ", ".join(sorted(errors)) + "\n"
         return text.encode()
+
+    @staticmethod
+    async def _materialize_cited(ops: Ops, result: RecallResult) -> tuple[list[str], dict[str, Exception]]:
+        """Fetch the files a recall answer cites and tell the kernel of them; returns the
+        paths now local and the fetch errors by path."""
+
+        def read_local(path: str) -> bytes | None:
+            row = ops.ws.get(path)
+            if row is None or not row.is_local:
+                return None
+            try:
+                return ops.ws.blobs.location(path).read_bytes()
+            except OSError:
+                return None
+
+        wanted = [p for p in files_for(result, lambda p: None, False) if ops.ws.has_file(p)]
+        errors = await ops.materialize(wanted)
+        cited = [p for p in files_for(result, read_local) if p not in wanted and ops.ws.has_file(p)]
+        if cited:
+            errors.update(await ops.materialize(cited))
+        paths = [p for p in wanted + cited if p not in errors]
+        ops.invalidate(paths)
+        return paths, errors
 
     async def indexed_upload(self, path: str, etag: str) -> None:
         """Index a file the mount just uploaded."""

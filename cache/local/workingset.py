@@ -357,6 +357,48 @@ class WorkingSet:
         """The file row of ``path``, or None (also for directories)."""
         return self.files.get(path)
 
+    def has_file(self, path: str) -> bool:
+        """Whether ``path`` is a file of the corpus (local or not; links too)."""
+        return path in self.files
+
+    def file_count(self) -> int:
+        """How many files the corpus holds (local or not)."""
+        return len(self.files)
+
+    def has_children(self, path: str) -> bool:
+        """Whether the directory ``path`` holds anything, remote files included."""
+        return bool(self.children.get(path))
+
+    def subdir_count(self, path: str) -> int:
+        """How many subdirectories the directory ``path`` holds (its st_nlink is 2 more)."""
+        prefix = path + "/" if path else ""
+        return sum(1 for n in self.children.get(path, ()) if self.is_dir(prefix + n))
+
+    def attrs_of(self, path: str) -> Attrs | None:
+        """The mode and owner given to ``path`` in the mount, or None (the defaults)."""
+        return self.attrs.get(path)
+
+    def take_listing_change(self, path: str) -> bool:
+        """Whether the listing of ``path`` changed since this was last asked (see
+        ``listing_changed``); the mark is cleared."""
+        changed = path in self.listing_changed
+        self.listing_changed.discard(path)
+        return changed
+
+    def pin(self, path: str) -> None:
+        """Count ``path`` as in use: no eviction takes its local copy meanwhile."""
+        self.open_count[path] += 1
+
+    def unpin(self, path: str) -> None:
+        """Undo one :meth:`pin`."""
+        self.open_count[path] -= 1
+        if self.open_count[path] <= 0:
+            del self.open_count[path]
+
+    def open_files(self) -> int:
+        """How many pins (open files, reads and copies in progress) are held."""
+        return sum(self.open_count.values())
+
     def resolve(self, path: str) -> str | None:
         """Where the name ``path`` is kept: ``path`` itself for a file or a directory, its
         link object for a symbolic link, None when the name does not exist. A plain file or

@@ -1,0 +1,96 @@
+"""Fetching non-local corpus files for the mount: one parallel batch per request, shared
+by concurrent requests for the same path, and a failed fetch held for a moment so that the
+kernel's retries (readahead, then the page itself) do not wait out the timeouts twice."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import time
+
+import trio
+from brainfs.cache.local.workingset import WorkingSet
+
+log = logging.getLogger("brainfs.fs")
+
+#: A path whose fetch just failed fails again at once for this long instead of fetching.
+FETCH_FAILURE_HOLD_S = 2.0
+
+
+class Fetcher:
+    """Brings corpus files into the working set from worker threads (never the trio one)."""
+
+    def __init__(self, ws: WorkingSet, limiter: trio.CapacityLimiter) -> None:
+        self.ws = ws
+        self.limiter = limiter
+        self._inflight: dict[str, trio.Event] = {}
+        self._fetch_errors: dict[str, Exception] = {}
+        #: path -> monotonic time its last fetch failed: the kernel retries a failed read
+        #: (readahead, then the page itself), which must not wait out the timeouts twice
+        self._failed_at: dict[str, float] = {}
+
+    async def materialize(self, paths: list[str]) -> dict[str, Exception]:
+        """Fetch the non-local ``paths`` in one parallel batch; concurrent callers asking
+        for the same path wait for the same fetch. Returns errors by path."""
+        mine, waits, held = self._claim(paths)
+        errors: dict[str, Exception] = {}
+        if mine:
+            try:
+                results = await trio.to_thread.run_sync(self.ws.fetch, mine, limiter=self.limiter)
+                errors = self.ws.apply_fetched(results)
+                for p, e in errors.items():
+                    log.error("fetch of %s failed: %s", p, e)
+                self.ws.evict()
+            finally:
+                for p in mine:
+                    self._inflight.pop(p).set()
+        for ev in waits:
+            await ev.wait()
+        self._record_outcome(paths, errors, held)
+        return errors
+
+    def _claim(self, paths: list[str]) -> tuple[list[str], list[trio.Event], set[str]]:
+        """Sort the non-local ``paths`` into those this call fetches, the fetches of other
+        callers to wait for, and those held after a failure a moment ago."""
+        mine: list[str] = []
+        waits: list[trio.Event] = []
+        held: set[str] = set()
+        now = time.monotonic()
+        for p in dict.fromkeys(paths):
+            row = self.ws.get(p)
+            if row is None or row.is_local:
+                continue
+            if now - self._failed_at.get(p, -FETCH_FAILURE_HOLD_S) < FETCH_FAILURE_HOLD_S:
+                held.add(p)  # failed a moment ago: the same error at once (below)
+                continue
+            ev = self._inflight.get(p)
+            if ev is not None:
+                waits.append(ev)
+            else:
+                self._inflight[p] = trio.Event()
+                mine.append(p)
+        return mine, waits, held
+
+    def _record_outcome(self, paths: list[str], errors: dict[str, Exception],
+                        held: set[str]) -> None:
+        """Add to ``errors`` every path still not local (another caller's failed fetch, or
+        a held one), and note when each failed."""
+        for p in paths:
+            row = self.ws.get(p)
+            if row is not None and not row.is_local and p not in errors:
+                errors[p] = self._fetch_errors.get(p) or OSError(errno.EIO, f"{p}: fetch failed")
+        self._fetch_errors.update(errors)
+        end = time.monotonic()
+        for p in errors:
+            if p not in held:
+                self._failed_at[p] = end
+        for p in paths:
+            if p not in errors:
+                self._failed_at.pop(p, None)
+
+    async def ensure_local(self, path: str) -> None:
+        """Fetch ``path`` if it is not local; raise its fetch error."""
+        errors = await self.materialize([path])
+        if path in errors:
+            raise errors[path]
+        self._fetch_errors.pop(path, None)

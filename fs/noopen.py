@@ -1,0 +1,259 @@
+"""FUSE no-open mode: the kernel opens files and directories without asking the daemon.
+
+``open`` and ``opendir`` answer ENOSYS once; from then on the kernel keeps pages and
+listings cached and sends ``read``/``write``/``flush``/``readdir`` with the inode where a
+file handle would be (pyfuse3 passes the inode when the kernel sends no handle). So the
+daemon sees no open and no release: every close is a FLUSH, a reader's too (the pid of each
+write and flush tells a writer's close apart), a truncation no close follows is committed
+once idle (:meth:`NoOpenOps.commit_idle`), and every change made behind the kernel's back is
+pushed to it at once (:class:`~brainfs.fs.notify.KernelNotifier`). See fs/SEMANTICS.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+import pyfuse3
+import trio
+from brainfs.backend.config import Config
+from brainfs.cache.local.workingset import WorkingSet
+
+from .errors import NotSupported, fuse_errors
+from .magic import RecallFn, StatusFn
+from .ops import Ops
+from .shadow import writers_close
+
+log = logging.getLogger("brainfs.fs")
+
+
+class NoOpenOps(Ops):
+    """The operations of a mount in FUSE no-open mode."""
+
+    no_open = True
+    #: read by pyfuse3's init: with no open to carry O_TRUNC, it must come as setattr
+    enable_atomic_o_trunc = False
+
+    def __init__(self, ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
+                 status: StatusFn | None = None) -> None:
+        super().__init__(ws, cfg, recall, status)
+        #: dir inode -> entries, taken at the readdir from offset 0
+        self._listings: dict[int, list[tuple[str, bool]]] = {}
+        #: directory inodes invalidated since a fetching read last waited for them
+        self._dirs_invalidated: set[int] = set()
+        ws.on_listing_change = self._listing_changed
+
+    # ------------------------------------------------------------------ the kernel's caches
+    def content_changed(self, paths: list[str]) -> None:
+        """The bytes of ``paths`` changed behind the kernel: its cached pages are dropped
+        now (a pushed invalidation)."""
+        for p in paths:
+            ino = self.inodes.ino_of.get(p)
+            if ino is not None:
+                self.notifier.push(ino)
+
+    def _listing_changed(self, d: str) -> None:
+        """The working set's listing of ``d`` changed (hook, never blocks)."""
+        self.ws.take_listing_change(d)
+        # A strictly newer mtime, and the kernel's attributes dropped so that it sees it:
+        # at the next listing from offset 0 it compares and re-reads. This also covers an
+        # empty cached listing, which has no page an invalidation could drop.
+        self.dir_mtime[d] = max(time.time_ns(), self.dir_mtime.get(d, 0) + 1)
+        ino = self.inodes.ino_of.get(d)
+        if ino is not None:
+            self.notifier.push(ino)
+            self._dirs_invalidated.add(ino)
+
+    def _has_writer(self, path: str) -> bool:
+        # The kernel opens without asking: no handle ever says a file is being written.
+        return False
+
+    def _looked_up(self, path: str) -> None:
+        row = self.ws.get(path)
+        if row is not None:
+            # With no open to see, a lookup is the access the LRU gets to hear about.
+            row.atime = time.time()
+
+    async def _truncated(self, path: str) -> None:
+        # An O_TRUNC open (whose close commits) and a bare truncate(2) both come without
+        # a handle, and cannot be told apart: commit_idle() commits the latter once its
+        # file has been quiet for commit_idle_seconds.
+        return
+
+    # ------------------------------------------------------------------ directories
+    @fuse_errors
+    async def opendir(self, inode: int, ctx: pyfuse3.RequestContext) -> int | pyfuse3.FileInfo:
+        # From now on the kernel opens directories itself and caches their listings.
+        raise NotSupported("opendir")
+
+    @fuse_errors
+    async def readdir(self, fh: int, start_id: int, token: pyfuse3.ReaddirToken) -> None:
+        # ``fh`` is the directory's inode. One snapshot per pass, taken at offset 0, keeps
+        # later offsets valid while the directory changes.
+        dir_ino = fh
+        entries = self._listings.get(dir_ino) if start_id else None
+        if entries is None:
+            entries = self._listings[dir_ino] = self._entries(dir_ino)
+        if self._reply_entries(dir_ino, entries, start_id, token):
+            self._listings.pop(dir_ino, None)
+
+    # ------------------------------------------------------------------ files
+    @fuse_errors
+    async def open(self, inode: int, flags: int, ctx: pyfuse3.RequestContext) -> pyfuse3.FileInfo:
+        # The kernel asks once: from now on it opens files itself, with their pages kept
+        # cached, and sends reads, writes and flushes with the inode. O_TRUNC arrives as a
+        # setattr (enable_atomic_o_trunc is off).
+        raise NotSupported("open")
+
+    @fuse_errors
+    async def create(self, parent_inode: int, name: bytes, mode: int, flags: int,
+                     ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
+        # The file becomes durable at its creator's first close (a crash before it leaves
+        # no empty file that was meant to be written).
+        path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=False)
+        # No handle: the kernel of a no-open mount sends no RELEASE, not even for a created
+        # file, so the file is written, flushed and read by inode like any other. It exists
+        # now, empty; the first write makes its shadow, and the first close commits and
+        # uploads create and writes as one version.
+        self._created[path] = ctx.pid
+        return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
+
+    @fuse_errors
+    async def read(self, fh: int, off: int, size: int) -> bytes:
+        # By inode, with no handle; the kernel asks only for pages it lacks.
+        ino = fh
+        if self.magic.owns(ino):
+            return self.magic.read(ino, off, size)
+        if ino in self.inodes.unlinked:
+            return _pread_path(self.inodes.unlinked[ino], size, off)
+        path = self.inodes.path(ino)
+        # Writes land in the page cache that every reader shares (as on a local disk), so
+        # a page read back must come from the work in progress too.
+        shadow = self.writing.get(path)
+        if shadow is not None:
+            return os.pread(shadow.fd, size, off)
+        # In use while it is read: no eviction (another reader's fetch makes room) may take
+        # the copy between the fetch and the read.
+        self.ws.pin(path)
+        try:
+            return await self._read_committed(path, off, size)
+        finally:
+            self.ws.unpin(path)
+
+    async def _read_committed(self, path: str, off: int, size: int) -> bytes:
+        """Read the committed content of ``path``, fetching it first if it is not local."""
+        for attempt in (1, 2):
+            row = self._file_row(path)
+            if not row.is_local:
+                await self._ensure_local(path)
+                # The fetch added the file to its directory's listing: let the kernel hear
+                # of it before this read returns, so `ls` right after `cat` lists it.
+                dirs, self._dirs_invalidated = self._dirs_invalidated, set()
+                if dirs:
+                    await trio.to_thread.run_sync(self.notifier.wait_sent, dirs, 0.5)
+            row.atime = time.time()
+            try:
+                fd = os.open(self.ws.blobs.location(path), os.O_RDONLY)
+            except FileNotFoundError:
+                if attempt == 2:
+                    raise
+                continue  # replaced by a relist between the fetch and here: again
+            try:
+                return os.pread(fd, size, off)
+            finally:
+                os.close(fd)
+        raise AssertionError("unreachable")
+
+    @fuse_errors
+    async def write(self, fh: int, off: int, buf: bytes,
+                    ctx: pyfuse3.RequestContext | None = None) -> int:
+        # ``fh`` is the inode; the kernel has checked the open mode.
+        if self.magic.owns(fh):
+            self.magic.refuse_change(fh)
+        if fh in self.inodes.unlinked:
+            # Written after its unlink: private to its descriptors, never uploaded.
+            fd = os.open(self.inodes.unlinked[fh], os.O_WRONLY)
+            try:
+                return os.pwrite(fd, buf, off)
+            finally:
+                os.close(fd)
+        path = self.inodes.path(fh)
+        self._file_row(path)
+        return await self._write_shadow(path, off, buf, ctx)
+
+    @fuse_errors
+    async def flush(self, fh: int, ctx: pyfuse3.RequestContext | None = None) -> None:
+        self._refuse_flush_if_read_only()
+        # Every close of the file, reader's or writer's, lands here.
+        path = self.inodes.path_of.get(fh)
+        if path is None:
+            return
+        creator = self._created.get(path)
+        if creator is not None and (ctx is None or writers_close(ctx.pid, {creator}, True)):
+            await self._creators_close(path)
+            return
+        if path in self.writing or path in self._committing:
+            shadow = self.writing.get(path)
+            if (ctx is not None and shadow is not None and path not in self._committing
+                    and not writers_close(ctx.pid, shadow.writers, shadow.written)):
+                # A reader's close: the writer's own close (or fsync, or the idle commit)
+                # commits; this one must not publish a half-written file.
+                return
+            await self._commit_pending(path)
+
+    async def _creators_close(self, path: str) -> None:
+        """The first close of a file by its creator: the file is durable from here on,
+        written or not (its commit records it; persist() covers an empty one)."""
+        del self._created[path]
+        if path in self.writing or path in self._committing:
+            await self._commit_pending(path)
+        self.ws.persist(path)
+        self._wake_uploader()
+
+    # ------------------------------------------------------------------ what no close commits
+    async def commit_idle(self, everything: bool = False) -> None:
+        """Commit shadows that no close will commit (a bare truncate(2)), once they have
+        been quiet for ``commit_idle_seconds`` (``everything``: at once, at unmount). A
+        shadow that got writes is left to its writer's close or fsync: a pause in the
+        middle of a write must not publish half a file."""
+        now = time.monotonic()
+        idle = 0.0 if everything else self.cfg.commit_idle_seconds
+        for path, shadow in list(self.writing.items()):
+            if (shadow.dirty and now - shadow.touched >= idle
+                    and (everything or not shadow.written)
+                    and path not in self._committing
+                    and self.writing.get(path) is shadow):
+                try:
+                    await self._commit(path)
+                except Exception as e:  # noqa: BLE001 - logged; the old version stays
+                    log.error("commit of %s failed: %s", path, e)
+
+    def persist_created(self) -> None:
+        """Record every created file whose creator has not closed it yet (at unmount)."""
+        for path in list(self._created):
+            self.ws.persist(path)
+        self._created.clear()
+
+    async def background(self) -> None:
+        """Commit idle shadows every quarter of ``commit_idle_seconds`` (at least 50 ms)."""
+        while True:
+            await trio.sleep(max(0.05, self.cfg.commit_idle_seconds / 4))
+            await self.commit_idle()
+
+    async def at_unmount(self) -> None:
+        # A truncation not yet committed (no close follows one) must not be lost, nor a
+        # file created and still open.
+        await self.commit_idle(everything=True)
+        self.persist_created()
+
+
+def _pread_path(p: str, size: int, off: int) -> bytes:
+    fd = os.open(p, os.O_RDONLY)
+    try:
+        return os.pread(fd, size, off)
+    finally:
+        os.close(fd)
+
+
+__all__ = ["NoOpenOps"]
