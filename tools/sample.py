@@ -818,6 +818,8 @@ class _SessionProgress:
 
 
 def _slugify(text: str, max_words: int | None = None) -> str:
+    """File-name slug (text.slug_words) cut to ``max_words``: the generator's own limit, never
+    ending on a joining word (sessions cut to characters, dream pages to 80 characters)."""
     words = slug_words(text)
     if max_words:
         words = words[:max_words]

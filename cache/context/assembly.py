@@ -39,7 +39,7 @@ Rules of admission (in this order, for each item):
    ``MIN_TRUNCATED_TOKENS`` left) is cut at a word boundary and marked ``truncated``;
    otherwise it is skipped with what it needed and what was left.
 
-Tokens are counted with the MiniLM word-piece tokenizer (``embedder.token_counter``, read
+Tokens are counted with the MiniLM word-piece tokenizer (``model.token_counter``, read
 from the model package, offline), falling back to a documented ``chars/4`` estimate when
 the tokenizer is not installed. An item's ``tokens`` counts it as rendered in the prompt —
 its one-line header plus its text — so ``used`` equals the token count of
@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 from brainfs.backend.keys import INTERNAL_PREFIX
 
 from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
-from brainfs.cache.search.retrieval import Card, age_days, freshness_label, recall, truncate
+from brainfs.cache.search.retrieval import Card, age_days, as_utc, freshness_label, recall, truncate
 from brainfs.cache.search.text import estimate_tokens
 
 if TYPE_CHECKING:
@@ -76,15 +76,6 @@ log = logging.getLogger(__name__)
 
 #: Lane names in admission order (see the module docstring).
 LANES = ("scope", "guide", "index", "pinned", "cards", "thread", "files")
-LANE_TITLES = {
-    "scope": "Folder scope",
-    "guide": "Standing instructions",
-    "index": "Knowledge index",
-    "pinned": "Pinned cards",
-    "cards": "Persistent cards",
-    "thread": "Thread evidence",
-    "files": "Files",
-}
 #: Share of the budget left at a lane's start that the lane may spend in the first pass.
 #: Guide material is taken first and whole; the index is a map, not the territory; cards
 #: leave room for thread evidence, which leaves room for other files. Unused budget is
@@ -652,9 +643,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     """
     budget, reserve = _check_budget(budget, reserve)
     task = task if isinstance(task, str) else str(task or "")
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=_dt.timezone.utc)
+    now = as_utc(now)
     avail = budget - reserve
     if k is None:
         k = max(K_MIN, min(K_MAX, avail // TOKENS_PER_CANDIDATE))

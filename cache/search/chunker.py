@@ -140,6 +140,8 @@ def decode(data: bytes | str) -> str:
 
 def slugify(heading: str) -> str:
     """GitHub-style heading slug: lower case, punctuation dropped, spaces → hyphens."""
+    # Not text.slug_words: an anchor keeps non-ASCII letters, "_" and every hyphen, as Markdown
+    # renderers make the #fragment of a heading; slug_words folds to ASCII for file names.
     s = unicodedata.normalize("NFKC", heading).strip().lower()
     s = re.sub(r"[^\w\- ]", "", s)
     s = s.replace(" ", "-")

@@ -229,6 +229,12 @@ def parse_when(value: str | None) -> _dt.datetime | None:
     return d if d.tzinfo else d.replace(tzinfo=_dt.timezone.utc)
 
 
+def as_utc(now: _dt.datetime | None) -> _dt.datetime:
+    """``now`` (default: the current time), read as UTC when it carries no zone."""
+    now = now or _dt.datetime.now(_dt.timezone.utc)
+    return now.replace(tzinfo=_dt.timezone.utc) if now.tzinfo is None else now
+
+
 def age_days(updated: str | None, now: _dt.datetime) -> float | None:
     """Days between ``updated`` and ``now`` (negative for future dates), or None."""
     d = parse_when(updated)
@@ -409,9 +415,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if rrf_k is not None:
         p = replace(p, rrf_k=int(rrf_k))
     query = query if isinstance(query, str) else str(query or "")
-    now = now or _dt.datetime.now(_dt.timezone.utc)
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=_dt.timezone.utc)
+    now = as_utc(now)
     k = max(1, int(k))
     depth = max(p.depth, DEPTH_PER_K * k)
     terms = query_terms(query)
