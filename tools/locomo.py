@@ -313,7 +313,7 @@ def read_within(texts: list[str], budget: int,
     """The first ``budget`` tokens of ``texts`` read in order: each text whole while it
     fits, the first that does not cut at a word boundary to what is left, then nothing.
     Tokens are the MiniLM word pieces the context budget counts (``count``, default
-    :func:`embedder.token_counter`); a word piece never spans whitespace, so the pieces of
+    :func:`model.token_counter`); a word piece never spans whitespace, so the pieces of
     texts read one after the other add up."""
     count = count or token_counter()
     sizes = count(list(texts))

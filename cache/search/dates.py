@@ -19,9 +19,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-#: Bumped whenever what :func:`date_notes` writes changes: the index stores it and re-reads
-#: its files when it differs (see ``index.INDEX_FORMAT``).
-DATES_VERSION = 1
+# What :func:`date_notes` writes is part of the index format: changing it bumps
+# ``index.SCHEMA_VERSION``, so that every index re-reads its files once.
 
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
            "September", "October", "November", "December")

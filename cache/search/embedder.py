@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 if TYPE_CHECKING:  # numpy costs ~90 ms to import; the mount's startup path imports us
     import numpy as np
 
-from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize, token_counter
+from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize
 
 log = logging.getLogger(__name__)
 
@@ -114,11 +114,6 @@ class MiniLMEmbedder:
             out = self._model.encode(texts, batch_size=ENCODE_BATCH, show_progress_bar=False,
                                      convert_to_numpy=True, normalize_embeddings=True)
         return normalize(out)
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        """Word-piece counts of each text with the model's tokenizer (no special tokens,
-        no truncation)."""
-        return token_counter(self.model_dir)(texts)
 
 
 def _torch_model_id(model_dir: Path) -> str:

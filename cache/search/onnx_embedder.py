@@ -22,7 +22,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize, token_counter
+from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize
 
 if TYPE_CHECKING:
     import numpy as np
@@ -180,7 +180,3 @@ class OnnxMiniLMEmbedder:
                 out[part] = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
                 start = end
         return normalize(out)
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        """Word-piece counts of each text (no special tokens, no truncation)."""
-        return token_counter(self.model_dir)(texts)

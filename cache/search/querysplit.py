@@ -26,7 +26,6 @@ import re
 #: than several facts; the first ones are kept.
 MAX_PARTS = 4
 
-_WORD = r"[A-Za-z0-9][\w'’.-]*"
 _NAME = r"[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*"
 #: "Caroline and Melanie", "Jon, Gina and Tim", "Jean & John"
 _NAMES_RE = re.compile(rf"\b({_NAME}(?:\s*,\s*{_NAME})*\s*,?\s+(?:and|or|&)\s+{_NAME})\b")
