@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 
 from . import text as T
-from .prose import _OPENERS
+from .prose import OPENERS
 from .synth import frontmatter
 
 LEARNED_DIR = "notes/learned/"
@@ -31,7 +31,7 @@ _RULE_RE = re.compile(r"^(?:please\s+)?(?:always|never|from now on|going forward
 
 def is_rule(sentence: str) -> bool:
     """A standing rule ("Always cite sources.", "From now on, export charts as SVG.")."""
-    m = _RULE_RE.match(_OPENERS.sub("", sentence.strip()))
+    m = _RULE_RE.match(OPENERS.sub("", sentence.strip()))
     return bool(m) and len(T.words(m.group("rest"))) >= 2 and not sentence.rstrip().endswith("?")
 
 

@@ -19,9 +19,8 @@ import re
 import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from brainfs.backend.keys import DREAM_SKILL_KEY, is_internal
 from brainfs.cache.search.chunker import human_date, split_frontmatter
@@ -37,6 +36,7 @@ from .corrections import correction_event as correction_event
 from .entities import Extractor, get_extractor
 from .extract import EXTRACTION, extract_session
 from .progress import Progress
+from .settings import Settings, default_skill, settings_from
 from .state import STATE_PATH, STATE_VERSION, DreamState
 from .synth import DeterministicSynthesizer, Synthesizer
 from .validate import CITE_ANY_RE, INDEX_PATH, CorpusView, Problem, validate_tree
@@ -95,24 +95,6 @@ class DictTree:
 
 
 # --------------------------------------------------------------------------- settings
-
-def default_skill() -> str:
-    return resources.files("brainfs.dream").joinpath("skill.md").read_text(encoding="utf-8")
-
-
-def settings_from(*skills: str | None, overrides: dict | None = None) -> dict[str, Any]:
-    """Settings from skill files' frontmatter (later ones win), then ``overrides``."""
-    out: dict[str, Any] = {}
-    for s in skills:
-        if not s:
-            continue
-        meta, _b, _bad = split_frontmatter(s)
-        for k, v in (meta or {}).items():
-            if isinstance(v, (int, float, str, bool)):
-                out[k] = v
-    out.update(overrides or {})
-    return out
-
 
 # --------------------------------------------------------------------------- results
 
@@ -197,7 +179,7 @@ class _Run:
     listing: dict[str, str]
     raw_state: str | None
     prev: DreamState
-    cfg: dict[str, Any]
+    cfg: Settings
     skill_hash: str
     transcripts: dict[str, str]            # session id → transcript path
     extractor: Extractor
@@ -255,11 +237,11 @@ def orient(tree: Tree, synth: Synthesizer, settings: dict | None, prog: Progress
     raw_state = tree.read(STATE_PATH) if STATE_PATH in listing else None
     prev = DreamState.from_json(raw_state)
     corpus_skill = next((tree.read(p) for p in SKILL_PATHS if p in listing), None)
-    cfg = settings_from(default_skill(), corpus_skill, overrides=settings)
+    cfg = Settings.from_values(settings_from(default_skill(), corpus_skill, overrides=settings))
     skill_hash = T.md5_hex((corpus_skill or "") + json.dumps(settings or {}, sort_keys=True))
     transcripts = {m.group(1): p for p in listing if (m := _TRANSCRIPT_RE.match(p))}
     known = prev.sessions
-    extractor = get_extractor(str(cfg.get("extractor", "auto")))
+    extractor = get_extractor(cfg.extractor)
     ex_name = f"{extractor.name}+{EXTRACTION}"
     if prev.extractor != ex_name:
         known = {}  # another entity extractor: every session's subjects are re-extracted
@@ -309,8 +291,8 @@ def start_state(run: _Run) -> None:
 def read_sessions(run: _Run) -> None:
     """Extract new and grown sessions, within the run's budgets (the rest waits)."""
     cfg, state, prog = run.cfg, run.state, run.prog
-    budget_n = int(cfg.get("max_sessions_per_run", 1000))
-    budget_s = float(cfg.get("time_budget_seconds", 600))
+    budget_n = cfg.max_sessions_per_run
+    budget_s = cfg.time_budget_seconds
     prog.phase("reading sessions", total=len(run.new_sessions))
     for sid in run.new_sessions:
         if run.read >= budget_n or time.monotonic() - run.t0 > budget_s:
@@ -327,7 +309,6 @@ def read_sessions(run: _Run) -> None:
         why = (f"session {sid} grew ({old['turns']} → {ex['turns']} turns)" if old
                else f"new session {sid} ({ex['turns']} turns)")
         run.reasons[f"sessions/{sid}/summary.md"].append(why)
-        run.reasons["__sessions__"].append(why)
     state.forget = run.forget_now
     state.skill_hash = run.skill_hash
     state.synthesizer = run.synth.name
@@ -487,7 +468,7 @@ def verify_and_validate(run: _Run, embedder) -> None:
     sources = _Sources(run)
     view = CorpusView(lambda p: p in listing or p in files,
                       lambda p: (set(sources.turns_of(p)) if sources.turns_of(p) is not None else None))
-    cap_tokens = int(run.cfg.get("index_cap_tokens", 2000))
+    cap_tokens = run.cfg.index_cap_tokens
     problems = validate_tree(files, view, cap_tokens)
     # a session without a date is the transcript's problem (its summary is not written)
     problems += [Problem(run.transcripts[sid], "transcript-date",
@@ -512,8 +493,8 @@ def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Proble
     """Each claim of each page and summary against its source; an unsupported one is
     dropped from the file and reported."""
     files, info, prog = run.files, run.info, run.prog
-    verifier = Verifier(embedder, float(run.cfg.get("similarity_threshold", 0.45)),
-                        float(run.cfg.get("lexical_threshold", 0.5)), cache=run.state.verified)
+    verifier = Verifier(embedder, run.cfg.similarity_threshold,
+                        run.cfg.lexical_threshold, cache=run.state.verified)
     prog.done(f"{info.pages} pages, {info.facts} facts")
     prog.phase("verifying claims", total=len([p for p in files if _checked(p)]))
     for p in sorted(files):

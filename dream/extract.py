@@ -13,6 +13,7 @@ from . import subjects as S
 from . import text as T
 from .cards import is_rule
 from .entities import Extractor, get_extractor
+from .settings import Settings
 from .subjects import is_role
 
 #: What extract_session records per fact; another value re-extracts every session.
@@ -64,22 +65,22 @@ class _Candidate:
     when: list[list[str]]               # [expression, resolved date]
 
 
-def extract_session(tr: T.Transcript, settings: dict, extractor: Extractor | None = None) -> dict:
+def extract_session(tr: T.Transcript, settings: Settings, extractor: Extractor | None = None) -> dict:
     """Phase 2 and 3 for one session: summary sentences and facts with subjects.
     ``extractor`` finds the entities (default: :func:`get_extractor` of the settings'
     ``extractor``, spaCy NER when installed)."""
-    extractor = extractor or get_extractor(str(settings.get("extractor", "auto")))
+    extractor = extractor or get_extractor(settings.extractor)
     ses = _read(tr)
     cands = _candidates(ses, extractor)
     case = _case_counts(ses.sents)
     # standing rules the user sets ("Always cite sources.", "From now on, …"): cards.py
     rules = [[t.anchor, t.speaker, s] for t, s in ses.sents
              if not ses.is_assistant(t.speaker) and is_rule(s)]
-    facts = _facts(ses, cands, int(settings.get("facts_per_speaker_per_session", 8)))
+    facts = _facts(ses, cands, settings.facts_per_speaker_per_session)
     return {"full_names": _full_names(ses, case), "case": case, "rules": rules,
             "service": ses.service, "date": tr.date, "participants": sorted(ses.speakers),
             "turns": len(tr.turns), "title": _title(ses),
-            "summary": _summary(ses, cands, int(settings.get("summary_sentences", 5))),
+            "summary": _summary(ses, cands, settings.summary_sentences),
             "facts": facts}
 
 

@@ -27,6 +27,7 @@ from . import reach
 from . import relations as R
 from . import text as T
 from .prose import a_or_an, human_day, third_person
+from .settings import Settings
 from .subjects import FORMATS, Subjects, head_type, is_role
 from .synth import Claim
 
@@ -222,7 +223,7 @@ def _cite_claim(text: str, f: dict, section: str, extra: str = "", extra_f: dict
                  extra_source=ref_of(extra_f) if extra_f else None)
 
 
-def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[dict],
+def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: list[dict],
                  superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
                  ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]]]:
     """Per page slug, its current lines, timeline and superseded lines; how many values
@@ -232,7 +233,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
     checks retired (they leave the timeline)."""
     models: dict[str, PageModel] = defaultdict(PageModel)
     newest = max((f.get("date") or "" for f in facts), default="")
-    stale_days = int(settings.get("stale_after_days", 365))
+    stale_days = settings.stale_after_days
     groups = group_statements(statements(facts + cards, subs, rel_cache))
     # a card's "not X" closes a current value X of the same kind
     card_negs = [(c, R.negated_values(c["text"])) for c in cards]
@@ -249,7 +250,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: dict, cards: list[
         if out.current is not None and (out.current.attr in SINGLE or out.current.op != "end"):
             _current_line(models, out.current, out.since or out.current, subj, attr, title, subs,
                           newest, stale_days)
-    cap = int(settings.get("max_timeline", settings.get("max_facts_per_page", 200)))
+    cap = settings.timeline_cap
     _timelines(models, facts, subs, superseded_facts, used, cap)
     for m in models.values():
         m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))

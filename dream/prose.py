@@ -14,7 +14,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
-_OPENERS = re.compile(
+#: Discourse openers ("Big news:", "By the way,", "Reminder:") before what a sentence states.
+OPENERS = re.compile(
     r"^(?:(?:big news|good news|bad news|update|correction|a correction|quick update|"
     r"fun fact|by the way|btw|also|actually|so|well|yes|yeah|no|oh|ok|okay|hey|hi|hello|"
     r"guess what|anyway|and|but|great|good|sure|thanks|honestly|finally|now|noting this for later|"
@@ -79,7 +80,7 @@ class _Referent:
 
 def third_person(sentence: str, name: str) -> str:
     """``sentence`` (said by ``name``) rewritten in the third person (see module docstring)."""
-    s = _OPENERS.sub("", sentence.strip()).strip()
+    s = OPENERS.sub("", sentence.strip()).strip()
     if not s:
         return sentence
     s = s[0].upper() + s[1:]

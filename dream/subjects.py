@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from . import text as T
+from .settings import Settings
 
 #: Names a chat gives its non-human or generic participants: never a subject.
 ROLE_NAMES = frozenset("""
@@ -450,7 +451,7 @@ class _TypeEvidence(NamedTuple):
     votes: dict[str, Counter]
 
 
-def build(facts: list[dict], speakers: set[str], settings: dict,
+def build(facts: list[dict], speakers: set[str], settings: Settings,
           strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
           anchored: set[str] | None = None, case: dict[str, list[int]] | None = None,
           exclude: set[str] | None = None) -> Subjects:
@@ -525,14 +526,14 @@ def _turns(facts: list[dict], per_fact: dict[int, set[str]], canon: dict[str, st
 
 
 def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], human: list[str],
-           anchored: set[str], settings: dict, counts: Counter,
+           anchored: set[str], settings: Settings, counts: Counter,
            evidence: _TypeEvidence) -> dict[str, Subject]:
     """slug → subject, for every canonical name with enough mentions (the user always)."""
     # the user: the human speaker with the most turns
     spoken = Counter(f["speaker"] for f in facts if f["speaker"] in human)
     user = spoken.most_common(1)[0][0] if spoken else None
-    min_m = int(settings.get("min_mentions", 2))
-    min_s = int(settings.get("min_sessions", 1))
+    min_m = settings.min_mentions
+    min_s = settings.min_sessions
     by_slug: dict[str, Subject] = {}
     groups: dict[str, list[str]] = defaultdict(list)
     for n, c in canon.items():

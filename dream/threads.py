@@ -16,19 +16,20 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from . import text as T
+from .settings import Settings
 from .synth import Claim
 
 
 def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, str],
             facts: list[dict], retired: Callable[[dict, str], bool], statement: Callable[[dict], str],
-            ref: Callable[[dict], str], settings: dict) -> dict[str, list[Claim]]:
+            ref: Callable[[dict], str], settings: Settings) -> dict[str, list[Claim]]:
     """Per page slug, its thread claims (section "Threads", ``group`` = the topic word).
     ``retired(fact, slug)``: a fact that no longer holds there (a thread follows what is
     still true); ``statement(fact)``: the fact in the wiki's words."""
-    max_topics = int(settings.get("thread_max_topics", 100))
-    max_mentions = int(settings.get("thread_max_mentions", 8))
-    window = int(settings.get("thread_window_words", 6))
-    share = float(settings.get("thread_max_share", 0.05))
+    max_topics = settings.thread_max_topics
+    max_mentions = settings.thread_max_mentions
+    window = settings.thread_window_words
+    share = settings.thread_max_share
     df: Counter = Counter()
     for f in facts:
         df.update(T.topic_words(f["text"]))

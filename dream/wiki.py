@@ -20,6 +20,7 @@ from . import text as T
 from .cards import preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .corrections import render_card, subjects_in
+from .settings import Settings
 from .state import DreamState
 from .subjects import is_role
 from .synth import Claim, PageSpec, Synthesizer
@@ -68,7 +69,7 @@ class _Build:
     """One rendering of the wiki: its inputs, and what the steps add up as they go (the
     files, the reasons for each change, the facts each forget request dropped)."""
 
-    def __init__(self, state: DreamState, phrases: list[tuple[str, str]], settings: dict,
+    def __init__(self, state: DreamState, phrases: list[tuple[str, str]], settings: Settings,
                  synth: Synthesizer) -> None:
         self.state = state
         self.phrases = phrases
@@ -119,7 +120,7 @@ class _PageInputs(NamedTuple):
     last_day: str | None
 
 
-def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict,
+def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Settings,
                synth: Synthesizer) -> tuple[dict[str, str], dict[str, list[str]], WikiInfo]:
     """Render every managed file from the state. Returns (files, reasons, info)."""
     w = _Build(state, phrases, settings, synth)
@@ -165,7 +166,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: dict
     w.files.update(pages)
     w.files.update(cards.files)
     w.files.update(learned)
-    w.files[INDEX_PATH] = render_index(specs, synth, int(settings.get("index_cap_tokens", 2000)))
+    w.files[INDEX_PATH] = render_index(specs, synth, settings.index_cap_tokens)
     info = WikiInfo(subs, titles, by_slug, pool.renamed, pages=len(pages), facts=len(pool.facts),
                     superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
                     forgotten=dict(w.forgotten))
@@ -268,7 +269,7 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Sub
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
     qualifying.sort(key=lambda s: (-len(subs.by_slug[s].turns), s))
-    qualifying = qualifying[: int(w.settings.get("max_pages", 2000))]
+    qualifying = qualifying[: w.settings.max_pages]
     qset = set(qualifying)
     for s in list(subs.by_slug):
         if s not in qset:
@@ -411,7 +412,7 @@ def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None)
     claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
                for c in m.superseded if keep(c)]
     claims += [c for c in inp.thread_claims.get(slug, []) if keep(c)]
-    return P.fit(claims, int(w.settings.get("max_page_chars", 64000)))
+    return P.fit(claims, w.settings.max_page_chars)
 
 
 def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
@@ -428,7 +429,7 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
                     dates[-1] if dates else None, titles=inp.titles, aliases=list(sub.aliases),
                     is_user=sub.is_user, gist=P.gist(slug, inp.models.get(slug) or P.PageModel()),
                     importance=importance(sub, inp.by_slug[slug], inp.last_day,
-                                          float(w.settings.get("index_half_life_days", 120))))
+                                          w.settings.index_half_life_days))
     text = E.merge(w.synth.page(spec), f"knowledge/{slug}.md", page_hand, inp.card_of, inp.qset,
                    w.forgotten_by)
     return spec, text
