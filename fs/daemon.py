@@ -118,7 +118,7 @@ class Daemon:
             self.ws = ws = WorkingSet(self.cache_dir, self.store, self.cfg)
         except WrongCorpus as e:
             raise MountError(str(e)) from None
-        empty_cache = not ws.files and not ws.local_dirs
+        empty_cache = not ws.file_count() and not ws.local_dirs
         report = ws.check()
         log.info("%s", report.summary())
         t1 = time.monotonic()

@@ -42,16 +42,27 @@ INSTRUCTIONS = (
 def build_server(memory: Memory, read_only: bool = False) -> Any:
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. With
     ``read_only`` the writing tools are not offered."""
-    from brainfs.backend.errors import BackendError
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
 
     from .cli.common import version
 
     server = MCPServer("brainfs", version=version(), instructions=INSTRUCTIONS,
                        log_level="WARNING")
-    # The SDK runs plain functions in worker threads: one call at a time reaches the
-    # memory (its index connection and model are shared).
+    call = _one_call_at_a_time()
+    _add_reading_tools(server, memory, call)
+    _add_resources(server, memory, call)
+    if not read_only:
+        _add_writing_tools(server, memory, call)
+    return server
+
+
+def _one_call_at_a_time() -> Callable[[Callable[[], T]], T]:
+    """A runner for the tools' calls into the memory. The SDK runs plain functions in
+    worker threads: one call at a time reaches the memory (its index connection and model
+    are shared), and a usage or backend error becomes a one-line tool error."""
+    from brainfs.backend.errors import BackendError
+    from mcp.server.mcpserver.exceptions import ToolError
+
     lock = threading.Lock()
 
     def call(fn: Callable[[], T]) -> T:
@@ -60,6 +71,13 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
                 return fn()
             except (UsageError, BackendError) as e:
                 raise ToolError(" ".join(str(e).split())) from None
+
+    return call
+
+
+def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
+    """``recall``, ``context``, ``read`` and ``list``."""
+    from mcp.server.mcpserver.exceptions import ToolError
 
     @server.tool(description="Hybrid semantic + keyword search of the memory. Returns the "
                  "best passages with their paths, dates and why each was found (set as_json "
@@ -91,6 +109,10 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     def list_files(folder: str = "") -> str:
         return "\n".join(call(lambda: memory.list(folder))) + "\n"
 
+
+def _add_resources(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
+    """The wiki's index and the user's guide, as resources."""
+
     @server.resource("memory://knowledge/INDEX.md", name="wiki index", mime_type="text/markdown",
                      description="The wiki's index: one line per subject, the user first")
     def wiki_index() -> str:
@@ -101,8 +123,9 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     def guide() -> str:
         return call(lambda: memory.read("GUIDE.md"))
 
-    if read_only:
-        return server
+
+def _add_writing_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
+    """``write_note``, ``write``, ``correct`` and ``forget`` (not on a read-only server)."""
 
     @server.tool(description="Remember something: a new memory card notes/<topic>/<date>-"
                  "<slug>.md with the text. Returns its path.")
@@ -127,8 +150,6 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     def forget(phrase: str) -> str:
         path = call(lambda: memory.forget(phrase))
         return f"recorded {path}; the next index and dream runs apply it"
-
-    return server
 
 
 def serve(memory: Memory, read_only: bool = False) -> int:

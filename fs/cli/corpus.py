@@ -67,6 +67,27 @@ def cmd_import(args: argparse.Namespace) -> int:
         store.create_bucket()
         print(f"created bucket {url.bucket}", file=sys.stderr)
     remote = {o.path: o.etag for o in store.list()}
+    todo, skipped_bad = _import_plan(src)
+    uploaded, unchanged, interrupted = _upload_all(store, cfg, todo, remote)
+    if interrupted:
+        left = len(todo) - uploaded - unchanged
+        print(f"import of {src} into {url} interrupted: {uploaded} uploaded, {unchanged} "
+              f"unchanged, {left} not done; run the same command again to finish (the preload "
+              f"pack is built then)", file=sys.stderr)
+        return 130
+    print(f"imported {src} into {url}: {uploaded} uploaded, {unchanged} unchanged"
+          + (f", {skipped_bad} refused names" if skipped_bad else ""))
+    if uploaded or not _pack_is_current(store, cfg):
+        from brainfs.cache.local.pack import build_pack
+
+        stats = build_pack(store, cfg)
+        print(f"preload pack: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB")
+    return 0
+
+
+def _import_plan(src: Path) -> tuple[list[tuple[str, Path]], int]:
+    """The (corpus path, local file) pairs to import from ``src``, and how many names were
+    refused (each with a warning)."""
     todo: list[tuple[str, Path]] = []
     skipped_bad = 0
     for p in sorted(src.rglob("*")):
@@ -83,6 +104,13 @@ def cmd_import(args: argparse.Namespace) -> int:
                 skipped_bad += 1
             continue
         todo.append((link_of(rel) if link else rel, p))
+    return todo, skipped_bad
+
+
+def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
+                remote: dict[str, str]) -> tuple[int, int, bool]:
+    """Upload the files of ``todo`` whose bytes the bucket does not hold yet (``remote``:
+    path -> ETag), in parallel; returns (uploaded, unchanged, interrupted by Ctrl-C)."""
     uploaded = unchanged = 0
     # Ctrl-C stops the workers: files not started yet are left for the next run, the
     # uploads in flight finish (a second Ctrl-C abandons them).
@@ -121,20 +149,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     finally:
         signal.signal(signal.SIGINT, old_handler)
         bar.close()
-    if stop.is_set():
-        left = len(todo) - uploaded - unchanged
-        print(f"import of {src} into {url} interrupted: {uploaded} uploaded, {unchanged} "
-              f"unchanged, {left} not done; run the same command again to finish (the preload "
-              f"pack is built then)", file=sys.stderr)
-        return 130
-    print(f"imported {src} into {url}: {uploaded} uploaded, {unchanged} unchanged"
-          + (f", {skipped_bad} refused names" if skipped_bad else ""))
-    if uploaded or not _pack_is_current(store, cfg):
-        from brainfs.cache.local.pack import build_pack
-
-        stats = build_pack(store, cfg)
-        print(f"preload pack: {stats['files']} files, {stats['bytes'] / 1e6:.1f} MB")
-    return 0
+    return uploaded, unchanged, stop.is_set()
 
 
 def cmd_import_sessions(args: argparse.Namespace) -> int:

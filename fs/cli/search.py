@@ -6,6 +6,7 @@ import argparse
 import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from brainfs.backend.keys import INDEX_KEY
@@ -141,6 +142,13 @@ def cmd_context(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     """Add this group's commands to the ``brainfs`` parser."""
     command = functools.partial(make_command, common=common)
+    _add_recall(sub, command)
+    _add_context(sub, command)
+    _add_eval(sub, command)
+
+
+def _add_recall(sub: argparse._SubParsersAction, command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``brainfs recall``."""
     rc = command(sub, "recall", "hybrid semantic search; through a mount it also "
                  "materializes the files behind the hits",
                  ['brainfs recall "which orgs did I meet in Kyoto" --mount ~/memory',
@@ -156,6 +164,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     rc.add_argument("--json", action="store_true", help="the cards as JSON instead of the synthesis")
     rc.set_defaults(func=cmd_recall)
 
+
+def _add_context(sub: argparse._SubParsersAction, command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``brainfs context``."""
     cx = command(sub, "context", "assemble what reaches the model for a task: lanes "
                  "(scope, guide, index, pinned, cards, thread, files) under a token "
                  "budget, every item with its reason",
@@ -185,6 +196,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     out.add_argument("--html", metavar="FILE", help="write the context-window page to FILE")
     cx.set_defaults(func=cmd_context)
 
+
+def _add_eval(sub: argparse._SubParsersAction, command: Callable[..., argparse.ArgumentParser]) -> None:
+    """``brainfs eval locomo``."""
     ev = command(sub, "eval", "retrieval quality",
                  ["brainfs eval locomo data/locomo/locomo-dev.json --no-wiki"]
                  ).add_subparsers(dest="evalcmd", required=True, metavar="SUBCOMMAND")
