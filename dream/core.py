@@ -94,8 +94,6 @@ class DictTree:
         return self.files.get(path)
 
 
-# --------------------------------------------------------------------------- settings
-
 # --------------------------------------------------------------------------- results
 
 
@@ -216,7 +214,7 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     t0 = time.monotonic()
     run = orient(tree, synthesizer or DeterministicSynthesizer(), settings,
                  progress if progress is not None else Progress(), t0, now)
-    if not (run.new_sessions or run.gone or force or inputs_changed(run, settings)):
+    if not (run.new_sessions or run.gone or force or inputs_changed(run)):
         return RunResult(nothing_new=True, stats={"seconds": round(time.monotonic() - t0, 3)})
     start_state(run)
     read_sessions(run)
@@ -256,9 +254,9 @@ def orient(tree: Tree, synth: Synthesizer, settings: dict | None, prog: Progress
         hand_edits=E.detect(tree, listing, prev.written))
 
 
-def inputs_changed(run: _Run, settings: dict | None) -> bool:
+def inputs_changed(run: _Run) -> bool:
     """Whether anything but the sessions changed: forget requests, corrections, the skill
-    and settings, the synthesizer, a hand edit."""
+    and settings (``skill_hash``), the synthesizer, a hand edit."""
     corr_now = {p: e for p, e in run.listing.items() if p.startswith(CORRECTIONS_DIR)}
     return (run.forget_now != run.prev.forget
             or any(run.prev.corrections.get(p) != e for p, e in corr_now.items())

@@ -31,9 +31,9 @@ SESSIONS_INDEX = "sessions/index.md"
 
 
 def _quote(s: str) -> str:
+    """``s`` in typographic quotes (its own quotes made single)."""
     s = s.replace("“", "'").replace("”", "'").replace('"', "'")
     return f"“{s}”"
-
 
 
 def forgotten_by(text: str, phrases: list[tuple[str, str]]) -> str | None:
@@ -45,6 +45,7 @@ def forgotten_by(text: str, phrases: list[tuple[str, str]]) -> str | None:
     return None
 
 
+#: "not X", "no longer X", "instead of X": X is what a correction card corrects.
 _NEGATED_RE = re.compile(r"\b(?:not|no longer|isn't|wasn't|aren't|instead of|rather than|never)\s+"
                          r"(?:a |an |the |in |at |to |called |named )?([\w'\-]+(?:\s+[A-Z][\w\-]+)*)", re.I)
 
