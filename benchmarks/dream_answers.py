@@ -56,7 +56,7 @@ from pathlib import Path
 
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.tools.locomo import ANSWER_K, content_words
-from brainfs.cache.search.text import estimate_tokens
+from brainfs.cache.search.text import CHARS_PER_TOKEN, estimate_tokens
 from brainfs.dream import text as T
 from brainfs.dream.core import DictTree, dream
 
@@ -101,7 +101,7 @@ def answered(answer: str, text: str) -> bool:
 
 def cut(text: str, budget: int) -> str:
     """The first ``budget`` tokens of ``text`` (characters / 4)."""
-    return text[: budget * 4] if estimate_tokens(text) > budget else text
+    return text[: budget * CHARS_PER_TOKEN] if estimate_tokens(text) > budget else text
 
 
 # --------------------------------------------------------------------------- reading
@@ -152,7 +152,7 @@ def read_transcripts(pages: list[str], wiki: dict[str, str], tree: dict[str, str
             if t.speaker in names or any(r.search(t.text) for r in rx):
                 out.append(line)
                 size += len(line) + 1
-        if size > budget * 4:
+        if size > budget * CHARS_PER_TOKEN:
             break
     return cut("\n".join(out), budget)
 
