@@ -556,7 +556,7 @@ def diff_against_previous(run: _Run) -> None:
     for p in sorted(managed_prev - set(files)):
         if p in listing:
             run.previous[p] = run.tree.read(p)
-            run.changes.append(Change(p, "delete", _why_gone(p, run.previous[p], run.phrases)))
+            run.changes.append(Change(p, "delete", _why_gone(run.previous[p], run.phrases)))
     state.managed = sorted((set(files) - excluded | (managed_prev & excluded)) - set(run.hand_events)
                            - set(run.external))
     # What dream wrote, line by line, so that the next run can tell a hand edit (edits.py).
@@ -633,7 +633,8 @@ def _why(path: str, old: str | None, new: str, phrases: list[tuple[str, str]]) -
     return "; ".join(parts) or "rewritten"
 
 
-def _why_gone(path: str, old: str | None, phrases: list[tuple[str, str]]) -> str:
+def _why_gone(old: str | None, phrases: list[tuple[str, str]]) -> str:
+    """A readable reason for a managed file that is gone."""
     if old and phrases:
         meta = split_frontmatter(old)[0] or {}
         title = str(meta.get("title") or "")

@@ -98,7 +98,9 @@ def process_corrections(read: Callable[[str], str | None], listing: dict[str, st
     return new
 
 
-def render_card(path: str, card: dict) -> str:
+def render_card(card: dict) -> str:
+    """A correction card as its file says it (frontmatter with its confidence and what it
+    supersedes, then the corrected statement)."""
     meta = {"type": "correction", "scope": card["scope"],
             "confidence": 0.3 if card.get("superseded_by") else card.get("confidence", 0.9),
             "created": card["created"], "updated": card["updated"]}

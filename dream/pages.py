@@ -428,7 +428,7 @@ def statement(f: dict, subs: Subjects) -> str:
     return third_person(f["text"], name)
 
 
-def gist(slug: str, m: PageModel) -> str:
+def gist(m: PageModel) -> str:
     """The one-line current summary of a page (for INDEX.md)."""
     if m.now:
         # "Mara Lind's manager is Priya Nair (since July 2026)": the month is enough here

@@ -309,7 +309,7 @@ def _cards(w: _Build, subs: S.Subjects, user: S.Subject | None, titles: dict[str
         if w.forgotten_by(card["text"]):
             w.forgotten[w.forgotten_by(card["text"])] += 1
             continue
-        out.files[cp] = render_card(cp, card)
+        out.files[cp] = render_card(card)
         if card.get("superseded_by"):
             continue
         out.facts.append({"text": card["text"], "ref": cp, "date": card["created"][:10],
@@ -428,7 +428,7 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
     spec = PageSpec(slug, sub.title, sub.type, claims, related, len(sub.turns),
                     len(sub.sessions), dates[0] if dates else None,
                     dates[-1] if dates else None, titles=inp.titles, aliases=list(sub.aliases),
-                    is_user=sub.is_user, gist=P.gist(slug, inp.models.get(slug) or P.PageModel()),
+                    is_user=sub.is_user, gist=P.gist(inp.models.get(slug) or P.PageModel()),
                     importance=importance(sub, inp.by_slug[slug], inp.last_day,
                                           w.settings.index_half_life_days))
     text = E.merge(w.synth.page(spec), f"knowledge/{slug}.md", page_hand, inp.card_of, inp.qset,
