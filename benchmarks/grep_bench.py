@@ -63,7 +63,7 @@ from typing import Any, Callable
 
 from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY
 from brainfs.backend.server import LocalS3, rclone_binary
-from brainfs.fs.daemon import is_mountpoint as is_mounted
+from brainfs.fs.fusectl import is_mountpoint as is_mounted
 from brainfs.fs.process import pid_alive
 
 from benchmarks.s3proxy import S3Proxy

@@ -28,7 +28,7 @@ from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
 from .daemonopen import DaemonOpenOps
-from .fusectl import in_proc_mounts
+from .fusectl import is_mountpoint
 from .magic import RecallFn, StatusFn
 from .noopen import NoOpenOps
 from .ops import KERNEL_CACHE_FLAGS, NO_OPEN_SUPPORT, Ops
@@ -47,11 +47,6 @@ def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
 
 class MountError(Exception):
     """The mount cannot start (one line for the user)."""
-
-
-def is_mountpoint(path: Path) -> bool:
-    """True when ``path`` is listed in /proc/mounts."""
-    return in_proc_mounts(os.path.realpath(path))
 
 
 def check_mountpoint(mp: Path) -> None:

@@ -74,7 +74,7 @@ def start_server(port: int) -> None:
 
 def stop(mountpoint: Path) -> int:
     """Unmount the demo mount and stop the demo's S3 server by its PID."""
-    from .daemon import is_mountpoint
+    from .fusectl import is_mountpoint
 
     if is_mountpoint(mountpoint):
         _brainfs("umount", str(mountpoint), show=False)
@@ -94,7 +94,7 @@ def stop(mountpoint: Path) -> int:
 
 def run(mountpoint: Path, port: int, size: str) -> int:
     """The whole demo."""
-    from .daemon import is_mountpoint
+    from .fusectl import is_mountpoint
 
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     os.environ.setdefault("BRAINFS_CACHE_DIR", str((STATE / "cache").resolve()))

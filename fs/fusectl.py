@@ -13,20 +13,32 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 CONNECTIONS = Path("/sys/fs/fuse/connections")
 
 
-def in_proc_mounts(target: str) -> bool:
-    """True when the absolute path ``target`` is listed in /proc/mounts (read without
-    touching the mountpoint: a stat there would hang on a hung mount)."""
+def proc_mounts() -> Iterator[tuple[str, str]]:
+    """(mountpoint, filesystem type) of every mount in /proc/mounts, the mountpoint's octal
+    escapes (``\\040`` for a space) decoded. Reading it touches no mountpoint: a stat there
+    would hang on a hung mount."""
     with open("/proc/mounts") as f:
         for line in f:
             parts = line.split()
-            if len(parts) > 1 and parts[1].encode().decode("unicode_escape") == target:
-                return True
-    return False
+            if len(parts) > 1:
+                yield parts[1].encode().decode("unicode_escape"), parts[2] if len(parts) > 2 else ""
+
+
+def in_proc_mounts(target: str) -> bool:
+    """True when the absolute path ``target`` is listed in /proc/mounts (read without
+    touching the mountpoint: a stat there would hang on a hung mount)."""
+    return any(mp == target for mp, _ in proc_mounts())
+
+
+def is_mountpoint(path: Path) -> bool:
+    """True when ``path`` (symbolic links resolved) is listed in /proc/mounts."""
+    return in_proc_mounts(os.path.realpath(path))
 
 
 def connection_of(mountpoint: str) -> int | None:

@@ -25,6 +25,7 @@ from brainfs.backend.keys import CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.workingset import CacheError
 from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
+from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
 from brainfs.fs.process import pid_alive
 
 from .common import (
@@ -224,7 +225,7 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
-        if _mounted(_target(mp)):
+        if in_proc_mounts(_target(mp)):
             subprocess.run(["fusermount3", "-u", "-z", _target(mp)], check=False)
         print(f"\nbrainfs: mount of {url} at {mp} cancelled", file=sys.stderr)
         return 130
@@ -267,12 +268,6 @@ def _target(mp: Path) -> str:
     but never touching the mountpoint itself (a stat there would hang on a hung mount)."""
     path = os.path.abspath(mp)
     return os.path.join(os.path.realpath(os.path.dirname(path)), os.path.basename(path))
-
-
-def _mounted(target: str) -> bool:
-    from brainfs.fs.fusectl import in_proc_mounts
-
-    return in_proc_mounts(target)
 
 
 def _daemon_pids(target: str) -> list[int]:
@@ -328,7 +323,7 @@ def _force_unmount(mp: Path, target: str, pids: list[int]) -> None:
 def cmd_umount(args: argparse.Namespace) -> int:
     mp = Path(args.mountpoint)
     target = _target(mp)
-    if not _mounted(target):
+    if not in_proc_mounts(target):
         raise UsageError(f"{mp} is not mounted")
     try:
         pid = int(_status_of(mp, timeout=min(STATUS_TIMEOUT, args.timeout))["pid"])
@@ -378,15 +373,12 @@ def _mount_root(path: str) -> str | None:
     """The brainfs mount that holds ``path`` (the longest mountpoint above it), or None."""
     target = _target(Path(path))
     best = None
-    with open("/proc/mounts") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) < 3 or parts[2] != "fuse.brainfs":
-                continue
-            mp = parts[1].encode().decode("unicode_escape")
-            if (target == mp or target.startswith(mp.rstrip("/") + "/")) and (
-                    best is None or len(mp) > len(best)):
-                best = mp
+    for mp, fstype in proc_mounts():
+        if fstype != "fuse.brainfs":
+            continue
+        if (target == mp or target.startswith(mp.rstrip("/") + "/")) and (
+                best is None or len(mp) > len(best)):
+            best = mp
     return best
 
 
