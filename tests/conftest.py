@@ -1,7 +1,8 @@
 """Shared fixtures: a real S3 server on loopback, corpora, and real FUSE mounts.
 
 The mount fixture has S3QL's shape: wait for the mount, fail loudly if the daemon died,
-unmount (lazily if needed) and kill by PID in teardown even when the test failed.
+unmount (lazily if needed) and kill by PID in teardown even when the test failed. The plain
+functions and data the tests share (trees, mounts, waits, small memories) are in ``helpers.py``.
 """
 
 from __future__ import annotations

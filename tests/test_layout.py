@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from helpers import REPO
+
 #: The package's folders (the repository's root is the ``brainfs`` package).
 FOLDERS = ("backend", "cache", "dream", "fs", "tools")
 
