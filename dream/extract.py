@@ -77,7 +77,9 @@ def extract_session(tr: T.Transcript, settings: Settings, extractor: Extractor |
     rules = [[t.anchor, t.speaker, s] for t, s in ses.sents
              if not ses.is_assistant(t.speaker) and is_rule(s)]
     facts = _facts(ses, cands, settings.facts_per_speaker_per_session)
-    return {"full_names": _full_names(ses, case), "case": case, "rules": rules,
+    # how every sentence speaks of a name ("the workshop in X"), for the subject's type
+    cues = {n: dict(c) for n, c in S.sentence_cues(s for _, s in ses.sents).items()}
+    return {"full_names": _full_names(ses, case), "case": case, "rules": rules, "cues": cues,
             "service": ses.service, "date": tr.date, "participants": sorted(ses.speakers),
             "turns": len(tr.turns), "title": _title(ses),
             "summary": _summary(ses, cands, settings.summary_sentences),

@@ -20,7 +20,7 @@ log = logging.getLogger(__name__)
 
 STATE_PATH = DREAM_STATE_KEY
 #: Another version in the file starts dream from scratch (every session read again).
-STATE_VERSION = 1
+STATE_VERSION = 2  # 2: sessions hold "cues" (type evidence of every sentence)
 
 
 @dataclass

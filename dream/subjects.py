@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -56,6 +57,11 @@ uri http https ui ux id ids faq qa qc ok pm am usb hdmi wifi gps sms tv pc cpu g
 os ios eta asap fyi tbd tba diy rsvp aka etc vs cm mm km kg mg ml gb mb tb kb utc gmt bst cet
 pst est dpi px ai ml llm sql ocr pr
 """.split())
+#: Academic degrees and stages ("a PhD student", "her MSc"): what someone is or holds, never
+#: a subject of its own.
+DEGREES = frozenset("""
+phd ph.d ph.d. dphil msc m.sc mphil mres ma mba bsc b.sc ba bs ms md jd edd postdoc
+""".split())
 #: Capitalised words of chat that are not names (beyond text._NOT_SUBJECT).
 COMMON = frozenset("""
 that this these those there here sure best thanks thank kind regards yes no okay ok great
@@ -76,7 +82,9 @@ _ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics",
                                        "council", "press", "media", "partners", "systems",
                                        "solutions", "technologies", "consulting", "ventures",
                                        "health", "bank", "trust", "services", "institute",
-                                       "office", "corporation", "gmbh", "ag", "sa", "plc"}
+                                       "office", "corporation", "gmbh", "ag", "sa", "plc",
+                                       "authority", "commission", "bureau", "board", "collective",
+                                       "alliance", "consortium", "coalition", "federation"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series corpus dataset database archive thesis "
@@ -101,7 +109,7 @@ def clean_name(name: str) -> str | None:
         return None
     out = " ".join(words)
     low = out.lower()
-    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in T.NOT_SUBJECT:
+    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in DEGREES or low in T.NOT_SUBJECT:
         return None
     if all(w.lower() in COMMON or w.lower() in T.NOT_SUBJECT or w.lower() in FORMATS
            for w in words):
@@ -337,7 +345,7 @@ _PROJECT_ON_RE = re.compile(r"\b(?i:analysis|work|session|decision|progress|upda
 _PLACE_CUE_RES = (
     re.compile(r"\b(?:workshop|meeting|conference|office|interviews?|fieldwork|site visits?|"
                r"trip|stay|hotel|flat|apartment)\s+(?:in|at)\s+" + _NAME),
-    re.compile(r"\bthe\s+" + _NAME + r"\s+(?:site|office|branch|campus)\b"),
+    re.compile(r"\b(?i:the)\s+" + _NAME + r"\s+(?:site|office|branch|campus)\b"),
     # a room or a day there, a trip back from it (a sentence's opener too: "Back from X")
     re.compile(r"\b(?:rooms?|venue|entrance|lifts?|elevators?|toilets?|platforms?|exits?)\s+at\s+"
                + _NAME),
@@ -357,6 +365,10 @@ _TOOL_CUE_RES = (
     re.compile(r"\b(?i:dropped|ditched|abandoned|commit to|committed to|instead of)\s+" + _NAME),
     re.compile(r"\b(?i:write|writes|wrote|written|writing|analysis|analyses|transcribe[sd]?|coding)"
                r"\s+(?:[a-z]+\s+){0,2}in\s+" + _NAME + r"(?:\s+on\s+" + _NAME + ")?"),
+    # a thing of a named kind ("the Okabe-Ito palette", "the Likert scale", "the APA style")
+    re.compile(r"\b(?i:the|a|an|our|my|your)\s+" + _NAME + r"\s+(?:palette|colou?r scheme|font|typeface|"
+               r"scale|questionnaire|template|style(?: guide)?|method|framework|library|package|"
+               r"plugin|notation|format)\b"),
 )
 _PLACE_OPENERS = frozenset("café cafe restaurant hotel mount lake cape port fort".split())
 
@@ -364,9 +376,15 @@ _PLACE_OPENERS = frozenset("café cafe restaurant hotel mount lake cape port for
 def cue_types(facts: list[dict]) -> dict[str, Counter]:
     """Name → type votes from how a sentence speaks of it, weaker than a relation or a head
     word and stronger than the extractor's label (see :func:`_type_of`)."""
+    return sentence_cues(f["text"] for f in facts)
+
+
+def sentence_cues(texts: Iterable[str]) -> dict[str, Counter]:
+    """:func:`cue_types` over plain sentences: dream counts them over every sentence of a
+    session, not only the ones kept as facts ("For the workshop in Kumamoto, reserve a
+    quiet room" types Kumamoto even when no fact says so)."""
     out: dict[str, Counter] = defaultdict(Counter)
-    for f in facts:
-        text = f["text"]
+    for text in texts:
         for rx, typ in [(_PROJECT_CUE_RE, "project"), (_PROJECT_ON_RE, "project")] + [
                 (rx, "place") for rx in _PLACE_CUE_RES] + [(rx, "topic") for rx in _TOOL_CUE_RES]:
             for m in rx.finditer(text):
@@ -454,18 +472,20 @@ class _TypeEvidence(NamedTuple):
 def build(facts: list[dict], speakers: set[str], settings: Settings,
           strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
           anchored: set[str] | None = None, case: dict[str, list[int]] | None = None,
-          exclude: set[str] | None = None) -> Subjects:
+          exclude: set[str] | None = None, cues: dict[str, Counter] | None = None) -> Subjects:
     """The wiki's subjects from all facts (see the module docstring).
 
     ``strong_types``: name → type votes from relations ("works at X" → organization);
     ``extra_names``: names seen outside facts (a speaker's full name); ``anchored``: names a
     speaker has a lasting relation to, which need one mention only; ``case``: word → [times
     written in lower case, times capitalised mid-sentence] over whole sessions; ``exclude``:
-    names that are no subject (a named assistant)."""
+    names that are no subject (a named assistant); ``cues``: :func:`sentence_cues` over
+    every sentence of the sessions (default: over the facts alone)."""
     human = [s for s in speakers if not is_role(s)]
     namer = _Namer(facts, human, extra_names, case)
     men = _mentions(facts, namer, human, extra_names, exclude or set())
-    evidence = _TypeEvidence(speakers, strong_types or {}, cue_types(facts), men.votes)
+    evidence = _TypeEvidence(speakers, strong_types or {}, cue_types(facts) if cues is None else cues,
+                             men.votes)
     canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human))
     by_slug = _pages(facts, canon, _turns(facts, men.per_fact, canon), human, anchored or set(),
                      settings, men.counts, evidence)
@@ -598,6 +618,11 @@ def _type_of(c: str, members: list[str], votes: dict[str, Counter],
     cv: Counter = Counter()
     for m in members:
         cv.update((cues or {}).get(m, {}))
+    # A place is often named like a piece of work ("the Kanazawa pilot": the pilot run
+    # there), but a project is not spoken of as a location ("the workshop in Signbridge"):
+    # a locative cue counts twice.
+    cv["place"] *= 2
+    cv = +cv
     if cv:
         return sorted(cv.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     v: Counter = Counter()

@@ -264,8 +264,12 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Sub
             c = case.setdefault(word, [0, 0])
             c[0] += lo
             c[1] += up
+    cues: dict[str, Counter] = defaultdict(Counter)
+    for sid in order:
+        for name, votes in (sessions[sid].get("cues") or {}).items():
+            cues[name].update(votes)
     subs = S.build(pool.facts, pool.speakers, w.settings, strong, extra_names=full_names,
-                   anchored=anchored, case=case, exclude=pool.helpers)
+                   anchored=anchored, case=case, exclude=pool.helpers, cues=cues)
     hand = w.state.hand
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]

@@ -34,6 +34,8 @@ pytestmark = pytest.mark.unit
     ("Ramp Ledger goes with Raspberry Pi over Arduino, because we need audio.", "Raspberry Pi", "topic"),
     ("I need to explain to Elena why we dropped Zotero.", "Zotero", "topic"),
     ("Before I forget: I write papers in LaTeX on Overleaf.", "LaTeX", "topic"),
+    ("Use the Okabe-Ito palette in charts, please.", "Okabe-Ito", "topic"),
+    ("We score workload with the NASA-TLX questionnaire.", "NASA-TLX", "topic"),
     ("I told Priya Nair the budget is fine.", "Priya Nair", None),
     ("Mara Lind works at Sora City Lab.", "Sora City Lab", None),
 ])
@@ -43,6 +45,41 @@ def test_cue_types(sentence: str, name: str, typ: str | None) -> None:
         assert name not in cues, cues
     else:
         assert cues[name].most_common(1)[0][0] == typ, cues
+
+
+def test_a_degree_is_no_subject() -> None:
+    """"a PhD student": what someone is, never a page of its own (it was typed a project)."""
+    for name in ("PhD", "MSc", "MBA", "Postdoc"):
+        assert S.clean_name(name) is None, name
+    assert S.names_in("PhD and Kyoto") == ["Kyoto"]
+
+
+def test_a_locative_cue_outweighs_a_project_cue() -> None:
+    """"the Kanazawa pilot" reads like a project, "the workshop in Kanazawa" and "the
+    Kanazawa site" say where: a place, even when the pilot is mentioned more often."""
+    cues = S.sentence_cues(["Data from the Kanazawa pilot suggests that landmarks matter."] * 3
+                           + ["For the workshop in Kanazawa, reserve a quiet room.",
+                              "The Kanazawa site shows the largest gap."])
+    assert cues["Kanazawa"] == Counter(project=3, place=2)
+    assert S._type_of("Kanazawa", ["Kanazawa"], {"Kanazawa": Counter(person=6)}, {}, set(), cues) == "place"
+    # a project's own cues still win when nothing speaks of it as a location
+    cues = S.sentence_cues(["The Signbridge pilot starts in May.", "Signbridge progress is good."])
+    assert S._type_of("Signbridge", ["Signbridge"], {}, {}, set(), cues) == "project"
+
+
+def test_every_sentence_types_a_name_not_only_the_facts(tmp_path: Path) -> None:
+    """The type evidence of a session is read from all its sentences: a name whose only
+    locative cue is in a sentence dream keeps no fact of still becomes a place (the demo's
+    Kumamoto was a person because the extractor said so and no fact said otherwise)."""
+    from brainfs.dream.extract import extract_session
+    from brainfs.dream.settings import Settings
+
+    tr = T.parse_transcript("sessions/s1/transcript.md",
+        "---\nsession: s1\ndate: 2026-03-02\n---\n\n"
+        "[D1:1] Nadia: For the workshop in Kumamoto, reserve a quiet room next to the main hall.\n\n"
+        "[D1:2] Assistant: Done. The Kumamoto site has step-free access.\n")
+    got = extract_session(tr, Settings(), extractor=None)
+    assert got["cues"]["Kumamoto"] == {"place": 2}
 
 
 def test_cues_rank_below_relations_and_head_words_above_the_extractor() -> None:
@@ -100,3 +137,9 @@ def test_demo_samples_core_subjects_are_typed_as_generated(demo: dict[str, str])
     tools = {n for n in sample.TOOLS if n in demo}
     assert len(tools) >= 5, tools
     assert {n: demo[n] for n in tools if demo[n] != "topic"} == {}
+    # the cities the persona travels to and works in are places (Kumamoto was a person,
+    # Kanazawa a project), and a degree gets no page
+    cities = {n for n in sample.CITIES if n in demo}
+    assert len(cities) >= 10, cities
+    assert {n: demo[n] for n in cities if demo[n] != "place"} == {}
+    assert "PhD" not in demo
