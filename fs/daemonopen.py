@@ -72,7 +72,7 @@ class DaemonOpenOps(Ops):
     async def _truncated(self, path: str) -> None:
         # A truncate(2) with no writer open: nothing else will commit it.
         if not self._has_writer(path):
-            await self._commit(path)
+            await self.shadows.commit(path)
 
     def _new_fh(self, handle: Handle | DirHandle) -> int:
         fh = self._next_fh
@@ -131,7 +131,7 @@ class DaemonOpenOps(Ops):
         if not row.is_local and not (writable and flags & os.O_TRUNC):
             await self._ensure_local(path)
         if writable or flags & os.O_TRUNC:
-            shadow = await self._shadow(path, truncate=bool(flags & os.O_TRUNC))
+            shadow = await self.shadows.open(path, truncate=bool(flags & os.O_TRUNC))
             if flags & os.O_TRUNC:
                 shadow.dirty = True
         fh = self._new_fh(Handle(inode, writable))
@@ -152,7 +152,7 @@ class DaemonOpenOps(Ops):
     async def create(self, parent_inode: int, name: bytes, mode: int, flags: int,
                      ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=True)
-        await self._shadow(path, truncate=True)
+        await self.shadows.open(path, truncate=True)
         fh = self._new_fh(Handle(ino, True))
         self.ws.pin(path)
         self._wake_uploader()
@@ -188,7 +188,7 @@ class DaemonOpenOps(Ops):
         self._refuse_flush_if_read_only()
         h = self.handles.get(fh)
         if isinstance(h, Handle) and h.writable:
-            await self._commit_pending(self.inodes.path_of[h.ino])
+            await self.shadows.commit_pending(self.inodes.path_of[h.ino])
 
     @fuse_errors
     async def release(self, fh: int) -> None:
@@ -202,9 +202,9 @@ class DaemonOpenOps(Ops):
             return
         self.ws.unpin(path)
         if h.writable and not self._has_writer(path):
-            await self._commit_pending(path)
+            await self.shadows.commit_pending(path)
             if path in self.writing and not self.writing[path].dirty:
-                self._discard_shadow(path)
+                self.shadows.discard(path)
 
 
 def _read_only_info(fh: int, direct_io: bool = False, keep_cache: bool = True) -> pyfuse3.FileInfo:

@@ -193,21 +193,21 @@ class NoOpenOps(Ops):
         if creator is not None and (ctx is None or writers_close(ctx.pid, {creator}, True)):
             await self._creators_close(path)
             return
-        if path in self.writing or path in self._committing:
+        if path in self.writing or path in self.shadows.committing:
             shadow = self.writing.get(path)
-            if (ctx is not None and shadow is not None and path not in self._committing
+            if (ctx is not None and shadow is not None and path not in self.shadows.committing
                     and not writers_close(ctx.pid, shadow.writers, shadow.written)):
                 # A reader's close: the writer's own close (or fsync, or the idle commit)
                 # commits; this one must not publish a half-written file.
                 return
-            await self._commit_pending(path)
+            await self.shadows.commit_pending(path)
 
     async def _creators_close(self, path: str) -> None:
         """The first close of a file by its creator: the file is durable from here on,
         written or not (its commit records it; persist() covers an empty one)."""
         del self._created[path]
-        if path in self.writing or path in self._committing:
-            await self._commit_pending(path)
+        if path in self.writing or path in self.shadows.committing:
+            await self.shadows.commit_pending(path)
         self.ws.persist(path)
         self._wake_uploader()
 
@@ -222,10 +222,10 @@ class NoOpenOps(Ops):
         for path, shadow in list(self.writing.items()):
             if (shadow.dirty and now - shadow.touched >= idle
                     and (everything or not shadow.written)
-                    and path not in self._committing
+                    and path not in self.shadows.committing
                     and self.writing.get(path) is shadow):
                 try:
-                    await self._commit(path)
+                    await self.shadows.commit(path)
                 except Exception as e:  # noqa: BLE001 - logged; the old version stays
                     log.error("commit of %s failed: %s", path, e)
 

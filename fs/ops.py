@@ -26,8 +26,9 @@ Two ways to run, one subclass each, chosen at mount (:func:`~brainfs.fs.daemon.m
   ``no_open = false``): every open is a request with its own handle; a changed file or
   listing drops the kernel's cache at its next open.
 
-This module holds what both share: attributes, lookups, the namespace changes (mkdir,
-unlink, rename, links), the shadow copies writes go to and their commit.
+This module holds what both share: attributes, lookups and the namespace changes (mkdir,
+unlink, rename, links). The shadow copies writes go to, and their commit, are
+:class:`~brainfs.fs.shadow.Shadows`; which close commits is each mode's to say.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from .fetcher import Fetcher
 from .inodes import InodeTable
 from .magic import MagicFiles, RecallFn, StatusFn
 from .notify import KernelNotifier
-from .shadow import Shadow, unlink_quiet
+from .shadow import Shadow, Shadows, unlink_quiet
 
 log = logging.getLogger("brainfs.fs")
 
@@ -94,9 +95,11 @@ class Ops(pyfuse3.Operations):
         self.inodes = InodeTable()
         #: handler name -> requests served (counted by ``fuse_errors``)
         self.requests: Counter[str] = Counter()
-        self.writing: dict[str, Shadow] = {}
         self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
         self.fetcher = Fetcher(ws, self.limiter)
+        self.shadows = Shadows(ws, self.fetcher, self.content_changed, self._wake_uploader)
+        #: path -> shadow of every file being written (the table ``shadows`` keeps)
+        self.writing: dict[str, Shadow] = self.shadows.writing
         self.upload_wake = trio.Event()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
@@ -109,10 +112,6 @@ class Ops(pyfuse3.Operations):
         #: dir path -> mtime (ns) of its last listing change; the kernel compares it with
         #: the mtime its cached listing was taken at
         self.dir_mtime: dict[str, int] = {}
-        #: paths whose commit is in progress: a new shadow waits for it
-        self._committing: dict[str, trio.Event] = {}
-        #: paths whose shadow is being made: a concurrent request waits for it
-        self._making: dict[str, trio.Event] = {}
         #: no-open: files made by create() whose first close has not come yet (their
         #: upload waits for it, so that a create and its writes are one version); always
         #: empty with daemon opens
@@ -309,7 +308,7 @@ class Ops(pyfuse3.Operations):
                             attr.st_gid if fields.update_gid else None)
         if row is not None:
             if fields.update_size:
-                shadow = await self._shadow(path, truncate=attr.st_size == 0)
+                shadow = await self.shadows.open(path, truncate=attr.st_size == 0)
                 os.ftruncate(shadow.fd, attr.st_size)
                 shadow.dirty = True
                 shadow.writers.add(ctx.pid)
@@ -394,8 +393,8 @@ class Ops(pyfuse3.Operations):
     async def _write_shadow(self, path: str, off: int, buf: bytes,
                             ctx: pyfuse3.RequestContext | None) -> int:
         """Write ``buf`` at ``off`` into the shadow of ``path`` (made if need be)."""
-        # (_shadow waits while a commit of the file is sealing the current shadow.)
-        shadow = await self._shadow(path, truncate=False)
+        # (shadows.open waits while a commit of the file is sealing the current shadow.)
+        shadow = await self.shadows.open(path, truncate=False)
         shadow.dirty = True
         shadow.touched = time.monotonic()
         shadow.written = True
@@ -425,10 +424,10 @@ class Ops(pyfuse3.Operations):
         path = self.inodes.child(parent_inode, name)
         if not is_link(path):
             path = self.ws.resolve(path) or path
-        await self._wait_commit(path)
+        await self.shadows.wait_commit(path)
         self._keep_unlinked(path)
         if path in self.writing:
-            self._discard_shadow(path)
+            self.shadows.discard(path)
         self._created.pop(path, None)
         self.ws.unlink(path)
         self.inodes.drop(path)
@@ -478,12 +477,12 @@ class Ops(pyfuse3.Operations):
         Writes in progress are committed first, so the moved file is the one its writers
         closed; a shadow of a replaced name is dropped."""
         for src, dst in moves:
-            await self._commit_pending(src)
+            await self.shadows.commit_pending(src)
             if src in self.writing:
-                self._discard_shadow(src)
-            await self._wait_commit(dst)
+                self.shadows.discard(src)
+            await self.shadows.wait_commit(dst)
             if dst in self.writing:
-                self._discard_shadow(dst)
+                self.shadows.discard(dst)
 
     @fuse_errors
     async def mknod(self, parent_inode: int, name: bytes, mode: int, rdev: int,
@@ -547,94 +546,10 @@ class Ops(pyfuse3.Operations):
         if self.magic.owns(parent_inode):
             self.magic.refuse_change(parent_inode)
 
-    async def _shadow(self, path: str, truncate: bool) -> Shadow:
-        while True:
-            # A new shadow copies the committed content: wait while a commit is making a
-            # new one, or while another request is already copying it.
-            busy = self._committing.get(path)
-            if busy is None:
-                busy = self._making.get(path)
-            if busy is None:
-                break
-            await busy.wait()
-        shadow = self.writing.get(path)
-        if shadow is not None:
-            if truncate:
-                os.ftruncate(shadow.fd, 0)
-            return shadow
-        made = self._making[path] = trio.Event()
-        # Counted as open meanwhile, so that an eviction cannot take the copy between the
-        # fetch and the copy (in no-open mode nothing else marks the file as in use).
-        self.ws.pin(path)
-        try:
-            row = self.ws.get(path)
-            if row is not None and not row.is_local and not truncate:
-                await self._ensure_local(path)
-            # The base is read before the copy: a relist that lands while the copy is made
-            # then makes the upload a conflict instead of a silent overwrite.
-            base = row.etag if row is not None else ""
-            tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
-            shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
-            self.writing[path] = shadow
-        finally:
-            self.ws.unpin(path)
-            del self._making[path]
-            made.set()
-        return shadow
-
-    def _discard_shadow(self, path: str) -> None:
-        shadow = self.writing.pop(path)
-        os.close(shadow.fd)
-        unlink_quiet(shadow.tmp)
-
-    async def _commit_pending(self, path: str) -> None:
-        """Commit the writes made to ``path`` so far: wait for a commit in progress (it
-        holds them: later writes wait for it and go to a new shadow), or commit a dirty
-        shadow."""
-        busy = self._committing.get(path)
-        if busy is not None:
-            await busy.wait()
-            return
-        shadow = self.writing.get(path)
-        if shadow is not None and shadow.dirty:
-            await self._commit(path)
-
-    async def _wait_commit(self, path: str) -> None:
-        """Wait until no commit of ``path`` is in progress."""
-        while (busy := self._committing.get(path)) is not None:
-            await busy.wait()
-
     def busy_paths(self) -> set[str]:
         """Paths whose upload must wait: being written, committed, or created and not
         yet closed (the uploader carries out their journal rows after the commit)."""
-        return set(self.writing) | set(self._committing) | set(self._created)
-
-    async def _commit(self, path: str) -> None:
-        # The shadow stays the file's content for readers and getattr while it is sealed
-        # (an O_APPEND writer sizes its write from getattr: the old size would make it
-        # overwrite the last record); writes wait on _committing and go to a new shadow.
-        shadow = self.writing[path]
-        done = self._committing[path] = trio.Event()
-        try:
-            if shadow.failed is not None:
-                # Part of the new content never reached the disk: keep the old version.
-                raise shadow.failed
-            size, digest = await trio.to_thread.run_sync(self.ws.blobs.seal_shadow, shadow.tmp)
-            self.ws.apply_commit(path, size, digest, shadow.tmp, base=shadow.base)
-        except BaseException:
-            unlink_quiet(shadow.tmp)
-            raise
-        finally:
-            if self.writing.get(path) is shadow:
-                del self.writing[path]
-            os.close(shadow.fd)
-            del self._committing[path]
-            done.set()
-            # Daemon opens: writers bypass the page cache, readers' next open drops it.
-            # No-open: the page cache holds what was written, unless the commit failed;
-            # dropping it either way costs one re-read and is never wrong.
-            self.content_changed([path])
-        self._wake_uploader()
+        return self.shadows.busy() | set(self._created)
 
     def _keep_unlinked(self, path: str) -> None:
         """Keep the content of ``path`` for its inode before the name goes (a hard link in

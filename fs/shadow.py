@@ -1,10 +1,24 @@
-"""A file being written: its private shadow copy, and who may commit it."""
+"""Files being written: each one's private shadow copy, who may commit it, and the commit
+that makes a shadow the file's content.
+
+Writes never touch a file's committed copy: the first write or truncation copies it to a
+shadow (:meth:`Shadows.open`), and a commit seals the shadow (fsync, hash, in a worker
+thread) and records it in the working set's journal (:meth:`Shadows.commit`). While a
+commit runs, the shadow stays the file's content for readers and getattr; a new write waits
+for the commit and then starts a new shadow. Which close or idle moment commits is the
+FUSE mode's decision (fs/noopen.py, fs/daemonopen.py), not this module's.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import trio
+from brainfs.cache.local.workingset import WorkingSet
+
+from .fetcher import Fetcher
 from .process import tgid
 
 
@@ -48,3 +62,116 @@ def unlink_quiet(p: str) -> None:
         os.unlink(p)
     except FileNotFoundError:
         pass
+
+
+class Shadows:
+    """The shadows of the files being written, by path, and their commits."""
+
+    def __init__(self, ws: WorkingSet, fetcher: Fetcher,
+                 content_changed: Callable[[list[str]], None], wake: Callable[[], None]) -> None:
+        self.ws = ws
+        self.fetcher = fetcher
+        #: called with the path after every commit, failed or not (the kernel's pages of
+        #: it must go), and, after a commit that succeeded, ``wake`` (the uploader)
+        self._content_changed = content_changed
+        self._wake = wake
+        #: path -> shadow of every file being written
+        self.writing: dict[str, Shadow] = {}
+        #: paths whose commit is in progress: a new shadow waits for it
+        self.committing: dict[str, trio.Event] = {}
+        #: paths whose shadow is being made: a concurrent request waits for it
+        self._making: dict[str, trio.Event] = {}
+
+    async def open(self, path: str, truncate: bool) -> Shadow:
+        """The shadow of ``path``, made (a copy of the committed content, or empty with
+        ``truncate``) if there is none; ``truncate`` empties an existing one."""
+        while True:
+            # A new shadow copies the committed content: wait while a commit is making a
+            # new one, or while another request is already copying it.
+            busy = self.committing.get(path)
+            if busy is None:
+                busy = self._making.get(path)
+            if busy is None:
+                break
+            await busy.wait()
+        shadow = self.writing.get(path)
+        if shadow is not None:
+            if truncate:
+                os.ftruncate(shadow.fd, 0)
+            return shadow
+        made = self._making[path] = trio.Event()
+        # Counted as open meanwhile, so that an eviction cannot take the copy between the
+        # fetch and the copy (in no-open mode nothing else marks the file as in use).
+        self.ws.pin(path)
+        try:
+            row = self.ws.get(path)
+            if row is not None and not row.is_local and not truncate:
+                await self.fetcher.ensure_local(path)
+            # The base is read before the copy: a relist that lands while the copy is made
+            # then makes the upload a conflict instead of a silent overwrite.
+            base = row.etag if row is not None else ""
+            tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
+            shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
+            self.writing[path] = shadow
+        finally:
+            self.ws.unpin(path)
+            del self._making[path]
+            made.set()
+        return shadow
+
+    def discard(self, path: str) -> None:
+        """Drop the shadow of ``path`` uncommitted."""
+        shadow = self.writing.pop(path)
+        os.close(shadow.fd)
+        unlink_quiet(shadow.tmp)
+
+    async def commit_pending(self, path: str) -> None:
+        """Commit the writes made to ``path`` so far: wait for a commit in progress (it
+        holds them: later writes wait for it and go to a new shadow), or commit a dirty
+        shadow."""
+        busy = self.committing.get(path)
+        if busy is not None:
+            await busy.wait()
+            return
+        shadow = self.writing.get(path)
+        if shadow is not None and shadow.dirty:
+            await self.commit(path)
+
+    async def wait_commit(self, path: str) -> None:
+        """Wait until no commit of ``path`` is in progress."""
+        while (busy := self.committing.get(path)) is not None:
+            await busy.wait()
+
+    async def commit(self, path: str) -> None:
+        """Make the shadow of ``path`` its content: sealed, journaled, uploaded later. A
+        shadow whose write failed is never committed (the error is raised; the old
+        version stays)."""
+        # The shadow stays the file's content for readers and getattr while it is sealed
+        # (an O_APPEND writer sizes its write from getattr: the old size would make it
+        # overwrite the last record); writes wait on committing and go to a new shadow.
+        shadow = self.writing[path]
+        done = self.committing[path] = trio.Event()
+        try:
+            if shadow.failed is not None:
+                # Part of the new content never reached the disk: keep the old version.
+                raise shadow.failed
+            size, digest = await trio.to_thread.run_sync(self.ws.blobs.seal_shadow, shadow.tmp)
+            self.ws.apply_commit(path, size, digest, shadow.tmp, base=shadow.base)
+        except BaseException:
+            unlink_quiet(shadow.tmp)
+            raise
+        finally:
+            if self.writing.get(path) is shadow:
+                del self.writing[path]
+            os.close(shadow.fd)
+            del self.committing[path]
+            done.set()
+            # Daemon opens: writers bypass the page cache, readers' next open drops it.
+            # No-open: the page cache holds what was written, unless the commit failed;
+            # dropping it either way costs one re-read and is never wrong.
+            self._content_changed([path])
+        self._wake()
+
+    def busy(self) -> set[str]:
+        """Paths being written or committed."""
+        return set(self.writing) | set(self.committing)
