@@ -66,6 +66,7 @@ class DaemonOpenOps(Ops):
         self.changed.update(paths)
 
     def _has_writer(self, path: str) -> bool:
+        """Whether an open handle writes ``path`` (its release will commit)."""
         ino = self.inodes.ino_of.get(path)
         return any(isinstance(h, Handle) and h.writable and h.ino == ino for h in self.handles.values())
 

@@ -65,10 +65,6 @@ class NoOpenOps(Ops):
             self.notifier.push(ino)
             self._dirs_invalidated.add(ino)
 
-    def _has_writer(self, path: str) -> bool:
-        # The kernel opens without asking: no handle ever says a file is being written.
-        return False
-
     def _looked_up(self, path: str) -> None:
         row = self.ws.get(path)
         if row is not None:

@@ -126,10 +126,6 @@ class Ops(pyfuse3.Operations):
         """The bytes of ``paths`` changed behind the kernel: readers must not get old pages."""
         raise NotImplementedError
 
-    def _has_writer(self, path: str) -> bool:
-        """Whether an open handle writes ``path`` (its close will commit)."""
-        raise NotImplementedError
-
     def _looked_up(self, path: str) -> None:
         """``path`` was looked up (the access an LRU may hear of)."""
 
