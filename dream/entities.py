@@ -23,6 +23,8 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from brainfs.cache.search import dates
+
 from . import text as T
 
 log = logging.getLogger(__name__)
@@ -131,13 +133,8 @@ def _clean(raw: list[list[Entity]], speakers: set[str]) -> list[list[Entity]]:
 
 def _dates(sentence: str, day: str | None) -> list[Entity]:
     """Relative date expressions the date code resolves, as date entities."""
-    d = T.parse_day(day)
-    out = []
-    for m in T.REL_DATE_RE.finditer(sentence):
-        start = len(T.words(sentence[:m.start()]))
-        out.append(Entity(m.group(0), "date", "RULE", start,
-                          T.resolve_expression(m.group(0), d) if d else None))
-    return out
+    return [Entity(m.text, "date", "RULE", len(T.words(sentence[:m.start])), m.period.iso())
+            for m in T.date_mentions(sentence, day)]
 
 
 # --------------------------------------------------------------------------- extractors
@@ -194,8 +191,8 @@ class SpacyExtractor:
                 # word index of the span, counted like text.capitalised_runs counts
                 start = len(T.words(doc.text[:span.start_char]))
                 if typ == "date":
-                    ents.append(Entity(span.text, "date", span.label_, start,
-                                       T.resolve_expression(span.text, d) if d else None))
+                    p = dates.meaning(span.text, d, dates.is_future(sent)) if d else None
+                    ents.append(Entity(span.text, "date", span.label_, start, p.iso() if p else None))
                     continue
                 name = _trim(span.text)
                 if name is None:

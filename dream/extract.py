@@ -119,7 +119,7 @@ def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
                 ents.setdefault(e.text, e.type)
         when = [[e.text, e.resolved] for e in ents_s if e.type == "date" and e.resolved]
         # what the extractor did not resolve ("on Friday" is a DATE "Friday" to spaCy): the
-        # sentence's relative dates, read in its tense (text.relative_dates, dateparser)
+        # sentence's relative dates, read in its tense (text.relative_dates, cache.search.dates)
         known_when = {x for w in when for x in w}
         when += [w for w in T.relative_dates(s, tr.date) if not known_when & set(w)]
         cands.append(_Candidate(t, s, ents, s.rstrip().endswith("?"), T.is_first_person(s),

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-import logging
 import re
 from dataclasses import dataclass
 
+from brainfs.cache.search import dates
 from brainfs.cache.search.chunker import chunk_file, human_date, normalize_date, split_frontmatter
 from brainfs.cache.search.retrieval import STOPWORDS
 from brainfs.cache.search.text import slug_words
@@ -279,141 +279,8 @@ def is_first_person(sentence: str) -> bool:
 
 
 # --------------------------------------------------------------------------- relative dates
-
-_WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_NUMS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-         "seven": 7, "eight": 8, "nine": 9, "ten": 10, "a couple of": 2, "a few": 3}
-_WD = r"monday|tuesday|wednesday|thursday|friday|saturday|sunday"
-_N = r"\d+|a couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten"
-_REL_RE = re.compile(
-    r"\b(?P<e>(?:the\s+)?day\s+(?P<dd>before\s+yesterday|after\s+tomorrow)|"
-    r"yesterday|today|tonight|tomorrow|this morning|last night|"
-    r"last weekend|this weekend|next weekend|last week|next week|this week|"
-    r"last month|next month|this month|last year|next year|this year|"
-    rf"last (?P<wd1>{_WD})|"
-    # resolved by dateparser (see resolve_expression): a weekday said with "on", "this",
-    # "next" or "coming", a span from the session on ("in two weeks"), a fortnight ago
-    rf"(?P<q>on|this|next|coming)\s+(?P<wd2>{_WD})|"
-    rf"in\s+(?P<n2>{_N})\s+(?P<u2>days?|weeks?|months?)|"
-    r"a\s+fortnight\s+ago|"
-    rf"(?P<n>{_N})\s+"
-    r"(?P<u>day|days|week|weeks|month|months|year|years)\s+ago)\b", re.I)
-#: Words that put a sentence in the future ("I'll see her on Friday", "we're meeting on
-#: Monday"): its "on <weekday>" is the next one, not the last.
-_FUTURE_RE = re.compile(r"\b(?:will|won't|shall|going to|gonna|plan(?:s|ning)? to|scheduled|"
-                        r"starting|starts|begins|beginning|"
-                        r"due|upcoming|hope to|want to|need to|have to|has to|let's|until|by)\b|"
-                        r"'ll\b|\b(?:i'm|i am|we're|we are|she's|he's|they're)\s+\w+ing\b", re.I)
-
-
-def _month_name(d: _dt.date) -> str:
-    return d.strftime("%B %Y")
-
-
-def _shift_month(d: _dt.date, n: int) -> _dt.date:
-    m = d.month - 1 + n
-    return _dt.date(d.year + m // 12, m % 12 + 1, 1)
-
-
-def is_future(sentence: str) -> bool:
-    """Whether a sentence speaks of what is ahead (see :data:`_FUTURE_RE`)."""
-    return bool(_FUTURE_RE.search(sentence.replace("’", "'")))
-
-
-_dateparser_missing = False
-
-
-def _dateparse(expr: str, day: _dt.date, future: bool) -> str | None:
-    """The day ``expr`` names, said on ``day``, by ``dateparser`` (None when it cannot
-    tell, or — with one warning — when dateparser, of the ``dream`` extra, is missing)."""
-    global _dateparser_missing
-    try:
-        import dateparser
-    except ImportError:
-        if not _dateparser_missing:
-            _dateparser_missing = True
-            logging.getLogger(__name__).warning(
-                "dateparser is not installed (pip install 'brainfs[dream]'): 'on Friday', "
-                "'in two weeks' stay unresolved")
-        return None
-    base = _dt.datetime(day.year, day.month, day.day, 12)
-    got = dateparser.parse(expr, languages=["en"], settings={
-        "RELATIVE_BASE": base, "PREFER_DATES_FROM": "future" if future else "past",
-        "RETURN_AS_TIMEZONE_AWARE": False})
-    return got.date().isoformat() if got else None
-
-
-def resolve_expression(expr: str, day: _dt.date, future: bool = False) -> str | None:
-    """What a relative date expression means on ``day`` ("last weekend" → "weekend of
-    2023-05-06"). ``future``: the sentence speaks of what is ahead, so "on Friday" is the
-    next Friday (:func:`is_future`); otherwise the last one."""
-    m = _REL_RE.fullmatch(expr.strip())
-    if not m:
-        return None
-    e = m.group("e").lower()
-    if m.group("dd") or m.group("wd2") or m.group("u2") or "fortnight" in e:
-        q = (m.group("q") or "").lower()
-        ahead = bool(m.group("u2")) or q in ("next", "coming", "this") or (
-            bool(m.group("dd")) and "after" in e) or (q == "on" and future)
-        # "coming Friday" is the weekday ahead, which dateparser reads without the word
-        phrase = " ".join(e.split())
-        phrase = phrase[len("coming "):] if phrase.startswith("coming ") else phrase
-        phrase = phrase[len("on "):] if phrase.startswith("on ") else phrase
-        return _dateparse(phrase, day, ahead)
-    if e in ("yesterday", "last night"):
-        return (day - _dt.timedelta(days=1)).isoformat()
-    if e in ("today", "tonight", "this morning"):
-        return day.isoformat()
-    if e == "tomorrow":
-        return (day + _dt.timedelta(days=1)).isoformat()
-    if e.endswith(("weekend", "week", "month", "year")):
-        return _period(e, day)
-    if m.group("wd1"):
-        wd = _WEEKDAYS.index(m.group("wd1").lower())
-        back = (day.weekday() - wd) % 7 or 7
-        return (day - _dt.timedelta(days=back)).isoformat()
-    if m.group("u"):
-        raw = m.group("n").lower()
-        return _ago(int(raw) if raw.isdigit() else _NUMS.get(raw, 1), m.group("u").lower().rstrip("s"), day)
-    return None
-
-
-def _period(e: str, day: _dt.date) -> str:
-    """"last/this/next weekend|week|month|year" on ``day``."""
-    if e.endswith("weekend"):
-        # Saturday of the relevant weekend.
-        sat_this = day + _dt.timedelta(days=(5 - day.weekday()) % 7)
-        if e.startswith("last"):
-            sat = day - _dt.timedelta(days=(day.weekday() - 5) % 7 or 7)
-        elif e.startswith("next"):
-            sat = sat_this if sat_this > day else sat_this + _dt.timedelta(days=7)
-            if (sat - day).days < 2:
-                sat += _dt.timedelta(days=7)
-        else:
-            sat = sat_this if day.weekday() < 5 else day - _dt.timedelta(days=day.weekday() - 5)
-        return f"weekend of {sat.isoformat()}"
-    delta = {"last": -1, "next": 1, "this": 0}[e.split()[0]]
-    if e.endswith("week"):
-        monday = day - _dt.timedelta(days=day.weekday()) + _dt.timedelta(days=7 * delta)
-        return f"week of {monday.isoformat()}"
-    if e.endswith("month"):
-        return _month_name(_shift_month(day, delta))
-    return str(day.year + delta)
-
-
-def _ago(n: int, unit: str, day: _dt.date) -> str:
-    """"``n`` days/weeks/months/years ago" on ``day``."""
-    if unit == "day":
-        return (day - _dt.timedelta(days=n)).isoformat()
-    if unit == "week":
-        return f"week of {(day - _dt.timedelta(days=7 * n + day.weekday())).isoformat()}"
-    if unit == "month":
-        return _month_name(_shift_month(day, -n))
-    return str(day.year - n)
-
-
-#: Relative date expressions :func:`resolve_expression` understands.
-REL_DATE_RE = _REL_RE
+# The rules live in cache.search.dates (the index reads the same ones); here is dream's
+# rendering: the ISO meaning in brackets after the expression, and stripping it again.
 
 
 def parse_day(day: str | None) -> _dt.date | None:
@@ -426,37 +293,26 @@ def parse_day(day: str | None) -> _dt.date | None:
         return None
 
 
+def date_mentions(sentence: str, day: str | None) -> list[dates.Mention]:
+    """The relative dates of ``sentence`` said on ``day`` (an ISO day), read in the
+    sentence's tense (:func:`dates.is_future`); none without a day."""
+    d = parse_day(day)
+    return dates.mentions(sentence, d, dates.is_future(sentence)) if d else []
+
+
 def resolve_relative_dates(sentence: str, day: str | None) -> str:
     """Annotate relative date expressions with their absolute meaning:
     "I adopted a dog last weekend" on 2023-05-08 → "… last weekend (weekend of 2023-05-06)"."""
-    if not day:
-        return sentence
-    try:
-        d = _dt.date.fromisoformat(day[:10])
-    except ValueError:
-        return sentence
-
-    future = is_future(sentence)
-
-    def sub(m: re.Match[str]) -> str:
-        meaning = resolve_expression(m.group(0), d, future)
-        return f"{m.group(0)} ({meaning})" if meaning else m.group(0)
-
-    return _REL_RE.sub(sub, sentence)
+    out, at = [], 0
+    for m in date_mentions(sentence, day):
+        out += [sentence[at:m.end], f" ({m.period.iso()})"]
+        at = m.end
+    return "".join(out) + sentence[at:]
 
 
 def relative_dates(sentence: str, day: str | None) -> list[list[str]]:
     """``[expression, meaning]`` for each relative date of ``sentence`` said on ``day``."""
-    d = parse_day(day)
-    if d is None:
-        return []
-    future = is_future(sentence)
-    out = []
-    for m in _REL_RE.finditer(sentence):
-        meaning = resolve_expression(m.group(0), d, future)
-        if meaning:
-            out.append([m.group(0), meaning])
-    return out
+    return [[m.text, m.period.iso()] for m in date_mentions(sentence, day)]
 
 
 def topic_words(text: str) -> set[str]:

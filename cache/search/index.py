@@ -1,6 +1,6 @@
 """The search index: one SQLite file (APSW) with a chunk catalog, FTS5 and sqlite-vec.
 
-Layout (``SCHEMA_VERSION`` 2)::
+Layout (``SCHEMA_VERSION`` 3)::
 
     meta(key PK, value)            schema_version, embedder (name), dim
     files(path PK, hash, indexed_at)
@@ -21,10 +21,12 @@ Layout (``SCHEMA_VERSION`` 2)::
         ``aliases:``), for query expansion (``retrieval``: "Mel" also searches "Melanie").
 
 Version 2 (issue 16) adds ``aliases`` and writes a dated turn's relative dates resolved
-into its text (``cache.dates``: "… yesterday [yesterday: 7 May 2023]"). A version-1 index
-stays readable — recall works, without those two — and says so once; the next refresh
-(``brainfs index``, a dream run) re-reads every file to bring it to version 2, and logs
-that it does.
+into its text (``cache.dates``: "… yesterday [yesterday: 7 May 2023]"). Version 3: those
+notes follow the one set of date rules dream shares ("on Friday" read in the sentence's
+tense, "the day before yesterday", "in two weeks", "the past week" = the seven days before).
+An older index stays readable — recall works, with the notes it has — and says so once; the
+next refresh (``brainfs index``, a dream run) re-reads every file to bring it to the
+current version, and logs that it does.
 
 Dense search. Measured on this machine (2 CPUs) over 100,000 × 384-d unit vectors, top-50:
 ``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms idle,
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 #: Chunks per embedding call and per write transaction: big enough to keep the model busy,
 #: small enough that progress is visible and a crash loses little work.
 EMBED_BATCH = 256
@@ -233,7 +235,7 @@ class SearchIndex:
             if version is None or not has_files:
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
             elif int(version) < SCHEMA_VERSION:
-                log.warning("%s: index format %s predates resolved dates and aliases (format %s); "
+                log.warning("%s: index format %s predates resolved dates as now written (format %s); "
                             "recall reads it as it is, and the next refresh (brainfs index) "
                             "re-reads every file to update it", self.db_path, version, SCHEMA_VERSION)
             # A vector table that exists without the extension loaded cannot be read; one

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 
 from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.dates import meaning
 from brainfs.cache.search.retrieval import cited_refs
 from brainfs.dream import core
 from brainfs.dream.core import correction_event, run_local
 from brainfs.dream.synth import DeterministicSynthesizer
-from brainfs.dream.text import resolve_expression, resolve_relative_dates
+from brainfs.dream.text import resolve_relative_dates
 from brainfs.dream.validate import validate_tree
 from dream_helpers import S1, S2, S3_, pages, view_of, write
 
@@ -48,6 +49,9 @@ def test_summaries_and_session_index(tree: Path, tmp_path: Path) -> None:
 @pytest.mark.unit
 def test_relative_dates_resolve_against_session_date() -> None:
     d = _dt.date(2023, 5, 8)  # a Monday
+
+    def resolve_expression(expr: str, day: _dt.date) -> str:
+        return meaning(expr, day).iso()  # dream's ISO rendering of the one resolver
     assert resolve_expression("yesterday", d) == "2023-05-07"
     assert resolve_expression("last weekend", d) == "weekend of 2023-05-06"
     assert resolve_expression("last week", d) == "week of 2023-05-01"

@@ -1,7 +1,8 @@
 """Relative dates resolved against the session's date (issue 12): "on Friday" is the last
 Friday in a sentence about the past and the next one in a sentence about what is ahead;
-"in two weeks", "the day before yesterday" and "next Friday" through ``dateparser``; the
-Timeline dates an event by the day it names."""
+"in two weeks", "the day before yesterday" and "next Friday" by the rules dream shares with
+the index (cache/search/dates.py, tested in tests/cache/search/test_dates.py); the Timeline
+dates an event by the day it names."""
 
 from __future__ import annotations
 
@@ -29,7 +30,8 @@ DAY = "2026-06-02"
     ("The review is in two weeks.", "in two weeks", "2026-06-16"),
     ("The parts arrive in 3 days.", "in 3 days", "2026-06-05"),
     ("I saw Amara the day before yesterday.", "the day before yesterday", "2026-05-31"),
-    ("We moved a fortnight ago.", "a fortnight ago", "2026-05-19"),
+    # a fortnight is two weeks: dated as "two weeks ago" is (dateparser gave the day, 05-19)
+    ("We moved a fortnight ago.", "a fortnight ago", "week of 2026-05-18"),
     # the rules that were there before, unchanged
     ("I adopted a dog last weekend.", "last weekend", "weekend of 2026-05-30"),
     ("We moved two weeks ago.", "two weeks ago", "week of 2026-05-18"),
