@@ -895,7 +895,10 @@ class WorkingSet:
         path whose PUT must land first (the name's new object, when a rename replaces it)."""
         self.catalog.drop_attrs(db, [row.path])
         self.catalog.delete_files([row.path], db)
-        if row.etag:
+        # No base version is not "nothing in the bucket": an upload of ours may have landed
+        # since the base was taken (a create's empty object, uploaded while its writer's
+        # shadow was open). The delete then removes only a version we sent (_is_ours).
+        if row.etag or self.catalog.sent_etags(row.path):
             self.catalog.journal_put(db, row.path, "delete", "", row.etag, wait_for=wait_for)
         else:
             self.catalog.journal_drop(db, row.path)

@@ -1038,6 +1038,29 @@ def test_unlink_during_first_upload_still_deletes_the_object(ws: WorkingSet, sto
 
 
 @s3
+def test_unlink_after_the_empty_create_landed_deletes_it(ws: WorkingSet, store: ObjectStore) -> None:
+    # A mount's create is durable and uploaded at once (an empty object); the writer's
+    # shadow was opened before that upload landed, so its commit is based on "no version"
+    # although the bucket now holds our empty object. An unlink then must still delete
+    # that object: left there, the next relist brought the file back (found by
+    # test_every_way_of_writing_commits[daemon-open], ~1 run in 10 under load).
+    ws.mkdir("notes")
+    ws.create("notes/gone.md")
+    (row,) = [r for r in _files_pending(ws) if r.path == "notes/gone.md"]
+    assert ws.apply_upload(ws.upload(row))          # the empty object lands
+    assert store.get("notes/gone.md")[0] == b""
+    shadow = ws.blobs.new_shadow("notes/gone.md", copy_current=False)
+    with open(shadow, "wb") as f:
+        f.write(b"x")
+    size, digest = commit_shadow(ws.blobs, "notes/gone.md", shadow)
+    ws.apply_commit("notes/gone.md", size, digest, base="")  # the shadow's base: none
+    ws.unlink("notes/gone.md")
+    assert ws.flush() == 0
+    with pytest.raises(NoSuchKey):
+        store.get("notes/gone.md")
+
+
+@s3
 def test_preload_pack_serves_only_current_entries(ws: WorkingSet, store: ObjectStore, cfg: Config) -> None:
     from brainfs.cache.local.pack import build_pack, read_pack
 
