@@ -51,8 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  brainfs mount s3://memory/alice ~/memory\n"
         '  brainfs recall "where did I meet Ana" --mount ~/memory\n'
         "  brainfs COMMAND --help                       # a command's options and examples\n\n"
-        "how it works: docs/ARCHITECTURE.md; what a mount promises, each with its test: "
-        "fs/SEMANTICS.md (in the source tree)",
+        "every command and interface: docs/USAGE.md; how it works: docs/ARCHITECTURE.md; what a\n"
+        "mount promises, each with its test: fs/SEMANTICS.md (in the source tree)",
     )
     p.add_argument("-V", "--version", action="version", version=f"brainfs {version()}",
                    help="print the version and exit")
