@@ -273,3 +273,25 @@ RECALL_TREE = {
         "[D1:3] Assistant: Noted, I will remember the cooperative.\n"
     ),
 }
+
+
+class BowEmbedder:
+    """A deterministic hashed bag of words (each word adds 1 to one of ``dim`` buckets, on a
+    floor of 1e-3, rows normalised): plumbing only, it knows no meaning (the real model is
+    tested in tests/tools/test_locomo.py)."""
+
+    def __init__(self, dim: int = 32, name: str = "test-fake-bow") -> None:
+        self.dim = dim
+        self.name = name
+
+    def embed(self, texts: list[str]):
+        import re
+        import zlib
+
+        import numpy as np
+
+        out = np.full((len(texts), self.dim), 1e-3, dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z]+", t.lower()):
+                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
+        return out / np.linalg.norm(out, axis=1, keepdims=True)

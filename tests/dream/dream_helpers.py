@@ -60,7 +60,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+        p.write_text(text, encoding="utf-8")
     return root
 
 

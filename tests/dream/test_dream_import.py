@@ -12,6 +12,7 @@ from brainfs.cache.search import forget
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream import redact
 from brainfs.dream.core import run_local
+from dream_helpers import write
 
 pytestmark = pytest.mark.unit
 
@@ -88,14 +89,6 @@ title: Sourdough starter schedule
 
 [D1:4] User: Bubbles smells like acetone after the trip to Bergen with Tomas Vik.
 """
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root
 
 
 def test_tool_call_turns_are_never_summary_sentences(tmp_path: Path) -> None:

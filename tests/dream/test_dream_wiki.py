@@ -21,6 +21,7 @@ from brainfs.dream.prose import third_person
 from brainfs.dream.reach import pairs
 from brainfs.dream.synth import DeterministicSynthesizer
 from brainfs.dream.verify import hard_check
+from dream_helpers import write
 
 pytestmark = pytest.mark.unit
 
@@ -65,14 +66,6 @@ participants: ["Mara", "Assistant"]
 GUIDE = "---\npinned: true\n---\n# Guide\n\n- Figure formats: prefers PDF over PNG for figures.\n- Always cite sources.\n"
 CARD = ("---\ntype: preference\nscope: global\nconfidence: 0.9\ncreated: 2026-03-02\n"
         "updated: 2026-03-02\n---\n\nFigures go out as PDF.\n")
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
-    return root
 
 
 @pytest.fixture

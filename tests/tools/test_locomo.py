@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
-import zlib
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from brainfs.cache.search.chunker import chunk_file
@@ -25,6 +22,7 @@ from brainfs.tools.locomo import (
     wiki_retriever,
 )
 from helpers import LOCOMO_MINI as MINI
+from helpers import BowEmbedder
 
 #: The real dev split, when $BRAINFS_LOCOMO_DIR names its directory (it is not in the repo).
 DATA = dev_split()
@@ -99,20 +97,6 @@ def test_passage_turns_for_transcripts_and_cited_wiki_passages() -> None:
     assert Passage("x", "y", frozenset({"D2:2", "D10:1"})).sessions == {2, 10}
 
 
-class FakeEmbedder:
-    """Deterministic hashing embedder: plumbing only (the real model is tested below)."""
-
-    name = "test-fake-bow"
-    dim = 32
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.full((len(texts), self.dim), 1e-3, dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z]+", t.lower()):
-                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
 @pytest.mark.unit
 def test_evaluate_counts_and_wiki_hook(tmp_path: Path) -> None:
     path = tmp_path / "mini.json"
@@ -124,7 +108,7 @@ def test_evaluate_counts_and_wiki_hook(tmp_path: Path) -> None:
             "---\ntitle: Rex\nsources:\n  - sessions/conv-t-s2/transcript.md#D2:2\n---\n"
             "Rex, Ann's dog, learned to swim in the lake [cite:1].\n")}
 
-    res = evaluate(path, embedder=FakeEmbedder(),
+    res = evaluate(path, embedder=BowEmbedder(),
                    extra_retrievers={"hybrid+wiki": wiki_retriever(build_wiki)})
     assert res["questions"] == 3 and res["skipped_questions"] == 1
     assert res["dropped_evidence_ids"] == 2
@@ -144,7 +128,7 @@ def test_wiki_fusion_skips_repeats_and_single_turn_paraphrases(tmp_path: Path) -
     from brainfs.tools.locomo import ConversationContext, _content_hash
 
     tree = conversation_tree(SAMPLE)
-    emb = FakeEmbedder()
+    emb = BowEmbedder()
     ix = SearchIndex(tmp_path / "t.db")
     ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), emb)
     src = ("---\ntitle: Rex\nsources:\n  - sessions/conv-t-s1/transcript.md#D1:1\n"

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import re
-import zlib
 from pathlib import Path
 
 import numpy as np
@@ -23,29 +21,16 @@ from brainfs.cache.search.querysplit import split_question
 from brainfs.cache.search.rerank import mmr, propagate_neighbours, session_cap, session_prior
 from brainfs.cache.search.retrieval import RecallParams, recall
 from helpers import LOCOMO_MINI as MINI
+from helpers import BowEmbedder
 
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
-
-
-class BowEmbedder:
-    """Deterministic hashed bag of words: plumbing only (the real model is in test_locomo)."""
-
-    name = "test-bow"
-    dim = 64
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out = np.full((len(texts), self.dim), 1e-3, dtype=np.float32)
-        for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z]+", t.lower()):
-                out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 @pytest.fixture()
 def mini_index(tmp_path: Path):
     tree = conversation_tree(json.loads(MINI.read_text())[0])
     ix = SearchIndex(tmp_path / "mini.db")
-    ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), BowEmbedder())
+    ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), BowEmbedder(dim=64, name="test-bow"))
     yield ix
     ix.close()
 
@@ -213,11 +198,11 @@ def test_mmr_and_session_cap_spread_the_list() -> None:
 @pytest.mark.unit
 def test_split_question_finds_both_people_through_recall(mini_index: SearchIndex) -> None:
     q = "What have Ines and Tomas both painted?"
-    on = recall(mini_index, q, k=3, embedder=BowEmbedder(), now=NOW,
+    on = recall(mini_index, q, k=3, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW,
                 params=RecallParams(split_weight=1.0))
     assert "split into 2" in on.why
     assert any("sub-query list" in c.reason for c in on.cards)
-    off = recall(mini_index, q, k=3, embedder=BowEmbedder(), now=NOW)
+    off = recall(mini_index, q, k=3, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW)
     assert "split" not in off.why and not any("sub-query" in c.reason for c in off.cards)
 
 
@@ -241,10 +226,10 @@ def _broken(*_a, **_k):
 def test_each_stage_can_fail_and_recall_still_answers(mini_index: SearchIndex, monkeypatch,
                                                       target, attr, said) -> None:
     q = "What have Ines and Tomas both painted?"
-    good = recall(mini_index, q, k=5, embedder=BowEmbedder(), now=NOW, params=ALL_ON)
+    good = recall(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON)
     assert good.mode == "hybrid" and len(good.cards) == 5
     monkeypatch.setattr(target, attr, _broken)
-    res = recall(mini_index, q, k=5, embedder=BowEmbedder(), now=NOW, params=ALL_ON)
+    res = recall(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON)
     assert res.mode == "hybrid" and len(res.cards) == 5
     assert said in res.why, res.why
 
@@ -252,7 +237,7 @@ def test_each_stage_can_fail_and_recall_still_answers(mini_index: SearchIndex, m
 @pytest.mark.unit
 def test_the_chain_still_degrades_with_every_stage_on(mini_index: SearchIndex) -> None:
     q = "What have Ines and Tomas both painted?"
-    dense = recall(mini_index, q, k=5, embedder=BowEmbedder(), now=NOW, params=ALL_ON, mode="dense")
+    dense = recall(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON, mode="dense")
     sparse = recall(mini_index, q, k=5, embedder=None, now=NOW, params=ALL_ON)
     recent = recall(mini_index, "", k=5, embedder=None, now=NOW, params=ALL_ON)
     assert (dense.mode, sparse.mode, recent.mode) == ("dense", "sparse", "recent")
