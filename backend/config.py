@@ -171,8 +171,21 @@ class Config:
     #: when read, so a `grep -r` reads the whole bucket once).
     listing: str = "working-set"
     #: no-open mode: a truncation with no close(2) after it (`truncate -s`) is committed
-    #: once its file has seen no write for this long. A close commits at once.
+    #: once its file has seen no write for this long. A close commits at once (with
+    #: ``commit = "quiet"``, every write is committed this long after its last change).
     commit_idle_seconds: float = 1.0
+    #: When a write becomes a version to upload. "close": at every writer's close(2),
+    #: which therefore waits for the daemon (one FLUSH round trip per close, a reader's
+    #: too: a warm `grep -r` pays it per file). "quiet": at fsync(2), or once the file
+    #: has been quiet for ``commit_idle_seconds``, or at unmount; close(2) never waits,
+    #: and what was written is recorded on the cache's disk as each write(2) returns, so
+    #: a killed daemon commits it at its next start. No-open mode only (daemon opens
+    #: commit at close). See fs/SEMANTICS.md.
+    commit: str = "close"
+    #: commit = "quiet": a file written without a pause this long is committed anyway, so
+    #: that a log appended every second still reaches the bucket (as a local file system
+    #: writes back dirty pages after 30 s).
+    commit_max_seconds: float = 30.0
     #: Run dream from the mount every this many seconds (0 = never; `brainfs dream` from
     #: cron or by hand does the same). The lease in the bucket keeps it to one run at once.
     dream_interval_seconds: float = 0.0
@@ -286,6 +299,8 @@ class Config:
                                   f"http://{out.endpoint_url.split('://')[-1]}")
         if out.listing not in ("working-set", "corpus"):
             raise ConfigError(f"listing must be 'working-set' or 'corpus', not {out.listing!r}")
+        if out.commit not in ("close", "quiet"):
+            raise ConfigError(f"commit must be 'close' or 'quiet', not {out.commit!r}")
         return out
 
     def credentials(self) -> tuple[str, str, str | None]:

@@ -44,6 +44,11 @@ never anything else: never an empty or torn file, for a rename the old name or t
 one but never neither (nor both), for a tree rename the whole tree on one side.
 A file that a second writer wrote at the same moment may hold either version as long as
 the other version is in a visible ``NAME.conflict-<time>-<host>.EXT`` copy.
+``--close-only F`` ends that share of the writes with ``close`` alone (no ``fsync``): a close
+that returned is a completed step all the same. ``--commit quiet`` mounts brainfs with its
+quiet commits (fs/SEMANTICS.md): a write in flight at the kill may then also be kept as far
+as it got, as on a local disk after a crash (counted as ``torn_in_flight``, not a defect);
+anything else is judged as above.
 The model holds a symbolic link as its target behind a tag (``link_value``) no file the
 harness writes can start with, so a link counts like a file: a link missing is lost, a
 wrong or older target, or a file where a link should be (or the reverse), is corrupted, a
@@ -117,7 +122,12 @@ LINK_OPS = ("symlink", "rename_link", "file_over_link", "unlink_link")
 #: The defect counters, in table order (all must be 0).
 DEFECTS = ("lost", "corrupted", "resurrected", "renames_split", "conflicts_without_second_writer",
            "other_writer_lost", "mount_bucket_differ", "fresh_differs", "hung_kills")
+#: Counted, not defects: with ``--commit quiet`` a write in flight when the daemon died may
+#: be committed as far as it got (a prefix of the new content; for an append, the old content
+#: and a prefix of what was appended), as on a local disk after a crash.
+INFO = ("torn_in_flight",)
 LABELS = {
+    "torn_in_flight": "writes in flight kept as far as they got (allowed with --commit quiet)",
     "lost": "files lost",
     "corrupted": "files corrupted (torn/empty/old/wrong)",
     "resurrected": "files resurrected",
@@ -464,6 +474,7 @@ class BrainfsTarget(Target):
             "BRAINFS_READ_TIMEOUT": "10",
             "BRAINFS_MAX_ATTEMPTS": "3",
             "BRAINFS_BUSY_POLL_US": "0",
+            "BRAINFS_COMMIT": self.args.commit,
         })
         url = f"s3://{self.bucket}/{self.prefix}"
         return [sys.executable, "-m", "brainfs.fs.cli", "mount", url, str(mp), "--foreground"], env
@@ -473,7 +484,8 @@ class BrainfsTarget(Target):
             st = json.loads((d.mp / ".brainfs" / "status").read_text())
         except (OSError, ValueError):
             return None
-        return int(st.get("pending_uploads", 0)) + int(st.get("dirty_files", 0))
+        return (int(st.get("pending_uploads", 0)) + int(st.get("dirty_files", 0))
+                + int(st.get("uncommitted", 0)))
 
 
 class RcloneTarget(Target):
@@ -559,11 +571,12 @@ def _write_all(fd: int, data: bytes, chunk: int = 256 * 1024) -> None:
         view = view[n:]
 
 
-def write_file(rootfd: int, path: str, data: bytes, flags: int) -> None:
+def write_file(rootfd: int, path: str, data: bytes, flags: int, sync: bool = True) -> None:
     fd = os.open(path, flags, 0o644, dir_fd=rootfd)
     try:
         _write_all(fd, data)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
     finally:
         os.close(fd)
 
@@ -621,13 +634,20 @@ class Generator:
     """Random operations on the model (seeded: the same sequence for every target)."""
 
     def __init__(self, seed: int, max_size: int, shared: bool, links: bool = True,
-                 only: frozenset[str] | None = None) -> None:
+                 only: frozenset[str] | None = None, close_only: float = 0.0) -> None:
         self.rng = random.Random(seed)
+        #: share of writes that end with close(2) alone, no fsync (drawn only when > 0, so
+        #: that a seed's sequence is the same as before this option)
+        self.close_only = close_only
         self.max_size = max_size
         self.shared = shared
         self.links_on = links
         self.only = only  # draw only these kinds (a debugging aid; None: all)
         self.n = 0
+
+    def sync(self) -> bool:
+        """Whether the next write ends with fsync (else with close alone)."""
+        return self.close_only <= 0 or self.rng.random() >= self.close_only
 
     def size(self) -> int:
         r = self.rng.random()
@@ -717,19 +737,21 @@ class Generator:
         path = self.new_name(tree, d)
         data = self.content(f"create {path}", self.size())
         after = dict(tree, **{path: data})
+        sync = self.sync()
 
         def step(rootfd: int) -> None:
             makedirs_at(rootfd, d)
-            write_file(rootfd, path, data, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            write_file(rootfd, path, data, os.O_CREAT | os.O_EXCL | os.O_WRONLY, sync)
 
         return Op("create", f"create {path} ({human(len(data))})", [("write", step)], [tree, after], {path})
 
     def op_overwrite(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
         data = self.content(f"overwrite {path}", self.size())
+        sync = self.sync()
 
         def step(rootfd: int) -> None:
-            write_file(rootfd, path, data, os.O_WRONLY | os.O_TRUNC)
+            write_file(rootfd, path, data, os.O_WRONLY | os.O_TRUNC, sync)
 
         return Op("overwrite", f"overwrite {path} ({human(len(tree[path]))} -> {human(len(data))})",
                   [("write", step)], [tree, dict(tree, **{path: data})], {path})
@@ -737,9 +759,10 @@ class Generator:
     def op_append(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
         extra = self.content(f"append {path}", self.rng.choice([1, 100, 4096, self.size()]) or 1)
+        sync = self.sync()
 
         def step(rootfd: int) -> None:
-            write_file(rootfd, path, extra, os.O_WRONLY | os.O_APPEND)
+            write_file(rootfd, path, extra, os.O_WRONLY | os.O_APPEND, sync)
 
         return Op("append", f"append {human(len(extra))} to {path} ({human(len(tree[path]))})",
                   [("append", step)], [tree, dict(tree, **{path: tree[path] + extra})], {path})
@@ -779,9 +802,10 @@ class Generator:
         after = dict(mid)
         after[path] = after.pop(tmp)
         d = path.rsplit("/", 1)[0]
+        sync = self.sync()
 
         def write_tmp(rootfd: int) -> None:
-            write_file(rootfd, tmp, data, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+            write_file(rootfd, tmp, data, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, sync)
 
         def rename(rootfd: int) -> None:
             os.rename(tmp, path, src_dir_fd=rootfd, dst_dir_fd=rootfd)
@@ -1028,7 +1052,7 @@ class TargetResult:
     target: str
     version: str = ""
     cycles: int = 0
-    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in DEFECTS})
+    counts: dict[str, int] = field(default_factory=lambda: {k: 0 for k in DEFECTS + INFO})
     defects: list[Defect] = field(default_factory=list)
     ops: dict[str, int] = field(default_factory=dict)
     landed: dict[str, int] = field(default_factory=dict)
@@ -1043,7 +1067,7 @@ class TargetResult:
     cycle_log: list[dict[str, Any]] = field(default_factory=list)
 
     def clean(self) -> bool:
-        return self.error is None and all(v == 0 for v in self.counts.values())
+        return self.error is None and all(self.counts.get(k, 0) == 0 for k in DEFECTS)
 
 
 def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path: str,
@@ -1072,13 +1096,25 @@ def classify(got: bytes, want: bytes | None, history: dict[str, set[str]], path:
     return f"wrong bytes ({len(got)} B, want {len(want or b'')} B)"
 
 
+def partial_write(kind: str, got: bytes | None, before: bytes | None, after: bytes | None) -> bool:
+    """Whether ``got`` is a write of kind ``kind`` kept as far as it got: a prefix of the
+    new content (for an append: the old content, then a prefix of what was appended)."""
+    if got is None or after is None or not after.startswith(got):
+        return False
+    if kind == "append":
+        return before is not None and got.startswith(before)
+    return kind in ("create", "overwrite", "atomic_save")
+
+
 def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
           history: dict[str, set[str]], b_ok: bool, a_completed: bool,
           alt: dict[str, set[str | None]] | None = None,
-          bucket: Tree | None = None) -> list[tuple[str, str, str]]:
+          bucket: Tree | None = None, partial_ok: bool = False) -> list[tuple[str, str, str]]:
     """Defects of one view: (kind, path, detail). ``alt``: other contents a path the
     operation does not touch may show, because the views disagreed on it last cycle (that
-    was counted then: the model follows the mount, the truth may have been the bucket)."""
+    was counted then: the model follows the mount, the truth may have been the bucket).
+    ``partial_ok`` (``--commit quiet``, the operation killed in flight): a write kept as
+    far as it got is ``torn_in_flight``, counted but no defect."""
     out: list[tuple[str, str, str]] = []
     alt = alt or {}
     shared = op.shared_path
@@ -1094,6 +1130,10 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         if any(got == a for a in allowed):
             continue
         if p not in op.touched and digest(got) in alt.get(p, ()):
+            continue
+        if (partial_ok and len(worlds) == 2 and p in op.touched
+                and partial_write(op.kind, got, worlds[0].get(p), worlds[1].get(p))):
+            out.append(("torn_in_flight", p, f"{len(got or b'')} B of {len(worlds[1][p])} B"))
             continue
         if got is None:
             want = next(a for a in allowed if a is not None)
@@ -1162,7 +1202,8 @@ class Harness:
         self.bucket = Bucket(target.server, target.bucket, target.prefix)
         res.links = target.name == "brainfs" and not args.no_links
         self.gen = Generator(args.seed, args.max_size, shared=not args.no_second_writer,
-                             links=res.links, only=frozenset(args.ops.split(",")) if args.ops else None)
+                             links=res.links, only=frozenset(args.ops.split(",")) if args.ops else None,
+                             close_only=args.close_only)
         self.est: dict[str, list[float]] = {}
         self.a: Daemon | None = None
         self.b: Daemon | None = None
@@ -1305,7 +1346,9 @@ class Harness:
         for view_name, view in (("mount", mount_view), ("bucket", bucket_view)):
             for kind, path, detail in judge(op, worlds, view, tree, self.ever, self.history,
                                             brun.finished, a_completed, self.alt,
-                                            bucket_view if view_name == "mount" else None):
+                                            bucket_view if view_name == "mount" else None,
+                                            partial_ok=self.args.commit == "quiet"
+                                            and not run.finished):
                 key = (kind, path)
                 if key in found:
                     if view_name not in found[key][0].split("+"):
@@ -1342,6 +1385,8 @@ class Harness:
         log_text = _read_from(self.log_a, cycle_log_start)
         for (kind, path), (view_name, detail) in sorted(found.items()):
             self.res.counts[kind] += 1
+            if kind in INFO:
+                continue
             names = {q.rsplit("/", 1)[-1] for q in path.split(", ")}
             if op.shared_path:
                 names.add(op.shared_path.rsplit("/", 1)[-1])
@@ -1422,15 +1467,18 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
              f"{meta['date']} on {meta['machine']}. Files up to {human(meta['max_size'])}; "
              f"second writer {'on' if meta['second_writer'] else 'off'}; S3 replies held "
              f"{meta['reply_delay_ms']:g} ms; relist/dir-cache {meta['relist_seconds']:g} s; "
-             f"fresh-cache check every {meta['fresh_every']} cycles and after the last. "
+             f"fresh-cache check every {meta['fresh_every']} cycles and after the last; "
+             f"brainfs commits at {meta.get('commit', 'close')}"
+             + (f", {meta['close_only']:.0%} of writes end with close alone (no fsync)"
+                if meta.get("close_only") else "") + ". "
              "The model and the categories are in the module docstring.", ""]
     for r in results:
         lines.append(f"- **{r.target}**: {r.version}")
     lines += ["", "| | " + " | ".join(r.target for r in results) + " |",
               "|---|" + "---:|" * len(results)]
     lines.append("| cycles | " + " | ".join(str(r.cycles) for r in results) + " |")
-    for k in DEFECTS:
-        lines.append(f"| {LABELS[k]} | " + " | ".join(str(r.counts[k]) for r in results) + " |")
+    for k in DEFECTS + INFO:
+        lines.append(f"| {LABELS[k]} | " + " | ".join(str(r.counts.get(k, 0)) for r in results) + " |")
     lines.append("| operation errors (not from the kill) | " + " | ".join(str(len(r.op_errors)) for r in results) + " |")
     lines.append("| cycles not settled in time | " + " | ".join(str(r.unsettled) for r in results) + " |")
     lines.append("| conflict copies made | " + " | ".join(str(r.conflict_copies) for r in results) + " |")
@@ -1539,6 +1587,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--settle-timeout", type=float, default=60.0)
     p.add_argument("--relist-seconds", type=float, default=3.0)
     p.add_argument("--no-second-writer", action="store_true")
+    p.add_argument("--commit", choices=("close", "quiet"), default="close",
+                   help="brainfs's commit mode (BRAINFS_COMMIT); with quiet, a write in flight "
+                        "at the kill may be kept as far as it got (counted, not a defect)")
+    p.add_argument("--close-only", type=float, default=0.0,
+                   help="share of writes that end with close(2) alone, without fsync")
     p.add_argument("--no-links", action="store_true",
                    help="no symbolic-link operations (rclone never gets them)")
     p.add_argument("--ops", default="",
@@ -1638,6 +1691,7 @@ def main(argv: list[str] | None = None) -> int:
                 "max_size": args.max_size, "fresh_every": args.fresh_every,
                 "relist_seconds": args.relist_seconds, "second_writer": not args.no_second_writer,
                 "reply_delay_ms": args.reply_delay_ms, "ops": args.ops or "all",
+                "commit": args.commit, "close_only": args.close_only,
                 "work": str(work) if args.keep else None,
             }
             stem = args.out / (f"crash-{args.cycles}-seed{args.seed}"

@@ -172,6 +172,11 @@ class Daemon:
             "listing": self._listing_state(),
             "open_files": self.ws.open_files(),
             "writing": len(self.ops.writing) if self.ops else 0,
+            # Files written and not committed yet (commit = "quiet": until their quiet
+            # period ends or an fsync); not counted in pending_uploads until then.
+            "uncommitted": (sum(1 for s in self.ops.writing.values() if s.dirty)
+                            if self.ops else 0),
+            "commit": "quiet" if self.ops and self.ops.commit_quiet else "close",
             "recall": self._recall_state(),
             # Whether close/ls skip the daemon (pyfuse3 built from third_party/pyfuse3).
             "kernel_cache_flags": KERNEL_CACHE_FLAGS,

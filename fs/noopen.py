@@ -6,7 +6,10 @@ file handle would be (pyfuse3 passes the inode when the kernel sends no handle).
 daemon sees no open and no release: every close is a FLUSH, a reader's too (the pid of each
 write and flush tells a writer's close apart), a truncation no close follows is committed
 once idle (:meth:`NoOpenOps.commit_idle`), and every change made behind the kernel's back is
-pushed to it at once (:class:`~brainfs.fs.notify.KernelNotifier`). See fs/SEMANTICS.md.
+pushed to it at once (:class:`~brainfs.fs.notify.KernelNotifier`). With ``commit = "quiet"``
+the first FLUSH answers ENOSYS too, so that no close waits for the daemon: every write is
+committed once its file is quiet, or at fsync, and each shadow is recorded as it is made so
+that a killed daemon's next start commits it. See fs/SEMANTICS.md.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class NoOpenOps(Ops):
         self._listings: dict[int, list[tuple[str, bool]]] = {}
         #: directory inodes invalidated since a fetching read last waited for them
         self._dirs_invalidated: set[int] = set()
+        #: path -> monotonic time of its create (commit = "quiet": its upload waits until
+        #: it has been quiet, so that a create and its first writes are one version)
+        self._created_at: dict[str, float] = {}
         ws.on_listing_change = self._listing_changed
 
     # ------------------------------------------------------------------ the kernel's caches
@@ -107,12 +113,13 @@ class NoOpenOps(Ops):
                      ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         # The file becomes durable at its creator's first close (a crash before it leaves
         # no empty file that was meant to be written).
-        path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=False)
+        path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=self.commit_quiet)
         # No handle: the kernel of a no-open mount sends no RELEASE, not even for a created
         # file, so the file is written, flushed and read by inode like any other. It exists
         # now, empty; the first write makes its shadow, and the first close commits and
         # uploads create and writes as one version.
         self._created[path] = ctx.pid
+        self._created_at[path] = time.monotonic()
         return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
 
     @fuse_errors
@@ -181,6 +188,10 @@ class NoOpenOps(Ops):
     @fuse_errors
     async def flush(self, fh: int, ctx: pyfuse3.RequestContext | None = None) -> None:
         self._refuse_flush_if_read_only()
+        if self.commit_quiet:
+            # Writes are committed once quiet or at fsync: ENOSYS tells the kernel never to
+            # send FLUSH again, so no close(2) waits for the daemon.
+            raise NotSupported("flush")
         # Every close of the file, reader's or writer's, lands here.
         path = self.inodes.path_of.get(fh)
         if path is None:
@@ -198,10 +209,26 @@ class NoOpenOps(Ops):
                 return
             await self.shadows.commit_pending(path)
 
+    @fuse_errors
+    async def fsync(self, fh: int, datasync: bool) -> None:
+        if not self.commit_quiet:
+            await self.flush(fh)
+            return
+        # Whoever calls it: what was written so far becomes a version, now.
+        path = self.inodes.path_of.get(fh)
+        if path is None:
+            return
+        if path in self._created:
+            await self._creators_close(path)
+        else:
+            await self.shadows.commit_pending(path)
+            self._wake_uploader()
+
     async def _creators_close(self, path: str) -> None:
         """The first close of a file by its creator: the file is durable from here on,
         written or not (its commit records it; persist() covers an empty one)."""
         del self._created[path]
+        self._created_at.pop(path, None)
         if path in self.writing or path in self.shadows.committing:
             await self.shadows.commit_pending(path)
         self.ws.persist(path)
@@ -212,24 +239,46 @@ class NoOpenOps(Ops):
         """Commit shadows that no close will commit (a bare truncate(2)), once they have
         been quiet for ``commit_idle_seconds`` (``everything``: at once, at unmount). A
         shadow that got writes is left to its writer's close or fsync: a pause in the
-        middle of a write must not publish half a file."""
+        middle of a write must not publish half a file. With commit = "quiet" no close
+        commits: every shadow quiet that long (or older than ``commit_max_seconds``) is
+        committed, and a created file's upload waits no longer."""
         now = time.monotonic()
         idle = 0.0 if everything else self.cfg.commit_idle_seconds
         for path, shadow in list(self.writing.items()):
-            if (shadow.dirty and now - shadow.touched >= idle
-                    and (everything or not shadow.written)
+            due = now - shadow.touched >= idle or (
+                self.commit_quiet and now - shadow.made >= self.cfg.commit_max_seconds)
+            if (shadow.dirty and due
+                    and (everything or self.commit_quiet or not shadow.written)
                     and path not in self.shadows.committing
                     and self.writing.get(path) is shadow):
                 try:
                     await self.shadows.commit(path)
                 except Exception as e:  # noqa: BLE001 - logged; the old version stays
                     log.error("commit of %s failed: %s", path, e)
+        if self.commit_quiet:
+            self._release_created(now, idle)
+
+    def _release_created(self, now: float, idle: float) -> None:
+        """commit = "quiet": created files (durable since their create) whose writes are
+        committed and that have been quiet for ``idle`` may be uploaded."""
+        released = False
+        for path, at in list(self._created_at.items()):
+            if path not in self._created:
+                del self._created_at[path]  # unlinked or renamed meanwhile
+            elif (now - at >= idle and path not in self.writing
+                    and path not in self.shadows.committing):
+                del self._created[path], self._created_at[path]
+                self.ws.persist(path)
+                released = True
+        if released:
+            self._wake_uploader()
 
     def persist_created(self) -> None:
         """Record every created file whose creator has not closed it yet (at unmount)."""
         for path in list(self._created):
             self.ws.persist(path)
         self._created.clear()
+        self._created_at.clear()
 
     async def background(self) -> None:
         """Commit idle shadows every quarter of ``commit_idle_seconds`` (at least 50 ms)."""

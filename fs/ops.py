@@ -97,7 +97,11 @@ class Ops(pyfuse3.Operations):
         self.requests: Counter[str] = Counter()
         self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
         self.fetcher = Fetcher(ws, self.limiter)
-        self.shadows = Shadows(ws, self.fetcher, self.content_changed, self._wake_uploader)
+        #: writes are committed at fsync or once quiet, not at close (no-open mode only:
+        #: with daemon opens every file costs an OPEN round trip anyway, and close commits)
+        self.commit_quiet = self.no_open and cfg.commit == "quiet" and not cfg.read_only
+        self.shadows = Shadows(ws, self.fetcher, self.content_changed, self._wake_uploader,
+                               record=self.commit_quiet)
         #: path -> shadow of every file being written (the table ``shadows`` keeps)
         self.writing: dict[str, Shadow] = self.shadows.writing
         self.upload_wake = trio.Event()

@@ -12,6 +12,7 @@ FUSE mode's decision (fs/noopen.py, fs/daemonopen.py), not this module's.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -31,6 +32,9 @@ class Shadow:
     dirty: bool = False
     #: monotonic time of the last change (no-open mode commits idle shadows)
     touched: float = 0.0
+    #: monotonic time the shadow was made (commit = "quiet" commits a shadow this old
+    #: even if its writes never pause)
+    made: float = field(default_factory=time.monotonic)
     #: a write that failed (ENOSPC): the shadow is incomplete and must never be committed
     failed: OSError | None = None
     #: the remote version (ETag) the write started from: the base of its upload, whatever
@@ -68,8 +72,12 @@ class Shadows:
     """The shadows of the files being written, by path, and their commits."""
 
     def __init__(self, ws: WorkingSet, fetcher: Fetcher,
-                 content_changed: Callable[[list[str]], None], wake: Callable[[], None]) -> None:
+                 content_changed: Callable[[list[str]], None], wake: Callable[[], None],
+                 record: bool = False) -> None:
         self.ws = ws
+        #: record every shadow in the catalog as it is made (commit = "quiet": writes wait
+        #: for a quiet moment, and the start-up check commits what a killed daemon left)
+        self.record = record
         self.fetcher = fetcher
         #: called with the path after every commit, failed or not (the kernel's pages of
         #: it must go), and, after a commit that succeeded, ``wake`` (the uploader)
@@ -111,6 +119,12 @@ class Shadows:
             # then makes the upload a conflict instead of a silent overwrite.
             base = row.etag if row is not None else ""
             tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
+            if self.record:
+                try:
+                    self.ws.record_shadow(path, tmp, base)
+                except BaseException:
+                    unlink_quiet(tmp)
+                    raise
             shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
             self.writing[path] = shadow
         finally:
@@ -123,7 +137,17 @@ class Shadows:
         """Drop the shadow of ``path`` uncommitted."""
         shadow = self.writing.pop(path)
         os.close(shadow.fd)
+        self._forget(shadow)
+
+    def _forget(self, shadow: Shadow) -> None:
+        """Remove an uncommitted shadow's file and its record (a record without its file
+        is dropped by the next start-up check, should this fail)."""
         unlink_quiet(shadow.tmp)
+        if self.record:
+            try:
+                self.ws.drop_shadow(shadow.tmp)
+            except Exception:  # noqa: BLE001 - see the docstring
+                pass
 
     async def commit_pending(self, path: str) -> None:
         """Commit the writes made to ``path`` so far: wait for a commit in progress (it
@@ -158,7 +182,7 @@ class Shadows:
             size, digest = await trio.to_thread.run_sync(self.ws.blobs.seal_shadow, shadow.tmp)
             self.ws.apply_commit(path, size, digest, shadow.tmp, base=shadow.base)
         except BaseException:
-            unlink_quiet(shadow.tmp)
+            self._forget(shadow)
             raise
         finally:
             if self.writing.get(path) is shadow:

@@ -185,7 +185,9 @@ def settle(mp: Path, timeout: float = 30) -> None:
     zero = 0
     while time.monotonic() < deadline:
         st = json.loads((mp / ".brainfs" / "status").read_text())
-        zero = zero + 1 if st["pending_uploads"] == 0 and st["dirty_files"] == 0 else 0
+        idle = (st["pending_uploads"] == 0 and st["dirty_files"] == 0
+                and st.get("uncommitted", 0) == 0)
+        zero = zero + 1 if idle else 0
         if zero >= 2:
             return
         time.sleep(0.2)

@@ -20,9 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-#: 2: journal.wait_for, the sent table, meta.corpus; 3: sent.stamp, the attrs table (older
-#: caches are upgraded in place).
-SCHEMA_VERSION = 3
+#: 2: journal.wait_for, the sent table, meta.corpus; 3: sent.stamp, the attrs table; 4: the
+#: shadows table (older caches are upgraded in place).
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,6 +90,15 @@ CREATE TABLE IF NOT EXISTS attrs (
     uid   INTEGER NOT NULL,
     gid   INTEGER NOT NULL,
     ctime REAL NOT NULL
+);
+-- Writes not committed yet, when commits wait for a quiet moment (commit = "quiet"): the
+-- temp file (in tmp/) that holds the file's new content, and the remote version the write
+-- started from. A start after a crash commits each one still there, so a write(2) that
+-- returned is never lost with the daemon.
+CREATE TABLE IF NOT EXISTS shadows (
+    tmp   TEXT PRIMARY KEY,
+    path  TEXT NOT NULL,
+    base  TEXT NOT NULL DEFAULT ''
 );
 """
 
@@ -317,6 +326,23 @@ class Catalog:
     def sent_clear(self, db: sqlite3.Connection, path: str) -> None:
         """Forget the history of ``path`` (its object is gone; inside a transaction)."""
         db.execute("DELETE FROM sent WHERE path = ?", (path,))
+
+    # -- shadows ---------------------------------------------------------------------
+    def shadow_add(self, tmp: str, path: str, base: str) -> None:
+        """Record the temp file ``tmp`` (a name in tmp/) as the uncommitted new content of
+        ``path``, based on the remote version ``base``."""
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO shadows VALUES (?, ?, ?)", (tmp, path, base))
+
+    def shadow_drop(self, tmp: str, db: sqlite3.Connection | None = None) -> None:
+        """Forget the shadow ``tmp`` (committed, or discarded)."""
+        with self._lock:
+            (db or self._db).execute("DELETE FROM shadows WHERE tmp = ?", (tmp,))
+
+    def shadows(self) -> list[tuple[str, str, str]]:
+        """(tmp, path, base) of every recorded shadow."""
+        with self._lock:
+            return list(self._db.execute("SELECT tmp, path, base FROM shadows"))
 
     def close(self) -> None:
         """Close the database (checkpointing the WAL)."""

@@ -16,6 +16,7 @@ States of a file (see ``catalog.py``)::
 from __future__ import annotations
 
 import logging
+import os
 import posixpath
 import socket
 import time
@@ -137,6 +138,9 @@ class CheckReport:
     #: paths whose PUT may have landed after they were deleted here: their removal is
     #: journaled (carried out only if the object is the one this cache sent)
     deletes_restored: list[str] = field(default_factory=list)
+    #: files whose writes a killed daemon had not committed yet (commit = "quiet"),
+    #: committed now from their recorded shadows
+    writes_recovered: list[str] = field(default_factory=list)
 
     def summary(self) -> str:
         """One line for the log."""
@@ -148,6 +152,7 @@ class CheckReport:
             f"{self.orphans_removed} orphan blobs removed, "
             f"{len(self.commits_completed)} interrupted commits completed, "
             f"{len(self.deletes_restored)} interrupted deletes restored, "
+            f"{len(self.writes_recovered)} uncommitted writes recovered, "
             f"{len(self.corrupt_dirty)} unrecoverable dirty files"
         )
 
@@ -474,6 +479,7 @@ class WorkingSet:
                     else:
                         continue
                     rep.commits_completed.append(r.path)
+        rep.writes_recovered = self._recover_shadows()
         rep.temp_files_removed = self.blobs.sweep()
         journal = {j.path: j for j in self.catalog.journal()}
         with self.catalog.transaction() as db:
@@ -528,6 +534,36 @@ class WorkingSet:
             (self.blobs.data / name).unlink(missing_ok=True)
             rep.orphans_removed += 1
         return rep
+
+    def _recover_shadows(self) -> list[str]:
+        """Commit every recorded shadow still in tmp/ (blocking; start-up check only): a
+        mount that commits when quiet was killed after write(2)s it had not committed, and
+        those writes returned to their writers. Returns the paths committed."""
+        done: list[str] = []
+        for name, path, base in self.catalog.shadows():
+            tmp = self.blobs.tmp / name
+            if path not in self.files or not tmp.exists():
+                # Unlinked, or committed by a rename, after the record: nothing to keep.
+                self.catalog.shadow_drop(name)
+                continue
+            try:
+                size, digest = self.blobs.seal_shadow(str(tmp))
+                self.apply_commit(path, size, digest, str(tmp), base=base)
+            except OSError as e:
+                log.error("uncommitted write to %s could not be recovered: %s", path, e)
+                self.catalog.shadow_drop(name)
+                continue
+            done.append(path)
+        return done
+
+    def record_shadow(self, path: str, tmp: str, base: str) -> None:
+        """Record that the temp file ``tmp`` holds uncommitted writes to ``path`` (commit =
+        "quiet": the start-up check commits it if the daemon dies first)."""
+        self.catalog.shadow_add(os.path.basename(tmp), path, base)
+
+    def drop_shadow(self, tmp: str) -> None:
+        """Forget a recorded shadow (discarded, or its commit failed)."""
+        self.catalog.shadow_drop(os.path.basename(tmp))
 
     def sync_listing(self, objects: Iterable[ObjectInfo],
                      listed_since: float | None = None) -> dict[str, int]:
@@ -855,6 +891,9 @@ class WorkingSet:
         with self.catalog.transaction() as db:
             self.catalog.put_files([new], db)
             self.catalog.journal_put(db, path, "put", digest, base)
+            if shadow is not None:
+                # Its writes are the file's now: no start-up check may commit them again.
+                self.catalog.shadow_drop(os.path.basename(shadow), db)
         if shadow is not None:
             self.blobs.install_shadow(path, shadow)
         self._set_state(row, "dirty", size)

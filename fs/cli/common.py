@@ -85,6 +85,7 @@ def config_of(args: argparse.Namespace) -> Config:
         allow_other=True if getattr(args, "allow_other", False) else None,
         read_only=True if getattr(args, "read_only", False) else None,
         listing=getattr(args, "listing", None),
+        commit=getattr(args, "commit", None),
     )
 
 

@@ -66,6 +66,10 @@ MOUNT_OPTIONS: list[tuple[tuple[str, ...], dict, bool]] = [
     (("--listing",), dict(choices=("working-set", "corpus"), default=None,
                           help="what ls/find/grep -r see: the local working set (default), or "
                           "every file of the corpus, fetched when read"), True),
+    (("--commit",), dict(choices=("close", "quiet"), default=None,
+                         help="when a write becomes a version to upload: at each close "
+                         "(default), or at fsync / after commit_idle_seconds of quiet, so "
+                         "that close(2) never waits for the daemon (see fs/SEMANTICS.md)"), True),
     # Between a background mount and its daemon only.
     (("--notify-fd",), dict(type=int, help=argparse.SUPPRESS), False),
     (("--log-file",), dict(help=argparse.SUPPRESS), False),

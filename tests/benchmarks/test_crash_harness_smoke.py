@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crash_harness import (
-    DEFECTS, LABELS, WS, Generator, Op, judge, link_value, read_mount,
+    DEFECTS, INFO, LABELS, WS, Generator, Op, judge, link_value, read_mount,
 )
 from helpers import REPO
 
@@ -51,7 +51,7 @@ def test_crash_harness_runs_a_few_cycles(tmp_path: Path) -> None:
     for r in data["results"]:
         assert r["error"] is None, f"{r['target']}: {r['error']}\n{log}"
         assert r["cycles"] == 4, log
-        assert set(r["counts"]) == set(DEFECTS)
+        assert set(r["counts"]) == set(DEFECTS + INFO)
         assert sum(r["landed"].values()) == 4
         assert r["fresh_checks"] == 1
         assert len(r["cycle_log"]) == 4
@@ -148,3 +148,62 @@ def test_link_operations_are_about_a_tenth() -> None:
             assert {"symlink", "rename_link", "file_over_link", "unlink_link"} <= set(kinds)
         else:
             assert n == 0
+
+
+@pytest.mark.timeout(300)
+def test_crash_harness_runs_quiet_commits(tmp_path: Path) -> None:
+    """brainfs with quiet commits, half the writes ending with close alone: the harness
+    runs to the end and says which mode it ran."""
+    if shutil.which("fusermount3") is None:
+        pytest.skip("fusermount3 is not installed")
+    out, work = tmp_path / "results", tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.crash_harness", "--cycles", "4", "--seed", "5",
+         "--target", "brainfs", "--commit", "quiet", "--close-only", "0.5",
+         "--max-size", "65536", "--fresh-every", "4", "--out", str(out), "--work", str(work)],
+        cwd=REPO, capture_output=True, text=True, timeout=280,
+    )
+    log = f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
+    assert proc.returncode in (0, 1), log
+    [r] = json.loads((out / "crash-4-seed5-brainfs.json").read_text())["results"]
+    assert r["error"] is None and r["cycles"] == 4, log
+    md = (out / "crash-4-seed5-brainfs.md").read_text()
+    assert "brainfs commits at quiet, 50% of writes end with close alone" in md
+    assert LABELS["torn_in_flight"] in md
+    assert not _mounts_under(tmp_path), _mounts_under(tmp_path)
+
+
+def test_a_write_kept_as_far_as_it_got_is_allowed_only_with_quiet_commits() -> None:
+    """Killed in flight, a write kept as a prefix of its new content (an append: the old
+    content and a prefix of the addition) is torn_in_flight with --commit quiet and a
+    defect otherwise; anything else (an append that lost old bytes) is a defect either way."""
+    p = f"{WS}/a.md"
+    before, after = {p: b"#1 old\n"}, {p: b"#1 old\n#2 appended\n"}
+    op = Op("append", "append", [], [before, after], {p})
+    history: dict[str, set[str]] = {p: set()}
+
+    def kinds(view, quiet):
+        return [k for k, _, _ in judge(op, [before, after], view, before, set(), history,
+                                       True, False, partial_ok=quiet)]
+
+    half = {p: b"#1 old\n#2 app"}
+    assert kinds(half, quiet=True) == ["torn_in_flight"]
+    assert kinds(half, quiet=False) == ["corrupted"]
+    assert kinds({p: b"#1 o"}, quiet=True) == ["corrupted"]  # the old bytes cut
+    assert kinds(after, quiet=True) == [] and kinds(before, quiet=True) == []
+    over = Op("overwrite", "overwrite", [], [before, {p: b"#3 new content\n"}], {p})
+    assert [k for k, _, _ in judge(over, over.worlds, {p: b""}, before, set(), history,
+                                   True, False, partial_ok=True)] == ["torn_in_flight"]
+
+
+def test_close_only_writes_are_drawn_only_when_asked() -> None:
+    """--close-only 0 draws nothing more from the generator: a seed's operations are the
+    same as before the option existed."""
+    a, b = Generator(4, 65536, shared=True), Generator(4, 65536, shared=True, close_only=0.0)
+    ta: dict = {}
+    tb: dict = {}
+    for _ in range(50):
+        oa, ob = a.next(ta), b.next(tb)
+        assert oa.desc == ob.desc
+        ta, tb = oa.worlds[-1], ob.worlds[-1]

@@ -105,7 +105,7 @@ def test_write_reaches_s3(seeded: Path, corpus, mounter, store: ObjectStore) -> 
     assert m.stop() == 0
 
 
-@pytest.mark.parametrize("mode", ["no-open", "daemon-open"])
+@pytest.mark.parametrize("mode", ["no-open", "daemon-open", "no-open-quiet"])
 def test_every_way_of_writing_commits(seeded: Path, corpus, mounter, store: ObjectStore,
                                       cfg: Config, tmp_path: Path, mode: str) -> None:
     # The ways a shell, an editor or a script changes a file, in both open modes: each
@@ -113,8 +113,10 @@ def test_every_way_of_writing_commits(seeded: Path, corpus, mounter, store: Obje
     # no-open mode the daemon never sees an open: O_TRUNC comes as a setattr, a created
     # file has no handle, and a bare truncate(2) has no close to commit it.
     env = {"BRAINFS_NO_OPEN": "0" if mode == "daemon-open" else "1",
-           "BRAINFS_COMMIT_IDLE_SECONDS": "0.3"}
+           "BRAINFS_COMMIT_IDLE_SECONDS": "0.3",
+           "BRAINFS_COMMIT": "quiet" if mode == "no-open-quiet" else "close"}
     m = mounter(corpus, env_extra=env)
+    assert m.status()["commit"] == ("quiet" if mode == "no-open-quiet" else "close")
     d = m.mountpoint / "notes/w"
     d.mkdir()
     (d / "a.md").write_text("alpha\n")  # create, as the very first open of the mount
