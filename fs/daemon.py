@@ -221,6 +221,8 @@ class Daemon:
         elif self.cfg.no_open and not self.ops.no_open:
             log.warning("this pyfuse3 build predates no-open support: every open goes through "
                         "the daemon; run .ci/build-pyfuse3 again")
+        if self.cfg.commit == "quiet" and not self.ops.commit_quiet and not self.cfg.read_only:
+            log.warning("commit = quiet needs FUSE no-open mode: writes are committed at close")
         pyfuse3.init(self.ops, str(self.mountpoint), options)
         self.ops.notifier.start()
         self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)

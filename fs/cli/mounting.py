@@ -365,7 +365,9 @@ def cmd_status(args: argparse.Namespace) -> int:
           + (f" (ls and find show the local ones; `brainfs ls {args.mountpoint}` lists all)"
              if st.get("remote_files") else ""))
     print(f"  cache:     {st['local_bytes'] / mb:.1f} MiB of {st['cache_budget_bytes'] / mb:.0f} MiB in {st['cache_dir']}")
-    print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads")
+    print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads"
+          + (f", {st['uncommitted']} not committed yet (commits when quiet or at fsync)"
+             if st.get("commit") == "quiet" else ""))
     be = st.get("backend", {})
     print(f"  backend:   {st['endpoint']}; last error: {be.get('last_error') or 'none'}")
     print(f"  recall:    {st.get('recall')}")

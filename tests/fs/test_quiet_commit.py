@@ -5,6 +5,8 @@ wrote. Real mounts, a real S3 server; see fs/SEMANTICS.md "When a write is commi
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,6 +63,9 @@ def test_close_without_fsync_survives_kill9(seeded, corpus, mounter, store: Obje
     os.truncate(d / "n02.md", 4)
     st = m.status()
     assert st["uncommitted"] == 3 and st["pending_uploads"] == 1  # new.md's create
+    shown = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)],
+                           env=m.env, capture_output=True, text=True, check=True).stdout
+    assert "3 not committed yet" in shown, shown
     assert s3get(store, "notes/n01.md") == b"note 1\nkyoto ramen\n"
     m.kill9()
     m2 = mounter(corpus, env_extra=QUIET)
@@ -164,3 +169,20 @@ def test_unmount_commits_everything(seeded, corpus, mounter, store: ObjectStore,
     assert m.stop() == 0
     assert s3get(store, "notes/n06.md") == b"before unmount\n"
     assert s3get(store, "notes/fresh.md") == b"also\n"
+
+
+def test_recovered_write_keeps_its_base_and_never_clobbers_another_writer(
+        seeded, corpus, mounter, store: ObjectStore) -> None:
+    # A write not committed when the daemon died was based on the version it started from:
+    # another writer's version put meanwhile stays at the path, ours goes to a conflict copy.
+    m = mounter(corpus, env_extra=QUIET)
+    (m.mountpoint / "notes/n07.md").write_text("ours, uncommitted\n")
+    store.put("notes/n07.md", b"theirs, landed meanwhile\n")
+    m.kill9()
+    m2 = mounter(corpus, env_extra=QUIET)
+    settle(m2.mountpoint)
+    assert s3get(store, "notes/n07.md") == b"theirs, landed meanwhile\n"
+    copies = [o.path for o in store.list("notes/") if ".conflict-" in o.path
+              and o.path.startswith("notes/n07")]
+    assert len(copies) == 1, copies
+    assert s3get(store, copies[0]) == b"ours, uncommitted\n"
