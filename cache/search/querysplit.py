@@ -130,3 +130,78 @@ def split_question(question: str) -> list[str]:
         return []
     except Exception:  # noqa: BLE001 - a splitter bug must never fail a recall
         return []
+
+
+# --------------------------------------------------------------------------- the subject-free query
+
+_POSSESSIVE_RE = re.compile(r"(?:'s|’s|'|’)$")
+
+
+def without_names(question: str, names: list[str] | set[str]) -> str:
+    """``question`` with the people it names removed ("What states has Maria vacationed
+    at?" → "What states has vacationed at?"), or "" when it names none of ``names`` or
+    nothing else is left.
+
+    Why: in a conversation between two people every turn is by one of them, so a name in
+    the question says little about *what* is asked, yet it pulls the question's vector
+    towards any turn about that person. The speaker stage already favours the person's
+    own turns; the question without the name lets the topic ("states", "vacationed")
+    rank the turns. Names are matched whole, case-insensitively, with a possessive
+    ("Maria's") or trailing punctuation; a multi-word name is matched word by word."""
+    try:
+        words = {w.lower() for n in names for w in str(n).split() if w}
+        if not words:
+            return ""
+        kept: list[str] = []
+        dropped = False
+        for token in str(question or "").split():
+            bare = _POSSESSIVE_RE.sub("", token.rstrip("?.!,;:")).lower()
+            if bare in words:
+                dropped = True
+                if token[-1] in "?.!" and kept:  # keep the question mark on the last word
+                    kept[-1] += token[-1]
+                continue
+            kept.append(token)
+        out = " ".join(kept)
+        return out if dropped and _content_words(out) >= 1 else ""
+    except Exception:  # noqa: BLE001 - a stage, never a failure of recall
+        return ""
+
+
+# --------------------------------------------------------------------------- list questions
+
+_AUX = r"(?:has|have|had|does|do|did|is|are|was|were|can|could|would|will|should)"
+_PLURAL = r"[a-z]+(?:[^s\W]s|ies)"  # a word ending in s but not -ss: a plural, mostly
+_LIST_RES = (
+    re.compile(r"^\s*how many\b", re.I),
+    # "what states has …", "which classical musicians does …", "what kinds of books …"
+    re.compile(rf"\b(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[a-z-]+\s+){{0,2}}"
+               rf"{_PLURAL}\s+{_AUX}\b", re.I),
+    # "what are Maria's dogs' names"
+    re.compile(rf"\b(?:what|which)\s+are\s+(?:[\w'’]+\s+){{0,3}}{_PLURAL}\b", re.I),
+    re.compile(r"\b(?:names|things|activities|ways|places|items|hobbies)\b", re.I),
+    # the present perfect over a life: "what has she painted", "where has he camped"
+    re.compile(r"^\s*(?:what|where|which|who)\b(?:\s+[\w'’-]+){0,3}\s+(?:has|have)\s+(?!been\b)",
+               re.I),
+    # two people's shared things: "what do Jon and Gina both like", "… have in common"
+    re.compile(r"\bboth\b|\bin common\b", re.I),
+    _NAMES_RE,
+    # a guess from what is known: "would she enjoy …", "what might he pursue"
+    re.compile(r"\b(?:would|might|likely|could)\b", re.I),
+)
+
+
+def is_list_question(question: str) -> bool:
+    """Whether ``question`` gathers several facts — things collected over time ("What
+    states has Maria vacationed at?", "How many tournaments has Nate won?", "What has
+    Melanie painted?"), two people's shared things ("What do Jon and Gina both like?") or
+    a guess from what is known ("Would Tim enjoy …?") — whose evidence sits in different
+    sessions, rather than one fact. By rules on the question's shape (a plural asked for,
+    "how many", the present perfect, coordinated names or "both", would/might/likely);
+    recall spreads such a question's list over sessions (``rerank.session_spread``).
+    Never raises."""
+    try:
+        q = " ".join(str(question or "").split())
+        return any(r.search(q) for r in _LIST_RES)
+    except Exception:  # noqa: BLE001
+        return False

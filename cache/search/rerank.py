@@ -142,3 +142,28 @@ def ranked(scores: dict[int, float], ids: Iterable[int] | None = None) -> list[i
     """Ids by score, best first; ties by id (deterministic)."""
     pool = scores if ids is None else {i: scores[i] for i in ids if i in scores}
     return sorted(pool, key=lambda c: (-pool[c], c))
+
+
+def session_spread(order: list[int], scores: dict[int, float], paths: dict[int, str],
+                   strength: float, k: int) -> list[int]:
+    """The first ``k`` of ``order`` re-picked so that a list gathers several sessions: each
+    pick maximises score(c) / (1 + strength · n), n = chunks already picked from c's
+    session (:func:`session_key`). A question asking for things gathered over time
+    ("what states has she visited") has its answers in different sessions, and session
+    recall counts distinct sessions; unlike a hard cap, a much better second turn of one
+    session still comes before a weak first turn of another. ``strength`` ≤ 0 keeps
+    ``order``."""
+    if strength <= 0 or k <= 1:
+        return order[:k]
+    cand = list(order)
+    picked: list[int] = []
+    count: dict[str, int] = {}
+    while cand and len(picked) < k:
+        best = max(range(len(cand)), key=lambda i: (
+            scores.get(cand[i], 0.0) / (1.0 + strength * count.get(session_key(paths.get(cand[i], "")), 0)),
+            -i))
+        c = cand.pop(best)
+        picked.append(c)
+        key = session_key(paths.get(c, ""))
+        count[key] = count.get(key, 0) + 1
+    return picked

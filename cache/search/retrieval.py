@@ -70,8 +70,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .aliases import expansions
 from .chunker import split_frontmatter
-from .querysplit import split_question
-from .rerank import mmr, propagate_neighbours, ranked, session_cap, session_prior
+from .querysplit import is_list_question, split_question, without_names
+from .rerank import (mmr, propagate_neighbours, ranked, session_cap, session_prior,
+                     session_spread)
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -329,6 +330,10 @@ class RecallParams:
     chunks per file (used when MMR is off or has no vectors). ``speaker``: a turn whose
     speaker the question names ("what does Melanie …") scores ×(1 + speaker).
     ``prf_weight``: weight of the pseudo-relevance-feedback lists (a second pass).
+    ``unnamed_weight``: the question without the people it names
+    (``querysplit.without_names``) adds its dense and BM25 lists at this weight.
+    ``list_spread``: a question asking for a list (``querysplit.is_list_question``) has
+    its top k spread over sessions (``rerank.session_spread`` at this strength).
     """
 
     rrf_k: int = 5
@@ -337,15 +342,17 @@ class RecallParams:
     depth: int = MIN_DEPTH
     split_weight: float = 0.0
     aliases: bool = True
-    neighbour: float = 0.3
+    neighbour: float = 0.1
     session_weight: float = 0.0
     session_top: int = 3
     session_gate: int = 0
     session_files: bool = False
-    mmr_lambda: float = 0.7
+    mmr_lambda: float = 1.0
     session_cap: int = 0
-    speaker: float = 1.0
+    speaker: float = 2.0
     prf_weight: float = 0.0
+    unnamed_weight: float = 1.0
+    list_spread: float = 0.5
 
     def label(self, base: RecallParams | None = None) -> str:
         """The fields that differ from ``base`` (default: the defaults), for results
@@ -427,6 +434,8 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if mode in ("auto", "hybrid", "sparse") or (mode == "dense" and "dense" not in found.ids):
         _sparse_lists(index, terms, plan, depth, p, found)
     found.settle()
+    if p.unnamed_weight > 0 and mode != "recent" and (found.has_dense or found.has_bm25):
+        _unnamed_lists(index, query, terms, embedder, depth, p, found, stages)
     answered, why = _answered(found, mode)
 
     t = time.perf_counter()
@@ -435,7 +444,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if answered != "recent":
         file_lists = _file_lists(index, terms, found, depth, p, stages)
         scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
-    top_ids = _diversify(index, ranked(scores), scores, rows, p, k, stages)
+    top_ids = _diversify(index, query, ranked(scores), scores, rows, p, k, stages)
     top = [(scores[cid], cid) for cid in top_ids]
     if stages and answered != "recent":
         why += " + " + "; ".join(stages)
@@ -531,6 +540,40 @@ def _sparse_lists(index: SearchIndex, terms: list[str], plan: _QueryPlan, depth:
             found.ids = {n: v for n, v in found.ids.items() if not n.startswith("bm25")}
 
 
+def _unnamed_lists(index: SearchIndex, query: str, terms: list[str], embedder: Embedder | None,
+                   depth: int, p: RecallParams, found: _Lists, stages: list[str]) -> None:
+    """The question without the people it names (``querysplit.without_names``) as one
+    more query, through the kinds of list that answered the question. The people are the
+    speakers of the question's candidates whose names the question holds (the same test
+    as the speaker stage), so a place or a title in capitals is never removed."""
+    try:
+        head = {c for ids in found.ids.values() for c in ids[:depth]}
+        rows = index.chunks_by_id(head)
+        named = set(terms)
+        people = {sp for r in rows.values() if (sp := r.get("speaker"))
+                  and set(query_terms(sp)) <= named}
+        unnamed = without_names(query, people)
+        if not unnamed:
+            return
+        w = p.unnamed_weight
+        if found.has_dense and embedder is not None:
+            t = time.perf_counter()
+            qv = embedder.embed([unnamed])[0]
+            found.embed_ms += (time.perf_counter() - t) * 1000
+            found.ids["dense:unnamed"] = [cid for cid, _ in index.dense_search(qv, depth)]
+            found.weights["dense:unnamed"] = p.w_dense * w
+        uterms = query_terms(unnamed)
+        if found.has_bm25 and uterms:
+            found.ids["bm25:unnamed"] = _sparse(index, uterms, depth)
+            found.weights["bm25:unnamed"] = p.w_bm25 * w
+        found.ids = {n: v for n, v in found.ids.items() if v}
+        stages.append(f"without {', '.join(sorted(people))}")
+    except Exception as e:  # noqa: BLE001 - a stage, not a requirement
+        log.warning("unnamed query failed: %s", e)
+        stages.append(f"unnamed query skipped ({e})")
+        found.ids = {n: v for n, v in found.ids.items() if not n.endswith(":unnamed")}
+
+
 def _answered(found: _Lists, mode: str) -> tuple[str, str]:
     """The mode that answers given the lists that came back, and why."""
     if found.has_dense and found.has_bm25:
@@ -620,8 +663,10 @@ def _card(row: dict[str, Any], cid: int, score: float, cid_ranks: dict[str, int]
     updated = row["updated"] or row["created"]
     days = age_days(updated, now)
     text, cut = truncate(row["text"] or "", max_chars)
-    r = {n: v for n, v in cid_ranks.items() if ":" not in n}
-    parts_hit = sum(1 for n in cid_ranks if ":" in n)
+    # the question's own lists, with its name-free form's ("dense:unnamed"); a split
+    # question's parts are only counted
+    r = {n: v for n, v in cid_ranks.items() if ":" not in n or n.endswith(":unnamed")}
+    parts_hit = sum(1 for n in cid_ranks if n not in r)
     reason = ", ".join(f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1]))
     if parts_hit:
         reason += (", " if reason else "") + f"{parts_hit} sub-query list{'s' if parts_hit > 1 else ''}"
@@ -732,10 +777,22 @@ def _rerank(index: SearchIndex, query: str, scores: dict[int, float],
     return scores, rows
 
 
-def _diversify(index: SearchIndex, order: list[int], scores: dict[int, float],
+def _diversify(index: SearchIndex, query: str, order: list[int], scores: dict[int, float],
                rows: dict[int, dict[str, Any]], p: RecallParams, k: int,
                stages: list[str]) -> list[int]:
-    """MMR when asked for and vectors exist, else the per-file cap, else ``order``."""
+    """A list question spread over sessions; else MMR when asked for and vectors exist,
+    else the per-file cap, else ``order``."""
+    if p.list_spread > 0 and len(order) > 1:
+        try:
+            if is_list_question(query):
+                pool = order[:max(3 * k, 30)]
+                spread = session_spread(pool, scores, {c: rows[c]["path"] for c in pool},
+                                        p.list_spread, k)
+                stages.append(f"list question: spread over sessions ({p.list_spread})")
+                return spread
+        except Exception as e:  # noqa: BLE001
+            log.warning("session spread failed: %s", e)
+            stages.append(f"session spread skipped ({e})")
     if p.mmr_lambda < 1 and len(order) > 1:
         try:
             pool = order[:max(3 * k, 30)]

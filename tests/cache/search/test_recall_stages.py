@@ -208,7 +208,10 @@ def test_split_question_finds_both_people_through_recall(mini_index: SearchIndex
 
 # ---------------------------------------------------------------- degradation
 
-ALL_ON = RecallParams(split_weight=0.5, neighbour=0.3, session_weight=0.5, mmr_lambda=0.7)
+# list_spread off: the question below asks for a list, which would be spread over sessions
+# instead of MMR (that stage's failure is tested in test_recall_unnamed_spread.py)
+ALL_ON = RecallParams(split_weight=0.5, neighbour=0.3, session_weight=0.5, mmr_lambda=0.7,
+                      list_spread=0.0)
 
 
 def _broken(*_a, **_k):

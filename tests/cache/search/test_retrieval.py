@@ -487,6 +487,7 @@ def test_real_model_finds_paraphrase_that_bm25_cannot(tmp_path: Path, minilm) ->
         res = recall(ix, "which organisations did Mara meet in Kyoto", k=3, embedder=minilm, now=NOW)
         assert res.mode == "hybrid"
         assert res.cards[0].path == "knowledge/kyoto.md"
-        assert set(res.cards[0].ranks) == {"dense", "bm25"}
+        # both retrievers found it (the question without "Mara" adds its own lists)
+        assert {"dense", "bm25"} <= set(res.cards[0].ranks)
     finally:
         ix.close()
