@@ -1172,6 +1172,10 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         for who, data in (("B", op.b_data if b_ok else None), ("A", a_data)):
             if data is None or got == data or data in copies:
                 continue
+            if who == "B" and data == prev.get(shared):
+                # B wrote the bytes the file already held: by ETag (the bytes' MD5) no one
+                # can tell that write from none, and "B, then A" explains what A left.
+                continue
             if got is not None and bucket is not None and bucket.get(shared) == data and data.startswith(got):
                 continue  # intact in the bucket, cut in this mount: counted as corrupted below
             out.append(("other_writer_lost", shared,

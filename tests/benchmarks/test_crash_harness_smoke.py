@@ -207,3 +207,15 @@ def test_close_only_writes_are_drawn_only_when_asked() -> None:
         oa, ob = a.next(ta), b.next(tb)
         assert oa.desc == ob.desc
         ta, tb = oa.worlds[-1], ob.worlds[-1]
+
+
+def test_a_second_writer_rewriting_the_same_bytes_may_be_ordered_first() -> None:
+    """B rewrites the bytes the shared file already held while A overwrites it: A's version
+    alone is no loss (B's write, first, changed nothing); B's different bytes lost are."""
+    p = f"{WS}/s/f0.md"
+    before, after = {p: b""}, {p: b"#2 A's new content\n"}
+    for b_data, lost in ((b"", False), (b"#3 B's own\n", True)):
+        op = Op("shared", "shared", [], [before, after], {p}, shared_path=p, b_data=b_data)
+        kinds = [k for k, _, _ in judge(op, [after], after, before, set(), {p: set()},
+                                        True, True)]
+        assert ("other_writer_lost" in kinds) == lost, (b_data, kinds)
