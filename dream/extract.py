@@ -17,7 +17,7 @@ from .settings import Settings
 from .subjects import is_role
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v10"
+EXTRACTION = "facts-v11"
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
@@ -157,8 +157,10 @@ def _fact(ses: _Session, c: _Candidate) -> dict:
     # an opener, not a mid-sentence capital
     runs = [(n, pos) for clause in re.split(r":\s+", c.text)
             for n, pos in T.capitalised_runs(clause) if n != t.speaker and n not in subjects]
-    names = [n for n, pos in runs if pos > 0]
-    lead = [n for n, pos in runs if pos == 0]  # a sentence opener: a name only if known otherwise
+    # "Renée and I …": whoever stands beside "I" is a person, a name even as an opener
+    with_me = {n for n, _pos in runs if re.search(rf"(?<![\w-]){re.escape(n)}\s+and\s+(?:I|me)\b", c.text)}
+    names = [n for n, pos in runs if pos > 0 or n in with_me]
+    lead = [n for n, pos in runs if pos == 0 and n not in with_me]  # an opener: a name only if known otherwise
     about_self = c.first_person and len(T.content_words(c.text)) >= 3
     return {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c.order,
             "date": tr.date, "speaker": t.speaker,
@@ -173,14 +175,17 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
     them. Of a speaker's statements about themselves, at most ``cap`` plain events."""
     facts: list[dict] = []
     per_speaker: dict[str, list[dict]] = defaultdict(list)
-    for c in cands:
+    for i, c in enumerate(cands):
         if c.question or c.n_words < 4:
             continue
         t = c.turn
         if ses.is_assistant(t.speaker) or _REQUEST_RE.match(c.text):
             continue
         fact = _fact(ses, c)
-        has_rel = bool(R.extract(c.text))
+        who = _antecedent(cands, i)
+        if who:
+            fact["antecedent"] = who
+        has_rel = bool(R.extract(c.text, who))
         if fact["about_speaker"]:
             fact["subjects"] = {t.speaker: "person", **fact["subjects"]}
             a = T.attribute_of(c.text)
@@ -197,6 +202,28 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         facts.extend(keep + rest[:room])
     facts.sort(key=lambda f: f["order"])
     return facts
+
+
+def _antecedent(cands: list[_Candidate], i: int) -> str:
+    """The person a "he"/"she" of sentence ``i`` stands for when it names the speaker's
+    manager ("a guy named Sandeep Gill runs the crew, so he's my boss now"; "The principal,
+    Mrs Bisi Coker. She is my boss from now on."): the last name before the pronoun in the
+    same turn — a person by the extractor, else a capitalised run of two or three words."""
+    c = cands[i]
+    at = R.needs_antecedent(c.text)
+    if at is None:
+        return ""
+    before = [(c.text[:at], c.ents)] + [(p.text, p.ents) for p in reversed(cands[:i])
+                                        if p.turn is c.turn]
+    for text, ents in before:
+        people = [n for n, typ in ents.items() if typ == "person" and n in text and n != c.turn.speaker]
+        runs = [n for n, _p in T.capitalised_runs(text)
+                if 2 <= len(n.split()) <= 4 and n.split()[0] != c.turn.speaker]
+        pick = max(people, key=text.rfind) if people else (runs[-1] if runs else "")
+        name = S.clean_name(pick) if pick else None
+        if name:
+            return name
+    return ""
 
 
 def _case_counts(sents: list[tuple[T.Turn, str]]) -> dict[str, list[int]]:

@@ -86,7 +86,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
-            rels = rel_cache[id(f)] = R.extract(f["text"])
+            rels = rel_cache[id(f)] = R.extract(f["text"], f.get("antecedent", ""))
         neg = tuple(R.negated_values(f["text"]))
         for r in rels:
             if r.subject:
@@ -119,6 +119,7 @@ def now_text(st: Stated, title: str) -> str:
         "home": f"{title} lives in {v}",
         "pet": f"{v} is {title}'s {st.detail or 'pet'}",
         "friend": f"{v} is {title}'s friend",
+        "family": f"{v} is {title}'s {st.detail or 'relative'}",
         "contact": f"{v} is {title}'s contact",
         "leads": f"{title} leads {v}",
         "species": f"{title} is {a_or_an(v)} {v}",
@@ -148,6 +149,7 @@ def _past_text(st: Stated, title: str) -> str:
         "deadline": f"The {st.phrase} was {v}",
         "pet": f"{v} was {title}'s {st.detail or 'pet'}",
         "friend": f"{v} was {title}'s friend",
+        "family": f"{v} was {title}'s {st.detail or 'relative'}",
     }.get(a, f"{title}: {a} was {v}")
 
 
@@ -347,7 +349,7 @@ def _timelines(models: dict[str, PageModel], facts: list[dict], subs: Subjects,
 
 #: The order of current lines on a page: who they are, then work, home, people, likes.
 _ORDER = {a: i for i, a in enumerate("employer role manager project leads home species pet "
-                                       "friend contact preference format number deadline".split())}
+                                       "family friend contact preference format number deadline".split())}
 
 
 def fit(claims: list[Claim], max_chars: int) -> list[Claim]:

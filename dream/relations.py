@@ -95,6 +95,14 @@ _f("employer", _MY + r"last\s+day\s+(?:at|with)\s+" + _THE + _N, op="end", event
 _f("employer", _I + r"(?:quit|left|resigned from)\s+my\s+(?:job|position|role)\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _I + r"(?:got\s+hired|was\s+hired|have\s+been\s+hired)\s+(?:by|at)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _IM + r"(?:starting|start)\s+(?:a\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
+# "I resume at X on Monday" (West African English for starting a job), "starting at X on the
+# 13th" with the subject left out, as chat does
+_f("employer", _I + r"(?:will\s+)?(?:resume|resumed|start|started)\s+(?:work\s+|my\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", r"(?:^|[.;!]\s+)(?:starting|started|start)\s+(?:work\s+|a\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
+# "I teach chemistry at X"
+_f("employer", _I + _NOW + r"(?:teach|lecture|tutor|nurse)\s+(?:[a-z]+\s+){0,2}?(?:at|for)\s+" + _THE + _N, vtype="organization")
+# "I handed in my notice at X", "I gave my notice to X"
+_f("employer", _I + r"(?:handed\s+in|gave|given|turned\s+in|submitted|put\s+in)\s+(?:my\s+)?(?:notice|resignation)\s+(?:at|to|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
 # "I'm a hydrographer at X", "I'm Tove Eriksen, a hydrographer at X"
 _SELF = r"(?:(?-i:[A-Z][\w\-]+)(?:\s+(?-i:[A-Z][\w\-]+)){0,2}\s*,\s*)?"
 _f("employer", _IM + _SELF + _NOW + r"an?\s+[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
@@ -107,10 +115,19 @@ _f("role", _IM + r"now\s+(?:officially\s+)?an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:a
 _f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)", event=True)
 # manager
-_f("manager", _MY + _NEW + r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department)\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
+_MANAGER = (r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department|"
+            r"foreman|forewoman|principal|head ?teacher|charge nurse|matron|PI)")
+_f("manager", _MY + _NEW + _MANAGER + r"\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
+# "my foreman Gary Pelletier set the schedule", "my boss, Priya Nair, …"
+_f("manager", _MY + _NEW + _MANAGER + r"\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))", vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", r"(?P<v>(?-i:[A-Z][\w'’\-]*(?:\s+(?:de\s+|van\s+|von\s+)?[A-Z][\w'’\-]*)*))\s+(?:is|has become|became|will be)\s+(?:now\s+)?my\s+(?:new\s+)?(?:manager|boss|supervisor|line manager|team lead|PI)\b", vtype="person")
+# partner and family: "my husband Tunde", "my wife, Ana"; the sentence usually says more
+# ("my sister Lena lives in Boston"), so it stays on the timeline too (event)
+_KIN = (r"husband|wife|partner|fianc[eé]e?|spouse|boyfriend|girlfriend|son|daughter|sister|brother|"
+        r"mother|father|mum|mom|dad|grandmother|grandfather|cousin|aunt|uncle|niece|nephew")
+_f("family", _MY + r"(?:late\s+|little\s+|older\s+|younger\s+|big\s+)?(?P<d>" + _KIN + r")\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)?))", op="add", event=True, vtype="person")
 # project
 _f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
 _f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
@@ -135,6 +152,11 @@ _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NA
 # "I prefer R for the statistics": the topic after "for" keys the preference
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather use|like to use)\s+(?P<v>(?-i:[A-Z][\w\-+#]*|[a-z][\w\-]*))\s+for\s+(?:the\s+|my\s+|our\s+)?(?P<k>[a-z][\w\- ]{1,40}?)(?=\s+(?:now|because|these days)\b|[.,;!]|$)")
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
+# "I'd rather mark scripts in the evening, not in the morning", "I like getting invoices by email"
+_f("preference", r"\b(?:I|we)(?:['’]d|\s+would)\s+(?:much\s+|now\s+)?rather\s+(?:(?P<obj>have|get|use)\s+)?(?P<v>[a-z][\w\-]*(?:[\w\- ]{0,55}?))(?=\s+(?:than|over|instead of|because|now)\b|[.,;!]|$)")
+_f("preference", _I + _NOW + r"(?:really\s+)?(?:like|prefer|love)\s+(?:getting|receiving|having)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|rather than|instead of|now|because|so|,|\.)|[.,;!]|$)")
+# a standing instruction of the same kind: "from now on just text me the supplier invoices"
+_f("preference", r"\b(?:from now on|going forward|from today|in future)\s*,?\s*(?:please\s+|just\s+)*(?P<how>text|email|e-mail|call|phone|message|whatsapp|slack|post)\s+me\s+(?:the\s+|all\s+|any\s+|my\s+)?(?P<v>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,3}?)(?=[.,;!]|\s+(?:instead|from now|please|too)\b|$)")
 _f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
 # formats and tools a person wants: "export charts as SVG", "send it as a PDF"
 _f("format", r"\b(?:export|send|save|share|deliver|submit)\s+(?:the\s+|all\s+|my\s+|our\s+|future\s+)?(?:[\w\-]+\s+){0,2}?(?P<k>[a-z]+?)s?\s+(?:files?\s+)?as\s+(?:an?\s+)?(?P<v>[A-Z]{2,5}|[A-Za-z]+ files)\b")
@@ -176,6 +198,17 @@ _QTY_VERB = re.compile(
 _DEADLINE_VERB = re.compile(
     rf"\b(?:pushed|moved|postponed|brought forward|extended|changed)\s+(?:the\s+|our\s+|my\s+)?"
     rf"(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:deadline|due date)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<v>{DATE})\b", re.I)
+#: A bound stated as one ("the white oak has to be under 9 percent moisture") and a bound
+#: named after its value ("it's 7 percent max for the oak, not 9"): keyed max/min + what it
+#: bounds, so the two are one quantity.
+_QTY_BOUND = re.compile(
+    rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:has|have|needs?|must|should)\s+"
+    rf"(?:to\s+)?(?:be|stay|remain|keep)\s+(?P<dir>under|below|less than|at most|no more than|over|above|"
+    rf"more than|at least|no less than)\s+(?P<v>{NUMBER}{UNIT})(?![\w-])(?:\s+(?P<what>[a-z][\w\-]*))?", re.I)
+_QTY_AFTER = re.compile(
+    rf"\b(?P<v>{NUMBER}{UNIT})\s+(?P<head>max|maximum|min|minimum)\s+(?:for|of|on|in)\s+"
+    rf"(?:the\s+|our\s+|my\s+)?(?P<of>[\w\-]+(?:\s+[\w\-]+){{0,3}}?)(?=[,.;!]|\s+(?:now|not)\b|$)", re.I)
+_LOWER_BOUND = ("over", "above", "more than", "at least", "no less than")
 _NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
 _STOP_MODS = frozenset("the a an our my its this that new old current now also for".split())
 
@@ -198,10 +231,26 @@ def _own_value(sentence: str, m: re.Match[str], group: str) -> str:
     return v
 
 
-def extract(sentence: str) -> list[Relation]:
-    """Every relation stated in ``sentence`` (first-person subjects are ``""``)."""
-    return (_first_person(sentence) + _third_person(sentence) + _quantities(sentence)
-            + _deadlines(sentence))
+#: "so he's my boss now", "She is my boss from now on": who "he"/"she" is comes from
+#: before (:func:`needs_antecedent`; the extraction records it as a fact's ``antecedent``).
+_PRONOUN_MANAGER = re.compile(r"\b(?:he|she)(?:['’]s|\s+is|\s+will\s+be|\s+has\s+become|\s+became)\s+"
+                              r"(?:now\s+|officially\s+)?my\s+(?:new\s+)?" + _MANAGER + r"\b", re.I)
+
+
+def needs_antecedent(sentence: str) -> int | None:
+    """Where a pronoun that names the speaker's manager stands in ``sentence``, or None."""
+    m = _PRONOUN_MANAGER.search(sentence)
+    return m.start() if m else None
+
+
+def extract(sentence: str, antecedent: str = "") -> list[Relation]:
+    """Every relation stated in ``sentence`` (first-person subjects are ``""``);
+    ``antecedent``: the person a "he"/"she" of the sentence stands for."""
+    out = (_first_person(sentence) + _third_person(sentence) + _quantities(sentence)
+           + _bounds(sentence) + _deadlines(sentence))
+    if antecedent and _PRONOUN_MANAGER.search(sentence):
+        out.append(Relation("", "manager", antecedent, "set", "", False, "person"))
+    return out
 
 
 def _first_person(sentence: str) -> list[Relation]:
@@ -222,9 +271,15 @@ def _first_person(sentence: str) -> list[Relation]:
                 key = "preference " + topic.split()[-1].lower() if topic else _pref_key(v)
                 if topic:
                     v = f"{v} for {topic}"
+                if "rather" in m.group(0).lower() and not m.groupdict().get("obj"):
+                    v = "to " + v  # "I'd rather mark scripts …": a verb follows "rather"
+                if m.groupdict().get("how"):
+                    v = f"{v} by {m.group('how').lower()}"
             elif attr == "format":
                 key = "format of " + m.group("k").lower().rstrip("s")
             detail = (m.groupdict().get("d") or "").lower()
+            if attr == "family" and v.lower() in _PET_WORDS:
+                continue
             if attr == "pet":
                 for name in re.split(r",\s*|\s+and\s+", v):
                     name = name.strip()
@@ -263,8 +318,38 @@ def _quantities(sentence: str) -> list[Relation]:
         mods = _mods(sentence[start:m.start("head")] + " " + (m.group("of") or ""))
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
-                            f"{m.group('head').lower()}|{mods}", False, "", phrase=phrase))
+                            f"{_head(m.group('head'))}|{mods}", False, "", phrase=phrase))
     return out
+
+
+def _head(h: str) -> str:
+    h = h.lower()
+    return {"maximum": "max", "minimum": "min"}.get(h, h)
+
+
+def _bounds(sentence: str) -> list[Relation]:
+    """Upper and lower bounds (see ``_QTY_BOUND``)."""
+    out: list[Relation] = []
+    for m in _QTY_BOUND.finditer(sentence):
+        start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
+        what = " ".join(sentence[start:m.end("mods")].split())
+        noun = (m.group("what") or "").lower()
+        if noun in _STOP_MODS or noun in ("before", "after", "when", "and", "or", "by", "until"):
+            noun = ""
+        head = "min" if m.group("dir").lower() in _LOWER_BOUND else "max"
+        phrase = " ".join(x for x in ("maximum" if head == "max" else "minimum", noun,
+                                      f"for the {what}" if what else "") if x)
+        out.append(Relation("", "number", _clean_value(m.group("v")), "set",
+                            f"{head}|{_mods(what + ' ' + noun)}", False, "", phrase=phrase))
+    for m in _QTY_AFTER.finditer(sentence):
+        head = _head(m.group("head"))
+        out.append(Relation("", "number", _clean_value(m.group("v")), "set",
+                            f"{head}|{_mods(m.group('of'))}", False, "",
+                            phrase=f"{'maximum' if head == 'max' else 'minimum'} for the {m.group('of')}"))
+    return out
+
+
+_MODAL_TAIL = re.compile(r"(?:\s+(?:has|have|needs?|must|should|will|is|are|to|got))+\s*$", re.I)
 
 
 def _deadlines(sentence: str) -> list[Relation]:
@@ -273,13 +358,15 @@ def _deadlines(sentence: str) -> list[Relation]:
     for m in _DEADLINE.finditer(sentence):
         head = (m.group("head") or m.group("head2") or m.group("head3") or "").lower()
         start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
-        mods = _mods(sentence[start:m.end("mods")])
+        # "the Lakeview Cottage has to be done by April 30": the thing due, not its modal
+        end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
+        mods = _mods(sentence[start:end])
         if head in ("is", "are"):
             head = "deadline"
         elif head not in ("deadline", "due date"):
             mods = (mods + " " + head).strip()
             head = "deadline"
-        what = " ".join(sentence[start:m.end("mods")].split())
+        what = " ".join(sentence[start:end].split())
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set", f"deadline|{mods}",
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     for m in _DEADLINE_VERB.finditer(sentence):

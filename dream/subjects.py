@@ -84,7 +84,8 @@ _ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics",
                                        "health", "bank", "trust", "services", "institute",
                                        "office", "corporation", "gmbh", "ag", "sa", "plc",
                                        "authority", "commission", "bureau", "board", "collective",
-                                       "alliance", "consortium", "coalition", "federation"}
+                                       "alliance", "consortium", "coalition", "federation",
+                                       "academy", "guild", "polytechnic", "seminary"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series corpus dataset database archive thesis "
@@ -116,6 +117,8 @@ def clean_name(name: str) -> str | None:
         return None
     if len(out) < 2 or out.isdigit() or not out[0].isupper():
         return None
+    if re.fullmatch(r"[A-Z]{1,4}-?\d{1,3}[a-z]?", out):
+        return None  # a code, a class or a size ("SS2", "JSS3", "A4", "B12"), not a subject
     if re.search(r"n't$|['’](?:re|ll|ve|d|m|t)$", low) or re.fullmatch(
             r"(?:mon|tues|wednes|thurs|fri|satur|sun)days", low):
         return None  # "Don't", "Fridays"
@@ -125,10 +128,43 @@ def clean_name(name: str) -> str | None:
     return out
 
 
-def names_in(raw: str) -> list[str]:
-    """The cleaned names a capitalised run stands for: "Biscuit and Juno" is two names."""
-    parts = re.split(r"\s+and\s+", raw) if " and " in raw else [raw]
+def names_in(raw: str, joined: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The cleaned names a capitalised run stands for: "Biscuit and Juno" is two names,
+    unless the run is one of ``joined`` ("Kings and Queens Academy", see :func:`joined_names`)."""
+    if " and " in raw and raw not in joined:
+        parts = re.split(r"\s+and\s+", raw)
+    else:
+        parts = [raw]
     return [n for n in (clean_name(p) for p in parts) if n]
+
+
+def _inside(part: str, whole: str) -> bool:
+    return part != whole and f" {part} " in f" {whole} "
+
+
+def joined_names(facts: list[dict], people: Iterable[str] = ()) -> set[str]:
+    """Capitalised runs "A and B" that are one name ("Kings and Queens Academy", "Birch and
+    Bevel Woodworks", "Lantern Books and Coffee"): no part of them is ever mentioned on its
+    own anywhere in the corpus, nor is a speaker. "Biscuit and Juno" is two names, because
+    "Biscuit ate a sock" names Biscuit alone. Measured per corpus, not listed."""
+    alone: Counter = Counter(people)
+    conj: set[str] = set()
+    for f in facts:
+        raws = list(f.get("subjects", {})) + f.get("names", []) + f.get("lead", [])
+        here = [r for r in raws if " and " in r]
+        conj.update(here)
+        for r in raws:
+            if " and " in r or any(_inside(r, c) for c in here):
+                continue
+            c = clean_name(r)
+            if c:
+                alone[c] += 1
+    out = set()
+    for c in conj:
+        parts = [clean_name(p) for p in re.split(r"\s+and\s+", c)]
+        if all(parts) and not any(alone[p] for p in parts if p):
+            out.add(c)
+    return out
 
 
 def _after_connectors(toks: list[str]) -> str:
@@ -174,6 +210,11 @@ def named_assistants(counts: dict[str, list[int]]) -> set[str]:
 _SELF_NAME_RE = re.compile(r"\b(?:my name is|I'm|I am|call me|this is)\s+((?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))\b", re.I)
 _GREETED_RE = re.compile(r"\b(?:nice to meet you|hi|hello|hey|welcome(?: back)?|thanks|thank you|good (?:morning|afternoon|evening)),?\s+"
                          r"((?-i:[A-Z][a-z]+))\b(?!\s+[A-Z])", re.I)
+#: The assistant addressing someone at the end of a sentence of its own ("Happy to help,
+#: Darnell."); a sentence with a colon quotes a draft ("Sure: Hi Gail, … Cheers, Darnell").
+_SIGNED_RE = re.compile(r"\b(?i:best|cheers|regards|best wishes|all the best|thanks|yours faithfully|"
+                        r"yours sincerely|yours|sincerely|warmly|love),\s+((?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?))\s*[.!]?$")
+_VOCATIVE_RE = re.compile(r"^[^:\"“]*?,\s+((?-i:[A-Z][a-z]+))\s*[.!]$")
 
 
 def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]:
@@ -194,9 +235,27 @@ def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]
         (u,) = users
         for spk, sent in turns:
             if u not in out and is_assistant(spk):
-                m = _GREETED_RE.search(sent)
+                # a greeting that opens the assistant's own sentence, not one inside a letter
+                # it drafts ("Sure: Hi Gail, …" greets Gail, not the user)
+                m = _GREETED_RE.match(sent)
                 if m and clean_name(m.group(1)) and m.group(1).lower() not in common:
                     out[u] = m.group(1)
+                    continue
+                # a user who writes their own name in lower case ("darnell here") still
+                # is "Darnell" to the assistant: a vocative is not checked against case
+                m = _VOCATIVE_RE.match(sent)
+                if m and clean_name(m.group(1)):
+                    out[u] = m.group(1)
+        # a draft the assistant writes for the user is signed with the user's name
+        # ("… All the best, Darnell Whitfield"): the longest such signature names them
+        signed = [m.group(1) for spk, sent in turns if is_assistant(spk)
+                  for m in [_SIGNED_RE.search(sent)] if m and clean_name(m.group(1))]
+        first = out.get(u, "").split()[:1]
+        signed = [n for n in signed if not first or n.split()[0] == first[0]]
+        if signed:
+            best = max(signed, key=lambda n: (len(n.split()), n))
+            if len(best.split()) > len(out.get(u, "").split()):
+                out[u] = best
     return out
 
 
@@ -250,12 +309,28 @@ def _majority(c: Counter | None) -> str | None:
     return sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
+def _kind_allows(n: str, m: str, kinds: dict[str, str | None], placey: set[str]) -> bool:
+    """May the one word ``n`` stand for the longer name ``m``, by their types? Not when the
+    extractor types them apart ("Kyoto" is a place, not "Kyoto University"), except that the
+    small model calls an unknown one-word name a person or a city where the longer name's
+    head word says what it is ("Greenfield" → "Greenfield College of Science", "Ridgeline" →
+    "Ridgeline Timber Co."), unless the corpus speaks of the word as a place ``placey``."""
+    kn, hm = kinds.get(n), head_type(m)
+    if kn in (None, kinds.get(m) or kn) or kn == (hm or kn):
+        return True
+    return hm in ("organization", "project") and n not in placey and (
+        kn == "person" or m.split()[-1].lower() in _LEGAL_SUFFIXES)
+
+
 def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
-              speakers: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
+              speakers: set[str] | frozenset[str] = frozenset(),
+              placey: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
     """Alias → canonical name for every name in ``counts`` (name → mentions). ``kinds``: the
     extractor's majority type per name; a word typed as a place is not merged into an
-    organisation or a person ("Kyoto" is not "Kyoto University")."""
+    organisation or a person ("Kyoto" is not "Kyoto University"); ``placey``: names a
+    relation or a cue makes a place (see :func:`_kind_allows`)."""
     kinds = kinds or {}
+    placey = set(placey)
     names = sorted(counts, key=lambda n: (-len(n.split()), -counts[n], n))
     canon: dict[str, str] = {}
     multi = [n for n in names if len(n.split()) > 1]
@@ -274,9 +349,7 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
                 ml = [t.lower() for t in m.split()]
                 if len(toks) > 1 and (ml[:len(low)] == low or ml[-len(low):] == low):
                     targets.append(m)  # "St Aldric" → "St Aldric Hospital"
-                elif len(toks) == 1 and low[0] in _distinctive(m) and (
-                        kinds.get(n) in (None, kinds.get(m) or kinds.get(n))
-                        or kinds.get(n) == (head_type(m) or kinds.get(n))):
+                elif len(toks) == 1 and low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey):
                     targets.append(m)
         if not targets and len(toks) == 1 and len(n) >= 2 and not n.isupper():
             # "Mel" for the speaker "Melanie", "Jo" for "Joanna": the start of one speaker's name
@@ -304,20 +377,36 @@ def _distinctive(name: str) -> set[str]:
     Animal Shelter")."""
     toks = name.split()
     low = [t.lower() for t in toks]
+    if "of" in low[1:-1]:
+        # "University of Ibadan": what follows "of" is what it is of (a place, a field),
+        # never its short name; "Greenfield College of Science" → "Greenfield"
+        k = low.index("of")
+        toks, low = toks[:k], low[:k]
     if low[-1] in _PLACE_HEADS or low[-1] in _EVENT_HEADS:
         return set()  # "Kyoto Station" is not "Kyoto", "Okayama Marathon" not "Okayama"
     heads = _ORG_HEADS | _PROJECT_HEADS | {"operation", "programme", "program"}
     rest = [t for t in low if t not in heads and t not in T.CONNECTORS]
     if len(rest) < len(low):
-        return set(rest) if len(rest) == 1 else set()
+        if len(rest) == 1:
+            return set(rest)
+        if rest and low[-1] in _LEGAL_SUFFIXES and toks[0][:1].isupper():
+            return {rest[0]}  # "Ridgeline" for "Ridgeline Timber Co."
+        return set()
     if 2 <= len(toks) <= 3 and all(t[:1].isupper() and t.replace("-", "").isalpha() for t in toks):
         return {low[0], low[-1]}
     return set()
 
 
+#: A company's legal form at the end of its name: its first word can stand for it.
+_LEGAL_SUFFIXES = frozenset("co co. inc inc. ltd ltd. llc plc gmbh ag sa corp corp.".split())
+
+
 def head_type(name: str) -> str | None:
-    """A type read from the name itself ("St Aldric Hospital" → organization)."""
+    """A type read from the name itself ("St Aldric Hospital" → organization; "University of
+    Ibadan", "Ontario Guild of Furniture Makers": the head stands before "of")."""
     toks = name.lower().split()
+    if "of" in toks[1:-1] and toks[toks.index("of") - 1] in _ORG_HEADS:
+        return "organization"
     if toks[0] in ("project", "operation", "programme", "program") and len(toks) > 1:
         return "project"
     if toks[0] in _PLACE_OPENERS and len(toks) > 1:  # "Café Hitsuji", "Mount Rainier"
@@ -332,6 +421,8 @@ def head_type(name: str) -> str | None:
 
 
 _NAME = r"(?<![\w\-])((?:[A-Z][\w\-]+(?:\.[a-z][\w\-]*)?)(?:\s+(?:of\s+|the\s+)?[A-Z][\w\-]+)*)"
+#: The same, with "and" inside ("Lantern Books and Coffee"), for cues that name one place.
+_NAME_AND = r"(?<![\w\-])((?:[A-Z][\w\-]+)(?:\s+(?:of\s+|the\s+|and\s+)?[A-Z][\w\-]+)*)"
 #: A name followed by what one says of a piece of work ("the Haptic Crosswalk pilot",
 #: "Signbridge progress", "the Ramp Ledger study"): a project.
 _PROJECT_CUE_RE = re.compile(_NAME + r"\s+(?:project|pilot|prototype|study|progress|proposal|"
@@ -352,7 +443,10 @@ _PLACE_CUE_RES = (
     re.compile(r"\b(?i:spent)\s+(?:[\w\-]+\s+){1,2}at\s+" + _NAME),
     re.compile(r"(?:^|[.:;]\s+)(?:Back from|Went to|Arrived in|Visited)\s+" + _NAME),
     re.compile(_NAME + r"\s+is\s+the\s+one\s+in\s+[A-Z]"),
-    re.compile(_NAME + r"\s+is\s+(?:a|an|the)\s+(?:[a-z\-]+\s+){0,2}(?:caf[eé]|restaurant|bar|"
+    # "The quiet café near Kyoto Station is Lantern Books and Coffee"
+    re.compile(r"\b(?i:caf[eé]|restaurant|bakery|bar|pub|tea room|tea house|coffee shop|bookshop|"
+               r"shop|store)\s+(?:near|in|at|by|on|off)\s+[^.;:!?]{1,40}?\bis\s+" + _NAME_AND),
+    re.compile(_NAME_AND + r"\s+is\s+(?:a|an|the)\s+(?:[a-z\-]+\s+){0,2}(?:caf[eé]|restaurant|bar|"
                r"pub|bakery|shop|store|park|station|market|museum|hall|mall|street|"
                r"neighbou?rhood|district|city|town|village|island|beach|venue)\b"),
 )
@@ -370,6 +464,17 @@ _TOOL_CUE_RES = (
                r"scale|questionnaire|template|style(?: guide)?|method|framework|library|package|"
                r"plugin|notation|format)\b"),
 )
+#: A name said to be finished by a date ("the Lakeview Cottage has to be done by April 30"):
+#: a piece of work.
+_PROJECT_DUE_RE = re.compile(_NAME + r"\s+(?:has|have|needs?|must|should)\s+(?:to\s+)?be\s+"
+                             r"(?:done|finished|ready|completed|delivered|built|installed|shipped)\s+by\b")
+#: Who stands beside "I" ("Renée and I are still in Sudbury"), or a sentence's subject that a
+#: "she"/"he" of the same sentence takes up ("Gail Hendricks sent photos …, she loves it"): a person.
+_PERSON_CUE_RES = (
+    re.compile(_NAME + r"\s+and\s+(?:I|me)\b"),
+    re.compile(r"\b(?:Dr|Mr|Mrs|Ms|Mx|Prof)\.?\s+" + _NAME),
+    re.compile(r"^" + _NAME + r"\s+[a-z][^.;:!?]*?(?:,|\band)\s+(?:she|he)\b"),
+)
 _PLACE_OPENERS = frozenset("café cafe restaurant hotel mount lake cape port fort".split())
 
 
@@ -385,7 +490,8 @@ def sentence_cues(texts: Iterable[str]) -> dict[str, Counter]:
     quiet room" types Kumamoto even when no fact says so)."""
     out: dict[str, Counter] = defaultdict(Counter)
     for text in texts:
-        for rx, typ in [(_PROJECT_CUE_RE, "project"), (_PROJECT_ON_RE, "project")] + [
+        for rx, typ in [(_PROJECT_CUE_RE, "project"), (_PROJECT_ON_RE, "project"),
+                        (_PROJECT_DUE_RE, "project")] + [(rx, "person") for rx in _PERSON_CUE_RES] + [
                 (rx, "place") for rx in _PLACE_CUE_RES] + [(rx, "topic") for rx in _TOOL_CUE_RES]:
             for m in rx.finditer(text):
                 for g in m.groups():
@@ -415,10 +521,16 @@ class _Namer:
                 for w in re.findall(r"[A-Za-z][\w'’\-]*", f["text"])[1:]:
                     (self.lower if w[0].islower() else self.capital)[w.lower()] += 1
         # names written mid-sentence somewhere, as they are: what "known elsewhere" means below
+        self.joined = joined_names(facts, human)
         self.seen: Counter = Counter(set(human) | set(extra_names or {}))
         for f in facts:
             for raw in list(f.get("subjects", {})) + f.get("names", []):
-                self.seen.update(names_in(raw))
+                self.seen.update(names_in(raw, self.joined))
+
+    def within_joined(self, raw: str, text: str) -> bool:
+        """Is ``raw`` a piece of a one-name "A and B" run of ``text`` (spaCy's "Kings" and
+        "Queens Academy" in "Kings and Queens Academy")?"""
+        return any(_inside(raw, j) and j in text for j in self.joined)
 
     def common(self, w: str) -> bool:
         return self.lower[w.lower()] > 0 and self.lower[w.lower()] >= self.capital[w.lower()]
@@ -427,7 +539,10 @@ class _Namer:
         """The clean names in a raw mention."""
         seen, common = self.seen, self.common
         out = []
-        for n in names_in(raw):
+        for n in names_in(raw, self.joined):
+            if raw in self.joined:
+                out.append(n)
+                continue
             toks = n.split()
             # "North Sea Tide Atlas the QC": a known name, a connector, more capitals — two runs
             for k in range(1, len(toks) - 1):
@@ -486,7 +601,10 @@ def build(facts: list[dict], speakers: set[str], settings: Settings,
     men = _mentions(facts, namer, human, extra_names, exclude or set())
     evidence = _TypeEvidence(speakers, strong_types or {}, cue_types(facts) if cues is None else cues,
                              men.votes)
-    canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human))
+    placey = {n for n in men.counts if (evidence.strong.get(n) or {}).get("place")
+              or (evidence.cues.get(n) or {}).get("place")}
+    canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human),
+                      placey)
     by_slug = _pages(facts, canon, _turns(facts, men.per_fact, canon), human, anchored or set(),
                      settings, men.counts, evidence)
     alias_of: dict[str, str] = {}
@@ -515,6 +633,8 @@ def _mentions(facts: list[dict], namer: _Namer, human: list[str], extra_names: C
     for f in facts:
         found: set[str] = set()
         for raw, typ in list(f.get("subjects", {}).items()) + [(n, "") for n in f.get("names", [])]:
+            if namer.within_joined(raw, f["text"]):
+                continue
             for n in namer.norm(raw):
                 if n in exclude:
                     continue
@@ -525,8 +645,8 @@ def _mentions(facts: list[dict], namer: _Namer, human: list[str], extra_names: C
     known = {n for ns in per_fact.values() for n in ns} | set(human) | set(extra_names or {})
     for f in facts:
         # a sentence opener counts only as a name the corpus knows from elsewhere
-        per_fact[id(f)] |= {n for raw in f.get("lead", []) for n in namer.norm(raw)
-                            if n in known and n not in exclude}
+        per_fact[id(f)] |= {n for raw in f.get("lead", []) if not namer.within_joined(raw, f["text"])
+                            for n in namer.norm(raw) if n in known and n not in exclude}
         counts.update(per_fact[id(f)])
     for s in human:
         counts[s] += 1

@@ -104,6 +104,8 @@ def parse_transcript(path: str, text: str) -> Transcript:
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _SENT_RE = re.compile(r"(?<=[.!?])\s+(?=[\"“'(]?[A-Z0-9])")
+#: A title's abbreviation ("Dr. Emeka Nwosu", "St. Aldric"): its full stop ends no sentence.
+_TITLE_END_RE = re.compile(r"(?:^|\s)(?:Dr|Mr|Mrs|Ms|Mx|Prof|Rev|St|Mt|Messrs|Capt|Sgt|Gen|Col|Lt)\.$")
 
 
 def words(text: str) -> list[str]:
@@ -125,7 +127,16 @@ def content_words(text: str) -> list[str]:
 def sentences(text: str) -> list[str]:
     """Sentences of a turn (a shared-image caption stays with its sentence)."""
     text = " ".join(text.split())
-    return [s.strip() for s in _SENT_RE.split(text) if s.strip()]
+    out: list[str] = []
+    for s in _SENT_RE.split(text):
+        s = s.strip()
+        if not s:
+            continue
+        if out and _TITLE_END_RE.search(out[-1]):
+            out[-1] += " " + s  # "… introduced me to Dr. Emeka Nwosu …" is one sentence
+        else:
+            out.append(s)
+    return out
 
 
 def slugify(title: str) -> str:
@@ -202,13 +213,27 @@ def capitalised_runs(sentence: str) -> list[tuple[str, int]]:
                 else:
                     break
             parts[-1] = strip_possessive(parts[-1])
-            name = " ".join(parts)
-            if len(name) > 1 and not name.isdigit() and len(parts) <= 6:
-                runs.append((name, i))
+            runs.extend(_runs_of(parts, i))
             i = j
         else:
             i += 1
     return runs
+
+
+def _runs_of(parts: list[str], pos: int) -> list[tuple[str, int]]:
+    """One run, or, past six words, its pieces split at the first connector ("Emeka Nwosu
+    of the University of Ibadan" → "Emeka Nwosu", "University of Ibadan"): two names side
+    by side, not one name of seven words."""
+    name = " ".join(parts)
+    if len(parts) <= 6:
+        return [(name, pos)] if len(name) > 1 and not name.isdigit() else []
+    c = next((k for k, w in enumerate(parts) if k and w.lower() in CONNECTORS and w[:1].islower()), None)
+    if c is None:
+        return []
+    r = c
+    while r < len(parts) and parts[r].lower() in CONNECTORS:
+        r += 1
+    return _runs_of(parts[:c], pos) + _runs_of(parts[r:], pos + r)
 
 
 def subject_type(name: str, sentence: str, speakers: set[str]) -> str:

@@ -453,17 +453,19 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
-            rels = rel_cache[id(f)] = R.extract(f["text"])
+            rels = rel_cache[id(f)] = R.extract(f["text"], f.get("antecedent", ""))
         for r in rels:
+            # "my head of department is Mr Kunle Ajayi": the name without its title
+            value = S.clean_name(r.value) or r.value if r.value_type else r.value
             if r.value_type and r.value:
-                out[r.value][r.value_type] += 1
+                out[value][r.value_type] += 1
             if r.attr == "species" and r.subject:
                 out[r.subject]["pet"] += 1
             if r.subject and (r.attr in ("employer", "manager") or (
                     r.attr == "role" and _JOB_RE.search(r.value))):
                 out[r.subject]["person"] += 1
             if not r.subject and r.value_type and r.attr in _ANCHORS:
-                anchored.add(r.value)
+                anchored.add(value)
     return out, anchored
 
 
