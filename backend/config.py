@@ -232,6 +232,13 @@ class Config:
     #: Load the model in the background once a mount is usable, so the first recall does
     #: not pay for it (~3 s of CPU and ~400 MB of memory).
     recall_warmup: bool = True
+    #: A mount fetches the search index part by part (cache/search/shardmap.py). Before its
+    #: first recall it fetches every part if they fit in this many bytes; otherwise the core
+    #: part (wiki, cards, summaries) and the newest quarter of transcripts, then newer parts
+    #: while the total fits; the rest follow in the background and the answers say which
+    #: parts they searched until all are there. At 20,000 files: 103 of 655 MB first
+    #: (benchmarks/results/index-shards.md).
+    recall_first_index_bytes: int = 64 * 1024 * 1024
 
     # ------------------------------------------------------------------------------------
     @classmethod

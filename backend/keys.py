@@ -37,9 +37,14 @@ LINK_SUFFIX = ".brainfs-link"
 #: Corpus prefix holding brainfs's own objects; never part of the memory tree (a mount
 #: neither lists nor accepts it, import and ls skip it).
 INTERNAL_PREFIX = ".brainfs"
-#: The search index (one SQLite file: chunks, FTS5, vectors), refreshed by ``brainfs index``
-#: and dream, downloaded by mounts and ``recall``.
+#: The search index of earlier versions: one SQLite file (chunks, FTS5, vectors). Still read
+#: where no manifest exists; the next ``brainfs index`` or dream run splits it into parts.
 INDEX_KEY = f"{INTERNAL_PREFIX}/index.sqlite"
+#: The search index in parts (``cache/search/shardmap.py``): one SQLite file per part under
+#: this folder and the manifest naming them, refreshed by ``brainfs index`` and dream,
+#: fetched part by part by mounts and ``recall``.
+INDEX_DIR = f"{INTERNAL_PREFIX}/index"
+INDEX_MANIFEST_KEY = f"{INDEX_DIR}/manifest.json"
 #: The packed preload object: a mount's starting working set in one GET (``cache/local/pack.py``).
 PACK_KEY = f"{INTERNAL_PREFIX}/preload.pack"
 #: The wiki's git history as one ``git bundle`` (written by dream, cloned by mounts).

@@ -133,10 +133,11 @@ def assemble_context(task: str, make_source: Callable[[SearchIndex | None], Memo
                      reserve: int | None = None, k: int | None = None,
                      drop_stale: bool = False) -> ContextWindow:
     """Assemble a context window over the source ``make_source(index)`` builds, with the
-    search index at ``index_path`` when that file exists (else the recall lanes stay empty
-    and the window's ``why`` says "no search index")."""
+    search index at ``index_path`` when it exists — a folder of index parts or one index
+    file — (else the recall lanes stay empty and the window's ``why`` says "no search
+    index")."""
     from brainfs.cache.context.assembly import assemble
-    from brainfs.cache.search.index import SearchIndex
+    from brainfs.cache.search.shardsync import open_local
 
     if not task.strip():
         raise UsageError("empty task")
@@ -146,7 +147,7 @@ def assemble_context(task: str, make_source: Callable[[SearchIndex | None], Memo
         reserve = default_reserve(budget)
     elif reserve < 0 or reserve >= budget:
         raise UsageError(f"reserve must be at least 0 and below the budget {budget} (got {reserve})")
-    ix = SearchIndex(index_path) if index_path is not None and index_path.is_file() else None
+    ix = open_local(index_path) if index_path is not None and index_path.exists() else None
     try:
         return assemble(task, make_source(ix), budget=budget, reserve=reserve,
                         stale_days=cfg.stale_days, k=k, drop_stale=drop_stale)
@@ -248,14 +249,17 @@ class Memory:
         with self._lock:
             if self.mountpoint is not None:
                 return self._recall_through_mount(query, k)
-            from brainfs.cache.search.recaller import Recaller, download_index
+            from brainfs.cache.search.recaller import Recaller, download_all
 
             if self._recaller is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
                 local.parent.mkdir(parents=True, exist_ok=True)
-                if not download_index(self.store, local):
+                # Straight to the bucket there is no background to fetch in: every part
+                # is brought up to date first (a mount answers from the first parts).
+                index = download_all(self.store, local)
+                if index is None:
                     raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
-                self._recaller = Recaller(local, self.cfg)
+                self._recaller = Recaller(local, self.cfg, index=index)
             return Recall(self._recaller.search(query, k), corpus=str(self.url))
 
     def _recall_through_mount(self, query: str, k: int | None) -> Recall:
@@ -410,19 +414,22 @@ class Memory:
 
         spec = self.cfg.embedder or "auto"
         index_path = Path(index) if index else None
-        if index_path is not None and not index_path.is_file():
-            raise UsageError(f"{index_path}: no such index file")
+        if index_path is not None and not index_path.exists():
+            raise UsageError(f"{index_path}: no such index file or folder")
         if self.mountpoint is not None:
             if index_path is None and self._cache_dir is not None:
                 index_path = local_index_path(self._cache_dir)
             make = lambda ix: MemorySource(self.mountpoint, ix, embedder=spec, name=str(self.url))  # noqa: E731
         else:
-            from brainfs.cache.search.recaller import download_index
+            from brainfs.cache.search.recaller import download_all
 
             if index_path is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
                 local.parent.mkdir(parents=True, exist_ok=True)
-                index_path = local if download_index(self.store, local) else None
+                index = download_all(self.store, local)
+                index_path = local if index is not None else None
+                if index is not None:
+                    index.close()
             make = lambda ix: StoreSource(self.store, ix, embedder=spec)  # noqa: E731
         return assemble_context(task, make, index_path, self.cfg, budget, reserve, k, drop_stale)
 

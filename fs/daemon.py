@@ -23,7 +23,7 @@ import trio
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend import listing
-from brainfs.backend.keys import INDEX_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
+from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
@@ -178,6 +178,9 @@ class Daemon:
                             if self.ops else 0),
             "commit": "quiet" if self.ops and self.ops.commit_quiet else "close",
             "recall": self._recall_state(),
+            # What the mount fetched of the search index: parts local, bytes downloaded,
+            # the parts fetched before the first recall and how long that took.
+            "index": dict(self.recall.index_info) if self.recall else {},
             # Whether close/ls skip the daemon (pyfuse3 built from third_party/pyfuse3).
             "kernel_cache_flags": KERNEL_CACHE_FLAGS,
             # Whether the kernel opens files without asking (FUSE no-open mode).
@@ -465,7 +468,8 @@ class Daemon:
         elsewhere): take it now, without a remount. The listing already carries their
         ETags, so staying current costs no request until one changes."""
         old, self._internal = self._internal, seen
-        if seen.get(INDEX_KEY) != old.get(INDEX_KEY) and self.recall is not None:
+        if self.recall is not None and any(seen.get(k) != old.get(k)
+                                           for k in (INDEX_MANIFEST_KEY, INDEX_KEY)):
             try:
                 await self.recall.reload()
                 log.info("search index changed in the bucket: reloaded")
@@ -534,7 +538,7 @@ class Daemon:
 
 def _internal_etags(objs: list) -> dict[str, str]:
     """The ETags of the search index and the wiki bundle in a listing."""
-    return {o.path: o.etag for o in objs if o.path in (INDEX_KEY, WIKI_BUNDLE_KEY)}
+    return {o.path: o.etag for o in objs if o.path in (INDEX_MANIFEST_KEY, INDEX_KEY, WIKI_BUNDLE_KEY)}
 
 
 def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:

@@ -1,7 +1,11 @@
 """The mount's recall service: ``cat memory/.recall/<question>``.
 
-Runs after the mount is usable (never on the way to it): downloads the bucket's index, then
-warms the embedding model in a worker thread. A query runs the hybrid search in a thread,
+Runs after the mount is usable (never on the way to it): fetches the parts of the bucket's
+index a first recall needs — all if they fit in ``recall_first_index_bytes``, else the core
+part (wiki, cards, summaries) and the newest quarter of transcripts
+(``Manifest.first_parts``) — and answers from them, saying in the answer's
+``why`` which parts it searched; the older parts follow in the background, newest first, and
+each joins the search as it arrives. Meanwhile the embedding model warms in a worker thread. A query runs the hybrid search in a thread,
 materializes the files behind the hits (and the transcripts cited by wiki pages among them)
 in one parallel batch, tells the kernel, and returns the extractive synthesis. A name ending
 in ``.json`` returns the cards as JSON instead (what ``brainfs recall --mount --json`` reads).
@@ -14,12 +18,16 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import trio
 
-from brainfs.cache.search.recaller import Recaller, download_index, files_for, is_indexable, local_index_path
+from brainfs.cache.search import shardsync
+from brainfs.cache.search.index import SearchIndex
+from brainfs.cache.search.recaller import Recaller, files_for, is_indexable, local_index_path
+from brainfs.cache.search.shardmap import Manifest
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -70,28 +78,100 @@ class RecallService:
         self.ready = trio.Event()
         self.problem: str | None = None
         self.limiter = trio.CapacityLimiter(1)  # one query at a time: the model is shared
+        #: what the mount fetched of the index, for ``.brainfs/status``
+        self.index_info: dict[str, Any] = {}
+        self._fetching = threading.Lock()  # one download of the parts at a time
 
     def attach(self, ops: Ops) -> None:
         """The mount's operations, which answer the magic folder and fetch files."""
         self.ops = ops
 
     async def run(self) -> None:
-        """Fetch the index, then warm the model (background task)."""
-        d = self
-        local = local_index_path(d.cache_dir)
+        """Fetch the first parts of the index, then the rest and the model (background task)."""
+        local = local_index_path(self.cache_dir)
+        manifest: Manifest | None = None
         try:
-            found = await trio.to_thread.run_sync(download_index, d.store, local)
+            manifest, index = await trio.to_thread.run_sync(self._open_first, local)
         except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
             self.problem = f"could not fetch the search index: {e}"
-            found = local.exists()
-        if not found:
-            self.problem = self.problem or f"no search index yet: run `brainfs index {d.url}`"
+            index = await trio.to_thread.run_sync(shardsync.open_local, local)
+        if index is None:
+            self.problem = self.problem or f"no search index yet: run `brainfs index {self.url}`"
         else:
-            self.recaller = Recaller(local, d.cfg)
+            self.recaller = Recaller(local, self.cfg, index=index)
             self.problem = None
         self.ready.set()
-        if self.recaller is not None and d.cfg.recall_warmup:
-            await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
+        async with trio.open_nursery() as nursery:
+            if manifest is not None and self.recaller is not None:
+                nursery.start_soon(self._fetch_rest, local, manifest)
+            if self.recaller is not None and self.cfg.recall_warmup:
+                nursery.start_soon(self._warm)
+
+    async def _warm(self) -> None:
+        assert self.recaller is not None
+        await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
+
+    def _open_first(self, local: Path) -> tuple[Manifest | None, Any]:
+        """The manifest and the index of the parts a first recall searches (blocking)."""
+        t0 = time.monotonic()
+        manifest = shardsync.read_manifest(self.store)
+        if manifest is None:
+            legacy = local / shardsync.LEGACY_NAME
+            if not shardsync.download_legacy(self.store, legacy):
+                return None, None
+            size = legacy.stat().st_size
+            self.index_info = {"format": "one file", "parts": 1, "parts_local": 1,
+                               "bytes": size, "first_bytes": size,
+                               "first_seconds": round(time.monotonic() - t0, 3)}
+            return None, SearchIndex(legacy)
+        first = manifest.first_parts(self.cfg.recall_first_index_bytes)
+        with self._fetching:
+            got = shardsync.fetch_parts(self.store, local, manifest, first)
+        index = shardsync.open_parts(local, manifest)
+        self.index_info = {"format": "parts", "parts": len(manifest.shards),
+                           "parts_local": len(index.names()), "first_parts": first,
+                           "bytes": manifest.total_bytes(), "downloaded_bytes": got,
+                           "first_bytes": got, "first_seconds": round(time.monotonic() - t0, 3)}
+        log.info("search index: %d of %d parts local (%s fetched first, %.1f MB) in %.2fs",
+                 len(index.names()), len(manifest.shards), ", ".join(first), got / 1e6,
+                 time.monotonic() - t0)
+        return manifest, index
+
+    async def _fetch_rest(self, local: Path, manifest: Manifest) -> None:
+        """Fetch the parts not local yet, newest first, each joining the search on arrival;
+        a part that fails is tried again after a pause (2 s, doubling up to a minute)."""
+        recaller = self.recaller
+        assert recaller is not None
+        index = recaller.index
+        pause = 2.0
+        while (todo := index.missing()) and self.recaller is recaller:  # type: ignore[union-attr]
+            failed = False
+            for name in todo:
+                if self.recaller is not recaller:
+                    return  # reloaded meanwhile: the new index has every part
+                try:
+                    got = await trio.to_thread.run_sync(self._fetch_one, local, name, manifest)
+                except Exception as e:  # noqa: BLE001 - tried again below
+                    log.warning("search index part %s: %s (trying again in %.0f s)", name, e, pause)
+                    failed = True
+                    continue
+
+                def arrive(name: str = name) -> None:
+                    if self.recaller is recaller:
+                        recaller.part_arrived(name, SearchIndex(shardsync.part_path(local, name)))
+
+                await trio.to_thread.run_sync(arrive, limiter=self.limiter)
+                self.index_info["downloaded_bytes"] = self.index_info.get("downloaded_bytes", 0) + got
+                self.index_info["parts_local"] = len(index.names())  # type: ignore[union-attr]
+            if failed:
+                await trio.sleep(pause)
+                pause = min(pause * 2, 60.0)
+        if self.recaller is recaller:
+            log.info("search index: all %d parts local", len(manifest.shards))
+
+    def _fetch_one(self, local: Path, name: str, manifest: Manifest) -> int:
+        with self._fetching:
+            return shardsync.fetch_part(self.store, local, name, manifest.shards[name])
 
     def embedder_if_loaded(self):
         """The model if recall already loaded it (dream then verifies with it), else None:
@@ -100,18 +180,35 @@ class RecallService:
         return r.loaded_embedder if r is not None else None
 
     async def reload(self) -> None:
-        """Take the bucket's index again (after a dream run refreshed it)."""
-        d = self
-        local = local_index_path(d.cache_dir)
+        """Take the bucket's index again (after a dream or an index run refreshed it): the
+        parts that changed are fetched, then the new set replaces the old one."""
+        local = local_index_path(self.cache_dir)
+
+        def fetch() -> Any:
+            manifest = shardsync.read_manifest(self.store)
+            if manifest is None:
+                legacy = local / shardsync.LEGACY_NAME
+                return SearchIndex(legacy) if shardsync.download_legacy(self.store, legacy) else None
+            with self._fetching:
+                got = shardsync.fetch_parts(self.store, local, manifest, list(manifest.shards))
+            self.index_info.update(parts=len(manifest.shards), parts_local=len(manifest.shards),
+                                   bytes=manifest.total_bytes(),
+                                   downloaded_bytes=self.index_info.get("downloaded_bytes", 0) + got)
+            return shardsync.open_parts(local, manifest)
+
+        index = await trio.to_thread.run_sync(fetch)
+        if index is None:
+            return
 
         def swap() -> None:
             # Queries hold the same limiter, so none runs during the swap; the old
-            # connection keeps reading the replaced file until it is closed.
-            if download_index(d.store, local):
-                old, self.recaller = self.recaller, Recaller(local, d.cfg)
-                self.problem = None
-                if old is not None:
-                    old.close()
+            # connections keep reading the replaced files until they are closed.
+            old, self.recaller = self.recaller, Recaller(local, self.cfg, index=index)
+            self.problem = None
+            if old is not None:
+                if old.loaded_embedder is not None:
+                    self.recaller._embedder = old.loaded_embedder  # no second load of the model
+                old.close()
 
         await trio.to_thread.run_sync(swap, limiter=self.limiter)
 

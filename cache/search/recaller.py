@@ -1,24 +1,27 @@
 """Recall over a corpus: keep the search index in step with the bucket, answer queries, and
 name the files a mount should materialize for an answer.
 
-The index is one SQLite file stored in the bucket at ``.brainfs/index.sqlite``. ``brainfs
-index`` refreshes it (only files whose ETag changed are read and embedded) and uploads it;
-a mount downloads it after it is usable, then indexes files written through it as they are
-uploaded (locally: the bucket copy is refreshed by the next ``brainfs index`` or dream run).
+The index is stored in the bucket in parts under ``.brainfs/index/`` with a manifest
+(``shardmap``: the wiki, cards and summaries in one part, transcripts by quarter).
+``brainfs index`` refreshes it (only the parts whose files changed, and in them only files
+whose ETag changed, are read and embedded) and uploads what changed (``shardsync``); a
+mount fetches the core part and the newest quarter first and the rest in the background
+(``fs/recall.py``), then indexes files written through it as they are uploaded (locally:
+the bucket copy is refreshed by the next ``brainfs index`` or dream run). An index of
+earlier versions (one file, ``.brainfs/index.sqlite``) is still read, and split into parts
+by the next refresh.
 """
 
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from brainfs.backend.config import Config
-from brainfs.backend.errors import BackendError, NoSuchKey
-from brainfs.backend.keys import INDEX_KEY, is_internal
+from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, is_internal
 from brainfs.backend.store import ObjectStore
 
 from .embedder import Embedder, EmbedderUnavailable, load_embedder
@@ -26,16 +29,21 @@ from .forget import FORGET_DIR, request_phrases
 from .forget import is_request as is_forget_request
 from .index import SearchIndex
 from .retrieval import RecallResult, cited_sources, recall
+from .sharded import ShardedIndex
+from .shardsync import download_all, open_local, refresh_parts
 
 log = logging.getLogger(__name__)
 
-#: File name of the local copy of the bucket's index in a cache (or dream work) directory.
-LOCAL_INDEX_NAME = "index.sqlite"
+#: Folder of the local copy of the bucket's index in a cache (or dream work) directory.
+LOCAL_INDEX_NAME = "index"
+
+__all__ = ["INDEX_KEY", "INDEX_MANIFEST_KEY", "Recaller", "build_index", "download_all",
+           "files_for", "is_indexable", "local_index_path", "open_local"]
 
 
 def local_index_path(cache_dir: Path) -> Path:
-    """Where a cache directory (a mount's, a command's, dream's work directory) keeps its
-    copy of the bucket's search index (``INDEX_KEY``)."""
+    """The folder where a cache directory (a mount's, a command's, dream's work directory)
+    keeps its copy of the bucket's search index (``shardsync`` describes it)."""
     return cache_dir / LOCAL_INDEX_NAME
 
 
@@ -48,31 +56,11 @@ def is_indexable(path: str) -> bool:
             and not path.startswith(FORGET_DIR))
 
 
-def download_index(store: ObjectStore, dest: Path) -> bool:
-    """Fetch the bucket's index to ``dest`` when it changed; False when there is none."""
-    stamp = dest.with_suffix(".etag")
-    try:
-        info = store.head(INDEX_KEY)
-    except NoSuchKey:
-        return False
-    if dest.exists() and stamp.exists() and stamp.read_text() == info.etag:
-        return True
-    data, etag = store.get(INDEX_KEY)
-    tmp = dest.with_suffix(".download")
-    tmp.write_bytes(data)
-    for side in ("-wal", "-shm"):
-        Path(str(dest) + side).unlink(missing_ok=True)
-    os.replace(tmp, dest)
-    stamp.write_text(etag)
-    return True
-
-
 def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
                 progress: Callable[[int, int], None] | None = None) -> dict:
-    """Refresh the index of the whole corpus and upload it (``brainfs index``). The caller
-    rebuilds the preload pack if it wants it in step: that is the working set's, not the
-    index's."""
-    download_index(store, local)
+    """Refresh the index of the whole corpus and upload the parts that changed (``brainfs
+    index``, dream); ``local`` is the folder of the local copy. The caller rebuilds the
+    preload pack if it wants it in step: that is the working set's, not the index's."""
     objects = list(store.list())
     listing = [(o.path, o.etag) for o in objects
                if not is_internal(o.path) and is_indexable(o.path)]
@@ -80,56 +68,32 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     phrases: list[str] = []
     for path in requests:
         phrases += request_phrases(store.get(path)[0].decode("utf-8", "replace"))
-    idx = SearchIndex(local)
-    try:
-        # First, so that no forgotten chunk is written by this refresh either.
-        forgotten = idx.forget(phrases)
-        known = idx.file_hashes()
-        changed = [p for p, h in listing if known.get(p) != h]
-        contents: dict[str, bytes] = {}
-
-        def got(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:
-            if data is not None:
-                contents[path] = data
-            else:
-                log.warning("index: cannot read %s: %s", path, err)
-
-        store.get_many(changed, got)
-
-        def read(path: str) -> bytes:
-            if path not in contents:
-                raise OSError(f"{path} could not be fetched")
-            return contents.pop(path)
-
-        stats = idx.refresh(listing, read, embedder, progress)
-        stats.update(idx.stats())
-        stats["forgotten_chunks"] = forgotten
-    finally:
-        idx.close()
-    data = local.read_bytes()
-    store.put(INDEX_KEY, data)
-    local.with_suffix(".etag").unlink(missing_ok=True)
-    stats["index_bytes"] = len(data)
-    stats["files_listed"] = len(listing)
-    return stats
+    return refresh_parts(store, local, listing, phrases, embedder, progress)
 
 
 class Recaller:
-    """Queries against a local copy of the index; the embedder loads on first use."""
+    """Queries against a local copy of the index (``index``, or what ``index_path`` holds:
+    a folder of parts or one index file); the embedder loads on first use."""
 
-    def __init__(self, index_path: Path, cfg: Config) -> None:
+    def __init__(self, index_path: Path, cfg: Config,
+                 index: SearchIndex | ShardedIndex | None = None) -> None:
         self.index_path = index_path
         self.cfg = cfg
-        self._index: SearchIndex | None = None
+        self._index: SearchIndex | ShardedIndex | None = index
         self._embedder: Embedder | None = None
         self._embedder_error: str | None = None
         self._lock = threading.Lock()
+        #: writes to parts that have not arrived yet, by part: (path, etag, data or None
+        #: for a removal), applied by :meth:`part_arrived`
+        self.pending: dict[str, list[tuple[str, str, bytes | None]]] = {}
 
     @property
-    def index(self) -> SearchIndex:
+    def index(self) -> SearchIndex | ShardedIndex:
         """The open index (opened lazily)."""
         if self._index is None:
-            self._index = SearchIndex(self.index_path)
+            self._index = open_local(self.index_path)
+            if self._index is None:
+                raise FileNotFoundError(f"no search index in {self.index_path}")
         return self._index
 
     @property
@@ -154,17 +118,46 @@ class Recaller:
         """Hybrid recall (blocking: run it in a worker thread from an event loop)."""
         with self._lock:
             idx = self.index
-        return recall(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
-                      stale_days=self.cfg.stale_days)
+        missing = idx.missing() if isinstance(idx, ShardedIndex) else []
+        result = recall(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
+                        stale_days=self.cfg.stale_days)
+        if missing:
+            have = idx.names()
+            # Said in the answer: older sessions may hold a better passage.
+            result.why += (f"; searched {len(have)} of {len(have) + len(missing)} index parts "
+                           f"({', '.join(have)}); still downloading: {', '.join(missing)}")
+        return result
 
     def upsert(self, path: str, etag: str, data: bytes) -> None:
-        """Index one file written through the mount."""
-        if is_indexable(path):
-            self.index.upsert_file(path, etag, data, self.embedder())
+        """Index one file written through the mount (kept for later when its part of the
+        index has not arrived yet)."""
+        if not is_indexable(path):
+            return
+        idx = self.index
+        if isinstance(idx, ShardedIndex) and idx.part(idx.part_for(path)) is None \
+                and idx.part_for(path) in idx.expected:
+            self.pending.setdefault(idx.part_for(path), []).append((path, etag, data))
+            return
+        idx.upsert_file(path, etag, data, self.embedder())
 
     def remove(self, path: str) -> None:
-        """Drop a deleted file from the index."""
-        self.index.remove_file(path)
+        """Drop a deleted file from the index (later, when its part has not arrived yet)."""
+        idx = self.index
+        if isinstance(idx, ShardedIndex) and idx.part(idx.part_for(path)) is None:
+            self.pending.setdefault(idx.part_for(path), []).append((path, "", None))
+            return
+        idx.remove_file(path)
+
+    def part_arrived(self, name: str, part: SearchIndex) -> None:
+        """Search part ``name`` from now on, with the writes made before it arrived."""
+        idx = self.index
+        assert isinstance(idx, ShardedIndex)
+        idx.add(name, part)
+        for path, etag, data in self.pending.pop(name, []):
+            if data is None:
+                idx.remove_file(path)
+            else:
+                idx.upsert_file(path, etag, data, self.embedder())
 
     def close(self) -> None:
         """Close the index."""

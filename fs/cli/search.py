@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from brainfs.backend.keys import INDEX_KEY
+from brainfs.backend.keys import INDEX_DIR, INDEX_KEY
 from brainfs.fs.api import RESERVE_MAX, default_reserve
 
 from .common import (
@@ -103,15 +103,16 @@ def cmd_context(args: argparse.Namespace) -> int:
     elif args.reserve < 0 or args.reserve >= args.budget:
         raise UsageError(f"--reserve must be at least 0 and below the budget {args.budget} (got {args.reserve})")
     cfg = config_of(args)
-    if args.index and not Path(args.index).is_file():
-        raise UsageError(f"{args.index}: no such index file")
+    if args.index and not Path(args.index).exists():
+        raise UsageError(f"{args.index}: no such index file or folder")
     if args.dir:
         root = Path(args.dir)
         if not root.is_dir():
             raise UsageError(f"{root} is not a directory")
         spec = cfg.embedder or "auto"
         window = assemble_context(args.task, lambda ix: MemorySource(root, ix, embedder=spec),
-                                  Path(args.index) if args.index else root / INDEX_KEY,
+                                  Path(args.index) if args.index else
+                                  (root / INDEX_DIR if (root / INDEX_DIR).is_dir() else root / INDEX_KEY),
                                   cfg, args.budget, args.reserve, args.k, args.drop_stale)
     else:
         with Memory(args.mount or args.url, cfg) as memory:
@@ -179,9 +180,9 @@ def _add_context(sub: argparse._SubParsersAction, command: Callable[..., argpars
     where.add_argument("--mount", metavar="MOUNTPOINT",
                        help="a running mount (files read through it, index from its cache)")
     where.add_argument("--dir", metavar="DIR",
-                       help="a plain memory tree on disk (index: DIR/.brainfs/index.sqlite or --index)")
+                       help="a plain memory tree on disk (index: DIR/.brainfs/index/, DIR/.brainfs/index.sqlite or --index)")
     cx.add_argument("--index", metavar="FILE",
-                    help="search index file to use (default: from the mount, dir or corpus)")
+                    help="search index file or folder of parts to use (default: from the mount, dir or corpus)")
     cx.add_argument("--budget", type=positive_int, default=8000, metavar="TOKENS",
                     help="context budget in tokens")
     cx.add_argument("--reserve", type=int, default=None, metavar="TOKENS",

@@ -336,7 +336,7 @@ def _upload(store, files: dict[str, str]) -> None:
 
 @pytest.mark.s3
 def test_s3_run_commits_uploads_and_reindexes(store, tmp_path: Path) -> None:
-    from brainfs.cache.search.recaller import INDEX_KEY
+    from brainfs.cache.search.recaller import INDEX_MANIFEST_KEY
     from brainfs.dream.sync import run_s3, wiki_log
 
     _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
@@ -348,7 +348,7 @@ def test_s3_run_commits_uploads_and_reindexes(store, tmp_path: Path) -> None:
     assert rep.commit and not rep.conflicts
     listed = {o.path for o in store.list()}
     assert {"knowledge/mara.md", "knowledge/INDEX.md", "sessions/s1/summary.md",
-            ".brainfs/dream-state.json", ".brainfs/wiki.bundle", INDEX_KEY} <= listed
+            ".brainfs/dream-state.json", ".brainfs/wiki.bundle", INDEX_MANIFEST_KEY} <= listed
     assert ".brainfs/dream.lease" not in listed
     log = wiki_log(store, tmp_path / "log")
     assert len(log) == 1

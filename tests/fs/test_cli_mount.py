@@ -540,7 +540,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
 def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config, env, corpus,
                                           store) -> None:
     from benchmarks.s3proxy import S3Proxy
-    from brainfs.cache.search.recaller import INDEX_KEY
+    from brainfs.cache.search.recaller import INDEX_MANIFEST_KEY
 
     for i in range(300):
         store.put(f"notes/n{i:03d}.md", f"---\ntype: fact\n---\n\nnote {i} about Kyoto\n".encode())
@@ -567,11 +567,11 @@ def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config
         assert time.monotonic() - t0 < 10, "the queued fetches were not dropped"
         assert p.returncode == 130, (out, err)
         assert "interrupted: nothing uploaded" in err and "Traceback" not in err, err
-        assert INDEX_KEY not in {o.path for o in store.list()}
+        assert INDEX_MANIFEST_KEY not in {o.path for o in store.list()}
         r = subprocess.run([*CLI, "index", str(corpus), "--no-embed"], env=env, capture_output=True,
                            text=True, timeout=300)
         assert r.returncode == 0, r.stderr
-        assert INDEX_KEY in {o.path for o in store.list()}
+        assert INDEX_MANIFEST_KEY in {o.path for o in store.list()}
     finally:
         if p is not None and p.poll() is None:
             p.kill()

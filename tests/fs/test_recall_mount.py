@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.search.recaller import INDEX_KEY, build_index
+from brainfs.cache.search.recaller import INDEX_MANIFEST_KEY, build_index
 
 from helpers import RECALL_OLD, RECALL_TREE, upload_tree, write_tree
 
@@ -23,7 +23,7 @@ def indexed(store: ObjectStore, tmp_path: Path, embedder) -> Path:
     upload_tree(store, src)
     stats = build_index(store, tmp_path / "build" / "index.sqlite", embedder)
     assert stats["files_listed"] == len(RECALL_TREE)
-    assert store.head(INDEX_KEY).size > 0
+    assert store.head(INDEX_MANIFEST_KEY).size > 0
     return src
 
 

@@ -1,0 +1,414 @@
+"""The index's parts between the bucket and a local directory: fetch, refresh, upload, and
+the one-off split of an index of earlier versions (one file) into parts.
+
+Local layout (a mount's cache, a command's cache, dream's work directory)::
+
+    <dir>/manifest.json        the manifest last fetched or written
+    <dir>/<part>.sqlite        a part (``SearchIndex``)
+    <dir>/<part>.md5           the MD5 of the part as last fetched or uploaded: it is current
+                               when this equals the manifest's
+
+A part is fetched in ranged GETs of ``PIECE_BYTES``, a few at once, into a temporary file
+that is checked against the manifest's MD5 and renamed in — memory stays at a few pieces
+however big the part, and a crash leaves the previous copy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
+from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY
+from brainfs.backend.store import ObjectStore
+
+from .index import SCHEMA_VERSION, SearchIndex
+from .shardmap import DEFAULT_PERIOD, Manifest, ShardInfo, files_digest, phrases_digest, shard_key, shard_of
+from .sharded import ShardedIndex
+
+if TYPE_CHECKING:
+    from .embedder import Embedder
+
+log = logging.getLogger(__name__)
+
+#: Bytes per ranged GET when fetching a part, and how many run at once.
+PIECE_BYTES = 16 * 1024 * 1024
+PIECE_WORKERS = 4
+#: Parts above this size are uploaded by multipart upload (memory stays at one part).
+MULTIPART_BYTES = 64 * 1024 * 1024
+MANIFEST_NAME = "manifest.json"
+#: Name of the local copy of an index of earlier versions (``INDEX_KEY``), read as it is.
+LEGACY_NAME = "legacy.sqlite"
+
+
+def part_path(local: Path, name: str) -> Path:
+    """Where the local copy of part ``name`` lives."""
+    return local / f"{name}.sqlite"
+
+
+def _stamp(local: Path, name: str) -> Path:
+    return local / f"{name}.md5"
+
+
+def local_md5(local: Path, name: str) -> str | None:
+    """The MD5 of the local copy of a part, as recorded when it was fetched or written."""
+    p = _stamp(local, name)
+    try:
+        return p.read_text().strip() if part_path(local, name).exists() else None
+    except OSError:
+        return None
+
+
+def read_manifest(store: ObjectStore) -> Manifest | None:
+    """The bucket's manifest, or None when the index has no parts (none, or one file)."""
+    try:
+        data, _etag = store.get(INDEX_MANIFEST_KEY)
+    except NoSuchKey:
+        return None
+    return Manifest.from_bytes(data)
+
+
+def local_manifest(local: Path) -> Manifest | None:
+    """The manifest last fetched into ``local``, if any."""
+    try:
+        return Manifest.from_bytes((local / MANIFEST_NAME).read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _file_md5(path: Path) -> str:
+    h = hashlib.md5()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 20):
+            h.update(block)
+    return h.hexdigest()
+
+
+def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> int:
+    """Fetch one part unless the local copy is current; returns the bytes downloaded."""
+    if local_md5(local, name) == info.md5:
+        return 0
+    local.mkdir(parents=True, exist_ok=True)
+    tmp = local / f"{name}.download"
+    pieces = [(s, min(s + PIECE_BYTES, info.bytes)) for s in range(0, max(info.bytes, 1), PIECE_BYTES)]
+    fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
+    try:
+        def one(rng: tuple[int, int]) -> int:
+            data, _ = store.get(info.key, rng)
+            if len(data) != rng[1] - rng[0]:
+                raise Corrupt(f"get {info.key}: short piece ({len(data)} of {rng[1] - rng[0]} bytes)")
+            os.pwrite(fd, data, rng[0])
+            return len(data)
+
+        with ThreadPoolExecutor(PIECE_WORKERS) as pool:
+            got = sum(pool.map(one, pieces))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    md5 = _file_md5(tmp)
+    if md5 != info.md5:
+        tmp.unlink(missing_ok=True)
+        # Rewritten since the manifest was read: the next manifest names the new one.
+        raise Corrupt(f"index part {name}: content does not match the manifest (rewritten meanwhile?)")
+    dest = part_path(local, name)
+    for side in ("-wal", "-shm"):
+        Path(str(dest) + side).unlink(missing_ok=True)
+    os.replace(tmp, dest)
+    _stamp(local, name).write_text(md5)
+    return got
+
+
+def fetch_parts(store: ObjectStore, local: Path, manifest: Manifest, names: list[str]) -> int:
+    """Fetch the parts ``names`` that are not current locally, one after another (each in
+    parallel pieces), and record the manifest; returns the bytes downloaded."""
+    local.mkdir(parents=True, exist_ok=True)
+    got = 0
+    for name in names:
+        got += fetch_part(store, local, name, manifest.shards[name])
+    (local / MANIFEST_NAME).write_bytes(manifest.to_bytes())
+    return got
+
+
+def open_parts(local: Path, manifest: Manifest, names: list[str] | None = None) -> ShardedIndex:
+    """The parts of ``manifest`` whose local copy is current (or only those of ``names``),
+    as one index that knows which parts it lacks."""
+    want = list(manifest.shards) if names is None else names
+    # A part without a stamp is a copy of the bucket's folder (``brainfs context --dir``) or
+    # one a write made locally; one with another stamp is an older version.
+    parts = {n: SearchIndex(part_path(local, n)) for n in want
+             if n in manifest.shards and part_path(local, n).is_file()
+             and (not _stamp(local, n).exists() or local_md5(local, n) == manifest.shards[n].md5)}
+    return ShardedIndex(parts, expected=manifest.shards, period=manifest.period, local=local)
+
+
+def download_legacy(store: ObjectStore, dest: Path) -> bool:
+    """Fetch an index of earlier versions (one file, ``INDEX_KEY``) when it changed; False
+    when there is none."""
+    stamp = dest.with_suffix(".etag")
+    try:
+        info = store.head(INDEX_KEY)
+    except NoSuchKey:
+        return False
+    if dest.exists() and stamp.exists() and stamp.read_text() == info.etag:
+        return True
+    data, etag = store.get(INDEX_KEY)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_suffix(".download")
+    tmp.write_bytes(data)
+    for side in ("-wal", "-shm"):
+        Path(str(dest) + side).unlink(missing_ok=True)
+    os.replace(tmp, dest)
+    stamp.write_text(etag)
+    return True
+
+
+def download_all(store: ObjectStore, local: Path) -> SearchIndex | ShardedIndex | None:
+    """Bring every part (or an older single-file index) up to date in ``local`` and open
+    it; None when the bucket has no index. For callers that want complete answers at once
+    (the Python API, ``brainfs context``); a mount fetches part by part instead."""
+    manifest = read_manifest(store)
+    if manifest is not None:
+        fetch_parts(store, local, manifest, list(manifest.shards))
+        return open_parts(local, manifest)
+    legacy = local / LEGACY_NAME
+    if download_legacy(store, legacy):
+        return SearchIndex(legacy)
+    return None
+
+
+def open_local(local: Path) -> SearchIndex | ShardedIndex | None:
+    """The index already in ``local`` (parts named by its manifest, or a single file), or
+    None. ``local`` may also be one index file."""
+    if local.is_file():
+        return SearchIndex(local)
+    manifest = local_manifest(local)
+    if manifest is not None:
+        return open_parts(local, manifest)
+    if (local / LEGACY_NAME).is_file():
+        return SearchIndex(local / LEGACY_NAME)
+    return None
+
+
+# ---------------------------------------------------------------------- migration
+
+def split_index(src: Path, local: Path, period: str = DEFAULT_PERIOD) -> list[str]:
+    """Copy an index of one file into parts in ``local`` (rows and vectors copied as they
+    are: nothing is read or embedded again); returns the parts written."""
+    with SearchIndex(src) as whole:
+        paths = sorted(whole.file_hashes())
+        meta = dict(whole.conn.execute("SELECT key, value FROM meta").fetchall())
+        has_vec = whole.has_vectors() or whole._table_exists("chunks_vec")
+    groups: dict[str, list[str]] = {}
+    for p in paths:
+        groups.setdefault(shard_of(p, period), []).append(p)
+    local.mkdir(parents=True, exist_ok=True)
+    for name, members in groups.items():
+        dest = part_path(local, name)
+        for side in ("", "-wal", "-shm"):
+            Path(str(dest) + side).unlink(missing_ok=True)
+        _stamp(local, name).unlink(missing_ok=True)
+        ix = SearchIndex(dest)
+        try:
+            _copy_rows(ix, src, members, meta, has_vec)
+        finally:
+            ix.close()
+    return sorted(groups)
+
+
+def _copy_rows(ix: SearchIndex, src: Path, members: list[str], meta: dict[str, str],
+               has_vec: bool) -> None:
+    c = ix.conn
+    c.execute("ATTACH DATABASE ? AS src", (str(src),))
+    try:
+        with ix._lock, c:
+            c.execute("CREATE TEMP TABLE want(path TEXT PRIMARY KEY)")
+            c.executemany("INSERT INTO want(path) VALUES (?)", [(p,) for p in members])
+            for k, v in meta.items():
+                c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (k, v))
+            c.execute("INSERT INTO files SELECT * FROM src.files WHERE path IN (SELECT path FROM want)")
+            c.execute("INSERT INTO chunks(id, path, anchor, kind, scope, confidence, created, updated, "
+                      "title, heading, speaker, text, ordinal, vec) SELECT id, path, anchor, kind, "
+                      "scope, confidence, created, updated, title, heading, speaker, text, ordinal, vec "
+                      "FROM src.chunks WHERE path IN (SELECT path FROM want)")
+            c.execute("INSERT INTO aliases(path, name) SELECT path, name FROM src.aliases "
+                      "WHERE path IN (SELECT path FROM want) ORDER BY rowid")
+            c.execute("INSERT INTO files_fts(path, body) SELECT path, body FROM src.files_fts "
+                      "WHERE path IN (SELECT path FROM want)")
+            if has_vec and meta.get("dim"):
+                c.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
+                          f"embedding float[{int(meta['dim'])}] distance_metric=cosine)")
+                c.execute("INSERT INTO chunks_vec(rowid, embedding) SELECT v.rowid, v.embedding "
+                          "FROM src.chunks_vec v JOIN chunks c ON c.id = v.rowid WHERE c.vec = 1")
+            c.execute("DROP TABLE temp.want")
+    finally:
+        c.execute("DETACH DATABASE src")
+    ix._writes += 1
+
+
+# ---------------------------------------------------------------------- refresh
+
+def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]],
+                  phrases: list[str], embedder: Embedder | None,
+                  progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+    """Bring the bucket's index in line with ``listing`` ((path, ETag) of every indexable
+    file) and upload what changed (``brainfs index``, dream): only the parts whose files,
+    deletion log, format or embedder changed are fetched, refreshed and uploaded; the
+    manifest last. Returns the summed refresh stats and totals."""
+    t0 = time.perf_counter()
+    manifest = read_manifest(store)
+    migrated = False
+    if manifest is None:
+        manifest = Manifest()
+        legacy = local / LEGACY_NAME
+        if download_legacy(store, legacy):
+            # An index of earlier versions: split it once, keeping its vectors.
+            split_index(legacy, local, manifest.period)
+            migrated = True
+    groups: dict[str, list[tuple[str, str]]] = {}
+    for path, etag in listing:
+        groups.setdefault(shard_of(path, manifest.period), []).append((path, etag))
+    forget = phrases_digest(phrases)
+    todo = [n for n in sorted(set(groups) | set(manifest.shards))
+            if migrated or _stale(manifest.shards.get(n), groups.get(n, []), forget, embedder)]
+    total = sum(len(groups.get(n, [])) for n in todo)
+    stats: dict[str, Any] = {}
+    done = 0
+    written: dict[str, bool] = {}  # part → refreshed (False: it has no file left)
+    for name in todo:
+        files = groups.get(name, [])
+        info = manifest.shards.get(name)
+        if info is not None and not migrated:
+            fetch_part(store, local, name, info)
+        if not files:
+            written[name] = False
+            continue
+        offset = done
+
+        def step(i: int, n: int, _o: int = offset) -> None:
+            if progress:
+                progress(_o + i, total)
+
+        ix = SearchIndex(part_path(local, name))
+        try:
+            forgotten = ix.forget(phrases)
+            st = _refresh_one(store, ix, files, embedder, step)
+            st["forgotten_chunks"] = forgotten
+        finally:
+            ix.close()
+        _add(stats, st)
+        done += len(files)
+        written[name] = True
+    # Everything local is done before the first upload: an interrupted run uploads nothing.
+    uploaded = 0
+    for name, refreshed in written.items():
+        if not refreshed:
+            if name in manifest.shards:
+                store.delete(manifest.shards.pop(name).key)
+                for p in (part_path(local, name), _stamp(local, name)):
+                    p.unlink(missing_ok=True)
+            continue
+        info = _upload_part(store, local, name, groups[name], forget)
+        manifest.shards[name] = info
+        uploaded += info.bytes
+    if written or migrated:
+        store.put(INDEX_MANIFEST_KEY, manifest.to_bytes())
+    (local / MANIFEST_NAME).write_bytes(manifest.to_bytes())
+    if migrated:
+        # The parts replace it; a mount of this version follows the manifest.
+        store.delete(INDEX_KEY)
+        for p in (local / LEGACY_NAME, (local / LEGACY_NAME).with_suffix(".etag")):
+            p.unlink(missing_ok=True)
+    shards = manifest.shards.values()
+    stats.update(files=sum(x.files for x in shards), chunks=sum(x.chunks for x in shards),
+                 vectors=sum(x.vectors for x in shards), bytes=manifest.total_bytes(),
+                 embedder=next((x.embedder for x in shards if x.embedder), None))
+    stats.update(seconds=round(time.perf_counter() - t0, 3), parts=len(manifest.shards),
+                 parts_refreshed=sorted(n for n, r in written.items() if r),
+                 index_bytes=manifest.total_bytes(), uploaded_bytes=uploaded,
+                 migrated=migrated, files_listed=len(listing))
+    secs = stats["seconds"]
+    stats["chunks_per_s"] = round(stats.get("chunks_written", 0) / secs, 1) if secs else 0.0
+    return stats
+
+
+def _stale(info: ShardInfo | None, files: list[tuple[str, str]], forget: str,
+           embedder: Embedder | None) -> bool:
+    """Whether a part must be refreshed: new, its files changed, the deletion log or the
+    index format changed, or vectors are wanted and missing or from another embedder."""
+    if info is None:
+        return True
+    if info.files_digest != files_digest(files) or info.forget_digest != forget:
+        return True
+    if info.schema_version < SCHEMA_VERSION:
+        return True
+    if embedder is not None and (info.embedder != embedder.name or info.vectors < info.chunks):
+        return True
+    return False
+
+
+def _refresh_one(store: ObjectStore, ix: SearchIndex, files: list[tuple[str, str]],
+                 embedder: Embedder | None, progress: Callable[[int, int], None]) -> dict[str, Any]:
+    """Refresh one part from the bucket: fetch the files whose ETag changed, then
+    ``SearchIndex.refresh``."""
+    known = ix.file_hashes()
+    changed = [p for p, h in files if known.get(p) != h]
+    contents: dict[str, bytes] = {}
+
+    def got(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:
+        if data is not None:
+            contents[path] = data
+        else:
+            log.warning("index: cannot read %s: %s", path, err)
+
+    store.get_many(changed, got)
+
+    def read(path: str) -> bytes:
+        if path not in contents:
+            raise OSError(f"{path} could not be fetched")
+        return contents.pop(path)
+
+    return ix.refresh(files, read, embedder, progress)
+
+
+def _upload_part(store: ObjectStore, local: Path, name: str, files: list[tuple[str, str]],
+                 forget: str) -> ShardInfo:
+    """Upload a refreshed part and describe it for the manifest."""
+    path = part_path(local, name)
+    with SearchIndex(path) as ix:
+        st = ix.stats()
+        embedder = ix.embedder_name()
+        version = int(ix.meta("schema_version") or SCHEMA_VERSION)
+    size = path.stat().st_size
+    key = shard_key(name)
+    if size > MULTIPART_BYTES:
+        with open(path, "rb") as f:
+            store.put_file(key, f, PIECE_BYTES)
+    else:
+        store.put(key, path.read_bytes())
+    md5 = _file_md5(path)
+    _stamp(local, name).write_text(md5)
+    return ShardInfo(key=key, md5=md5, bytes=size, files=st["files"], chunks=st["chunks"],
+                     vectors=st["vectors"], files_digest=files_digest(files), forget_digest=forget,
+                     embedder=embedder, schema_version=version)
+
+
+def _add(total: dict[str, Any], part: dict[str, Any]) -> None:
+    """Sum one part's refresh stats into the run's."""
+    for k in ("files_indexed", "skipped", "removed", "failed", "embedded", "embed_seconds",
+              "forgotten_chunks"):
+        total[k] = total.get(k, 0) + (part.get(k) or 0)
+    total["chunks_written"] = total.get("chunks_written", 0) + (part.get("chunks") or 0)
+    if part.get("embed_error"):
+        total["embed_error"] = part["embed_error"]
+    if part.get("embed_cache_hits") is not None:
+        total["embed_cache_hits"] = total.get("embed_cache_hits", 0) + part["embed_cache_hits"]
+
+
+__all__ = ["download_all", "fetch_part", "fetch_parts", "open_local", "open_parts",
+           "read_manifest", "refresh_parts", "split_index"]
