@@ -1151,3 +1151,56 @@ def test_big_file_goes_up_in_parts_and_its_etag_is_ours(ws: WorkingSet, store: O
     assert ws.flush() == 0
     assert store.get("notes/big.bin")[0] == big[::-1]
     assert [o.path for o in store.list() if ".conflict-" in o.path] == []
+
+
+@unit
+def test_check_commits_recorded_shadows_and_drops_stale_records(tmp_path: Path, ucfg: Config) -> None:
+    # commit = "quiet": a shadow is recorded when it is made, and a start after a kill
+    # commits it with the base it was recorded with. A record whose file was unlinked, or
+    # whose temp file is gone, is dropped; an unrecorded temp file is swept as before.
+    d = tmp_path / "quiet"
+    ws = WorkingSet(d, None, ucfg)
+    ws.sync_listing(listing(obj("kept.md", etag="e1", size=3), obj("gone.md", etag="e2", size=3)))
+    make_local(ws, "kept.md", b"old", etag="e1")
+    make_local(ws, "gone.md", b"old", etag="e2")
+    shadow = ws.blobs.new_shadow("kept.md", copy_current=True)
+    ws.record_shadow("kept.md", shadow, "e1")
+    with open(shadow, "ab") as f:
+        f.write(b" and new")                       # written, never committed
+    stale = ws.blobs.new_shadow("gone.md", copy_current=True)
+    ws.record_shadow("gone.md", stale, "e2")
+    ws.unlink("gone.md")                           # a crash before the record went
+    ws.record_shadow("kept.md", str(d / "tmp" / "write-vanished"), "e1")
+    (d / "tmp" / "write-unrecorded").write_bytes(b"swept")
+    ws.catalog.close()
+
+    ws = WorkingSet(d, None, ucfg)
+    try:
+        rep = ws.check()
+        assert rep.writes_recovered == ["kept.md"]
+        assert content(ws, "kept.md") == b"old and new"
+        row = ws.get("kept.md")
+        assert row.state == "dirty" and row.etag == "e1"
+        assert [(j.path, j.op, j.base) for j in _files_pending(ws)] == [
+            ("gone.md", "delete", "e2"), ("kept.md", "put", "e1")]
+        assert ws.get("gone.md") is None
+        assert ws.catalog.shadows() == []
+        assert list((d / "tmp").iterdir()) == []
+        assert "1 uncommitted writes recovered" in rep.summary()
+        assert ws.check().writes_recovered == []   # nothing twice
+    finally:
+        ws.catalog.close()
+
+
+@unit
+def test_a_commit_drops_its_shadow_record(uws: WorkingSet) -> None:
+    # Once committed, a shadow's writes are the file's: no start-up check may commit the
+    # same writes again over a later version.
+    uws.create("a.md")
+    shadow = uws.blobs.new_shadow("a.md", copy_current=False)
+    uws.record_shadow("a.md", shadow, "")
+    Path(shadow).write_bytes(b"v1")
+    size, digest = uws.blobs.seal_shadow(shadow)
+    uws.apply_commit("a.md", size, digest, shadow, base="")
+    assert uws.catalog.shadows() == []
+    assert content(uws, "a.md") == b"v1"
