@@ -23,13 +23,14 @@ from dataclasses import dataclass
 
 #: A name: capitalised words ("Tessellate Labs", "St Aldric Hospital", "AORC"), allowing
 #: "of"/"the"/"for"/"&" inside ("Royal College of Nursing").
-NAME = r"(?:[A-Z][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&)\s+)?(?:[A-Z][\w'’\-]*|\d+))*"
+NAME = (r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&|von|van|der|den|da|di|du|del|dos|le|ter)\s+)?"
+        r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|\d+))*")
 _N = rf"(?P<v>(?-i:{NAME}))"
 _THE = r"(?:the\s+)?"
 _NOW = r"(?:now\s+|currently\s+|still\s+|also\s+|just\s+|officially\s+)?"
 NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
           r"fifteen|twenty|thirty|forty|fifty|hundred)")
-UNIT = (r"(?:\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
+UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|month|year)|\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
          r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
          r"nurses|beds|pages|words|items|users|mb|gb|tb|kb|ms|px|dpi|°c|°f|degrees|hz|khz|mhz|ghz|"
          r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples))?")
@@ -99,6 +100,9 @@ _f("employer", _IM + r"(?:starting|start)\s+(?:a\s+new\s+job\s+)?at\s+" + _THE +
 # 13th" with the subject left out, as chat does
 _f("employer", _I + r"(?:will\s+)?(?:resume|resumed|start|started)\s+(?:work\s+|my\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", r"(?:^|[.;!]\s+)(?:starting|started|start)\s+(?:work\s+|a\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
+# "I've signed with X", "I'm Jonas Weber, backend developer at X" (no article after a name)
+_f("employer", _I + r"(?:just\s+)?signed\s+(?:on\s+)?(?:with|a\s+contract\s+with)\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", _IM + r"(?-i:[A-Z][\w\-]+)(?:\s+(?-i:[A-Z][\w\-]+)){0,2}\s*,\s*(?:an?\s+)?[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
 # "I teach chemistry at X"
 _f("employer", _I + _NOW + r"(?:teach|lecture|tutor|nurse)\s+(?:[a-z]+\s+){0,2}?(?:at|for)\s+" + _THE + _N, vtype="organization")
 # "I handed in my notice at X", "I gave my notice to X"
@@ -129,7 +133,7 @@ _KIN = (r"husband|wife|partner|fianc[eé]e?|spouse|boyfriend|girlfriend|son|daug
         r"mother|father|mum|mom|dad|grandmother|grandfather|cousin|aunt|uncle|niece|nephew")
 _f("family", _MY + r"(?:late\s+|little\s+|older\s+|younger\s+|big\s+)?(?P<d>" + _KIN + r")\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)?))", op="add", event=True, vtype="person")
 # project
-_f("project", _IM + _NOW + r"(?:working on|leading|running|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
+_f("project", _IM + _NOW + r"(?:working on|leading|running|building|developing|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
 _f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
 _f("project", _MY + _NEW + r"(?:main\s+|thesis\s+|current\s+|research\s+|side\s+)?project\s+is\s+" + _THE + _N, vtype="project")
 _f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(?:the\s+)?" + _N + r"\s+project", event=True, vtype="project")
@@ -140,13 +144,13 @@ _f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtyp
 _f("home", _I + r"(?:have\s+|'ve\s+|just\s+)*moved\s+into\s+(?:a|an|our|my|the)\s+(?:new\s+)?(?:flat|house|apartment|place|home)\s+in\s+" + _N, event=True, vtype="place")
 _f("home", _IM + _NOW + r"based\s+in\s+" + _N, vtype="place")
 # pets: "my dog Max", "a cat named Pimenta", "two dogs, Biscuit and Juno"
-_f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
-_f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-Z][a-z]+))\b", op="add", vtype="pet")
-_f("pet", r"\b(?:I|we)\s+(?:have|own|adopted|got)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\s*,\s*(?-i:(?P<v>[A-Z][a-z]+(?:,?\s+(?:and\s+)?[A-Z][a-z]+)*))", op="add", vtype="pet")
-_f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-Z][a-z]+))\b(?=.*\b(?P<d>" + _PET + r")\b)", op="add", vtype="pet")
-_f("pet", r"(?-i:(?P<v>[A-Z][a-z]+)),\s+(?:my|our)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\b", op="add", vtype="pet")
+_f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b", op="add", vtype="pet")
+_f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b", op="add", vtype="pet")
+_f("pet", r"\b(?:I|we)\s+(?:have|own|adopted|got)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\s*,\s*(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:,?\s+(?:and\s+)?[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)*))", op="add", vtype="pet")
+_f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b(?=.*\b(?P<d>" + _PET + r")\b)", op="add", vtype="pet")
+_f("pet", r"(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)),\s+(?:my|our)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\b", op="add", vtype="pet")
 # people around the speaker
-_f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-Z][a-z]+(?:\s+[A-Z][\w\-]+)?))", op="add", vtype="person")
+_f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:\s+[A-ZÀ-ÖØ-Þ][\w\-]+)?))", op="add", vtype="person")
 _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
 # "I prefer R for the statistics": the topic after "for" keys the preference
@@ -155,6 +159,8 @@ _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather 
 # "I'd rather mark scripts in the evening, not in the morning", "I like getting invoices by email"
 _f("preference", r"\b(?:I|we)(?:['’]d|\s+would)\s+(?:much\s+|now\s+)?rather\s+(?:(?P<obj>have|get|use)\s+)?(?P<v>[a-z][\w\-]*(?:[\w\- ]{0,55}?))(?=\s+(?:than|over|instead of|because|now)\b|[.,;!]|$)")
 _f("preference", _I + _NOW + r"(?:really\s+)?(?:like|prefer|love)\s+(?:getting|receiving|having)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|rather than|instead of|now|because|so|,|\.)|[.,;!]|$)")
+# "Code reviews in the afternoon work better for me now, not in the morning"
+_f("preference", r"(?:^|[.;:!]\s+)(?P<v>[\w][\w\- ]{2,50}?)\s+(?:work|works|suit|suits)\s+(?:much\s+|a\s+lot\s+)?better\s+for\s+(?:me|us)\b")
 # a standing instruction of the same kind: "from now on just text me the supplier invoices"
 _f("preference", r"\b(?:from now on|going forward|from today|in future)\s*,?\s*(?:please\s+|just\s+)*(?P<how>text|email|e-mail|call|phone|message|whatsapp|slack|post)\s+me\s+(?:the\s+|all\s+|any\s+|my\s+)?(?P<v>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,3}?)(?=[.,;!]|\s+(?:instead|from now|please|too)\b|$)")
 _f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
@@ -280,6 +286,9 @@ def _first_person(sentence: str) -> list[Relation]:
             detail = (m.groupdict().get("d") or "").lower()
             if attr == "family" and v.lower() in _PET_WORDS:
                 continue
+            if attr == "preference" and v[:1].isupper() and not v.split()[0].isupper() and \
+                    re.search(r"(?:^|[.;:!])\s*$", sentence[:m.start("v")]):
+                v = v[0].lower() + v[1:]  # a value that opened the sentence ("Code reviews …")
             if attr == "pet":
                 for name in re.split(r",\s*|\s+and\s+", v):
                     name = name.strip()

@@ -427,6 +427,7 @@ _NAME_AND = r"(?<![\w\-])((?:[A-Z][\w\-]+)(?:\s+(?:of\s+|the\s+|and\s+)?[A-Z][\w
 #: "Signbridge progress", "the Ramp Ledger study"): a project.
 _PROJECT_CUE_RE = re.compile(_NAME + r"\s+(?:project|pilot|prototype|study|progress|proposal|"
                              r"rollout|budget|milestones?|deliverables?|kick-?off|recruitment|"
+                             r"demo|launch|release|beta|roadmap|backlog|sprint|repo|codebase|"
                              r"consent wording|poster|field notes|fieldwork|camera-ready)\b")
 #: Work done on or for it ("Decision for Signbridge", "two hours for analysis on X").
 _PROJECT_ON_RE = re.compile(r"\b(?i:analysis|work|session|decision|progress|update|win|"

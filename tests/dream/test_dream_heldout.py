@@ -105,6 +105,9 @@ def test_a_companys_first_word_stands_for_it_unless_the_corpus_makes_it_a_place(
     ("Dr Nwosu sent reagents from the university.", "Nwosu", "person"),
     ("Gail Hendricks sent photos of the kitchen, she loves it.", "Gail Hendricks", "person"),
     ("Gary says the Lakeview Cottage has to be done by April 30.", "Lakeview Cottage", "project"),
+    ("The OTF wants a Fahrplan Radar demo at their meetup.", "Fahrplan Radar", "project"),
+    ("The Lantern Books and Coffee is a quiet café near Umeda Station.", "Lantern Books and Coffee", "place"),
+    ("The quiet café near Kyoto Station is Lantern Books and Coffee.", "Lantern Books and Coffee", "place"),
 ])
 def test_person_and_project_cues(sentence: str, name: str, typ: str) -> None:
     cues = S.sentence_cues([sentence])
@@ -147,6 +150,44 @@ def _rels(sentence: str, antecedent: str = "") -> set[tuple[str, str, str]]:
 ])
 def test_job_manager_and_family_phrasings(sentence: str, want: tuple[str, str, str]) -> None:
     assert want in _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence, want", [
+    # found by the third unseen persona (tests/personas/jonas.yaml)
+    ("At Lindgrün my team lead is now Clara von Berg.", ("manager", "Clara von Berg", "set")),
+    ("Hey, I'm Jonas Weber, backend developer at Pixelwerk & Söhne GmbH here in Berlin.",
+     ("employer", "Pixelwerk & Söhne GmbH", "set")),
+    ("I've signed with Lindgrün Mobility, I start on 1 April.",
+     ("employer", "Lindgrün Mobility", "set")),
+    ("I live in Neukölln with my cat Knödel.", ("pet", "Knödel", "add")),
+    ("We're building Fahrplan Radar, an app that shows late trains.",
+     ("project", "Fahrplan Radar", "set")),
+])
+def test_name_particles_umlauts_and_more_job_phrasings(sentence: str, want: tuple[str, str, str]) -> None:
+    assert want in _rels(sentence)
+    # no article after a plain activity: "having lunch with Ana" is no employer
+    assert not _rels("I'm having lunch with Ana at Kumo Coffee.")
+
+
+def test_a_rate_is_a_value_with_its_unit() -> None:
+    """"300 requests per minute, not 500" replaces "500 requests per minute" (the unit was lost)."""
+    a = next(r for r in R.extract("For Fahrplan Radar the API rate limit is 500 requests per minute.")
+             if r.attr == "number")
+    b = next(r for r in R.extract("Sorry: the rate limit is 300 requests per minute, not 500.")
+             if r.attr == "number")
+    assert (a.value, b.value) == ("500 requests per minute", "300 requests per minute")
+    assert R.same_key(a.key, b.key)
+
+
+def test_what_works_better_for_me_is_a_preference() -> None:
+    old = next(r for r in R.extract("Perfect. I prefer code reviews in the morning, before standup.")
+               if r.attr == "preference")
+    new = next(r for r in R.extract("Code reviews in the afternoon work better for me now, not in the morning.")
+               if r.attr == "preference")
+    assert old.key == new.key and new.value == "code reviews in the afternoon"
+    # only a value that opens the sentence loses its capital: a name keeps it
+    assert [r.value for r in R.extract("These days I prefer Python for the statistics, not R.")
+            if r.attr == "preference"] == ["Python for statistics"]
 
 
 def test_a_pronoun_names_the_manager_through_its_antecedent() -> None:
