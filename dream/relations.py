@@ -103,6 +103,8 @@ _f("employer", r"(?:^|[.;!]\s+)(?:starting|started|start)\s+(?:work\s+|a\s+new\s
 # "I've signed with X", "I'm Jonas Weber, backend developer at X" (no article after a name)
 _f("employer", _I + r"(?:just\s+)?signed\s+(?:on\s+)?(?:with|a\s+contract\s+with)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _IM + r"(?-i:[A-Z][\w\-]+)(?:\s+(?-i:[A-Z][\w\-]+)){0,2}\s*,\s*(?:an?\s+)?[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
+# a chat self-introduction: "hey. darnell whitfield here, finish carpenter at X"
+_f("employer", r"^(?:(?:hey|hi|hello|hiya)\s*[.,!]?\s+)?(?:[\w'’\-]+\s+){1,2}here\s*,\s*(?:an?\s+|the\s+)?[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,2}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
 # "I teach chemistry at X"
 _f("employer", _I + _NOW + r"(?:teach|lecture|tutor|nurse)\s+(?:[a-z]+\s+){0,2}?(?:at|for)\s+" + _THE + _N, vtype="organization")
 # "I handed in my notice at X", "I gave my notice to X"

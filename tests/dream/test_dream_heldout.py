@@ -139,6 +139,8 @@ def _rels(sentence: str, antecedent: str = "") -> set[tuple[str, str, str]]:
      ("employer", "Greenfield College of Science", "set")),
     ("starting at Ridgeline Timber Co. in Peterborough on the 13th",
      ("employer", "Ridgeline Timber Co", "set")),
+    ("hey. darnell whitfield here, finish carpenter at Birch and Bevel Woodworks in Sudbury.",
+     ("employer", "Birch and Bevel Woodworks", "set")),
     ("also big news. I handed in my notice at Birch and Bevel last Friday",
      ("employer", "Birch and Bevel", "end")),
     ("the big one is the cottage. my foreman Gary Pelletier set the schedule",
@@ -165,8 +167,10 @@ def test_job_manager_and_family_phrasings(sentence: str, want: tuple[str, str, s
 ])
 def test_name_particles_umlauts_and_more_job_phrasings(sentence: str, want: tuple[str, str, str]) -> None:
     assert want in _rels(sentence)
-    # no article after a plain activity: "having lunch with Ana" is no employer
+    # no article after a plain activity: "having lunch with Ana" is no employer, nor is
+    # "here" past a sentence's first words
     assert not _rels("I'm having lunch with Ana at Kumo Coffee.")
+    assert not _rels("The coffee we drink here, best coffee at Kumo Coffee, is strong.")
 
 
 def test_a_rate_is_a_value_with_its_unit() -> None:
