@@ -12,9 +12,10 @@ persona as a memory tree, runs dream on it and reports, per persona:
 * stale facts stated as current: a replaced value in the current section (before the first
   ``## Timeline`` / ``## Superseded`` heading) of the subject's page, or missing current values.
 
-``python benchmarks/dream_personas.py [--json] [--tune] [--user-role]`` (``--tune``: pick
-``min_mentions``/``min_sessions`` on the other personas and report each held out;
-``--user-role``: the user speaks as "User").
+``python benchmarks/dream_personas.py [--json] [--tune] [--user-role] [--only a,b]``
+(``--tune``: pick ``min_mentions``/``min_sessions`` on the other personas and report each held
+out; ``--user-role``: the user speaks as "User"; ``--only``: these personas alone, e.g. the
+first run of a new one before any change for it).
 """
 
 from __future__ import annotations
@@ -147,10 +148,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--tune", action="store_true", help="leave-one-out choice of min_mentions")
     ap.add_argument("--show", help="print the pages of this persona")
+    ap.add_argument("--only", help="comma-separated persona names (e.g. a new, held-out one)")
     ap.add_argument("--user-role", action="store_true",
                     help='the user speaks as "User" instead of by name')
     args = ap.parse_args(argv)
     files = sorted(PERSONAS.glob("*.yaml"))
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {f.stem for f in files}
+        if unknown:
+            ap.error(f"no persona {', '.join(sorted(unknown))} in {PERSONAS}")
+        files = [f for f in files if f.stem in wanted]
     personas = {f.stem: load(f) for f in files}
     if args.user_role:
         personas = {n: as_user_role(p) for n, p in personas.items()}

@@ -242,7 +242,7 @@ def _own_value(sentence: str, m: re.Match[str], group: str) -> str:
 #: "so he's my boss now", "She is my boss from now on": who "he"/"she" is comes from
 #: before (:func:`needs_antecedent`; the extraction records it as a fact's ``antecedent``).
 _PRONOUN_MANAGER = re.compile(r"\b(?:he|she)(?:['’]s|\s+is|\s+will\s+be|\s+has\s+become|\s+became)\s+"
-                              r"(?:now\s+|officially\s+)?my\s+(?:new\s+)?" + _MANAGER + r"\b", re.I)
+                              r"(?:now\s+|officially\s+)?my\s+(?:new\s+)?" + _MANAGER + r"\b(?!['’]s)", re.I)
 
 
 def needs_antecedent(sentence: str) -> int | None:

@@ -200,6 +200,7 @@ def test_a_pronoun_names_the_manager_through_its_antecedent() -> None:
     assert ("manager", "Sandeep Gill", "set") in _rels(s, "Sandeep Gill")
     assert not any(a == "manager" for a, _v, _o in _rels(s))  # nobody to stand for
     assert R.needs_antecedent("Sandeep is my boss now") is None
+    assert R.needs_antecedent("My sister Lena called. She's my boss's wife.") is None
 
 
 def test_a_preference_restated_in_other_words_has_one_key() -> None:
