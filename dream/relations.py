@@ -158,9 +158,11 @@ _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NA
 # "I prefer R for the statistics": the topic after "for" keys the preference
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather use|like to use)\s+(?P<v>(?-i:[A-Z][\w\-+#]*|[a-z][\w\-]*))\s+for\s+(?:the\s+|my\s+|our\s+)?(?P<k>[a-z][\w\- ]{1,40}?)(?=\s+(?:now|because|these days)\b|[.,;!]|$)")
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
-# "I'd rather mark scripts in the evening, not in the morning", "I like getting invoices by email"
+# "I'd rather mark scripts in the evening, not in the morning"; what one likes to receive and
+# how: "I like getting invoices by email" (a channel is required: "I love getting lost in
+# fantasy stories" is no preference of this kind)
 _f("preference", r"\b(?:I|we)(?:['’]d|\s+would)\s+(?:much\s+|now\s+)?rather\s+(?:(?P<obj>have|get|use)\s+)?(?P<v>[a-z][\w\-]*(?:[\w\- ]{0,55}?))(?=\s+(?:than|over|instead of|because|now)\b|[.,;!]|$)")
-_f("preference", _I + _NOW + r"(?:really\s+)?(?:like|prefer|love)\s+(?:getting|receiving|having)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|rather than|instead of|now|because|so|,|\.)|[.,;!]|$)")
+_f("preference", _I + _NOW + r"(?:really\s+)?(?:like|prefer)\s+(?:getting|receiving)\s+(?P<v>(?-i:(?!(?:lost|stuck|caught|carried|them|it|up|out|into|away|back)\b)[a-z][\w\-]*(?<!ed)|[A-Z]{2,6})(?:[\w\- ]{0,40}?)\s+(?:by|via|over|through|on|as)\s+(?:an?\s+)?[\w\-]+)(?=\s+(?:over|rather than|instead of|now|because|so|,|\.)|[.,;!]|$)")
 # "Code reviews in the afternoon work better for me now, not in the morning"
 _f("preference", r"(?:^|[.;:!]\s+)(?P<v>[\w][\w\- ]{2,50}?)\s+(?:work|works|suit|suits)\s+(?:much\s+|a\s+lot\s+)?better\s+for\s+(?:me|us)\b")
 # a standing instruction of the same kind: "from now on just text me the supplier invoices"

@@ -215,6 +215,11 @@ def test_a_preference_restated_in_other_words_has_one_key() -> None:
     new = pref("from now on just text me the supplier invoices, I'm done with email")
     assert old.key == new.key
     assert (old.value, new.value) == ("supplier invoices by email", "supplier invoices by text")
+    # what one likes getting needs a channel: LoCoMo's "I love getting lost in fantasy
+    # stories" and "We love having movie marathons" became preferences on the first try
+    for s in ("I love getting lost in fantasy stories.", "I like getting immersed in the plots.",
+              "We love having movie marathons with our friends."):
+        assert not [r for r in R.extract(s) if r.attr == "preference"], s
 
 
 def test_a_bound_and_its_correction_are_one_quantity() -> None:
