@@ -1182,14 +1182,29 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
                         f"{who}'s closed version ({len(data)} B) is neither at the path "
                         f"({'absent' if got is None else f'{len(got)} B'}) nor in one of "
                         f"{len(copies)} conflict copies"))
-        if digest(got) not in allowed:
+        a_kind = op.steps[0][0] if op.steps else ""
+
+        def a_partial(v: bytes | None) -> bool:
+            # --commit quiet, A killed in flight: its write kept as far as it got (at the
+            # path, or in a conflict copy when B's version landed meanwhile).
+            return (partial_ok and not a_completed and v is not None
+                    and partial_write(a_kind, v, prev.get(shared), worlds[-1].get(shared)))
+
+        if got is not None and digest(got) not in allowed and a_partial(got):
+            out.append(("torn_in_flight", shared, f"{len(got)} B of A's write at the path"))
+        elif digest(got) not in allowed:
             if got is None:
                 out.append(("lost", shared, "missing, though no closed version allows it"))
             else:
                 out.append(("corrupted", shared, classify(got, worlds[-1].get(shared), history, shared,
                                                           (bucket or {}).get(shared))))
         for v in copies:
-            if digest(v) not in allowed | {digest(a_data), digest(op.b_data), digest(prev.get(shared))}:
+            if digest(v) in allowed | {digest(a_data), digest(op.b_data), digest(prev.get(shared))}:
+                continue
+            if a_partial(v):
+                out.append(("torn_in_flight", shared + " (conflict copy)",
+                            f"{len(v)} B of A's write"))
+            else:
                 out.append(("corrupted", shared + " (conflict copy)", classify(v, None, history, shared)))
     return out
 

@@ -219,3 +219,22 @@ def test_a_second_writer_rewriting_the_same_bytes_may_be_ordered_first() -> None
         kinds = [k for k, _, _ in judge(op, [after], after, before, set(), {p: set()},
                                         True, True)]
         assert ("other_writer_lost" in kinds) == lost, (b_data, kinds)
+
+
+def test_a_conflict_copy_of_a_write_killed_in_flight_is_allowed_only_with_quiet_commits() -> None:
+    """Seed 16's one finding: A's overwrite killed in flight while B's version landed; with
+    quiet commits A's write, kept as far as it got, goes to a conflict copy beside B's."""
+    p = f"{WS}/s/f2.md"
+    before, after = {p: b"#1 old\n"}, {p: b"#2 A's long new content\n"}
+    b_data = b"#3 B's version\n"
+    op = Op("shared", "shared", [("overwrite", lambda fd: None)], [before, after], {p},
+            shared_path=p, b_data=b_data)
+    copy = f"{WS}/s/f2.conflict-20261201T085200000-vm.md"
+    view = {p: b_data, copy: b"#2 A's lo"}
+    for quiet, want in ((True, ["torn_in_flight"]), (False, ["corrupted"])):
+        kinds = [k for k, _, _ in judge(op, [before, after], view, before, set(), {p: set()},
+                                        True, False, partial_ok=quiet)]
+        assert kinds == want, (quiet, kinds)
+    wrong = {p: b_data, copy: b"#9 unrelated"}
+    assert [k for k, _, _ in judge(op, [before, after], wrong, before, set(), {p: set()},
+                                   True, False, partial_ok=True)] == ["corrupted"]
