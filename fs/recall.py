@@ -114,6 +114,7 @@ class RecallService:
     def _open_first(self, local: Path) -> tuple[Manifest | None, Any]:
         """The manifest and the index of the parts a first recall searches (blocking)."""
         t0 = time.monotonic()
+        shardsync.remove_old_copy(local)
         manifest = shardsync.read_manifest(self.store)
         if manifest is None:
             legacy = local / shardsync.LEGACY_NAME

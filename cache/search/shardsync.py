@@ -68,6 +68,15 @@ def local_md5(local: Path, name: str) -> str | None:
         return None
 
 
+def remove_old_copy(local: Path) -> None:
+    """Delete the local copy of the one-file index earlier versions kept beside ``local``
+    (``<cache>/index.sqlite``, up to the whole index's size): the parts replace it."""
+    for name in ("index.sqlite", "index.sqlite-wal", "index.sqlite-shm", "index.etag", "index.download"):
+        old = local.parent / name
+        if old != local and old.is_file():
+            old.unlink(missing_ok=True)
+
+
 def read_manifest(store: ObjectStore) -> Manifest | None:
     """The bucket's manifest, or None when the index has no parts (none, or one file)."""
     try:
@@ -263,6 +272,7 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
     deletion log, format or embedder changed are fetched, refreshed and uploaded; the
     manifest last. Returns the summed refresh stats and totals."""
     t0 = time.perf_counter()
+    remove_old_copy(local)
     manifest = read_manifest(store)
     migrated = False
     if manifest is None:

@@ -205,9 +205,12 @@ def test_one_file_index_is_read_then_split_once(store: ObjectStore, sample_tree:
     old.close()
 
     counting = CountingBow()
-    stats = build_index(store, tmp_path / "build", counting)
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "index.sqlite").write_bytes(b"a local copy an earlier version kept")
+    stats = build_index(store, tmp_path / "cache" / "index", counting)
     assert stats["migrated"] and stats["files_indexed"] == 0, stats
     assert counting.texts == 0  # the vectors were copied, not embedded again
+    assert not (tmp_path / "cache" / "index.sqlite").exists()  # the parts replace it
     keys = {o.path for o in store.list(".brainfs/")}
     assert INDEX_KEY not in keys and INDEX_MANIFEST_KEY in keys
     with download_all(store, tmp_path / "reader2") as parts:
