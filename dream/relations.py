@@ -150,10 +150,15 @@ _f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(
 _f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b", op="add", vtype="pet")
 _f("pet", r"\b(?:I|we)\s+(?:have|own|adopted|got)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\s*,\s*(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:,?\s+(?:and\s+)?[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)*))", op="add", vtype="pet")
 _f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b(?=.*\b(?P<d>" + _PET + r")\b)", op="add", vtype="pet")
-_f("pet", r"(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)),\s+(?:my|our)\s+(?:\w+\s+)?(?P<d>" + _PET + r")\b", op="add", vtype="pet")
+_f("pet", r"(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)),\s+(?:my|our)\s+(?:[\w\-]+\s+){0,2}(?P<d>" + _PET + r")\b", op="add", vtype="pet")
 # people around the speaker
 _f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:\s+[A-ZÀ-ÖØ-Þ][\w\-]+)?))", op="add", vtype="person")
 _f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
+# "my contact at the council is X", "the council contact for the park volunteers is X";
+# "X is no longer my contact"
+_f("contact", _MY + r"(?:main\s+)?contact\s+(?:at|in|with)\s+(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+is\s+(?:now\s+)?" + _N, vtype="person")
+_f("contact", r"\b(?:the|my|our)\s+[a-z][\w\-]*\s+contact\s+(?:for\s+[\w\- ]{1,40}?\s+)?is\s+(?:now\s+)?" + _N, vtype="person")
+_f("contact", r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))\s+is\s+no\s+longer\s+(?:my|our)\s+contact\b", op="end", vtype="person")
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
 # "I prefer R for the statistics": the topic after "for" keys the preference
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather use|like to use)\s+(?P<v>(?-i:[A-Z][\w\-+#]*|[a-z][\w\-]*))\s+for\s+(?:the\s+|my\s+|our\s+)?(?P<k>[a-z][\w\- ]{1,40}?)(?=\s+(?:now|because|these days)\b|[.,;!]|$)")
@@ -218,6 +223,15 @@ _QTY_BOUND = re.compile(
 _QTY_AFTER = re.compile(
     rf"\b(?P<v>{NUMBER}{UNIT})\s+(?P<head>max|maximum|min|minimum)\s+(?:for|of|on|in)\s+"
     rf"(?:the\s+|our\s+|my\s+)?(?P<of>[\w\-]+(?:\s+[\w\-]+){{0,3}}?)(?=[,.;!]|\s+(?:now|not)\b|$)", re.I)
+#: A thing's size in a unit of measure ("the allotment is 200 square metres, not 250"):
+#: keyed by the thing.
+_MEASURE = (r"(?:square\s+(?:metres|meters|feet|foot|miles|kilometres|kilometers)|sq\.?\s*(?:m|ft)|m2|m²|"
+            r"acres?|hectares?|metres|meters|centimetres|centimeters|feet|foot|inches|miles|"
+            r"kilometres|kilometers|km|cm|mm|kg|kilos|tonnes|litres|liters)")
+_QTY_SIZE = re.compile(
+    rf"\b(?:the|my|our|their|his|her)\s+(?P<mods>(?-i:(?:[a-z][\w\-]*\s+){{0,2}}?))(?P<head>(?-i:[a-z][\w\-]*))\s+"
+    rf"(?:is|are|measures|measure)\s+(?:now\s+|only\s+|about\s+|roughly\s+|around\s+|actually\s+)*"
+    rf"(?P<v>{NUMBER}\s*{_MEASURE})(?![\w-])", re.I)
 _LOWER_BOUND = ("over", "above", "more than", "at least", "no less than")
 _NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
 _STOP_MODS = frozenset("the a an our my its this that new old current now also for".split())
@@ -354,6 +368,14 @@ def _bounds(sentence: str) -> list[Relation]:
                                       f"for the {what}" if what else "") if x)
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
                             f"{head}|{_mods(what + ' ' + noun)}", False, "", phrase=phrase))
+    for m in _QTY_SIZE.finditer(sentence):
+        head = m.group("head").lower()
+        if head in _STOP_MODS or re.fullmatch(_QTY_HEADS, head) or re.search(
+                rf"\b(?:{_QTY_HEADS})\s+(?:for|of|on|in)\s+$", sentence[:m.start()], re.I):
+            continue  # "the limit (for the harbour) is 40 cm": a named quantity, read by _QTY
+        what = " ".join(x for x in (m.group("mods").strip(), head) if x)
+        out.append(Relation("", "number", _clean_value(m.group("v")), "set", f"size|{_mods(what)}",
+                            False, "", phrase=f"{what} size"))
     for m in _QTY_AFTER.finditer(sentence):
         head = _head(m.group("head"))
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",

@@ -85,7 +85,7 @@ _ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics",
                                        "office", "corporation", "gmbh", "ag", "sa", "plc",
                                        "authority", "commission", "bureau", "board", "collective",
                                        "alliance", "consortium", "coalition", "federation",
-                                       "academy", "guild", "polytechnic", "seminary"}
+                                       "academy", "guild", "polytechnic", "seminary", "friends"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series corpus dataset database archive thesis "
@@ -259,8 +259,9 @@ def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]
     return out
 
 
-def _initials(name: str) -> str:
-    return "".join(w[0] for w in name.split() if w.lower() not in T.CONNECTORS and w[0].isalpha()).upper()
+def _initials(name: str, connectors: bool = False) -> str:
+    return "".join(w[0] for w in name.split()
+                   if (connectors or w.lower() not in T.CONNECTORS) and w[0].isalpha()).upper()
 
 
 @dataclass
@@ -340,7 +341,8 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
         toks = n.split()
         targets: list[str] = []
         if len(toks) == 1 and n.isupper() and 2 <= len(n) <= 6:
-            targets = [m for m in multi if _initials(m) == n]
+            # "AORC" (connectors left out) or "FODP" for Friends of Duthie Park (kept in)
+            targets = [m for m in multi if n in (_initials(m), _initials(m, True))]
         if not targets:
             low = [t.lower() for t in toks]
             for m in multi:

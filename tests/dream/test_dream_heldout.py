@@ -173,6 +173,42 @@ def test_name_particles_umlauts_and_more_job_phrasings(sentence: str, want: tupl
     assert not _rels("The coffee we drink here, best coffee at Kumo Coffee, is strong.")
 
 
+@pytest.mark.parametrize("sentence, want", [
+    # found by the fourth unseen persona (tests/personas/morag.yaml)
+    ("Letters, mostly. My contact at the council is Hamish Grant, he deals with the leases.",
+     ("contact", "Hamish Grant", "set")),
+    ("The council contact for the park volunteers is Eilidh Ross, so Hamish Grant is no longer my contact.",
+     ("contact", "Eilidh Ross", "set")),
+    ("The council contact for the park volunteers is Eilidh Ross, so Hamish Grant is no longer my contact.",
+     ("contact", "Hamish Grant", "end")),
+    ("And please remember that Captain, my African grey parrot, is twenty-two.", ("pet", "Captain", "add")),
+])
+def test_contacts_and_a_pet_named_before_its_kind(sentence: str, want: tuple[str, str, str]) -> None:
+    assert want in _rels(sentence)
+
+
+def test_a_things_size_and_its_correction_are_one_quantity() -> None:
+    a = next(r for r in R.extract("The allotment is 250 square metres, which is far too much.")
+             if r.attr == "number")
+    b = next(r for r in R.extract("I measured it again: the allotment is 200 square metres, not 250.")
+             if r.attr == "number")
+    assert (a.value, b.value, a.key) == ("250 square metres", "200 square metres", b.key)
+    # a named quantity keeps its own key; an age is no size
+    assert [r.key for r in R.extract("the threshold is 40 cm") if r.attr == "number"] == ["threshold|"]
+    for s in ("The QC spike threshold for the Baltic Surge Atlas is 40 cm.",
+              "The alert threshold for the harbour is 40 cm."):
+        assert [r.key.split("|")[0] for r in R.extract(s) if r.attr == "number"] == ["threshold"], s
+    assert not [r for r in R.extract("My daughter is 5 years old.") if r.attr == "number"]
+
+
+def test_friends_of_a_park_is_an_organisation_with_its_acronym() -> None:
+    assert S.head_type("Friends of Duthie Park") == "organization"
+    canon = S.merge_map(Counter({"Friends of Duthie Park": 3, "FODP": 1, "AORC": 1,
+                                 "Atlantic Ocean Research Council": 2}))
+    assert canon["FODP"] == "Friends of Duthie Park"
+    assert canon["AORC"] == "Atlantic Ocean Research Council"
+
+
 def test_a_rate_is_a_value_with_its_unit() -> None:
     """"300 requests per minute, not 500" replaces "500 requests per minute" (the unit was lost)."""
     a = next(r for r in R.extract("For Fahrplan Radar the API rate limit is 500 requests per minute.")
