@@ -101,11 +101,12 @@ class RecallService:
             self.recaller = Recaller(local, self.cfg, index=index)
             self.problem = None
         self.ready.set()
-        async with trio.open_nursery() as nursery:
-            if manifest is not None and self.recaller is not None:
-                nursery.start_soon(self._fetch_rest, local, manifest)
-            if self.recaller is not None and self.cfg.recall_warmup:
-                nursery.start_soon(self._warm)
+        if self.recaller is not None and self.cfg.recall_warmup:
+            # The model first: a first recall needs it, and the older parts' download
+            # would compete with its load for the CPUs (measured: index-shards.md).
+            await self._warm()
+        if manifest is not None and self.recaller is not None:
+            await self._fetch_rest(local, manifest)
 
     async def _warm(self) -> None:
         assert self.recaller is not None
@@ -150,6 +151,8 @@ class RecallService:
             for name in todo:
                 if self.recaller is not recaller:
                     return  # reloaded meanwhile: the new index has every part
+                async with self.limiter:
+                    pass  # a recall asked meanwhile goes first
                 try:
                     got = await trio.to_thread.run_sync(self._fetch_one, local, name, manifest)
                 except Exception as e:  # noqa: BLE001 - tried again below

@@ -38,11 +38,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: Bytes per ranged GET when fetching a part, and how many run at once.
-PIECE_BYTES = 16 * 1024 * 1024
+PIECE_BYTES = 8 * 1024 * 1024
 PIECE_WORKERS = 4
 #: Parts fetched at once: most parts are a piece or two, so a round trip per part would
-#: otherwise add up (14 parts at 2,000 files).
-PART_WORKERS = 4
+#: otherwise add up (14 parts at 2,000 files). At most PART_WORKERS × PIECE_WORKERS pieces
+#: (64 MiB) are in memory at once.
+PART_WORKERS = 2
 #: Parts above this size are uploaded by multipart upload (memory stays at one part).
 MULTIPART_BYTES = 64 * 1024 * 1024
 MANIFEST_NAME = "manifest.json"
