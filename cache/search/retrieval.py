@@ -8,10 +8,12 @@ chain degrades instead of failing — hybrid → dense → sparse → recent —
 
 Around the fusion (issue 16), each stage optional and named in ``why`` when it acts or
 fails: a multi-part question is split (``querysplit``) and each part adds its own lists;
-the keyword query is expanded with the wiki's aliases (``aliases``); after fusion a turn by
+the question without the people it names adds its own (``querysplit.without_names``); the
+keyword query is expanded with the wiki's aliases (``aliases``); after fusion a turn by
 a person the question names gains, a turn next to a strong match gains a share of its
-score, and the best sessions lift their turns (``rerank``); MMR or a per-file cap can
-spread the list. Every weight is a field of :class:`RecallParams`, whose defaults are what
+score, and the best sessions lift their turns (``rerank``); a question that gathers
+several facts is spread over sessions (``rerank.session_spread``), else MMR or a per-file
+cap can spread the list. Every weight is a field of :class:`RecallParams`, whose defaults are what
 leave-one-conversation-out cross-validation on LoCoMo dev chose
 (``benchmarks/locomo_eval.py``, ``benchmarks/results/locomo.md``). The index resolves a
 turn's relative dates ("yesterday" → "7 May 2023", ``cache.dates``) into its text.
