@@ -141,6 +141,7 @@ def mount_first_recall(env: dict[str, str], url: str, mp: Path, cache: Path, par
         if u.returncode != 0:
             subprocess.run(["fusermount3", "-u", str(mp)], check=False)
     return {"usable_s": usable, "first_recall_s": answered, "first_mode": first["mode"],
+            "first_timings": first.get("timings"),
             "first_why": first["why"], "first_bytes": info.get("first_bytes"),
             "first_index_s": info.get("first_seconds"), "all_local_s": all_local,
             "downloaded_bytes": info.get("downloaded_bytes", info.get("bytes")),

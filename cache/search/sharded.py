@@ -43,12 +43,9 @@ K1, B = 1.2, 0.75
 #: A part is asked for its share of ``n`` BM25 candidates, then 4×, 16×… while its unseen
 #: rows could still reach the top ``n`` with every part's statistics (a chunk in the whole
 #: index's top ``n`` may stand lower in its own part), up to this many times ``n``.
-MAX_CANDIDATES = 64
+MAX_CANDIDATES = 16
 #: The fewest candidates a part is first asked for.
 FIRST_CANDIDATES = 8
-
-#: SQLite page cache of each part's connection, in KiB.
-PART_CACHE_KIB = 256
 
 _PHRASE = re.compile(r'"((?:[^"]|"")*)"')
 
@@ -77,9 +74,6 @@ class ShardedIndex:
 
     def add(self, name: str, part: SearchIndex) -> None:
         """Search ``part`` too from now on (it replaces a part of the same name)."""
-        # SQLite keeps a page cache per connection (2 MB by default): 14 parts would hold
-        # 28 MB where one index holds 2; the pages stay in the OS's cache anyway.
-        part.conn.execute(f"PRAGMA cache_size = -{PART_CACHE_KIB}")
         with self._lock:
             if name in self._names:
                 i = self._names.index(name)
@@ -207,7 +201,8 @@ class ShardedIndex:
             # A part's unseen rows score at most its bound; ask it for more only when that
             # could still reach the top n.
             nth = sorted(v[0] for v in scored.values())[n - 1] if len(scored) >= n else 0.0
-            todo = {pos: todo[pos] * 4 for pos, bound in bounds.items() if -bound <= nth}
+            todo = {pos: min(todo[pos] * 4, MAX_CANDIDATES * n) for pos, bound in bounds.items()
+                    if -bound <= nth}
         # Ties in the order of the files and of the chunks in them: the order of ids in an
         # index built in one go, which is what FTS5 gives ties.
         out = sorted(scored.items(), key=lambda x: x[1])
