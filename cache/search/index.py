@@ -723,6 +723,13 @@ class SearchIndex:
         self._matrix = (key, ids, mat)
         return ids, mat
 
+    def warm(self) -> None:
+        """Load the vector matrix now (a part that just arrived: its load would otherwise
+        fall on the next recall, ~0.1 s per 10,000 vectors)."""
+        with self._lock:
+            if self.vec_error is None and self.dense_backend == "numpy" and self._table_exists("chunks_vec"):
+                self._vector_matrix()
+
     def dense_search(self, qvec: np.ndarray, n: int) -> list[tuple[int, float]]:
         """Top ``n`` (chunk id, cosine similarity) for a unit query vector, best first.
 

@@ -152,6 +152,7 @@ class Recaller:
         """Search part ``name`` from now on, with the writes made before it arrived."""
         idx = self.index
         assert isinstance(idx, ShardedIndex)
+        part.warm()
         idx.add(name, part)
         for path, etag, data in self.pending.pop(name, []):
             if data is None:
