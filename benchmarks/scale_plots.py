@@ -13,7 +13,10 @@ one measured size:
 * ``grep-*.json`` (``benchmarks.grep_bench``): warm ``grep -r`` on a writable mount over
   local (commits at close and ``--commit quiet``) and on a read-only one, mount → usable and
   daemon peak RSS of the brainfs mode; where two runs measured the same point, the newer
-  (``meta.date``) is plotted.
+  (``meta.date``) is plotted;
+* ``index-shards*.md`` (``benchmarks.index_shard_bench``, its table): index size and what a
+  mount downloads before its first recall, usable → first recall answered, warm recall p50
+  and the daemon's peak RSS with recall warm, per index layout.
 
 A figure is plotted only at the sizes where it was measured (no interpolation); the
 issue's target at 20,000 files, where there is one, is a dashed line. Writes
@@ -104,6 +107,31 @@ def read_mount(results: Path, figs: dict[str, Figure]) -> None:
                     int(m.group(1).replace(",", "")), float(m.group(3)), p.name)
 
 
+_INDEX_ROW = re.compile(r"^\|\s*([\d,]+)\s*\|\s*(whole|parts)\s*\|(.*)\|\s*$")
+
+
+def read_index(results: Path, figs: dict[str, Figure]) -> None:
+    """index-shards*.md (``benchmarks.index_shard_bench``; medians as its table gives them):
+    index size and what a mount downloads before its first recall, usable → first recall
+    answered, warm recall p50 (search), daemon peak RSS with recall warm."""
+    for p in sorted(results.glob("index-shards*.md")):
+        for ln in p.read_text().splitlines():
+            m = _INDEX_ROW.match(ln)
+            if not m:
+                continue
+            cells = [c.strip() for c in m.group(3).split("|")]
+            if len(cells) != 9:
+                continue
+            files, layout = int(m.group(1).replace(",", "")), m.group(2)
+            index_mb, _parts, down_mb, _usable, first, _fetch, _local, p50, rss = cells
+            figs["index"].line(f"index size ({layout})").add(files, float(index_mb), p.name)
+            figs["index"].line(f"downloaded before the first recall ({layout})").add(
+                files, float(down_mb), p.name)
+            figs["first-recall"].line(f"index {layout}").add(files, float(first), p.name)
+            figs["recall-p50"].line(f"index {layout}").add(files, float(p50), p.name)
+            figs["rss"].line(f"daemon, recall warm (index {layout})").add(files, float(rss), p.name)
+
+
 def _median_s(mode: dict | None, op: str) -> float | None:
     if not mode:
         return None
@@ -144,10 +172,16 @@ def collect(results: Path) -> dict[str, Figure]:
                target=2.0),
         Figure("grep", "warm grep -r over a mount ÷ local directory", "× local", target=1.5),
         Figure("rss", "daemon peak RSS", "MiB", target=300.0),
+        Figure("index", "search index: size and download before the first recall", "MB"),
+        Figure("first-recall", "mount usable → first recall answered, 20 ms per request",
+               "seconds", target=3.0),
+        Figure("recall-p50", "warm recall p50 (search; index bench vectors)", "ms",
+               target=150.0),
     )}
     read_dream(results, figs)
     read_mount(results, figs)
     read_grep(results, figs)
+    read_index(results, figs)
     return figs
 
 

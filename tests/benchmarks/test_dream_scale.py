@@ -86,6 +86,8 @@ def test_scale_plots_every_point(tmp_path: Path) -> None:
     (res / "mount.md").write_text("| files | mode | mount → usable s |\n|---:|---|---:|\n"
                                   "| 2,000 | list | 6.46 | 0.5 |\n| 20,000 | snapshot | 4.76 | 0.6 |\n")
     (res / "mount-5000.md").write_text("| 5,000 | snapshot | 5.22 | 0.21 | 0.62 | 0.69× |\n")
+    (res / "index-shards.md").write_text(
+        "| 20,000 | parts | 668.2 | 14 | 103.2 | 8.15 | 1.72 | 1.19 | 8.3 | 78 | 662 |\n")
     ops = {"grep": {"status": "ok", "median_s": 0.2}}
     (res / "grep-2000.json").write_text(json.dumps({"meta": {"file_count": 2000}, "modes": {
         "local": {"ops": ops},
@@ -98,9 +100,12 @@ def test_scale_plots_every_point(tmp_path: Path) -> None:
     assert {("first run", "2,000", "10"), ("after 10 new sessions", "2,000", "2"),
             ("brainfs mount (list)", "2,000", "6.46"), ("brainfs mount (snapshot)", "20,000", "4.76"),
             ("brainfs mount (snapshot)", "5,000", "5.22"), ("writable, close commits", "2,000", "3"),
-            ("daemon, grep -r (no recall)", "2,000", "80")} <= rows
+            ("daemon, grep -r (no recall)", "2,000", "80"), ("index parts", "20,000", "1.72"),
+            ("downloaded before the first recall (parts)", "20,000", "103"),
+            ("daemon, recall warm (index parts)", "20,000", "662")} <= rows
     assert not any(r[1] == "20,000" and "run" in r[0] for r in rows)
-    for name in ("dream-time", "dream-rss", "mount", "grep", "rss"):
+    for name in ("dream-time", "dream-rss", "mount", "grep", "rss", "index", "first-recall",
+                 "recall-p50"):
         png = res / f"scale-{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
     # nothing measured → no plot, and the table says which files exist
