@@ -531,9 +531,23 @@ def _exclude_errors(run: _Run, view: CorpusView, cap_tokens: int, problems: list
                 continue
             excluded.add(p)
             if old is None:
-                files.pop(p)
+                title = re.search(r"^title:\s*['\"]?(.*?)['\"]?\s*$", files.pop(p), re.M)
+                _unlink_page(files, p, title.group(1) if title else None)
             else:
                 files[p] = old
+
+
+def _unlink_page(files: dict[str, str], page: str, title: str | None) -> None:
+    """A page dropped for its own error takes its links along, not the pages that hold
+    them: ``[[slug]]`` becomes plain text in every other staged file (one page past a
+    parser's limit once took 1,993 pages that linked to it down with it)."""
+    if not (page.startswith("knowledge/") and page.endswith(".md")):
+        return
+    slug = page[len("knowledge/"):-len(".md")]
+    pat = re.compile(r"\[\[" + re.escape(slug) + r"(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+    for p, text in files.items():
+        if "[[" + slug in text:
+            files[p] = pat.sub(lambda m: m.group(1) or title or slug, text)
 
 
 # ---- what changed

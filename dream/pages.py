@@ -353,12 +353,18 @@ _ORDER = {a: i for i, a in enumerate("employer role manager project leads home s
 
 
 def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
-    """A page's claims within ``max_chars`` (≈ 4 characters a token). The least informative
-    timeline entries go first (one entry repeats one turn), down to ``_MIN_TIMELINE``; then
-    the last-ranked threads (a thread gathers one topic across sessions); then the rest of
-    the timeline. Current lines, corrections and superseded values are never cut."""
+    """A page's claims within ``max_chars`` (≈ 4 characters a token), counting the source
+    each adds to the frontmatter. The least informative timeline entries go first (one entry
+    repeats one turn), down to ``_MIN_TIMELINE``; then the last-ranked threads (a thread
+    gathers one topic across sessions); then the rest of the timeline; then the oldest
+    superseded values, down to ``_MIN_SUPERSEDED``. Current lines and corrections are never
+    cut."""
     def cost(c: Claim) -> int:
-        return len(c.text) + len(c.extra) + 25  # "- 2026-04-02 — " and " [cite:N]"
+        # "- 2026-04-02 — " and " [cite:N]" in the body, "- <source>" in the frontmatter
+        # (which a reader, the index among them, must be able to parse whole: a user's page
+        # over months of sessions once cited 1,701 sources, past any parser's limit)
+        return (len(c.text) + len(c.extra) + 25 + len(c.source) + 4
+                + (len(c.extra_source) + 4 if c.extra_source else 0))
 
     total = sum(cost(c) for c in claims)
     if max_chars <= 0 or total <= max_chars:
@@ -384,11 +390,21 @@ def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
                 drop.add(id(c))
                 total -= cost(c)
     cut_timeline(0)
+    # Replaced values, oldest first: the newest replacements say the most about now.
+    superseded = sorted((c for c in claims if c.section == "Superseded"),
+                        key=lambda c: c.date or "")
+    for c in superseded[: max(0, len(superseded) - _MIN_SUPERSEDED)]:
+        if total <= max_chars:
+            break
+        drop.add(id(c))
+        total -= cost(c)
     return [c for c in claims if id(c) not in drop]
 
 
 #: Timeline entries a size cap keeps before it cuts threads.
 _MIN_TIMELINE = 20
+#: Superseded values a size cap never cuts (the newest).
+_MIN_SUPERSEDED = 20
 
 
 def _days(a: str, b: str) -> int:

@@ -495,3 +495,36 @@ def test_progress_on_a_terminal_quiet_otherwise(tree: Path) -> None:
     assert "verifying claims: " in out and " claims, 0 rejected" in out
     run_local(tree, None, progress=Progress(pipe))
     assert pipe.getvalue() == ""
+
+
+def test_a_page_dropped_for_its_own_error_does_not_take_its_linkers_down() -> None:
+    """A page excluded with no previous version to keep leaves its links as plain text
+    in the other pages, which stay (at 20,000 files one over-long page once excluded the
+    1,993 pages linking to it)."""
+    from brainfs.dream.core import _unlink_page
+
+    files = {"knowledge/a.md": "see [[nadia]], [[nadia|the user]] and [[nadia#Now]]; [[nadiab]]",
+             "knowledge/INDEX.md": "- [[nadia]] Nadia Rahman"}
+    _unlink_page(files, "knowledge/nadia.md", "Nadia Rahman")
+    assert files["knowledge/a.md"] == ("see Nadia Rahman, the user and Nadia Rahman; "
+                                       "[[nadiab]]")
+    assert files["knowledge/INDEX.md"] == "- Nadia Rahman Nadia Rahman"
+
+
+def test_the_size_cap_counts_sources_and_cuts_the_oldest_superseded_values() -> None:
+    """Superseded values past the newest _MIN_SUPERSEDED go, oldest first, once the
+    timeline and threads are cut; current lines never go; each claim's source counts."""
+    from brainfs.dream import pages as P
+    from brainfs.dream.synth import Claim
+
+    now = [Claim(f"fact {i}", f"sessions/s{i}/transcript.md#D1:1", None, "Now") for i in range(5)]
+    old = [Claim(f"old value {i:03d}", f"sessions/o{i}/transcript.md#D1:1", f"2026-01-{1 + i % 28:02d}",
+                 "Superseded") for i in range(60)]
+    kept = P.fit(now + old, 3000)
+    assert all(c in kept for c in now)
+    left = [c for c in kept if c.section == "Superseded"]
+    assert P._MIN_SUPERSEDED <= len(left) < 60
+    cut = [c for c in old if c not in left]
+    assert max(c.date for c in cut) <= min(c.date for c in left)
+    # the sources count: without them all 65 claims would fit in 3,000 characters
+    assert sum(len(c.text) + 25 for c in now + old) < 3000
