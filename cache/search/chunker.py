@@ -261,7 +261,9 @@ def split_frontmatter(text: str) -> tuple[dict[str, Any] | None, str, bool]:
     try:
         import yaml  # PyYAML, a dependency of python-frontmatter
 
-        meta = yaml.safe_load(block)
+        # libyaml's loader where PyYAML was built with it: the same safe subset, and
+        # reading every page's frontmatter was half of an incremental dream run.
+        meta = yaml.load(block, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except Exception:  # noqa: BLE001 - any YAML failure (scanner, recursion, …) = malformed
         return None, text, True
     if meta is None:
