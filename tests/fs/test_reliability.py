@@ -57,6 +57,7 @@ CONSISTENCY = re.compile(r"consistency check: (\d+) temp files removed, (\d+) da
                          r"for refetch, (\d+) journal entries restored, (\d+) stale journal entries "
                          r"dropped, (\d+) orphan blobs removed, (?:\d+) interrupted commits "
                          r"completed, (?:\d+) interrupted deletes restored, "
+                         r"(?:\d+) uncommitted writes recovered, "
                          r"(\d+) unrecoverable dirty files")
 
 #: What the module measured, printed at the end (``pytest -s``) and in the report.
