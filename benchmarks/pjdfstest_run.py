@@ -451,6 +451,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", required=True, type=Path, metavar="DIR",
                    help="where the logs and the report go (must be empty or new)")
     p.add_argument("--systems", default=",".join(SYSTEMS), help="brainfs, rclone or both (default)")
+    p.add_argument("--commit", choices=("close", "quiet"), default="close",
+                   help="brainfs's commit mode (BRAINFS_COMMIT; see fs/SEMANTICS.md)")
     p.add_argument("--timeout-per-file", type=float, default=300.0, metavar="SECONDS",
                    help="a test file still running after this is killed; its unrun tests fail")
     return p.parse_args(argv)
@@ -527,7 +529,8 @@ class Children:
         return {name: proc.poll() for name, proc in self.procs.items()}
 
 
-def setup_mounts(systems: list[str], tmp: Path, out: Path, children: Children) -> dict[str, Path]:
+def setup_mounts(systems: list[str], tmp: Path, out: Path, children: Children,
+                 commit: str = "close") -> dict[str, Path]:
     """Start the server, import the seed, mount each system; {system: mountpoint}."""
     from brainfs.backend.config import Config
     from brainfs.backend.server import free_port, rclone_binary, wait_for_port
@@ -536,7 +539,7 @@ def setup_mounts(systems: list[str], tmp: Path, out: Path, children: Children) -
     url = f"http://127.0.0.1:{port}"
     env = child_env(AWS_ENDPOINT_URL=url,
                     # pjdfstest never recalls: no embedding model loaded in the daemon.
-                    BRAINFS_RECALL_WARMUP="0")
+                    BRAINFS_RECALL_WARMUP="0", BRAINFS_COMMIT=commit)
     server = children.start("s3 server", brainfs_cmd("s3", "serve", "--root", str(tmp / "s3"),
                                                      "--port", str(port)),
                             out / "s3-server.log", env)
@@ -639,7 +642,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             # Steps run as uid 65534 from inside the mounts: their parents must be searchable.
             tmp.chmod(0o755)
-            mounts = setup_mounts(systems, tmp, out, children)
+            mounts = setup_mounts(systems, tmp, out, children, args.commit)
             run_groups(run, src, mounts, out, args.timeout_per_file, children)
         except (KeyboardInterrupt, Stopped) as e:
             why = "SIGINT" if isinstance(e, KeyboardInterrupt) else str(e)
