@@ -118,13 +118,7 @@ class Shadows:
             # The base is read before the copy: a relist that lands while the copy is made
             # then makes the upload a conflict instead of a silent overwrite.
             base = row.etag if row is not None else ""
-            tmp = await trio.to_thread.run_sync(self.ws.blobs.new_shadow, path, not truncate)
-            if self.record:
-                try:
-                    self.ws.record_shadow(path, tmp, base)
-                except BaseException:
-                    unlink_quiet(tmp)
-                    raise
+            tmp = await trio.to_thread.run_sync(self._new_tmp, path, not truncate, base)
             shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
             self.writing[path] = shadow
         finally:
@@ -132,6 +126,18 @@ class Shadows:
             del self._making[path]
             made.set()
         return shadow
+
+    def _new_tmp(self, path: str, copy_current: bool, base: str) -> str:
+        """A new shadow file for ``path``, recorded in the catalog when shadows are
+        (blocking: a copy and, with ``record``, a catalog transaction)."""
+        tmp = self.ws.blobs.new_shadow(path, copy_current)
+        if self.record:
+            try:
+                self.ws.record_shadow(path, tmp, base)
+            except BaseException:
+                unlink_quiet(tmp)
+                raise
+        return tmp
 
     def discard(self, path: str) -> None:
         """Drop the shadow of ``path`` uncommitted."""
