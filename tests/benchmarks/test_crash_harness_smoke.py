@@ -30,21 +30,29 @@ def _mounts_under(root: Path) -> list[str]:
         return [p[1] for p in (line.split() for line in f) if len(p) > 1 and p[1].startswith(base)]
 
 
-@pytest.mark.timeout(300)
-def test_crash_harness_runs_a_few_cycles(tmp_path: Path) -> None:
+def _run_harness(tmp_path: Path, *args: str) -> tuple[Path, Path, str]:
+    """Run ``python -m benchmarks.crash_harness ARGS`` into tmp_path/results with its work
+    directory in tmp_path/work (skipped where FUSE cannot mount); returns the results
+    directory, the work directory and the output for assertion messages. Exit 0 (no defect)
+    and 1 (defects found: a finding, not a harness failure) both pass; 2 fails."""
     if shutil.which("fusermount3") is None:
         pytest.skip("fusermount3 is not installed")
     out, work = tmp_path / "results", tmp_path / "work"
     work.mkdir()
     proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.crash_harness", "--cycles", "4", "--seed", "3",
-         "--target", "both", "--max-size", "65536", "--fresh-every", "4", "--out", str(out),
+        [sys.executable, "-m", "benchmarks.crash_harness", *args, "--out", str(out),
          "--work", str(work)],
         cwd=REPO, capture_output=True, text=True, timeout=280,
     )
     log = f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
-    # 0: no defect, 1: defects found (a finding, not a harness failure), 2: harness failed
     assert proc.returncode in (0, 1), log
+    return out, work, log
+
+
+@pytest.mark.timeout(300)
+def test_crash_harness_runs_a_few_cycles(tmp_path: Path) -> None:
+    out, work, log = _run_harness(tmp_path, "--cycles", "4", "--seed", "3", "--target", "both",
+                                  "--max-size", "65536", "--fresh-every", "4")
     data = json.loads((out / "crash-4-seed3.json").read_text())
     md = (out / "crash-4-seed3.md").read_text()
     assert [r["target"] for r in data["results"]] == ["brainfs", "rclone"]
@@ -71,18 +79,8 @@ def test_crash_harness_runs_a_few_cycles(tmp_path: Path) -> None:
 def test_crash_harness_runs_link_cycles(tmp_path: Path) -> None:
     """Link operations only, against brainfs: made, renamed and unlinked through a real
     mount, killed, and read back from the mount, the bucket and a fresh cache."""
-    if shutil.which("fusermount3") is None:
-        pytest.skip("fusermount3 is not installed")
-    out, work = tmp_path / "results", tmp_path / "work"
-    work.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.crash_harness", "--cycles", "5", "--seed", "8",
-         "--target", "brainfs", "--ops", "symlink,rename_link,unlink_link", "--fresh-every", "5",
-         "--out", str(out), "--work", str(work)],
-        cwd=REPO, capture_output=True, text=True, timeout=280,
-    )
-    log = f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
-    assert proc.returncode in (0, 1), log
+    out, work, log = _run_harness(tmp_path, "--cycles", "5", "--seed", "8", "--target", "brainfs",
+                                  "--ops", "symlink,rename_link,unlink_link", "--fresh-every", "5")
     [r] = json.loads((out / "crash-5-seed8-brainfs.json").read_text())["results"]
     assert r["error"] is None and r["cycles"] == 5 and r["links"], log
     assert set(r["ops"]) <= {"symlink", "rename_link", "unlink_link"} and r["ops"].get("symlink"), r["ops"]
@@ -154,18 +152,9 @@ def test_link_operations_are_about_a_tenth() -> None:
 def test_crash_harness_runs_quiet_commits(tmp_path: Path) -> None:
     """brainfs with quiet commits, half the writes ending with close alone: the harness
     runs to the end and says which mode it ran."""
-    if shutil.which("fusermount3") is None:
-        pytest.skip("fusermount3 is not installed")
-    out, work = tmp_path / "results", tmp_path / "work"
-    work.mkdir()
-    proc = subprocess.run(
-        [sys.executable, "-m", "benchmarks.crash_harness", "--cycles", "4", "--seed", "5",
-         "--target", "brainfs", "--commit", "quiet", "--close-only", "0.5",
-         "--max-size", "65536", "--fresh-every", "4", "--out", str(out), "--work", str(work)],
-        cwd=REPO, capture_output=True, text=True, timeout=280,
-    )
-    log = f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-6000:]}"
-    assert proc.returncode in (0, 1), log
+    out, _work, log = _run_harness(tmp_path, "--cycles", "4", "--seed", "5", "--target", "brainfs",
+                                   "--commit", "quiet", "--close-only", "0.5",
+                                   "--max-size", "65536", "--fresh-every", "4")
     [r] = json.loads((out / "crash-4-seed5-brainfs.json").read_text())["results"]
     assert r["error"] is None and r["cycles"] == 4, log
     md = (out / "crash-4-seed5-brainfs.md").read_text()
