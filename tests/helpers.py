@@ -282,9 +282,11 @@ class BowEmbedder:
     floor of 1e-3, rows normalised): plumbing only, it knows no meaning (the real model is
     tested in tests/tools/test_locomo.py)."""
 
-    def __init__(self, dim: int = 32, name: str = "test-fake-bow") -> None:
+    def __init__(self, dim: int = 32, name: str = "test-fake-bow", words: str = r"[a-z]+") -> None:
         self.dim = dim
         self.name = name
+        #: what counts as a word (a pattern over the lower-cased text)
+        self.words = words
 
     def embed(self, texts: list[str]):
         import re
@@ -294,6 +296,6 @@ class BowEmbedder:
 
         out = np.full((len(texts), self.dim), 1e-3, dtype=np.float32)
         for i, t in enumerate(texts):
-            for w in re.findall(r"[a-z]+", t.lower()):
+            for w in re.findall(self.words, t.lower()):
                 out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
         return out / np.linalg.norm(out, axis=1, keepdims=True)
