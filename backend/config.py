@@ -134,6 +134,11 @@ class Config:
     #: Take the preload from the packed object ``.brainfs/preload.pack`` when it is there
     #: (one GET instead of one per file; entries whose ETag changed are fetched singly).
     preload_pack: bool = True
+    #: With the pack: the mount is usable once the pack is downloaded. Its files are listed
+    #: at once and written to disk while the mount serves (a read of one not written yet
+    #: writes it first, from memory); creating thousands of files is what made a large
+    #: mount slow. False: every file is on disk before the mount is usable.
+    preload_unpack_background: bool = True
     #: Declare the mount usable at once and preload while serving (a lookup of a file not
     #: yet fetched fetches it on the spot, as for any remote file).
     preload_in_background: bool = False

@@ -36,6 +36,10 @@ from .recall import RecallService
 
 log = logging.getLogger("brainfs.mount")
 
+#: Pack files written to disk per step while the mount serves: a read of a file in the
+#: step under way waits for the step (about 50 ms for 256 small files).
+UNPACK_BATCH = 256
+
 
 def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
              status: StatusFn | None = None) -> Ops:
@@ -95,6 +99,8 @@ class Daemon:
         #: brainfs's own objects in the last listing (the final snapshot keeps them)
         self._internal_objs: list = []
         self._nursery: trio.Nursery | None = None
+        #: preloaded files listed from the pack, to write to disk once serving
+        self._unpack_later: list[str] = []
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -139,19 +145,29 @@ class Daemon:
             log.info("ready (preload continues in the background): %s", self.timings)
             return
         self.progress("preload", 0, len(plan))
-        packed: list = []
+        packed: list[str] = []
         rest = plan
-        if plan and self.cfg.preload_pack:
-            packed, rest = ws.fetch_pack(plan)
-            self.progress("preload", len(packed), len(plan))
-        results = ws.fetch(rest, on_progress=lambda n: self.progress("preload", len(packed) + n, len(plan)))
-        errors = ws.apply_fetched(packed + results)
+        pack = ws.load_pack() if plan and self.cfg.preload_pack else None
+        if pack is not None:
+            packed, rest = ws.use_pack(pack, plan)
+            del pack  # the working set holds it until it is unpacked
+        if packed and self.cfg.preload_unpack_background:
+            # Listed already and read from memory until unpacked: serve() unpacks them.
+            self._unpack_later = packed
+            fetch = rest
+        else:
+            fetch = packed + rest
+        results = ws.fetch(fetch, on_progress=lambda n: self.progress("preload", n, len(plan)))
+        errors = ws.apply_fetched(results)
+        if not self._unpack_later:
+            ws.drop_pack()
         ws.evict()
         for p, e in list(errors.items())[:10]:
             log.warning("preload of %s failed: %s", p, e)
         t3 = time.monotonic()
         self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": t3 - t2,
                         "preload_files": len(plan), "preload_from_pack": len(packed),
+                        "preload_unpacking": len(self._unpack_later),
                         "preload_errors": len(errors), "listing_from": self.listing_source}
         log.info("ready: %s", self.timings)
 
@@ -249,6 +265,8 @@ class Daemon:
                 nursery.start_soon(self._keep_snapshot, objs)
             if self.cfg.preload_in_background:
                 nursery.start_soon(self._background_preload)
+            if self._unpack_later:
+                nursery.start_soon(self._unpack_preload)
             if self.cfg.dream_interval_seconds > 0 or self.cfg.dream_after_sessions > 0:
                 nursery.start_soon(self._dreamer)
             nursery.start_soon(self._wiki_history)
@@ -365,6 +383,24 @@ class Daemon:
                 await trio.to_thread.run_sync(fetch_wiki_history, self.store, self.cache_dir)
             except Exception as e:  # noqa: BLE001
                 log.warning("after dream: %s", e)
+
+    async def _unpack_preload(self) -> None:
+        """Write the pack's files to disk while the mount serves, a batch at a time, so a
+        read of one waits for at most one batch; then free the pack."""
+        assert self.ws is not None and self.ops is not None
+        todo, self._unpack_later = self._unpack_later, []
+        t0 = time.monotonic()
+        errors: dict[str, Exception] = {}
+        try:
+            for i in range(0, len(todo), UNPACK_BATCH):
+                errors.update(await self.ops.materialize(todo[i : i + UNPACK_BATCH]))
+        finally:
+            self.ws.drop_pack()
+        self.timings["unpack_s"] = time.monotonic() - t0
+        self.timings["preload_errors"] += len(errors)
+        for p, e in list(errors.items())[:10]:
+            log.warning("preload of %s failed: %s", p, e)
+        log.info("preload unpacked: %d files in %.1f s", len(todo), self.timings["unpack_s"])
 
     async def _background_preload(self) -> None:
         assert self.ws is not None and self.ops is not None

@@ -33,21 +33,67 @@ def encode(entries: list[tuple[str, str, bytes]]) -> bytes:
     return b"".join([MAGIC, struct.pack(">Q", len(manifest)), manifest, *(d for _, _, d in entries)])
 
 
-def decode(blob: bytes) -> Iterator[tuple[str, str, bytes]]:
-    """Entries of a pack; raises Corrupt on a malformed one."""
+def index(blob: bytes) -> dict[str, tuple[str, int, int]]:
+    """Where each entry of a pack lies: path -> (etag, start, end). Raises Corrupt on a
+    malformed pack."""
     if blob[:8] != MAGIC or len(blob) < 16:
         raise Corrupt("preload pack: bad header")
     (mlen,) = struct.unpack(">Q", blob[8:16])
     try:
         manifest = json.loads(blob[16 : 16 + mlen])
-    except ValueError:
+        off = 16 + mlen
+        out: dict[str, tuple[str, int, int]] = {}
+        for path, etag, size in manifest:
+            out[str(path)] = (str(etag), off, off + int(size))
+            off += int(size)
+    except (ValueError, TypeError):
         raise Corrupt("preload pack: bad manifest") from None
-    off = 16 + mlen
-    if off + sum(int(size) for _, _, size in manifest) != len(blob):
+    if off != len(blob):
         raise Corrupt("preload pack: sizes do not add up")
-    for path, etag, size in manifest:
-        yield path, etag, blob[off : off + size]
-        off += size
+    return out
+
+
+def decode(blob: bytes) -> Iterator[tuple[str, str, bytes]]:
+    """Entries of a pack; raises Corrupt on a malformed one."""
+    for path, (etag, start, end) in index(blob).items():
+        yield path, etag, blob[start:end]
+
+
+class PackView:
+    """A downloaded pack held in memory, answering for its entries by path until the
+    mount has unpacked them to disk. Immutable, so worker threads read it without locks."""
+
+    def __init__(self, blob: bytes) -> None:
+        self._blob = blob
+        self._at = index(blob)
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._at
+
+    def holds(self, path: str, etag: str) -> bool:
+        """Whether the pack holds ``path`` at exactly ``etag`` (a stale entry is never
+        served)."""
+        at = self._at.get(path)
+        return at is not None and bool(etag) and at[0] == etag
+
+    def get(self, path: str, etag: str) -> bytes | None:
+        """The entry's bytes when the pack :meth:`holds` ``path`` at ``etag``, else None."""
+        if not self.holds(path, etag):
+            return None
+        _, start, end = self._at[path]
+        return self._blob[start:end]
+
+
+def load_pack(store: ObjectStore) -> PackView | None:
+    """The bucket's pack, or None when there is none (blocking; raises BackendError)."""
+    try:
+        blob, _ = store.get(PACK_KEY)
+    except NoSuchKey:
+        return None
+    return PackView(blob)
 
 
 def read_pack(store: ObjectStore) -> list[tuple[str, str, bytes]] | None:

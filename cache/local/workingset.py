@@ -33,7 +33,7 @@ from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore
 
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
-from .pack import read_pack, select_preload
+from .pack import PackView, load_pack, select_preload
 from .catalog import Attrs, Catalog, FileRow, JournalRow
 
 log = logging.getLogger(__name__)
@@ -230,6 +230,13 @@ class WorkingSet:
         self._uploaded_at: dict[str, float] = {}
         #: modes and owners given in the mount, by path (files and directories)
         self.attrs: dict[str, Attrs] = self.catalog.all_attrs()
+        #: the preload pack, held in memory while its files are unpacked to disk (a mount
+        #: is usable before they are: see :meth:`use_pack`)
+        self._pack: PackView | None = None
+        #: non-local files listed because the pack holds them, and how many of them each
+        #: directory has beneath it (they count as local for readdir)
+        self._packed: set[str] = set()
+        self._packed_dirs: Counter[str] = Counter()
         for row in self.catalog.all_files():
             self._insert(row)
         for d in self.local_dirs:
@@ -286,9 +293,21 @@ class WorkingSet:
 
     def _count_local(self, row: FileRow, sign: int) -> None:
         self.local_bytes += sign * row.size
+        # A packed file unpacked was listed already: its directories' listings stay.
+        listed = sign > 0 and self._unpack(row.path)
         for a in ancestors(row.path):
             self._vis[a] += sign
-            self._listing_changed(a)
+            if not listed:
+                self._listing_changed(a)
+
+    def _unpack(self, path: str) -> bool:
+        """Stop listing ``path`` on the pack's behalf; whether it was."""
+        if path not in self._packed:
+            return False
+        self._packed.discard(path)
+        for a in ancestors(path):
+            self._packed_dirs[a] -= 1
+        return True
 
     def _remove(self, path: str, keep_parent: bool = False) -> FileRow | None:
         """Take ``path`` out of the tree. ``keep_parent``: the user removed it, so an
@@ -299,6 +318,9 @@ class WorkingSet:
             return None
         if row.is_local:
             self._count_local(row, -1)
+        elif self._unpack(path):
+            for a in ancestors(path):
+                self._listing_changed(a)
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
         if self.listing_all:
@@ -416,7 +438,7 @@ class WorkingSet:
     def visible_dir(self, path: str) -> bool:
         """Whether readdir shows this directory (it holds part of the working set)."""
         return (path == "" or self._vis[path] > 0 or path in self.local_dirs
-                or (self.listing_all and path in self.children))
+                or (self.listing_all and path in self.children) or self._packed_dirs[path] > 0)
 
     def listdir(self, path: str) -> list[tuple[str, bool]]:
         """The working-set entries of a directory: sorted (name, is_dir) pairs."""
@@ -428,7 +450,7 @@ class WorkingSet:
             child = f"{path}/{name}" if path else name
             row = self.files.get(child)
             if row is not None:
-                if row.is_local or self.listing_all:
+                if row.is_local or self.listing_all or child in self._packed:
                     out.append((name, False))
             elif self.visible_dir(child):
                 out.append((name, True))
@@ -441,6 +463,7 @@ class WorkingSet:
             "files": len(self.files),
             "local_files": states["local"] + states["dirty"],
             "remote_files": states["remote"],
+            "unpacking_files": len(self._packed),
             "dirty_files": states["dirty"],
             "pending_uploads": len(self.catalog.journal()),
             "local_bytes": self.local_bytes,
@@ -674,14 +697,37 @@ class WorkingSet:
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
-        """Download ``paths`` in parallel into blobs (blocking; no shared state touched).
+        """Bring ``paths`` into blobs (blocking; no shared state touched): from the
+        preload pack when it holds a path at the catalog's ETag, else by parallel GETs.
 
         Thread-safe with respect to the owner thread: results are applied later by
         :meth:`apply_fetched`.
         """
+        results: list[FetchResult] = []
+        remote: list[str] = []
+        pack = self._pack
+
+        def note(r: FetchResult) -> None:
+            results.append(r)
+            if on_progress is not None:
+                on_progress(len(results))
+
+        for path in paths:
+            row = self.files.get(path)
+            data = pack.get(path, row.etag) if pack is not None and row is not None else None
+            if data is None:
+                remote.append(path)
+                continue
+            try:
+                tmp, h = self.blobs.stage(data, durable=False)
+            except OSError as e:  # a full disk: the read fails, the mount goes on
+                note(FetchResult(path, error=e))
+            else:
+                note(FetchResult(path, len(data), row.etag, h, tmp=tmp))
+        if not remote:
+            return results
         if self.store is None:
             raise CacheError("no backend")
-        results: list[FetchResult] = []
 
         def stage(path: str, data: bytes) -> tuple[int, str, str]:
             tmp, h = self.blobs.stage(data, durable=False)
@@ -689,37 +735,60 @@ class WorkingSet:
 
         def done(path: str, out, etag: str, err) -> None:
             if err is not None:
-                results.append(FetchResult(path, error=err))
+                note(FetchResult(path, error=err))
             else:
                 size, h, tmp = out
-                results.append(FetchResult(path, size, etag, h, tmp=tmp))
-            if on_progress is not None:
-                on_progress(len(results))
+                note(FetchResult(path, size, etag, h, tmp=tmp))
 
-        self.store.get_many(list(paths), done, work=stage)
+        self.store.get_many(remote, done, work=stage)
         return results
 
-    def fetch_pack(self, paths: Iterable[str]) -> tuple[list[FetchResult], list[str]]:
-        """Take what the packed preload object holds of ``paths`` in one GET (blocking; no
-        shared state touched). Returns (results, paths still to fetch one by one).
-
-        Only entries whose ETag equals the catalog's are used: a stale pack never serves
-        old content."""
-        want = {p: self.files[p].etag for p in paths if p in self.files}
-        results: list[FetchResult] = []
+    def load_pack(self) -> PackView | None:
+        """Download the preload pack (blocking; no shared state touched). None when the
+        bucket has none or it cannot be read (the files are then fetched one by one)."""
+        if self.store is None:
+            return None
         try:
-            pack = read_pack(self.store) if self.store is not None else None
+            return load_pack(self.store)
         except BackendError as e:
             log.warning("preload pack unreadable, fetching files one by one: %s", e)
-            pack = None
-        if pack is None:
-            return results, list(want)
-        for path, etag, data in pack:
-            if want.get(path) == etag and etag:
-                tmp, h = self.blobs.stage(data, durable=False)
-                results.append(FetchResult(path, len(data), etag, h, tmp=tmp))
-                del want[path]
-        return results, list(want)
+            return None
+
+    def use_pack(self, pack: PackView, paths: Iterable[str]) -> tuple[list[str], list[str]]:
+        """Serve ``paths`` from ``pack`` from now on: each one it holds at the catalog's
+        ETag is listed at once, as if local, and unpacked to disk on first use or by
+        :meth:`fetch` in the background. Returns (paths the pack serves, the rest)."""
+        served: list[str] = []
+        rest: list[str] = []
+        for p in paths:
+            row = self.files.get(p)
+            if row is None or row.is_local or not pack.holds(p, row.etag):
+                rest.append(p)
+                continue
+            served.append(p)
+            if p not in self._packed:
+                self._packed.add(p)
+                for a in ancestors(p):
+                    self._packed_dirs[a] += 1
+                    self._listing_changed(a)
+        if served:
+            self._pack = pack
+        return served, rest
+
+    def drop_pack(self) -> None:
+        """Free the pack once its files are unpacked; a file it still holds (its unpacking
+        failed) is listed again only once fetched."""
+        self._pack = None
+        for p in list(self._packed):
+            self._unpack(p)
+            for a in ancestors(p):
+                self._listing_changed(a)
+        self._packed_dirs.clear()
+
+    @property
+    def packed(self) -> int:
+        """Files listed from the pack and not unpacked yet."""
+        return len(self._packed)
 
     def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
         """Record fetched files as local; returns the errors by path."""

@@ -1070,12 +1070,51 @@ def test_preload_pack_serves_only_current_entries(ws: WorkingSet, store: ObjectS
     assert sorted(p for p, _, _ in read_pack(store)) == ["GUIDE.md", "knowledge/a.md", "knowledge/b.md"]
     store.put("knowledge/b.md", b"B2")          # the pack is now stale for b
     ws.sync_listing(store.list())
-    got, rest = ws.fetch_pack(ws.preload_plan())
-    assert sorted(r.path for r in got) == ["GUIDE.md", "knowledge/a.md"]
+    pack = ws.load_pack()
+    assert pack is not None
+    got, rest = ws.use_pack(pack, ws.preload_plan())
+    assert sorted(got) == ["GUIDE.md", "knowledge/a.md"]
     assert rest == ["knowledge/b.md"]
-    ws.apply_fetched(got + ws.fetch(rest))
+    ws.apply_fetched(ws.fetch(got + rest))
     assert content(ws, "knowledge/a.md") == b"A1" and content(ws, "knowledge/b.md") == b"B2"
 
+
+@s3
+def test_packed_files_are_listed_and_read_before_they_are_unpacked(ws: WorkingSet, store: ObjectStore,
+                                                                   cfg: Config) -> None:
+    """A mount is usable once the pack is in memory: its files are listed at once and read
+    from the pack, with no GET (the objects are gone from the bucket here), until unpacked."""
+    from brainfs.cache.local.pack import build_pack
+
+    seed(store, {"knowledge/a.md": b"A1", "knowledge/deep/c.md": b"C1", "GUIDE.md": b"G",
+                 "sessions/s1/transcript.md": b"T" * 10})
+    build_pack(store, cfg)
+    ws.sync_listing(store.list())
+    pack = ws.load_pack()
+    served, rest = ws.use_pack(pack, ws.preload_plan())
+    assert sorted(served) == ["GUIDE.md", "knowledge/a.md", "knowledge/deep/c.md",
+                              "sessions/s1/transcript.md"] and rest == []
+    assert all(not ws.get(p).is_local for p in served)
+    assert ws.listdir("") == [("GUIDE.md", False), ("knowledge", True), ("sessions", True)]
+    assert ws.listdir("knowledge") == [("a.md", False), ("deep", True)]
+    assert ws.status()["unpacking_files"] == 4
+    for p in served:
+        store.delete(p)
+    errors = ws.apply_fetched(ws.fetch(["knowledge/a.md", "knowledge/deep/c.md"]))
+    assert errors == {}
+    assert content(ws, "knowledge/a.md") == b"A1" and content(ws, "knowledge/deep/c.md") == b"C1"
+    assert ws.status()["unpacking_files"] == 2
+    assert ws.listdir("knowledge") == [("a.md", False), ("deep", True)]
+    # A packed file removed before it was unpacked is listed no more (its directory stays,
+    # emptied by the user, as on a local disk).
+    ws.unlink("sessions/s1/transcript.md")
+    assert ws.listdir("sessions/s1") == []
+    # Dropping the pack lists only what is on disk; what it still held is fetched again
+    # (here: the bucket no longer has it, so it fails, as any remote read would).
+    ws.drop_pack()
+    assert ws.status()["unpacking_files"] == 0
+    assert ws.listdir("") == [("knowledge", True), ("sessions", True)]
+    assert "GUIDE.md" in ws.apply_fetched(ws.fetch(["GUIDE.md"]))
 
 
 @s3

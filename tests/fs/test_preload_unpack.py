@@ -1,0 +1,115 @@
+"""The preload pack at mount: the mount is usable once the pack is downloaded; its files
+are listed at once, read from the pack until written to disk, and written to disk while the
+mount serves (``preload_unpack_background``, the default)."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from benchmarks.s3proxy import FaultPlan
+from brainfs.backend.config import Config
+from brainfs.backend.keys import CorpusURL
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.local.pack import build_pack
+
+from helpers import wait_for
+
+pytestmark = pytest.mark.s3
+
+#: Enough pages that writing them to disk outlasts the mount's return by a good margin.
+PAGES = 1500
+
+
+def _page(i: int) -> bytes:
+    return f"---\ntitle: page {i}\n---\n\nfact number {i} about the atlas\n".encode()
+
+
+def _seed(store: ObjectStore, cfg: Config) -> dict[str, bytes]:
+    """Pages, a guide and a transcript in the bucket, the pack built; then one page
+    rewritten, so the pack holds a stale copy of it."""
+    files = {f"knowledge/p{i:04d}.md": _page(i) for i in range(PAGES)}
+    files["GUIDE.md"] = b"the guide\n"
+    files["sessions/2026-01-02-a/transcript.md"] = b"[D1:1] Mara: hello\n"
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda kv: store.put(kv[0], kv[1]), files.items()))
+    build_pack(store, cfg)
+    files["knowledge/p0007.md"] = b"rewritten after the pack was built\n"
+    store.put("knowledge/p0007.md", files["knowledge/p0007.md"])
+    return files
+
+
+def test_the_pack_is_listed_and_read_at_once_and_survives_a_dead_bucket(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter, proxy) -> None:
+    files = _seed(store, cfg)
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=3.0, max_attempts=1))
+    mp = m.mountpoint
+    startup = m.status()["startup"]
+    # Everything but the stale page came from the pack, and is written to disk after the
+    # mount answered; the stale page was fetched by itself before.
+    assert startup["preload_from_pack"] == len(files) - 1
+    assert startup["preload_unpacking"] == len(files) - 1
+    # Listed at once, whether written to disk yet or not.
+    assert sorted(os.listdir(mp / "knowledge")) == sorted(
+        p.removeprefix("knowledge/") for p in files if p.startswith("knowledge/"))
+    assert (mp / "knowledge/p0007.md").read_bytes() == files["knowledge/p0007.md"]
+    # The bucket stops answering reads: every preloaded file still reads whole, from the
+    # pack or from disk.
+    proxy.set_faults(FaultPlan(error_rate=1.0, methods=frozenset({"GET"})))
+    for path, data in files.items():
+        assert (mp / path).read_bytes() == data, path
+    wait_for(lambda: m.status()["unpacking_files"] == 0, what="the pack unpacked")
+    st = m.status()
+    assert st["local_files"] == len(files)
+    assert st["startup"]["preload_errors"] == 0
+    proxy.set_faults(None)
+    assert m.stop() == 0
+
+
+def test_writes_before_the_pack_is_unpacked_win(corpus: CorpusURL, store: ObjectStore,
+                                                cfg: Config, mounter) -> None:
+    """Appending to, removing and renaming packed files right after the mount: the writes
+    stand once the rest is unpacked, and reach the bucket."""
+    files = _seed(store, cfg)
+    m = mounter(corpus)
+    mp = m.mountpoint
+    names = [f"knowledge/p{i:04d}.md" for i in range(PAGES - 1, PAGES - 31, -1)]
+    appended, removed, renamed = names[:10], names[10:20], names[20:30]
+    for p in appended:
+        with open(mp / p, "ab") as f:
+            f.write(b"one more line\n")
+    for p in removed:
+        os.unlink(mp / p)
+    for p in renamed:
+        os.rename(mp / p, mp / (p + ".old"))
+    wait_for(lambda: m.status()["unpacking_files"] == 0, what="the pack unpacked")
+    listed = set(os.listdir(mp / "knowledge"))
+    for p in appended:
+        assert (mp / p).read_bytes() == files[p] + b"one more line\n"
+    for p in removed:
+        assert Path(p).name not in listed
+    for p in renamed:
+        assert Path(p).name not in listed
+        assert (mp / (p + ".old")).read_bytes() == files[p]
+    assert m.stop() == 0
+    for p in appended:
+        assert store.get(p)[0] == files[p] + b"one more line\n"
+    keys = {o.path for o in store.list()}
+    assert not keys & set(removed) and not keys & set(renamed)
+    assert {p + ".old" for p in renamed} <= keys
+
+
+def test_unpacking_before_the_mount_answers_when_asked(corpus: CorpusURL, store: ObjectStore,
+                                                       cfg: Config, mounter) -> None:
+    files = _seed(store, cfg)
+    m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_UNPACK_BACKGROUND": "false"})
+    st = m.status()
+    assert st["startup"]["preload_unpacking"] == 0
+    assert st["startup"]["preload_from_pack"] == len(files) - 1
+    assert st["local_files"] == len(files)
+    assert st["unpacking_files"] == 0
+    assert (m.mountpoint / "knowledge/p0007.md").read_bytes() == files["knowledge/p0007.md"]
+    assert m.stop() == 0
