@@ -18,6 +18,7 @@ import logging
 import re
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -39,6 +40,7 @@ from .progress import Progress
 from .settings import Settings, default_skill, settings_from
 from .state import STATE_PATH, STATE_VERSION, DreamState
 from .synth import DeterministicSynthesizer, Synthesizer
+from .threads import page_topics
 from .validate import CITE_ANY_RE, INDEX_PATH, CorpusView, Problem, validate_tree
 from .verify import Verifier
 from .wiki import SESSIONS_INDEX, WikiInfo, build_wiki, forgotten_by
@@ -323,7 +325,8 @@ def write_wiki(run: _Run) -> None:
     tree, listing, state, reasons = run.tree, run.listing, run.state, run.reasons
     run.prog.phase("writing the wiki")
     run.phrases = phrases = forget_phrases(tree, listing)
-    files, rs, info = build_wiki(state, phrases, run.cfg, run.synth)
+    topics_of = _published_topics(tree, listing)
+    files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of)
     for e in run.hand_edits:
         reasons[e.path].append(e.describe())
     # a hand line contradicting its page becomes a correction event, written by this run
@@ -351,7 +354,7 @@ def write_wiki(run: _Run) -> None:
         reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
             cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))
     if new_cards or external:
-        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth)
+        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of)
         for cp in new_cards:
             card = state.cards[cp]
             reasons[cp].append(f"correction {card['source']}" + (
@@ -367,6 +370,19 @@ def write_wiki(run: _Run) -> None:
         files[ep] = content
         reasons[ep].append(f"hand edit of {meta.get('page')} contradicts a claim of the page")
     run.files, run.info, run.external = files, info, external
+
+
+def _published_topics(tree: Tree, listing: dict[str, str]) -> Callable[[str], list[str]]:
+    """slug → the thread topics of its page as the tree has it, in order (threads.py keeps
+    that order, so a page is not rewritten for whole-wiki counts that moved a little)."""
+    seen: dict[str, list[str]] = {}
+
+    def topics(slug: str) -> list[str]:
+        if slug not in seen:
+            p = f"knowledge/{slug}.md"
+            seen[slug] = page_topics(tree.read(p)) if p in listing else []
+        return seen[slug]
+    return topics
 
 
 # ---- validation and semantic verification

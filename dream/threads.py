@@ -7,25 +7,86 @@ said in at least two sessions. Each mention is cut to ``thread_window_words`` wo
 side of the topic, so one thread holds several sessions' mentions in the size of one
 transcript turn: the cross-session view multi-hop and "when did …" questions need, which a
 page's timeline (one line per turn) does not give at that size.
+
+Hysteresis: a topic's score (sessions × idf) uses whole-wiki counts, so any new fact anywhere
+nudges every score, and a page whose facts did not change would be rewritten for two
+topics trading places. With the page's current topic order given (``previous``, its
+``### topic`` headings as published), the page keeps that order for the topics still there;
+a topic moves above another, or a new one enters a full page in place of the weakest, only
+when its score beats the other's by :data:`MARGIN`. Without a previous order (a first
+run, a new page) the order is the plain ranking.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from . import text as T
 from .settings import Settings
 from .synth import Claim
 
+#: How much a topic's score must exceed another's to pass it (or to take a full page's last
+#: place from it) when the page has an order already: one session more for a topic said in
+#: four. Whole-wiki drift moves scores by a few percent per ten sessions (idf), which this
+#: absorbs; a topic that really grows still rises.
+MARGIN = 0.25
+_THREADS_RE = re.compile(r"^## Threads[ \t]*$(.*?)(?=^## |\Z)", re.M | re.S)
+_TOPIC_RE = re.compile(r"^### (\S+)[ \t]*$", re.M)
+
+
+def page_topics(page_text: str | None) -> list[str]:
+    """The ``### topic`` headings of a page's ``## Threads`` section, in order."""
+    if not page_text:
+        return []
+    m = _THREADS_RE.search(page_text)
+    return _TOPIC_RE.findall(m.group(1)) if m else []
+
+
+def ordered_topics(scores: dict[str, float], previous: Sequence[str], max_topics: int,
+                   margin: float = MARGIN) -> list[str]:
+    """The topics to show, in order: ``scores`` ranked (most first, ties by word) when there
+    is no ``previous`` order; else that order for the topics still scored, each topic (kept
+    ones first, then new ones by rank) placed after the last topic it does not beat by
+    ``margin``, a new one entering a full list only by beating its weakest by ``margin``."""
+    ranked = sorted(scores, key=lambda w: (-scores[w], w))
+    kept = list(dict.fromkeys(w for w in previous if w in scores))
+    if not kept:
+        return ranked[:max_topics]
+    out: list[str] = []
+
+    def place(w: str) -> None:
+        i = len(out)
+        while i > 0 and scores[w] > (1 + margin) * scores[out[i - 1]]:
+            i -= 1
+        out.insert(i, w)
+
+    for w in kept[:max_topics]:
+        place(w)
+    have = set(out)
+    for w in ranked:
+        if w in have:
+            continue
+        if len(out) >= max_topics:
+            # the weakest shown topic (the lowest score; of equals, the one shown last)
+            weakest = min(reversed(range(len(out))), key=lambda i: scores[out[i]])
+            if not scores[w] > (1 + margin) * scores[out[weakest]]:
+                continue
+            del out[weakest]
+        place(w)
+    return out
+
 
 def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, str],
             facts: list[dict], retired: Callable[[dict, str], bool], statement: Callable[[dict], str],
-            ref: Callable[[dict], str], settings: Settings) -> dict[str, list[Claim]]:
+            ref: Callable[[dict], str], settings: Settings,
+            previous: Callable[[str], Sequence[str]] | None = None) -> dict[str, list[Claim]]:
     """Per page slug, its thread claims (section "Threads", ``group`` = the topic word).
     ``retired(fact, slug)``: a fact that no longer holds there (a thread follows what is
-    still true); ``statement(fact)``: the fact in the wiki's words."""
+    still true); ``statement(fact)``: the fact in the wiki's words; ``previous(slug)``: the
+    page's topics as published, in order (see the module docstring), or none."""
     max_topics = settings.thread_max_topics
     max_mentions = settings.thread_max_mentions
     window = settings.thread_window_words
@@ -37,20 +98,23 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
     out: dict[str, list[Claim]] = {}
     for slug in slugs:
         own = set(T.content_words(titles[slug]))
+        shown = list(previous(slug)) if previous is not None else []
+        shown_set = set(shown)
         topics: dict[str, list[dict]] = defaultdict(list)
         for f in by_slug.get(slug, []):
             if retired(f, slug):
                 continue
             for w in T.topic_words(f["text"]) - own:
-                if df[w] <= limit:
+                # a shown topic stays while its share is within the margin of the limit
+                if df[w] <= limit or w in shown_set and df[w] <= (1 + MARGIN) * limit:
                     topics[w].append(f)
         # most sessions first, weighted by rarity (idf): "camping" in 7 sessions before "make" in 8
-        ranked = sorted(((w, fs) for w, fs in topics.items() if len({f["session"] for f in fs}) >= 2),
-                        key=lambda kv: (-len({f["session"] for f in kv[1]})
-                                        * math.log(1 + len(facts) / df[kv[0]]), kv[0]))
+        scores = {w: n * math.log(1 + len(facts) / df[w]) for w, fs in topics.items()
+                  if (n := len({f["session"] for f in fs})) >= 2}
+        ordered = ordered_topics(scores, shown, max_topics)
         claims: list[Claim] = []
-        for w, fs in ranked[:max_topics]:
-            for f in fs[-max_mentions:]:
+        for w in ordered:
+            for f in topics[w][-max_mentions:]:
                 claims.append(Claim(T.fragment(statement(f), w, window), ref(f), f["date"],
                                     "Threads", group=w))
         if claims:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -122,8 +123,11 @@ class _PageInputs(NamedTuple):
 
 
 def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Settings,
-               synth: Synthesizer) -> tuple[dict[str, str], dict[str, list[str]], WikiInfo]:
-    """Render every managed file from the state. Returns (files, reasons, info)."""
+               synth: Synthesizer, previous_topics: Callable[[str], Sequence[str]] | None = None,
+               ) -> tuple[dict[str, str], dict[str, list[str]], WikiInfo]:
+    """Render every managed file from the state. Returns (files, reasons, info).
+    ``previous_topics(slug)``: the page's thread topics as published, in order (threads.py
+    keeps that order unless a topic beats another by a margin); None: plain ranking."""
     w = _Build(state, phrases, settings, synth)
     _summaries(w)
     pool = _pool(w)
@@ -156,7 +160,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
     thread_claims = threads(by_slug, qualifying, titles, pool.facts,
                             lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
-                            lambda f: P.statement(f, subs), P.ref_of, settings)
+                            lambda f: P.statement(f, subs), P.ref_of, settings, previous_topics)
     card_of = {card["source"]: cp for cp, card in state.cards.items() if cp in cards.files}
     last_day = max((f["date"] for f in pool.facts if f.get("date")), default=None)
     inp = _PageInputs(subs, titles, qset, by_slug, co, models, cards, thread_claims, card_of, last_day)
