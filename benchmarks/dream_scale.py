@@ -158,6 +158,10 @@ def one_run(root: Path, embed: bool, settings: dict) -> dict:
         phases = {"orient": round(prog.first_phase_at - t_loaded, 3), **phases,
                   "validate+diff": round(t_dream - (prog.last_done_at or t_dream), 3)}
     state = root / STATE_PATH
+    pages_threads_only = sum(
+        1 for c in res.changes if c.path.startswith("knowledge/") and c.action == "modify"
+        and res.previous.get(c.path) is not None
+        and without_threads(res.previous[c.path]) == without_threads(res.staged[c.path]))
     return {
         "nothing_new": res.nothing_new,
         "load_s": round(t_loaded - t_start, 3),
@@ -170,12 +174,21 @@ def one_run(root: Path, embed: bool, settings: dict) -> dict:
         "pages_written": knowledge.get("add", 0) + knowledge.get("modify", 0),
         "pages_added": knowledge.get("add", 0),
         "pages_deleted": knowledge.get("delete", 0),
+        "pages_threads_only": pages_threads_only,
         "summaries_written": sum(1 for c in res.changes if c.path.endswith("/summary.md")
                                  and c.action != "delete"),
         "state_bytes": state.stat().st_size if state.exists() else 0,
         "stats": {k: v for k, v in res.stats.items() if not isinstance(v, (list, dict))},
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
+
+
+_THREADS_RE = re.compile(r"\n## Threads\n.*?(?=\n## |\Z)", re.S)
+
+
+def without_threads(page: str) -> str:
+    """A page without its ``## Threads`` section (to count pages changed only there)."""
+    return _THREADS_RE.sub("\n", page)
 
 
 def run_child(root: Path, embed: bool, settings: dict, timeout: float | None) -> dict:
@@ -215,7 +228,17 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
     say(f"  first: {row['first']['run_s']:.1f} s, {row['first']['pages_written']} pages, "
         f"peak RSS {row['first']['peak_rss_mib']} MiB")
     row["new_sessions"] = add_sessions(root, NEW_SESSIONS, seed=args.seed + 1000)
+    # the same incremental run without the last run's verification records (every claim
+    # checked again): what it publishes must be what the incremental run publishes
+    again = tmp / f"mem-{files}-all-checked"
+    shutil.copytree(root, again)
+    forget_check_records(again)
     row["incremental"] = run_child(root, args.embed, settings, None)
+    row["incremental_all_checked"] = run_child(again, args.embed, settings, None)
+    row["identical"] = same_files(root, again)
+    shutil.rmtree(again, ignore_errors=True)
+    say(f"  incremental, every claim checked: {row['incremental_all_checked']['run_s']:.1f} s; "
+        f"same files: {row['identical']}")
     say(f"  incremental: {row['incremental']['run_s']:.1f} s, "
         f"{row['incremental']['stats'].get('sessions_read')} sessions read, "
         f"{row['incremental']['pages_written']} pages written")
@@ -224,6 +247,27 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
     row["load_end"] = os.getloadavg()
     shutil.rmtree(root, ignore_errors=True)
     return row
+
+
+def forget_check_records(root: Path) -> None:
+    """Drop the verification records (``checked``) from the state of the memory at ``root``."""
+    from brainfs.dream.state import STATE_PATH
+
+    p = root / STATE_PATH
+    state = json.loads(p.read_text(encoding="utf-8"))
+    state.pop("checked", None)
+    p.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def same_files(a: Path, b: Path) -> bool:
+    """Whether two memory trees hold the same files with the same bytes, dream's state
+    aside (it records the run's time)."""
+    from brainfs.dream.state import STATE_PATH
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+                if p.is_file() and p.relative_to(root).as_posix() != STATE_PATH}
+    return files(a) == files(b)
 
 
 def say(msg: str) -> None:
@@ -251,24 +295,25 @@ def render(data: dict) -> str:
         f"{'embedding model (as `brainfs dream`)' if m['embed'] else 'lexical only'}; extractor "
         f"`{m['extractor']}`. Each run is its own process; budgets lifted (see below).",
         "",
-        "| files | sessions | run | sessions read | run s | pages written | files written | "
-        "peak RSS MiB | state MB | incremental ÷ first |",
-        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| files | sessions | run | sessions read | run s | pages written | of which only Threads | "
+        "files written | peak RSS MiB | state MB | incremental ÷ first |",
+        "|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in data["sizes"]:
         first = r.get("first")
-        for kind in ("first", "incremental", "nothing_new"):
+        for kind in ("first", "incremental", "incremental_all_checked", "nothing_new"):
             x = r.get(kind)
             if x is None:
                 if kind == "first":
                     lines.append(f"| {r['files']:,} | {r['sessions']:,} | first | — | "
-                                 f"> {r['first_timeout_s']:.0f} (stopped) | — | — | — | — | |")
+                                 f"> {r['first_timeout_s']:.0f} (stopped) | — | — | — | — | — | |")
                 continue
             ratio = "" if kind == "first" or not first else f"{x['run_s'] / first['run_s']:.3f}"
             lines.append(
                 f"| {r['files']:,} | {r['sessions']:,} | {kind.replace('_', ' ')} | "
                 f"{x['stats'].get('sessions_read', 0) if not x['nothing_new'] else 0} | "
-                f"{x['run_s']:.2f} | {x['pages_written']} | {x['files_written']} | "
+                f"{x['run_s']:.2f} | {x['pages_written']} | {x.get('pages_threads_only', '—')} | "
+                f"{x['files_written']} | "
                 f"{x['peak_rss_mib']:.0f} | {x['state_bytes'] / 1e6:.1f} | {ratio} |")
     lines += ["", "Phases (seconds, dream's own; `apply` = writing the changed files into the "
               "directory):", "",
@@ -276,7 +321,7 @@ def render(data: dict) -> str:
               "validate+diff | apply | process start (imports, spaCy, model) |",
               "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in data["sizes"]:
-        for kind in ("first", "incremental", "nothing_new"):
+        for kind in ("first", "incremental", "incremental_all_checked", "nothing_new"):
             x = r.get(kind)
             if not x:
                 continue
@@ -288,6 +333,11 @@ def render(data: dict) -> str:
                 cells[0] = f"{x['dream_s']:.2f}"
             lines.append(f"| {r['files']:,} | {kind.replace('_', ' ')} | " + " | ".join(cells)
                          + f" | {x['apply_s']:.2f} | {x['load_s']:.1f} |")
+    lines += ["", "`incremental all checked`: the same incremental run over a copy of the tree "
+              "whose state has no verification records (every claim checked again). Same files "
+              "published by both (byte for byte, the state's run time aside): " + "; ".join(
+                  f"{r['files']:,}: {'yes' if r.get('identical') else 'NO'}"
+                  for r in data["sizes"] if "identical" in r) + "."]
     lines += ["", "Load average (1, 5, 15 min) at the start and end of each size: " + "; ".join(
         f"{r['files']:,}: {' '.join(f'{v:.1f}' for v in r['load_start'])} → "
         f"{' '.join(f'{v:.1f}' for v in r.get('load_end', r['load_start']))}"

@@ -41,8 +41,8 @@ from .settings import Settings, default_skill, settings_from
 from .state import STATE_PATH, STATE_VERSION, DreamState
 from .synth import DeterministicSynthesizer, Synthesizer
 from .threads import page_topics
-from .validate import CITE_ANY_RE, INDEX_PATH, CorpusView, Problem, validate_tree
-from .verify import Verifier
+from .validate import CITE_ANY_RE, INDEX_PATH, CorpusView, Problem, clear_parsed, frontmatter_of, validate_tree
+from .verify import FileVerdict, Verifier, drop_lines
 from .wiki import SESSIONS_INDEX, WikiInfo, build_wiki, forgotten_by
 
 log = logging.getLogger(__name__)
@@ -204,6 +204,7 @@ class _Run:
     citations: int = 0
     share_before: float = 1.0
     share_after: float = 1.0
+    checked_reused: int = 0                # files whose verification was the last run's
     changes: list[Change] = field(default_factory=list)
     previous: dict[str, str | None] = field(default_factory=dict)
 
@@ -221,8 +222,11 @@ def dream(tree: Tree, *, synthesizer: Synthesizer | None = None, embedder=None,
     start_state(run)
     read_sessions(run)
     write_wiki(run)
-    verify_and_validate(run, embedder)
-    diff_against_previous(run)
+    try:
+        verify_and_validate(run, embedder)
+        diff_against_previous(run)
+    finally:
+        clear_parsed()
     return finish(run)
 
 
@@ -269,7 +273,7 @@ def inputs_changed(run: _Run) -> bool:
 
 def start_state(run: _Run) -> None:
     """This run's state: a copy of the last one, with the hand edits folded in."""
-    state = run.prev.copy()
+    state = run.prev.copy_of(run.raw_state)
     state.version = STATE_VERSION
     # A synthesizer that calls a model keeps its answers in the state (by prompt hash): an
     # unchanged page is not asked again and a rerun renders the same bytes.
@@ -503,26 +507,109 @@ def verify_and_validate(run: _Run, embedder) -> None:
     run.problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
 
 
+#: Part of every verification record's key: another value checks every file again (bump it
+#: when what verification reads from a source changes: ``_Sources``, ``verify.py``).
+CHECK_VERSION = "check-v1"
+
+
 def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Problem]) -> Verifier:
     """Each claim of each page and summary against its source; an unsupported one is
-    dropped from the file and reported."""
+    dropped from the file and reported. A file whose text and cited sources are what the
+    last run verified gets that run's verdict again (``state.checked``) instead of each
+    claim checked anew: the same claims against the same source texts, so the same result."""
     files, info, prog = run.files, run.info, run.prog
     verifier = Verifier(embedder, run.cfg.similarity_threshold,
                         run.cfg.lexical_threshold, cache=run.state.verified)
     prog.done(f"{info.pages} pages, {info.facts} facts")
     prog.phase("verifying claims", total=len([p for p in files if _checked(p)]))
+    keys = _CheckKeys(run, sources, verifier)
     for p in sorted(files):
         if _checked(p):
             prog.step()
-            new_text, rejected = verifier.verify_file(p, files[p], sources.text)
+            key = keys.key(p, files[p])
+            old = keys.previous.get(p)
+            if old is not None and old[0] == key:
+                verdict = FileVerdict(old[1], old[2], list(old[3]))
+                verifier.stats.claims += verdict.claims
+                verifier.stats.rejected += verdict.rejected
+                keys.reused += 1
+            else:
+                verdict = verifier.check_file(p, files[p], sources.text)
+            keys.records[p] = [key, verdict.claims, verdict.rejected, verdict.bad_lines]
+            new_text, rejected = drop_lines(files[p], verdict.bad_lines)
             if rejected:
                 files[p] = new_text
                 for ln in rejected:
                     problems.append(Problem(p, "unsupported-claim",
                                             f"dropped, not supported by its source: {ln.strip()[:100]!r}",
                                             "warning"))
-    prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected")
+    run.state.checked = keys.as_state()
+    prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected"
+              + (f" ({keys.reused} files as last run)" if keys.reused else ""))
+    run.checked_reused = keys.reused
     return verifier
+
+
+class _CheckKeys:
+    """The key of one file's verification: a hash of its text and of what each of its
+    sources reads — a transcript's ETag (its turns and date), a hand line's text, a card's
+    text and the user's name — within a context (the verifier's method and thresholds, the
+    role speakers' names). The aliases a turn's source text adds ("Mara = Mara Lind") are
+    the rest: a file citing a turn that contains an alias added, dropped or renamed since
+    the last run is checked again."""
+
+    def __init__(self, run: _Run, sources: _Sources, verifier: Verifier) -> None:
+        self.run, self.sources = run, sources
+        subs, renamed = run.info.subjects, run.info.renamed
+        roles = sorted((spk, name, subs.by_slug[w].title if (w := subs.slug_for(name)) in subs.by_slug else "")
+                       for spk, name in renamed.items())
+        self.context = T.md5_hex(json.dumps([CHECK_VERSION, verifier.stats.method, verifier.sim,
+                                             verifier.lex, roles]))
+        last = run.state.checked or {}
+        same = last.get("context") == self.context
+        self.previous: dict[str, list] = (last.get("files") or {}) if same else {}
+        old_aliases: dict[str, str] = (last.get("aliases") or {}) if same else {}
+        self.aliases = dict(sorted(sources.aliases.items()))
+        self.changed = sorted(a for a in set(self.aliases) | set(old_aliases)
+                              if self.aliases.get(a) != old_aliases.get(a))
+        self.records: dict[str, list] = {}
+        self.reused = 0
+
+    def key(self, path: str, text: str) -> str:
+        meta, _body, bad = frontmatter_of(text)
+        refs = (meta.get("sources") or []) if meta and not bad else []
+        parts = [text]
+        for ref in refs:
+            parts.append(f"{ref}\x00{self._reads(ref)}")
+        return T.md5_hex("\x01".join(parts))
+
+    def _reads(self, ref: object) -> str:
+        """What verification's source text for ``ref`` depends on (see the class)."""
+        if not isinstance(ref, str):
+            return ""
+        run = self.run
+        path, _, anchor = ref.partition("#")
+        if anchor.startswith("hand-"):
+            line = next((x["text"] for x in run.state.hand.get(path, {}).get("lines", [])
+                         if x["id"] == anchor[5:]), None)
+            return "hand:" + ("" if line is None else line)
+        if _TRANSCRIPT_RE.match(path):
+            etag = run.listing.get(path)
+            if etag is not None and self.changed:
+                turn = (self.sources.turns_of(path) or {}).get(anchor)
+                if turn is not None and any(a in turn for a in self.changed):
+                    # an alias this turn names changed: the key says so, the file is checked
+                    return "turn:" + etag + ":" + json.dumps([[a, self.aliases.get(a)] for a in self.changed if a in turn])
+            return "turn:" + (etag or "")
+        # a card's source text names the user (verification reads it as their statement)
+        who = f"by:{self.sources.user_title}:" if path.startswith(CARDS_DIR) else ""
+        txt = run.files.get(path)
+        if txt:
+            return who + "file:" + T.md5_hex(txt)
+        return who + "tree:" + (run.listing.get(path) or "")
+
+    def as_state(self) -> dict:
+        return {"context": self.context, "aliases": self.aliases, "files": self.records}
 
 
 def _exclude_errors(run: _Run, view: CorpusView, cap_tokens: int, problems: list[Problem]) -> None:
@@ -600,6 +687,12 @@ def diff_against_previous(run: _Run) -> None:
             continue
         ids = {norm(E.strip_cites(x.get("shown", x["text"]))): x["id"]
                for x in state.hand.get(p, {}).get("lines", [])}
+        last = run.prev.written.get(p)
+        if (not ids and last is not None and last["md5"] == listing.get(p) == T.md5_hex(files[p])
+                and not any("hand" in e for e in last["lines"].values())):
+            # the same text as the last run wrote, no hand line then or now: the same record
+            written[p] = last
+            continue
         written[p] = E.written_record(files[p], ids)
     state.written = written
 
@@ -622,6 +715,7 @@ def finish(run: _Run) -> RunResult:
         "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
         "share_rejected": round(verifier.stats.share_rejected, 4),
         "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
+        "verify_files_reused": run.checked_reused,
         "citations": run.citations,
         "share_valid_citations": run.share_after, "share_valid_citations_before_validation": run.share_before,
         "problems": len(run.problems), "excluded": sorted(run.excluded),

@@ -44,6 +44,11 @@ class DreamState:
     managed: list[str] = field(default_factory=list)
     #: the verification cache (claim and source hash → verdict)
     verified: dict[str, Any] = field(default_factory=dict)
+    #: what the last run's verification of each file found, keyed by a hash of the file and
+    #: of what its citations read (``core._verify_claims``): "files" (path → [hash, claims,
+    #: rejected claims, rejected line numbers]) and "aliases" (name → full name) — an
+    #: unchanged file with unchanged sources is not checked claim by claim again
+    checked: dict[str, Any] = field(default_factory=dict)
     #: a model-backed synthesizer's answers by prompt hash; None for one that keeps none
     synth_cache: dict[str, str] | None = None
     skill_hash: str | None = None
@@ -90,3 +95,8 @@ class DreamState:
     def copy(self) -> DreamState:
         """A deep copy (a run changes its own state, never the one it started from)."""
         return copy.deepcopy(self)
+
+    def copy_of(self, raw: str | None) -> DreamState:
+        """A deep copy of this state read from ``raw``, the file it was read from (parsing
+        the JSON again is several times faster than :meth:`copy` on a large state)."""
+        return DreamState.from_json(raw) if raw else self.copy()

@@ -33,6 +33,23 @@ LINK_RE = re.compile(r"\[\[([^\]\|#]+)(?:[#|][^\]]*)?\]\]")
 TURN_SRC_RE = re.compile(r"^sessions/([^/]+)/transcript\.md#(.+)$")
 INDEX_PATH = "knowledge/INDEX.md"
 
+#: text → its split frontmatter, until :func:`clear_parsed`: one run validates its files
+#: three or four times and verifies them once, each reading the same frontmatter.
+_parsed: dict[str, tuple[dict | None, str, bool]] = {}
+
+
+def frontmatter_of(text: str) -> tuple[dict | None, str, bool]:
+    """``split_frontmatter(text)``, parsed once per run (do not change what it returns)."""
+    got = _parsed.get(text)
+    if got is None:
+        got = _parsed[text] = split_frontmatter(text)
+    return got
+
+
+def clear_parsed() -> None:
+    """Forget the frontmatter parsed so far (the end of a run)."""
+    _parsed.clear()
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -112,7 +129,7 @@ def _sections(body: str) -> list[tuple[str | None, str]]:
 def validate_page(path: str, text: str, view: CorpusView, staged: dict[str, str]) -> list[Problem]:
     """Problems of one knowledge page."""
     problems: list[Problem] = []
-    meta, body, bad = split_frontmatter(text)
+    meta, body, bad = frontmatter_of(text)
     if bad or meta is None:
         return [Problem(path, "frontmatter", "missing or malformed YAML frontmatter")]
     for key in ("title", "type", "updated"):
@@ -153,7 +170,7 @@ def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: in
             continue
         if path.startswith("knowledge/") and path.endswith(".md"):
             problems += validate_page(path, text, view, staged)
-            meta, body, _ = split_frontmatter(text)
+            meta, body, _ = frontmatter_of(text)
             if meta:
                 t = str(meta.get("title") or "").strip().lower()
                 if t and t in titles:
@@ -164,7 +181,7 @@ def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: in
                 problems.append(Problem(path, "duplicate", f"same content as {bodies[norm]}"))
             bodies.setdefault(norm, path)
         elif re.match(r"^sessions/[^/]+/summary\.md$", path):
-            meta, body, bad = split_frontmatter(text)
+            meta, body, bad = frontmatter_of(text)
             if bad or meta is None:
                 problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))
                 continue
@@ -176,7 +193,7 @@ def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: in
             if _cites(body):
                 _check_sources(path, meta, body, view, staged, problems)
         elif path.startswith("notes/") and path.endswith(".md"):
-            meta, body, bad = split_frontmatter(text)
+            meta, body, bad = frontmatter_of(text)
             if bad or meta is None:
                 problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))
                 continue

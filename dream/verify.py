@@ -26,12 +26,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from brainfs.cache.search.chunker import split_frontmatter
-
 from brainfs.cache.search.retrieval import STOPWORDS
 
 from .text import content_words, strip_annotations
-from .validate import CITE_OK_RE
+from .validate import CITE_OK_RE, frontmatter_of
 
 log = logging.getLogger(__name__)
 
@@ -226,9 +224,15 @@ class Verifier:
                     ignore: set[str] = frozenset()) -> tuple[str, list[str]]:
         """Drop the lines of ``text`` whose claims their sources do not support.
         Returns (new text, rejected lines)."""
-        meta, body, bad = split_frontmatter(text)
+        return drop_lines(text, self.check_file(path, text, source_text, ignore).bad_lines)
+
+    def check_file(self, path: str, text: str, source_text: Callable[[str], str | None],
+                   ignore: set[str] = frozenset()) -> FileVerdict:
+        """Each claim of ``text`` against its source: how many, how many rejected, and the
+        body lines (numbered from 0 after the frontmatter) that hold a rejected one."""
+        meta, body, bad = frontmatter_of(text)
         if bad or not meta:
-            return text, []
+            return FileVerdict(0, 0, [])
         sources = meta.get("sources") or []
         lines = body.split("\n")
         jobs: list[tuple[int, str, str]] = []
@@ -242,19 +246,40 @@ class Verifier:
                     src = source_text(ref) if isinstance(ref, str) else None
                     jobs.append((li, seg, src if src is not None else ""))
         if not jobs:
-            return text, []
+            return FileVerdict(0, 0, [])
         verdicts = self.check_many([(c, s, set(ignore)) for _li, c, s in jobs])
         bad_lines: set[int] = set()
+        rejected = 0
         for (li, c, s), ok in zip(jobs, verdicts):
             self.stats.claims += 1
             if not ok:
+                rejected += 1
                 self.stats.rejected += 1
                 bad_lines.add(li)
                 if len(self.stats.rejected_examples) < 20:
                     self.stats.rejected_examples.append(f"{path}: {c[:100]!r}")
-        if not bad_lines:
-            return text, []
-        rejected = [lines[i] for i in sorted(bad_lines)]
-        kept = [ln for i, ln in enumerate(lines) if i not in bad_lines]
-        head = text[: len(text) - len(body)]
-        return head + "\n".join(kept), rejected
+        return FileVerdict(len(jobs), rejected, sorted(bad_lines))
+
+
+@dataclass
+class FileVerdict:
+    """What verification found in one file (what a later run replays when neither the file
+    nor what its citations read changed)."""
+
+    claims: int
+    rejected: int
+    bad_lines: list[int]  # body lines holding a rejected claim, from 0 after the frontmatter
+
+
+def drop_lines(text: str, bad_lines: list[int]) -> tuple[str, list[str]]:
+    """``text`` without the body lines ``bad_lines`` (see :class:`FileVerdict`); and those
+    lines."""
+    if not bad_lines:
+        return text, []
+    _meta, body, _bad = frontmatter_of(text)
+    lines = body.split("\n")
+    drop = set(bad_lines)
+    rejected = [lines[i] for i in sorted(drop)]
+    kept = [ln for i, ln in enumerate(lines) if i not in drop]
+    head = text[: len(text) - len(body)]
+    return head + "\n".join(kept), rejected

@@ -1,0 +1,99 @@
+"""An incremental run that reuses the last run's verification verdicts (``state.checked``)
+publishes exactly what the same run publishes with every claim checked again."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from brainfs.dream.core import run_local
+from brainfs.dream.state import STATE_PATH
+
+from dream_helpers import S1, S2, S3_, write
+
+pytestmark = pytest.mark.unit
+
+KW = dict(settings={"extractor": "rules"}, now=dt.datetime(2023, 8, 1, tzinfo=dt.timezone.utc))
+
+#: A fourth session that names Mara in full: "Mara" becomes an alias of Mara Lind, which
+#: changes the source text verification reads for every turn that says "Mara".
+S4 = """---
+session: s4
+date: 2023-07-10T09:00:00
+participants: ["Mara", "Ana"]
+---
+
+[D4:1] Mara: I'm Mara Lind, by the way. Max and I walked to Maruyama Park again.
+
+[D4:2] Ana: Sora City Lab opened a second office in Osaka.
+"""
+
+#: Ana and Kenji, without Mara: its summary cites no turn that says "Mara".
+S5 = """---
+session: s5
+date: 2023-06-01T09:00:00
+participants: ["Ana", "Kenji"]
+---
+
+[D5:1] Ana: Kenji, the Osaka workshop on tactile maps starts on Monday.
+
+[D5:2] Kenji: I booked the train to Osaka for the tactile maps workshop.
+"""
+
+
+def _without_check_cache(root: Path) -> None:
+    """The state as a run that never kept verification records would leave it."""
+    p = root / STATE_PATH
+    state = json.loads(p.read_text())
+    assert state.pop("checked")["files"], "the first run recorded its verifications"
+    p.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+
+
+def _both_ways(before: Path, tmp: Path) -> tuple:
+    """The next run over ``before``: with its verification records, and without."""
+    cached, fresh = tmp / "cached", tmp / "fresh"
+    shutil.copytree(before, cached)
+    shutil.copytree(before, fresh)
+    _without_check_cache(fresh)
+    return run_local(cached, **KW), run_local(fresh, **KW)
+
+
+@pytest.mark.parametrize("new,reuse", [({"sessions/s3/transcript.md": S3_}, True),
+                                       # the user's full name: every page names her anew
+                                       ({"sessions/s3/transcript.md": S3_, "sessions/s4/transcript.md": S4}, False)],
+                         ids=["new-session", "new-alias"])
+def test_reused_verdicts_publish_the_same_bytes(tmp_path: Path, new: dict[str, str], reuse: bool) -> None:
+    root = write(tmp_path / "m", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+    run_local(root, apply=True, **KW)
+    write(root, new)
+    cached, fresh = _both_ways(root, tmp_path)
+    assert not cached.nothing_new and not fresh.nothing_new
+    assert cached.staged == fresh.staged  # every file, the state included
+    assert [str(c) for c in cached.changes] == [str(c) for c in fresh.changes]
+    assert (cached.stats["verify_files_reused"] > 0) == reuse and fresh.stats["verify_files_reused"] == 0
+    for k in ("claims", "rejected", "citations", "share_valid_citations"):
+        assert cached.stats[k] == fresh.stats[k], k
+
+
+def test_a_file_citing_a_turn_whose_alias_changed_is_checked_again(tmp_path: Path) -> None:
+    root = write(tmp_path / "m", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2,
+                                  "sessions/s5/transcript.md": S5})
+    run_local(root, apply=True, **KW)
+    # nothing about the sessions changed but the corpus's settings: every file is as before
+    write(root, {"DREAM.md": "---\nmax_pages: 1999\n---\n"})
+    same = run_local(root, apply=True, **KW)
+    checked = json.loads(same.staged[STATE_PATH])["checked"]["files"]
+    assert same.stats["verify_files_reused"] == len(checked) > 0
+    # "Mara" becomes Mara Lind's alias: what cites Mara's turns is checked again (s5's
+    # summary is not), and the verdicts stay those of a run that checks everything
+    write(root, {"sessions/s4/transcript.md": S4})
+    cached, fresh = _both_ways(root, tmp_path)
+    assert cached.staged == fresh.staged
+    assert 0 < cached.stats["verify_files_reused"] < len(checked)
+    again = json.loads(cached.staged[STATE_PATH])["checked"]["files"]
+    assert again["sessions/s5/summary.md"] == checked["sessions/s5/summary.md"]
+    assert again["sessions/s1/summary.md"][0] != checked["sessions/s1/summary.md"][0]
