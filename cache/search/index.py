@@ -32,8 +32,10 @@ Dense search. Measured on this machine (2 CPUs) over 100,000 × 384-d unit vecto
 ``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms idle,
 15 ms under load (loading the matrix from vec0 once ≈ 0.8 s, redone lazily after writes;
 ``benchmarks/locomo_eval.py --dense-bench 100000`` reproduces it). So numpy is the
-default and vec0 KNN is kept as the fallback when the matrix would exceed
-``NUMPY_MAX_BYTES`` (about 330k chunks) or numpy is unavailable.
+default and vec0 KNN is kept as the fallback when the codes would exceed
+``NUMPY_MAX_BYTES`` (about 1.3M chunks) or numpy is unavailable. The matrix is held as int8
+codes, a quarter of float32's memory, and searched with the float32 vectors' exact result
+(``int8vectors``: the best candidates are scored again from the file).
 
 Threading: an instance owns one APSW connection; calls are serialised by a lock, so it may
 be shared by worker threads, but each call blocks — never call it on the trio thread.
@@ -41,12 +43,13 @@ be shared by worker threads, but each call blocks — never call it on the trio 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 import apsw
 
@@ -58,6 +61,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .embedder import Embedder
+    from .int8vectors import Int8Vectors
 
 log = logging.getLogger(__name__)
 
@@ -65,8 +69,11 @@ SCHEMA_VERSION = 3
 #: Chunks per embedding call and per write transaction: big enough to keep the model busy,
 #: small enough that progress is visible and a crash loses little work.
 EMBED_BATCH = 256
-#: Above this many bytes of vectors, dense search uses vec0 KNN instead of a numpy matrix.
+#: Above this many bytes of int8 codes in memory (a byte per component), dense search uses
+#: vec0 KNN instead.
 NUMPY_MAX_BYTES = 512 * 1024 * 1024
+#: Vectors read from the file at a time when they are loaded (1.5 MB of float32 at 384-d).
+VECTOR_BLOCK = 1024
 #: BM25 column weights (text, title, heading): a title word names the subject of the whole
 #: page, so it counts, but less than the passage's own words — otherwise every chunk of a
 #: page would tie on a title match.
@@ -219,9 +226,8 @@ class SearchIndex:
         self._lock = threading.RLock()
         self.dense_backend = dense_backend
         self.vec_error: str | None = None
-        self._matrix: tuple[Any, Any, Any] | None = None  # (version key, ids, matrix)
-        self._positions: tuple[Any, dict[int, int]] | None = None  # (matrix, id → row)
-        self._centroids: tuple[Any, list[str], Any] | None = None  # (matrix, paths, unit means)
+        self._matrix: tuple[Any, Int8Vectors] | None = None  # (version key, codes)
+        self._centroids: tuple[Any, list[str], Any] | None = None  # (version key, paths, unit means)
         self._writes = 0
         #: the deletion log's phrases: chunks containing one are never indexed (see forget)
         self.forget_phrases: list[str] = []
@@ -666,27 +672,36 @@ class SearchIndex:
         with self._lock:
             if self.vec_error:
                 raise RuntimeError(self.vec_error)
-            got = self._vector_matrix()
-            if got is None:
+            vecs = self._vector_matrix()
+            if vecs is None:
                 raise RuntimeError("no vector matrix")
-            ids, mat = got
-            if self._centroids is None or self._centroids[0] is not self._matrix:
-                where = dict(self.conn.execute("SELECT id, path FROM chunks WHERE vec = 1").fetchall())
-                paths = sorted({where.get(int(i), "") for i in ids} - {""})
-                pos = {p: j for j, p in enumerate(paths)}
-                rows = np.array([pos.get(where.get(int(i), ""), -1) for i in ids])
-                cent = np.zeros((len(paths), mat.shape[1]), dtype=np.float32)
-                ok = rows >= 0
-                np.add.at(cent, rows[ok], mat[ok])
-                norms = np.linalg.norm(cent, axis=1, keepdims=True)
-                norms[norms == 0] = 1.0
-                self._centroids = (self._matrix, paths, cent / norms)
-            _m, paths, cent = self._centroids
+            key = self._matrix[0] if self._matrix is not None else None
+            if self._centroids is None or self._centroids[0] != key:
+                self._centroids = (key, *self._file_centroids(vecs.ids))
+            _k, paths, cent = self._centroids
             if not paths:
                 return []
             sims = cent @ np.asarray(qvec, dtype=np.float32).reshape(-1)
             top = np.argsort(-sims, kind="stable")[:n]
             return [(paths[i], float(sims[i])) for i in top]
+
+    def _file_centroids(self, ids: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """(paths, unit mean of each file's float32 vectors), the vectors read from the
+        file block by block in stored order (the sums as a whole matrix would give)."""
+        import numpy as np
+
+        dim = int(self.meta("dim") or 0)
+        where = dict(self.conn.execute("SELECT id, path FROM chunks WHERE vec = 1").fetchall())
+        paths = sorted({where.get(int(i), "") for i in ids} - {""})
+        pos = {p: j for j, p in enumerate(paths)}
+        cent = np.zeros((len(paths), dim), dtype=np.float32)
+        for bids, mat in self._vector_blocks(dim):
+            rows = np.array([pos.get(where.get(int(i), ""), -1) for i in bids], dtype=np.int64)
+            ok = rows >= 0
+            np.add.at(cent, rows[ok], mat[ok])
+        norms = np.linalg.norm(cent, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return paths, cent / norms
 
     def matched_phrases(self, fts_query: str, ids: Iterable[int]) -> dict[int, list[int]]:
         """For each chunk id that matches ``fts_query``, the indexes of the query's phrases
@@ -705,35 +720,46 @@ class SearchIndex:
                     out[rid] = [int(x) for x in m.split(",") if x]
         return out
 
-    def _vector_matrix(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(ids, matrix) of every stored vector, cached until the next write (ours, seen by
-        a write counter, or another connection's, seen by PRAGMA data_version)."""
-        import numpy as np
+    def _vector_matrix(self) -> Int8Vectors | None:
+        """Every stored vector as int8 codes (``int8vectors``), cached until the next write
+        (ours, seen by a write counter, or another connection's, seen by PRAGMA
+        data_version); None when they would pass ``NUMPY_MAX_BYTES``."""
+        from .int8vectors import quantize_blocks
 
         key = (self._writes, self.conn.execute("PRAGMA data_version").fetchall()[0][0])
         if self._matrix is not None and self._matrix[0] == key:
-            return self._matrix[1], self._matrix[2]
+            return self._matrix[1]
         dim = int(self.meta("dim") or 0)
         count = self.conn.execute("SELECT count(*) FROM chunks WHERE vec = 1").fetchall()[0][0]
-        if not dim or count * dim * 4 > NUMPY_MAX_BYTES:
+        if not dim or count * dim > NUMPY_MAX_BYTES:
             return None
-        rows = self.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
-        self._matrix = (key, ids, mat)
-        return ids, mat
+        self._matrix = None  # the old codes go before the new ones are read
+        vecs = quantize_blocks(self._vector_blocks(dim), dim)
+        self._matrix = (key, vecs)
+        return vecs
+
+    def _vector_blocks(self, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(ids, float32 rows) of every stored vector in stored order, ``VECTOR_BLOCK`` at
+        a time (never the whole float32 matrix at once)."""
+        import numpy as np
+
+        cur = self.conn.execute("SELECT rowid, embedding FROM chunks_vec")
+        while rows := list(itertools.islice(cur, VECTOR_BLOCK)):
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            yield ids, np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), dim)
 
     def warm(self) -> None:
-        """Load the vector matrix now (a part that just arrived: its load would otherwise
-        fall on the next recall, ~0.1 s per 10,000 vectors)."""
+        """Load the vectors now (a part that just arrived: its load would otherwise fall on
+        the next recall, ~0.1 s per 10,000 vectors)."""
         with self._lock:
             if self.vec_error is None and self.dense_backend == "numpy" and self._table_exists("chunks_vec"):
                 self._vector_matrix()
 
-    def dense_search(self, qvec: np.ndarray, n: int) -> list[tuple[int, float]]:
-        """Top ``n`` (chunk id, cosine similarity) for a unit query vector, best first.
-
-        Raises when vectors are unavailable (the caller degrades)."""
+    def dense_scores(self, qvec: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Every stored vector's approximate cosine with a unit query: (chunk ids, scores,
+        error bounds per unit of ‖q‖) — what ``sharded`` merges over parts before scoring
+        the best exactly (:meth:`exact_vectors`). None when this part searches with vec0
+        (:meth:`dense_search` then). Raises when vectors are unavailable."""
         import numpy as np
 
         q = np.asarray(qvec, dtype=np.float32).reshape(-1)
@@ -742,18 +768,58 @@ class SearchIndex:
                 raise RuntimeError(self.vec_error)
             if not self._table_exists("chunks_vec"):
                 raise RuntimeError("no vector table")
-            got = self._vector_matrix() if self.dense_backend == "numpy" else None
+            vecs = self._vector_matrix() if self.dense_backend == "numpy" else None
+            if vecs is None:
+                return None
+            if len(vecs) and vecs.codes.shape[1] != q.shape[0]:
+                raise RuntimeError(f"query dim {q.shape[0]} != index dim {vecs.codes.shape[1]}")
+            return vecs.ids, vecs.approx(q), vecs.slack
+
+    def exact_vectors(self, ids: Iterable[int]) -> np.ndarray:
+        """The float32 vectors of ``ids`` as rows in that order; a row of NaNs for an id
+        without one (removed meanwhile)."""
+        import numpy as np
+
+        ids = [int(i) for i in ids]
+        with self._lock:
+            dim = int(self.meta("dim") or 0)
+            out = np.full((len(ids), dim), np.nan, dtype=np.float32)
+            got = self._stored_vectors(ids)
+        for row, c in enumerate(ids):
+            if c in got:
+                out[row] = got[c]
+        return out
+
+    def _stored_vectors(self, ids: list[int]) -> dict[int, np.ndarray]:
+        import numpy as np
+
+        out: dict[int, np.ndarray] = {}
+        ids = list(dict.fromkeys(ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for rid, blob in self.conn.execute(
+                    f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", part):
+                out[rid] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def dense_search(self, qvec: np.ndarray, n: int) -> list[tuple[int, float]]:
+        """Top ``n`` (chunk id, cosine similarity) for a unit query vector, best first (ties
+        in stored order): the float32 vectors' ranking and scores, searched through their
+        int8 codes (``int8vectors``).
+
+        Raises when vectors are unavailable (the caller degrades)."""
+        import numpy as np
+
+        from .int8vectors import exact_top
+
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+        with self._lock:
+            got = self.dense_scores(q)
             if got is not None:
-                ids, mat = got
-                if len(ids) == 0:
-                    return []
-                if mat.shape[1] != q.shape[0]:
-                    raise RuntimeError(f"query dim {q.shape[0]} != index dim {mat.shape[1]}")
-                sims = mat @ q
-                n = min(n, len(ids))
-                top = np.argpartition(-sims, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
-                top = top[np.argsort(-sims[top], kind="stable")]
-                return [(int(ids[i]), float(sims[i])) for i in top]
+                ids, approx, slack = got
+                rows, scores = exact_top(q, n, approx, slack, lambda r: self.exact_vectors(ids[r]))
+                return [(int(ids[r]), float(s)) for r, s in zip(rows, scores)]
             rows = self.conn.execute(
                 "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ? "
                 "ORDER BY distance", (q.tobytes(), int(n))).fetchall()
@@ -784,28 +850,13 @@ class SearchIndex:
         return out
 
     def vectors(self, ids: Iterable[int]) -> dict[int, np.ndarray]:
-        """Stored vectors by chunk id (those that have one). Raises when vectors are
-        unavailable (the caller degrades)."""
-        import numpy as np
-
+        """Stored float32 vectors by chunk id (those that have one), read from the file.
+        Raises when vectors are unavailable (the caller degrades)."""
         ids = list(dict.fromkeys(int(i) for i in ids))
         with self._lock:
             if self.vec_error:
                 raise RuntimeError(self.vec_error)
-            got = self._vector_matrix() if self.dense_backend == "numpy" else None
-            if got is not None:
-                all_ids, mat = got
-                if self._positions is None or self._positions[0] is not self._matrix:
-                    self._positions = (self._matrix, {int(c): i for i, c in enumerate(all_ids)})
-                pos = self._positions[1]
-                return {c: mat[pos[c]] for c in ids if c in pos}
-            out: dict[int, np.ndarray] = {}
-            for c in ids:
-                rows = self.conn.execute("SELECT embedding FROM chunks_vec WHERE rowid = ?",
-                                         (c,)).fetchall()
-                if rows:
-                    out[c] = np.frombuffer(rows[0][0], dtype=np.float32)
-            return out
+            return self._stored_vectors(ids)
 
     def recent(self, n: int) -> list[int]:
         """Ids of the ``n`` most recently updated chunks (undated ones last)."""

@@ -238,19 +238,53 @@ class ShardedIndex:
     # ------------------------------------------------------------------ vectors
 
     def dense_search(self, qvec: np.ndarray, n: int) -> list[tuple[int, float]]:
-        """Top ``n`` (global chunk id, cosine) over the parts, best first. Raises when no
-        part can search vectors (the caller degrades)."""
+        """Top ``n`` (global chunk id, cosine) over the parts, best first, ties by id. Every
+        part scores its vectors from their int8 codes; the best over all parts are then
+        scored exactly (``int8vectors.exact_top``), so the float32 vectors' ranking comes
+        back while only the candidates' float32 vectors are read. Raises when no part can
+        search vectors (the caller degrades)."""
+        import numpy as np
+
+        from .int8vectors import exact_top
+
+        q = np.asarray(qvec, dtype=np.float32).reshape(-1)
         got: list[tuple[int, float]] = []
         errors = []
         parts = self._snapshot()
+        pieces: list[tuple[int, SearchIndex, Any]] = []  # (position, part, its ids)
+        approx, slack = [], []
         with _one_blas_thread():
             for pos, p in parts:
                 try:
-                    got += [(self._gid(pos, c), s) for c, s in p.dense_search(qvec, n)]
+                    scored = p.dense_scores(q)
+                    if scored is None:  # a part searched by vec0: its own best n
+                        got += [(self._gid(pos, c), s) for c, s in p.dense_search(q, n)]
+                        continue
                 except Exception as e:  # noqa: BLE001 - a part without vectors (e.g. no files yet)
                     errors.append(e)
+                    continue
+                pieces.append((pos, p, scored[0]))
+                approx.append(scored[1])
+                slack.append(scored[2])
         if errors and len(errors) == len(parts):
             raise errors[0]
+        if pieces:
+            starts = np.cumsum([0] + [len(ids) for _, _, ids in pieces])
+
+            def exact(rows: np.ndarray) -> np.ndarray:
+                out = np.full((len(rows), len(q)), np.nan, dtype=np.float32)
+                which = np.searchsorted(starts, rows, side="right") - 1
+                for k, (_pos, p, ids) in enumerate(pieces):
+                    sel = np.flatnonzero(which == k)
+                    if len(sel):
+                        out[sel] = p.exact_vectors(ids[rows[sel] - starts[k]])
+                return out
+
+            rows, scores = exact_top(q, n, np.concatenate(approx), np.concatenate(slack), exact)
+            which = np.searchsorted(starts, rows, side="right") - 1
+            for row, k, s in zip(rows, which, scores):
+                pos, _p, ids = pieces[k]
+                got.append((self._gid(pos, ids[row - starts[k]]), float(s)))
         got.sort(key=lambda x: (-x[1], x[0]))
         return got[:n]
 
