@@ -49,6 +49,9 @@ class DreamState:
     #: rejected claims, rejected line numbers]) and "aliases" (name → full name) — an
     #: unchanged file with unchanged sources is not checked claim by claim again
     checked: dict[str, Any] = field(default_factory=dict)
+    #: page slug → [hash of its facts' texts and speakers, the contradictions found among
+    #: them] (``wiki.page_contradictions``): a page whose facts are the same is not read again
+    contradicted: dict[str, list] = field(default_factory=dict)
     #: a model-backed synthesizer's answers by prompt hash; None for one that keeps none
     synth_cache: dict[str, str] | None = None
     skill_hash: str | None = None

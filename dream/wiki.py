@@ -4,6 +4,7 @@ and their index, one page per subject, correction and preference cards, ``knowle
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
@@ -139,7 +140,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     co = _cooccurrence(pool.facts, subs)
     # general contradictions on each page: same speaker, same predicate frame, a different
     # object or the opposite polarity (see contradict.py); the newer statement wins
-    contra = page_contradictions(by_slug, qualifying, {})
+    contra = page_contradictions(by_slug, qualifying, {}, state.contradicted)
     for (_fid, slug), (_new, why) in contra.items():
         w.reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
     user = subs.user()
@@ -505,17 +506,31 @@ def importance(sub: S.Subject, facts: list[dict], last_day: str | None, half_lif
 
 
 def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
-                        already: dict[int, Any]) -> dict[tuple[int, str], tuple[dict, str]]:
+                        already: dict[int, Any], cache: dict[str, list] | None = None,
+                        ) -> dict[tuple[int, str], tuple[dict, str]]:
     """(id(old fact), slug) → (newer fact, why) for statements on one page that a later one
     by the same speaker contradicts. Only identical clause frames can contradict, so the
-    clauses are bucketed by frame: linear in the page's facts."""
+    clauses are bucketed by frame: linear in the page's facts.
+
+    A page's result depends on its facts' texts and speakers alone: ``cache`` (slug →
+    [hash of those, [[old, newer, why], …] by position on the page]) holds the last run's,
+    reused for a page whose facts are the same, and is updated in place."""
     out: dict[tuple[int, str], tuple[dict, str]] = {}
     frames: dict[int, list] = {}
+    seen: dict[str, list] = {}
     for slug in slugs:
+        facts = [f for f in by_slug[slug] if id(f) not in already]  # chronological
+        key = T.md5_hex(json.dumps([[f["text"], f["speaker"]] for f in facts]))
+        hit = cache.get(slug) if cache is not None else None
+        if hit is not None and hit[0] == key:
+            for i, j, why in hit[1]:
+                out[(id(facts[i]), slug)] = (facts[j], why)
+            seen[slug] = hit
+            continue
+        pos = {id(f): i for i, f in enumerate(facts)}
+        found: list[list] = []
         buckets: dict[tuple, list[tuple[dict, Any]]] = defaultdict(list)
-        for f in by_slug[slug]:  # chronological
-            if id(f) in already:
-                continue
+        for f in facts:
             if id(f) not in frames:
                 frames[id(f)] = [fr for fr in clause_frames(f["text"], f["speaker"]) if fr.stative]
             for fr in frames[id(f)]:
@@ -532,7 +547,12 @@ def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
                     why = frames_contradict(a, b)
                     if why:
                         out[(id(old), slug)] = (new, why)
+                        found.append([pos[id(old)], pos[id(new)], why])
                         break
+        seen[slug] = [key, found]
+    if cache is not None:
+        cache.clear()
+        cache.update(seen)
     return out
 
 

@@ -1,5 +1,6 @@
 """An incremental run that reuses the last run's verification verdicts (``state.checked``)
-publishes exactly what the same run publishes with every claim checked again."""
+and each unchanged page's contradictions (``state.contradicted``) publishes exactly what
+the same run publishes with every claim checked and every page read again."""
 
 from __future__ import annotations
 
@@ -42,14 +43,30 @@ participants: ["Ana", "Kenji"]
 [D5:1] Ana: Kenji, the Osaka workshop on tactile maps starts on Monday.
 
 [D5:2] Kenji: I booked the train to Osaka for the tactile maps workshop.
+
+[D5:3] Kenji: I have two bikes at home.
+"""
+
+#: Kenji again: "three bikes" supersedes "two bikes" on his page (a contradiction that
+#: the sessions added later leave alone, so the next run reuses it).
+S7 = """---
+session: s7
+date: 2023-06-15T09:00:00
+participants: ["Ana", "Kenji"]
+---
+
+[D7:1] Kenji: I have three bikes at home.
+
+[D7:2] Ana: Kenji, the Osaka workshop went well.
 """
 
 
-def _without_check_cache(root: Path) -> None:
-    """The state as a run that never kept verification records would leave it."""
+def _without_reuse_records(root: Path) -> None:
+    """The state as a run that kept no verification and contradiction records would leave it."""
     p = root / STATE_PATH
     state = json.loads(p.read_text())
     assert state.pop("checked")["files"], "the first run recorded its verifications"
+    assert state.pop("contradicted"), "the first run recorded each page's contradictions"
     p.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
 
 
@@ -58,25 +75,28 @@ def _both_ways(before: Path, tmp: Path) -> tuple:
     cached, fresh = tmp / "cached", tmp / "fresh"
     shutil.copytree(before, cached)
     shutil.copytree(before, fresh)
-    _without_check_cache(fresh)
+    _without_reuse_records(fresh)
     return run_local(cached, **KW), run_local(fresh, **KW)
 
 
-@pytest.mark.parametrize("new,reuse", [({"sessions/s3/transcript.md": S3_}, True),
-                                       # the user's full name: every page names her anew
-                                       ({"sessions/s3/transcript.md": S3_, "sessions/s4/transcript.md": S4}, False)],
+@pytest.mark.parametrize("new", [{"sessions/s3/transcript.md": S3_},
+                                 # the user's full name: every page about her names her anew
+                                 {"sessions/s3/transcript.md": S3_, "sessions/s4/transcript.md": S4}],
                          ids=["new-session", "new-alias"])
-def test_reused_verdicts_publish_the_same_bytes(tmp_path: Path, new: dict[str, str], reuse: bool) -> None:
-    root = write(tmp_path / "m", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+def test_reused_verdicts_publish_the_same_bytes(tmp_path: Path, new: dict[str, str]) -> None:
+    root = write(tmp_path / "m", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2,
+                                  "sessions/s5/transcript.md": S5, "sessions/s7/transcript.md": S7})
     run_local(root, apply=True, **KW)
     write(root, new)
     cached, fresh = _both_ways(root, tmp_path)
     assert not cached.nothing_new and not fresh.nothing_new
     assert cached.staged == fresh.staged  # every file, the state included
     assert [str(c) for c in cached.changes] == [str(c) for c in fresh.changes]
-    assert (cached.stats["verify_files_reused"] > 0) == reuse and fresh.stats["verify_files_reused"] == 0
-    for k in ("claims", "rejected", "citations", "share_valid_citations"):
+    assert cached.stats["verify_files_reused"] > 0 and fresh.stats["verify_files_reused"] == 0
+    for k in ("claims", "rejected", "citations", "share_valid_citations", "contradictions"):
         assert cached.stats[k] == fresh.stats[k], k
+    assert cached.stats["contradictions"] > 0 and "two bikes" in cached.staged["knowledge/kenji.md"].split(
+        "## Superseded")[1]
 
 
 def test_a_file_citing_a_turn_whose_alias_changed_is_checked_again(tmp_path: Path) -> None:
