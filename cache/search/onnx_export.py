@@ -11,6 +11,11 @@ the unit-norm sentence embedding (batch × 384): BERT, mean pooling over the att
 mask and L2 normalisation — the three modules of the sentence-transformers model — are
 all inside it, so the runtime only tokenizes and pads.
 
+Each file is written twice: with its weights inside, and as a graph with its weights in a
+file of their own (``*.ext.onnx`` + ``*.ext.onnx.data``), which the embedder loads so that
+onnxruntime maps the weights instead of copying them (a mount's memory, issue 17). An
+export made before that second layout existed gets it on the next run, without torch.
+
 int8: dynamic quantization of the weight MatMuls, per output channel. Per-tensor weights
 (the library's default) lose too much on this model (cosine to fp32 0.93 on average over
 the 2,000-file sample's chunks, against 0.993 per channel); attention's activation ×
@@ -32,7 +37,7 @@ from typing import Any
 
 from .model import minilm_model_dir
 from .onnx_embedder import (EXPORT_VERSION, MANIFEST, VARIANT_FILES, default_onnx_dir,
-                            source_fingerprint)
+                            external_names, source_fingerprint)
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +60,47 @@ def is_current(out_dir: Path, model_dir: Path) -> bool:
         man = json.loads((out_dir / MANIFEST).read_text())
     except (OSError, ValueError):
         return False
+    return (_inline_current(man, out_dir, model_dir)
+            and all((out_dir / f).is_file() for v in VARIANT_FILES for f in external_names(v))
+            and all(man["files"].get(v, {}).get("external") for v in VARIANT_FILES))
+
+
+def _inline_current(man: dict[str, Any], out_dir: Path, model_dir: Path) -> bool:
+    """The manifest's files (weights inside) are this exporter's, from ``model_dir``."""
     return (man.get("export_version") == EXPORT_VERSION
             and man.get("source") == source_fingerprint(model_dir)
+            and isinstance(man.get("files"), dict)
             and all((out_dir / f).is_file() for f in VARIANT_FILES.values()))
+
+
+def _external_layout(out_dir: Path, variant: str) -> dict[str, Any]:
+    """Write ``variant``'s external-data layout next to its file (the same graph, its
+    weights in a file of their own, which onnxruntime maps instead of copying: see
+    ``onnx_embedder``); returns its manifest entry."""
+    import onnx
+
+    graph, data = external_names(variant)
+    model = onnx.load(str(out_dir / VARIANT_FILES[variant]))
+    with tempfile.TemporaryDirectory(dir=out_dir, prefix=".external-") as tmp:
+        onnx.save_model(model, str(Path(tmp) / graph), save_as_external_data=True,
+                         all_tensors_to_one_file=True, location=data, size_threshold=1024)
+        entry = {"file": graph, "data": data, "sha256": _sha256(Path(tmp) / data)}
+        for name in (graph, data):  # onnx writes the weights 0600: every user's mount reads them
+            os.chmod(Path(tmp) / name, 0o644)
+        os.replace(Path(tmp) / data, out_dir / data)  # the weights first, the graph naming them last
+        os.replace(Path(tmp) / graph, out_dir / graph)
+    return entry
+
+
+def _add_external(out_dir: Path, man: dict[str, Any]) -> dict[str, Any]:
+    """Give a current export the external-data layout it lacks (an export made before
+    that layout existed: no second run of torch)."""
+    for variant in VARIANT_FILES:
+        man["files"][variant]["external"] = _external_layout(out_dir, variant)
+    tmp_man = out_dir / (MANIFEST + ".tmp")
+    tmp_man.write_text(json.dumps(man, indent=1))
+    os.replace(tmp_man, out_dir / MANIFEST)
+    return man
 
 
 def _export_fp32(model_dir: Path, dest: Path) -> None:
@@ -125,6 +168,13 @@ def export(out_dir: Path | None = None, force: bool = False) -> dict[str, Any]:
     out_dir = Path(out_dir) if out_dir else default_onnx_dir()
     if not force and is_current(out_dir, model_dir):
         return json.loads((out_dir / MANIFEST).read_text())
+    if not force:
+        try:
+            man = json.loads((out_dir / MANIFEST).read_text())
+        except (OSError, ValueError):
+            man = None
+        if man is not None and _inline_current(man, out_dir, model_dir):
+            return _add_external(out_dir, man)
     out_dir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     (out_dir / MANIFEST).unlink(missing_ok=True)
@@ -138,6 +188,8 @@ def export(out_dir: Path | None = None, force: bool = False) -> dict[str, Any]:
             src = Path(tmp) / name
             files[variant] = {"file": name, "sha256": _sha256(src), "bytes": src.stat().st_size}
             os.replace(src, out_dir / name)
+        for variant in VARIANT_FILES:
+            files[variant]["external"] = _external_layout(out_dir, variant)
     import onnxruntime
     import torch
 
