@@ -133,9 +133,7 @@ def mount_first_recall(env: dict[str, str], url: str, mp: Path, cache: Path, par
             t = time.monotonic()
             out = json.loads((mp / ".recall" / f"{q}.json").read_text())
             warm.append({"wall_ms": (time.monotonic() - t) * 1000, **out["timings"], "mode": out["mode"]})
-        pid = status["pid"]
-        hwm = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-                   if line.startswith("VmHWM:"))
+        mem = daemon_memory(status["pid"])
     finally:
         u = brainfs("umount", str(mp), "--timeout", "120", env=env)
         if u.returncode != 0:
@@ -145,7 +143,19 @@ def mount_first_recall(env: dict[str, str], url: str, mp: Path, cache: Path, par
             "first_why": first["why"], "first_bytes": info.get("first_bytes"),
             "first_index_s": info.get("first_seconds"), "all_local_s": all_local,
             "downloaded_bytes": info.get("downloaded_bytes", info.get("bytes")),
-            "index_bytes": info.get("bytes"), "warm": warm, "peak_rss_kib": hwm}
+            "index_bytes": info.get("bytes"), "warm": warm, "peak_rss_kib": mem["VmHWM"],
+            "rss_kib": mem["VmRSS"], "rss_anon_kib": mem["RssAnon"], "rss_file_kib": mem["RssFile"]}
+
+
+def daemon_memory(pid: int) -> dict[str, int]:
+    """The daemon's resident memory now (KiB): VmRSS (anonymous + file-backed pages, the
+    model's mapped weights among the latter) and its peak VmHWM."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+            out[key] = int(value.split()[0])
+    return out
 
 
 def bench_size(files: int, args: argparse.Namespace, work: Path, model_name: str) -> dict:
@@ -242,8 +252,9 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
         "",
         "| files | layout | index MB | parts | downloaded before the first recall, MB | mount → usable s "
         "| usable → first recall answered s | of which index fetch s | all parts local s "
-        "| warm recall p50 ms (search) | daemon peak RSS MiB |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| warm recall p50 ms (search) | daemon RSS after warm recall MiB (anon + file) "
+        "| daemon peak RSS MiB |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
         for layout in ("whole", "parts"):
@@ -255,7 +266,8 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
                 f"{len(r['parts']) if layout == 'parts' else 1} | {first_mb} | {med(rs, 'usable_s'):.2f} | "
                 f"{med(rs, 'first_recall_s'):.2f} | {med(rs, 'first_index_s'):.2f} | "
                 f"{med(rs, 'all_local_s'):.1f} | {statistics.median(warm):.0f} | "
-                f"{med(rs, 'peak_rss_kib') / 1024:.0f} |")
+                f"{med(rs, 'rss_kib') / 1024:.0f} ({med(rs, 'rss_anon_kib') / 1024:.0f} + "
+                f"{med(rs, 'rss_file_kib') / 1024:.0f}) | {med(rs, 'peak_rss_kib') / 1024:.0f} |")
     lines += ["", "Parts (MB): " + "; ".join(
         f"{r['files']:,} files: " + ", ".join(f"{n} {mb(b)}" for n, b in sorted(r["parts"].items()))
         for r in results), ""]
@@ -275,8 +287,10 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
               "(whole file, or the parts fetched first), the model's load (in the background "
               "from the mount on), the search and the fetch of the hits' files; `of which index "
               "fetch` is the daemon's own figure. `warm recall`: the other questions once every "
-              "part is local (embed + search, the daemon's timings). Peak RSS: VmHWM of the daemon "
-              "at the end."]
+              "part is local (embed + search, the daemon's timings). RSS after warm recall: the "
+              "daemon's VmRSS once the last question is answered (RssAnon + RssFile: file-backed "
+              "pages are the libraries and the model's weights mapped from their file); peak RSS: "
+              "its VmHWM then."]
     return "\n".join(lines) + "\n"
 
 
