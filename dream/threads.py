@@ -92,8 +92,17 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
     window = settings.thread_window_words
     share = settings.thread_max_share
     df: Counter = Counter()
+    words: dict[int, set[str]] = {}  # id(fact) → its topic words (a fact is on several pages)
     for f in facts:
-        df.update(T.topic_words(f["text"]))
+        words[id(f)] = T.topic_words(f["text"])
+        df.update(words[id(f)])
+    said: dict[int, str] = {}  # id(fact) → the fact in the wiki's words (several topics say it)
+
+    def say(f: dict) -> str:
+        if id(f) not in said:
+            said[id(f)] = statement(f)
+        return said[id(f)]
+
     limit = max(3, share * len(facts))
     out: dict[str, list[Claim]] = {}
     for slug in slugs:
@@ -104,7 +113,8 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
         for f in by_slug.get(slug, []):
             if retired(f, slug):
                 continue
-            for w in T.topic_words(f["text"]) - own:
+            tw = words.get(id(f))
+            for w in (tw if tw is not None else T.topic_words(f["text"])) - own:
                 # a shown topic stays while its share is within the margin of the limit
                 if df[w] <= limit or w in shown_set and df[w] <= (1 + MARGIN) * limit:
                     topics[w].append(f)
@@ -115,7 +125,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
         claims: list[Claim] = []
         for w in ordered:
             for f in topics[w][-max_mentions:]:
-                claims.append(Claim(T.fragment(statement(f), w, window), ref(f), f["date"],
+                claims.append(Claim(T.fragment(say(f), w, window), ref(f), f["date"],
                                     "Threads", group=w))
         if claims:
             out[slug] = claims

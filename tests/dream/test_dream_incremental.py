@@ -13,6 +13,7 @@ import pytest
 
 from brainfs.dream.core import run_local
 from brainfs.dream.state import STATE_PATH
+from brainfs.dream.verify import Verifier
 
 from dream_helpers import S1, S2, S3_, write
 
@@ -99,21 +100,33 @@ def test_reused_verdicts_publish_the_same_bytes(tmp_path: Path, new: dict[str, s
         "## Superseded")[1]
 
 
-def test_a_file_citing_a_turn_whose_alias_changed_is_checked_again(tmp_path: Path) -> None:
+def test_a_file_citing_a_turn_whose_alias_changed_is_checked_again(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = write(tmp_path / "m", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2,
                                   "sessions/s5/transcript.md": S5})
     run_local(root, apply=True, **KW)
+    checked_now: list[str] = []
+    real = Verifier.check_file
+
+    def spy(self, path, *a, **k):
+        checked_now.append(path)
+        return real(self, path, *a, **k)
+    monkeypatch.setattr(Verifier, "check_file", spy)
     # nothing about the sessions changed but the corpus's settings: every file is as before
     write(root, {"DREAM.md": "---\nmax_pages: 1999\n---\n"})
     same = run_local(root, apply=True, **KW)
-    checked = json.loads(same.staged[STATE_PATH])["checked"]["files"]
-    assert same.stats["verify_files_reused"] == len(checked) > 0
-    # "Mara" becomes Mara Lind's alias: what cites Mara's turns is checked again (s5's
-    # summary is not), and the verdicts stay those of a run that checks everything
+    records = json.loads(same.staged[STATE_PATH])["checked"]["files"]
+    assert same.stats["verify_files_reused"] == len(records) > 0 and checked_now == []
+    # "Mara" becomes Mara Lind's alias: what cites a turn that says "Mara" is checked again
+    # (s1's summary: its keys are the same, its source texts are not), s5's summary is not;
+    # and the verdicts stay those of a run that checks everything
     write(root, {"sessions/s4/transcript.md": S4})
-    cached, fresh = _both_ways(root, tmp_path)
-    assert cached.staged == fresh.staged
-    assert 0 < cached.stats["verify_files_reused"] < len(checked)
+    fresh_root = tmp_path / "fresh"
+    shutil.copytree(root, fresh_root)
+    _without_reuse_records(fresh_root)
+    cached = run_local(root, **KW)
+    assert 0 < cached.stats["verify_files_reused"] < len(records)
     again = json.loads(cached.staged[STATE_PATH])["checked"]["files"]
-    assert again["sessions/s5/summary.md"] == checked["sessions/s5/summary.md"]
-    assert again["sessions/s1/summary.md"][0] != checked["sessions/s1/summary.md"][0]
+    assert again["sessions/s1/summary.md"] == records["sessions/s1/summary.md"]
+    assert "sessions/s1/summary.md" in checked_now and "sessions/s5/summary.md" not in checked_now
+    assert run_local(fresh_root, **KW).staged == cached.staged
