@@ -113,7 +113,8 @@ def dense_bench(n: int, dim: int = 384, queries: int = 20) -> dict[str, Any]:
 OFF: dict[str, Any] = dict(rrf_k=10, w_dense=1.0, w_bm25=1.0, depth=50, split_weight=0.0,
                            aliases=False, neighbour=0.0, session_weight=0.0, session_top=3,
                            session_gate=0, session_files=False, mmr_lambda=1.0, session_cap=0,
-                           speaker=0.0, prf_weight=0.0, unnamed_weight=0.0, list_spread=0.0)
+                           speaker=0.0, prf_weight=0.0, unnamed_weight=0.0, list_spread=0.0,
+                           sentence_weight=0.0, sentence_pool=20)
 #: Where issue 16 started: RRF k = 10, equal weights, no stage.
 START = RecallParams(**OFF)
 
@@ -149,6 +150,10 @@ def grids(size: str) -> dict[str, list[RecallParams]]:
                         neighbour=[0.1, 0.3], speaker=[1.0], mmr_lambda=[0.85],
                         session_weight=[0.5])
     hybrid += [RecallParams(**{**second, "neighbour": n, "speaker": 1.0}) for n in (0.1, 0.3)]
+    # Issue 16's third round: each candidate scored by its best sentence (a list of its own),
+    # around the shipped point of the second round.
+    third = {**second, "neighbour": 0.1, "sentence_weight": 0.5}
+    hybrid += _variants(third, sentence_weight=[1.0], sentence_pool=[40], list_spread=[1.0])
     single = [START] + _variants(core, neighbour=[0.0, 0.2], speaker=[0.0, 2.0], session_weight=[0.5])
     wiki = [RecallParams(**{**OFF, "aliases": True})] + _variants(core, speaker=[0.0, 2.0], neighbour=[0.0])
     wiki += _variants({**core, "unnamed_weight": 1.0}, list_spread=[0.5])

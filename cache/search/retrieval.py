@@ -75,6 +75,7 @@ from .chunker import split_frontmatter
 from .querysplit import is_list_question, split_question, without_names
 from .rerank import (mmr, propagate_neighbours, ranked, session_cap, session_prior,
                      session_spread)
+from .sentences import best_sentence_scores
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -336,6 +337,9 @@ class RecallParams:
     (``querysplit.without_names``) adds its dense and BM25 lists at this weight.
     ``list_spread``: a question asking for a list (``querysplit.is_list_question``) has
     its top k spread over sessions (``rerank.session_spread`` at this strength).
+    ``sentence_weight``: the best ``sentence_pool`` candidates of the first fusion,
+    ranked by their best sentence's cosine with the question (``sentences``), join the
+    fusion as one more list at this weight.
     """
 
     rrf_k: int = 5
@@ -355,6 +359,8 @@ class RecallParams:
     prf_weight: float = 0.0
     unnamed_weight: float = 1.0
     list_spread: float = 0.5
+    sentence_weight: float = 0.0
+    sentence_pool: int = 20
 
     def label(self, base: RecallParams | None = None) -> str:
         """The fields that differ from ``base`` (default: the defaults), for results
@@ -438,6 +444,8 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     found.settle()
     if p.unnamed_weight > 0 and mode != "recent" and (found.has_dense or found.has_bm25):
         _unnamed_lists(index, query, terms, embedder, depth, p, found, stages)
+    if p.sentence_weight > 0 and found.has_dense and embedder is not None:
+        _sentence_list(index, embedder, p, found, stages)
     answered, why = _answered(found, mode)
 
     t = time.perf_counter()
@@ -576,6 +584,27 @@ def _unnamed_lists(index: SearchIndex, query: str, terms: list[str], embedder: E
         found.ids = {n: v for n, v in found.ids.items() if not n.endswith(":unnamed")}
 
 
+def _sentence_list(index: SearchIndex, embedder: Embedder, p: RecallParams, found: _Lists,
+                   stages: list[str]) -> None:
+    """The head of the lists fused so far, ranked by each candidate's best sentence
+    (``sentences.best_sentence_scores``), as the list "dense:sentences". Its sentences are
+    embedded now (a memo keeps them), so the pool is small: ``sentence_pool``."""
+    try:
+        t = time.perf_counter()
+        fused, _ranks = rrf(found.ids, weights=found.weights, k=p.rrf_k)
+        pool = sorted(fused, key=lambda c: (-fused[c], c))[:max(1, p.sentence_pool)]
+        best, made = best_sentence_scores(index.chunks_by_id(pool), pool, found.qvecs[0], embedder)
+        if best:
+            found.ids["dense:sentences"] = sorted(best, key=lambda c: (-best[c], c))
+            found.weights["dense:sentences"] = p.w_dense * p.sentence_weight
+            stages.append(f"best sentence of {len(best)} ({made} embedded)")
+        found.embed_ms += (time.perf_counter() - t) * 1000
+    except Exception as e:  # noqa: BLE001 - a stage, not a requirement
+        log.warning("sentence stage failed: %s", e)
+        stages.append(f"sentence stage skipped ({e})")
+        found.ids.pop("dense:sentences", None)
+
+
 def _answered(found: _Lists, mode: str) -> tuple[str, str]:
     """The mode that answers given the lists that came back, and why."""
     if found.has_dense and found.has_bm25:
@@ -665,9 +694,9 @@ def _card(row: dict[str, Any], cid: int, score: float, cid_ranks: dict[str, int]
     updated = row["updated"] or row["created"]
     days = age_days(updated, now)
     text, cut = truncate(row["text"] or "", max_chars)
-    # the question's own lists, with its name-free form's ("dense:unnamed"); a split
-    # question's parts are only counted
-    r = {n: v for n, v in cid_ranks.items() if ":" not in n or n.endswith(":unnamed")}
+    # the question's own lists, with its name-free form's ("dense:unnamed") and its best
+    # sentences' ("dense:sentences"); a split question's parts are only counted
+    r = {n: v for n, v in cid_ranks.items() if ":" not in n or n.endswith((":unnamed", ":sentences"))}
     parts_hit = sum(1 for n in cid_ranks if n not in r)
     reason = ", ".join(f"{name} #{rank}" for name, rank in sorted(r.items(), key=lambda x: x[1]))
     if parts_hit:
