@@ -363,7 +363,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"{st['corpus']} at {st['mountpoint']} (pid {st['pid']})")
     print(f"  files:     {st['files']} in corpus, {st['local_files']} local, {st['remote_files']} remote"
           + (f" (ls and find show the local ones; `brainfs ls {args.mountpoint}` lists all)"
-             if st.get("remote_files") else ""))
+             if st.get("remote_files") else "")
+          + (f"; {st['unpacking_files']} preloaded, being written to the cache"
+             if st.get("unpacking_files") else ""))
     print(f"  cache:     {st['local_bytes'] / mb:.1f} MiB of {st['cache_budget_bytes'] / mb:.0f} MiB in {st['cache_dir']}")
     print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads"
           + (f", {st['uncommitted']} not committed yet (commits when quiet or at fsync)"
