@@ -10,8 +10,8 @@ way and fuses that ranking as one more list (``RecallParams.sentence_weight``).
 
 The sentence vectors are made at query time, for the few dozen candidates only, with the
 same embedder as the question, and kept in a bounded in-process memo keyed by the
-sentence's text (an embedder wrapped by ``embedcache.with_cache`` also keeps them across
-processes). No index format change: an index without them is read as before.
+sentence's text and behind the per-user vector cache (``embedcache.with_cache``), which
+keeps them across processes. No index format change.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import re
 import threading
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Iterable
+
+from .embedcache import with_cache
 
 if TYPE_CHECKING:
     import numpy as np
@@ -58,19 +60,20 @@ def sentences(text: str, speaker: str | None = None) -> list[str]:
 
 
 class SentenceMemo:
-    """Sentence text → unit vector, for at most ``size`` sentences (least recently used
-    dropped first); thread-safe. One per process is enough: the key is the text, so two
-    indexes that hold the same turn share its vectors."""
+    """(model, sentence text) → unit vector, for at most ``size`` sentences (least
+    recently used dropped first); thread-safe. One per process is enough: two indexes that
+    hold the same turn share its vectors, and another model never sees them."""
 
     def __init__(self, size: int = MEMO_SIZE) -> None:
         self.size = size
-        self._vecs: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._vecs: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     def vectors(self, texts: list[str], embedder: Embedder) -> tuple[list[np.ndarray], int]:
         """The vectors of ``texts`` (in order) and how many had to be embedded now."""
+        model = str(getattr(embedder, "model_id", None) or getattr(embedder, "name", ""))
         with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._vecs]
+            missing = [t for t in dict.fromkeys(texts) if (model, t) not in self._vecs]
         made = {}
         if missing:
             for t, v in zip(missing, embedder.embed(missing)):
@@ -80,11 +83,11 @@ class SentenceMemo:
             for t in texts:
                 v = made.get(t)
                 if v is None:
-                    v = self._vecs[t]
-                    self._vecs.move_to_end(t)
+                    v = self._vecs[(model, t)]
+                    self._vecs.move_to_end((model, t))
                 out.append(v)
             for t, v in made.items():
-                self._vecs[t] = v
+                self._vecs[(model, t)] = v
             while len(self._vecs) > self.size:
                 self._vecs.popitem(last=False)
         return out, len(missing)
@@ -113,7 +116,9 @@ def best_sentence_scores(rows: dict[int, dict], ids: Iterable[int], qvec: np.nda
             texts.append(s)
     if not texts:
         return {}, 0
-    vecs, made = memo.vectors(texts, embedder)
+    # behind the per-user vector cache too (when the embedder can be cached): a new
+    # process — a CLI recall — then finds the sentences an earlier one embedded
+    vecs, made = memo.vectors(texts, with_cache(embedder))
     q = np.asarray(qvec, dtype=np.float32).reshape(-1)
     sims = np.stack(vecs).astype(np.float32) @ q
     best: dict[int, float] = {}

@@ -122,9 +122,18 @@ def test_the_memo_embeds_each_sentence_once_and_stays_bounded() -> None:
     assert np.allclose(vecs[0], vecs[2])
     _, made = memo.vectors(["d e f", "g h i", "j k l"], emb)
     assert made == 2 and len(memo._vecs) == 3
-    assert "a b c" not in memo._vecs  # the least recently used went first
+    assert (emb.name, "a b c") not in memo._vecs  # the least recently used went first
     _, made = memo.vectors(["d e f"], emb)
     assert made == 0
+
+
+@pytest.mark.unit
+def test_the_memo_keeps_models_apart() -> None:
+    memo = SentenceMemo()
+    other = BowEmbedder(dim=16, name="other-bow")
+    a, _ = memo.vectors(["the same sentence here"], BOW)
+    b, made = memo.vectors(["the same sentence here"], other)
+    assert made == 1 and a[0].shape == (256,) and b[0].shape == (16,)
 
 
 # ---------------------------------------------------------------- inside recall
