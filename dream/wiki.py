@@ -8,7 +8,8 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from brainfs.cache.search.forget import norm
@@ -132,7 +133,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     w = _Build(state, phrases, settings, synth)
     _summaries(w)
     pool = _pool(w)
-    rel_cache: dict[int, list] = {}
+    rel_cache = _known_relations(state, pool.facts)
     subs, qualifying = _subjects(w, pool, rel_cache)
     qset = set(qualifying)
     titles = {s: subs.by_slug[s].title for s in qualifying}
@@ -157,6 +158,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     retired = _retired(contra, corrected, subs)
     models, n_replaced, groups = P.build_models(pool.facts, subs, settings, cards.facts, retired,
                                                 rel_cache)
+    _keep_relations(state, pool.facts, rel_cache)
     learned = _learned(w, groups, user)
     replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
     thread_claims = threads(by_slug, qualifying, titles, pool.facts,
@@ -177,6 +179,40 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
                     superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
                     forgotten=dict(w.forgotten))
     return w.files, w.reasons, info
+
+
+#: Changes with relations.py: relations a run read with other rules are read again.
+_RULES = T.md5_hex(Path(R.__file__).read_bytes())
+
+
+_REL_FIELDS = [x.name for x in fields(R.Relation)]
+
+
+def _relation_key(f: dict) -> str:
+    return T.md5_hex(f["text"] + "\x00" + f.get("antecedent", ""))[:20]
+
+
+def _known_relations(state: DreamState, facts: list[dict]) -> dict[int, list]:
+    """id(fact) → its relations, for the facts whose relations the last run read with the
+    same rules (``state.relations``): a sentence's relations are a function of its text
+    and antecedent alone (relations.py is regular expressions), so a fact is read once."""
+    rec = state.relations or {}
+    if rec.get("rules") != _RULES:
+        return {}
+    known = rec.get("facts") or {}
+    out: dict[int, list] = {}
+    for f in facts:
+        got = known.get(_relation_key(f))
+        if got is not None:
+            out[id(f)] = [R.Relation(*x) for x in got]
+    return out
+
+
+def _keep_relations(state: DreamState, facts: list[dict], rel_cache: dict[int, list]) -> None:
+    """What the next run reuses (:func:`_known_relations`): every current fact's relations."""
+    state.relations = {"rules": _RULES, "facts": {
+        _relation_key(f): [[getattr(r, a) for a in _REL_FIELDS] for r in rel_cache[id(f)]]
+        for f in facts if id(f) in rel_cache}}
 
 
 def _summaries(w: _Build) -> None:

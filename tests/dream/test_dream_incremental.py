@@ -1,6 +1,7 @@
-"""An incremental run that reuses the last run's verification verdicts (``state.checked``)
-and each unchanged page's contradictions (``state.contradicted``) publishes exactly what
-the same run publishes with every claim checked and every page read again."""
+"""An incremental run that reuses the last run's verification verdicts (``state.checked``),
+each unchanged page's contradictions (``state.contradicted``) and each fact's relations
+(``state.relations``) publishes exactly what the same run publishes with every claim
+checked and every page and fact read again."""
 
 from __future__ import annotations
 
@@ -63,11 +64,13 @@ participants: ["Ana", "Kenji"]
 
 
 def _without_reuse_records(root: Path) -> None:
-    """The state as a run that kept no verification and contradiction records would leave it."""
+    """The state as a run that kept no verification, contradiction or relation records would
+    leave it."""
     p = root / STATE_PATH
     state = json.loads(p.read_text())
     assert state.pop("checked")["files"], "the first run recorded its verifications"
     assert state.pop("contradicted"), "the first run recorded each page's contradictions"
+    assert state.pop("relations")["facts"], "the first run recorded each fact's relations"
     p.write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
 
 
@@ -130,3 +133,19 @@ def test_a_file_citing_a_turn_whose_alias_changed_is_checked_again(
     assert again["sessions/s1/summary.md"] == records["sessions/s1/summary.md"]
     assert "sessions/s1/summary.md" in checked_now and "sessions/s5/summary.md" not in checked_now
     assert run_local(fresh_root, **KW).staged == cached.staged
+
+
+def test_relations_read_with_other_rules_are_read_again(tmp_path: Path) -> None:
+    """The relation records are used (emptied ones change the wiki), and only under the
+    rules that made them (relations.py's hash)."""
+    root = write(tmp_path / "m", {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})
+    first = run_local(root, apply=True, **KW)
+    state = json.loads((root / STATE_PATH).read_text())
+    state["relations"]["facts"] = {k: [] for k in state["relations"]["facts"]}
+    for rules, same in ((state["relations"]["rules"], False), ("other rules", True)):
+        state["relations"]["rules"] = rules
+        (root / STATE_PATH).write_text(json.dumps(state, indent=1, sort_keys=True) + "\n")
+        again = run_local(root, force=True, **KW)
+        mara = again.staged["knowledge/mara.md"]
+        assert (mara == first.staged["knowledge/mara.md"]) == same
+        assert ("Mara lives in Kyoto" in mara) == same
