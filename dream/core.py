@@ -487,7 +487,8 @@ def verify_and_validate(run: _Run, embedder) -> None:
     view = CorpusView(lambda p: p in listing or p in files,
                       lambda p: (set(sources.turns_of(p)) if sources.turns_of(p) is not None else None))
     cap_tokens = run.cfg.index_cap_tokens
-    problems = validate_tree(files, view, cap_tokens)
+    memo: dict = {}  # this run's validations of unchanged files (validate_tree)
+    problems = validate_tree(files, view, cap_tokens, memo)
     # a session without a date is the transcript's problem (its summary is not written)
     problems += [Problem(run.transcripts[sid], "transcript-date",
                          "transcript frontmatter has no 'date' (ISO 8601, see cache/FORMAT.md): "
@@ -496,12 +497,12 @@ def verify_and_validate(run: _Run, embedder) -> None:
                  if sid in run.transcripts and not state.sessions[sid].get("date")]
     run.citations, run.share_before = _citation_share(files, problems)
     run.verifier = _verify_claims(run, embedder, sources, problems)
-    _exclude_errors(run, view, cap_tokens, problems)
+    _exclude_errors(run, view, cap_tokens, problems, memo)
     # GUIDE.md and the user's cards are theirs, not dream's: changed, never managed
     files.update(run.external)
     # What is published: the share of valid citations after validation (must be 1.0).
     run.citations, run.share_after = _citation_share(
-        files, [pr for pr in validate_tree(files, view, cap_tokens) if pr.path not in run.excluded])
+        files, [pr for pr in validate_tree(files, view, cap_tokens, memo) if pr.path not in run.excluded])
     # drop duplicate problems, keep order
     seen_pr: set = set()
     run.problems = [pr for pr in problems if not (str(pr) in seen_pr or seen_pr.add(str(pr)))]
@@ -620,12 +621,13 @@ class _CheckKeys:
         return {"context": self.context, "aliases": self.aliases, "files": self.records}
 
 
-def _exclude_errors(run: _Run, view: CorpusView, cap_tokens: int, problems: list[Problem]) -> None:
+def _exclude_errors(run: _Run, view: CorpusView, cap_tokens: int, problems: list[Problem],
+                    memo: dict | None = None) -> None:
     """Errors exclude a file (its previous version stays, or the fallback rendering when
     there is none); repeated, since an exclusion can break links."""
     files, listing, excluded = run.files, run.listing, run.excluded
     for _round in range(3):
-        errs = [pr for pr in validate_tree(files, view, cap_tokens) if pr.severity == "error"]
+        errs = [pr for pr in validate_tree(files, view, cap_tokens, memo) if pr.severity == "error"]
         bad = {pr.path for pr in errs} - excluded
         if not bad:
             break

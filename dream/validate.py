@@ -42,6 +42,8 @@ def frontmatter_of(text: str) -> tuple[dict | None, str, bool]:
     """``split_frontmatter(text)``, parsed once per run (do not change what it returns)."""
     got = _parsed.get(text)
     if got is None:
+        if len(_parsed) >= 50_000:
+            _parsed.clear()  # a caller that never clears (not a dream run) stays bounded
         got = _parsed[text] = split_frontmatter(text)
     return got
 
@@ -151,13 +153,18 @@ def validate_page(path: str, text: str, view: CorpusView, staged: dict[str, str]
     return problems
 
 
-def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: int = 2000) -> list[Problem]:
+def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: int = 2000,
+                  memo: dict | None = None) -> list[Problem]:
     """Every problem of the staged tree (``path → text`` of the files dream would publish;
-    pages not in it are taken as they are in the corpus)."""
+    pages not in it are taken as they are in the corpus). ``memo``: a dict kept between
+    calls with the same ``view`` (one run validates three or four times): a file whose text
+    and the tree's paths are as at the last call keeps its problems."""
     problems: list[Problem] = []
     titles: dict[str, str] = {}
     bodies: dict[str, str] = {}
-    for path in sorted(staged):
+    paths = sorted(staged)
+    sig = hash(tuple(paths))
+    for path in paths:
         text = staged[path]
         if path == INDEX_PATH:
             if estimate_tokens(text) > index_cap_tokens:
@@ -168,42 +175,59 @@ def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: in
                 if f"knowledge/{slug}.md" not in staged:
                     problems.append(Problem(path, "link-unresolved", f"[[{slug}]] names no page"))
             continue
-        if path.startswith("knowledge/") and path.endswith(".md"):
-            problems += validate_page(path, text, view, staged)
-            meta, body, _ = frontmatter_of(text)
-            if meta:
-                t = str(meta.get("title") or "").strip().lower()
-                if t and t in titles:
-                    problems.append(Problem(path, "duplicate", f"same title as {titles[t]}"))
-                titles.setdefault(t, path)
-            norm = " ".join(body.split())
-            if norm and norm in bodies:
+        hit = memo.get((path, text)) if memo is not None else None
+        if hit is not None and hit[0] == sig:
+            own, title, norm = hit[1], hit[2], hit[3]
+        else:
+            own, title, norm = _file_problems(path, text, view, staged)
+            if memo is not None:
+                memo[(path, text)] = (sig, own, title, norm)
+        problems += own
+        if title:
+            if title in titles:
+                problems.append(Problem(path, "duplicate", f"same title as {titles[title]}"))
+            titles.setdefault(title, path)
+        if norm:
+            if norm in bodies:
                 problems.append(Problem(path, "duplicate", f"same content as {bodies[norm]}"))
             bodies.setdefault(norm, path)
-        elif re.match(r"^sessions/[^/]+/summary\.md$", path):
-            meta, body, bad = frontmatter_of(text)
-            if bad or meta is None:
-                problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))
-                continue
-            for key in ("session", "date", "title"):
-                if not str(meta.get(key) or "").strip():
-                    problems.append(Problem(path, "frontmatter-field", f"frontmatter field '{key}' is missing or empty"))
-            if meta.get("type") != "summary":
-                problems.append(Problem(path, "frontmatter-field", "frontmatter 'type' must be 'summary'"))
-            if _cites(body):
-                _check_sources(path, meta, body, view, staged, problems)
-        elif path.startswith("notes/") and path.endswith(".md"):
-            meta, body, bad = frontmatter_of(text)
-            if bad or meta is None:
-                problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))
-                continue
-            for key in ("type", "scope", "confidence", "created", "updated"):
-                if meta.get(key) in (None, ""):
-                    problems.append(Problem(path, "frontmatter-field", f"frontmatter field '{key}' is missing or empty"))
-            sups = meta.get("supersedes")
-            for sup in (sups if isinstance(sups, list) else [sups] if sups else []):
-                if str(sup) not in staged and not view.exists(str(sup)):
-                    problems.append(Problem(path, "supersedes", f"supersedes {sup}, which does not exist"))
-            if not body.strip():
-                problems.append(Problem(path, "empty", "card has no content"))
     return problems
+
+
+def _file_problems(path: str, text: str, view: CorpusView,
+                   staged: dict[str, str]) -> tuple[list[Problem], str | None, str | None]:
+    """One file's own problems; for a page also its title (lower case) and its body with
+    whitespace collapsed (the duplicate checks across pages)."""
+    problems: list[Problem] = []
+    if path.startswith("knowledge/") and path.endswith(".md"):
+        problems += validate_page(path, text, view, staged)
+        meta, body, _ = frontmatter_of(text)
+        title = str(meta.get("title") or "").strip().lower() if meta else None
+        return problems, title, " ".join(body.split())
+    if re.match(r"^sessions/[^/]+/summary\.md$", path):
+        meta, body, bad = frontmatter_of(text)
+        if bad or meta is None:
+            problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))
+            return problems, None, None
+        for key in ("session", "date", "title"):
+            if not str(meta.get(key) or "").strip():
+                problems.append(Problem(path, "frontmatter-field", f"frontmatter field '{key}' is missing or empty"))
+        if meta.get("type") != "summary":
+            problems.append(Problem(path, "frontmatter-field", "frontmatter 'type' must be 'summary'"))
+        if _cites(body):
+            _check_sources(path, meta, body, view, staged, problems)
+    elif path.startswith("notes/") and path.endswith(".md"):
+        meta, body, bad = frontmatter_of(text)
+        if bad or meta is None:
+            problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))
+            return problems, None, None
+        for key in ("type", "scope", "confidence", "created", "updated"):
+            if meta.get(key) in (None, ""):
+                problems.append(Problem(path, "frontmatter-field", f"frontmatter field '{key}' is missing or empty"))
+        sups = meta.get("supersedes")
+        for sup in (sups if isinstance(sups, list) else [sups] if sups else []):
+            if str(sup) not in staged and not view.exists(str(sup)):
+                problems.append(Problem(path, "supersedes", f"supersedes {sup}, which does not exist"))
+        if not body.strip():
+            problems.append(Problem(path, "empty", "card has no content"))
+    return problems, None, None
