@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .embedder import Embedder
-    from .int8vectors import Int8Vectors
+    from .int8vectors import FloatRows, Int8Vectors
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +227,9 @@ class SearchIndex:
         self.dense_backend = dense_backend
         self.vec_error: str | None = None
         self._matrix: tuple[Any, Int8Vectors] | None = None  # (version key, codes)
+        #: the float32 rows behind the codes (a temporary file), and the codes' rows by id
+        self._floats: FloatRows | None = None
+        self._row_of: Any = None
         self._centroids: tuple[Any, list[str], Any] | None = None  # (version key, paths, unit means)
         self._writes = 0
         #: the deletion log's phrases: chunks containing one are never indexed (see forget)
@@ -724,7 +727,9 @@ class SearchIndex:
         """Every stored vector as int8 codes (``int8vectors``), cached until the next write
         (ours, seen by a write counter, or another connection's, seen by PRAGMA
         data_version); None when they would pass ``NUMPY_MAX_BYTES``."""
-        from .int8vectors import quantize_blocks
+        import numpy as np
+
+        from .int8vectors import FloatRows, quantize_blocks
 
         key = (self._writes, self.conn.execute("PRAGMA data_version").fetchall()[0][0])
         if self._matrix is not None and self._matrix[0] == key:
@@ -734,8 +739,27 @@ class SearchIndex:
         if not dim or count * dim > NUMPY_MAX_BYTES:
             return None
         self._matrix = None  # the old codes go before the new ones are read
-        vecs = quantize_blocks(self._vector_blocks(dim), dim)
+        self._drop_floats()
+        try:
+            floats: FloatRows | None = FloatRows(self.db_path.parent, dim)
+        except OSError as e:  # exact scores then come from the index file, slower
+            log.warning("%s: no temporary file for the float32 vectors (%s)", self.db_path, e)
+            floats = None
+        try:
+            vecs = quantize_blocks(self._vector_blocks(dim), dim, floats)
+        except OSError as e:
+            log.warning("%s: could not write the float32 vectors aside (%s)", self.db_path, e)
+            if floats is not None:
+                floats.close()
+            floats = None
+            vecs = quantize_blocks(self._vector_blocks(dim), dim)
+        self._floats = floats
+        order = np.argsort(vecs.ids, kind="stable")
+        self._row_of = (vecs.ids[order], order)
         self._matrix = (key, vecs)
+        # Reading every vector filled SQLite's page cache (2 MB a connection, 14 parts)
+        # with pages no query reads again: give them back.
+        self.conn.execute("PRAGMA shrink_memory")
         return vecs
 
     def _vector_blocks(self, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
@@ -791,17 +815,34 @@ class SearchIndex:
         return out
 
     def _stored_vectors(self, ids: list[int]) -> dict[int, np.ndarray]:
+        """float32 vectors by id: from the copy beside the current codes when it holds
+        them, else from the index file one by one (``rowid IN (…)`` makes ``vec0`` scan
+        every vector; ``rowid = ?`` is a lookup)."""
         import numpy as np
 
-        out: dict[int, np.ndarray] = {}
         ids = list(dict.fromkeys(ids))
-        for start in range(0, len(ids), 500):
-            part = ids[start:start + 500]
-            marks = ",".join("?" * len(part))
-            for rid, blob in self.conn.execute(
-                    f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({marks})", part):
-                out[rid] = np.frombuffer(blob, dtype=np.float32)
+        out: dict[int, np.ndarray] = {}
+        current = (self._matrix is not None and self._floats is not None and self._row_of is not None
+                   and self._matrix[0] == (self._writes, self.conn.execute(
+                       "PRAGMA data_version").fetchall()[0][0]))
+        if current and ids:
+            sorted_ids, order = self._row_of
+            want = np.asarray(ids, dtype=np.int64)
+            at = np.minimum(np.searchsorted(sorted_ids, want), max(len(sorted_ids) - 1, 0))
+            found = (sorted_ids[at] == want) if len(sorted_ids) else np.zeros(len(want), bool)
+            rows = self._floats.read(order[at[found]])  # type: ignore[union-attr]
+            out = dict(zip(want[found].tolist(), rows))
+            return out
+        for c in ids:
+            for (blob,) in self.conn.execute("SELECT embedding FROM chunks_vec WHERE rowid = ?", (c,)):
+                out[c] = np.frombuffer(blob, dtype=np.float32)
         return out
+
+    def _drop_floats(self) -> None:
+        if self._floats is not None:
+            self._floats.close()
+        self._floats = None
+        self._row_of = None
 
     def dense_search(self, qvec: np.ndarray, n: int) -> list[tuple[int, float]]:
         """Top ``n`` (chunk id, cosine similarity) for a unit query vector, best first (ties
@@ -868,6 +909,7 @@ class SearchIndex:
     def close(self) -> None:
         """Checkpoint the WAL and close the connection."""
         with self._lock:
+            self._drop_floats()
             try:
                 self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except apsw.Error:

@@ -396,11 +396,9 @@ def _one_blas_thread() -> contextlib.AbstractContextManager:
     small, and waking BLAS's threads for each costs more than it saves — on 2 busy CPUs,
     14 parts took 37 ms threaded against 13 ms on one thread (the whole index's one
     product: 19 ms). Without threadpoolctl, BLAS keeps its own setting."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(1, "blas")
+    from .int8vectors import one_blas_thread
+
+    return one_blas_thread()
 
 
 class _desc(str):

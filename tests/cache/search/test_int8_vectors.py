@@ -261,3 +261,35 @@ def test_real_model_recall_top10_unchanged(tree: Path, tmp_path: Path) -> None:
     finally:
         ix.close()
         ref.close()
+
+
+def test_float32_copy_leaves_no_file_and_follows_writes(tree: Path, tmp_path: Path) -> None:
+    """The float32 rows behind the codes live in an unnamed temporary file (nothing left in
+    the index's folder); after a write the codes and that copy are made again, and until
+    then ``vectors`` reads the index file."""
+    emb = Bow()
+    small = tmp_path / "tree"
+    for p in sorted(p for p in tree.rglob("*") if p.is_file())[:40]:
+        (small / p.relative_to(tree)).parent.mkdir(parents=True, exist_ok=True)
+        (small / p.relative_to(tree)).write_bytes(p.read_bytes())
+    db = tmp_path / "ix" / "index.sqlite"
+    build(small, db, emb).close()
+    ix, ref = SearchIndex(db), Float32Index(db)
+    try:
+        before = sorted(p.name for p in db.parent.iterdir())
+        ix.warm()
+        assert ix._floats is not None and ix._floats.rows == ix.stats()["vectors"]
+        assert sorted(p.name for p in db.parent.iterdir()) == before
+        q = emb.embed([QUESTIONS[3]])[0]
+        assert_same(ix.dense_search(q, 10), ref.dense_search(q, 10), "before")
+        ids, mat = stored(ref)
+        ix.upsert_file("notes/new.md", "h", "# Nadia\n\nNadia lives in Leeds now, near the station.\n", emb)
+        got = ix.vectors(ids[:5].tolist())  # the codes are stale: read from the index file
+        assert all(np.array_equal(got[int(c)], mat[i]) for i, c in enumerate(ids[:5]))
+        hits = ix.dense_search(q, 10)
+        assert_same(hits, ref.dense_search(q, 10), "after")
+        assert "notes/new.md#" in refs(ix, hits)[0]
+    finally:
+        ix.close()
+        ref.close()
+    assert sorted(p.name for p in db.parent.iterdir() if not p.name.endswith(("-wal", "-shm"))) == ["index.sqlite"]
