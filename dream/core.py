@@ -205,6 +205,7 @@ class _Run:
     share_before: float = 1.0
     share_after: float = 1.0
     checked_reused: int = 0                # files whose verification was the last run's
+    claims_reused: int = 0                 # claims of the other files judged as last run
     changes: list[Change] = field(default_factory=list)
     previous: dict[str, str | None] = field(default_factory=dict)
 
@@ -510,7 +511,7 @@ def verify_and_validate(run: _Run, embedder) -> None:
 
 #: Part of every verification record's key: another value checks every file again (bump it
 #: when what verification reads from a source changes: ``_Sources``, ``verify.py``).
-CHECK_VERSION = "check-v1"
+CHECK_VERSION = "check-v2"
 
 
 def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Problem]) -> Verifier:
@@ -534,9 +535,15 @@ def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Proble
                 verifier.stats.claims += verdict.claims
                 verifier.stats.rejected += verdict.rejected
                 keys.reused += 1
+                keys.records[p] = old
             else:
-                verdict = verifier.check_file(p, files[p], sources.text)
-            keys.records[p] = [key, verdict.claims, verdict.rejected, verdict.bad_lines]
+                # a changed file: each claim whose (claim, source) the last run judged is not
+                # judged again (the user's page changes with every session, most of it not)
+                keys.current = {}
+                verdict = verifier.check_file(p, files[p], sources.text, known=keys.known,
+                                              found=keys.found)
+                keys.records[p] = [key, verdict.claims, verdict.rejected, verdict.bad_lines,
+                                   keys.current]
             new_text, rejected = drop_lines(files[p], verdict.bad_lines)
             if rejected:
                 files[p] = new_text
@@ -548,6 +555,7 @@ def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Proble
     prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected"
               + (f" ({keys.reused} files as last run)" if keys.reused else ""))
     run.checked_reused = keys.reused
+    run.claims_reused = keys.claims_reused
     return verifier
 
 
@@ -575,6 +583,14 @@ class _CheckKeys:
                               if self.aliases.get(a) != old_aliases.get(a))
         self.records: dict[str, list] = {}
         self.reused = 0
+        #: (claim, source) key → verdict, of every file the last run judged
+        self.verdicts: dict[str, bool] = {}
+        for rec in self.previous.values():
+            if len(rec) > 4:
+                self.verdicts.update(rec[4])
+        self.current: dict[str, bool] = {}   # the file being checked: its verdicts
+        self.claims_reused = 0
+        self._refs: dict[str, tuple[str, bool]] = {}
 
     def key(self, path: str, text: str) -> str:
         meta, _body, bad = frontmatter_of(text)
@@ -602,6 +618,29 @@ class _CheckKeys:
         if txt:
             return who + "file:" + T.md5_hex(txt)
         return who + "tree:" + (run.listing.get(path) or "")
+
+    def _claim_key(self, claim: str, ref: str) -> tuple[str, bool]:
+        """(the key of ``claim`` against ``ref``'s source, whether an alias the cited turn
+        names changed since the last run)."""
+        got = self._refs.get(ref)
+        if got is None:
+            dirty = False
+            path, _, anchor = ref.partition("#")
+            if self.changed and _TRANSCRIPT_RE.match(path):
+                turn = (self.sources.turns_of(path) or {}).get(anchor)
+                dirty = turn is not None and any(a in turn for a in self.changed)
+            got = self._refs[ref] = (f"{ref}\x00{self._reads(ref)}", dirty)
+        return T.md5_hex(claim + "\x00" + got[0])[:20], got[1]
+
+    def known(self, claim: str, ref: str) -> bool | None:
+        """The last run's verdict on ``claim`` against the same source text, if any."""
+        key, dirty = self._claim_key(claim, ref)
+        got = None if dirty else self.verdicts.get(key)
+        self.claims_reused += got is not None
+        return got
+
+    def found(self, claim: str, ref: str, ok: bool) -> None:
+        self.current[self._claim_key(claim, ref)[0]] = ok
 
     def alias_changed(self, text: str) -> bool:
         """Whether a turn ``text`` cites names an alias added, dropped or renamed since the
@@ -725,7 +764,7 @@ def finish(run: _Run) -> RunResult:
         "claims": verifier.stats.claims, "rejected": verifier.stats.rejected,
         "share_rejected": round(verifier.stats.share_rejected, 4),
         "verify_method": verifier.stats.method, "verify_model_calls": verifier.stats.embedded,
-        "verify_files_reused": run.checked_reused,
+        "verify_files_reused": run.checked_reused, "verify_claims_reused": run.claims_reused,
         "citations": run.citations,
         "share_valid_citations": run.share_after, "share_valid_citations_before_validation": run.share_before,
         "problems": len(run.problems), "excluded": sorted(run.excluded),

@@ -46,8 +46,9 @@ class DreamState:
     verified: dict[str, Any] = field(default_factory=dict)
     #: what the last run's verification of each file found, keyed by a hash of the file and
     #: of what its citations read (``core._verify_claims``): "files" (path → [hash, claims,
-    #: rejected claims, rejected line numbers]) and "aliases" (name → full name) — an
-    #: unchanged file with unchanged sources is not checked claim by claim again
+    #: rejected claims, rejected line numbers, {hash of a claim and its source: verdict}]),
+    #: "aliases" (name → full name), "context" — an unchanged file with unchanged sources is
+    #: not checked again, nor a changed file's claims whose sources did not change
     checked: dict[str, Any] = field(default_factory=dict)
     #: page slug → [hash of its facts' texts and speakers, the contradictions found among
     #: them] (``wiki.page_contradictions``): a page whose facts are the same is not read again

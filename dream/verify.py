@@ -227,15 +227,19 @@ class Verifier:
         return drop_lines(text, self.check_file(path, text, source_text, ignore).bad_lines)
 
     def check_file(self, path: str, text: str, source_text: Callable[[str], str | None],
-                   ignore: set[str] = frozenset()) -> FileVerdict:
+                   ignore: set[str] = frozenset(),
+                   known: Callable[[str, str], bool | None] | None = None,
+                   found: Callable[[str, str, bool], None] | None = None) -> FileVerdict:
         """Each claim of ``text`` against its source: how many, how many rejected, and the
-        body lines (numbered from 0 after the frontmatter) that hold a rejected one."""
+        body lines (numbered from 0 after the frontmatter) that hold a rejected one.
+        ``known(claim, ref)``: a verdict already known for the claim against that source
+        (None: check it); ``found(claim, ref, verdict)`` hears every verdict."""
         meta, body, bad = frontmatter_of(text)
         if bad or not meta:
             return FileVerdict(0, 0, [])
         sources = meta.get("sources") or []
         lines = body.split("\n")
-        jobs: list[tuple[int, str, str]] = []
+        jobs: list[tuple[int, str, str | None, bool | None, str]] = []
         for li, line in enumerate(lines):
             pos = 0
             for m in CITE_OK_RE.finditer(line):
@@ -243,14 +247,23 @@ class Verifier:
                 pos = m.end()
                 for n in (int(x) for x in m.group(1).split(",")):
                     ref = sources[n - 1] if 0 < n <= len(sources) else None
-                    src = source_text(ref) if isinstance(ref, str) else None
-                    jobs.append((li, seg, src if src is not None else ""))
+                    if not isinstance(ref, str):
+                        jobs.append((li, seg, None, None, ""))
+                        continue
+                    ok = known(seg, ref) if known is not None else None
+                    src = source_text(ref) if ok is None else None
+                    jobs.append((li, seg, ref, ok, src if src is not None else ""))
         if not jobs:
             return FileVerdict(0, 0, [])
-        verdicts = self.check_many([(c, s, set(ignore)) for _li, c, s in jobs])
+        todo = [j for j in jobs if j[3] is None]
+        checked = iter(self.check_many([(c, s, set(ignore)) for _li, c, _r, _ok, s in todo]))
         bad_lines: set[int] = set()
         rejected = 0
-        for (li, c, s), ok in zip(jobs, verdicts):
+        for li, c, ref, ok, _s in jobs:
+            if ok is None:
+                ok = next(checked)
+            if found is not None and ref is not None:
+                found(c, ref, ok)
             self.stats.claims += 1
             if not ok:
                 rejected += 1

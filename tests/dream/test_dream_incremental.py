@@ -97,6 +97,8 @@ def test_reused_verdicts_publish_the_same_bytes(tmp_path: Path, new: dict[str, s
     assert cached.staged == fresh.staged  # every file, the state included
     assert [str(c) for c in cached.changes] == [str(c) for c in fresh.changes]
     assert cached.stats["verify_files_reused"] > 0 and fresh.stats["verify_files_reused"] == 0
+    # the pages the new session changed: their other claims are judged as last run
+    assert cached.stats["verify_claims_reused"] > 0 and fresh.stats["verify_claims_reused"] == 0
     for k in ("claims", "rejected", "citations", "share_valid_citations", "contradictions"):
         assert cached.stats[k] == fresh.stats[k], k
     assert cached.stats["contradictions"] > 0 and "two bikes" in cached.staged["knowledge/kenji.md"].split(
