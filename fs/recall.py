@@ -111,6 +111,7 @@ class RecallService:
     async def _warm(self) -> None:
         assert self.recaller is not None
         await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
+        await trio.to_thread.run_sync(shardsync.release_free_memory)  # the model's load
 
     def _open_first(self, local: Path) -> tuple[Manifest | None, Any]:
         """The manifest and the index of the parts a first recall searches (blocking)."""
@@ -121,6 +122,7 @@ class RecallService:
             legacy = local / shardsync.LEGACY_NAME
             if not shardsync.download_legacy(self.store, legacy):
                 return None, None
+            shardsync.release_free_memory()  # the object's buffer
             size = legacy.stat().st_size
             self.index_info = {"format": "one file", "parts": 1, "parts_local": 1,
                                "bytes": size, "first_bytes": size,
@@ -130,6 +132,7 @@ class RecallService:
         with self._fetching:
             got = shardsync.fetch_parts(self.store, local, manifest, first)
         index = shardsync.open_parts(local, manifest)
+        shardsync.release_free_memory()  # the pieces' buffers
         self.index_info = {"format": "parts", "parts": len(manifest.shards),
                            "parts_local": len(index.names()), "first_parts": first,
                            "bytes": manifest.total_bytes(), "downloaded_bytes": got,
@@ -163,6 +166,7 @@ class RecallService:
                 def arrive(name: str = name) -> None:
                     if self.recaller is recaller:
                         recaller.part_arrived(name, SearchIndex(shardsync.part_path(local, name)))
+                    shardsync.release_free_memory()  # the pieces' buffers, the vectors' blocks
 
                 await trio.to_thread.run_sync(arrive, limiter=self.limiter)
                 self.index_info["downloaded_bytes"] = self.index_info.get("downloaded_bytes", 0) + got
@@ -201,6 +205,7 @@ class RecallService:
             return shardsync.open_parts(local, manifest)
 
         index = await trio.to_thread.run_sync(fetch)
+        await trio.to_thread.run_sync(shardsync.release_free_memory)
         if index is None:
             return
 
