@@ -42,7 +42,7 @@ from brainfs.cache.search.index import SearchIndex
 from brainfs.tools.locomo import (CATEGORIES, ENV_DIR, KS, EmbeddingCache, _content_hash,
                                   _QueryCache, conversation_tree, dev_split, evaluate,
                                   index_retriever, wiki_retriever)
-from brainfs.cache.search.retrieval import DEFAULT_PARAMS, RecallParams
+from brainfs.cache.search.retrieval import DEFAULT_PARAMS, RecallParams, recall
 
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -104,6 +104,57 @@ def dense_bench(n: int, dim: int = 384, queries: int = 20) -> dict[str, Any]:
                             "first_query_ms": round(first * 1000, 1)}
         ix.close()
     return res
+
+
+def latency_check(data: Path, model: Any, index_embedder: Any, points: dict[str, RecallParams],
+                  per_conversation: int) -> dict[str, Any]:
+    """Recall time in-process with the model itself — not the evaluation's vector cache,
+    which answers every question (and sentence) it has seen without the model — for each
+    of ``points`` over the first ``per_conversation`` questions of each conversation:
+    p50 / p95 with the sentence memo and the per-user vector cache empty ("cold": every
+    sentence the stage needs is embedded then), and again with the memo filled by that
+    pass ("warm")."""
+    import brainfs.cache.search.sentences as sentences
+    from brainfs.tools.locomo import CATEGORIES as cats, question_time, read_samples
+
+    def pct(ms: list[float], q: float) -> float:
+        ms = sorted(ms)
+        return round(ms[min(len(ms) - 1, int(q * len(ms)))], 1) if ms else 0.0
+
+    saved_env = os.environ.get("BRAINFS_EMBED_CACHE")
+    os.environ["BRAINFS_EMBED_CACHE"] = "off"
+    out: dict[str, Any] = {"questions_per_conversation": per_conversation, "points": {}}
+    try:
+        with tempfile.TemporaryDirectory(prefix="brainfs-latency-") as tmp:
+            indexes = []
+            for i, sample in enumerate(read_samples(data)):
+                tree = conversation_tree(sample)
+                ix = SearchIndex(Path(tmp) / f"{i}.db")
+                ix.refresh([(p, _content_hash(t)) for p, t in tree.items()],
+                           lambda p, tree=tree: tree[p].encode(), index_embedder)
+                qs = [str(q["question"]) for q in sample.get("qa", [])
+                      if q.get("category") in cats][:per_conversation]
+                indexes.append((ix, question_time(sample), qs))
+            for name, params in points.items():
+                res: dict[str, Any] = {"label": params.label(START)}
+                sentences.MEMO = sentences.SentenceMemo()
+                for phase in ("cold", "warm"):
+                    ms = []
+                    for ix, now, qs in indexes:
+                        for q in qs:
+                            t = time.perf_counter()
+                            recall(ix, q, k=20, embedder=model, now=now, params=params)
+                            ms.append((time.perf_counter() - t) * 1000)
+                    res[phase] = {"p50": pct(ms, 0.5), "p95": pct(ms, 0.95), "n": len(ms)}
+                out["points"][name] = res
+            for ix, _now, _qs in indexes:
+                ix.close()
+    finally:
+        if saved_env is None:
+            os.environ.pop("BRAINFS_EMBED_CACHE", None)
+        else:
+            os.environ["BRAINFS_EMBED_CACHE"] = saved_env
+    return out
 
 
 # --------------------------------------------------------------------------- grids
@@ -343,6 +394,18 @@ def render(res: dict[str, Any], cmd: str) -> str:
                   "| backend | ms/query | first query |", "|---|---|---|",
                   f"| sqlite-vec vec0 KNN | {db['vec0']['ms_per_query']} | {db['vec0']['first_query_ms']} ms |",
                   f"| numpy brute force | {db['numpy']['ms_per_query']} | {db['numpy']['first_query_ms']} ms |"]
+    lat = res.get("latency")
+    if lat:
+        lines += ["", "## Recall time with the model itself (no evaluation cache)", "",
+                  f"In-process, warm model and index, the first {lat['questions_per_conversation']} "
+                  "questions of each conversation, k = 20; *cold* = the sentence memo and the "
+                  "per-user vector cache empty, so every sentence the stage needs is embedded "
+                  "then; *warm* = the same questions again with the memo filled. The question "
+                  "itself is embedded every time.", "",
+                  "| point | cold p50 | cold p95 | warm p50 | warm p95 |", "|---|---|---|---|---|"]
+        for name, r in lat["points"].items():
+            lines.append(f"| {name} (`{r['label']}`) | {r['cold']['p50']} ms | {r['cold']['p95']} ms | "
+                         f"{r['warm']['p50']} ms | {r['warm']['p95']} ms |")
     lines += ["", "Reproduce:", "", "```", cmd, "```", ""]
     return "\n".join(lines)
 
@@ -366,6 +429,10 @@ def main(argv: list[str] | None = None) -> int:
                          "(large; keep it outside the repo)")
     ap.add_argument("--dense-bench", type=int, default=0, metavar="N",
                     help="also time dense search over N random vectors (e.g. 100000)")
+    ap.add_argument("--latency", type=int, default=0, metavar="N",
+                    help="also time recall with the model itself (no vector cache) for the "
+                         "shipped defaults and the hybrid arm's chosen point, over the first N "
+                         "questions of each conversation, sentence memo cold then warm")
     args = ap.parse_args(argv)
     if args.data is None:
         print(f"error: no LoCoMo data: set {ENV_DIR} to the directory holding locomo-dev.json, "
@@ -441,6 +508,12 @@ def main(argv: list[str] | None = None) -> int:
         res["index_build"] = build_benchmark(args.data, model)
     if args.dense_bench:
         res["dense_bench"] = dense_bench(args.dense_bench)
+    if args.latency:
+        points = {"shipped defaults": DEFAULT_PARAMS}
+        if "hybrid" in res["arms"]:
+            chosen = dict(zip(labels["hybrid"].values(), grid["hybrid"]))[res["arms"]["hybrid"]["tuned"]]
+            points["hybrid, tuned on all"] = chosen
+        res["latency"] = latency_check(args.data, model, embedder, points, args.latency)
     given = argv if argv is not None else sys.argv[1:]
     env = "" if "--data" in given else f"{ENV_DIR}={args.data.parent} "
     cmd = env + "python benchmarks/locomo_eval.py" + (" " + " ".join(given) if given else "")
