@@ -253,8 +253,11 @@ def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, lo
                     bar.close()
                 t = json.loads(rest or "{}")
                 if not quiet():
+                    later = t.get("preload_unpacking", 0)
                     print(f"mounted {url} at {mp} (pid {child.pid}; {t.get('preload_files', 0)} "
-                          f"files preloaded in {t.get('preload_s', 0):.2f}s; log {log_path})")
+                          f"files preloaded in {t.get('preload_s', 0):.2f}s"
+                          + (f", {later} of them being written to the cache" if later else "")
+                          + f"; log {log_path})")
                 return 0
             elif kind == "error":
                 if bar:
