@@ -113,3 +113,26 @@ def test_unpacking_before_the_mount_answers_when_asked(corpus: CorpusURL, store:
     assert st["unpacking_files"] == 0
     assert (m.mountpoint / "knowledge/p0007.md").read_bytes() == files["knowledge/p0007.md"]
     assert m.stop() == 0
+
+
+def test_a_daemon_killed_while_unpacking_loses_nothing(corpus: CorpusURL, store: ObjectStore,
+                                                       cfg: Config, mounter) -> None:
+    """kill -9 right after the mount answers, while the pack is being written to the
+    cache: the next mount reads every file whole (what was written is checked by hash at
+    start, the rest comes from the pack again) and no write is invented."""
+    files = _seed(store, cfg)
+    m = mounter(corpus)
+    assert m.status()["startup"]["preload_unpacking"] == len(files) - 1
+    m.kill9()
+    m2 = mounter(corpus, name="mnt2")
+    mp = m2.mountpoint
+    assert sorted(os.listdir(mp / "knowledge")) == sorted(
+        p.removeprefix("knowledge/") for p in files if p.startswith("knowledge/"))
+    for path, data in files.items():
+        assert (mp / path).read_bytes() == data, path
+    wait_for(lambda: m2.status()["unpacking_files"] == 0, what="the pack unpacked")
+    st = m2.status()
+    assert st["local_files"] == len(files) and st["dirty_files"] == 0
+    assert st["pending_uploads"] == 0
+    assert m2.stop() == 0
+    assert {o.path for o in store.list() if not o.path.startswith(".brainfs/")} == set(files)
