@@ -92,7 +92,7 @@ def read_dream(results: Path, figs: dict[str, Figure]) -> None:
                            f"see {p.name[:-5]}.md)")
 
 
-_MOUNT_ROW = re.compile(r"^\|\s*([\d,]+)\s*\|\s*(list|snapshot)\s*\|\s*([\d.]+)\s*\|")
+_MOUNT_ROW = re.compile(r"^\|\s*([\d,]+)\s*\|\s*(list|snapshot|eager)\s*\|\s*([\d.]+)\s*\|")
 
 
 def read_mount(results: Path, figs: dict[str, Figure]) -> None:
