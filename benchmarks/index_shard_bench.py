@@ -134,6 +134,9 @@ def mount_first_recall(env: dict[str, str], url: str, mp: Path, cache: Path, par
             out = json.loads((mp / ".recall" / f"{q}.json").read_text())
             warm.append({"wall_ms": (time.monotonic() - t) * 1000, **out["timings"], "mode": out["mode"]})
         mem = daemon_memory(status["pid"])
+        if os.environ.get("BENCH_SMAPS"):  # where the memory is, for a closer look
+            shutil.copyfile(f"/proc/{status['pid']}/smaps", Path(os.environ["BENCH_SMAPS"]) /
+                            f"smaps-{mp.name}-{'parts' if parts else 'whole'}-{time.time():.0f}")
     finally:
         u = brainfs("umount", str(mp), "--timeout", "120", env=env)
         if u.returncode != 0:

@@ -20,6 +20,7 @@ import ctypes.util
 import hashlib
 import logging
 import os
+import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -108,19 +109,19 @@ def _file_md5(path: Path) -> str:
     return h.hexdigest()
 
 
-def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> int:
-    """Fetch one part unless the local copy is current; returns the bytes downloaded."""
-    if local_md5(local, name) == info.md5:
-        return 0
-    local.mkdir(parents=True, exist_ok=True)
-    tmp = local / f"{name}.download"
-    pieces = [(s, min(s + PIECE_BYTES, info.bytes)) for s in range(0, max(info.bytes, 1), PIECE_BYTES)]
+def _fetch_pieces(store: ObjectStore, key: str, size: int, tmp: Path, etag: str | None = None) -> int:
+    """Write object ``key`` of ``size`` bytes into ``tmp`` in ranged GETs of
+    ``PIECE_BYTES``, ``PIECE_WORKERS`` at once (never the whole object in memory); with
+    ``etag``, a piece of another version raises Corrupt. Returns the bytes written."""
+    pieces = [(s, min(s + PIECE_BYTES, size)) for s in range(0, max(size, 1), PIECE_BYTES)]
     fd = os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600)
     try:
         def one(rng: tuple[int, int]) -> int:
-            data, _ = store.get(info.key, rng)
+            data, got_etag = store.get(key, rng)
             if len(data) != rng[1] - rng[0]:
-                raise Corrupt(f"get {info.key}: short piece ({len(data)} of {rng[1] - rng[0]} bytes)")
+                raise Corrupt(f"get {key}: short piece ({len(data)} of {rng[1] - rng[0]} bytes)")
+            if etag is not None and got_etag != etag:
+                raise Corrupt(f"get {key}: rewritten during the download")
             os.pwrite(fd, data, rng[0])
             return len(data)
 
@@ -129,6 +130,16 @@ def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> i
         os.fsync(fd)
     finally:
         os.close(fd)
+    return got
+
+
+def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> int:
+    """Fetch one part unless the local copy is current; returns the bytes downloaded."""
+    if local_md5(local, name) == info.md5:
+        return 0
+    local.mkdir(parents=True, exist_ok=True)
+    tmp = local / f"{name}.download"
+    got = _fetch_pieces(store, info.key, info.bytes, tmp)
     md5 = _file_md5(tmp)
     if md5 != info.md5:
         tmp.unlink(missing_ok=True)
@@ -194,14 +205,23 @@ def download_legacy(store: ObjectStore, dest: Path) -> bool:
         return False
     if dest.exists() and stamp.exists() and stamp.read_text() == info.etag:
         return True
-    data, etag = store.get(INDEX_KEY)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".download")
-    tmp.write_bytes(data)
+    # In pieces, as a part: the one file is hundreds of MB at 20,000 files, and one GET
+    # held it all in the mount's memory (peak 730 MiB).
+    try:
+        _fetch_pieces(store, INDEX_KEY, info.size, tmp, info.etag)
+        # What a whole-object GET checks: an MD5 ETag (not a multipart upload's) is the
+        # content's digest.
+        if re.fullmatch(r"[0-9a-f]{32}", info.etag) and _file_md5(tmp) != info.etag:
+            raise Corrupt(f"get {INDEX_KEY}: content does not match its ETag")
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     for side in ("-wal", "-shm"):
         Path(str(dest) + side).unlink(missing_ok=True)
     os.replace(tmp, dest)
-    stamp.write_text(etag)
+    stamp.write_text(info.etag)
     return True
 
 
