@@ -17,7 +17,7 @@ from .settings import Settings
 from .subjects import is_role
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v11"
+EXTRACTION = "facts-v12"  # v12: habit preferences ("I always have X", "gone off X") are relations
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"

@@ -172,6 +172,17 @@ _f("preference", _I + _NOW + r"(?:really\s+)?(?:like|prefer)\s+(?:getting|receiv
 _f("preference", r"(?:^|[.;:!]\s+)(?P<v>[\w][\w\- ]{2,50}?)\s+(?:work|works|suit|suits)\s+(?:much\s+|a\s+lot\s+)?better\s+for\s+(?:me|us)\b")
 # a standing instruction of the same kind: "from now on just text me the supplier invoices"
 _f("preference", r"\b(?:from now on|going forward|from today|in future)\s*,?\s*(?:please\s+|just\s+)*(?P<how>text|email|e-mail|call|phone|message|whatsapp|slack|post)\s+me\s+(?:the\s+|all\s+|any\s+|my\s+)?(?P<v>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,3}?)(?=[.,;!]|\s+(?:instead|from now|please|too)\b|$)")
+# what the speaker habitually has, and what they went off or took up instead: "I always have
+# Earl Grey when I write letters", "I've gone off Earl Grey", "It's rooibos for me these days"
+# (a name only when one follows the verb directly and a clause or the sentence ends there:
+# "I always have Callum over" is no preference)
+_f("preference", _I + r"(?:always|usually|normally|generally)\s+(?:have|drink|take|order)\s+(?-i:(?P<v>"
+   + NAME + r"))(?=\s+(?:when|whenever|before|after|while)\b|[.,;!]|$)")
+_f("preference", r"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:completely\s+|totally\s+|rather\s+|a\s+bit\s+)?gone\s+off\s+"
+   r"(?P<v>(?-i:" + NAME + r")|[a-z][\w\-]*(?:\s+[a-z][\w\-]*)??)(?=\s*(?:[.,;!]|$)|\s+(?:to be honest|lately|recently|now)\b)",
+   op="end")
+_f("preference", r"\bit['’]s\s+(?:all\s+|just\s+)?(?P<v>(?-i:" + NAME + r")|[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)\s+for\s+me\s+"
+   r"(?:these\s+days|nowadays|now)\b")
 _f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
 # formats and tools a person wants: "export charts as SVG", "send it as a PDF"
 _f("format", r"\b(?:export|send|save|share|deliver|submit)\s+(?:the\s+|all\s+|my\s+|our\s+|future\s+)?(?:[\w\-]+\s+){0,2}?(?P<k>[a-z]+?)s?\s+(?:files?\s+)?as\s+(?:an?\s+)?(?P<v>[A-Z]{2,5}|[A-Za-z]+ files)\b")

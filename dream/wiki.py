@@ -299,6 +299,7 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Sub
         full_names.update(n for spk, n in (sessions[sid].get("full_names") or {}).items()
                           if not is_role(spk))
     strong, anchored = strong_types(pool.facts, rel_cache)
+    values = preference_values(pool.facts, rel_cache)
     case: dict[str, list[int]] = {}
     for sid in order:
         for word, (lo, up) in (sessions[sid].get("case") or {}).items():
@@ -310,7 +311,7 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Sub
         for name, votes in (sessions[sid].get("cues") or {}).items():
             cues[name].update(votes)
     subs = S.build(pool.facts, pool.speakers, w.settings, strong, extra_names=full_names,
-                   anchored=anchored, case=case, exclude=pool.helpers, cues=cues)
+                   anchored=anchored, case=case, exclude=pool.helpers | values, cues=cues)
     hand = w.state.hand
     # a page a person deleted retires its subject (see edits.py)
     qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
@@ -508,6 +509,23 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
             if not r.subject and r.value_type and r.attr in _ANCHORS:
                 anchored.add(value)
     return out, anchored
+
+
+def preference_values(facts: list[dict], rel_cache: dict[int, list]) -> set[str]:
+    """Names every mention of which is the whole value of a speaker's preference ("I always
+    have Earl Grey when …", "I've gone off Earl Grey"): what someone likes is a line on
+    their page, not a subject of its own. A favourite is not counted (a favourite park or
+    café is a subject the speaker cares about), nor a speaker's name."""
+    said: Counter = Counter()
+    as_value: Counter = Counter()
+    speakers = {f["speaker"] for f in facts}
+    for f in facts:
+        values = {r.value.lower() for r in rel_cache.get(id(f), ())
+                  if r.attr == "preference" and not r.subject and not r.key.startswith("favorite ")}
+        for n in set(f.get("subjects", {})) | set(f.get("names", [])) | set(f.get("lead", [])):
+            said[n] += 1
+            as_value[n] += n.lower() in values
+    return {n for n, k in as_value.items() if k and k == said[n] and n not in speakers}
 
 
 _TRAVEL_RE = re.compile(r"\b(?:travel(?:l)?ing to|travel(?:l)?ed to|went to|going to|flew to|flying to|"

@@ -430,7 +430,7 @@ def test_index_puts_the_user_first_with_one_line_summaries(tree: Path) -> None:
 #: Personas written to test dream on a life it was not tuned on, whose first-run failures
 #: are not all fixed yet; the test must fail on them (xfail strict) until they are, so a
 #: fix is noticed. morag: "Earl Grey" (the tea) gets a page typed person.
-KNOWN_FAILING = {"morag": "Earl Grey (the tea) gets a person page (issue 12, open)"}
+KNOWN_FAILING: dict[str, str] = {}  # persona → why it fails (a strict xfail)
 
 
 @pytest.mark.parametrize("name", [
