@@ -68,6 +68,8 @@ from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, par
 from brainfs.cache.search.retrieval import Card, age_days, as_utc, freshness_label, recall, truncate
 from brainfs.cache.search.text import estimate_tokens
 
+from .claims import Claim, chunk_claims, page_claims, page_names, words
+
 if TYPE_CHECKING:
     from brainfs.cache.search.embedder import Embedder
     from brainfs.cache.search.index import SearchIndex
@@ -95,6 +97,31 @@ K_MIN, K_MAX = 24, 200
 HEAD_BYTES = 4096
 STATUSES = ("admitted", "truncated", "skipped")
 ENV_GLOBAL_GUIDE = "BRAINFS_GLOBAL_GUIDE"
+
+
+@dataclass(frozen=True)
+class WikiUse:
+    """How recall's hits on wiki pages (``knowledge/*.md`` but INDEX.md) reach the context.
+
+    With ``claims`` (the default) the hits on one page become one item of the cards lane:
+    the claim lines (``claims.Claim``) of the recalled chunks that share at least
+    ``overlap`` words with the task besides the page's own names, each with its date as a
+    person writes it, without ``[cite:N]`` markers; a line whose cited turns are all recall
+    hits of the task too is left out (``dedupe``: the turn is the same statement in full);
+    ``threads`` keeps the fragments of ``## Threads``; ``floor_by_kind`` takes the weak-match
+    floor (``RELATIVE_FLOOR``) of page hits and of other hits apart. Without ``claims``, each
+    hit is its chunk as recall returns it. ``share`` is the cards lane's share of the budget
+    (rule 4); ``pool`` how much deeper recall is asked so that page hits leave ``k`` others.
+    The defaults are chosen by leave-one-conversation-out on LoCoMo dev
+    (``benchmarks/dream_answers.py``, benchmarks/results/dream-answers.md)."""
+
+    claims: bool = True
+    threads: bool = True
+    dedupe: bool = True
+    overlap: int = 1
+    share: float = 0.6
+    floor_by_kind: bool = True
+    pool: float = 2.0
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
@@ -132,6 +159,7 @@ class MemorySource:
         self.global_guide = Path(global_guide) if global_guide else global_guide_path()
         self._heads: dict[str, tuple[Any, dict[str, Any]]] = {}
         self._texts: dict[str, tuple[Any, str | None]] = {}
+        self._claims: dict[str, tuple[Any, dict[str, Claim]]] = {}
         self._root_s = str(self.root) if self.root is not None else ""
 
     # -- file access -------------------------------------------------------------------
@@ -198,6 +226,17 @@ class MemorySource:
         text = self.read(path) if stamp is not None or self.root is None else None
         self._texts[path] = (stamp, text)
         return text
+
+    def claims(self, path: str) -> dict[str, Claim]:
+        """The claim lines of a wiki page (:func:`claims.page_claims`), cached per change
+        stamp: a page is parsed once however many of its chunks recall returns."""
+        stamp = self.stamp(path)
+        hit = self._claims.get(path)
+        if hit is not None and stamp is not None and hit[0] == stamp:
+            return hit[1]
+        out = page_claims(path, self.read_cached(path) or "")
+        self._claims[path] = (stamp, out)
+        return out
 
     def frontmatter(self, path: str) -> dict[str, Any]:
         """A file's frontmatter (``{}`` if none), cached per change stamp."""
@@ -632,14 +671,15 @@ class _RecallLanes(NamedTuple):
 
 def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int = 2000,
              now: _dt.datetime | None = None, k: int | None = None, stale_days: int = 180,
-             drop_stale: bool = False) -> ContextWindow:
+             drop_stale: bool = False, wiki: WikiUse | None = None) -> ContextWindow:
     """Assemble the memory context for one turn of ``task`` (see the module docstring).
 
     ``budget`` is the whole context budget in tokens, ``reserve`` the part kept free for
     the model's answer; items are admitted until ``budget - reserve`` is spent. ``k`` is
     the recall pool (candidates for the cards/thread/files lanes; default scales with the
-    budget). ``now`` anchors freshness (default: current UTC time). Raises ValueError on a
-    budget that leaves nothing (``budget <= reserve``, negative numbers).
+    budget). ``now`` anchors freshness (default: current UTC time). ``wiki`` says how hits
+    on wiki pages are read (:class:`WikiUse`; default: as claim lines). Raises ValueError
+    on a budget that leaves nothing (``budget <= reserve``, negative numbers).
     """
     budget, reserve = _check_budget(budget, reserve)
     task = task if isinstance(task, str) else str(task or "")
@@ -672,9 +712,10 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     _pinned_lane(b, source, notes.pinned)
 
     t = time.perf_counter()
-    found = _recall_cards(source, task, k, now, stale_days)
+    wiki = wiki or WikiUse()
+    found = _recall_cards(source, task, k, now, stale_days, wiki)
     timings["recall_ms"] = (time.perf_counter() - t) * 1000
-    lanes = _recall_lanes(found, source, notes.superseded_by)
+    lanes = _recall_lanes(found, source, notes.superseded_by, task, wiki)
     b.items.extend(_cards_lane(b, source, lanes, notes))
     _thread_summary(b, source, newest)  # the newest session's summary first, then the hits
     b.items.extend(lanes.thread)
@@ -683,7 +724,8 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     count, tok_name = _counter()
     _count_tokens(b.items, count)
     t = time.perf_counter()
-    used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count).run(b.items)
+    shares = {**LANE_SHARE, "cards": (wiki or WikiUse()).share}
+    used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count, shares).run(b.items)
     timings["admit_ms"] = (time.perf_counter() - t) * 1000
     timings["total_ms"] = (time.perf_counter() - t0) * 1000
     assert used <= avail, (used, avail)
@@ -802,33 +844,70 @@ def _pinned_lane(b: _Builder, source: MemorySource, pinned: list[tuple[str, dict
 
 
 def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
-                  stale_days: int) -> _Recalled:
-    """Recall for the task; a failure leaves the recall lanes empty, never breaks the turn."""
+                  stale_days: int, wiki: WikiUse | None = None) -> _Recalled:
+    """Recall for the task; a failure leaves the recall lanes empty, never breaks the turn.
+    With ``wiki.pool`` > 1, recall is asked ``pool`` × ``k`` deep and keeps every wiki page
+    hit but only the first ``k`` others: a page's hits become one item of a few claim
+    lines, so they must not take the places of the turns."""
     if source.index is None:
         return _Recalled("none", "no search index", [])
     emb = source.embedder()
+    wiki = wiki or WikiUse()
+    deep = wiki.claims and wiki.pool > 1
     try:
-        res = recall(source.index, task, k=k, embedder=emb, now=now, stale_days=stale_days,
-                     max_chars=100_000)
+        res = recall(source.index, task, k=int(k * wiki.pool) if deep else k, embedder=emb,
+                     now=now, stale_days=stale_days, max_chars=100_000)
         why = res.why
         if emb is None and source.embedder_error:
             why += f" (embeddings unavailable: {source.embedder_error})"
-        return _Recalled(res.mode, why, res.cards)
+        cards = res.cards
+        if deep:
+            others = [c for c in cards if not _is_page(c.path)][:k]
+            keep = {id(c) for c in others}
+            cards = [c for c in cards if id(c) in keep or _is_page(c.path)]
+        return _Recalled(res.mode, why, cards)
     except Exception as e:  # noqa: BLE001 - the turn must not break: lanes stay empty
         log.warning("recall failed during context assembly: %s", e)
         return _Recalled("none", f"recall failed: {e}", [])
 
 
+def _is_page(path: str) -> bool:
+    return path.startswith("knowledge/") and not path.endswith("/INDEX.md")
+
+
 def _recall_lanes(found: _Recalled, source: MemorySource,
-                  superseded_by: dict[str, str]) -> _RecallLanes:
+                  superseded_by: dict[str, str], task: str = "",
+                  wiki: WikiUse | None = None) -> _RecallLanes:
     """Each recalled card as an item of its lane (notes and wiki pages → cards, session
-    files → thread, the rest → files); a note's own ``supersedes:`` joins ``superseded_by``."""
+    files → thread, the rest → files); a note's own ``supersedes:`` joins ``superseded_by``.
+    With ``wiki.claims``, a wiki page's hits become one item of claim lines, where its best
+    hit ranks (:func:`_page_claims_item`)."""
+    wiki = wiki or WikiUse()
     cards = found.cards
     best = max((c.score for c in cards), default=0.0)
+    page_best = best
+    if wiki.claims and wiki.floor_by_kind:
+        # Recall scores a page chunk by its subject's name too, so a wiki hit often leads
+        # the list by far; the weak-match floor is then taken per kind (pages / the rest),
+        # or one strong page would drop every turn as "weak".
+        page_best = max((c.score for c in cards if _is_page(c.path)), default=0.0)
+        best = max((c.score for c in cards if not _is_page(c.path)), default=0.0)
     lane_ranks = {"cards": 0, "thread": 0, "files": 0}
     lanes = _RecallLanes([], [], [])
+    page_hits: dict[str, list[tuple[int, Card]]] = {}
+    has_claims: dict[str, bool] = {}  # a page with no cited claim lines (hand-written) stays chunks
+    turn_refs = {c.ref for c in cards if c.path.startswith("sessions/")
+                 and not (best > 0 and c.score < RELATIVE_FLOOR * best)}
     for rank, c in enumerate(cards, 1):
         p = c.path
+        if wiki.claims and _is_page(p) and has_claims.setdefault(
+                p, bool(source.claims(p))):
+            if p not in page_hits:
+                page_hits[p] = []
+                lane_ranks["cards"] += 1
+                lanes.cards.append(_PagePlaceholder(p, lane_ranks["cards"]))  # type: ignore[arg-type]
+            page_hits[p].append((rank, c))
+            continue
         if p.startswith(("notes/", "knowledge/")) and not p.endswith("/INDEX.md"):
             lane, into = "cards", lanes.cards
         elif p.startswith("sessions/") and p != "sessions/index.md":
@@ -842,7 +921,84 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
         if p.startswith("notes/"):
             for old in _supersedes(source.frontmatter(p), p):
                 superseded_by.setdefault(old, p)
+    for i, it in enumerate(lanes.cards):
+        if isinstance(it, _PagePlaceholder):
+            lanes.cards[i] = _page_claims_item(source, it.path, it.rank, page_hits[it.path],
+                                               len(cards), found.mode, page_best, task, turn_refs, wiki)
     return lanes
+
+
+class _PagePlaceholder(NamedTuple):
+    """Where a wiki page's claims item goes in the cards lane (its first hit's place)."""
+
+    path: str
+    rank: int
+
+
+def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
+                      hits: list[tuple[int, Card]], n_cards: int, mode: str, best: float,
+                      task: str, turn_refs: set[str], wiki: WikiUse) -> ContextItem:
+    """One wiki page's recall hits as one cards item of claim lines (see :class:`WikiUse`):
+    the lines of its recalled chunks, in recall order, that share ``wiki.overlap`` words
+    with the task besides the page's names, less those whose cited turns are all recall
+    hits too (``wiki.dedupe``), and repeats; a thread fragment is read as the whole timeline
+    line it was cut from when the page holds it. A page none of whose lines is left is a skipped item that says why."""
+    meta = source.frontmatter(path)
+    claims = source.claims(path)
+    want = words(task, page_names(meta))
+    # A thread fragment is a cut of a timeline line: the whole line stands in for it.
+    whole: dict[tuple[str, ...], Claim] = {}
+    for cl in claims.values():
+        if cl.section in ("now", "timeline"):
+            whole.setdefault(cl.sources, cl)
+    kept: list[Claim] = []
+    considered: list[Claim] = []
+    seen_text: set[str] = set()
+    n_lines = n_other = n_dup = 0
+    for _rank, c in hits:
+        for cl in chunk_claims(c.text, claims):
+            n_lines += 1
+            considered.append(cl)
+            if cl.section == "thread":
+                if not wiki.threads:
+                    n_other += 1
+                    continue
+                cl = whole.get(cl.sources, cl)
+            if len(want & words(cl.text)) < wiki.overlap:
+                n_other += 1
+                continue
+            if wiki.dedupe and set(cl.sources) <= turn_refs:
+                n_dup += 1
+                continue
+            line = cl.render()
+            if line in seen_text:
+                continue
+            seen_text.add(line)
+            kept.append(cl)
+    first_rank, top = hits[0]
+    score = max(c.score for _r, c in hits)
+    reason = (f"cards #{lane_rank} (recall #{first_rank} of {n_cards}, {mode}), score {score:.4f}: "
+              f"wiki page, {len(hits)} recalled chunk{'s' if len(hits) != 1 else ''} holding "
+              f"{n_lines} claim line{'s' if n_lines != 1 else ''}: {len(kept)} kept, {n_other} "
+              f"sharing no word with the task, {n_dup} already stated by a recalled turn or "
+              f"line; {top.reason}")
+    if kept:
+        srcs = list(dict.fromkeys(s for cl in kept for s in cl.sources))
+        reason += "; cites " + ", ".join(srcs[:6]) + (f" and {len(srcs) - 6} more" if len(srcs) > 6 else "")
+    it = ContextItem(lane="cards", status="", tokens=0, source=path, reason=reason,
+                     text="\n".join(dict.fromkeys(cl.render() for cl in (kept or considered)))
+                     or top.text,
+                     freshness=top.freshness + (" (stale)" if top.stale else ""),
+                     confidence=top.confidence_pct / 100.0, kind="claims" if kept else top.kind,
+                     stale=top.stale, score=score, rank=lane_rank, updated=top.updated,
+                     path=path, anchor="")
+    if not kept and claims:
+        it.status = "skipped"
+        it.reason += " — skipped: no claim line of the recalled chunks is about the task"
+    elif best > 0 and score < RELATIVE_FLOOR * best:
+        it.weak = (f"cards #{lane_rank}: weak match, score {score:.4f} below "
+                   f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
+    return it
 
 
 def _card_item(c: Card, lane: str, lane_rank: int, rank: int, n_cards: int, mode: str,
@@ -912,8 +1068,10 @@ class _Admission:
     totals, what has been taken, and the items that wait for a backfill."""
 
     def __init__(self, avail: int, superseded_by: dict[str, str], drop_stale: bool,
-                 stale_days: int, count: Callable[[list[str]], list[int]]) -> None:
+                 stale_days: int, count: Callable[[list[str]], list[int]],
+                 shares: dict[str, float] | None = None) -> None:
         self.avail, self.superseded_by = avail, superseded_by
+        self.shares = shares or LANE_SHARE
         self.drop_stale, self.stale_days, self.count = drop_stale, stale_days, count
         self.used = 0
         self.whole: dict[str, ContextItem] = {}   # path admitted whole → its item
@@ -967,17 +1125,17 @@ class _Admission:
     def _room(self, it: ContextItem) -> tuple[int, int]:
         """Tokens left in the window, and in the item's lane share."""
         left = self.avail - self.used
-        share = int(LANE_SHARE.get(it.lane, 1.0) * self.lane_start[it.lane])
+        share = int(self.shares.get(it.lane, 1.0) * self.lane_start[it.lane])
         return left, share - self.lane_used.get(it.lane, 0)
 
     def _waits_for_share(self, it: ContextItem) -> bool:
         """Rule 4: an item that fits the window but not its lane's share waits for the
         backfill (an index is a list: it is cut to its share instead)."""
         left, lane_left = self._room(it)
-        if (it.tokens > lane_left and LANE_SHARE.get(it.lane, 1.0) < 1.0 and it.tokens <= left
+        if (it.tokens > lane_left and self.shares.get(it.lane, 1.0) < 1.0 and it.tokens <= left
                 and not (it.kind == "index" and lane_left >= MIN_TRUNCATED_TOKENS)):
             it.status = "skipped"
-            it.reason += (f" — skipped: {it.lane} lane share ({LANE_SHARE[it.lane]:.0%} of the "
+            it.reason += (f" — skipped: {it.lane} lane share ({self.shares[it.lane]:.0%} of the "
                           f"{self.lane_start[it.lane]} tokens left at its start) spent")
             self.deferred.append(it)
             return True
@@ -986,7 +1144,7 @@ class _Admission:
     def _fit(self, it: ContextItem) -> None:
         """Rule 5: admit whole or cut; else skip (and wait for the backfill if it could fit)."""
         left, lane_left = self._room(it)
-        limit = min(left, lane_left) if LANE_SHARE.get(it.lane, 1.0) < 1.0 else left
+        limit = min(left, lane_left) if self.shares.get(it.lane, 1.0) < 1.0 else left
         if self._place(it, limit, "tokens left:"):
             return
         it.status = "skipped"

@@ -1,0 +1,114 @@
+"""Wiki claims for context assembly: a knowledge page read as its dated, cited lines.
+
+Dream writes a page (dream/README.md, *Pages*) as an intro, the lines true **now**, a
+``## Timeline``, ``## Superseded``, ``## Threads`` (fragments of timeline facts gathered by
+topic) and ``## Related`` (links). Recall finds a page by its chunks, a few claim lines each
+(``chunker.CLAIM_CHARS``); read whole, a chunk also brings lines the task did not ask about,
+its ``[cite:N]`` markers and the page's frontmatter sources, none of which helps a reader
+inside a small budget. Here a page is parsed into :class:`Claim` lines, each with its
+section, its date and the transcript turns it cites, so that assembly can admit only the
+lines of the recalled chunks that share a word with the task, render each in a few tokens
+("12 July 2023 — Melanie ran a charity race."), and drop a line whose cited turn is
+already in the context.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from brainfs.cache.search.chunker import human_date, split_frontmatter
+from brainfs.cache.search.retrieval import STOPWORDS
+
+#: Sections whose lines are claims, by the heading that opens them ("" = the lines under
+#: the intro: what is true now). ``## Related`` (links) and ``## Corrections`` (cards that
+#: recall finds on their own) are not claims.
+CLAIM_SECTIONS = {"": "now", "timeline": "timeline", "superseded": "superseded",
+                  "threads": "thread"}
+_BULLET = re.compile(r"^\s{0,3}[-*+]\s+(?P<body>\S.*)$")
+_DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\s+[—–-]+\s+(?P<text>.+)$")
+_CITE = re.compile(r"\s*\[cite:\s*(?P<n>[0-9][0-9,\s]*)\]")
+_ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One line of a knowledge page: its section (``now``, ``timeline``, ``superseded``,
+    ``thread``), date (ISO day or None), text without citation markers, and the sources
+    (``sessions/<id>/transcript.md#D1:3``) its ``[cite:N]`` markers resolve to."""
+
+    page: str
+    section: str
+    date: str | None
+    text: str
+    sources: tuple[str, ...]
+    raw: str
+
+    def render(self) -> str:
+        """The claim as one short line for the model: the date as a person writes it
+        ("12 July 2023"), the text with its ISO dates written the same way, no markers;
+        a superseded value says so."""
+        text = _ISO.sub(lambda m: human_date(m.group(1)) or m.group(1), self.text)
+        head = (human_date(self.date) or self.date) if self.date else ""
+        mark = "no longer true: " if self.section == "superseded" else ""
+        return f"- {head + ' — ' if head else ''}{mark}{text}"
+
+
+def _key(line: str) -> str:
+    return " ".join(line.split())
+
+
+def page_claims(path: str, text: str) -> dict[str, Claim]:
+    """Every claim line of the page at ``path``, keyed by the line as written (whitespace
+    collapsed), so a recalled chunk's lines find their claims."""
+    meta, body, bad = split_frontmatter(text.replace("\r\n", "\n"))
+    sources = [str(s) for s in ((meta or {}).get("sources") or [])] if not bad else []
+    out: dict[str, Claim] = {}
+    section: str | None = CLAIM_SECTIONS[""]
+    for line in body.split("\n"):
+        if line.startswith("## "):
+            section = CLAIM_SECTIONS.get(line[3:].strip().lower())
+            continue
+        if line.startswith("### ") or section is None:
+            continue
+        m = _BULLET.match(line)
+        if not m:
+            continue
+        cites: list[str] = []
+        for c in _CITE.finditer(m.group("body")):
+            for n in re.findall(r"\d+", c.group("n")):
+                if 0 < int(n) <= len(sources):
+                    cites.append(sources[int(n) - 1])
+        if not cites:  # an uncited line (a link, a note) states nothing checkable
+            continue
+        plain = _CITE.sub("", m.group("body")).strip()
+        d = _DATED.match(plain)
+        date, claim_text = (d.group("date"), d.group("text")) if d else (None, plain)
+        out[_key(line)] = Claim(path, section, date, claim_text.strip(), tuple(dict.fromkeys(cites)), line)
+    return out
+
+
+def chunk_claims(chunk: str, claims: dict[str, Claim]) -> list[Claim]:
+    """The claims whose lines a recalled chunk of their page holds, in the chunk's order."""
+    out = []
+    for line in chunk.split("\n"):
+        c = claims.get(_key(line))
+        if c is not None:
+            out.append(c)
+    return out
+
+
+def words(text: str, drop: frozenset[str] = frozenset()) -> set[str]:
+    """Lower-case words of ``text`` longer than two letters (digits kept), less stop words
+    (``retrieval.STOPWORDS``) and ``drop``."""
+    return {w for w in _WORD.findall(text.lower())
+            if (len(w) > 2 or w.isdigit()) and w not in drop and w not in STOPWORDS}
+
+
+def page_names(meta: dict[str, Any]) -> frozenset[str]:
+    """The words of a page's title and aliases: every line of the page is about them, so
+    they say nothing about which line answers a task."""
+    names = [str(meta.get("title") or "")] + [str(a) for a in (meta.get("aliases") or [])]
+    return frozenset(w for n in names for w in _WORD.findall(n.lower()))
