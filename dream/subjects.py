@@ -466,6 +466,9 @@ _TOOL_CUE_RES = (
     re.compile(r"\b(?i:the|a|an|our|my|your)\s+" + _NAME + r"\s+(?:palette|colou?r scheme|font|typeface|"
                r"scale|questionnaire|template|style(?: guide)?|method|framework|library|package|"
                r"plugin|notation|format)\b"),
+    # where a cited paper appeared ("Inoue et al. at CHI 2022", "Tanaka and colleagues
+    # (W4A 2023)"): a publication venue, spoken of like a field's fixture, not an employer
+    re.compile(r"\b(?:et al\.?,?\s+(?:at\s+|in\s+)?|colleagues\s*\(\s*)" + _NAME + r",?\s+(?:19|20)\d{2}\b"),
 )
 #: A name said to be finished by a date ("the Lakeview Cottage has to be done by April 30"):
 #: a piece of work.

@@ -36,6 +36,11 @@ pytestmark = pytest.mark.unit
     ("Before I forget: I write papers in LaTeX on Overleaf.", "LaTeX", "topic"),
     ("Use the Okabe-Ito palette in charts, please.", "Okabe-Ito", "topic"),
     ("We score workload with the NASA-TLX questionnaire.", "NASA-TLX", "topic"),
+    # a publication venue in a citation (CHI was typed an organisation by the extractor)
+    ("For screen reader verbosity, start with Inoue and colleagues (CHI 2022).", "CHI", "topic"),
+    ("A key reference on it is Inoue et al. at CHI 2022.", "CHI", "topic"),
+    ("The key paper on caption latency is Endo et al., W4A 2025.", "W4A", "topic"),
+    ("I met Ana in Osaka in 2022.", "Osaka", None),
     ("I told Priya Nair the budget is fine.", "Priya Nair", None),
     ("Mara Lind works at Sora City Lab.", "Sora City Lab", None),
 ])
@@ -143,3 +148,6 @@ def test_demo_samples_core_subjects_are_typed_as_generated(demo: dict[str, str])
     assert len(cities) >= 10, cities
     assert {n: demo[n] for n in cities if demo[n] != "place"} == {}
     assert "PhD" not in demo
+    # the publication venues the persona cites are all one type, and no employer
+    venues = {n: demo[n] for n in sample.VENUES if n in demo}
+    assert "CHI" in venues and set(venues.values()) == {"topic"}, venues
