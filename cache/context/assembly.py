@@ -68,7 +68,7 @@ from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, par
 from brainfs.cache.search.retrieval import Card, age_days, as_utc, freshness_label, recall, truncate
 from brainfs.cache.search.text import estimate_tokens
 
-from .claims import Claim, chunk_claims, page_claims, page_names, words
+from .claims import Claim, chunk_claims, names_page, page_claims, page_names, words
 
 if TYPE_CHECKING:
     from brainfs.cache.search.embedder import Embedder
@@ -915,7 +915,11 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
         else:
             lane, into = "files", lanes.files
         lane_ranks[lane] += 1
-        into.append(_card_item(c, lane, lane_ranks[lane], rank, len(cards), found.mode, best))
+        it = _card_item(c, lane, lane_ranks[lane], rank, len(cards), found.mode, best)
+        if p.startswith("knowledge/") and _links_only(c.text):
+            it.status = "skipped"
+            it.reason += " — skipped: a list of links to other pages (## Related), no statement"
+        into.append(it)
         # Supersession known only from the recalled card itself (e.g. a mount whose notes
         # listing is partial): read its frontmatter too.
         if p.startswith("notes/"):
@@ -926,6 +930,15 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
             lanes.cards[i] = _page_claims_item(source, it.path, it.rank, page_hits[it.path],
                                                len(cards), found.mode, page_best, task, turn_refs, wiki)
     return lanes
+
+
+_LINK_LINE = re.compile(r"^\s*[-*+]\s+\[\[[^\]]+\]\](?:\s*\([^)]*\))?\s*$")
+
+
+def _links_only(text: str) -> bool:
+    """Whether a chunk is only wikilinks (a page's ``## Related`` list)."""
+    lines = [ln for ln in text.split("\n") if ln.strip() and not ln.startswith("#")]
+    return bool(lines) and all(_LINK_LINE.match(ln) for ln in lines)
 
 
 class _PagePlaceholder(NamedTuple):
@@ -942,15 +955,26 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     the lines of its recalled chunks, in recall order, that share ``wiki.overlap`` words
     with the task besides the page's names, less those whose cited turns are all recall
     hits too (``wiki.dedupe``), and repeats; a thread fragment is read as the whole timeline
-    line it was cut from when the page holds it. A page none of whose lines is left is a skipped item that says why."""
+    line it was cut from (or the longest fragment of the same turn). A task that names the
+    page's subject also gets its lines of what is true now. A page none of whose lines is
+    left is a skipped item that says why."""
     meta = source.frontmatter(path)
     claims = source.claims(path)
-    want = words(task, page_names(meta))
-    # A thread fragment is a cut of a timeline line: the whole line stands in for it.
+    names = page_names(meta)
+    want = words(task, names)
+    # a task that names the page's subject gets what is true of it now, whatever its words
+    named = names_page(meta, task)
+    # A thread fragment is a cut of a timeline line: the whole line stands in for it, or,
+    # when the timeline was cut (``max_timeline``), the longest fragment of the same turn.
     whole: dict[tuple[str, ...], Claim] = {}
     for cl in claims.values():
         if cl.section in ("now", "timeline"):
             whole.setdefault(cl.sources, cl)
+    for cl in claims.values():
+        if cl.section == "thread":
+            have = whole.get(cl.sources)
+            if have is None or (have.section == "thread" and len(cl.text) > len(have.text)):
+                whole[cl.sources] = cl
     kept: list[Claim] = []
     considered: list[Claim] = []
     seen_text: set[str] = set()
@@ -964,7 +988,7 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
                     n_other += 1
                     continue
                 cl = whole.get(cl.sources, cl)
-            if len(want & words(cl.text)) < wiki.overlap:
+            if len(want & words(cl.text)) < wiki.overlap and not (named and cl.section == "now"):
                 n_other += 1
                 continue
             if wiki.dedupe and set(cl.sources) <= turn_refs:

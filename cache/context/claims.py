@@ -100,10 +100,20 @@ def chunk_claims(chunk: str, claims: dict[str, Claim]) -> list[Claim]:
     return out
 
 
+def stem(word: str) -> str:
+    """A crude stem, enough to match a task's word to a line's: one ending (-ing, -ed,
+    -es, -s) off, then at most six letters ("leads"/"lead", "painted"/"painting")."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    return word[:6]
+
+
 def words(text: str, drop: frozenset[str] = frozenset()) -> set[str]:
-    """Lower-case words of ``text`` longer than two letters (digits kept), less stop words
-    (``retrieval.STOPWORDS``) and ``drop``."""
-    return {w for w in _WORD.findall(text.lower())
+    """Stems (:func:`stem`) of the lower-case words of ``text`` longer than two letters
+    (digits kept), less stop words (``retrieval.STOPWORDS``) and the words in ``drop``."""
+    return {stem(w) for w in _WORD.findall(text.lower())
             if (len(w) > 2 or w.isdigit()) and w not in drop and w not in STOPWORDS}
 
 
@@ -112,3 +122,11 @@ def page_names(meta: dict[str, Any]) -> frozenset[str]:
     they say nothing about which line answers a task."""
     names = [str(meta.get("title") or "")] + [str(a) for a in (meta.get("aliases") or [])]
     return frozenset(w for n in names for w in _WORD.findall(n.lower()))
+
+
+def names_page(meta: dict[str, Any], task: str) -> bool:
+    """Whether ``task`` names the page's subject: every word of its title, or of one of
+    its aliases, stands in the task."""
+    have = set(_WORD.findall(task.lower()))
+    names = [str(meta.get("title") or "")] + [str(a) for a in (meta.get("aliases") or [])]
+    return any(ws and ws <= have for ws in (set(_WORD.findall(n.lower())) for n in names))

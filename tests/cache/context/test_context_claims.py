@@ -141,7 +141,11 @@ def test_context_admits_the_lines_about_the_task_once(memory) -> None:
     assert len(page) == 1, [i.source for i in page]  # one item per page, however many chunks
     it = page[0]
     assert it.kind == "claims" and it.status == "admitted", it.reason
-    assert it.text == "- 20 October 2023 — Melanie painted a lake at sunrise for the school fair."
+    lines = it.text.split("\n")
+    assert "- 20 October 2023 — Melanie painted a lake at sunrise for the school fair." in lines
+    # the task names Melanie: what is true of her now comes too; no other timeline line
+    assert sorted(lines)[0] == "- 20 October 2023 — Melanie painted a lake at sunrise for the school fair."
+    assert set(lines) <= {sorted(lines)[0], "- Melanie's husband is Ben (since 8 May 2023)"}
     assert "sharing no word with the task" in it.reason and "sessions/s3/transcript.md#D3:6" in it.reason
     assert w.used == token_counter()([w.to_prompt()])[0]
     # by default a line whose cited turn recall found too is left to the turn, said whole there
@@ -149,7 +153,8 @@ def test_context_admits_the_lines_about_the_task_once(memory) -> None:
     turns = {i.source for i in w.items if i.lane == "thread" and i.status != "skipped"}
     assert "sessions/s3/transcript.md#D3:6" in turns
     it = next(i for i in w.items if i.path == "knowledge/melanie.md")
-    assert it.status == "skipped" and "1 already stated by a recalled turn" in it.reason
+    assert "1 already stated by a recalled turn" in it.reason and "painted" not in it.text
+    assert it.text == "- Melanie's husband is Ben (since 8 May 2023)"
 
 
 def test_the_wiki_line_stays_when_its_turn_is_not_recalled(memory) -> None:
@@ -159,8 +164,8 @@ def test_the_wiki_line_stays_when_its_turn_is_not_recalled(memory) -> None:
     assert it.status == "admitted" and "- 8 May 2023 — Melanie signed up for a pottery class" in it.text
     # the thread fragment is read as the timeline line it was cut from: said once, whole
     assert "…" not in it.text and it.text.count("pottery") == 1
-    # lines about other things (running, the husband) are not admitted
-    assert "running" not in it.text and "Ben" not in it.text
+    # timeline lines about other things (running, painting) are not admitted
+    assert "running" not in it.text and "painted" not in it.text
 
 
 def test_a_page_with_nothing_about_the_task_is_skipped_with_its_reason(memory) -> None:
@@ -175,3 +180,28 @@ def test_pages_as_chunks_when_asked(memory) -> None:
     page = [i for i in w.items if i.path == "knowledge/melanie.md"]
     assert page and all(i.kind != "claims" for i in page)
     assert any("[cite:" in i.text for i in page)
+
+
+def test_what_is_true_now_comes_with_a_task_naming_the_subject(memory) -> None:
+    w = assemble("Tell me about Mel", memory, budget=600, reserve=0, now=NOW,
+                 wiki=WikiUse(dedupe=False))
+    it = next(i for i in w.items if i.path == "knowledge/melanie.md")
+    assert it.status == "admitted" and "Melanie's husband is Ben (since 8 May 2023)" in it.text
+    assert "running" not in it.text  # a timeline line still needs a word of the task
+
+
+def test_a_list_of_links_is_no_statement(tmp_path: Path) -> None:
+    root = tmp_path / "m"
+    page = "---\ntitle: Caption latency\n---\n# Caption latency\n\n## Related\n\n- [[ramp-ledger]] (project)\n- [[nadia]] (person)\n"
+    (root / "knowledge").mkdir(parents=True)
+    (root / "knowledge/caption-latency.md").write_text(page, encoding="utf-8")
+    ix = SearchIndex(tmp_path / "ix.sqlite")
+    try:
+        ix.refresh([("knowledge/caption-latency.md", "1")], lambda rel: page.encode(), None)
+        w = assemble("ramp ledger project", MemorySource(root, ix, embedder=None,
+                                                         global_guide=tmp_path / "g.md"),
+                     budget=600, reserve=0, now=NOW)
+    finally:
+        ix.close()
+    links = [i for i in w.items if i.path == "knowledge/caption-latency.md"]
+    assert links and all(i.status == "skipped" and "list of links" in i.reason for i in links)
