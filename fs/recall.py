@@ -81,6 +81,8 @@ class RecallService:
         #: what the mount fetched of the index, for ``.brainfs/status``
         self.index_info: dict[str, Any] = {}
         self._fetching = threading.Lock()  # one download of the parts at a time
+        # Before the first download: its 8 MB pieces must not stay in glibc's arenas.
+        shardsync.map_large_allocations()
 
     def attach(self, ops: Ops) -> None:
         """The mount's operations, which answer the magic folder and fetch files."""

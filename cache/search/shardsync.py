@@ -154,23 +154,46 @@ def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> i
 
 
 _LIBC: list[Any] = []
+#: Allocations from this size up get a mapping of their own (see map_large_allocations).
+MMAP_THRESHOLD = 4 * 1024 * 1024
+
+
+def _libc() -> Any:
+    if not _LIBC:
+        try:
+            _LIBC.append(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"))
+        except OSError:
+            _LIBC.append(None)
+    return _LIBC[0]
+
+
+def map_large_allocations() -> None:
+    """Have glibc give every allocation of ``MMAP_THRESHOLD`` bytes or more a mapping of
+    its own, unmapped when freed (``mallopt(M_MMAP_THRESHOLD)``, process-wide; a no-op
+    without glibc). By default glibc raises that threshold to the size of the first such
+    block freed, after which the 8 MB pieces of a part's download come from per-thread
+    arenas, which keep them once freed — ``malloc_trim`` does not give them back. Measured
+    at 20,000 files: thirteen 8 MB blocks (105 MB) stayed resident in a mount after its
+    index download (``benchmarks/results/index-shards.md``). Below the threshold (numpy's
+    3 MB scoring buffers, SQLite's pages) the arenas keep reusing their memory."""
+    libc = _libc()
+    if libc is not None:
+        try:
+            libc.mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD
+        except AttributeError:
+            pass
 
 
 def release_free_memory() -> None:
     """Give the C allocator's free memory back to the system (glibc's ``malloc_trim``; a
-    no-op elsewhere). A part arrives in pieces of ``PIECE_BYTES`` held as bytes by several
-    threads at once, and its vectors are read in blocks: glibc keeps what they freed in
-    per-thread arenas (8 MB blocks fall under its mmap threshold once one has been freed),
-    so without this a mount kept ~170 MB it no longer used at 20,000 files
-    (``benchmarks/results/index-shards.md``)."""
-    if not _LIBC:
+    no-op elsewhere): what a part's download, its vectors' loading or the model's load
+    freed in the main heap."""
+    libc = _libc()
+    if libc is not None:
         try:
-            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-            _LIBC.append(libc.malloc_trim)
-        except (OSError, AttributeError):
-            _LIBC.append(None)
-    if _LIBC[0] is not None:
-        _LIBC[0](0)
+            libc.malloc_trim(0)
+        except AttributeError:
+            pass
 
 
 def fetch_parts(store: ObjectStore, local: Path, manifest: Manifest, names: list[str]) -> int:
