@@ -281,6 +281,102 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
     return rows
 
 
+# --------------------------------------------------------------------------- through context
+
+#: How ``brainfs context`` may read the wiki (``assembly.WikiUse``); which one is chosen by
+#: leave-one-conversation-out. ``pages as chunks`` is context before claims: each recall
+#: hit on a page is its chunk, as recall returns it.
+def wiki_uses() -> dict[str, dict]:
+    """The grid of :class:`~brainfs.cache.context.assembly.WikiUse` settings compared."""
+    grid: dict[str, dict] = {"pages as chunks": {"claims": False}}
+    for pool in (2.0, 4.0):
+        for share in (0.15, 0.3, 0.6):
+            grid[f"lines, pool {pool:g}, share {share:g}"] = {"claims": True, "pool": pool, "share": share}
+    # measured worse on dev (-3 to -7 points: a line lacks words of its turn); kept as evidence
+    grid["lines, pool 4, share 0.3, lines over turns"] = {"claims": True, "pool": 4.0, "share": 0.3,
+                                                          "prefer_lines": True}
+    return grid
+
+
+class _MemoRecall:
+    """``assembly.recall`` remembered per (index, question, k): every setting of the grid
+    asks the same recall, which is the costly part (the cards are not modified)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.memo = inner, {}
+
+    def __call__(self, index, query, k=10, **kw):
+        key = (id(index), query, k)
+        if key not in self.memo:
+            self.memo[key] = self.inner(index, query, k=k, **kw)
+        return self.memo[key]
+
+
+def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] | None = None,
+                      with_index: bool = False) -> list[dict]:
+    """The answer measure through ``brainfs context``: for each question, the window
+    :func:`assembly.assemble` makes of ``budget`` tokens (reserve 0; headers, scope and
+    all, as ``to_prompt`` gives it to a model) from the conversation's transcripts alone
+    and from the transcripts plus the wiki, read in each way of :func:`wiki_uses`; found
+    when every content word of the gold answer stands in it. ``with_index`` also puts
+    ``knowledge/INDEX.md`` in the memory (the index lane)."""
+    from brainfs.cache.context import assembly as A
+    from brainfs.cache.search.index import SearchIndex
+    from brainfs.tools import locomo as L
+
+    uses = uses if uses is not None else wiki_uses()
+    rows: list[dict] = []
+    real_recall = A.recall
+    try:
+        A.recall = _MemoRecall(real_recall)
+        for sample in L.read_samples(path):
+            cid = str(sample.get("sample_id"))
+            tree = L.conversation_tree(sample)
+            now = L.question_time(sample)
+            qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
+            staged = dream(DictTree(dict(tree)), settings=dict(_ablation())).staged
+            wiki = {p: t for p, t in staged.items() if p.startswith("knowledge/")
+                    and (with_index or p != INDEX)}
+            by_q = {i: {"set": "locomo", "conversation": cid, "qa": i, "retriever": "hybrid",
+                        "group": CATEGORIES[int(q["category"])], "tokens": {}} for i, q in qs}
+            with tempfile.TemporaryDirectory(prefix="brainfs-context-") as tmp:
+                for name, files in (("transcripts", tree), ("wiki", {**tree, **wiki})):
+                    root = Path(tmp) / name
+                    for rel, text in files.items():
+                        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                        (root / rel).write_text(text, encoding="utf-8")
+                    ix = SearchIndex(Path(tmp) / f"{name}.db")
+                    try:
+                        ix.refresh([(p, L._content_hash(t)) for p, t in files.items()],
+                                   lambda p: files[p].encode("utf-8"), embedder)
+                        src = A.MemorySource(root, index=ix, embedder=embedder,
+                                             global_guide=Path(tmp) / "no-global-guide.md")
+                        arms = {"transcripts": {}} if name == "transcripts" else uses
+                        for arm, kw in arms.items():
+                            use = A.WikiUse(**kw)
+                            for i, q in qs:
+                                w = A.assemble(str(q["question"]), src, budget=budget, reserve=0,
+                                               now=now, wiki=use)
+                                by_q[i][arm] = L.answer_found(str(q["answer"]), [w.to_prompt()])
+                                by_q[i]["tokens"][arm] = {
+                                    lane: u["tokens"] for lane, u in w.lane_usage().items()}
+                    finally:
+                        ix.close()
+            rows += list(by_q.values())
+            if hasattr(embedder, "save"):
+                embedder.save()
+            print(f"context {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
+    finally:
+        A.recall = real_recall
+    return rows
+
+
+def _ablation() -> dict:
+    from brainfs.tools.locomo_wiki import ABLATION_SETTINGS
+
+    return ABLATION_SETTINGS
+
+
 def compact(rows: list[dict]) -> dict:
     """:func:`recall_questions`' rows for the JSON file, one short list per row: found and
     the ceiling as one "0"/"1" per memory, in the order ``memories`` names them."""
@@ -365,6 +461,53 @@ def recall_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
             "anywhere in the memory's passages (no budget, the same rule):", "", *tok, "", "What each fold chose:", "", *folds], summary
 
 
+def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
+    """Markdown tables and a JSON summary of :func:`context_questions`: each way of reading
+    the wiki, and the one chosen by leave-one-conversation-out (the figure to quote)."""
+    uses = [k for k in rows[0] if k not in ("set", "conversation", "qa", "retriever", "group",
+                                             "tokens", "transcripts")]
+
+    def pct(xs: list[bool]) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+
+    cv, chosen, tuned = loco(rows, uses)
+    t, x = pct([r["transcripts"] for r in rows]), pct(cv)
+    old = pct([r["pages as chunks"] for r in rows]) if "pages as chunks" in uses else float("nan")
+    summary = {"questions": len(rows), "transcripts": round(t, 4), "pages_as_chunks": round(old, 4),
+               "tuned_on_all": tuned, "wiki_tuned_on_all": round(pct([r[tuned] for r in rows]), 4),
+               "wiki_cross_validated": round(x, 4), "fold_choices": chosen,
+               "by_use": {u: round(pct([r[u] for r in rows]), 4) for u in uses}, "by_category": {}}
+    lines = ["| memory | questions | answered | − transcripts |", "|---|---:|---:|---:|",
+             f"| transcripts alone | {len(rows)} | {t:.1%} | |"]
+    for u in uses:
+        v = pct([r[u] for r in rows])
+        lines.append(f"| + wiki, {u} | {len(rows)} | {v:.1%} | {100 * (v - t):+.1f} |")
+    lines.append(f"| **+ wiki, cross-validated** | {len(rows)} | **{x:.1%}** | **{100 * (x - t):+.1f}** |")
+    cat = ["| category | questions | transcripts alone | + wiki, pages as chunks | + wiki, cross-validated |",
+           "|---|---:|---:|---:|---:|"]
+    for g in CATEGORIES.values():
+        gs = [r for r in rows if r["group"] == g]
+        gcv = [f for r, f in zip(rows, cv) if r["group"] == g]  # loco keeps the rows' order
+        summary["by_category"][g] = {"questions": len(gs), "transcripts": round(pct([r["transcripts"] for r in gs]), 4),
+                                     "wiki_cross_validated": round(pct(gcv), 4)}
+        cat.append(f"| {g} | {len(gs)} | {pct([r['transcripts'] for r in gs]):.1%} | "
+                   f"{pct([r['pages as chunks'] for r in gs]) if 'pages as chunks' in uses else float('nan'):.1%} | "
+                   f"{pct(gcv):.1%} |")
+    lost = sum(1 for r, f in zip(rows, cv) if r["transcripts"] and not f)
+    won = sum(1 for r, f in zip(rows, cv) if f and not r["transcripts"])
+    lanes = ["| memory | scope | cards | thread | unused |", "|---|---:|---:|---:|---:|"]
+    for u in ["transcripts", *uses]:
+        tok = [r["tokens"].get(u, {}) for r in rows]
+        m = {ln: sum(tk.get(ln, 0) for tk in tok) / len(tok) for ln in ("scope", "cards", "thread")}
+        lanes.append(f"| {'transcripts alone' if u == 'transcripts' else '+ wiki, ' + u} | "
+                     + " | ".join(f"{m[ln]:.0f}" for ln in ("scope", "cards", "thread"))
+                     + f" | {budget - sum(sum(tk.values()) for tk in tok) / len(tok):.0f} |")
+    folds = [f"- tuned on all → {tuned}"] + [f"- held out {c} → {u}" for c, u in chosen.items()]
+    return [*lines, "", f"Cross-validated against transcripts alone: {won} questions gained, {lost} lost.",
+            "", "By category:", "", *cat, "", f"Mean tokens of the {budget:,} by lane:", "", *lanes,
+            "", "What each fold chose:", "", *folds], summary
+
+
 # --------------------------------------------------------------------------- report
 
 def table(rows: list[dict]) -> tuple[list[str], dict]:
@@ -395,6 +538,51 @@ def write_json(cmd: str, summary: dict, kept: list[dict], rrows: list[dict]) -> 
             + ', "columns": ' + json.dumps(rec["columns"]) + ',\n  "rows": [\n  ' + rows + "]}\n}\n")
 
 
+def context_main(args: argparse.Namespace, data: Path | None, t0: float) -> int:
+    """``--context-only``: :func:`context_questions` and its report."""
+    if data is None:
+        print("error: --context-only needs LoCoMo (--data FILE or BRAINFS_LOCOMO_DIR)", file=sys.stderr)
+        return 1
+    from brainfs.cache.search.embedder import load_embedder
+    from brainfs.tools.locomo import EmbeddingCache, _QueryCache
+
+    emb = (EmbeddingCache(load_embedder(), args.embed_cache) if args.embed_cache
+           else _QueryCache(load_embedder()))
+    rows = context_questions(data, args.budget, emb)
+    lines, summary = context_report(rows, args.budget)
+    cmd = (f'python benchmarks/dream_answers.py --context-only --data "$BRAINFS_LOCOMO_DIR"/{data.name}'
+           + (f" --budget {args.budget}" if args.budget != 1000 else "")
+           + (f" --out {args.out}" if args.out else "")
+           + (f" --embed-cache {args.embed_cache}" if args.embed_cache else ""))
+    md = [f"# Answers in {args.budget:,} tokens of `brainfs context`", "",
+          f"`{cmd}` ({time.monotonic() - t0:.0f} s)", "",
+          "For each LoCoMo dev question of categories 1, 2 and 4 (yes/no answers left out), "
+          f"`assembly.assemble` makes a window of {args.budget:,} tokens (reserve 0) from the "
+          "conversation's memory, and the question counts when every content word of its gold "
+          "answer (`tools.locomo.content_words`) stands in the window as the model gets it "
+          "(`to_prompt`: item headers and the scope item count). `transcripts alone`: the sessions; "
+          "`+ wiki`: the same memory with the pages dream writes from it (`knowledge/*.md`, "
+          "INDEX.md left out), read as `assembly.WikiUse` says: `pages as chunks` is each recall "
+          "hit on a page as its chunk (context before claim lines); `lines` is one item per page "
+          "of its recalled chunks' claim lines that share a word with the question, dated, without "
+          "markers, a line whose turn recall found too left to the turn; `lines over turns` keeps "
+          "the line and skips the turn it cites; `pool` is how much deeper recall is asked so "
+          "that page hits leave k turns; `share` the cards lane's share of the budget. The "
+          "cross-validated row scores each conversation with the setting best on the other four.",
+          "", *lines, ""]
+    print("\n".join(md))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "dream-answers-context.md").write_text("\n".join(md), encoding="utf-8")
+        uses = [k for k in rows[0] if k not in ("set", "conversation", "qa", "retriever", "group", "tokens")]
+        body = {"command": cmd, "summary": summary, "uses": uses,
+                "columns": ["conversation", "qa", "category", "found per use (0/1, in uses order)"],
+                "rows": [[r["conversation"], r["qa"], r["group"], "".join("1" if r[u] else "0" for u in uses)]
+                         for r in rows]}
+        (args.out / "dream-answers-context.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=None,
@@ -403,6 +591,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None, help="write dream-answers.md/json here")
     ap.add_argument("--embed-cache", type=Path, default=None, metavar="FILE.npz",
                     help="keep the embeddings of the recall part in FILE (outside the repository)")
+    ap.add_argument("--context-only", action="store_true",
+                    help="only the measure through brainfs context (writes dream-answers-context.md/json)")
     args = ap.parse_args()
     data = args.data
     if data is None and os.environ.get("BRAINFS_LOCOMO_DIR"):
@@ -411,6 +601,8 @@ def main() -> int:
         print(f"error: {data}: no such file (give --data FILE or set BRAINFS_LOCOMO_DIR)", file=sys.stderr)
         return 1
     t0 = time.monotonic()
+    if args.context_only:
+        return context_main(args, data, t0)
     rows = persona_questions(args.budget)
     if data is not None:
         rows += locomo_questions(data, args.budget)

@@ -108,7 +108,10 @@ class WikiUse:
     ``overlap`` words with the task besides the page's own names, each with its date as a
     person writes it, without ``[cite:N]`` markers; a line whose cited turns are all recall
     hits of the task too is left out (``dedupe``: the turn is the same statement in full);
-    ``threads`` keeps the fragments of ``## Threads``; ``floor_by_kind`` takes the weak-match
+    With ``prefer_lines`` it is the other way round: the lines are kept, and a turn that an
+    admitted line cites is skipped as stated (a line is a sentence under the page's one
+    header, a turn a paragraph under its own). ``threads`` keeps the fragments of
+    ``## Threads``; ``floor_by_kind`` takes the weak-match
     floor (``RELATIVE_FLOOR``) of page hits and of other hits apart. Without ``claims``, each
     hit is its chunk as recall returns it. ``share`` is the cards lane's share of the budget
     (rule 4); ``pool`` how much deeper recall is asked so that page hits leave ``k`` others.
@@ -118,6 +121,7 @@ class WikiUse:
     claims: bool = True
     threads: bool = True
     dedupe: bool = True
+    prefer_lines: bool = False
     overlap: int = 1
     share: float = 0.6
     floor_by_kind: bool = True
@@ -334,6 +338,8 @@ class ContextItem:
     weak: str = ""
     #: True when ``text`` is the whole file body (a later chunk of it is a duplicate).
     whole: bool = False
+    #: For a wiki page's claims item: each rendered line → the turns it cites.
+    line_sources: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def header(self) -> str:
         """The one-line header the item carries in the prompt."""
@@ -932,6 +938,14 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
     return lanes
 
 
+def _said(source: MemorySource, claim: Claim) -> str | None:
+    """The day of the session whose turn a claim cites first (its transcript's ``date:``)."""
+    path = claim.sources[0].split("#", 1)[0] if claim.sources else ""
+    if not (claim.date and path.endswith("/transcript.md")):
+        return None
+    return (normalize_date(source.frontmatter(path).get("date")) or "")[:10] or None
+
+
 _LINK_LINE = re.compile(r"^\s*[-*+]\s+\[\[[^\]]+\]\](?:\s*\([^)]*\))?\s*$")
 
 
@@ -954,7 +968,7 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     """One wiki page's recall hits as one cards item of claim lines (see :class:`WikiUse`):
     the lines of its recalled chunks, in recall order, that share ``wiki.overlap`` words
     with the task besides the page's names, less those whose cited turns are all recall
-    hits too (``wiki.dedupe``), and repeats; a thread fragment is read as the whole timeline
+    hits too (``wiki.dedupe``, unless ``wiki.prefer_lines``), and repeats; a thread fragment is read as the whole timeline
     line it was cut from (or the longest fragment of the same turn). A task that names the
     page's subject also gets its lines of what is true now. A page none of whose lines is
     left is a skipped item that says why."""
@@ -991,10 +1005,10 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
             if len(want & words(cl.text)) < wiki.overlap and not (named and cl.section == "now"):
                 n_other += 1
                 continue
-            if wiki.dedupe and set(cl.sources) <= turn_refs:
+            if wiki.dedupe and not wiki.prefer_lines and set(cl.sources) <= turn_refs:
                 n_dup += 1
                 continue
-            line = cl.render()
+            line = cl.render(_said(source, cl))
             if line in seen_text:
                 continue
             seen_text.add(line)
@@ -1010,7 +1024,9 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
         srcs = list(dict.fromkeys(s for cl in kept for s in cl.sources))
         reason += "; cites " + ", ".join(srcs[:6]) + (f" and {len(srcs) - 6} more" if len(srcs) > 6 else "")
     it = ContextItem(lane="cards", status="", tokens=0, source=path, reason=reason,
-                     text="\n".join(dict.fromkeys(cl.render() for cl in (kept or considered)))
+                     line_sources={cl.render(_said(source, cl)): cl.sources for cl in kept}
+                     if wiki.prefer_lines else {},
+                     text="\n".join(dict.fromkeys(cl.render(_said(source, cl)) for cl in (kept or considered)))
                      or top.text,
                      freshness=top.freshness + (" (stale)" if top.stale else ""),
                      confidence=top.confidence_pct / 100.0, kind="claims" if kept else top.kind,
@@ -1096,6 +1112,7 @@ class _Admission:
                  shares: dict[str, float] | None = None) -> None:
         self.avail, self.superseded_by = avail, superseded_by
         self.shares = shares or LANE_SHARE
+        self.stated: dict[str, ContextItem] = {}  # turn ref → the admitted claims item citing it
         self.drop_stale, self.stale_days, self.count = drop_stale, stale_days, count
         self.used = 0
         self.whole: dict[str, ContextItem] = {}   # path admitted whole → its item
@@ -1129,6 +1146,11 @@ class _Admission:
         if dup is not None:
             it.status = "skipped"
             it.reason += f" — skipped: duplicate of {dup.source} ({dup.lane})"
+            return True
+        by = self.stated.get(it.source) if it.kind == "turn" else None
+        if by is not None:
+            it.status = "skipped"
+            it.reason += f" — skipped: stated by a line of {by.source} (cards), which cites this turn"
             return True
         if it.weak:
             it.status, it.reason = "skipped", it.weak
@@ -1201,6 +1223,10 @@ class _Admission:
             self.whole[it.path] = it
         self.seen_ref[it.source] = it
         self.seen_text[_text_key(it.text)] = it
+        if it.line_sources:  # the turns its admitted lines state (a cut keeps whole lines only)
+            for line in it.text.split("\n"):
+                for ref in it.line_sources.get(line, ()):
+                    self.stated.setdefault(ref, it)
 
     def _place(self, it: ContextItem, limit: int, why_short: str) -> bool:
         """Admit whole or cut to ``limit`` tokens; False if it cannot be placed."""

@@ -46,12 +46,16 @@ class Claim:
     sources: tuple[str, ...]
     raw: str
 
-    def render(self) -> str:
+    def render(self, said: str | None = None) -> str:
         """The claim as one short line for the model: the date as a person writes it
         ("12 July 2023"), the text with its ISO dates written the same way, no markers;
-        a superseded value says so."""
+        a superseded value says so. ``said`` is the day of the session that stated it
+        (ISO): when the line is dated otherwise (an event "last Friday" is dated that
+        Friday), the line says both, as people date such events by when they were told."""
         text = _ISO.sub(lambda m: human_date(m.group(1)) or m.group(1), self.text)
         head = (human_date(self.date) or self.date) if self.date else ""
+        if head and said and said[:10] != self.date:
+            head += f" (said {human_date(said) or said})"
         mark = "no longer true: " if self.section == "superseded" else ""
         return f"- {head + ' — ' if head else ''}{mark}{text}"
 

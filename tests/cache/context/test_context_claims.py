@@ -43,6 +43,7 @@ Melanie is a person; 12 mentions in 3 sessions, 2023-05-08 – 2023-10-20. Also 
 ## Timeline
 
 - 2023-05-08 — Melanie signed up for a pottery class yesterday (2023-05-07). [cite:1]
+- 2023-07-07 — Melanie went to a pride parade last Friday (2023-07-07). [cite:2]
 - 2023-07-12 — Melanie has been running farther to de-stress. [cite:2]
 - 2023-10-20 — Melanie painted a lake at sunrise for the school fair. [cite:4]
 
@@ -105,10 +106,10 @@ def memory(tmp_path: Path):
 def test_a_page_is_read_as_dated_cited_lines_by_section() -> None:
     claims = list(page_claims("knowledge/melanie.md", PAGE).values())
     by_section = {c.section: [x for x in claims if x.section == c.section] for c in claims}
-    assert [len(by_section[s]) for s in ("now", "timeline", "superseded", "thread")] == [1, 3, 1, 1]
+    assert [len(by_section[s]) for s in ("now", "timeline", "superseded", "thread")] == [1, 4, 1, 1]
     now = by_section["now"][0]
     assert now.date is None and now.sources == ("sessions/s1/transcript.md#D1:2",)
-    run = by_section["timeline"][1]
+    run = by_section["timeline"][2]
     assert run.date == "2023-07-12" and run.sources == ("sessions/s2/transcript.md#D2:4",)
     assert "[cite" not in run.text and run.text.startswith("Melanie has been running")
     # the superseded line cites both statements, in order
@@ -205,3 +206,12 @@ def test_a_list_of_links_is_no_statement(tmp_path: Path) -> None:
         ix.close()
     links = [i for i in w.items if i.path == "knowledge/caption-latency.md"]
     assert links and all(i.status == "skipped" and "list of links" in i.reason for i in links)
+
+
+def test_an_event_dated_apart_from_its_session_says_both(memory) -> None:
+    w = assemble("When did Melanie go to the pride parade?", memory, budget=600, reserve=0,
+                 now=NOW, wiki=WikiUse(dedupe=False))
+    it = next(i for i in w.items if i.path == "knowledge/melanie.md")
+    # "last Friday", said on 12 July: the gold of such a question reads "the Friday before 12 July 2023"
+    assert ("- 7 July 2023 (said 12 July 2023) — Melanie went to a pride parade last Friday (7 July 2023)."
+            in it.text.split("\n"))
