@@ -167,7 +167,7 @@ class RecallService:
 
                 def arrive(name: str = name) -> None:
                     if self.recaller is recaller:
-                        recaller.part_arrived(name, SearchIndex(shardsync.part_path(local, name)))
+                        recaller.part_arrived(name, shardsync.open_part(local, name))
                     shardsync.release_free_memory()  # the pieces' buffers, the vectors' blocks
 
                 await trio.to_thread.run_sync(arrive, limiter=self.limiter)

@@ -218,7 +218,10 @@ FTS_TABLES = {"chunks_fts": BM25_WEIGHTS, "files_fts": ()}
 class SearchIndex:
     """Chunk catalog + FTS5 + vectors in one SQLite file. See the module docstring."""
 
-    def __init__(self, db_path: Path | str, dense_backend: str = "numpy") -> None:
+    def __init__(self, db_path: Path | str, dense_backend: str = "numpy",
+                 cache_kib: int | None = None) -> None:
+        """Open (creating if needed) the index at ``db_path``; ``cache_kib``: SQLite's page
+        cache for this connection (default: SQLite's, 2 MB)."""
         self.db_path = Path(db_path)
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.conn = apsw.Connection(str(self.db_path))
@@ -238,6 +241,8 @@ class SearchIndex:
         self._names: dict[str, list[str]] = {}
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        if cache_kib is not None:
+            self.conn.execute(f"PRAGMA cache_size = {-int(cache_kib)}")
         self._load_vec()
         self.conn.register_fts5_function("bfs_matched", _fts_matched)
         self.conn.register_fts5_function("bfs_bm25_parts", _fts_bm25_parts)

@@ -206,13 +206,24 @@ def fetch_parts(store: ObjectStore, local: Path, manifest: Manifest, names: list
     return got
 
 
+#: SQLite's page cache per part a mount searches, KiB. SQLite's default (2 MB) times 14
+#: parts held 28 MB after ten recalls at 20,000 files; the pages are in the kernel's page
+#: cache anyway, so a miss costs a read, not a download (index-shards.md).
+PART_CACHE_KIB = 512
+
+
+def open_part(local: Path, name: str) -> SearchIndex:
+    """The local copy of part ``name``, opened for searching (``PART_CACHE_KIB``)."""
+    return SearchIndex(part_path(local, name), cache_kib=PART_CACHE_KIB)
+
+
 def open_parts(local: Path, manifest: Manifest, names: list[str] | None = None) -> ShardedIndex:
     """The parts of ``manifest`` whose local copy is current (or only those of ``names``),
     as one index that knows which parts it lacks."""
     want = list(manifest.shards) if names is None else names
     # A part without a stamp is a copy of the bucket's folder (``brainfs context --dir``) or
     # one a write made locally; one with another stamp is an older version.
-    parts = {n: SearchIndex(part_path(local, n)) for n in want
+    parts = {n: open_part(local, n) for n in want
              if n in manifest.shards and part_path(local, n).is_file()
              and (not _stamp(local, n).exists() or local_md5(local, n) == manifest.shards[n].md5)}
     return ShardedIndex(parts, expected=manifest.shards, period=manifest.period, local=local)
