@@ -1,0 +1,42 @@
+"""The report of the answer measure through ``brainfs context`` (benchmarks/dream_answers.py):
+the setting each held-out conversation is scored with is the one best on the others."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.dream_answers import context_report, wiki_uses
+
+pytestmark = pytest.mark.unit
+
+
+def row(conv: str, group: str, transcripts: bool, a: bool, b: bool) -> dict:
+    return {"set": "locomo", "conversation": conv, "qa": 0, "retriever": "hybrid", "group": group,
+            "tokens": {"transcripts": {"scope": 60, "thread": 900}, "a": {"scope": 60, "cards": 300, "thread": 600},
+                       "b": {"scope": 60, "cards": 100, "thread": 800}},
+            "transcripts": transcripts, "a": a, "b": b}
+
+
+def test_the_cross_validated_row_scores_each_conversation_with_the_others_choice() -> None:
+    # "a" wins on c1 and c2 (3 questions each), "b" on c3 (4): held out c1, "b" is best on
+    # c2 + c3 (4 of 7) and loses on c1; the same for c2; held out c3, "a" is chosen and loses.
+    # Tuned on all, "a" scores 60 %; cross-validated, nothing is found.
+    rows = ([row("c1", "single-hop", False, True, False)] * 3
+            + [row("c2", "temporal", False, True, False)] * 3
+            + [row("c3", "multi-hop", True, False, True)] * 4)
+    lines, summary = context_report(rows, 1000)
+    assert summary["tuned_on_all"] == "a" and summary["by_use"] == {"a": 0.6, "b": 0.4}
+    assert summary["fold_choices"] == {"c1": "b", "c2": "b", "c3": "a"}
+    assert summary["wiki_cross_validated"] == 0.0 and summary["transcripts"] == 0.4
+    assert "| **+ wiki, cross-validated** | 10 | **0.0%** | **-40.0** |" in lines
+    assert "Cross-validated against transcripts alone: 0 questions gained, 4 lost." in lines
+    assert summary["by_category"]["multi-hop"] == {"questions": 4, "transcripts": 1.0, "wiki_cross_validated": 0.0}
+    # lanes: mean tokens and what is left of the budget
+    assert "| + wiki, a | 60 | 300 | 600 | 40 |" in lines
+
+
+def test_the_grid_holds_the_old_reading_and_claim_lines() -> None:
+    grid = wiki_uses()
+    assert grid["pages as chunks"] == {"claims": False}
+    assert all(kw["claims"] for name, kw in grid.items() if name != "pages as chunks")
+    assert len({(kw.get("pool"), kw.get("share"), kw.get("prefer_lines")) for kw in grid.values()}) == len(grid)
