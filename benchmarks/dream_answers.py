@@ -10,6 +10,12 @@ dreamt memory's mount holds them. The wiki's page shape (a few dream settings,
 :data:`PAGE_SHAPES`) is chosen by leave-one-conversation-out; the cross-validated figure is
 the one to quote.
 
+**Through context** (``--context-only``, LoCoMo only; written to dream-answers-context.md):
+the window of 1,000 tokens ``brainfs context`` (``assembly.assemble``) makes for the
+question, headers and all, from the transcripts alone and from the transcripts plus the
+wiki, the wiki read in each way of :func:`wiki_uses` (``assembly.WikiUse``: pages as
+recall's chunks, or as claim lines); the way is chosen by leave-one-conversation-out.
+
 **The wiki read directly**: an agent with a question about someone or something opens
 ``knowledge/INDEX.md`` and the page of each subject the question names (a title or an alias,
 whole words), and reads them in that order until its budget — 1,000 tokens, estimated as
@@ -38,7 +44,7 @@ Columns, all from the same run:
   the subject speaks or that name it, newest session first (what ``grep`` gives).
 
 ``python benchmarks/dream_answers.py [--data FILE] [--budget 1000] [--out benchmarks/results]
-[--embed-cache /tmp/FILE.npz]``
+[--embed-cache /tmp/FILE.npz] [--context-only]``
 """
 
 from __future__ import annotations

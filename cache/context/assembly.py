@@ -114,18 +114,20 @@ class WikiUse:
     ``## Threads``; ``floor_by_kind`` takes the weak-match
     floor (``RELATIVE_FLOOR``) of page hits and of other hits apart. Without ``claims``, each
     hit is its chunk as recall returns it. ``share`` is the cards lane's share of the budget
-    (rule 4); ``pool`` how much deeper recall is asked so that page hits leave ``k`` others.
-    The defaults are chosen by leave-one-conversation-out on LoCoMo dev
-    (``benchmarks/dream_answers.py``, benchmarks/results/dream-answers.md)."""
+    (rule 4) when wiki lines are in it (``LANE_SHARE`` otherwise); ``pool`` how much deeper recall is asked so that page hits leave ``k`` others.
+    ``pool`` and ``share`` are the setting chosen on LoCoMo dev (4 and 0.3: by every
+    leave-one-conversation-out fold but one, which chose share 0.15;
+    ``benchmarks/dream_answers.py --context-only``, benchmarks/results/dream-answers-context.md);
+    ``overlap`` 2 and ``prefer_lines`` were measured worse there."""
 
     claims: bool = True
     threads: bool = True
     dedupe: bool = True
     prefer_lines: bool = False
     overlap: int = 1
-    share: float = 0.6
+    share: float = 0.3
     floor_by_kind: bool = True
-    pool: float = 2.0
+    pool: float = 4.0
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
@@ -730,7 +732,9 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     count, tok_name = _counter()
     _count_tokens(b.items, count)
     t = time.perf_counter()
-    shares = {**LANE_SHARE, "cards": (wiki or WikiUse()).share}
+    # the wiki's share applies where wiki lines are in the cards lane; notes alone keep theirs
+    has_lines = any(i.kind == "claims" for i in b.items)
+    shares = {**LANE_SHARE, "cards": wiki.share} if has_lines else LANE_SHARE
     used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count, shares).run(b.items)
     timings["admit_ms"] = (time.perf_counter() - t) * 1000
     timings["total_ms"] = (time.perf_counter() - t0) * 1000
