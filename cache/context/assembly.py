@@ -856,7 +856,8 @@ def _pinned_lane(b: _Builder, source: MemorySource, pinned: list[tuple[str, dict
 def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
                   stale_days: int, wiki: WikiUse | None = None) -> _Recalled:
     """Recall for the task; a failure leaves the recall lanes empty, never breaks the turn.
-    With ``wiki.pool`` > 1, recall is asked ``pool`` × ``k`` deep and keeps every wiki page
+    With ``wiki.pool`` > 1, recall is asked ``pool`` × ``k`` deep (at most ``K_MAX``, as
+    recall's cost grows with it) and keeps every wiki page
     hit but only the first ``k`` others: a page's hits become one item of a few claim
     lines, so they must not take the places of the turns."""
     if source.index is None:
@@ -865,7 +866,8 @@ def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
     wiki = wiki or WikiUse()
     deep = wiki.claims and wiki.pool > 1
     try:
-        res = recall(source.index, task, k=int(k * wiki.pool) if deep else k, embedder=emb,
+        res = recall(source.index, task, k=max(k, min(K_MAX, int(k * wiki.pool))) if deep else k,
+                     embedder=emb,
                      now=now, stale_days=stale_days, max_chars=100_000)
         why = res.why
         if emb is None and source.embedder_error:
