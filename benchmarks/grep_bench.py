@@ -249,6 +249,8 @@ class Bench:
         self.args = args
         self.tmp = tmp
         self.limit = float(args.limit_s)
+        #: extra BRAINFS_* settings for every brainfs mount (``--brainfs-env``)
+        self.extra_env: dict[str, str] = dict(kv.split("=", 1) for kv in (args.brainfs_env or []))
         self.budget = float(args.cell_budget_s if args.cell_budget_s is not None else args.limit_s)
         self.n = 0
         self.s3: LocalS3 | None = None
@@ -332,6 +334,7 @@ class Bench:
             "BRAINFS_PRELOAD_BUDGET_BYTES": str(64 * 1024**3),
             "BRAINFS_CACHE_BUDGET_BYTES": str(64 * 1024**3),
         })
+        env.update(self.extra_env)
         return env
 
     # ----------------------------------------------------------------- mounts
@@ -455,6 +458,16 @@ class Bench:
         opts = f"url={self.proxy.url},use_path_request_style,passwd_file={self.passwd}"
         cmd = ["s3fs", f"{BUCKET}:/{PREFIX}", str(mp), "-f", "-o", opts]
         return self._spawn("s3fs", mp, cmd, dict(os.environ), cache / "s3fs.log")
+
+    def daemon_gc(self, m: Mounted) -> dict[str, Any] | None:
+        """The ``gc`` figures of a brainfs daemon's status (None for other systems)."""
+        if not m.system.startswith("brainfs") or m.system == "brainfs-naive":
+            return None
+        st = subprocess.run([*brainfs_cmd(), "status", str(m.mp), "--json"], capture_output=True,
+                            text=True, timeout=30)
+        if st.returncode != 0:
+            return None
+        return json.loads(st.stdout).get("gc")
 
     def unmount(self, m: Mounted) -> None:
         try:
@@ -594,6 +607,8 @@ class ModeResult:
     mount_s: list[float] = field(default_factory=list)
     rss_kib: list[int] = field(default_factory=list)
     startup: list[dict[str, Any]] = field(default_factory=list)
+    #: the daemon's cyclic-GC figures (``gc`` of its status) at the end of a warm cell
+    gc: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
 
     def fail(self, why: str) -> None:
@@ -611,6 +626,7 @@ class ModeResult:
             "mount_s_median": statistics.median(self.mount_s) if self.mount_s else None,
             "peak_rss_kib": max(self.rss_kib) if self.rss_kib else None,
             "startup": self.startup,
+            "gc": self.gc,
         }
 
 
@@ -729,6 +745,9 @@ def bench_pair(b: Bench, system: str, reps: int, say) -> tuple[ModeResult, ModeR
             rss = keep.rss_kib()
             if rss:
                 warm.rss_kib.append(rss)
+            gcs = b.daemon_gc(keep)
+            if gcs:
+                warm.gc.append(gcs)
             b.unmount(keep)
             keep = None
 
@@ -987,6 +1006,15 @@ def render_markdown(meta: dict[str, Any], results: dict[str, ModeResult]) -> str
             f"({int(med('preload_errors'))} errors); the rest of `mount s` is process start-up "
             f"and the kernel mount.", "",
         ]
+    gcs = [(mode, g) for mode, res in results.items() for g in res.gc]
+    if gcs:
+        lines += ["## Python's cyclic GC in the daemon, over the warm cell's mount (its `gc` status)", "",
+                  "| mode | collections gen 0 / 1 / 2 | seconds gen 0 / 1 / 2 | objects frozen |",
+                  "|---|---|---|---:|"]
+        for mode, g in gcs:
+            lines.append(f"| {mode} | {' / '.join(str(n) for n in g['collections'])} | "
+                         f"{' / '.join(f'{x:.3f}' for x in g['seconds'])} | {g['frozen']:,} |")
+        lines.append("")
     notes = []
     for mode, res in results.items():
         if res.error:
@@ -1082,6 +1110,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="smoke test: 100 files, 1 repetition, 60 s limit, 2 ms RTT, every mode")
     p.add_argument("--out", default="benchmarks/results", help="output directory")
     p.add_argument("--keep-tmp", action="store_true", help="keep the temporary directory")
+    p.add_argument("--brainfs-env", action="append", metavar="BRAINFS_X=V",
+                   help="a setting for every brainfs mount (repeatable), e.g. BRAINFS_GC_FREEZE=false")
     args = p.parse_args(argv)
     if args.quick:
         args.files, args.reps = 100, 1

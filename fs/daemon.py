@@ -29,6 +29,7 @@ from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
 from .daemonopen import DaemonOpenOps
 from .fusectl import is_mountpoint
+from .heap import GcStats, freeze_long_lived
 from .magic import RecallFn, StatusFn
 from .noopen import NoOpenOps
 from .ops import KERNEL_CACHE_FLAGS, NO_OPEN_SUPPORT, Ops
@@ -101,6 +102,7 @@ class Daemon:
         self._nursery: trio.Nursery | None = None
         #: preloaded files listed from the pack, to write to disk once serving
         self._unpack_later: list[str] = []
+        self.gc = GcStats()
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -193,6 +195,9 @@ class Daemon:
             "uncommitted": (sum(1 for s in self.ops.writing.values() if s.dirty)
                             if self.ops else 0),
             "commit": "quiet" if self.ops and self.ops.commit_quiet else "close",
+            # Python's cyclic collector in this daemon (fs/heap.py): collections and seconds
+            # by generation, objects frozen out of its reach.
+            "gc": self.gc.as_dict(),
             "recall": self._recall_state(),
             # What the mount fetched of the search index: parts local, bytes downloaded,
             # the parts fetched before the first recall and how long that took.
@@ -397,6 +402,8 @@ class Daemon:
         finally:
             self.ws.drop_pack()
         self.timings["unpack_s"] = time.monotonic() - t0
+        if self.cfg.gc_freeze:
+            freeze_long_lived()  # the rows and inodes the unpacking made are the mount's too
         self.timings["preload_errors"] += len(errors)
         for p, e in list(errors.items())[:10]:
             log.warning("preload of %s failed: %s", p, e)
@@ -641,6 +648,9 @@ def run_foreground(url: CorpusURL, mountpoint: Path, cfg: Config,
             daemon.ws.close()
         raise
     say("ready " + json.dumps(daemon.timings))
+    if cfg.gc_freeze:
+        freeze_long_lived()
+    daemon.gc.install()
     try:
         trio.run(daemon.serve)
     finally:
