@@ -9,9 +9,11 @@ chain degrades instead of failing — hybrid → dense → sparse → recent —
 Around the fusion (issue 16), each stage optional and named in ``why`` when it acts or
 fails: a multi-part question is split (``querysplit``) and each part adds its own lists;
 the question without the people it names adds its own (``querysplit.without_names``); the
-keyword query is expanded with the wiki's aliases (``aliases``); after fusion a turn by
-a person the question names gains, a turn next to a strong match gains a share of its
-score, and the best sessions lift their turns (``rerank``); a question that gathers
+head of those lists ranked by each candidate's best sentence adds one more
+(``sentences``); the keyword query is expanded with the wiki's aliases (``aliases``);
+after fusion a turn by a person the question names gains, a turn next to a strong match
+gains a share of its score, and the best sessions lift their turns (``rerank``); a
+question that gathers
 several facts is spread over sessions (``rerank.session_spread``), else MMR or a per-file
 cap can spread the list. Every weight is a field of :class:`RecallParams`, whose defaults are what
 leave-one-conversation-out cross-validation on LoCoMo dev chose
@@ -359,7 +361,7 @@ class RecallParams:
     prf_weight: float = 0.0
     unnamed_weight: float = 1.0
     list_spread: float = 0.5
-    sentence_weight: float = 0.0
+    sentence_weight: float = 1.0
     sentence_pool: int = 20
 
     def label(self, base: RecallParams | None = None) -> str:
@@ -592,10 +594,19 @@ def _sentence_list(index: SearchIndex, embedder: Embedder, p: RecallParams, foun
     try:
         t = time.perf_counter()
         fused, _ranks = rrf(found.ids, weights=found.weights, k=p.rrf_k)
-        pool = sorted(fused, key=lambda c: (-fused[c], c))[:max(1, p.sentence_pool)]
-        best, made = best_sentence_scores(index.chunks_by_id(pool), pool, found.qvecs[0], embedder)
+        n = max(1, p.sentence_pool)
+        head = sorted(fused, key=lambda c: (-fused[c], c))[:2 * n]
+        rows = index.chunks_by_id(head)
+
+        def place(c: int) -> tuple[str, str]:
+            # ties go by where the chunk is, not by its id: an index in parts numbers its
+            # chunks otherwise than the whole index, and must answer the same
+            return (rows[c]["path"], rows[c]["anchor"]) if c in rows else ("", "")
+
+        pool = sorted(head, key=lambda c: (-round(fused[c], 9), place(c)))[:n]
+        best, made = best_sentence_scores(rows, pool, found.qvecs[0], embedder)
         if best:
-            found.ids["dense:sentences"] = sorted(best, key=lambda c: (-best[c], c))
+            found.ids["dense:sentences"] = sorted(best, key=lambda c: (-round(best[c], 6), place(c)))
             found.weights["dense:sentences"] = p.w_dense * p.sentence_weight
             stages.append(f"best sentence of {len(best)} ({made} embedded)")
         found.embed_ms += (time.perf_counter() - t) * 1000

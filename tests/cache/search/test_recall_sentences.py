@@ -21,7 +21,8 @@ from helpers import BowEmbedder
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
 BOW = BowEmbedder(dim=256, name="test-bow")
 #: only this round's stage differs between ON and OFF
-OFF = RecallParams(neighbour=0.0, speaker=0.0, unnamed_weight=0.0, list_spread=0.0)
+OFF = RecallParams(neighbour=0.0, speaker=0.0, unnamed_weight=0.0, list_spread=0.0,
+                   sentence_weight=0.0)
 ON = RecallParams(neighbour=0.0, speaker=0.0, unnamed_weight=0.0, list_spread=0.0,
                   sentence_weight=1.0, sentence_pool=20)
 

@@ -157,7 +157,7 @@ def test_hybrid_order_is_rrf_times_adjustment(tmp_path: Path) -> None:
     try:
         # the fusion alone: the stages after it (speaker, neighbours, …) are off here and
         # tested on their own in test_recall_stages.py
-        plain = rt.RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0)
+        plain = rt.RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0, sentence_weight=0.0)
         res = recall(ix, "dog parks Kyoto", k=6, embedder=emb, now=NOW, params=plain)
         assert res.mode == "hybrid"
         assert res.fusion == f"rrf-v1(k={plain.rrf_k})+adj-v2"
@@ -293,7 +293,7 @@ def test_cards_carry_every_field(tmp_path: Path) -> None:
                         "matched_terms", "updated", "ref"):
                 assert key in cd
             assert isinstance(c.confidence_pct, int) and 0 <= c.confidence_pct <= 100
-            assert re.match(r"^(dense|bm25) #\d+", c.reason)
+            assert re.match(r"^(dense|bm25)(:sentences)? #\d+", c.reason)
     finally:
         ix.close()
 
