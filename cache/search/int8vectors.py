@@ -132,14 +132,21 @@ def quantize(ids: np.ndarray, mat: np.ndarray) -> Int8Vectors:
     import numpy as np
 
     mat = np.asarray(mat, dtype=np.float32)
-    peak = np.abs(mat).max(axis=1) if len(mat) else np.zeros(0, dtype=np.float32)
-    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    codes = np.clip(np.rint(mat / scales[:, None]), -127, 127).astype(np.int8)
-    wide = mat.astype(np.float64)
-    err = np.linalg.norm(wide - scales[:, None].astype(np.float64) * codes, axis=1)
-    # Rounding of the two float32 dot products compared (the exact one and the one from
-    # codes): each within dim · u · ‖v‖ · ‖q‖ (u = 2⁻²⁴), for either side.
-    rounding = 2 * mat.shape[1] * _U32 * (np.linalg.norm(wide, axis=1) + err)
+    if not len(mat):
+        return Int8Vectors(np.asarray(ids, dtype=np.int64), np.zeros(mat.shape, np.int8),
+                           np.zeros(0, np.float32), np.zeros(0, np.float32))
+    peak = np.abs(mat).max(axis=1)
+    scales = np.where(peak > 0, peak / np.float32(127.0), np.float32(1.0)).astype(np.float32)
+    steps = mat / scales[:, None]  # within ±127 (up to rounding) by the choice of scale
+    np.rint(steps, out=steps)
+    codes = steps.astype(np.int8)
+    resid = mat - steps * scales[:, None]
+    err = np.sqrt(np.einsum("ij,ij->i", resid, resid))
+    norm = np.sqrt(np.einsum("ij,ij->i", mat, mat))
+    # Rounding, all of it within dim · u · (‖v‖ + ‖e‖) per dot product or norm (u = 2⁻²⁴):
+    # the two float32 dot products compared (the exact one, the one from codes) and the
+    # float32 arithmetic of ‖e‖ itself; twice that is the margin.
+    rounding = 2 * mat.shape[1] * _U32 * (norm + err)
     slack = np.nextafter((err + rounding).astype(np.float32), np.float32(np.inf))
     return Int8Vectors(np.asarray(ids, dtype=np.int64), codes, scales, slack)
 
