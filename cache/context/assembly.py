@@ -111,7 +111,8 @@ class WikiUse:
     With ``prefer_lines`` it is the other way round: the lines are kept, and a turn that an
     admitted line cites is skipped as stated (a line is a sentence under the page's one
     header, a turn a paragraph under its own). ``threads`` keeps the fragments of
-    ``## Threads``; ``floor_by_kind`` takes the weak-match
+    ``## Threads``; ``after_turns`` puts the page items after the turns (files lane), so
+    they take only what the turns leave; ``floor_by_kind`` takes the weak-match
     floor (``RELATIVE_FLOOR``) of page hits and of other hits apart. Without ``claims``, each
     hit is its chunk as recall returns it. ``share`` is the cards lane's share of the budget
     (rule 4) when wiki lines are in it (``LANE_SHARE`` otherwise); ``pool`` how much deeper recall is asked so that page hits leave ``k`` others.
@@ -124,6 +125,7 @@ class WikiUse:
     threads: bool = True
     dedupe: bool = True
     prefer_lines: bool = False
+    after_turns: bool = False
     overlap: int = 1
     share: float = 0.3
     floor_by_kind: bool = True
@@ -941,6 +943,14 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
         if isinstance(it, _PagePlaceholder):
             lanes.cards[i] = _page_claims_item(source, it.path, it.rank, page_hits[it.path],
                                                len(cards), found.mode, page_best, task, turn_refs, wiki)
+    if wiki.after_turns:  # wiki lines take what the turns leave, in the files lane
+        pages = [it for it in lanes.cards if it.path in page_hits]
+        lanes.cards[:] = [it for it in lanes.cards if it.path not in page_hits]
+        for it in pages:
+            it.lane = "files"
+            it.reason = "files" + it.reason[len("cards"):]
+            it.weak = it.weak and "files" + it.weak[len("cards"):]
+        lanes.files[:0] = pages
     return lanes
 
 
