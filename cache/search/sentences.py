@@ -37,8 +37,10 @@ _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'\[])|\s(?=\[shared image:)")
 MIN_WORDS = 3
 #: Sentences kept per passage: a long page section costs at most this many embeddings.
 MAX_SENTENCES = 8
-#: Sentence vectors kept in the memo (384 float32 each: 1.5 KB; 20,000 ≈ 30 MB).
-MEMO_SIZE = 20_000
+#: Sentence vectors kept in the memo (384 float32 each: 1.5 KB; 4,096 ≈ 6 MB — a mount's
+#: memory is counted): a recall touches ~60; one the memo dropped is read back from the
+#: per-user vector cache, not embedded again.
+MEMO_SIZE = 4096
 
 
 def sentences(text: str, speaker: str | None = None) -> list[str]:
