@@ -15,7 +15,9 @@ Lanes, in admission order (``LANES``):
             A rule is applied strictly, so it is admitted whole or skipped — never cut.
 ``index``   ``knowledge/INDEX.md``, the compact map of the wiki (cut to fit when large).
 ``pinned``  note cards whose frontmatter says ``pinned: true``, newest first.
-``cards``   persistent cards: hybrid recall hits in ``notes/`` and ``knowledge/``.
+``cards``   persistent cards: hybrid recall hits in ``notes/`` and ``knowledge/``; the hits
+            on one wiki page dream wrote are one item of its claim lines about the task,
+            dated, without markers (``claims.py``, :class:`WikiUse`).
 ``thread``  evidence from past sessions: the newest session summary, then recall hits in
             ``sessions/`` (transcript turns and summaries).
 ``files``   any other file the recall found relevant.
