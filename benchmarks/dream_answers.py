@@ -298,7 +298,7 @@ def wiki_uses() -> dict[str, dict]:
     # a diagnosis, not a candidate: the pages are in the index (recall ranks the turns among
     # them) but no line of theirs is admitted (only current facts of a page the question names)
     grid["no wiki line, pool 4"] = {"claims": True, "pool": 4.0, "overlap": 99}
-    for pool in (2.0, 4.0):
+    for pool in (2.0, 4.0, 8.0):
         for share in (0.15, 0.3, 0.6):
             grid[f"lines, pool {pool:g}, share {share:g}"] = {"claims": True, "pool": pool, "share": share}
     for pool in (2.0, 4.0):
