@@ -762,8 +762,12 @@ class SearchIndex:
             floats = None
             vecs = quantize_blocks(self._vector_blocks(dim), dim)
         self._floats = floats
-        order = np.argsort(vecs.ids, kind="stable")
-        self._row_of = (vecs.ids[order], order)
+        # vec0 gives its rows in rowid order: the ids are then their own sorted index.
+        if len(vecs.ids) < 2 or bool((vecs.ids[1:] > vecs.ids[:-1]).all()):
+            self._row_of = (vecs.ids, None)
+        else:
+            order = np.argsort(vecs.ids, kind="stable")
+            self._row_of = (vecs.ids[order], order)
         self._matrix = (key, vecs)
         # Reading every vector filled SQLite's page cache (2 MB a connection, 14 parts)
         # with pages no query reads again: give them back.
@@ -849,7 +853,8 @@ class SearchIndex:
             want = np.asarray(ids, dtype=np.int64)
             at = np.minimum(np.searchsorted(sorted_ids, want), max(len(sorted_ids) - 1, 0))
             found = (sorted_ids[at] == want) if len(sorted_ids) else np.zeros(len(want), bool)
-            rows = self._floats.read(order[at[found]])  # type: ignore[union-attr]
+            pos = at[found] if order is None else order[at[found]]
+            rows = self._floats.read(pos)  # type: ignore[union-attr]
             out = dict(zip(want[found].tolist(), rows))
             return out
         for c in ids:

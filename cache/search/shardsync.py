@@ -156,6 +156,8 @@ def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> i
 _LIBC: list[Any] = []
 #: Allocations from this size up get a mapping of their own (see map_large_allocations).
 MMAP_THRESHOLD = 4 * 1024 * 1024
+#: The most malloc arenas a mount's threads share (see map_large_allocations).
+MALLOC_ARENAS = 2
 
 
 def _libc() -> Any:
@@ -180,6 +182,10 @@ def map_large_allocations() -> None:
     if libc is not None:
         try:
             libc.mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD
+            # And at most MALLOC_ARENAS arenas (glibc's default: 8 per CPU): each thread's
+            # arena keeps its own free memory, and a mount's few worker threads gain
+            # nothing from more.
+            libc.mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
         except AttributeError:
             pass
 
