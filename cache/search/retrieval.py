@@ -361,7 +361,12 @@ class RecallParams:
     prf_weight: float = 0.0
     unnamed_weight: float = 1.0
     list_spread: float = 0.5
-    sentence_weight: float = 1.0
+    #: Off by default although cross-validation picks 1.0 (LoCoMo dev: turn recall@10
+    #: +0.008, multi-hop +0.012): the sentences are embedded at query time, and through a
+    #: mount at 2,000 files that took the median recall of a new question from 93 to
+    #: 274 ms (``benchmarks/results/locomo.md``). Sentence vectors made at index time
+    #: would remove that cost.
+    sentence_weight: float = 0.0
     sentence_pool: int = 20
 
     def label(self, base: RecallParams | None = None) -> str:
