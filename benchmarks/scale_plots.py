@@ -115,14 +115,20 @@ def read_index(results: Path, figs: dict[str, Figure]) -> None:
     index size and what a mount downloads before its first recall, usable → first recall
     answered, warm recall p50 (search), daemon peak RSS with recall warm."""
     for p in sorted(results.glob("index-shards*.md")):
+        seen: set[tuple[int, str]] = set()  # the newest run comes first; older ones follow
         for ln in p.read_text().splitlines():
             m = _INDEX_ROW.match(ln)
             if not m:
                 continue
             cells = [c.strip() for c in m.group(3).split("|")]
+            if len(cells) == 10:  # RSS after warm recall (anon + file), then the peak
+                cells = cells[:8] + cells[9:]
             if len(cells) != 9:
                 continue
             files, layout = int(m.group(1).replace(",", "")), m.group(2)
+            if (files, layout) in seen:
+                continue
+            seen.add((files, layout))
             index_mb, _parts, down_mb, _usable, first, _fetch, _local, p50, rss = cells
             figs["index"].line(f"index size ({layout})").add(files, float(index_mb), p.name)
             figs["index"].line(f"downloaded before the first recall ({layout})").add(
