@@ -234,12 +234,9 @@ def test_parts_answer_as_the_float32_matrix(bow_index: Path, tmp_path: Path) -> 
 def test_real_model_recall_top10_unchanged(tree: Path, tmp_path: Path) -> None:
     """The index filled by the installed model: dense top 10 and 50 and recall's top 10
     (ids and order) are the float32 search's."""
-    from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
+    from brainfs.cache.search.embedder import load_embedder
 
-    try:
-        emb = load_embedder(None)
-    except EmbedderUnavailable as e:  # pragma: no cover - .ci/setup installs it
-        pytest.skip(f"embedding model not installed: {e}")
+    emb = load_embedder(None)  # the default, as a mount loads it (.ci/setup installs it)
     small = tmp_path / "tree"
     for p in sorted(p for p in tree.rglob("*") if p.is_file())[::3]:  # a third of the sample
         (small / p.relative_to(tree)).parent.mkdir(parents=True, exist_ok=True)
