@@ -56,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from brainfs.backend.config import Config
     from brainfs.cache.search import shardsync
     from brainfs.cache.search.recaller import Recaller
+    from brainfs.fs import heap
 
     from benchmarks.index_shard_bench import QUESTIONS
 
@@ -66,11 +67,11 @@ def main(argv: list[str] | None = None) -> int:
     mark("parts open")
     for name in index.names():
         index.part(name).warm()
-    shardsync.release_free_memory()
+    heap.release_free_memory()
     mark("every part's vectors loaded")
     rec = Recaller(args.index, Config(), index=index)
     rec.embedder()
-    shardsync.release_free_memory()
+    heap.release_free_memory()
     mark("model loaded")
     for q in QUESTIONS:
         rec.search(q, 10)

@@ -29,6 +29,8 @@ from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.recaller import Recaller, files_for, is_indexable, local_index_path
 from brainfs.cache.search.shardmap import Manifest
 
+from . import heap
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -82,7 +84,7 @@ class RecallService:
         self.index_info: dict[str, Any] = {}
         self._fetching = threading.Lock()  # one download of the parts at a time
         # Before the first download: its 8 MB pieces must not stay in glibc's arenas.
-        shardsync.map_large_allocations()
+        heap.map_large_allocations()
 
     def attach(self, ops: Ops) -> None:
         """The mount's operations, which answer the magic folder and fetch files."""
@@ -113,7 +115,7 @@ class RecallService:
     async def _warm(self) -> None:
         assert self.recaller is not None
         await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
-        await trio.to_thread.run_sync(shardsync.release_free_memory)  # the model's load
+        await trio.to_thread.run_sync(heap.release_free_memory)  # the model's load
 
     def _open_first(self, local: Path) -> tuple[Manifest | None, Any]:
         """The manifest and the index of the parts a first recall searches (blocking)."""
@@ -124,7 +126,7 @@ class RecallService:
             legacy = local / shardsync.LEGACY_NAME
             if not shardsync.download_legacy(self.store, legacy):
                 return None, None
-            shardsync.release_free_memory()  # the object's buffer
+            heap.release_free_memory()  # the object's buffer
             size = legacy.stat().st_size
             self.index_info = {"format": "one file", "parts": 1, "parts_local": 1,
                                "bytes": size, "first_bytes": size,
@@ -134,7 +136,7 @@ class RecallService:
         with self._fetching:
             got = shardsync.fetch_parts(self.store, local, manifest, first)
         index = shardsync.open_parts(local, manifest)
-        shardsync.release_free_memory()  # the pieces' buffers
+        heap.release_free_memory()  # the pieces' buffers
         self.index_info = {"format": "parts", "parts": len(manifest.shards),
                            "parts_local": len(index.names()), "first_parts": first,
                            "bytes": manifest.total_bytes(), "downloaded_bytes": got,
@@ -168,7 +170,7 @@ class RecallService:
                 def arrive(name: str = name) -> None:
                     if self.recaller is recaller:
                         recaller.part_arrived(name, shardsync.open_part(local, name))
-                    shardsync.release_free_memory()  # the pieces' buffers, the vectors' blocks
+                    heap.release_free_memory()  # the pieces' buffers, the vectors' blocks
 
                 await trio.to_thread.run_sync(arrive, limiter=self.limiter)
                 self.index_info["downloaded_bytes"] = self.index_info.get("downloaded_bytes", 0) + got
@@ -207,7 +209,7 @@ class RecallService:
             return shardsync.open_parts(local, manifest)
 
         index = await trio.to_thread.run_sync(fetch)
-        await trio.to_thread.run_sync(shardsync.release_free_memory)
+        await trio.to_thread.run_sync(heap.release_free_memory)
         if index is None:
             return
 

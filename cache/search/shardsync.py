@@ -15,8 +15,6 @@ however big the part, and a crash leaves the previous copy.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import hashlib
 import logging
 import os
@@ -151,55 +149,6 @@ def fetch_part(store: ObjectStore, local: Path, name: str, info: ShardInfo) -> i
     os.replace(tmp, dest)
     _stamp(local, name).write_text(md5)
     return got
-
-
-_LIBC: list[Any] = []
-#: Allocations from this size up get a mapping of their own (see map_large_allocations).
-MMAP_THRESHOLD = 4 * 1024 * 1024
-#: The most malloc arenas a mount's threads share (see map_large_allocations).
-MALLOC_ARENAS = 2
-
-
-def _libc() -> Any:
-    if not _LIBC:
-        try:
-            _LIBC.append(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"))
-        except OSError:
-            _LIBC.append(None)
-    return _LIBC[0]
-
-
-def map_large_allocations() -> None:
-    """Have glibc give every allocation of ``MMAP_THRESHOLD`` bytes or more a mapping of
-    its own, unmapped when freed (``mallopt(M_MMAP_THRESHOLD)``, process-wide; a no-op
-    without glibc). By default glibc raises that threshold to the size of the first such
-    block freed, after which the 8 MB pieces of a part's download come from per-thread
-    arenas, which keep them once freed — ``malloc_trim`` does not give them back. Measured
-    at 20,000 files: thirteen 8 MB blocks (105 MB) stayed resident in a mount after its
-    index download (``benchmarks/results/index-shards.md``). Below the threshold (numpy's
-    3 MB scoring buffers, SQLite's pages) the arenas keep reusing their memory."""
-    libc = _libc()
-    if libc is not None:
-        try:
-            libc.mallopt(-3, MMAP_THRESHOLD)  # M_MMAP_THRESHOLD
-            # And at most MALLOC_ARENAS arenas (glibc's default: 8 per CPU): each thread's
-            # arena keeps its own free memory, and a mount's few worker threads gain
-            # nothing from more.
-            libc.mallopt(-8, MALLOC_ARENAS)  # M_ARENA_MAX
-        except AttributeError:
-            pass
-
-
-def release_free_memory() -> None:
-    """Give the C allocator's free memory back to the system (glibc's ``malloc_trim``; a
-    no-op elsewhere): what a part's download, its vectors' loading or the model's load
-    freed in the main heap."""
-    libc = _libc()
-    if libc is not None:
-        try:
-            libc.malloc_trim(0)
-        except AttributeError:
-            pass
 
 
 def fetch_parts(store: ObjectStore, local: Path, manifest: Manifest, names: list[str]) -> int:
