@@ -53,12 +53,6 @@ def index(blob: bytes) -> dict[str, tuple[str, int, int]]:
     return out
 
 
-def decode(blob: bytes) -> Iterator[tuple[str, str, bytes]]:
-    """Entries of a pack; raises Corrupt on a malformed one."""
-    for path, (etag, start, end) in index(blob).items():
-        yield path, etag, blob[start:end]
-
-
 class PackView:
     """A downloaded pack held in memory, answering for its entries by path until the
     mount has unpacked them to disk. Immutable, so worker threads read it without locks."""
@@ -72,6 +66,11 @@ class PackView:
 
     def __contains__(self, path: object) -> bool:
         return path in self._at
+
+    def __iter__(self) -> Iterator[tuple[str, str, bytes]]:
+        """Every entry: (path, etag, content)."""
+        for path, (etag, start, end) in self._at.items():
+            yield path, etag, self._blob[start:end]
 
     def holds(self, path: str, etag: str) -> bool:
         """Whether the pack holds ``path`` at exactly ``etag`` (a stale entry is never
@@ -97,12 +96,10 @@ def load_pack(store: ObjectStore) -> PackView | None:
 
 
 def read_pack(store: ObjectStore) -> list[tuple[str, str, bytes]] | None:
-    """The bucket's pack, or None when there is none (blocking)."""
-    try:
-        blob, _ = store.get(PACK_KEY)
-    except NoSuchKey:
-        return None
-    return list(decode(blob))
+    """The bucket's pack as (path, etag, content) entries, or None when there is none
+    (blocking)."""
+    pack = load_pack(store)
+    return None if pack is None else list(pack)
 
 
 def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:

@@ -785,11 +785,6 @@ class WorkingSet:
                 self._listing_changed(a)
         self._packed_dirs.clear()
 
-    @property
-    def packed(self) -> int:
-        """Files listed from the pack and not unpacked yet."""
-        return len(self._packed)
-
     def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
         """Record fetched files as local; returns the errors by path."""
         errors: dict[str, Exception] = {}
