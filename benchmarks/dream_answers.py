@@ -303,6 +303,9 @@ def wiki_uses() -> dict[str, dict]:
             grid[f"lines, pool {pool:g}, share {share:g}"] = {"claims": True, "pool": pool, "share": share}
     for pool in (2.0, 4.0):
         grid[f"lines after turns, pool {pool:g}"] = {"claims": True, "pool": pool, "after_turns": True}
+    # the setting before gathered lines (dream/gather.py) reached the window of a named page
+    grid["lines, pool 4, share 0.3, no gathered line"] = {"claims": True, "pool": 4.0, "share": 0.3,
+                                                          "gathered": False}
     # measured worse on dev (-3 to -7 points: a line lacks words of its turn); kept as evidence
     grid["lines, pool 4, share 0.3, lines over turns"] = {"claims": True, "pool": 4.0, "share": 0.3,
                                                           "prefer_lines": True}

@@ -8,6 +8,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from . import gather as G
 from . import relations as R
 from . import subjects as S
 from . import text as T
@@ -17,7 +18,8 @@ from .settings import Settings
 from .subjects import is_role
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v12"  # v12: habit preferences ("I always have X", "gone off X") are relations
+EXTRACTION = "facts-v13"  # v13: a statement that gathers a value (gather.py: "I went camping") is kept
+# v12: habit preferences ("I always have X", "gone off X") are relations
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
@@ -195,8 +197,10 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         elif fact["subjects"] or fact["names"] or fact["lead"] or has_rel:
             facts.append(fact)
     for spk, fs in per_speaker.items():
+        # a statement that gathers a value ("I went camping", gather.py) is kept too: the
+        # page's line across sessions is made of them
         keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["lead"] or f["attr"]
-                or f["kind"] != "event"]
+                or f["kind"] != "event" or G.values(f["text"])]
         rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])

@@ -53,7 +53,7 @@ log = logging.getLogger(__name__)
 #: and corrections above the timeline, what was superseded below it.
 LIVE_SECTIONS = ("Timeline",)
 FIXED_BEFORE = ("Now", "Corrections")
-FIXED_SECTIONS = ("Superseded", "Threads")
+FIXED_SECTIONS = ("Across sessions", "Superseded", "Threads")
 
 PAGE_SYSTEM = """You maintain one page of a personal knowledge wiki. You are given numbered \
 evidence: statements quoted from conversation turns, each with its date and speaker.

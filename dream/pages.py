@@ -364,7 +364,8 @@ def fit(claims: list[Claim], max_chars: int) -> list[Claim]:
         # (which a reader, the index among them, must be able to parse whole: a user's page
         # over months of sessions once cited 1,701 sources, past any parser's limit)
         return (len(c.text) + len(c.extra) + 25 + len(c.source) + 4
-                + (len(c.extra_source) + 4 if c.extra_source else 0))
+                + (len(c.extra_source) + 4 if c.extra_source else 0)
+                + sum(len(v) + len(src) + 16 for v, src in c.parts))
 
     total = sum(cost(c) for c in claims)
     if max_chars <= 0 or total <= max_chars:

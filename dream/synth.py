@@ -29,6 +29,9 @@ class Claim:
     group: str | None = None  # sub-heading or kind inside the section (a current line's attribute)
     evidence: str = ""        # what the source says ("Mara: “I adopted a dog…”"), for a writer model
     rank: int = 0             # a timeline entry's informativeness rank (0 = most): what a size cap cuts last
+    #: a gathered line's values, each with its own source ("pottery (July 2023)", ref): the
+    #: line reads "text: value [cite:a], value [cite:b]" (gather.py)
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -114,7 +117,7 @@ class Sources:
 
 #: Page sections in order. What stands before ``## Timeline`` is what is true now: the
 #: current lines ("Now", no heading, right under the intro) and live corrections.
-SECTION_ORDER = ("Now", "Corrections", "Timeline", "Superseded", "Threads")
+SECTION_ORDER = ("Now", "Corrections", "Timeline", "Across sessions", "Superseded", "Threads")
 
 
 def intro(spec: PageSpec) -> str:
@@ -209,6 +212,8 @@ def thread_lines(claims: list[Claim], cite: Callable[[str], str]) -> list[str]:
 def claim_line(c: Claim, cite: Callable[[str], str]) -> str:
     """One dated, cited bullet (with its superseding or correcting remark, if any)."""
     when = f"{c.date} — " if c.date else ""
+    if c.parts:  # a gathered line: each value cites its own statement
+        return f"- {when}{c.text}: " + ", ".join(f"{v} {cite(src)}" for v, src in c.parts)
     line = f"- {when}{c.text} {cite(c.source)}"
     if c.extra:
         line += f" {c.extra}"

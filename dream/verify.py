@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from brainfs.cache.search.retrieval import STOPWORDS
 
+from .gather import FRAME_WORDS as GATHER_FRAME
 from .text import content_words, strip_annotations
 from .validate import CITE_OK_RE, frontmatter_of
 
@@ -67,7 +68,7 @@ def claim_text(segment: str) -> str:
 #: Words of the wiki's own framing ("since", "replaced by", "works at"): not evidence.
 FRAME_WORDS = frozenset("since until from replaced ended works worked lives lived prefers "
                         "preferred wants wanted leads led correction corrected contradicted "
-                        "asked confirmed".split())
+                        "asked confirmed".split()) | GATHER_FRAME
 
 
 def _stem(w: str) -> str:

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from brainfs.cache.search.forget import norm
 
 from . import edits as E
+from . import gather as G
 from . import pages as P
 from . import reach
 from . import relations as R
@@ -120,6 +121,7 @@ class _PageInputs(NamedTuple):
     models: dict[str, P.PageModel]
     cards: _Cards
     thread_claims: dict[str, list[Claim]]
+    gathered: dict[str, list[Claim]]              # gather.py: a speaker's values across sessions
     card_of: dict[str, str]                      # a correction event → its card
     last_day: str | None
 
@@ -166,7 +168,11 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
                             lambda f: P.statement(f, subs), P.ref_of, settings, previous_topics)
     card_of = {card["source"]: cp for cp, card in state.cards.items() if cp in cards.files}
     last_day = max((f["date"] for f in pool.facts if f.get("date")), default=None)
-    inp = _PageInputs(subs, titles, qset, by_slug, co, models, cards, thread_claims, card_of, last_day)
+    gathered = G.gathered(by_slug, qualifying, titles, subs.slug_for,
+                          lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
+                          P.ref_of)
+    inp = _PageInputs(subs, titles, qset, by_slug, co, models, cards, thread_claims, gathered,
+                      card_of, last_day)
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     for slug in qualifying:
@@ -458,6 +464,7 @@ def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None)
     claims += [c for c in m.timeline if keep(c)]
     claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
                for c in m.superseded if keep(c)]
+    claims += inp.gathered.get(slug, [])
     claims += [c for c in inp.thread_claims.get(slug, []) if keep(c)]
     return P.fit(claims, w.settings.max_page_chars)
 

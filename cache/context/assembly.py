@@ -121,7 +121,11 @@ class WikiUse:
     ``pool`` and ``share`` are the setting chosen on LoCoMo dev (4 and 0.3: by every
     leave-one-conversation-out fold but one, which chose share 0.15;
     ``benchmarks/dream_answers.py --context-only``, benchmarks/results/dream-answers-context.md);
-    ``overlap`` 2 and ``prefer_lines`` were measured worse there."""
+    ``overlap`` 2 and ``prefer_lines`` were measured worse there. ``gathered``: a task that
+    names the page's subject also gets the page's lines gathered across sessions
+    (``## Across sessions``, dream/gather.py) that share a word with it, recalled or not,
+    first in the item: one such line answers a list question ("What activities does
+    Melanie do?") that would otherwise need a turn from each of four sessions."""
 
     claims: bool = True
     threads: bool = True
@@ -132,6 +136,7 @@ class WikiUse:
     share: float = 0.3
     floor_by_kind: bool = True
     pool: float = 4.0
+    gathered: bool = True
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
@@ -1011,26 +1016,28 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     considered: list[Claim] = []
     seen_text: set[str] = set()
     n_lines = n_other = n_dup = 0
-    for _rank, c in hits:
-        for cl in chunk_claims(c.text, claims):
-            n_lines += 1
-            considered.append(cl)
-            if cl.section == "thread":
-                if not wiki.threads:
-                    n_other += 1
-                    continue
-                cl = whole.get(cl.sources, cl)
-            if len(want & words(cl.text)) < wiki.overlap and not (named and cl.section == "now"):
+    # the lines gathered across sessions of a page the task names come first, recalled or not
+    gathered = [cl for cl in claims.values() if cl.section == "gathered"] if wiki.gathered and named else []
+    for cl in [cl for cl in gathered if want & words(cl.text)] + [
+            cl for _rank, c in hits for cl in chunk_claims(c.text, claims)]:
+        n_lines += 1
+        considered.append(cl)
+        if cl.section == "thread":
+            if not wiki.threads:
                 n_other += 1
                 continue
-            if wiki.dedupe and not wiki.prefer_lines and set(cl.sources) <= turn_refs:
-                n_dup += 1
-                continue
-            line = cl.render(_said(source, cl))
-            if line in seen_text:
-                continue
-            seen_text.add(line)
-            kept.append(cl)
+            cl = whole.get(cl.sources, cl)
+        if len(want & words(cl.text)) < wiki.overlap and not (named and cl.section == "now"):
+            n_other += 1
+            continue
+        if wiki.dedupe and not wiki.prefer_lines and set(cl.sources) <= turn_refs:
+            n_dup += 1
+            continue
+        line = cl.render(_said(source, cl))
+        if line in seen_text:
+            continue
+        seen_text.add(line)
+        kept.append(cl)
     first_rank, top = hits[0]
     score = max(c.score for _r, c in hits)
     reason = (f"cards #{lane_rank} (recall #{first_rank} of {n_cards}, {mode}), score {score:.4f}: "

@@ -1,7 +1,9 @@
 """Wiki claims for context assembly: a knowledge page read as its dated, cited lines.
 
 Dream writes a page (dream/README.md, *Pages*) as an intro, the lines true **now**, a
-``## Timeline``, ``## Superseded``, ``## Threads`` (fragments of timeline facts gathered by
+``## Timeline``, ``## Across sessions`` (one line per kind of thing a person said across
+sessions: "Melanie's activities and hobbies: swimming (May 2023), camping (June 2023), …",
+each value cited), ``## Superseded``, ``## Threads`` (fragments of timeline facts gathered by
 topic) and ``## Related`` (links). Recall finds a page by its chunks, a few claim lines each
 (``chunker.CLAIM_CHARS``); read whole, a chunk also brings lines the task did not ask about,
 its ``[cite:N]`` markers and the page's frontmatter sources, none of which helps a reader
@@ -25,7 +27,7 @@ from brainfs.cache.search.retrieval import STOPWORDS
 #: the intro: what is true now). ``## Related`` (links) and ``## Corrections`` (cards that
 #: recall finds on their own) are not claims.
 CLAIM_SECTIONS = {"": "now", "timeline": "timeline", "superseded": "superseded",
-                  "threads": "thread"}
+                  "threads": "thread", "across sessions": "gathered"}
 _BULLET = re.compile(r"^\s{0,3}[-*+]\s+(?P<body>\S.*)$")
 _DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\s+[—–-]+\s+(?P<text>.+)$")
 _CITE = re.compile(r"\s*\[cite:\s*(?P<n>[0-9][0-9,\s]*)\]")
