@@ -9,11 +9,19 @@ chunks per CPU-second of the worker (all its threads), which moves less with tha
 
     python benchmarks/embed_bench.py                       # 600 chunks × 3 runs, ~10 min
     python benchmarks/embed_bench.py --chunks 300 --runs 5 --index-build
+    python benchmarks/embed_bench.py --backends minilm-onnx-int8:workers=1:threads=2,minilm-onnx-int8
+
+A backend may carry options of the ONNX embedder after its name, ``:key=value`` each:
+``workers`` (passes at once), ``threads`` (intra-op threads per pass), ``max`` (word pieces
+kept per text). ``minilm-onnx-int8:workers=1:threads=2`` is the int8 embedder as it ran
+before parallel passes (one pass at a time, two threads each). Word pieces per second are
+reported beside chunks per second: a shorter truncation makes more chunks per second out of
+less work per chunk.
 
 ``--index-build`` also times ``SearchIndex.refresh`` of the whole sample with the default
 backend, cold and then again into a fresh index with the vector cache warm (what a dream
 work directory or a grown transcript costs). Writes benchmarks/results/embed.md and
-embed.json.
+embed.json (``--name`` for another name).
 """
 
 from __future__ import annotations
@@ -44,27 +52,59 @@ def _status(field: str) -> int:
     return -1
 
 
+def make_embedder(spec: str) -> Any:
+    """The embedder a backend spec names: ``load_embedder``'s spec, or an ONNX one with
+    ``:key=value`` options (``workers``, ``threads``, ``max``), built directly."""
+    from brainfs.cache.search.embedder import BACKEND_SPECS, load_embedder
+
+    name, *opts = spec.split(":")
+    if not opts:
+        return load_embedder(spec)
+    from brainfs.cache.search.onnx_embedder import OnnxMiniLMEmbedder
+
+    backend, variant = BACKEND_SPECS[name]
+    if backend != "onnx":
+        raise SystemExit(f"options apply to the ONNX backends only: {spec}")
+    kw = dict(o.split("=", 1) for o in opts)
+    keys = {"workers": "workers", "threads": "threads", "max": "max_tokens"}
+    if set(kw) - set(keys):
+        raise SystemExit(f"unknown option in {spec} (workers, threads, max)")
+    return OnnxMiniLMEmbedder(variant, **{keys[k]: int(v) for k, v in kw.items()})
+
+
+def word_pieces(emb: Any, texts: list[str]) -> int:
+    """Word pieces the model is given for ``texts`` (after its truncation)."""
+    if hasattr(emb, "word_pieces"):
+        return sum(emb.word_pieces(texts))
+    from brainfs.cache.search.model import token_counter
+
+    return sum(min(n + 2, 256) for n in token_counter()(texts))  # the reference keeps 256
+
+
 def worker(spec: str, chunks_file: str) -> None:
     """Load ``spec``, then embed the chunks once per 'run' line on stdin; one JSON line each."""
     texts = json.loads(Path(chunks_file).read_text())
     rss0 = _status("VmRSS")
     t0 = time.perf_counter()
-    from brainfs.cache.search.embedder import load_embedder
-
-    emb = load_embedder(spec)
+    emb = make_embedder(spec)
     emb.embed(texts[:4])  # first pass allocates the runtime's buffers
+    wp = word_pieces(emb, texts)
     print(json.dumps({"load_s": round(time.perf_counter() - t0, 2), "rss_before_mib": rss0,
                       "rss_loaded_mib": _status("VmRSS"), "torch": "torch" in sys.modules,
-                      "class": type(emb).__name__}), flush=True)
+                      "class": type(emb).__name__, "word_pieces": wp,
+                      "workers": getattr(emb, "workers", None),
+                      "threads": getattr(emb, "threads", None)}), flush=True)
     for line in sys.stdin:
         if line.strip() != "run":
             break
+        load = _loadavg()
         w, c = time.perf_counter(), time.process_time()
         emb.embed(texts)
         wall, cpu = time.perf_counter() - w, time.process_time() - c
         print(json.dumps({"wall_s": wall, "cpu_s": cpu, "chunks_per_s": len(texts) / wall,
-                          "chunks_per_cpu_s": len(texts) / cpu, "rss_mib": _status("VmRSS"),
-                          "hwm_mib": _status("VmHWM")}), flush=True)
+                          "chunks_per_cpu_s": len(texts) / cpu, "word_pieces_per_s": wp / wall,
+                          "cpus_busy": cpu / wall, "load_before": load,
+                          "rss_mib": _status("VmRSS"), "hwm_mib": _status("VmHWM")}), flush=True)
 
 
 def sample_chunks(files: int, seed: int) -> tuple[Path, list[str]]:
@@ -85,7 +125,6 @@ def sample_chunks(files: int, seed: int) -> tuple[Path, list[str]]:
 def index_build(root: Path, spec: str) -> dict[str, Any]:
     """``SearchIndex.refresh`` of the tree with ``spec``: cold (empty vector cache), then a
     fresh index with the cache warm."""
-    from brainfs.cache.search.embedder import load_embedder
     from brainfs.cache.search.index import SearchIndex
 
     files = {str(p.relative_to(root)): p for p in sorted(root.rglob("*")) if p.is_file()}
@@ -93,7 +132,9 @@ def index_build(root: Path, spec: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="brainfs-embed-ix-") as tmp:
         os.environ["BRAINFS_EMBED_CACHE"] = str(Path(tmp) / "vectors.sqlite")
-        emb = load_embedder(spec)
+        emb = make_embedder(spec)
+        out["spec"] = spec
+        out["load_before"] = _loadavg()
         for label in ("cold", "warm cache"):
             with SearchIndex(Path(tmp) / f"{label.split()[0]}.sqlite") as idx:
                 st = idx.refresh(listing, lambda k: files[k].read_bytes(), emb)
@@ -116,6 +157,9 @@ def main() -> int:
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--index-build", action="store_true",
                     help="also time the index build of the whole sample (default backend)")
+    ap.add_argument("--index-build-spec", default="minilm",
+                    help="the backend (with options) of the index build")
+    ap.add_argument("--name", default="embed", help="results file name (NAME.json)")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--worker", nargs=2, metavar=("SPEC", "CHUNKS_FILE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -159,7 +203,9 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
                 run = json.loads(p.stdout.readline())
                 res[b]["runs"].append(run)
                 print(f"round {r + 1} {b}: {run['chunks_per_s']:.1f} chunks/s, "
-                      f"{run['chunks_per_cpu_s']:.1f} per CPU-s", file=sys.stderr, flush=True)
+                      f"{run['chunks_per_cpu_s']:.1f} per CPU-s, {run['word_pieces_per_s']:.0f} "
+                      f"word pieces/s, {run['cpus_busy']:.2f} CPUs, load {run['load_before']}",
+                      file=sys.stderr, flush=True)
     finally:
         for p in workers.values():
             p.stdin.close()
@@ -170,13 +216,14 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
         runs = res[b]["runs"]
         res[b]["median_chunks_per_s"] = statistics.median(x["chunks_per_s"] for x in runs)
         res[b]["median_chunks_per_cpu_s"] = statistics.median(x["chunks_per_cpu_s"] for x in runs)
+        res[b]["median_word_pieces_per_s"] = statistics.median(x["word_pieces_per_s"] for x in runs)
         # Per round, against the reference of the same round, then the median.
         res[b]["median_speedup"] = statistics.median(
             x["chunks_per_s"] / y["chunks_per_s"] for x, y in zip(runs, res[ref]["runs"]))
         res[b]["median_cpu_speedup"] = statistics.median(
             x["chunks_per_cpu_s"] / y["chunks_per_cpu_s"] for x, y in zip(runs, res[ref]["runs"]))
         res[b]["peak_rss_mib"] = max(x["hwm_mib"] for x in runs)
-    build = index_build(root, "minilm") if args.index_build else None
+    build = index_build(root, args.index_build_spec) if args.index_build else None
     report = {"command": "python " + " ".join([f"benchmarks/{Path(__file__).name}", *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load average "
@@ -187,7 +234,7 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
                          "at_256": sum(1 for n in lengths if n >= 256)},
               "backends": res, "index_build": build}
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "embed.json").write_text(json.dumps(report, indent=1))
+    (args.out / f"{args.name}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({b: {k: v for k, v in r.items() if k != "runs"} for b, r in res.items()}, indent=1))
     return 0
 

@@ -6,10 +6,18 @@ package (:mod:`brainfs.cache.search.onnx_export`, run by ``.ci/setup``) into
 onnxruntime, the ``tokenizers`` library and numpy are imported — never torch — which is
 what keeps a mount's memory small once it has answered a recall.
 
-Speed comes from three things: onnxruntime's CPU kernels (int8 ones with the quantized
-file), batching texts of similar token length together (texts are sorted by length so a
-batch pads little), and a token budget per batch, which keeps the attention buffers — and
-so the process's peak memory — bounded whatever the batch size.
+Speed comes from onnxruntime's CPU kernels (int8 ones with the quantized file) and, for
+fp32, batching texts of similar token length together (texts are sorted by length so a
+batch pads little) under a token budget per batch, which keeps the attention buffers — and
+so the process's peak memory — bounded whatever the batch size. int8 runs one text per
+pass (see :data:`INT8_BATCH`); a single pass of one text keeps about 1.2 of 2 CPUs busy
+however many intra-op threads it is given, so int8 instead runs that many passes at once:
+one session of one intra-op thread, called from one Python thread per CPU (onnxruntime
+releases the GIL in ``run`` and a session may be run concurrently). The weights are
+loaded once and shared by the concurrent passes; each pass only adds its activations
+(≈ 10 MiB at 256 word pieces). The vectors are bit for bit those of a single pass with
+any thread count (a pass's arithmetic does not depend on how many run beside it:
+tests/cache/search/test_embedder_parallel.py), so the vector cache stays exact.
 
 Memory: the export also writes each file's weights apart from its graph (ONNX "external
 data", :func:`external_names`), and the embedder loads that layout when the manifest lists
@@ -58,6 +66,11 @@ TOKEN_BUDGET = 4096
 #: is batched with. One text per pass keeps it a function of the text alone (and needs
 #: no padding), for 15 % less throughput than batching.
 INT8_BATCH = 1
+
+
+class EmbeddingFailed(RuntimeError):
+    """A forward pass failed while embedding several texts in parallel; says which text
+    (its position in the call) and why. The other passes are stopped, nothing is kept."""
 
 
 def default_onnx_dir() -> Path:
@@ -110,7 +123,13 @@ class OnnxMiniLMEmbedder:
     dim: int = 384
 
     def __init__(self, variant: str = "int8", onnx_dir: Path | None = None,
-                 model_dir: Path | None = None) -> None:
+                 model_dir: Path | None = None, workers: int | None = None,
+                 threads: int | None = None, max_tokens: int = MAX_TOKENS) -> None:
+        """``workers``: passes run at once (int8 only; default one per CPU, see
+        ``$BRAINFS_EMBED_THREADS``); ``threads``: onnxruntime's intra-op threads per pass
+        (default 1 for int8 — the passes run side by side instead —, every CPU for fp32,
+        which batches). Neither changes a vector. ``max_tokens``: word pieces kept per
+        text (a benchmark's knob; part of ``model_id``, so the cache keeps them apart)."""
         if variant not in VARIANT_FILES:
             raise EmbedderUnavailable(f"unknown ONNX variant {variant!r} (fp32 or int8)")
         model_dir = Path(model_dir) if model_dir else minilm_model_dir()
@@ -144,8 +163,14 @@ class OnnxMiniLMEmbedder:
             from tokenizers import Tokenizer
         except ImportError as e:
             raise EmbedderUnavailable(f"onnxruntime/tokenizers are not installed ({e})") from e
+        if variant == "int8":
+            self.workers = max(1, workers if workers is not None else _threads())
+            intra = max(1, threads if threads is not None else 1)
+        else:  # batched passes already use every CPU; one at a time
+            self.workers = 1
+            intra = max(1, threads if threads is not None else _threads())
         so = ort.SessionOptions()
-        so.intra_op_num_threads = _threads()
+        so.intra_op_num_threads = intra
         so.inter_op_num_threads = 1
         so.log_severity_level = 3  # errors only: no "Removing initializer" chatter
         # Worker threads sleep instead of spinning between passes: on 2 CPUs shared with
@@ -164,7 +189,7 @@ class OnnxMiniLMEmbedder:
             except Exception as e2:  # noqa: BLE001
                 raise EmbedderUnavailable(f"onnxruntime cannot load {path}: {e2}") from e2
         tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        tok.enable_truncation(MAX_TOKENS)
+        tok.enable_truncation(max_tokens)
         tok.no_padding()
         self._tok = tok
         self.variant = variant
@@ -175,8 +200,10 @@ class OnnxMiniLMEmbedder:
         #: backend is searched with another (their vectors differ by < 0.02 in cosine).
         self.name = MINILM_NAME
         #: The exact weights and runtime: what a cached vector is keyed by.
-        self.model_id = f"{MINILM_NAME}:onnx-{variant}:{entry['sha256'][:16]}:max{MAX_TOKENS}"
-        self._lock = threading.Lock()  # one pass at a time: each already uses every CPU
+        self.model_id = f"{MINILM_NAME}:onnx-{variant}:{entry['sha256'][:16]}:max{max_tokens}"
+        self.threads = intra
+        # One embed call at a time: each already keeps every CPU busy.
+        self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Encode texts to unit-norm float32 rows (empty input → shape (0, dim))."""
@@ -189,6 +216,9 @@ class OnnxMiniLMEmbedder:
         with self._lock:
             encs = self._tok.encode_batch(texts)
             lengths = [len(e.ids) for e in encs]
+            if self._max_batch == 1:
+                self._embed_one_by_one(encs, out)
+                return normalize(out)
             order = sorted(range(len(texts)), key=lambda i: lengths[i])
             start = 0
             while start < len(order):
@@ -209,3 +239,59 @@ class OnnxMiniLMEmbedder:
                 out[part] = self._session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
                 start = end
         return normalize(out)
+
+    def word_pieces(self, texts: list[str]) -> list[int]:
+        """Word pieces each text is given to the model as (after truncation, with [CLS]
+        and [SEP]): the work a pass does."""
+        return [len(e.ids) for e in self._tok.encode_batch(
+            [t if t and t.strip() else " " for t in texts])]
+
+    def _run_one(self, ids: list[int]) -> np.ndarray:
+        """One text's forward pass (no padding: its mask is all ones)."""
+        import numpy as np
+
+        x = np.asarray([ids], dtype=np.int64)
+        return self._session.run(None, {"input_ids": x, "attention_mask": np.ones_like(x)})[0][0]
+
+    def _embed_one_by_one(self, encs: list, out: np.ndarray) -> None:
+        """One pass per text into ``out``'s rows, ``self.workers`` passes at a time.
+
+        Workers take the next text from a shared queue, longest first, so that they finish
+        together. The first failure stops the others (each checks before its next text)
+        and is raised as :class:`EmbeddingFailed` once all have returned: no half-filled
+        result is returned, and no thread is left behind."""
+        n = len(encs)
+        workers = min(self.workers, n)
+        if workers <= 1:
+            for i, e in enumerate(encs):
+                out[i] = self._run_one(e.ids)
+            return
+        order = sorted(range(n), key=lambda i: -len(encs[i].ids))
+        taken = iter(order)
+        take = threading.Lock()
+        failed: list[tuple[int, BaseException]] = []
+
+        def work() -> None:
+            while not failed:
+                with take:
+                    i = next(taken, None)
+                if i is None:
+                    return
+                try:
+                    out[i] = self._run_one(encs[i].ids)
+                except BaseException as e:  # noqa: BLE001 - handed to the caller below
+                    failed.append((i, e))
+                    return
+
+        threads = [threading.Thread(target=work, name=f"brainfs-embed-{k}", daemon=True)
+                   for k in range(workers - 1)]
+        for t in threads:
+            t.start()
+        work()  # the calling thread is one of the workers
+        for t in threads:
+            t.join()
+        if failed:
+            i, e = failed[0]
+            raise EmbeddingFailed(
+                f"embedding text {i} of {n} ({len(encs[i].ids)} word pieces) failed: "
+                f"{type(e).__name__}: {e}") from e
