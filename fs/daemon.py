@@ -40,6 +40,9 @@ log = logging.getLogger("brainfs.mount")
 #: Pack files written to disk per step while the mount serves: a read of a file in the
 #: step under way waits for the step (about 50 ms for 256 small files).
 UNPACK_BATCH = 256
+#: Pause before the unpacking tries again the files it could not write (a full disk): the
+#: pack keeps them readable meanwhile, and is freed only once none is left.
+UNPACK_RETRY_S = 5.0
 
 
 def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
@@ -102,6 +105,8 @@ class Daemon:
         self._nursery: trio.Nursery | None = None
         #: preloaded files listed from the pack, to write to disk once serving
         self._unpack_later: list[str] = []
+        #: set by the first real listing in (the pack's entries checked against it)
+        self._listed_once = trio.Event()
         self.gc = GcStats()
 
     def prepare(self) -> None:
@@ -149,9 +154,14 @@ class Daemon:
         self.progress("preload", 0, len(plan))
         packed: list[str] = []
         rest = plan
-        pack = ws.load_pack() if plan and self.cfg.preload_pack else None
+        # A listing snapshot is a hint: a file another writer changed after it and the
+        # pack were written is in both at its old ETag. Written to disk before the mount
+        # answers, the pack could not be checked: its files are fetched instead.
+        from_snapshot = self.listing_source == "snapshot"
+        use = self.cfg.preload_pack and (self.cfg.preload_unpack_background or not from_snapshot)
+        pack = ws.load_pack() if plan and use else None
         if pack is not None:
-            packed, rest = ws.use_pack(pack, plan)
+            packed, rest = ws.use_pack(pack, plan, verified=not from_snapshot)
             del pack  # the working set holds it until it is unpacked
         if packed and self.cfg.preload_unpack_background:
             # Listed already and read from memory until unpacked: serve() unpacks them.
@@ -247,6 +257,9 @@ class Daemon:
                         "the daemon; run .ci/build-pyfuse3 again")
         if self.cfg.commit == "quiet" and not self.ops.commit_quiet and not self.cfg.read_only:
             log.warning("commit = quiet needs FUSE no-open mode: writes are committed at close")
+        if not self.ws.pack_verified:
+            # Served from the pack only once the first real listing has vouched for it.
+            self.ops.fetcher.pack_checked = trio.Event()
         pyfuse3.init(self.ops, str(self.mountpoint), options)
         self.ops.notifier.start()
         self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)
@@ -393,21 +406,44 @@ class Daemon:
         """Write the pack's files to disk while the mount serves, a batch at a time, so a
         read of one waits for at most one batch; then free the pack."""
         assert self.ws is not None and self.ops is not None
+        ws = self.ws
         todo, self._unpack_later = self._unpack_later, []
-        t0 = time.monotonic()
+        total, t0 = len(todo), time.monotonic()
         errors: dict[str, Exception] = {}
+        retried = 0
         try:
-            for i in range(0, len(todo), UNPACK_BATCH):
-                errors.update(await self.ops.materialize(todo[i : i + UNPACK_BATCH]))
+            if not ws.pack_verified:
+                # From a listing snapshot: nothing is written before the real listing says
+                # which entries are still the files (a changed one is fetched by the relist).
+                await self._listed_once.wait()
+            while True:
+                for i in range(0, len(todo), UNPACK_BATCH):
+                    batch = [p for p in todo[i : i + UNPACK_BATCH] if ws.is_packed(p)]
+                    try:
+                        errors.update(await self.ops.materialize(batch))
+                    except Exception as e:  # noqa: BLE001 - e.g. the catalog's disk is full
+                        log.warning("unpacking the preload failed (will retry): %s", e)
+                        errors.update({p: e for p in batch})
+                # Written, removed, renamed, rewritten or changed remotely: none is the
+                # pack's any more. What is left could not be written (a full disk): the pack
+                # keeps it readable, and it is tried again.
+                todo = [p for p in todo if ws.is_packed(p)]
+                if not todo:
+                    break
+                retried += len(todo)
+                log.warning("%d preloaded files not written to the cache yet (%s); trying "
+                            "again in %.0f s", len(todo), next(iter(errors.values()), "?"),
+                            UNPACK_RETRY_S)
+                errors = {}
+                await trio.sleep(UNPACK_RETRY_S)
         finally:
-            self.ws.drop_pack()
+            ws.drop_pack()
         self.timings["unpack_s"] = time.monotonic() - t0
         if self.cfg.gc_freeze:
             freeze_long_lived()  # the rows and inodes the unpacking made are the mount's too
-        self.timings["preload_errors"] += len(errors)
-        for p, e in list(errors.items())[:10]:
-            log.warning("preload of %s failed: %s", p, e)
-        log.info("preload unpacked: %d files in %.1f s", len(todo), self.timings["unpack_s"])
+        # Files whose writing had to be tried again (each time it failed counts once).
+        self.timings["unpack_retries"] = retried
+        log.info("preload unpacked: %d files in %.1f s", total, self.timings["unpack_s"])
 
     async def _background_preload(self) -> None:
         assert self.ws is not None and self.ops is not None
@@ -451,6 +487,8 @@ class Daemon:
                         "succeeds): %s", e)
         finally:
             self.ops.listing_ready.set()
+            # Listed or not: a packed file's read waits no longer (unchecked, it is fetched).
+            self.ops.fetcher.pack_checked.set()
 
     async def _keep_snapshot(self, objs: list) -> None:
         """Rewrite the listing snapshot when this LIST differs from it (at most once per
@@ -493,6 +531,8 @@ class Daemon:
         # Uploads applied while the listing was taken are newer than it.
         stats = ws.sync_listing(objs, listed_since=started)
         changes = ws.last_changes
+        self._listed_once.set()
+        ops.fetcher.pack_checked.set()
         if stats["added"] or stats["changed"] or stats["removed"]:
             log.info("relist: %s", stats)
         # The kernel keeps pages across opens: it must not serve the old bytes.

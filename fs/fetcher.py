@@ -28,10 +28,16 @@ class Fetcher:
         #: path -> monotonic time its last fetch failed: the kernel retries a failed read
         #: (readahead, then the page itself), which must not wait out the timeouts twice
         self._failed_at: dict[str, float] = {}
+        #: set once the mount's first real listing has been tried: until then a file listed
+        #: from the preload pack on a listing snapshot's word waits for it (the listing says
+        #: whether the pack's copy is still the file) instead of being served or fetched
+        self.pack_checked = trio.Event()
+        self.pack_checked.set()
 
     async def materialize(self, paths: list[str]) -> dict[str, Exception]:
         """Fetch the non-local ``paths`` in one parallel batch; concurrent callers asking
         for the same path wait for the same fetch. Returns errors by path."""
+        resized = await self._wait_pack_checked(paths)
         mine, waits, held = self._claim(paths)
         errors: dict[str, Exception] = {}
         if mine:
@@ -47,7 +53,28 @@ class Fetcher:
         for ev in waits:
             await ev.wait()
         self._record_outcome(paths, errors, held)
+        for p in resized:
+            # Its size as the kernel was told it (from the snapshot) is no longer the file's:
+            # a read sized by it would come back cut or padded with zeros. This read fails;
+            # the next one gets the new size (the listing invalidated it) and whole content.
+            errors.setdefault(p, OSError(errno.EIO, f"{p} changed in the bucket since the "
+                                                    "listing snapshot the mount started from; "
+                                                    "read it again"))
         return errors
+
+    async def _wait_pack_checked(self, paths: list[str]) -> list[str]:
+        """Wait, if any of ``paths`` is served from the preload pack on a listing
+        snapshot's word, until the first real listing has checked it. Returns the paths
+        whose size the listing changed meanwhile."""
+        if self.pack_checked.is_set():
+            return []
+        sizes = {p: row.size for p in paths
+                 if self.ws.is_packed(p) and (row := self.ws.get(p)) is not None}
+        if not sizes:
+            return []
+        await self.pack_checked.wait()
+        return [p for p, size in sizes.items()
+                if (row := self.ws.get(p)) is not None and row.size != size]
 
     def _claim(self, paths: list[str]) -> tuple[list[str], list[trio.Event], set[str]]:
         """Sort the non-local ``paths`` into those this call fetches, the fetches of other

@@ -13,7 +13,9 @@ list of ``[path, etag, size]``), then the bodies in manifest order.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
+import logging
 import struct
 from collections.abc import Iterable, Iterator
 
@@ -23,6 +25,8 @@ from brainfs.backend.keys import PACK_KEY, is_internal, is_link
 from brainfs.backend.store import ObjectStore
 
 from .catalog import FileRow
+
+log = logging.getLogger(__name__)
 
 MAGIC = b"BFSPACK1"
 
@@ -44,6 +48,8 @@ def index(blob: bytes) -> dict[str, tuple[str, int, int]]:
         off = 16 + mlen
         out: dict[str, tuple[str, int, int]] = {}
         for path, etag, size in manifest:
+            if int(size) < 0:
+                raise ValueError("negative size")
             out[str(path)] = (str(etag), off, off + int(size))
             off += int(size)
     except (ValueError, TypeError):
@@ -79,11 +85,24 @@ class PackView:
         return at is not None and bool(etag) and at[0] == etag
 
     def get(self, path: str, etag: str) -> bytes | None:
-        """The entry's bytes when the pack :meth:`holds` ``path`` at ``etag``, else None."""
+        """The entry's bytes when the pack :meth:`holds` ``path`` at ``etag`` and they
+        match it, else None (the caller then GETs the file). Bytes are checked against an
+        MD5 ETag as a whole-object GET is: a pack damaged in a way its layout does not
+        show (a flipped byte in a body) is never served."""
         if not self.holds(path, etag):
             return None
         _, start, end = self._at[path]
-        return self._blob[start:end]
+        data = self._blob[start:end]
+        if _is_md5(etag) and hashlib.md5(data).hexdigest() != etag.lower():
+            log.warning("preload pack: %s does not match its ETag; fetching it instead", path)
+            return None
+        return data
+
+
+def _is_md5(etag: str) -> bool:
+    """Whether ``etag`` is a plain MD5 (a single-part upload's) that bytes can be checked
+    against (a multipart ETag cannot)."""
+    return len(etag) == 32 and all(c in "0123456789abcdef" for c in etag.lower())
 
 
 def load_pack(store: ObjectStore) -> PackView | None:

@@ -105,6 +105,8 @@ class FetchResult:
     hash: str = ""
     error: BackendError | OSError | None = None
     tmp: str = ""  # staged content, installed by apply_fetched ('' = already in place)
+    #: taken from the preload pack (the version the catalog named when the fetch began)
+    from_pack: bool = False
 
 
 @dataclass
@@ -237,6 +239,11 @@ class WorkingSet:
         #: directory has beneath it (they count as local for readdir)
         self._packed: set[str] = set()
         self._packed_dirs: Counter[str] = Counter()
+        #: whether a real listing has vouched for the pack's entries since it was taken: a
+        #: listing snapshot is a hint, and another writer may have changed a file after it
+        #: and the pack were written (both then name the old ETag). Until then
+        #: :meth:`fetch` GETs instead of serving the pack.
+        self.pack_verified = True
         for row in self.catalog.all_files():
             self._insert(row)
         for d in self.local_dirs:
@@ -654,6 +661,11 @@ class WorkingSet:
                     self.blobs.remove(row.path)
                     self._set_state(row, "remote")
                     row.hash = ""
+                elif self._unpack(row.path):
+                    # Another writer's version: the pack's copy is not this file any more.
+                    # Listed again once fetched (the relist fetches the preload's files).
+                    for a in ancestors(row.path):
+                        self._listing_changed(a)
                 row.etag, row.size, row.mtime = obj.etag, obj.size, obj.mtime
                 updates.append(row)
                 changed += 1
@@ -671,6 +683,8 @@ class WorkingSet:
         #: what this listing changed, for a mount to invalidate the kernel's view
         self.last_changes = {"updated": [r.path for r in updates], "removed": dropped,
                              "refetch": refetch}
+        # Every pack entry still listed has the ETag this listing gives its object.
+        self.pack_verified = True
         return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
 
     def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:
@@ -693,7 +707,7 @@ class WorkingSet:
     def preload_plan(self) -> list[str]:
         """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
         return [p for p in select_preload(self.files.values(), self.cfg)
-                if not self.files[p].is_local]
+                if not self.files[p].is_local and p not in self._packed]
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
@@ -705,7 +719,7 @@ class WorkingSet:
         """
         results: list[FetchResult] = []
         remote: list[str] = []
-        pack = self._pack
+        pack = self._pack if self.pack_verified else None
 
         def note(r: FetchResult) -> None:
             results.append(r)
@@ -723,7 +737,7 @@ class WorkingSet:
             except OSError as e:  # a full disk: the read fails, the mount goes on
                 note(FetchResult(path, error=e))
             else:
-                note(FetchResult(path, len(data), row.etag, h, tmp=tmp))
+                note(FetchResult(path, len(data), row.etag, h, tmp=tmp, from_pack=True))
         if not remote:
             return results
         if self.store is None:
@@ -754,10 +768,14 @@ class WorkingSet:
             log.warning("preload pack unreadable, fetching files one by one: %s", e)
             return None
 
-    def use_pack(self, pack: PackView, paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    def use_pack(self, pack: PackView, paths: Iterable[str],
+                 verified: bool = True) -> tuple[list[str], list[str]]:
         """Serve ``paths`` from ``pack`` from now on: each one it holds at the catalog's
         ETag is listed at once, as if local, and unpacked to disk on first use or by
-        :meth:`fetch` in the background. Returns (paths the pack serves, the rest)."""
+        :meth:`fetch` in the background. ``verified=False``: the catalog's ETags came from
+        a listing snapshot, so :meth:`fetch` serves nothing from the pack until a real
+        listing (:meth:`sync_listing`) has checked them. Returns (paths the pack serves,
+        the rest)."""
         served: list[str] = []
         rest: list[str] = []
         for p in paths:
@@ -773,7 +791,12 @@ class WorkingSet:
                     self._listing_changed(a)
         if served:
             self._pack = pack
+            self.pack_verified = verified
         return served, rest
+
+    def is_packed(self, path: str) -> bool:
+        """Whether ``path`` is listed on the pack's behalf (not written to disk yet)."""
+        return path in self._packed
 
     def drop_pack(self) -> None:
         """Free the pack once its files are unpacked; a file it still holds (its unpacking
@@ -797,15 +820,16 @@ class WorkingSet:
                 self._note_health(r.error)
                 continue
             self._note_health(None)
-            if row is None or row.state == "dirty":
-                # Deleted or rewritten in the mount while the fetch ran: keep the local truth.
+            if (row is None or row.is_local
+                    or (r.from_pack and row.etag != r.etag)):
+                # Deleted, rewritten (and maybe uploaded since) or fetched by another in the
+                # mount while the fetch ran: keep the local truth. A pack entry that a
+                # listing has since found changed is the old version.
                 if r.tmp:
                     self.blobs.discard(r.tmp)
                 continue
             if r.tmp:
                 self.blobs.install(r.path, r.tmp)
-            if row.is_local:
-                self._count_local(row, -1)
             row.size, row.etag, row.hash, row.state, row.atime = r.size, r.etag, r.hash, "local", now
             self._count_local(row, +1)
             updates.append(row)

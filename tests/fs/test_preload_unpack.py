@@ -4,6 +4,7 @@ mount serves (``preload_unpack_background``, the default)."""
 
 from __future__ import annotations
 
+import errno
 import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -16,7 +17,7 @@ from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.pack import build_pack
 
-from helpers import wait_for
+from helpers import settle, wait_for
 
 pytestmark = pytest.mark.s3
 
@@ -136,3 +137,60 @@ def test_a_daemon_killed_while_unpacking_loses_nothing(corpus: CorpusURL, store:
     assert st["pending_uploads"] == 0
     assert m2.stop() == 0
     assert {o.path for o in store.list() if not o.path.startswith(".brainfs/")} == set(files)
+
+
+
+def _read_or_eio(path: Path) -> bytes | None:
+    """The file's bytes, or None for EIO (what a read may give when the file changed size
+    while it waited for the mount's first listing)."""
+    try:
+        return path.read_bytes()
+    except OSError as e:
+        assert e.errno == errno.EIO, e
+        return None
+
+
+def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter, proxy, tmp_path) -> None:
+    """A mount with an empty cache starts from the listing snapshot, a hint: a file that
+    another writer (a second mount, or any S3 client) changed after the snapshot and the
+    pack were written is in both at its old ETag. Read before the mount's first real
+    listing is in (held back here), or after, it gives the new content, never the pack's:
+    whole, or EIO once when its size changed under a read sized by the snapshot."""
+    from brainfs.backend.keys import LISTING_KEY
+
+    files = {f"knowledge/p{i:03d}.md": _page(i) for i in range(300)}
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda kv: store.put(kv[0], kv[1]), files.items()))
+    build_pack(store, cfg)
+    b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"))
+    wait_for(lambda: any(o.path == LISTING_KEY for o in store.list()), what="B's snapshot")
+    changed = {"knowledge/p150.md": b"the second mount's version\n" * 3}
+    (b.mountpoint / "knowledge/p150.md").write_bytes(changed["knowledge/p150.md"])
+    settle(b.mountpoint)
+    for i in (3, 299):  # another tool: no snapshot update either
+        changed[f"knowledge/p{i:03d}.md"] = f"rewritten by another writer {i}\n".encode() * (i % 3 + 1)
+        store.put(f"knowledge/p{i:03d}.md", changed[f"knowledge/p{i:03d}.md"])
+    files.update(changed)
+    # The mount's first LIST stalls (one read timeout, then its retry goes through).
+    proxy.force("stall", 1, methods=["GET"], key_pattern="list-type=2")
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=3.0, max_attempts=2))
+    st = m.status()
+    assert st["startup"]["listing_from"] == "snapshot" and st["listing"] == "snapshot"
+    assert st["startup"]["preload_from_pack"] == len(files)  # the snapshot vouched for all
+    mp = m.mountpoint
+    with ThreadPoolExecutor(4) as pool:
+        first = dict(zip(files, pool.map(lambda p: _read_or_eio(mp / p), files)))
+    for p, data in files.items():
+        assert first[p] in (data, None), p
+        if first[p] is None:
+            assert p in changed, f"{p}: EIO, though it did not change"
+    for p, data in changed.items():
+        assert (mp / p).read_bytes() == data, p
+    wait_for(lambda: m.status()["unpacking_files"] == 0, what="the pack unpacked")
+    for p, data in files.items():
+        assert (mp / p).read_bytes() == data, p
+    assert m.stop() == 0
+    assert b.stop() == 0
+    for p, data in changed.items():
+        assert store.get(p)[0] == data
