@@ -41,6 +41,11 @@ from pathlib import Path
 from typing import Any
 
 OUT = Path(__file__).resolve().parent / "results"
+#: Short questions, one per call, as the mount's recall embeds them (its query path).
+QUERIES = ["Where does Nadia work?", "what did we decide about the figures", "Kyoto trip",
+           "deadline for the grant report", "who is her manager", "accessibility audit results",
+           "which conference in Osaka", "the crosswalk sensor prototype", "dog",
+           "preferences for meetings", "what was corrected later", "plan for next week's study"]
 BACKENDS = ("minilm-torch", "minilm-onnx", "minilm-onnx-int8")
 
 
@@ -89,9 +94,15 @@ def worker(spec: str, chunks_file: str) -> None:
     emb = make_embedder(spec)
     emb.embed(texts[:4])  # first pass allocates the runtime's buffers
     wp = word_pieces(emb, texts)
+    query_ms = []
+    for q in QUERIES * 4:
+        w = time.perf_counter()
+        emb.embed([q])
+        query_ms.append(1000 * (time.perf_counter() - w))
     print(json.dumps({"load_s": round(time.perf_counter() - t0, 2), "rss_before_mib": rss0,
                       "rss_loaded_mib": _status("VmRSS"), "torch": "torch" in sys.modules,
                       "class": type(emb).__name__, "word_pieces": wp,
+                      "query_ms_median": round(statistics.median(query_ms), 2),
                       "workers": getattr(emb, "workers", None),
                       "threads": getattr(emb, "threads", None)}), flush=True)
     for line in sys.stdin:
