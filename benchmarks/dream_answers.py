@@ -293,23 +293,32 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
 #: leave-one-conversation-out. ``pages as chunks`` is context before claims: each recall
 #: hit on a page is its chunk, as recall returns it.
 def wiki_uses() -> dict[str, dict]:
-    """The grid of :class:`~brainfs.cache.context.assembly.WikiUse` settings compared."""
+    """The grid of :class:`~brainfs.cache.context.assembly.WikiUse` settings compared. Earlier
+    runs (results/dream-answers-context.md history) measured pool 2, share 0.6, lines after
+    turns and lines over turns worse; the grid now varies what is new: the turns' weak-match
+    floor when pages are in recall's lists (``turn_floor``) and the gathered lines."""
     grid: dict[str, dict] = {"pages as chunks": {"claims": False}}
     # a diagnosis, not a candidate: the pages are in the index (recall ranks the turns among
     # them) but no line of theirs is admitted (only current facts of a page the question names)
-    grid["no wiki line, pool 4"] = {"claims": True, "pool": 4.0, "overlap": 99}
-    for pool in (2.0, 4.0, 8.0):
-        for share in (0.15, 0.3, 0.6):
-            grid[f"lines, pool {pool:g}, share {share:g}"] = {"claims": True, "pool": pool, "share": share}
-    for pool in (2.0, 4.0):
-        grid[f"lines after turns, pool {pool:g}"] = {"claims": True, "pool": pool, "after_turns": True}
-    # the setting before gathered lines (dream/gather.py) reached the window of a named page
-    grid["lines, pool 4, share 0.3, no gathered line"] = {"claims": True, "pool": 4.0, "share": 0.3,
-                                                          "gathered": False}
-    # measured worse on dev (-3 to -7 points: a line lacks words of its turn); kept as evidence
-    grid["lines, pool 4, share 0.3, lines over turns"] = {"claims": True, "pool": 4.0, "share": 0.3,
-                                                          "prefer_lines": True}
+    grid["no wiki line, pool 4"] = {"claims": True, "pool": 4.0, "overlap": 99, "turn_floor": 0.25}
+    grid["no wiki line, pool 4, turn floor 0.1"] = {"claims": True, "pool": 4.0, "overlap": 99,
+                                                    "turn_floor": 0.1}
+    for floor in (0.25, 0.15, 0.1, 0.05):
+        for share in (0.15, 0.3):
+            grid[f"lines, pool 4, share {share:g}, turn floor {floor:g}"] = {
+                "claims": True, "pool": 4.0, "share": share, "turn_floor": floor}
+    for floor in (0.25, 0.1):
+        grid[f"lines, pool 8, share 0.3, turn floor {floor:g}"] = {
+            "claims": True, "pool": 8.0, "share": 0.3, "turn_floor": floor}
+    # the setting before this session: no gathered line, the turns' floor that of any hit
+    grid["lines, pool 4, share 0.3, turn floor 0.25, no gathered line"] = {
+        "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.25, "gathered": False}
     return grid
+
+
+#: Diagnoses, not candidates: the transcripts alone with a lower weak-match floor for every
+#: hit (``assembly.RELATIVE_FLOOR``), to tell what the turn floor gains from what the wiki does.
+TRANSCRIPT_FLOORS = (0.1,)
 
 
 class _MemoRecall:
@@ -341,6 +350,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
     uses = uses if uses is not None else wiki_uses()
     rows: list[dict] = []
     real_recall = A.recall
+    floor0 = A.RELATIVE_FLOOR
     try:
         A.recall = _MemoRecall(real_recall)
         for sample in L.read_samples(path):
@@ -365,8 +375,12 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                                    lambda p: files[p].encode("utf-8"), embedder)
                         src = A.MemorySource(root, index=ix, embedder=embedder,
                                              global_guide=Path(tmp) / "no-global-guide.md")
-                        arms = {"transcripts": {}} if name == "transcripts" else uses
+                        arms = ({"transcripts": {}, **{f"transcripts, floor {f:g}": {"_floor": f}
+                                                         for f in TRANSCRIPT_FLOORS}}
+                                if name == "transcripts" else uses)
                         for arm, kw in arms.items():
+                            kw = dict(kw)
+                            A.RELATIVE_FLOOR = kw.pop("_floor", floor0)
                             use = A.WikiUse(**kw)
                             for i, q in qs:
                                 w = A.assemble(str(q["question"]), src, budget=budget, reserve=0,
@@ -374,6 +388,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                                 by_q[i][arm] = L.answer_found(str(q["answer"]), [w.to_prompt()])
                                 by_q[i]["tokens"][arm] = {
                                     lane: u["tokens"] for lane, u in w.lane_usage().items()}
+                            A.RELATIVE_FLOOR = floor0
                     finally:
                         ix.close()
             rows += list(by_q.values())
@@ -382,6 +397,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
             print(f"context {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
     finally:
         A.recall = real_recall
+        A.RELATIVE_FLOOR = floor0
     return rows
 
 
@@ -479,12 +495,15 @@ def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
     """Markdown tables and a JSON summary of :func:`context_questions`: each way of reading
     the wiki, and the one chosen by leave-one-conversation-out (the figure to quote)."""
     uses = [k for k in rows[0] if k not in ("set", "conversation", "qa", "retriever", "group",
-                                             "tokens", "transcripts")]
+                                             "tokens") and not k.startswith("transcripts")]
+    diag = [k for k in rows[0] if k.startswith("transcripts, ")]
 
     def pct(xs: list[bool]) -> float:
         return sum(xs) / len(xs) if xs else 0.0
 
-    cv, chosen, tuned = loco(rows, uses)
+    # the "no wiki line" rows are diagnoses (the pages in the index, none of their lines
+    # read): not candidates of the cross-validated choice
+    cv, chosen, tuned = loco(rows, [u for u in uses if not u.startswith("no wiki line")])
     t, x = pct([r["transcripts"] for r in rows]), pct(cv)
     old = pct([r["pages as chunks"] for r in rows]) if "pages as chunks" in uses else float("nan")
     summary = {"questions": len(rows), "transcripts": round(t, 4), "pages_as_chunks": round(old, 4),
@@ -493,6 +512,9 @@ def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
                "by_use": {u: round(pct([r[u] for r in rows]), 4) for u in uses}, "by_category": {}}
     lines = ["| memory | questions | answered | − transcripts |", "|---|---:|---:|---:|",
              f"| transcripts alone | {len(rows)} | {t:.1%} | |"]
+    for u in diag:  # diagnoses: the transcripts alone read otherwise (not candidates)
+        v = pct([r[u] for r in rows])
+        lines.append(f"| {u} (diagnosis) | {len(rows)} | {v:.1%} | {100 * (v - t):+.1f} |")
     for u in uses:
         v = pct([r[u] for r in rows])
         lines.append(f"| + wiki, {u} | {len(rows)} | {v:.1%} | {100 * (v - t):+.1f} |")
@@ -510,10 +532,10 @@ def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
     lost = sum(1 for r, f in zip(rows, cv) if r["transcripts"] and not f)
     won = sum(1 for r, f in zip(rows, cv) if f and not r["transcripts"])
     lanes = ["| memory | scope | cards | thread | unused |", "|---|---:|---:|---:|---:|"]
-    for u in ["transcripts", *uses]:
+    for u in ["transcripts", *diag, *uses]:
         tok = [r["tokens"].get(u, {}) for r in rows]
         m = {ln: sum(tk.get(ln, 0) for tk in tok) / len(tok) for ln in ("scope", "cards", "thread")}
-        lanes.append(f"| {'transcripts alone' if u == 'transcripts' else '+ wiki, ' + u} | "
+        lanes.append(f"| {'transcripts alone' if u == 'transcripts' else u if u in diag else '+ wiki, ' + u} | "
                      + " | ".join(f"{m[ln]:.0f}" for ln in ("scope", "cards", "thread"))
                      + f" | {budget - sum(sum(tk.values()) for tk in tok) / len(tok):.0f} |")
     folds = [f"- tuned on all → {tuned}"] + [f"- held out {c} → {u}" for c, u in chosen.items()]

@@ -55,12 +55,16 @@ sort part idea look feeling call message question break day week month year mome
 _NOT_CLASS = frozenset("a an the my our this that these those some any every each which what another "
                        "new first second last next local online free great fun big small little "
                        "weekly weekend evening morning couple few".split())
+_NOT_PLACE = frozenset("""january february march april may june july august september october november
+december monday tuesday wednesday thursday friday saturday sunday mom dad mum christmas easter
+thanksgiving""".split())
 _NAME = r"(?P<v>(?-i:[A-Z][\w'’\-]+)(?:\s+(?-i:[A-Z][\w'’\-]+)){0,2})"
 
 #: (kind, label template, patterns); a pattern's group ``v`` is the value.
 KINDS: list[tuple[str, str, list[re.Pattern[str]]]] = [
     ("activities", "{who}'s activities and hobbies", [
-        re.compile(r"\b(?:go|goes|going|went|gone)\s+(?P<v>[a-z]{3,}ing)\b", re.I),
+        # the speaker goes: "I went camping", "we go hiking every May" (not "you should go hiking")
+        re.compile(_I + r"[^.!?;]{0,40}?\b(?:go|goes|going|went|gone)\s+(?P<v>[a-z]{3,}ing)\b", re.I),
         # "I love painting." / "…painting with the kids": the -ing word stands alone (one
         # with an object, "finding unique pieces", "chasing my dreams", is not a pastime)
         re.compile(_I + r"(?:\s+(?:really|also|just|always|still|have|had|been|recently))*\s+"
@@ -74,19 +78,19 @@ KINDS: list[tuple[str, str, list[re.Pattern[str]]]] = [
     ("places", "places {who} has been", [
         re.compile(_I + r"(?:\s+(?:just|finally|also|recently|have|had|'ve|been))*\s+"
                    r"(?:went|been|moved|travell?ed|flew|drove|go|going|visited|visiting)\s+"
-                   r"(?:back\s+)?(?:to\s+|from\s+)?" + _NAME),
-        re.compile(r"\b(?:trip|vacation|holiday|journey)\s+to\s+" + _NAME),
+                   r"(?:back\s+)?(?:to\s+|from\s+)?" + _NAME, re.I),
+        re.compile(r"\b(?:trip|vacation|holiday|journey)\s+to\s+" + _NAME, re.I),
     ]),
     ("books", "books {who} has read", [
         re.compile(_I + r"(?:\s+(?:just|also|recently|finally|have|had|'ve|been))*\s+"
-                   r"(?:read|reading|finished)\s+(?:the\s+book\s+)?[\"“](?P<v>[^\"”]{2,60})[\"”]", re.I),
+                   r"(?:finished\s+|started\s+)?(?:read|reading)\s+(?:the\s+book\s+)?[\"“](?P<v>[^\"”]{2,60})[\"”]", re.I),
     ]),
     ("plays", "what {who} plays", [
         re.compile(r"\bplay(?:s|ed|ing)?\s+(?:the|my|our|their)\s+(?P<v>[a-z]{4,})\b", re.I),
     ]),
     ("bought", "things {who} has bought", [
         re.compile(_I + r"(?:\s+(?:just|finally|also|recently|have|had))*\s+"
-                   r"(?:bought|purchased|got\s+myself)\s+" + _DET + r"?\s*(?:new\s+|pair\s+of\s+)?"
+                   r"(?:bought|purchased|got\s+myself)\s+" + _DET + r"?\s*(?:new\s+)?(?:pair\s+of\s+)?"
                    r"(?P<v>[a-z]{3,}(?:\s+[a-z]{3,})?)\b", re.I),
     ]),
 ]
@@ -124,6 +128,8 @@ def _value(kind: str, v: str) -> str | None:
         return low
     if kind == "plays":
         return None if low in ("part", "role", "game", "games", "time", "music") else low
+    if kind == "places" and (low.endswith(("'s", "’s")) or words[0] in _NOT_PLACE):
+        return None  # "went to Caroline's party": a person's, not a place
     return " ".join(v.split()[: len(words)])
 
 

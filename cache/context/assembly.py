@@ -125,7 +125,10 @@ class WikiUse:
     names the page's subject also gets the page's lines gathered across sessions
     (``## Across sessions``, dream/gather.py) that share a word with it, recalled or not,
     first in the item: one such line answers a list question ("What activities does
-    Melanie do?") that would otherwise need a turn from each of four sessions."""
+    Melanie do?") that would otherwise need a turn from each of four sessions.
+    ``turn_floor`` is the weak-match floor of the other hits when recall returned page
+    hits too: pages rank among the turns in each of recall's lists, so a turn's fused score
+    falls further below the best turn's than in a memory without pages."""
 
     claims: bool = True
     threads: bool = True
@@ -137,6 +140,7 @@ class WikiUse:
     floor_by_kind: bool = True
     pool: float = 4.0
     gathered: bool = True
+    turn_floor: float = RELATIVE_FLOOR
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
@@ -917,8 +921,10 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
     lanes = _RecallLanes([], [], [])
     page_hits: dict[str, list[tuple[int, Card]]] = {}
     has_claims: dict[str, bool] = {}  # a page with no cited claim lines (hand-written) stays chunks
+    floor = (wiki.turn_floor if wiki.claims and wiki.floor_by_kind and page_best > 0
+             and any(_is_page(c.path) for c in cards) else RELATIVE_FLOOR)
     turn_refs = {c.ref for c in cards if c.path.startswith("sessions/")
-                 and not (best > 0 and c.score < RELATIVE_FLOOR * best)}
+                 and not (best > 0 and c.score < floor * best)}
     for rank, c in enumerate(cards, 1):
         p = c.path
         if wiki.claims and _is_page(p) and has_claims.setdefault(
@@ -936,7 +942,7 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
         else:
             lane, into = "files", lanes.files
         lane_ranks[lane] += 1
-        it = _card_item(c, lane, lane_ranks[lane], rank, len(cards), found.mode, best)
+        it = _card_item(c, lane, lane_ranks[lane], rank, len(cards), found.mode, best, floor)
         if p.startswith("knowledge/") and _links_only(c.text):
             it.status = "skipped"
             it.reason += " — skipped: a list of links to other pages (## Related), no statement"
@@ -1067,7 +1073,7 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
 
 
 def _card_item(c: Card, lane: str, lane_rank: int, rank: int, n_cards: int, mode: str,
-               best: float) -> ContextItem:
+               best: float, floor: float = RELATIVE_FLOOR) -> ContextItem:
     """One recall hit as a lane item, marked weak when far below the best hit."""
     fresh = c.freshness + (" (stale)" if c.stale else "")
     reason = (f"{lane} #{lane_rank} (recall #{rank} of {n_cards}, {mode}), "
@@ -1078,9 +1084,9 @@ def _card_item(c: Card, lane: str, lane_rank: int, rank: int, n_cards: int, mode
                      text=c.text, freshness=fresh, confidence=c.confidence_pct / 100.0,
                      kind=c.kind, stale=c.stale, score=c.score, rank=lane_rank,
                      updated=c.updated, path=c.path, anchor=c.anchor)
-    if best > 0 and c.score < RELATIVE_FLOOR * best:
+    if best > 0 and c.score < floor * best:
         it.weak = (f"{lane} #{lane_rank}: weak match, score {c.score:.4f} below "
-                   f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
+                   f"{floor:.0%} of the best ({best:.4f})")
     return it
 
 
