@@ -44,6 +44,14 @@ _SHORT_BODY: tuple[type[BaseException], ...] = (
     urllib3.exceptions.ProtocolError,
 )
 
+#: A parallel listing cuts the key space every this many known keys: one page (1,000 keys)
+#: then holds a range with room for keys added since, so each range is one round trip.
+LIST_RANGE_KEYS = 900
+#: Keys per page of a listing (S3's maximum): fewer known keys are listed in one pass.
+LIST_PAGE_KEYS = 1000
+#: Ranges listed at once (a 20,000-key corpus is 23 ranges: three rounds of requests).
+LIST_RANGE_WORKERS = 8
+
 #: Object metadata key carrying the xxh3-128 of the content, written by brainfs on put.
 HASH_META = "brainfs-xxh3"
 #: Object metadata key carrying the random stamp of the PUT that wrote the object: two
@@ -160,9 +168,16 @@ class ObjectStore:
         return self.url.key(path)
 
     # -- listing ---------------------------------------------------------------------
-    def list(self, under: str = "") -> Iterator[ObjectInfo]:
+    def list(self, under: str = "", hints: Iterable[str] = ()) -> Iterator[ObjectInfo]:
         """Every object under the prefix (paginated). Keys that are not valid corpus paths
-        are skipped with a warning: they cannot be represented safely in a filesystem."""
+        are skipped with a warning: they cannot be represented safely in a filesystem.
+
+        ``hints``: corpus paths believed to exist (the last listing, a listing snapshot).
+        With more than a page of them, the key space is cut at every
+        :data:`LIST_RANGE_KEYS`-th hint and the ranges are listed in parallel, one round
+        trip each instead of one per 1,000 keys in a row. The hints only choose where to
+        cut: every key in the bucket falls in exactly one range, whatever the hints say.
+        """
         prefix = self.url.key(under.strip("/")) + "/" if under else (
             self.url.prefix + "/" if self.url.prefix else ""
         )
@@ -170,25 +185,69 @@ class ObjectStore:
         #: keys the last full listing could not represent (reported by ``brainfs status``)
         self.skipped = skipped
         try:
-            pages = self._client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.url.bucket, Prefix=prefix
-            )
-            for page in pages:
-                for obj in page.get("Contents", []):
-                    path = self.url.path(obj["Key"])
-                    if path is None:
-                        continue
-                    problem = path_problem(path)
-                    if problem:
-                        log.warning("skipping object %r: %s", obj["Key"], problem)
-                        skipped.append((obj["Key"], problem))
-                        continue
-                    yield ObjectInfo(
-                        path, int(obj["Size"]), _etag(obj.get("ETag")),
-                        obj["LastModified"].timestamp(),
-                    )
+            bounds = self._range_bounds(hints, prefix) if self.cfg.list_ranges and not under else []
+            keys = self._list_ranges(prefix, bounds) if bounds else self._list_keys(prefix)
+            for obj in keys:
+                path = self.url.path(obj["Key"])
+                if path is None:
+                    continue
+                problem = path_problem(path)
+                if problem:
+                    log.warning("skipping object %r: %s", obj["Key"], problem)
+                    skipped.append((obj["Key"], problem))
+                    continue
+                yield ObjectInfo(
+                    path, int(obj["Size"]), _etag(obj.get("ETag")),
+                    obj["LastModified"].timestamp(),
+                )
         except Exception as e:  # noqa: BLE001 - mapped to a typed error
             raise self._map(e, f"list {self.url}") from None
+
+    def _list_keys(self, prefix: str, after: str | None = None,
+                   upto: str | None = None) -> Iterator[dict[str, Any]]:
+        """The raw entries with ``after < key <= upto`` (either end open when None), in
+        the server's order; stops asking for pages once past ``upto``."""
+        kwargs: dict[str, Any] = {"Bucket": self.url.bucket, "Prefix": prefix}
+        if after is not None:
+            kwargs["StartAfter"] = after
+        for page in self._client.get_paginator("list_objects_v2").paginate(**kwargs):
+            for obj in page.get("Contents", []):
+                if upto is not None and obj["Key"] > upto:
+                    return
+                yield obj
+
+    def _range_bounds(self, hints: Iterable[str], prefix: str) -> list[str]:
+        """Keys to cut the listing at: every :data:`LIST_RANGE_KEYS`-th hinted key, so
+        that one page of 1,000 holds a range and a few hundred keys added since."""
+        keys = sorted(k for k in (self.url.key(h) for h in hints) if k.startswith(prefix))
+        return keys[LIST_RANGE_KEYS - 1 :: LIST_RANGE_KEYS] if len(keys) > LIST_PAGE_KEYS else []
+
+    def _list_ranges(self, prefix: str, bounds: list[str]) -> list[dict[str, Any]]:
+        """List the ranges ``(None, b1], (b1, b2], …, (bn, None)`` in parallel and join
+        them in order. S3 lists keys in UTF-8 byte order, which is Python's order of str;
+        a server that answers out of that order would make ranges overlap or miss keys,
+        so each range is checked and the whole listing is taken in one pass instead."""
+        edges = [None, *bounds, None]
+        ranges = list(zip(edges[:-1], edges[1:]))
+
+        def one(r: tuple[str | None, str | None]) -> list[dict[str, Any]]:
+            return list(self._list_keys(prefix, *r))
+
+        workers = max(1, min(LIST_RANGE_WORKERS, self.cfg.max_workers, len(ranges)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="s3-list") as pool:
+            parts = list(pool.map(one, ranges))
+        out: list[dict[str, Any]] = []
+        last: str | None = None
+        for (after, _), part in zip(ranges, parts):
+            for obj in part:
+                key = obj["Key"]
+                if (after is not None and key <= after) or (last is not None and key <= last):
+                    log.warning("the server lists keys out of byte order (%r after %r); "
+                                "listing in one pass instead", key, last or after)
+                    return list(self._list_keys(prefix))
+                out.append(obj)
+                last = key
+        return out
 
     def check(self) -> None:
         """Fail fast with a clear error when the bucket or endpoint is unusable."""

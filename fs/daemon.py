@@ -136,7 +136,8 @@ class Daemon:
             objs, self._snapshot = snap[0], (snap[1], listing.signature(snap[0]))
             self.listing_source = "snapshot"
         else:
-            objs = list(self.store.list())
+            # The last mount's catalog tells where to cut the listing into parallel ranges.
+            objs = list(self.store.list(hints=list(ws.files)))
             self._listed = objs
         self._internal = _internal_etags(objs)
         self._internal_objs = [o for o in objs if is_internal(o.path)]
@@ -523,7 +524,8 @@ class Daemon:
         assert self.ws is not None and self.ops is not None
         ws, ops = self.ws, self.ops
         started = time.monotonic()
-        objs = await trio.to_thread.run_sync(lambda: list(self.store.list()))
+        hints = list(ws.files)  # the snapshot's or last listing's keys: where to cut ranges
+        objs = await trio.to_thread.run_sync(lambda: list(self.store.list(hints=hints)))
         self._internal_objs = [o for o in objs if is_internal(o.path)]
         await self._follow_internal(_internal_etags(objs))
         if self._nursery is not None:

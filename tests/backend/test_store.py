@@ -384,3 +384,73 @@ def test_stall_becomes_unavailable_within_bound(proxy: S3Proxy, store: ObjectSto
     assert elapsed >= fast.read_timeout * 0.9  # it did wait for the timeout
     assert elapsed < fast.max_attempts * (fast.read_timeout + slack), elapsed
     assert proxy.stats["faults"]["stall"] == fast.max_attempts
+
+
+def _put_all(store: ObjectStore, names: list[str]) -> None:
+    with ThreadPoolExecutor(16) as ex:
+        list(ex.map(lambda n: store.put(n, n.encode()), names))
+
+
+def test_list_in_parallel_ranges_equals_one_pass(store: ObjectStore, corpus: CorpusURL, cfg: Config,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """With hints, the listing is cut into ranges listed at once; whatever the hints (exact,
+    stale, invented, none in the bucket), every object is listed exactly once and in the
+    server's order. Names outside ASCII (accents, CJK, a full-width letter, an emoji beyond
+    the BMP) check that Python's order of str is the server's byte order."""
+    import brainfs.backend.store as store_mod
+
+    monkeypatch.setattr(store_mod, "LIST_RANGE_KEYS", 4)
+    monkeypatch.setattr(store_mod, "LIST_PAGE_KEYS", 4)
+    odd = ["notes/café.md", "notes/caf\u00e9s/x.md", "notes/中文.md", "notes/\uff21.md",
+           "notes/\U0001f600.md", "notes/z.md", "notes/Z.md", "notes/-a.md", "notes/a b.md"]
+    names = [f"sessions/s{i:03d}.md" for i in range(40)] + odd + ["GUIDE.md", "knowledge/x.md"]
+    _put_all(store, names)
+    raw = raw_client(cfg)
+    raw.put_object(Bucket=corpus.bucket, Key="users/a/tab\there.md", Body=b"skipped")
+    calls: list[int] = []
+    store._client.meta.events.register("before-call.s3.ListObjectsV2", lambda **kw: calls.append(1))
+    one_pass = [o.path for o in store.list()]
+    assert sorted(one_pass) == sorted(names) and len(calls) == 1
+    assert store.skipped and store.skipped[0][0] == "users/a/tab\there.md"
+
+    stale = names[::3] + ["sessions/s0155.md", "aaa.md", "zzz/zz.md", "notes/\U0001f601.md"]
+    for hints in (names, stale, [f"nothing/{i}" for i in range(30)], [f"x{i}" for i in range(30)]):
+        calls.clear()
+        listed = [o.path for o in store.list(hints=hints)]
+        assert listed == one_pass, f"hints {hints[:3]}…"
+        assert len(store.skipped) == 1
+    # Exact hints cut the 51 keys into 13 ranges: 13 requests, each one page.
+    calls.clear()
+    list(store.list(hints=names))
+    assert len(calls) == 13
+
+    # Objects added and removed since the hints were taken are listed as they are now.
+    store.delete("sessions/s007.md")
+    _put_all(store, ["sessions/s007a.md", "aa.md", "zzzz.md", "notes/\U0001f600/x.md"])
+    now = [o.path for o in store.list()]
+    assert [o.path for o in store.list(hints=names)] == now
+    # A subtree listing ignores the hints (it is one prefix, listed in one pass).
+    assert [o.path for o in store.list("notes", hints=names)] == [p for p in now if p.startswith("notes/")]
+
+
+def test_list_falls_back_to_one_pass_when_the_server_ignores_start_after(
+        store: ObjectStore, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """A server that answers ranges out of byte order (here: one that ignores StartAfter)
+    must not make the listing miss or repeat a key: the ranges are checked and the listing
+    is taken again in one pass, with a warning."""
+    import brainfs.backend.store as store_mod
+
+    monkeypatch.setattr(store_mod, "LIST_RANGE_KEYS", 3)
+    monkeypatch.setattr(store_mod, "LIST_PAGE_KEYS", 3)
+    names = [f"n{i:02d}.md" for i in range(20)]
+    _put_all(store, names)
+    real = store._list_keys
+
+    def ignoring_start_after(prefix, after=None, upto=None):
+        return real(prefix, None, upto)
+
+    monkeypatch.setattr(store, "_list_keys", ignoring_start_after)
+    with caplog.at_level("WARNING", logger="brainfs.backend.store"):
+        listed = [o.path for o in store.list(hints=names)]
+    assert listed == names
+    assert "out of byte order" in caplog.text
