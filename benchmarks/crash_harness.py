@@ -55,6 +55,21 @@ wrong or older target, or a file where a link should be (or the reverse), is cor
 link back after its unlink is resurrected, and a name that is both a file and a link in
 the bucket is a split (the mount shows one of them).
 
+With ``--pack`` (brainfs only) every cycle takes the preload pack's path (issue 17): the
+bucket holds ``--pack-files`` more files under ``w/p/`` (the "ballast", part of the model, so
+most operations land on them); before each operation mount A is stopped cleanly, the pack is
+rebuilt from the bucket, in a share ``--pack-stale`` of the cycles another writer changes one
+of the packed files (straight in the bucket, or through mount B) after the pack was built,
+the listing snapshot is removed in some cycles (a real LIST then lists the mount), and A
+mounts again with an empty cache: its files are listed from the pack and written to the
+cache in the background while the operation runs and the kill lands (``kills while
+unpacking`` counts the kills that fell before the unpacking ended). The remount after the
+kill takes the same cache and unpacks what is left. A packed file another writer changed is
+read right after the mount: anything but the new content (or one EIO, then it) is
+``stale_served``; an operation on it (half those cycles) must be based on the new content.
+Two operations join in this mode: ``recreate`` (unlink a file, then create it anew) and a
+truncation by path (``truncate(2)``, a setattr with no open).
+
 Numbers per target: cycles, files lost, files corrupted (torn, empty, an older version or
 wrong bytes), files resurrected (a deleted or renamed-away path back), renames split (a
 tree partly under each name), conflict copies without a second writer, second-writer
@@ -121,7 +136,10 @@ RENAMES = ("rename", "rename_tree", "atomic_save", "rename_link", "file_over_lin
 LINK_OPS = ("symlink", "rename_link", "file_over_link", "unlink_link")
 #: The defect counters, in table order (all must be 0).
 DEFECTS = ("lost", "corrupted", "resurrected", "renames_split", "conflicts_without_second_writer",
-           "other_writer_lost", "mount_bucket_differ", "fresh_differs", "hung_kills")
+           "other_writer_lost", "mount_bucket_differ", "fresh_differs", "hung_kills",
+           "stale_served")
+#: --pack: the files only the preload pack brings to a new mount (part of the model)
+BALLAST = f"{WS}/p"
 #: Counted, not defects: with ``--commit quiet`` a write in flight when the daemon died may
 #: be committed as far as it got (a prefix of the new content; for an append, the old content
 #: and a prefix of what was appended), as on a local disk after a crash.
@@ -137,6 +155,7 @@ LABELS = {
     "mount_bucket_differ": "mount and bucket disagree after settling",
     "fresh_differs": "fresh cache disagrees with the mount",
     "hung_kills": "kills that left a hung mount",
+    "stale_served": "--pack: a packed file another writer changed read old",
 }
 
 
@@ -634,8 +653,12 @@ class Generator:
     """Random operations on the model (seeded: the same sequence for every target)."""
 
     def __init__(self, seed: int, max_size: int, shared: bool, links: bool = True,
-                 only: frozenset[str] | None = None, close_only: float = 0.0) -> None:
+                 only: frozenset[str] | None = None, close_only: float = 0.0,
+                 pack: bool = False) -> None:
         self.rng = random.Random(seed)
+        #: --pack: the ballast under BALLAST is left out of the counts that weigh the
+        #: operations, and recreate and truncate_path join them
+        self.pack = pack
         #: share of writes that end with close(2) alone, no fsync (drawn only when > 0, so
         #: that a seed's sequence is the same as before this option)
         self.close_only = close_only
@@ -704,16 +727,21 @@ class Generator:
         files = self.files(tree)
         kinds = {"create": 20, "overwrite": 14, "append": 12, "truncate": 8, "rename": 9,
                  "atomic_save": 10, "rename_tree": 6, "unlink": 11}
+        if self.pack:
+            kinds.update(recreate=8, truncate_path=6)
         if self.shared:
             kinds["shared"] = 12
-        if len(files) < 8:
+        own = [f for f in files if not f.startswith(BALLAST + "/")] if self.pack else files
+        if len(own) < 8:
             kinds["create"] += 40
-        if len(files) > 40:
+        if len(own) > 40:
             kinds["unlink"] += 30
             kinds["create"] = 2
         if not files:
-            for k in ("overwrite", "append", "truncate", "rename", "atomic_save", "unlink", "rename_tree"):
-                kinds[k] = 0
+            for k in ("overwrite", "append", "truncate", "rename", "atomic_save", "unlink", "rename_tree",
+                      "recreate", "truncate_path"):
+                if k in kinds:
+                    kinds[k] = 0
         if self.links_on:
             # about a tenth of the cycles: files stay the bulk
             links = self.links(tree)
@@ -843,6 +871,40 @@ class Generator:
     def op_unlink(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
         return unlink_op("unlink", f"unlink {path}", tree, path)
+
+    def op_recreate(self, tree: Tree, files: list[str]) -> Op:
+        """Unlink a file, then create one of the same name (a packed file: before the
+        unpacking reaches it, or while it does)."""
+        path = self.rng.choice(files)
+        data = self.content(f"recreate {path}", self.size())
+        gone = dict(tree)
+        del gone[path]
+        d = path.rsplit("/", 1)[0]
+        sync = self.sync()
+
+        def unlink(rootfd: int) -> None:
+            os.unlink(path, dir_fd=rootfd)
+            fsync_dir(rootfd, d)
+
+        def create(rootfd: int) -> None:
+            write_file(rootfd, path, data, os.O_CREAT | os.O_EXCL | os.O_WRONLY, sync)
+
+        return Op("recreate", f"recreate {path} ({human(len(tree[path]))} -> {human(len(data))})",
+                  [("unlink", unlink), ("create", create)], [tree, gone, dict(tree, **{path: data})],
+                  {path})
+
+    def op_truncate_path(self, tree: Tree, files: list[str]) -> Op:
+        """truncate(2) by path: a setattr with no open (and so no close to commit it)."""
+        path = self.rng.choice(files)
+        old = tree[path]
+        n = self.rng.choice([0, len(old) // 2, len(old) + self.rng.randint(1, 5000)])
+        new = old[:n] + b"\0" * max(0, n - len(old))
+
+        def step(rootfd: int) -> None:
+            os.truncate(os.path.join(f"/proc/self/fd/{rootfd}", path), n)
+
+        return Op("truncate_path", f"truncate(2) {path} {human(len(old))} -> {human(n)}",
+                  [("truncate", step)], [tree, dict(tree, **{path: new})], {path})
 
     # ----------------------------------------------------------------- symbolic links
     def op_symlink(self, tree: Tree, files: list[str]) -> Op:
@@ -1003,6 +1065,24 @@ class Bucket:
                                                 request_checksum_calculation="when_required",
                                                 response_checksum_validation="when_required"))
         self.doubles: Tree = {}
+        #: bodies by their MD5 ETag (an object's ETag is its bytes' MD5): only objects
+        #: whose ETag is new are read again (--pack keeps hundreds of unchanged files)
+        self._bodies: dict[str, bytes] = {}
+
+    def body(self, key: str, etag: str) -> bytes:
+        """The object's bytes, from the cache when its ETag is a known MD5."""
+        etag = etag.strip('"')
+        got = self._bodies.get(etag)
+        if got is not None:
+            return got
+        body = self.c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        if hashlib.md5(body).hexdigest() == etag:
+            self._bodies[etag] = body
+        return body
+
+    def put(self, rel: str, data: bytes) -> None:
+        """Write one object of the corpus, as another S3 client would."""
+        self.c.put_object(Bucket=self.bucket, Key=self.prefix + rel, Body=data)
 
     def create(self) -> None:
         self.c.create_bucket(Bucket=self.bucket)
@@ -1020,7 +1100,7 @@ class Bucket:
                 rel = key[len(self.prefix):]
                 if key.endswith("/") or rel.rsplit("/", 1)[-1] == DIR_MARKER:
                     continue  # a directory marker (empty directories survive a remount)
-                body = self.c.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+                body = self.body(key, o.get("ETag", ""))
                 name = rel.rsplit("/", 1)[-1]
                 if rel.endswith(LINK_SUFFIX) and name != LINK_SUFFIX:
                     links[rel[: -len(LINK_SUFFIX)]] = link_value(body)
@@ -1060,6 +1140,12 @@ class TargetResult:
     conflict_copies: int = 0
     unsettled: int = 0
     fresh_checks: int = 0
+    #: --pack: kills that fell while the mount was still writing the pack to its cache,
+    #: stale-pack cycles (another writer changed a packed file first), and reads of such a
+    #: file right after the mount that failed with EIO once (allowed: its size changed)
+    unpacking_kills: int = 0
+    stale_cycles: int = 0
+    stale_eio: int = 0
     links: bool = False  # whether the operations included symbolic links
     bytes_written: int = 0
     seconds: float = 0.0
@@ -1222,7 +1308,7 @@ class Harness:
         res.links = target.name == "brainfs" and not args.no_links
         self.gen = Generator(args.seed, args.max_size, shared=not args.no_second_writer,
                              links=res.links, only=frozenset(args.ops.split(",")) if args.ops else None,
-                             close_only=args.close_only)
+                             close_only=args.close_only, pack=args.pack)
         self.est: dict[str, list[float]] = {}
         self.a: Daemon | None = None
         self.b: Daemon | None = None
@@ -1239,6 +1325,8 @@ class Harness:
 
     def setup(self) -> Tree:
         self.bucket.create()
+        if self.args.pack:
+            self.seed_ballast()
         self.a = self.t.start(self.mp_a, self.cache_a, self.log_a)
         if not self.args.no_second_writer:
             self.b = self.t.start(self.mp_b, self.cache_b, self.log_b)
@@ -1247,6 +1335,98 @@ class Harness:
             (self.mp_b / SHARED).mkdir(parents=True, exist_ok=True)
         self.t.settle(self.a, 60)
         return read_mount(self.mp_a)
+
+    # ----------------------------------------------------------------- --pack
+    def seed_ballast(self) -> None:
+        """The files only the pack brings to a new mount, in a few directories."""
+        rng = random.Random(self.args.seed * 31 + 7)
+        items = []
+        for i in range(self.args.pack_files):
+            rel = f"{BALLAST}/d{i % 8}/f{i:05d}.md"
+            items.append((rel, f"#ballast {i}\n".encode() + rng.randbytes(rng.randint(100, 4000))))
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda kv: self.bucket.put(*kv), items))
+
+    def pack_store(self):
+        """An ObjectStore on the bucket (straight to the server) and the preload rules the
+        mounts use (everything)."""
+        from brainfs.backend.config import Config
+        from brainfs.backend.keys import CorpusURL
+        from brainfs.backend.store import ObjectStore
+
+        cfg = Config().override(endpoint_url=self.t.server.url, preload_globs=["*"],
+                                preload_recent_transcripts=0, preload_budget_bytes=8 * 1024**3,
+                                preload_max_file_bytes=1024**3)
+        return ObjectStore(CorpusURL.parse(f"s3://{self.t.bucket}/{self.t.prefix}"), cfg), cfg
+
+    def repack(self, i: int, tree: Tree, rng: random.Random) -> tuple[Tree, str | None]:
+        """Before a --pack cycle: stop A, rebuild the pack, maybe let another writer change
+        a packed file, maybe drop the listing snapshot, and mount A with an empty cache.
+        Returns the model after the other writer, and the file it changed."""
+        from brainfs.backend.keys import LISTING_KEY
+        from brainfs.cache.local.pack import build_pack
+
+        assert self.a is not None
+        self.t.stop(self.a)
+        store, cfg = self.pack_store()
+        try:
+            build_pack(store, cfg)
+            stale = None
+            files = self.gen.files(tree)
+            if files and rng.random() < self.args.pack_stale:
+                stale = rng.choice(files)
+                data = self.gen.content(f"other writer {stale}", self.gen.size())
+                via_b = self.b is not None and rng.random() < 0.5
+                if via_b:
+                    assert self.b is not None
+                    rootfd = os.open(self.mp_b, os.O_RDONLY | os.O_DIRECTORY)
+                    try:
+                        write_file(rootfd, stale, data, os.O_WRONLY | os.O_TRUNC)
+                    finally:
+                        os.close(rootfd)
+                    self.t.settle(self.b, self.args.settle_timeout)
+                else:
+                    self.bucket.put(stale, data)
+                tree = dict(tree, **{stale: data})
+                self.note({stale: data})
+                self.res.stale_cycles += 1
+            if rng.random() < 0.3:
+                store.delete(LISTING_KEY)  # this mount lists the bucket itself
+        finally:
+            store.close()
+        old = self.cache_a
+        self.cache_a = self.work / f"cache-a-{i}"
+        shutil.rmtree(old, ignore_errors=True)
+        self.a = self.t.start(self.mp_a, self.cache_a, self.log_a)
+        return tree, stale
+
+    def read_stale(self, path: str, want: bytes) -> str | None:
+        """Read a file another writer changed after the pack was built, right after the
+        mount: the new content, or EIO once and then it. Else what was read."""
+        for attempt in (1, 2):
+            try:
+                got = (self.mp_a / path).read_bytes()
+            except OSError as e:
+                if e.errno == errno.EIO and attempt == 1:
+                    self.res.stale_eio += 1
+                    continue
+                return f"{type(e).__name__}: {e}"
+            if got == want:
+                return None
+            return classify(got, want, self.history, path)
+        return None
+
+    def unpacking(self) -> int:
+        """How many packed files mount A has still to write to its cache (0 if it cannot
+        say)."""
+        assert self.a is not None
+        try:
+            st = json.loads((self.mp_a / ".brainfs" / "status").read_text())
+        except (OSError, ValueError):
+            return 0
+        return int(st.get("unpacking_files", 0))
 
     def run_op(self, op: Op, rootfd: int, run: Run, barrier: threading.Barrier | None) -> None:
         try:
@@ -1282,7 +1462,22 @@ class Harness:
 
     def cycle(self, i: int, tree: Tree, rng: random.Random) -> Tree:
         assert self.a is not None
-        op = self.gen.next(tree)
+        stale_found: list[tuple[str, str]] = []
+        if self.args.pack:
+            tree, stale = self.repack(i, tree, rng)
+            # Half the stale cycles: the operation is on that file (an append, a rewrite or
+            # a truncation must start from the other writer's version, not the pack's).
+            if stale is not None and rng.random() < 0.5:
+                kind = rng.choice(["append", "truncate", "truncate_path", "overwrite"])
+                op = getattr(self.gen, "op_" + kind)(tree, [stale])
+            else:
+                op = self.gen.next(tree)
+            if stale is not None:
+                bad = self.read_stale(stale, tree[stale])
+                if bad is not None:
+                    stale_found.append((stale, bad))
+        else:
+            op = self.gen.next(tree)
         self.res.ops[op.kind] = self.res.ops.get(op.kind, 0) + 1
         run, brun = Run(), Run()
         barrier = threading.Barrier(2) if op.shared_path and self.b is not None else None
@@ -1301,6 +1496,8 @@ class Harness:
             th.join(timeout=120)
             # mostly early, while the upload of what was just closed runs
             time.sleep(rng.random() * (0.15 if rng.random() < 0.6 else 1.5))
+        if self.args.pack and self.unpacking():
+            self.res.unpacking_kills += 1
         kill_at = time.monotonic()
         cycle_log_start = self.a.log_start
         ok = self.t.kill9(self.a)
@@ -1336,8 +1533,12 @@ class Harness:
             self.res.op_errors.append(f"cycle {i}: {op.desc}: {run.error}")
         if brun.error:
             self.res.op_errors.append(f"cycle {i}: second writer on {op.shared_path}: {brun.error}")
-        if run.finished:
+        if run.finished and op.kind != "truncate_path":
             worlds = [op.worlds[-1]]
+        elif run.finished:
+            # No close commits a truncate(2): it is committed once idle (1 s), so a kill
+            # may come before (fs/SEMANTICS.md). Before or after it, never anything else.
+            worlds = [op.worlds[0], op.worlds[-1]]
         else:
             # the step in flight (killed, or failed by itself): as before it or as after it
             worlds = [op.worlds[done], op.worlds[done + 1]]
@@ -1385,6 +1586,8 @@ class Harness:
         if self.args.fresh_every and (i + 1) % self.args.fresh_every == 0:
             for p, detail in self.fresh_check(mount_view):
                 found[("fresh_differs", p)] = ("fresh", detail)
+        for p, detail in stale_found:
+            found[("stale_served", p)] = ("mount right after it answered", detail)
         # A divergence that persists (the bucket keeps an old version the mount no longer
         # shows, say) is one defect, not one per cycle: count each (kind, path, what the
         # views held) once.
@@ -1491,6 +1694,13 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
              + (f", {meta['close_only']:.0%} of writes end with close alone (no fsync)"
                 if meta.get("close_only") else "") + ". "
              "The model and the categories are in the module docstring.", ""]
+    if meta.get("pack"):
+        lines += [f"**Preload pack mode** (`--pack`): {meta['pack_files']} more files under "
+                  f"`{BALLAST}/`; before each operation A is stopped, the pack rebuilt, in "
+                  f"{meta['pack_stale']:.0%} of the cycles a packed file changed by another writer "
+                  "(the bucket or mount B), the listing snapshot dropped in 30 %, and A mounted "
+                  "with an empty cache, so the operation and the kill race the background "
+                  "unpacking.", ""]
     for r in results:
         lines.append(f"- **{r.target}**: {r.version}")
     lines += ["", "| | " + " | ".join(r.target for r in results) + " |",
@@ -1504,6 +1714,12 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
     lines.append("| kills during / after an operation | " + " | ".join(
         f"{r.landed.get('during', 0)} / {r.landed.get('after', 0)}" for r in results) + " |")
     lines.append("| fresh-cache checks | " + " | ".join(str(r.fresh_checks) for r in results) + " |")
+    if meta.get("pack"):
+        lines.append("| --pack: kills while unpacking | " + " | ".join(
+            str(r.unpacking_kills) for r in results) + " |")
+        lines.append("| --pack: packed files changed by another writer before the mount (first "
+                     "read EIO, allowed) | " + " | ".join(
+                         f"{r.stale_cycles} ({r.stale_eio})" for r in results) + " |")
     lines.append("| bytes written | " + " | ".join(human(r.bytes_written) for r in results) + " |")
     lines.append("| minutes | " + " | ".join(f"{r.seconds / 60:.1f}" for r in results) + " |")
     lines.append("")
@@ -1619,6 +1835,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reply-delay-ms", type=float, default=20.0,
                    help="hold every S3 reply this long (the request lands at once): widens the "
                         "window between an upload landing and the mount recording it (0: direct)")
+    p.add_argument("--pack", action="store_true",
+                   help="brainfs only: every cycle mounts A anew with an empty cache from a freshly "
+                        "built preload pack, the unpacking running while the operation and the kill "
+                        "land (see the module docstring)")
+    p.add_argument("--pack-files", type=int, default=600,
+                   help="--pack: files under w/p/ that the pack brings (part of the model)")
+    p.add_argument("--pack-stale", type=float, default=0.3,
+                   help="--pack: share of cycles where another writer changes a packed file "
+                        "after the pack was built")
     p.add_argument("--max-minutes", type=float, default=0.0,
                    help="stop a target after this long (0: no limit); the report says so")
     p.add_argument("--keep", action="store_true", help="keep the work directory (logs, caches)")
@@ -1636,6 +1861,8 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("fusermount3") is None:
         print("fusermount3 is not installed", file=sys.stderr)
         return 2
+    if args.pack and args.target != "brainfs":
+        p.error("--pack is brainfs's preload pack: use it with --target brainfs")
 
     targets = list(TARGETS) if args.target == "both" else [args.target]
     work = Path(tempfile.mkdtemp(prefix="brainfs-crash-", dir=args.work))
@@ -1711,10 +1938,13 @@ def main(argv: list[str] | None = None) -> int:
                 "relist_seconds": args.relist_seconds, "second_writer": not args.no_second_writer,
                 "reply_delay_ms": args.reply_delay_ms, "ops": args.ops or "all",
                 "commit": args.commit, "close_only": args.close_only,
+                "pack": args.pack, "pack_files": args.pack_files if args.pack else 0,
+                "pack_stale": args.pack_stale if args.pack else 0.0,
                 "work": str(work) if args.keep else None,
             }
             stem = args.out / (f"crash-{args.cycles}-seed{args.seed}"
-                               + ("" if args.target == "both" else f"-{args.target}"))
+                               + ("" if args.target == "both" else f"-{args.target}")
+                               + ("-pack" if args.pack else ""))
             stem.with_suffix(".md").write_text(render_md(results, meta))
             stem.with_suffix(".json").write_text(json.dumps(
                 {"meta": meta, "results": [asdict(r) for r in results]}, indent=1, default=str))

@@ -5,7 +5,10 @@ mount serves (``preload_unpack_background``, the default)."""
 from __future__ import annotations
 
 import errno
+import json
 import os
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -194,3 +197,198 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
     assert b.stop() == 0
     for p, data in changed.items():
         assert store.get(p)[0] == data
+
+
+def _packed_corpus(store: ObjectStore, cfg: Config, n: int = PAGES) -> dict[str, bytes]:
+    """``n`` pages in a few directories, all in the pack (no stale entry)."""
+    files = {f"knowledge/d{i % 5}/p{i:04d}.md": _page(i) for i in range(n)}
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda kv: store.put(kv[0], kv[1]), files.items()))
+    build_pack(store, cfg)
+    return files
+
+
+def _tree(mp: Path) -> dict[str, bytes]:
+    """Every file under ``knowledge/`` as a mount lists it."""
+    return {p.relative_to(mp).as_posix(): p.read_bytes()
+            for p in sorted((mp / "knowledge").rglob("*")) if p.is_file()}
+
+
+def test_every_change_to_a_packed_file_before_its_unpacking_wins(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter, tmp_path) -> None:
+    """Right after the mount, on packed files the unpacking reaches last: truncate(2) to
+    nothing, to half and past the end, an O_TRUNC rewrite, unlink then create of the same
+    name, a rename over another packed file, and a rename of a whole packed directory. The
+    mount, the bucket and a new mount with an empty cache all end up with exactly that."""
+    files = _packed_corpus(store, cfg)
+    want = dict(files)
+    m = mounter(corpus)
+    mp = m.mountpoint
+    assert m.status()["startup"]["preload_unpacking"] == len(files)
+    last = sorted(p for p in files if p.startswith("knowledge/d4/"))[-12:]
+    os.truncate(mp / last[0], 0)
+    want[last[0]] = b""
+    os.truncate(mp / last[1], 10)
+    want[last[1]] = files[last[1]][:10]
+    os.truncate(mp / last[2], len(files[last[2]]) + 100)
+    want[last[2]] = files[last[2]] + b"\0" * 100
+    (mp / last[3]).write_bytes(b"rewritten with O_TRUNC\n")
+    want[last[3]] = b"rewritten with O_TRUNC\n"
+    os.unlink(mp / last[4])
+    with open(mp / last[4], "xb") as f:
+        f.write(b"made again after its unlink\n")
+    want[last[4]] = b"made again after its unlink\n"
+    os.rename(mp / last[5], mp / last[6])
+    want[last[6]] = want.pop(last[5])
+    with open(mp / last[7], "r+b") as f:  # rewrite in place, no truncation
+        f.write(b"XX")
+    want[last[7]] = b"XX" + files[last[7]][2:]
+    os.rename(mp / "knowledge/d3", mp / "knowledge/moved")
+    for p in [p for p in want if p.startswith("knowledge/d3/")]:
+        want["knowledge/moved/" + p.removeprefix("knowledge/d3/")] = want.pop(p)
+    wait_for(lambda: m.status()["unpacking_files"] == 0, what="the pack unpacked")
+    # Truncations by path are committed once idle; the unmount commits what is left.
+    assert _tree(mp) == want
+    assert m.stop() == 0
+    in_bucket = {o.path: store.get(o.path)[0] for o in store.list()
+                 if o.path.startswith("knowledge/") and not o.path.endswith("/.brainfs-dir")}
+    assert in_bucket == want
+    fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "cache-fresh"))
+    wait_for(lambda: fresh.status()["unpacking_files"] == 0, what="the pack unpacked")
+    assert _tree(fresh.mountpoint) == want
+    assert fresh.stop() == 0
+
+
+def test_status_answers_while_unpacking(corpus: CorpusURL, store: ObjectStore, cfg: Config,
+                                        mounter, proxy) -> None:
+    """`brainfs status` while the pack is being written: every file counted once, listed
+    from the pack or written. (From a listing snapshot, the unpacking waits for the real
+    LIST, which is held back here: the status is asked while nothing is written yet.)"""
+    from brainfs.backend import listing
+
+    files = _packed_corpus(store, cfg)
+    listing.write(store, list(store.list()))
+    proxy.force("stall", 3, methods=["GET"], key_pattern="list-type=2")
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=2.0, max_attempts=4))
+    cli = [sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)]
+    seen = []
+    while True:
+        st = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
+                                       check=True, env=m.env).stdout)
+        seen.append(st["unpacking_files"])
+        # Each packed file is counted once: listed from the pack, or written.
+        assert st["local_files"] + st["unpacking_files"] == st["files"] == len(files)
+        if st["unpacking_files"] == 0:
+            break
+    assert seen[0] > 0, "the unpacking ended before the first status (nothing checked)"
+    text = subprocess.run(cli, capture_output=True, text=True, check=True, env=m.env).stdout
+    assert f"{len(files)} in corpus" in text
+    assert m.stop() == 0
+
+
+def test_unmount_while_unpacking_leaves_nothing_half_written(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter, proxy) -> None:
+    """A clean unmount right after the mount: what the unpacking wrote is whole (the next
+    start hashes every local copy and finds none damaged), and what it did not write comes
+    from the pack again, with the bucket refusing every GET of a file."""
+    files = _packed_corpus(store, cfg)
+    m = mounter(corpus)
+    assert m.status()["unpacking_files"] > 0
+    assert m.stop() == 0
+    proxy.set_faults(FaultPlan(error_rate=1.0, methods=frozenset({"GET"}),
+                               key_pattern="knowledge/"))
+    m2 = mounter(corpus, name="mnt2", cfg=cfg.override(endpoint_url=proxy.url, max_attempts=1))
+    log = m2.log.read_text()
+    assert "consistency check:" in log and " 0 damaged copies dropped" in log, log[-2000:]
+    assert 0 < m2.status()["local_files"] < len(files) or m2.status()["unpacking_files"] == 0
+    assert _tree(m2.mountpoint) == files
+    wait_for(lambda: m2.status()["unpacking_files"] == 0, what="the pack unpacked")
+    st = m2.status()
+    assert st["local_files"] == len(files) and st["dirty_files"] == 0
+    proxy.set_faults(None)
+    assert m2.stop() == 0
+
+
+@pytest.mark.parametrize("damage", ["cut short", "a flipped byte in a body", "not a pack"])
+def test_a_damaged_pack_is_never_served(corpus: CorpusURL, store: ObjectStore, cfg: Config,
+                                        mounter, damage: str) -> None:
+    """A pack cut short or that is not a pack is not used (every file is fetched); a
+    byte flipped in one body, which the layout does not show, is caught by that entry's
+    MD5 ETag, and that file is fetched. No file ever reads other than its object."""
+    from brainfs.backend.keys import PACK_KEY
+
+    files = _packed_corpus(store, cfg, n=200)
+    blob = store.get(PACK_KEY)[0]
+    victim = "knowledge/d2/p0102.md"
+    if damage == "cut short":
+        blob = blob[:-7]
+    elif damage == "not a pack":
+        blob = b"garbage " * 100
+    else:
+        at = blob.rindex(files[victim])
+        blob = blob[:at] + bytes([blob[at] ^ 0x20]) + blob[at + 1:]
+    store.put(PACK_KEY, blob)
+    m = mounter(corpus)
+    st = m.status()["startup"]
+    assert st["preload_from_pack"] == (len(files) if damage == "a flipped byte in a body" else 0)
+    assert _tree(m.mountpoint) == files
+    wait_for(lambda: m.status()["unpacking_files"] == 0, what="the pack unpacked")
+    assert _tree(m.mountpoint) == files
+    assert m.stop() == 0
+
+
+@pytest.fixture
+def small_cache_disk(tmp_path: Path):
+    """A 3 MB tmpfs for the cache (unmounted at teardown, pass or fail)."""
+    d = tmp_path / "tmpfs-cache"
+    d.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(d)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs (needs root): {r.stderr.strip()}")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def test_a_full_cache_disk_while_unpacking_keeps_every_file_whole(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter, proxy,
+        small_cache_disk: Path) -> None:
+    """The pack holds twice what the cache's disk can: the unpacking fills it and fails.
+    Every read then gives the whole file or an error, never a short or empty one; the pack
+    keeps what is not written (the bucket refuses every GET of a file here), and once the
+    disk has room the unpacking finishes and every file reads whole."""
+    files = {f"knowledge/big/f{i:02d}.bin": os.urandom(150_000) for i in range(40)}  # 6 MB
+    for p, data in files.items():
+        store.put(p, data)
+    build_pack(store, cfg)
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, cache_dir=small_cache_disk,
+                                         max_attempts=1),
+                env_extra={"BRAINFS_CACHE_BUDGET_BYTES": str(1024**3)})
+    assert m.status()["startup"]["preload_unpacking"] == len(files)
+    def disk_full() -> bool:
+        st = os.statvfs(small_cache_disk)
+        return st.f_bavail * st.f_frsize < 150_000 and m.status()["local_files"] > 0
+
+    wait_for(disk_full, what="the cache's disk full")
+    proxy.set_faults(FaultPlan(error_rate=1.0, methods=frozenset({"GET"}), key_pattern="knowledge/"))
+    assert sorted(os.listdir(m.mountpoint / "knowledge/big")) == sorted(p.rsplit("/", 1)[1] for p in files)
+    whole = failed = 0
+    for p, data in files.items():
+        try:
+            got = (m.mountpoint / p).read_bytes()
+        except OSError as e:
+            assert e.errno in (errno.EIO, errno.ENOSPC), e
+            failed += 1
+        else:
+            assert got == data, f"{p}: {len(got)} of {len(data)} bytes"
+            whole += 1
+    assert failed and whole, (whole, failed)
+    assert m.alive()
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_cache_disk)], check=True)
+    wait_for(lambda: m.status()["unpacking_files"] == 0, timeout=60, what="the pack unpacked")
+    for p, data in files.items():
+        assert (m.mountpoint / p).read_bytes() == data, p
+    proxy.set_faults(None)
+    assert m.stop() == 0
