@@ -213,3 +213,42 @@ def test_unlink_never_deletes_another_writers_restore_of_an_old_version(corpus, 
     os.unlink(mp / "notes/x.md")  # this mount saw Y only
     settle(mp)
     assert s3get(store, "notes/x.md") == x
+
+
+@pytest.mark.timeout(600)
+def test_crash_harness_cycles_through_the_preload_pack(tmp_path: Path) -> None:
+    """``crash_harness --pack``: each cycle mounts with an empty cache from a freshly built
+    pack whose files another writer changed first (a file in the bucket, or through a
+    second mount), so the operation and kill -9 race the background unpacking; after the
+    remount the model must match the mount, the bucket and a fresh cache exactly, and the
+    changed file must read new right after the mount. (Before 6f840df this found a stale
+    pack served on the listing snapshot's word from the first cycle.)"""
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    if shutil.which("fusermount3") is None:
+        pytest.skip("fusermount3 is not installed")
+    out, work = tmp_path / "results", tmp_path / "work"
+    work.mkdir()
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.crash_harness", "--target", "brainfs", "--pack",
+         "--pack-stale", "1.0", "--pack-files", "300", "--cycles", "5", "--seed", "102",
+         "--max-size", "262144", "--fresh-every", "5", "--out", str(out), "--work", str(work)],
+        cwd=REPO, capture_output=True, text=True, timeout=580)
+    log = f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-4000:]}"
+    assert proc.returncode in (0, 1), log
+    r = json.loads((out / "crash-5-seed102-brainfs-pack.json").read_text())["results"][0]
+    assert r["error"] is None and r["cycles"] == 5, log
+    assert r["stale_cycles"] == 5 and r["fresh_checks"] == 1
+    assert not r["defects"], "\n".join(
+        f"cycle {d['cycle']} {d['kind']} {d['path']}: {d['detail']} [{d['view']}; {d['op']}; "
+        f"kill {d['landed']}]" for d in r["defects"])
+    assert proc.returncode == 0
+    # Every mount unmounted and the work directory removed.
+    with open("/proc/mounts") as f:
+        assert not [ln for ln in f if str(tmp_path) in ln]
+    assert not any(work.iterdir())
