@@ -18,6 +18,12 @@ before parallel passes (one pass at a time, two threads each). Word pieces per s
 reported beside chunks per second: a shorter truncation makes more chunks per second out of
 less work per chunk.
 
+``--truncation-check N`` asks what a shorter truncation (``--short``, 128 word pieces: the
+length the model was trained at) costs where chunks are long: N sentences taken from the
+part of a long chunk that the shorter cut drops (and, as a control, N from the part both
+keep) are searched as queries among all the sample's chunks, with the index's vectors cut
+at 256 and at ``--short``; does the chunk come back in the top 10?
+
 ``--index-build`` also times ``SearchIndex.refresh`` of the whole sample with the default
 backend, cold and then again into a fresh index with the vector cache warm (what a dream
 work directory or a grown transcript costs). Writes benchmarks/results/embed.md and
@@ -31,6 +37,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -155,6 +162,81 @@ def index_build(root: Path, spec: str) -> dict[str, Any]:
     return out
 
 
+_SENTENCE = re.compile(r"[^.!?\n]+[.!?]")
+
+
+def truncation_check(texts: list[str], short: int, n_queries: int, seed: int) -> dict[str, Any]:
+    """Held-out sentences of long chunks against vectors cut at 256 and at ``short`` word
+    pieces (see the module docstring). A sentence counts only if it lies wholly in the
+    part considered and has six words or more; the sample repeats sentences across
+    chunks, so beside "its chunk in the top 10" the table gives "a chunk containing the
+    sentence in the top 10" and the figure over the sentences found in one chunk only."""
+    import numpy as np
+    from tokenizers import Tokenizer
+
+    from brainfs.cache.search.model import minilm_model_dir
+    from brainfs.cache.search.onnx_embedder import MAX_TOKENS, OnnxMiniLMEmbedder
+
+    tok = Tokenizer.from_file(str(minilm_model_dir() / "tokenizer.json"))
+    tok.enable_truncation(MAX_TOKENS)
+    tok.no_padding()
+    encs = tok.encode_batch([t if t.strip() else " " for t in texts])
+    long = [i for i, e in enumerate(encs) if len(e.ids) > short]
+    full, cut = OnnxMiniLMEmbedder("int8"), OnnxMiniLMEmbedder("int8", max_tokens=short)
+    t0 = time.perf_counter()
+    v_full = full.embed(texts)
+    t1 = time.perf_counter()
+    v_cut = v_full.copy()  # a text within ``short`` word pieces gets the same vector
+    v_cut[long] = cut.embed([texts[i] for i in long])
+    t2 = time.perf_counter()
+
+    def sentences(i: int, lo: int, hi: int) -> list[str]:
+        return [m.group().strip() for m in _SENTENCE.finditer(texts[i])
+                if m.start() >= lo and m.end() <= hi and len(m.group().split()) >= 6]
+
+    rng = random.Random(seed)
+    picked = []
+    for i in long:
+        offs = encs[i].offsets  # [CLS] … [SEP]: word piece k ends at offs[k][1]
+        late = sentences(i, offs[short - 2][1], offs[-2][1])
+        early = sentences(i, 0, offs[short - 2][1])
+        if late and early:
+            picked.append((i, rng.choice(late), rng.choice(early)))
+    rng.shuffle(picked)
+    picked = picked[:n_queries]
+    out: dict[str, Any] = {
+        "short": short, "chunks": len(texts), "longer_than_short": len(long),
+        "word_pieces": {"256": sum(len(e.ids) for e in encs),
+                        str(short): sum(min(len(e.ids), short) for e in encs)},
+        "embed_seconds": {"256 (all chunks)": round(t1 - t0, 1),
+                          f"{short} (the longer chunks)": round(t2 - t1, 1)},
+        "cosine_256_vs_short_long_chunks": {
+            "mean": round(float((v_full[long] * v_cut[long]).sum(1).mean()), 4),
+            "p10": round(float(np.percentile((v_full[long] * v_cut[long]).sum(1), 10)), 4)},
+        "queries": len(picked)}
+    for part, col in (("late", 1), ("early", 2)):
+        sents = [q[col] for q in picked]
+        qv = full.embed(sents)
+        unique = np.array([sum(1 for t in texts if s in t) == 1 for s in sents])
+        src = np.array([q[0] for q in picked])
+        for label, v in (("256", v_full), (str(short), v_cut)):
+            scores = qv @ v.T
+            top = np.argsort(-scores, axis=1)[:, :10]
+            own = scores[np.arange(len(src)), src]
+            rank = (scores > own[:, None]).sum(1) + 1
+            hit = np.array([s in t for s, t in zip(src, top)])
+            has = np.array([any(x in texts[j] for j in t) for x, t in zip(sents, top)])
+            out[f"{part} sentences, index cut at {label}"] = {
+                "its chunk in top 10": round(float(hit.mean()), 4),
+                "its chunk in top 10 (sentence in one chunk only)": round(float(hit[unique].mean()), 4),
+                "sentences in one chunk only": int(unique.sum()),
+                "a chunk containing it in top 10": round(float(has.mean()), 4),
+                "median rank of its chunk": float(np.median(rank))}
+            print(f"truncation {part} @{label}: {out[f'{part} sentences, index cut at {label}']}",
+                  file=sys.stderr, flush=True)
+    return out
+
+
 def _loadavg() -> str:
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
@@ -171,6 +253,9 @@ def main() -> int:
     ap.add_argument("--index-build-spec", default="minilm",
                     help="the backend (with options) of the index build")
     ap.add_argument("--name", default="embed", help="results file name (NAME.json)")
+    ap.add_argument("--truncation-check", type=int, default=0, metavar="N",
+                    help="N held-out sentences per part for the truncation check (0: off)")
+    ap.add_argument("--short", type=int, default=128, help="the shorter truncation checked")
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--worker", nargs=2, metavar=("SPEC", "CHUNKS_FILE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -195,7 +280,7 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
     chunks_file = root.parent / "chunks.json"
     chunks_file.write_text(json.dumps(picked))
     env = {**os.environ, "BRAINFS_EMBED_CACHE": "off"}
-    backends = args.backends.split(",")
+    backends = [b for b in args.backends.split(",") if b]  # none: only the other measures
     workers: dict[str, subprocess.Popen] = {}
     res: dict[str, dict[str, Any]] = {}
     load_before = _loadavg()
@@ -222,8 +307,8 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
             p.stdin.close()
             p.wait(timeout=60)
     load_after = _loadavg()
-    ref = backends[0]
     for b in backends:
+        ref = backends[0]
         runs = res[b]["runs"]
         res[b]["median_chunks_per_s"] = statistics.median(x["chunks_per_s"] for x in runs)
         res[b]["median_chunks_per_cpu_s"] = statistics.median(x["chunks_per_cpu_s"] for x in runs)
@@ -235,6 +320,8 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
             x["chunks_per_cpu_s"] / y["chunks_per_cpu_s"] for x, y in zip(runs, res[ref]["runs"]))
         res[b]["peak_rss_mib"] = max(x["hwm_mib"] for x in runs)
     build = index_build(root, args.index_build_spec) if args.index_build else None
+    trunc = (truncation_check(texts, args.short, args.truncation_check, args.seed)
+             if args.truncation_check else None)
     report = {"command": "python " + " ".join([f"benchmarks/{Path(__file__).name}", *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load average "
@@ -243,7 +330,7 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
               "chunks": len(picked), "runs": args.runs,
               "tokens": {"median": lengths[len(lengths) // 2], "mean": round(sum(lengths) / len(lengths), 1),
                          "at_256": sum(1 for n in lengths if n >= 256)},
-              "backends": res, "index_build": build}
+              "backends": res, "index_build": build, "truncation": trunc}
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{args.name}.json").write_text(json.dumps(report, indent=1))
     print(json.dumps({b: {k: v for k, v in r.items() if k != "runs"} for b, r in res.items()}, indent=1))
