@@ -294,22 +294,22 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
 #: hit on a page is its chunk, as recall returns it.
 def wiki_uses() -> dict[str, dict]:
     """The grid of :class:`~brainfs.cache.context.assembly.WikiUse` settings compared. Earlier
-    runs (results/dream-answers-context.md history) measured pool 2, share 0.6, lines after
-    turns and lines over turns worse; the grid now varies what is new: the turns' weak-match
-    floor when pages are in recall's lists (``turn_floor``) and the gathered lines."""
+    runs (results/dream-answers-context.md history) measured pool 2 and 8, share 0.6, lines
+    after turns and lines over turns worse; the grid now varies what is new: the turns'
+    weak-match floor when pages are in recall's lists (``turn_floor``), which recalled turns
+    a line is left to (``dedupe_share``) and the gathered lines."""
     grid: dict[str, dict] = {"pages as chunks": {"claims": False}}
     # a diagnosis, not a candidate: the pages are in the index (recall ranks the turns among
     # them) but no line of theirs is admitted (only current facts of a page the question names)
     grid["no wiki line, pool 4"] = {"claims": True, "pool": 4.0, "overlap": 99, "turn_floor": 0.25}
     grid["no wiki line, pool 4, turn floor 0.1"] = {"claims": True, "pool": 4.0, "overlap": 99,
                                                     "turn_floor": 0.1}
-    for floor in (0.25, 0.15, 0.1, 0.05):
+    for floor in (0.25, 0.1, 0.05):
         for share in (0.15, 0.3):
-            grid[f"lines, pool 4, share {share:g}, turn floor {floor:g}"] = {
-                "claims": True, "pool": 4.0, "share": share, "turn_floor": floor}
-    for floor in (0.25, 0.1):
-        grid[f"lines, pool 8, share 0.3, turn floor {floor:g}"] = {
-            "claims": True, "pool": 8.0, "share": 0.3, "turn_floor": floor}
+            for dd in (None, 0.6):
+                grid[f"lines, pool 4, share {share:g}, turn floor {floor:g}"
+                     + (f", dedupe within {dd:g}" if dd else "")] = {
+                    "claims": True, "pool": 4.0, "share": share, "turn_floor": floor, "dedupe_share": dd}
     # the setting before this session: no gathered line, the turns' floor that of any hit
     grid["lines, pool 4, share 0.3, turn floor 0.25, no gathered line"] = {
         "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.25, "gathered": False}

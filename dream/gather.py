@@ -72,8 +72,8 @@ KINDS: list[tuple[str, str, list[re.Pattern[str]]]] = [
                    r"picked\s+up)\s+(?P<v>[a-z]{3,}ing)(?=\s*(?:[.,;:!?)\-–—]|$|\s+(?:with|in|at|on|and|"
                    r"together|again|lately|more|a\s+lot|every|since|for\s+(?:a|an|the|my|\d)|to\s+(?:relax|de-?stress|unwind))\b))",
                    re.I),
-        re.compile(r"\b(?P<v>[a-z]{4,}(?:\s+[a-z]{4,})?)\s+(?:class|classes|lessons?|workshops?|courses?)\b",
-                   re.I),
+        re.compile(r"\b(?P<v>[a-z]{4,}(?:\s+[a-z]{4,})?)\s+(?:class|classes|lessons?|workshops?|courses?)\b"
+                   r"(?!\s+(?:plans?|notes?|materials?|times?|schedules?)\b)", re.I),
     ]),
     ("places", "places {who} has been", [
         re.compile(_I + r"(?:\s+(?:just|finally|also|recently|have|had|'ve|been))*\s+"
@@ -119,7 +119,7 @@ def _value(kind: str, v: str) -> str | None:
             words.pop(0)
             orig.pop(0)
         low = " ".join(words)
-        if not words or low in _NOT_ACTIVITY or low.endswith("thing"):
+        if not words or low in _NOT_ACTIVITY or low.endswith(("thing", "ly")):
             return None
         return " ".join(orig)  # as written: "German", "pottery"
     if kind == "bought":

@@ -128,7 +128,11 @@ class WikiUse:
     Melanie do?") that would otherwise need a turn from each of four sessions.
     ``turn_floor`` is the weak-match floor of the other hits when recall returned page
     hits too: pages rank among the turns in each of recall's lists, so a turn's fused score
-    falls further below the best turn's than in a memory without pages."""
+    falls further below the best turn's than in a memory without pages. ``dedupe_share``:
+    a line is left to its turn only when that turn is among the recalled turns that fit in
+    this share of the window (their text as counted by ``estimate_tokens``, in recall
+    order); None: any recalled turn, though the ones ranked last may not fit and the line
+    is then lost with them."""
 
     claims: bool = True
     threads: bool = True
@@ -141,6 +145,7 @@ class WikiUse:
     pool: float = 4.0
     gathered: bool = True
     turn_floor: float = RELATIVE_FLOOR
+    dedupe_share: float | None = None
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
@@ -736,7 +741,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     wiki = wiki or WikiUse()
     found = _recall_cards(source, task, k, now, stale_days, wiki)
     timings["recall_ms"] = (time.perf_counter() - t) * 1000
-    lanes = _recall_lanes(found, source, notes.superseded_by, task, wiki)
+    lanes = _recall_lanes(found, source, notes.superseded_by, task, wiki, avail)
     b.items.extend(_cards_lane(b, source, lanes, notes))
     _thread_summary(b, source, newest)  # the newest session's summary first, then the hits
     b.items.extend(lanes.thread)
@@ -902,7 +907,7 @@ def _is_page(path: str) -> bool:
 
 def _recall_lanes(found: _Recalled, source: MemorySource,
                   superseded_by: dict[str, str], task: str = "",
-                  wiki: WikiUse | None = None) -> _RecallLanes:
+                  wiki: WikiUse | None = None, avail: int | None = None) -> _RecallLanes:
     """Each recalled card as an item of its lane (notes and wiki pages → cards, session
     files → thread, the rest → files); a note's own ``supersedes:`` joins ``superseded_by``.
     With ``wiki.claims``, a wiki page's hits become one item of claim lines, where its best
@@ -923,8 +928,9 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
     has_claims: dict[str, bool] = {}  # a page with no cited claim lines (hand-written) stays chunks
     floor = (wiki.turn_floor if wiki.claims and wiki.floor_by_kind and page_best > 0
              and any(_is_page(c.path) for c in cards) else RELATIVE_FLOOR)
-    turn_refs = {c.ref for c in cards if c.path.startswith("sessions/")
-                 and not (best > 0 and c.score < floor * best)}
+    turn_refs = _stated_turns(cards, best, floor,
+                              None if wiki.dedupe_share is None or avail is None
+                              else wiki.dedupe_share * avail)
     for rank, c in enumerate(cards, 1):
         p = c.path
         if wiki.claims and _is_page(p) and has_claims.setdefault(
@@ -965,6 +971,27 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
             it.weak = it.weak and "files" + it.weak[len("cards"):]
         lanes.files[:0] = pages
     return lanes
+
+
+#: Tokens of an item's header line, roughly, for :func:`_stated_turns`'s estimate.
+_HEADER_TOKENS = 15
+
+
+def _stated_turns(cards: list[Card], best: float, floor: float, room: float | None) -> set[str]:
+    """The refs of the recalled turns (not weak) that a wiki line may leave its statement
+    to: all of them, or with ``room`` (tokens) only those that fit in it, in recall order —
+    a turn ranked past what the window holds states nothing."""
+    out: set[str] = set()
+    spent = 0
+    for c in cards:
+        if not c.path.startswith("sessions/") or (best > 0 and c.score < floor * best):
+            continue
+        if room is not None:
+            spent += estimate_tokens(c.text) + _HEADER_TOKENS
+            if spent > room:
+                break
+        out.add(c.ref)
+    return out
 
 
 def _said(source: MemorySource, claim: Claim) -> str | None:

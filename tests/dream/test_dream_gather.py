@@ -46,6 +46,7 @@ pytestmark = pytest.mark.unit
     ("I'm going on Friday.", []),
     ("I got a lot of work done.", []),
     ("I bought it last week.", []),
+    ("Mostly lesson plans and letters.", []),
 ])
 def test_values_of_a_statement(sentence: str, want: list[tuple[str, str]]) -> None:
     assert values(sentence) == want
