@@ -175,15 +175,17 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
         changed[f"knowledge/p{i:03d}.md"] = f"rewritten by another writer {i}\n".encode() * (i % 3 + 1)
         store.put(f"knowledge/p{i:03d}.md", changed[f"knowledge/p{i:03d}.md"])
     files.update(changed)
-    # The mount's first LIST stalls (one read timeout, then its retry goes through).
-    proxy.force("stall", 1, methods=["GET"], key_pattern="list-type=2")
-    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=3.0, max_attempts=2))
+    # Every request to the bucket takes 1.5 s: the reads below come while the mount's
+    # first LIST is still out.
+    proxy.set_delay(1.5)
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=10.0))
     st = m.status()
     assert st["startup"]["listing_from"] == "snapshot" and st["listing"] == "snapshot"
     assert st["startup"]["preload_from_pack"] == len(files)  # the snapshot vouched for all
     mp = m.mountpoint
     with ThreadPoolExecutor(4) as pool:
         first = dict(zip(files, pool.map(lambda p: _read_or_eio(mp / p), files)))
+    proxy.set_delay(0.0)
     for p, data in files.items():
         assert first[p] in (data, None), p
         if first[p] is None:
@@ -262,27 +264,32 @@ def test_every_change_to_a_packed_file_before_its_unpacking_wins(
 def test_status_answers_while_unpacking(corpus: CorpusURL, store: ObjectStore, cfg: Config,
                                         mounter, proxy) -> None:
     """`brainfs status` while the pack is being written: every file counted once, listed
-    from the pack or written. (From a listing snapshot, the unpacking waits for the real
-    LIST, which is held back here: the status is asked while nothing is written yet.)"""
+    from the pack or written. From a listing snapshot the unpacking waits for the real
+    LIST, slow here (every request takes 3 s until the status has been asked)."""
     from brainfs.backend import listing
 
     files = _packed_corpus(store, cfg)
     listing.write(store, list(store.list()))
-    proxy.force("stall", 3, methods=["GET"], key_pattern="list-type=2")
-    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=2.0, max_attempts=4))
+    proxy.set_delay(3.0)
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=20.0))
     cli = [sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)]
-    seen = []
+    st = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
+                                   check=True, env=m.env).stdout)
+    assert st["listing"] == "snapshot", "the first LIST was in before the status"
+    assert st["unpacking_files"] == st["files"] == len(files) and st["local_files"] == 0
+    text = subprocess.run(cli, capture_output=True, text=True, check=True, env=m.env).stdout
+    assert f"{len(files)} preloaded, being written to the cache" in text, text
+    proxy.set_delay(0.0)
     while True:
         st = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
                                        check=True, env=m.env).stdout)
-        seen.append(st["unpacking_files"])
         # Each packed file is counted once: listed from the pack, or written.
         assert st["local_files"] + st["unpacking_files"] == st["files"] == len(files)
         if st["unpacking_files"] == 0:
             break
-    assert seen[0] > 0, "the unpacking ended before the first status (nothing checked)"
+    assert st["local_files"] == len(files)
     text = subprocess.run(cli, capture_output=True, text=True, check=True, env=m.env).stdout
-    assert f"{len(files)} in corpus" in text
+    assert f"{len(files)} in corpus, {len(files)} local" in text, text
     assert m.stop() == 0
 
 
