@@ -46,6 +46,9 @@ INDEX_KEY = f"{INTERNAL_PREFIX}/index.sqlite"
 INDEX_DIR = f"{INTERNAL_PREFIX}/index"
 INDEX_MANIFEST_KEY = f"{INDEX_DIR}/manifest.json"
 #: The packed preload object: a mount's starting working set in one GET (``cache/local/pack.py``).
+#: What ``brainfs import`` last wrote, path -> MD5 of the source's bytes: a file deleted in
+#: the bucket since it was imported is not brought back by importing the same source again.
+IMPORTED_KEY = f"{INTERNAL_PREFIX}/imported.json"
 PACK_KEY = f"{INTERNAL_PREFIX}/preload.pack"
 #: The wiki's git history as one ``git bundle`` (written by dream, cloned by mounts).
 WIKI_BUNDLE_KEY = f"{INTERNAL_PREFIX}/wiki.bundle"

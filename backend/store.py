@@ -54,6 +54,10 @@ LIST_RANGE_WORKERS = 8
 
 #: Object metadata key carrying the xxh3-128 of the content, written by brainfs on put.
 HASH_META = "brainfs-xxh3"
+#: Object metadata key carrying the MD5 of the source file ``brainfs import`` wrote: an
+#: object still holding it is import's copy, which a newer source may replace; any other
+#: writer's PUT drops it.
+IMPORT_META = "brainfs-import-md5"
 #: Object metadata key carrying the random stamp of the PUT that wrote the object: two
 #: writers' identical bytes share an ETag, not a stamp.
 STAMP_META = "brainfs-stamp"
@@ -69,6 +73,9 @@ class ObjectInfo:
     mtime: float
     #: The brainfs PUT stamp (HEAD only; '' from a listing or another tool's object).
     stamp: str = ""
+    #: MD5 of the source ``brainfs import`` wrote this object from (HEAD only; '' when
+    #: another writer wrote it).
+    imported: str = ""
 
 
 def _meta(response: dict[str, Any], key: str) -> str:
@@ -303,7 +310,7 @@ class ObjectStore:
             raise self._map(e, f"head {path}") from None
         return ObjectInfo(path, int(r["ContentLength"]), _etag(r.get("ETag")),
                           r["LastModified"].timestamp(),
-                          _meta(r, STAMP_META))
+                          _meta(r, STAMP_META), _meta(r, IMPORT_META))
 
     def get(self, path: str, byte_range: tuple[int, int] | None = None) -> tuple[bytes, str]:
         """Content (or bytes [start, end) of it) and ETag.

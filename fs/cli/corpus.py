@@ -13,13 +13,14 @@ import struct
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchBucket, NoSuchKey
-from brainfs.backend.keys import (INTERNAL_PREFIX, PACK_KEY, CorpusURL, is_internal, link_of,
-                                  path_problem, reserved_name)
-from brainfs.backend.store import ObjectStore
+from brainfs.backend.keys import (IMPORTED_KEY, INTERNAL_PREFIX, PACK_KEY, CorpusURL,
+                                  is_internal, link_of, path_problem, reserved_name)
+from brainfs.backend.store import IMPORT_META, ObjectStore, _is_md5
 
 from .common import (
     LazyBar,
@@ -68,14 +69,23 @@ def cmd_import(args: argparse.Namespace) -> int:
         print(f"created bucket {url.bucket}", file=sys.stderr)
     remote = {o.path: o.etag for o in store.list()}
     todo, skipped_bad = _import_plan(src)
-    uploaded, unchanged, interrupted = _upload_all(store, cfg, todo, remote)
-    if interrupted:
-        left = len(todo) - uploaded - unchanged
+    imported = _read_imported(store)
+    res = _upload_all(store, cfg, todo, remote, imported, args.overwrite)
+    _write_imported(store, imported)
+    uploaded, unchanged = res.uploaded, res.unchanged
+    for path, why in sorted(res.kept.items())[:10]:
+        warn(f"kept the bucket's {path}: {why} (--overwrite replaces it)")
+    if len(res.kept) > 10:
+        warn(f"… and {len(res.kept) - 10} more kept")
+    if res.interrupted:
+        left = len(todo) - uploaded - unchanged - len(res.kept)
         print(f"import of {src} into {url} interrupted: {uploaded} uploaded, {unchanged} "
               f"unchanged, {left} not done; run the same command again to finish (the preload "
               f"pack is built then)", file=sys.stderr)
         return 130
     print(f"imported {src} into {url}: {uploaded} uploaded, {unchanged} unchanged"
+          + (f", {len(res.kept)} kept as the bucket has them (changed there since imported)"
+             if res.kept else "")
           + (f", {skipped_bad} refused names" if skipped_bad else ""))
     if uploaded or not _pack_is_current(store, cfg):
         from brainfs.cache.local.pack import build_pack
@@ -107,23 +117,84 @@ def _import_plan(src: Path) -> tuple[list[tuple[str, Path]], int]:
     return todo, skipped_bad
 
 
+@dataclass
+class _ImportResult:
+    uploaded: int = 0
+    unchanged: int = 0
+    #: path -> why the bucket's version was kept rather than the source's
+    kept: dict[str, str] = field(default_factory=dict)
+    interrupted: bool = False
+
+
+def _read_imported(store: ObjectStore) -> dict[str, str]:
+    """What earlier imports wrote (path -> MD5 of the source), {} before the first."""
+    try:
+        data, _ = store.get(IMPORTED_KEY)
+        out = json.loads(data)
+        return {str(k): str(v) for k, v in out.items()} if isinstance(out, dict) else {}
+    except NoSuchKey:
+        return {}
+    except ValueError:  # damaged: deletions since an import are then not recognised
+        warn(f"{IMPORTED_KEY} is unreadable; files deleted in the bucket since they were "
+             "imported may be imported again")
+        return {}
+
+
+def _write_imported(store: ObjectStore, imported: dict[str, str]) -> None:
+    store.put(IMPORTED_KEY, json.dumps(imported, sort_keys=True).encode())
+
+
+def _import_action(store: ObjectStore, rel: str, md5: str, etag: str | None,
+                   written: str | None, overwrite: bool) -> str:
+    """What to do with one source file: 'same', 'upload', or why to keep the bucket's
+    version. The bucket is the memory: a mount's edit, dream's page or a delete made since
+    the file was imported is newer than the source, and importing the same source again
+    must not undo it."""
+    if etag == md5:
+        return "same"
+    if overwrite:
+        return "upload"
+    if etag is None:
+        if written is not None:
+            return "deleted in the bucket since it was imported"
+        return "upload"
+    try:
+        info = store.head(rel)
+    except NoSuchKey:  # deleted meanwhile
+        return "deleted in the bucket since it was imported" if written is not None else "upload"
+    # Only import's own PUT carries the marker, and a single-part ETag is the MD5 of the
+    # bytes: the marker equal to it proves the object is still the copy import wrote.
+    ours = info.imported and (info.imported == etag or not _is_md5(etag))
+    if ours:
+        return "same" if info.imported == md5 else "upload"
+    return "changed in the bucket since it was imported" if written is not None or info.imported \
+        else "the bucket's copy was not written by an import"
+
+
 def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
-                remote: dict[str, str]) -> tuple[int, int, bool]:
+                remote: dict[str, str], imported: dict[str, str],
+                overwrite: bool = False) -> _ImportResult:
     """Upload the files of ``todo`` whose bytes the bucket does not hold yet (``remote``:
-    path -> ETag), in parallel; returns (uploaded, unchanged, interrupted by Ctrl-C)."""
-    uploaded = unchanged = 0
+    path -> ETag), in parallel, never over a version newer than the last import (see
+    :func:`_import_action`); ``imported`` (path -> source MD5 written) is updated."""
+    res = _ImportResult()
+    lock = threading.Lock()
     # Ctrl-C stops the workers: files not started yet are left for the next run, the
     # uploads in flight finish (a second Ctrl-C abandons them).
     stop = threading.Event()
 
-    def put(rel: str, p: Path) -> bool | None:
+    def put(rel: str, p: Path) -> str | None:
         if stop.is_set():
             return None
         data = os.fsencode(os.readlink(p)) if p.is_symlink() else p.read_bytes()
-        if remote.get(rel) == hashlib.md5(data).hexdigest():
-            return False
-        store.put(rel, data)
-        return True
+        md5 = hashlib.md5(data).hexdigest()
+        action = _import_action(store, rel, md5, remote.get(rel), imported.get(rel), overwrite)
+        if action == "upload":
+            store.put(rel, data, metadata={IMPORT_META: md5})
+        if action in ("upload", "same"):
+            with lock:
+                imported[rel] = md5
+        return action
 
     def on_sigint(signum: int, frame: object) -> None:
         if stop.is_set():
@@ -136,20 +207,23 @@ def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
     old_handler = signal.signal(signal.SIGINT, on_sigint)
     try:
         with ThreadPoolExecutor(max_workers=cfg.max_workers) as pool:
-            futures = [pool.submit(put, rel, p) for rel, p in todo]
+            futures = {pool.submit(put, rel, p): rel for rel, p in todo}
             for f in as_completed(futures):
                 # After Ctrl-C the queued tasks return None at once (cancelling them
                 # instead would leave as_completed waiting for them forever).
                 r = f.result()
-                if r is True:
-                    uploaded += 1
-                elif r is False:
-                    unchanged += 1
+                if r == "upload":
+                    res.uploaded += 1
+                elif r == "same":
+                    res.unchanged += 1
+                elif r is not None:
+                    res.kept[futures[f]] = r
                 bar.update(1)
     finally:
         signal.signal(signal.SIGINT, old_handler)
         bar.close()
-    return uploaded, unchanged, stop.is_set()
+    res.interrupted = stop.is_set()
+    return res
 
 
 def cmd_import_sessions(args: argparse.Namespace) -> int:
@@ -290,10 +364,16 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                   "brainfs sample /tmp/sample && brainfs import /tmp/sample s3://memory/demo"],
                  description="Upload a memory tree. Files whose MD5 equals the object's ETag are "
                  "skipped, so a re-run uploads only what changed; the bucket is created when "
-                 "missing; the preload pack is rebuilt when the tree or the pack changed. Ctrl-C "
-                 "stops after the uploads in flight; the same command again finishes the job.")
+                 "missing; the preload pack is rebuilt when the tree or the pack changed. A file "
+                 "changed or deleted in the bucket since it was imported (a mount's edit, "
+                 "dream's page, an rm) is kept as the bucket has it, with a warning, unless "
+                 "--overwrite. Ctrl-C stops after the uploads in flight; the same command again "
+                 "finishes the job.")
     im.add_argument("src", metavar="SRC_DIR", help="the memory tree on local disk")
     im.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
+    im.add_argument("--overwrite", action="store_true",
+                    help="write every source file that differs, even over a newer version in "
+                    "the bucket (a mount's edit, dream's page) or where it was deleted since")
     im.set_defaults(func=cmd_import)
 
     se = command(sub, "import-sessions", "import sessions people already have (Claude Code "

@@ -316,6 +316,57 @@ def test_import_is_idempotent_and_refuses_bad_names(tmp_path: Path, corpus, cfg:
     assert _get(store, "a.md") == b"A2" and _get(store, "d/b.md") == b"B"
 
 
+def test_import_again_never_undoes_what_changed_in_the_bucket(tmp_path: Path, corpus, cfg: Config,
+                                                             store, mounter) -> None:
+    """Importing the same tree again must not revert a mount's edit, bring back a file
+    removed in the mount, or replace another writer's version (dream's page): the bucket is
+    the memory, newer than the source. Each is kept with a warning; a file only the source
+    changed is uploaded; --overwrite replaces everything that differs."""
+    src = write_tree(tmp_path / "imp", {"a.md": "A\n", "d/b.md": "B\n", "c.md": "C\n",
+                                        "knowledge/p.md": "page v1\n"})
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null")
+
+    def run(*extra: str) -> subprocess.CompletedProcess:
+        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus),
+                            *extra], env=env, capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r
+
+    assert "4 uploaded, 0 unchanged" in run().stdout
+    m = mounter(corpus)
+    with open(m.mountpoint / "a.md", "a") as f:
+        f.write("edited in the mount\n")
+    (m.mountpoint / "d" / "b.md").unlink()
+    assert m.stop() == 0
+    store.put("knowledge/p.md", b"page v2, written by dream\n")  # a writer without the marker
+
+    r = run()
+    assert "0 uploaded, 1 unchanged, 3 kept" in r.stdout, r.stdout
+    assert "kept the bucket's a.md: changed in the bucket since it was imported" in r.stderr
+    assert "kept the bucket's d/b.md: deleted in the bucket since it was imported" in r.stderr
+    assert _get(store, "a.md") == b"A\nedited in the mount\n"
+    assert "d/b.md" not in {o.path for o in store.list()}
+    assert _get(store, "knowledge/p.md") == b"page v2, written by dream\n"
+
+    # The source changes: a file the bucket still has as imported is updated; one changed on
+    # both sides keeps the bucket's version.
+    (src / "c.md").write_text("C2\n")
+    (src / "a.md").write_text("A from the source, changed too\n")
+    r = run()
+    assert "1 uploaded, 0 unchanged, 3 kept" in r.stdout, r.stdout
+    assert _get(store, "c.md") == b"C2\n"
+    assert _get(store, "a.md") == b"A\nedited in the mount\n"
+    # Run again: nothing moves (idempotent).
+    assert "0 uploaded, 1 unchanged, 3 kept" in run().stdout
+
+    r = run("--overwrite")
+    assert "3 uploaded, 1 unchanged" in r.stdout and "kept" not in r.stdout, r.stdout
+    assert _get(store, "a.md") == b"A from the source, changed too\n"
+    assert _get(store, "d/b.md") == b"B\n"
+    assert _get(store, "knowledge/p.md") == b"page v1\n"
+    assert "0 uploaded, 4 unchanged" in run().stdout
+
+
 def test_mount_sees_dream_pages_and_wiki_history(tmp_path: Path, corpus, cfg: Config, store,
                                                  mounter) -> None:
     from brainfs.dream.synth import DeterministicSynthesizer  # noqa: F401 - dream is installed
