@@ -42,6 +42,7 @@ from brainfs.backend.store import ObjectStore
 
 from .core import (CORRECTIONS_DIR, FORGET_DIR, SKILL_PATHS, STATE_PATH, RunResult, dream)
 from .progress import Progress
+from .reach import GUIDE_PATH
 
 log = logging.getLogger(__name__)
 
@@ -71,8 +72,10 @@ class S3Tree:
             self._etags: dict[str, str] = json.loads(self._meta_path.read_text())
         except (OSError, ValueError):
             self._etags = {}
+        # GUIDE.md too: a correction or a forget request reaches it (dream never manages it).
         self._paths = {o.path: o.etag for o in store.list()
-                       if o.path.startswith(_WANTED) or o.path in (STATE_PATH, *SKILL_PATHS)}
+                       if o.path.startswith(_WANTED)
+                       or o.path in (STATE_PATH, GUIDE_PATH, *SKILL_PATHS)}
         stale = [p for p, e in self._paths.items() if self._etags.get(p) != e and p.endswith((".md", ".json", ".txt"))]
 
         def got(path: str, data: bytes | None, etag: str, err) -> None:

@@ -291,6 +291,28 @@ def test_correct_reaches_page_card_and_guide(tree: Path) -> None:
     assert [c.path for c in forced.changes] == [".brainfs/dream-state.json"]
 
 
+@pytest.mark.s3
+def test_correct_reaches_guide_and_card_over_s3(store, tmp_path: Path) -> None:
+    """The same correction through the bucket (``brainfs dream s3://…``): GUIDE.md and the
+    user's card are read from the bucket, and the corrected GUIDE.md is written back."""
+    from brainfs.dream.sync import run_s3
+
+    for p, t in {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2,
+                 "GUIDE.md": GUIDE, "notes/preferences/figure-formats.md": CARD}.items():
+        store.put(p, t.encode())
+    run_s3(store, tmp_path / "w", reindex=False)
+    p, c = correction_event("Figures should be SVG, not PDF.",
+                            now=_dt.datetime(2026, 7, 2, tzinfo=_dt.timezone.utc))
+    store.put(p, c.encode())
+    rep = run_s3(store, tmp_path / "w", reindex=False)
+    assert not [x for x in rep.result.problems if x.severity == "error"], rep.result.problems
+    guide = store.get("GUIDE.md")[0].decode()
+    assert "- Figure formats: prefers SVG over PNG for figures. (corrected 2026-07-02; was PDF)" in guide
+    assert "- Always cite sources.\n" in guide
+    card = split_frontmatter(store.get("notes/preferences/figure-formats.md")[0].decode())[0]
+    assert card["status"] == "superseded" and card["superseded_by"].startswith("notes/corrections/")
+
+
 def test_recall_and_context_put_the_correction_above_the_old_card(tree: Path, tmp_path: Path) -> None:
     from brainfs.cache.context.assembly import MemorySource, assemble
     from brainfs.cache.search.index import SearchIndex
