@@ -601,6 +601,15 @@ def _norm_path(v: str, base: str) -> str:
     return v
 
 
+def _own_supersession(meta: dict[str, Any], path: str, superseded_by: dict[str, str]) -> None:
+    """A card that says it is superseded (``superseded_by:``, as dream marks the older card
+    when a correction or a newer statement replaces it) is, even when the newer card does
+    not name it in ``supersedes:`` or is not listed."""
+    newer = meta.get("superseded_by")
+    if isinstance(newer, str) and newer.strip() and newer.strip() != path:
+        superseded_by.setdefault(path, newer.strip())
+
+
 def _supersedes(meta: dict[str, Any], path: str) -> list[str]:
     raw = meta.get("supersedes")
     if not raw:
@@ -818,6 +827,7 @@ def _scan_notes(source: MemorySource) -> _NotesScan:
             continue
         for old in _supersedes(meta, p):
             superseded_by.setdefault(old, p)
+        _own_supersession(meta, p, superseded_by)
         if _truthy(meta.get("pinned")):
             pinned.append((p, meta))
     return _NotesScan(note_paths, superseded_by, pinned)
@@ -956,8 +966,10 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
         # Supersession known only from the recalled card itself (e.g. a mount whose notes
         # listing is partial): read its frontmatter too.
         if p.startswith("notes/"):
-            for old in _supersedes(source.frontmatter(p), p):
+            meta = source.frontmatter(p)
+            for old in _supersedes(meta, p):
                 superseded_by.setdefault(old, p)
+            _own_supersession(meta, p, superseded_by)
     for i, it in enumerate(lanes.cards):
         if isinstance(it, _PagePlaceholder):
             lanes.cards[i] = _page_claims_item(source, it.path, it.rank, page_hits[it.path],

@@ -311,6 +311,27 @@ def test_superseded_card_skipped_naming_the_newer(tree, dense_index, embedder, n
 
 
 @pytest.mark.model
+def test_card_marked_superseded_by_dream_is_skipped(tmp_path, embedder, no_global):
+    """Dream marks the older card itself (``superseded_by:``, ``status: superseded``); a
+    newer card that does not name it in ``supersedes:`` must not let it back in."""
+    root = write_tree(tmp_path / "m")
+    new = root / NEW_CARD
+    new.write_text(new.read_text().replace(f"supersedes: {OLD_CARD}\n", ""))
+    old = root / OLD_CARD
+    old.write_text(old.read_text().replace(
+        "updated: 2026-02-01\n", f"updated: 2026-02-01\nstatus: superseded\nsuperseded_by: {NEW_CARD}\n"))
+    ix = build_index(root, tmp_path / "ix.sqlite", embedder)
+    try:
+        src = MemorySource(root, ix, embedder=embedder, global_guide=no_global)
+        w = assemble("Who leads the Harbor project?", src, budget=4000, reserve=1000, now=NOW)
+    finally:
+        ix.close()
+    olds = [i for i in w.items if i.path == OLD_CARD]
+    assert olds and all(i.status == "skipped" and NEW_CARD in i.reason for i in olds), \
+        [(i.status, i.reason) for i in olds]
+
+
+@pytest.mark.model
 def test_stale_flagged_or_dropped(tree, dense_index, embedder, no_global):
     src = MemorySource(tree, dense_index, embedder=embedder, global_guide=no_global)
     task = "What is the Harbor survey boat called and where is it moored?"
