@@ -1379,6 +1379,10 @@ class Harness:
                 stale = rng.choice(files)
                 data = self.gen.content(f"other writer {stale}", self.gen.size())
                 via_b = self.b is not None and rng.random() < 0.5
+                if via_b and _read(self.mp_b / stale) != tree[stale]:
+                    # B has not relisted since A last changed it: a write through B would
+                    # be based on an older version (a conflict copy, rightly). The bucket.
+                    via_b = False
                 if via_b:
                     assert self.b is not None
                     rootfd = os.open(self.mp_b, os.O_RDONLY | os.O_DIRECTORY)

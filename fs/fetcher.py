@@ -34,9 +34,11 @@ class Fetcher:
         self.pack_checked = trio.Event()
         self.pack_checked.set()
 
-    async def materialize(self, paths: list[str]) -> dict[str, Exception]:
+    async def materialize(self, paths: list[str], sized: bool = False) -> dict[str, Exception]:
         """Fetch the non-local ``paths`` in one parallel batch; concurrent callers asking
-        for the same path wait for the same fetch. Returns errors by path."""
+        for the same path wait for the same fetch. Returns errors by path. ``sized``: the
+        caller reads or writes at offsets the kernel took from the file's size (see
+        :meth:`_wait_pack_checked`)."""
         resized = await self._wait_pack_checked(paths)
         mine, waits, held = self._claim(paths)
         errors: dict[str, Exception] = {}
@@ -53,7 +55,7 @@ class Fetcher:
         for ev in waits:
             await ev.wait()
         self._record_outcome(paths, errors, held)
-        for p in resized:
+        for p in resized if sized else ():
             # Its size as the kernel was told it (from the snapshot) is no longer the file's:
             # a read sized by it would come back cut or padded with zeros. This read fails;
             # the next one gets the new size (the listing invalidated it) and whole content.
@@ -116,8 +118,10 @@ class Fetcher:
                 self._failed_at.pop(p, None)
 
     async def ensure_local(self, path: str) -> None:
-        """Fetch ``path`` if it is not local; raise its fetch error."""
-        errors = await self.materialize([path])
+        """Fetch ``path`` if it is not local; raise its fetch error (EIO when a listing
+        snapshot gave the kernel a size the file no longer has: see
+        :meth:`_wait_pack_checked`)."""
+        errors = await self.materialize([path], sized=True)
         if path in errors:
             raise errors[path]
         self._fetch_errors.pop(path, None)
