@@ -21,8 +21,10 @@ from pathlib import Path
 
 from brainfs.backend.config import Config, ConfigError
 from brainfs.backend.errors import BackendError
-from brainfs.backend.keys import CorpusURL, is_internal
-from brainfs.backend.store import ObjectStore
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, LINK_SUFFIX, CorpusURL, is_internal,
+                                  is_link, link_name)
+from brainfs.backend.store import ObjectInfo, ObjectStore
 from brainfs.cache.local.workingset import CacheError
 from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
 from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
@@ -414,23 +416,42 @@ def cmd_ls(args: argparse.Namespace) -> int:
     store = ObjectStore(url, cfg)
     try:
         store.check()
-        n = 0
-        for o in sorted(store.list(under), key=lambda o: o.path):
-            if is_internal(o.path):
-                continue
-            rel = o.path[len(under):].lstrip("/") if under else o.path
-            name = shown + rel
-            if args.long:
-                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(o.mtime))
-                print(f"{o.size:>10}  {when}  {name}")
-            else:
-                print(name)
-            n += 1
+        objs = [o for o in store.list(under) if _listed_name(o.path) is not None]
+        if not objs and under:
+            # ls of a file lists that file, as ls(1) does (a link: its object).
+            for key in (under, under + LINK_SUFFIX):
+                try:
+                    o = store.head(key)
+                except NoSuchKey:
+                    continue
+                _print_entry(o, args.target.rstrip("/"), args.long)
+                return 0
+            raise UsageError(f"{args.target}: no such file or directory in {url}")
+        for o in sorted(objs, key=lambda o: _listed_name(o.path) or o.path):
+            path = _listed_name(o.path) or o.path
+            _print_entry(o, shown + (path[len(under):].lstrip("/") if under else path), args.long)
     finally:
         store.close()
-    if n == 0 and under:
-        raise UsageError(f"{args.target}: no such directory in {url}")
     return 0
+
+
+def _print_entry(o: ObjectInfo, name: str, long: bool) -> None:
+    if long:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(o.mtime))
+        print(f"{'l' if is_link(o.path) else '-'} {o.size:>10}  {when}  {name}")
+    else:
+        print(name)
+
+
+def _listed_name(path: str) -> str | None:
+    """The name ``brainfs ls`` shows for an object, as a mount shows it: a link under its
+    own name, no directory markers, none of brainfs's own objects (under any prefix, for a
+    listing of a whole bucket)."""
+    if is_internal(path) or f"/{INTERNAL_PREFIX}/" in f"/{path}":
+        return None
+    if path.rsplit("/", 1)[-1] == DIR_MARKER:
+        return None
+    return link_name(path) if is_link(path) else path
 
 
 
@@ -492,7 +513,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     ls = command(sub, "ls", "list every file of the corpus (a mount's ls and find show only "
                  "its working set)",
                  ["brainfs ls ~/memory/sessions                # every transcript, local or not",
-                  "brainfs ls ~/memory | xargs grep -l Kyoto   # grep all: each file is fetched on read",
+                  "brainfs ls ~/memory | xargs -d '\\n' grep -l Kyoto   # grep all: each file is fetched on read",
                   "brainfs ls s3://memory/alice --long"])
     ls.add_argument("target", metavar="s3://BUCKET/PREFIX | PATH",
                     help="a corpus, or a directory inside a brainfs mount (paths printed under it)")

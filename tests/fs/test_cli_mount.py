@@ -486,9 +486,24 @@ def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) 
     assert len(r.stdout.splitlines()) == len(every) and "GUIDE.md" in r.stdout
     assert ".brainfs" not in r.stdout
     line = one_error_line(cli("ls", str(mp / "nosuch"), env=env))
-    assert "no such directory" in line
+    assert "no such file or directory" in line
     line = one_error_line(cli("ls", str(tmp_path), env=env))
     assert "brainfs mount" in line
+    # As the mount shows them: a link by its own name, no directory markers; a file by itself.
+    (mp / "empty-dir").mkdir()
+    os.symlink("GUIDE.md", mp / "guide-link.md")
+    os.sync()
+    wait_for(lambda: "guide-link.md" in cli("ls", str(mp), env=env).stdout, timeout=30,
+             what="the link uploaded")
+    out = cli("ls", str(mp), env=env).stdout.splitlines()
+    assert f"{mp}/guide-link.md" in out and not [x for x in out if ".brainfs" in x], out
+    assert cli("ls", str(mp / "GUIDE.md"), env=env).stdout.splitlines() == [f"{mp}/GUIDE.md"]
+    assert cli("ls", str(mp / "guide-link.md"), env=env).stdout.splitlines() == [f"{mp}/guide-link.md"]
+    # A whole bucket (no prefix) shows no prefix's own objects.
+    store.put(".brainfs/listing.json.gz", b"x")
+    bucket = f"s3://{corpus.bucket}"
+    r = cli("ls", bucket, env=env)
+    assert r.returncode == 0 and "GUIDE.md" in r.stdout and ".brainfs" not in r.stdout, r.stdout
 
 
 def _interruptible() -> None:
