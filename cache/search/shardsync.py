@@ -371,6 +371,9 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
         store.delete(INDEX_KEY)
         for p in (local / LEGACY_NAME, (local / LEGACY_NAME).with_suffix(".etag")):
             p.unlink(missing_ok=True)
+    # Files of parts found current were not looked at one by one: unchanged too.
+    stats["skipped"] = stats.get("skipped", 0) + sum(
+        len(fs) for n, fs in groups.items() if n not in written)
     shards = manifest.shards.values()
     stats.update(files=sum(x.files for x in shards), chunks=sum(x.chunks for x in shards),
                  vectors=sum(x.vectors for x in shards), bytes=manifest.total_bytes(),
