@@ -19,6 +19,7 @@ input, and the backend's typed errors (``brainfs.backend.errors``) for S3 failur
 from __future__ import annotations
 
 import datetime as _dt
+import errno
 import json
 import os
 import re
@@ -89,6 +90,11 @@ def status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict[str, Any]:
         raise NoAnswer(f"{mp} does not answer (its daemon is hung or stopped)")
     if "error" in box:
         e = box["error"]
+        if getattr(e, "errno", None) == errno.ENOTCONN:
+            raise UsageError(f"{mp}: its daemon has died and the mount is still attached "
+                             f"(transport endpoint is not connected); `brainfs umount {mp}` "
+                             "detaches it, then mount again (what was written is in the cache "
+                             "and is uploaded then)")
         raise UsageError(f"{mp} is not a running brainfs mount "
                          f"({getattr(e, 'strerror', None) or 'no status'})")
     try:

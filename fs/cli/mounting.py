@@ -8,6 +8,7 @@ mount spawns gets the same options back from the parsed arguments (:func:`daemon
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
 import functools
 import json
@@ -115,6 +116,13 @@ def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: i
 def _check_new_mountpoint(mp: Path) -> None:
     """A mountpoint must exist already, as for mount(8): a typo must not create a
     directory and mount there."""
+    try:
+        os.stat(mp)
+    except OSError as e:
+        if e.errno == errno.ENOTCONN:
+            raise UsageError(f"{mp}: a mount whose daemon has died is still attached there "
+                             f"(transport endpoint is not connected); detach it first: brainfs "
+                             f"umount {mp}") from None
     if not mp.exists() and not mp.is_symlink():
         raise UsageError(f"mountpoint {mp} does not exist (create it first: mkdir -p {mp})")
 

@@ -596,3 +596,31 @@ def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config
             p.kill()
             p.wait()
         proxy.stop()
+
+
+def test_a_dead_daemons_mount_names_the_fix(tmp_path: Path, env, corpus, store, mounter,
+                                            background) -> None:
+    """kill -9 of the daemon leaves the kernel mount attached ("Transport endpoint is not
+    connected"): status and a new mount there say to run `brainfs umount`, which detaches
+    it, and the mount after that works."""
+    _seed(store, tmp_path)
+    m = mounter(corpus)
+    mp = m.mountpoint
+    m.proc.kill()
+    m.proc.wait()
+    assert is_mounted(mp)
+    line = one_error_line(cli("status", str(mp), env=env))
+    assert "daemon has died" in line and f"brainfs umount {mp}" in line, line
+    line = one_error_line(cli("mount", str(corpus), str(mp), env=env))
+    assert f"brainfs umount {mp}" in line, line
+    # The same by a relative path, as a user types it.
+    r = subprocess.run([*CLI, "mount", str(corpus), mp.name], env=env, capture_output=True,
+                       text=True, timeout=120, cwd=mp.parent)
+    assert r.returncode != 0 and f"brainfs umount {mp.name}" in r.stderr, r.stderr
+    r = cli("umount", str(mp), env=env)
+    assert r.returncode == 0 and not is_mounted(mp), r.stderr
+    background.append(mp)
+    r = cli("mount", str(corpus), str(mp), env=dict(env, BRAINFS_CACHE_DIR=str(tmp_path / "c2")))
+    assert r.returncode == 0, r.stderr
+    assert (mp / "GUIDE.md").exists()
+    _umount(mp, env)
