@@ -343,7 +343,8 @@ def cmd_umount(args: argparse.Namespace) -> int:
     if not in_proc_mounts(target):
         raise UsageError(f"{mp} is not mounted")
     try:
-        pid = int(_status_of(mp, timeout=min(STATUS_TIMEOUT, args.timeout))["pid"])
+        st = _status_of(mp, timeout=min(STATUS_TIMEOUT, args.timeout))
+        pid = int(st["pid"])
     except NoAnswer:
         pids = _daemon_pids(target)
         if not args.force:
@@ -356,15 +357,46 @@ def cmd_umount(args: argparse.Namespace) -> int:
         subprocess.run(["fusermount3", "-u", "-z", target], check=False)
         print(f"unmounted {mp} (no status answered: a --naive mount or a dead daemon)")
         return 0
+    cache_dir = st.get("cache_dir")
     os.kill(pid, signal.SIGTERM)
     if _wait_gone(pid, args.timeout):
         print(f"unmounted {mp}")
+        left = _pending_writes(Path(cache_dir)) if cache_dir else 0
+        if left:
+            last = (st.get("backend") or {}).get("last_error") or "S3 unreachable"
+            warn(f"{left} write{'s' if left != 1 else ''} not uploaded yet ({last}): kept in "
+                 f"{cache_dir}, uploaded by the next mount of {st.get('corpus')} with that "
+                 "cache; do not delete it")
+            return EXIT_PENDING
         return 0
     if args.force:
         _force_unmount(mp, target, [pid])
         return 0
     raise UsageError(f"daemon {pid} did not finish within {args.timeout:.0f}s (uploads pending?); "
                      f"`brainfs umount --force {mp}` stops it now")
+
+
+#: Exit status of `brainfs umount` when the mount is gone but writes still wait in its
+#: cache for S3 (EX_TEMPFAIL: a script must not delete the cache or assume the bucket has them).
+EXIT_PENDING = 75
+
+
+def _pending_writes(cache_dir: Path) -> int:
+    """Changes the cache still has to upload (its journal), read after the daemon is gone."""
+    import sqlite3
+
+    db = cache_dir / "catalog.db"
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        try:
+            return int(con.execute("SELECT count(*) FROM journal").fetchone()[0])
+        finally:
+            con.close()
+    except sqlite3.Error as e:
+        log.debug("cannot read %s: %s", db, e)
+        return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from helpers import CLI_TREE, REPO, is_mounted, one_error_line, upload_tree, wait_for, write_tree
+from helpers import CLI_TREE, REPO, is_mounted, one_error_line, s3get, upload_tree, wait_for, write_tree
 
 pytestmark = pytest.mark.mount
 
@@ -624,3 +624,32 @@ def test_a_dead_daemons_mount_names_the_fix(tmp_path: Path, env, corpus, store, 
     assert r.returncode == 0, r.stderr
     assert (mp / "GUIDE.md").exists()
     _umount(mp, env)
+
+
+def test_umount_with_writes_not_uploaded_says_so(tmp_path: Path, env, corpus, store, proxy,
+                                                 background) -> None:
+    """S3 refusing uploads at unmount: the mount goes, but `brainfs umount` says how many
+    writes wait in which cache and exits 75 (a script must not delete that cache); the next
+    mount with that cache uploads them."""
+    _seed(store, tmp_path)
+    penv = dict(env, AWS_ENDPOINT_URL=proxy.url)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    r = cli("mount", str(corpus), str(mp), env=penv)
+    assert r.returncode == 0, r.stderr
+    proxy.force("slowdown", count=100_000, methods={"PUT", "DELETE"})
+    (mp / "notes" / "pending.md").write_text("written while S3 refuses uploads\n")
+    wait_for(lambda: proxy.stats["faults"].get("slowdown", 0) >= 1, timeout=60, what="a refused upload")
+    r = cli("umount", str(mp), "--timeout", "60", env=penv)
+    assert r.returncode == 75, (r.returncode, r.stdout, r.stderr)
+    assert not is_mounted(mp)
+    assert "1 write not uploaded yet" in r.stderr and env["BRAINFS_CACHE_DIR"] in r.stderr, r.stderr
+    assert s3get(store, "notes/pending.md") is None
+    proxy.clear_forced()
+    r = cli("mount", str(corpus), str(mp), env=penv)
+    assert r.returncode == 0, r.stderr
+    wait_for(lambda: s3get(store, "notes/pending.md") == b"written while S3 refuses uploads\n",
+             timeout=60, what="the upload after the remount")
+    r = cli("umount", str(mp), env=penv)
+    assert r.returncode == 0, r.stderr
