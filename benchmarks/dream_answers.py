@@ -304,21 +304,24 @@ def wiki_uses() -> dict[str, dict]:
     grid["no wiki line, pool 4"] = {"claims": True, "pool": 4.0, "overlap": 99, "turn_floor": 0.25}
     grid["no wiki line, pool 4, turn floor 0.1"] = {"claims": True, "pool": 4.0, "overlap": 99,
                                                     "turn_floor": 0.1}
-    for floor in (0.25, 0.1, 0.05):
-        for share in (0.15, 0.3):
-            for dd in (None, 0.6):
-                grid[f"lines, pool 4, share {share:g}, turn floor {floor:g}"
-                     + (f", dedupe within {dd:g}" if dd else "")] = {
-                    "claims": True, "pool": 4.0, "share": share, "turn_floor": floor, "dedupe_share": dd}
-    # the setting before this session: no gathered line, the turns' floor that of any hit
-    grid["lines, pool 4, share 0.3, turn floor 0.25, no gathered line"] = {
-        "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.25, "gathered": False}
+    points = [(0.25, 0.3, None), (0.25, 0.3, 0.6)]
+    for floor in (0.1, 0.05):
+        points += [(floor, 0.15, None), (floor, 0.15, 0.6)]
+        points += [(floor, 0.3, dd) for dd in (None, 0.4, 0.6, 0.8)]
+    for floor, share, dd in points:
+        grid[f"lines, pool 4, share {share:g}, turn floor {floor:g}"
+             + (f", dedupe within {dd:g}" if dd else "")] = {
+            "claims": True, "pool": 4.0, "share": share, "turn_floor": floor, "dedupe_share": dd}
+    # what the gathered lines add: the setting chosen on dev, without them
+    grid["lines, pool 4, share 0.3, turn floor 0.05, dedupe within 0.6, no gathered line"] = {
+        "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.05, "dedupe_share": 0.6,
+        "gathered": False}
     return grid
 
 
 #: Diagnoses, not candidates: the transcripts alone with a lower weak-match floor for every
 #: hit (``assembly.RELATIVE_FLOOR``), to tell what the turn floor gains from what the wiki does.
-TRANSCRIPT_FLOORS = (0.1,)
+TRANSCRIPT_FLOORS = (0.1, 0.05)
 
 
 class _MemoRecall:

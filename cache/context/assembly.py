@@ -118,10 +118,10 @@ class WikiUse:
     floor (``RELATIVE_FLOOR``) of page hits and of other hits apart. Without ``claims``, each
     hit is its chunk as recall returns it. ``share`` is the cards lane's share of the budget
     (rule 4) when wiki lines are in it (``LANE_SHARE`` otherwise); ``pool`` how much deeper recall is asked so that page hits leave ``k`` others.
-    ``pool`` and ``share`` are the setting chosen on LoCoMo dev (4 and 0.3: by every
-    leave-one-conversation-out fold but one, which chose share 0.15;
-    ``benchmarks/dream_answers.py --context-only``, benchmarks/results/dream-answers-context.md);
-    ``overlap`` 2 and ``prefer_lines`` were measured worse there. ``gathered``: a task that
+    ``pool``, ``share``, ``turn_floor`` and ``dedupe_share`` are the setting chosen on LoCoMo
+    dev by leave-one-conversation-out (``benchmarks/dream_answers.py --context-only``,
+    benchmarks/results/dream-answers-context.md, which says what each fold chose);
+    ``overlap`` 2, ``prefer_lines``, pool 2 and 8 were measured worse there. ``gathered``: a task that
     names the page's subject also gets the page's lines gathered across sessions
     (``## Across sessions``, dream/gather.py) that share a word with it, recalled or not,
     first in the item: one such line answers a list question ("What activities does
@@ -144,8 +144,8 @@ class WikiUse:
     floor_by_kind: bool = True
     pool: float = 4.0
     gathered: bool = True
-    turn_floor: float = RELATIVE_FLOOR
-    dedupe_share: float | None = None
+    turn_floor: float = 0.05
+    dedupe_share: float | None = 0.6
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")

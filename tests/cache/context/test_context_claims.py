@@ -149,13 +149,21 @@ def test_context_admits_the_lines_about_the_task_once(memory) -> None:
     assert set(lines) <= {sorted(lines)[0], "- Melanie's husband is Ben (since 8 May 2023)"}
     assert "sharing no word with the task" in it.reason and "sessions/s3/transcript.md#D3:6" in it.reason
     assert w.used == token_counter()([w.to_prompt()])[0]
-    # by default a line whose cited turn recall found too is left to the turn, said whole there
-    w = assemble(task, memory, budget=600, reserve=0, now=NOW)
+    # a line whose cited turn recall found too is left to the turn, said whole there (here at
+    # the weak-match floor of any hit, under which the husband's turn D1:2 is weak)
+    w = assemble(task, memory, budget=600, reserve=0, now=NOW, wiki=WikiUse(turn_floor=0.25))
     turns = {i.source for i in w.items if i.lane == "thread" and i.status != "skipped"}
     assert "sessions/s3/transcript.md#D3:6" in turns
     it = next(i for i in w.items if i.path == "knowledge/melanie.md")
     assert "1 already stated by a recalled turn" in it.reason and "painted" not in it.text
     assert it.text == "- Melanie's husband is Ben (since 8 May 2023)"
+    # by default the turns' floor is lower beside pages (WikiUse.turn_floor): D1:2 is
+    # admitted too, and every line of the page is left to its turn
+    w = assemble(task, memory, budget=600, reserve=0, now=NOW)
+    turns = {i.source for i in w.items if i.lane == "thread" and i.status != "skipped"}
+    assert {"sessions/s3/transcript.md#D3:6", "sessions/s1/transcript.md#D1:2"} <= turns
+    it = next(i for i in w.items if i.path == "knowledge/melanie.md")
+    assert it.status == "skipped" and "3 already stated by a recalled turn" in it.reason
 
 
 def test_the_wiki_line_stays_when_its_turn_is_not_recalled(memory) -> None:
