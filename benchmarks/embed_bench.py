@@ -306,7 +306,6 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
         for p in workers.values():
             p.stdin.close()
             p.wait(timeout=60)
-    load_after = _loadavg()
     for b in backends:
         ref = backends[0]
         runs = res[b]["runs"]
@@ -322,6 +321,7 @@ def _measure(args: argparse.Namespace, root: Path, texts: list[str]) -> int:
     build = index_build(root, args.index_build_spec) if args.index_build else None
     trunc = (truncation_check(texts, args.short, args.truncation_check, args.seed)
              if args.truncation_check else None)
+    load_after = _loadavg()  # after everything measured
     report = {"command": "python " + " ".join([f"benchmarks/{Path(__file__).name}", *sys.argv[1:]]),
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
               "machine": f"{platform.machine()}, {os.cpu_count()} CPUs, load average "
