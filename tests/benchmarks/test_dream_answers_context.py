@@ -40,3 +40,16 @@ def test_the_grid_holds_the_old_reading_and_claim_lines() -> None:
     assert grid["pages as chunks"] == {"claims": False}
     assert all(kw["claims"] for name, kw in grid.items() if name != "pages as chunks")
     assert len({tuple(sorted(kw.items())) for kw in grid.values()}) == len(grid)
+
+
+def test_diagnoses_are_shown_but_never_chosen() -> None:
+    # "no wiki line" and the transcripts read otherwise are diagnoses: best here, yet the
+    # cross-validated choice is among the wiki readings only
+    def r(conv: str, a: bool) -> dict:
+        return {**row(conv, "single-hop", False, a, False), "no wiki line, x": True,
+                "transcripts, floor 0.1": True}
+    rows = [r("c1", True), r("c2", True), r("c3", False)]
+    lines, summary = context_report(rows, 1000)
+    assert summary["tuned_on_all"] == "a" and set(summary["fold_choices"].values()) <= {"a", "b"}
+    assert "| transcripts, floor 0.1 (diagnosis) | 3 | 100.0% | +100.0 |" in lines
+    assert "| + wiki, no wiki line, x | 3 | 100.0% | +100.0 |" in lines
