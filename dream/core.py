@@ -343,8 +343,10 @@ def write_wiki(run: _Run) -> None:
             if not c.get("superseded_by") and not forgotten_by(c["text"], phrases)]
     external = reach.apply(tree.read, listing, live, CARDS_DIR)
     # a forget request reaches the transcripts and the user's cards too (redact.py)
+    corrected = set(external)
     run.redacted = redact.apply(lambda q: external.get(q) or tree.read(q), listing,
-                                [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/"))
+                                [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/"),
+                                set(files) | set(state.managed) | set(run.prev.managed))
     for rp, txt in run.redacted.items():
         external[rp] = txt
         reasons[rp].append("forget request: phrase redacted")
@@ -355,7 +357,7 @@ def write_wiki(run: _Run) -> None:
             ex = extract_session(T.parse_transcript(rp, txt), run.cfg, run.extractor)
             ex["etag"] = T.md5_hex(txt)
             state.sessions[m.group(1)] = ex
-    for ep in external:
+    for ep in corrected:
         reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
             cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))
     if new_cards or external:

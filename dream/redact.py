@@ -1,5 +1,6 @@
 """A forget request reaches the sources too: the phrase is redacted in transcripts (turn ids
-kept) and in the user's own cards under ``notes/``.
+kept), GUIDE.md, and the user's own cards and pages under ``notes/``, ``knowledge/`` and
+``sessions/`` (every file dream does not render itself).
 
 Pages, summaries and dream's cards drop what a forget request names on every render (see
 :mod:`.core`); the search index drops chunks that contain it (``cache/search/forget.py``). This
@@ -45,22 +46,28 @@ def _redact_value(value: str, phrases: list[str]) -> str:
     return "'" + new.replace("'", "''") + "'"
 
 
-def is_redactable(path: str, dream_dirs: tuple[str, ...]) -> bool:
-    """Transcripts and the user's cards; not dream's own output, not the forget log."""
-    if re.fullmatch(r"sessions/[^/]+/transcript\.md", path):
+def is_redactable(path: str, dream_dirs: tuple[str, ...],
+                  dream_files: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Transcripts, GUIDE.md, and the Markdown a person (or an import) wrote under
+    ``notes/``, ``knowledge/`` and ``sessions/``; not dream's own output (``dream_dirs``,
+    ``dream_files``: what it renders, which drops the phrase itself), not the forget log."""
+    if re.fullmatch(r"sessions/[^/]+/transcript\.md", path) or path == "GUIDE.md":
         return True
-    return path.startswith("notes/") and path.endswith(".md") and not path.startswith(dream_dirs)
+    if path in dream_files or path.startswith(dream_dirs) or not path.endswith(".md"):
+        return False
+    return path.startswith(("notes/", "knowledge/", "sessions/"))
 
 
 def apply(read: Callable[[str], str | None], listing: dict[str, str], phrases: list[str],
-          dream_dirs: tuple[str, ...]) -> dict[str, str]:
-    """path → redacted text, for every transcript and user card that contains a phrase."""
+          dream_dirs: tuple[str, ...],
+          dream_files: frozenset[str] | set[str] = frozenset()) -> dict[str, str]:
+    """path → redacted text, for every file of :func:`is_redactable` that contains a phrase."""
     out: dict[str, str] = {}
     if not phrases:
         return out
     pats = [phrase_re(ph) for ph in phrases if ph]
     for p in sorted(listing):
-        if not is_redactable(p, dream_dirs):
+        if not is_redactable(p, dream_dirs, dream_files):
             continue
         text = read(p)
         if text is None or not any(rx.search(text) for rx in pats):

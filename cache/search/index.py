@@ -243,6 +243,8 @@ class SearchIndex:
         self._names: dict[str, list[str]] = {}
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        # A forgotten chunk's bytes must not stay readable in the file's free pages.
+        self.conn.execute("PRAGMA secure_delete=ON")
         self._cache_kib = cache_kib
         if cache_kib is not None:
             self.conn.execute(f"PRAGMA cache_size = {-int(cache_kib)}")
@@ -428,14 +430,28 @@ class SearchIndex:
         if not phrases:
             return 0
         with self._lock:
-            ids = [cid for cid, text in self.conn.execute("SELECT id, text FROM chunks").fetchall()
+            hit = [(cid, path) for cid, path, text
+                   in self.conn.execute("SELECT id, path, text FROM chunks").fetchall()
                    if forgotten_by(text, self.forget_phrases)]
+            ids = [cid for cid, _ in hit]
             if ids:
                 vec_ok = self.vec_error is None and self._table_exists("chunks_vec")
                 with self.conn:
                     if vec_ok:
                         self.conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", [(i,) for i in ids])
                     self.conn.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in ids])
+                    # A file's whole-text row is its kept chunks: written again without them.
+                    for path in sorted({p for _, p in hit}):
+                        self.conn.execute("DELETE FROM files_fts WHERE path = ?", (path,))
+                        kept = [t for (t,) in self.conn.execute(
+                            "SELECT text FROM chunks WHERE path = ? ORDER BY ordinal", (path,))]
+                        if kept:
+                            self.conn.execute("INSERT INTO files_fts(path, body) VALUES (?, ?)",
+                                              (path, "\n".join(kept)))
+                    # FTS5 keeps deleted terms in its segments until they are merged.
+                    for table in FTS_TABLES:
+                        if self._table_exists(table):
+                            self.conn.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
                 self._writes += 1
         return len(ids)
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from .common import (
+    config_of,
     embedder_or_none,
     open_corpus,
     refuse_empty,
@@ -76,6 +77,28 @@ def cmd_correct(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_forget(args: argparse.Namespace) -> int:
+    from brainfs.fs.api import Memory
+
+    if args.where.startswith("s3://"):
+        cfg, url, store = open_corpus(argparse.Namespace(**{**vars(args), "url": args.where}))
+        refuse_empty(store, url, cfg, "nothing to forget")
+        store.close()
+        mem = Memory(args.where, cfg)
+    else:
+        mem = Memory(args.where, config_of(args))
+    try:
+        path = mem.forget(args.phrase)
+        url = mem.url
+    finally:
+        mem.close()
+    print(f"recorded {url}/{path}. The next `brainfs index {url}` drops every chunk holding it "
+          f"from the search index; the next `brainfs dream {url}` redacts it in transcripts "
+          "(turn ids kept), GUIDE.md, cards and pages, and leaves it out of every page it writes. "
+          "The wiki's git history keeps earlier versions of pages.")
+    return 0
+
+
 def cmd_graph(args: argparse.Namespace) -> int:
     from brainfs.dream.graph import FORMATS, render_graph
 
@@ -133,6 +156,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     co.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     co.add_argument("--scope", default="global", help="what the correction applies to")
     co.set_defaults(func=cmd_correct)
+
+    fo = command(sub, "forget", "ask the memory to forget a phrase: the index drops it, "
+                 "dream redacts it from transcripts, cards and pages",
+                 ["brainfs forget \"Ana's phone number\" s3://memory/alice",
+                  "brainfs forget \"Nakazakicho\" ~/memory    # through a mount"])
+    fo.add_argument("phrase", metavar="PHRASE", help="the words to forget (whole words, any case)")
+    fo.add_argument("where", metavar="s3://BUCKET/PREFIX|MOUNTPOINT",
+                    help="the corpus, or a mount of it")
+    fo.set_defaults(func=cmd_forget)
 
     gr = command(sub, "graph", "draw the wiki's link and citation graph: a picture or an "
                  "interactive page",

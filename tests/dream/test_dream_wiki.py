@@ -346,9 +346,19 @@ def test_forget_redacts_transcripts_and_user_cards(tree: Path) -> None:
     write(tree, {"forget/2026-07-05-fenna.md": "---\ncreated: 2026-07-05\n---\nFenna\n",
                  "notes/people/pets.md": "---\ntype: fact\nscope: global\nconfidence: 0.8\n"
                                          "created: 2026-03-02\nupdated: 2026-03-02\n---\n\nMara's dog is fenna.\n"})
+    # the user's own page (dream does not manage it), a summary an import wrote, GUIDE.md
+    write(tree, {"knowledge/my-pets.md": "# My pets\n\nFenna is a border collie.\n",
+                 "sessions/s1/summary.md": "---\ntitle: Walk with Fenna\n---\n\nMara walked Fenna.\n",
+                 "GUIDE.md": GUIDE + "- Fenna needs a walk at 7.\n"})
     res = run_local(tree, None, apply=True)
     t1 = (tree / "sessions/s1/transcript.md").read_text()
     assert "Fenna" not in t1 and "with my dog [forgotten] and I met Amara" in t1
+    assert (tree / "knowledge/my-pets.md").read_text() == "# My pets\n\n[forgotten] is a border collie.\n"
+    assert "Fenna" not in (tree / "sessions/s1/summary.md").read_text()
+    guide = (tree / "GUIDE.md").read_text()
+    assert "Fenna" not in guide and "- Always cite sources.\n" in guide
+    reasons = {c.path: c.reason for c in res.changes}
+    assert "correction" not in reasons["knowledge/my-pets.md"], reasons["knowledge/my-pets.md"]
     assert "[D1:6] Mara:" in t1 and t1.count("[D1:") == S1.count("[D1:")  # every turn kept
     assert "[forgotten]" in (tree / "notes/people/pets.md").read_text()
     assert not (tree / "knowledge/fenna.md").exists()

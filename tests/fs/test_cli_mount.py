@@ -653,3 +653,25 @@ def test_umount_with_writes_not_uploaded_says_so(tmp_path: Path, env, corpus, st
              timeout=60, what="the upload after the remount")
     r = cli("umount", str(mp), env=penv)
     assert r.returncode == 0, r.stderr
+
+
+def test_forget_command_records_a_request(tmp_path: Path, env, corpus, store, mounter) -> None:
+    """`brainfs forget PHRASE URL|MOUNTPOINT` writes a forget request dream and the index
+    act on; an empty phrase or an empty prefix (a typo) is refused, writing nothing."""
+    empty = CorpusURL(corpus.bucket, corpus.prefix + "-typo")
+    line = one_error_line(cli("forget", "Kamakura", str(empty), env=env))
+    assert "nothing to forget" in line or "empty" in line, line
+    _seed(store, tmp_path)
+    line = one_error_line(cli("forget", "  ", str(corpus), env=env))
+    assert "empty phrase" in line
+    r = cli("forget", "Kamakura beach", str(corpus), env=env)
+    assert r.returncode == 0 and "brainfs dream" in r.stdout, r.stderr
+    reqs = [o.path for o in store.list("forget")]
+    assert len(reqs) == 1 and b"Kamakura beach" in store.get(reqs[0])[0]
+    m = mounter(corpus)
+    r = cli("forget", "Nakazakicho", str(m.mountpoint), env=env)
+    assert r.returncode == 0, r.stderr
+    m.stop()
+    bodies = [store.get(o.path)[0] for o in store.list("forget")]
+    assert len(bodies) == 2 and any(b"Nakazakicho" in b for b in bodies)
+    assert not list(ObjectStore(empty, Config().override(endpoint_url=env["AWS_ENDPOINT_URL"])).list())

@@ -48,8 +48,16 @@ def test_forget_request_removes_chunks_from_the_index(store: ObjectStore, tmp_pa
     left = texts(db)
     assert not any("Max" in t for t in left), left
     assert any("Kyoto workshop" in t for t in left)  # the rest of the session stays findable
+    # Not in the whole-file search either, nor anywhere in the part's bytes (free pages,
+    # FTS segments, the WAL: build_index closes it, which checkpoints).
+    raw = b"".join(f.read_bytes() for f in db.glob("undated.sqlite*"))
+    assert b"Kamakura" not in raw and b"kamakura" not in raw
     ix = SearchIndex(db / "undated.sqlite")
     try:
+        assert ix.conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH 'kamakura'"
+                               ).fetchall()[0][0] == 0
+        assert ix.conn.execute("SELECT count(*) FROM files_fts WHERE files_fts MATCH 'kyoto'"
+                               ).fetchall()[0][0] == 1
         assert not any(p.startswith("forget/") for p in ix.file_hashes())  # the log itself is not indexed
         assert ix.conn.execute("SELECT count(*) FROM chunks WHERE vec = 1").fetchall()[0][0] == len(left)
     finally:
