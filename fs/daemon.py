@@ -352,8 +352,8 @@ class Daemon:
                     if self.recall is not None:
                         self._nursery.start_soon(self.recall.indexed_upload, res.row.path, res.etag)
                     self._session_grew([res.row.path])
-                elif res.row.op == "delete" and self.recall and self.recall.recaller:
-                    self.recall.recaller.remove(res.row.path)
+                elif res.row.op == "delete" and self.recall is not None:
+                    self.recall.indexed_remove(res.row.path)
         return rows, failed
 
     def _session_grew(self, paths: list[str]) -> None:
@@ -558,8 +558,14 @@ class Daemon:
             try:
                 await self.recall.reload()
                 log.info("search index changed in the bucket: reloaded")
-            except Exception as e:  # noqa: BLE001 - the next change tries again
-                log.warning("could not reload the search index: %s", e)
+            except Exception as e:  # noqa: BLE001 - the next relist tries again
+                log.warning("could not reload the search index (trying again at the next "
+                            "relist): %s", e)
+                for k in (INDEX_MANIFEST_KEY, INDEX_KEY):
+                    if k in old:
+                        self._internal[k] = old[k]
+                    else:
+                        self._internal.pop(k, None)
         if seen.get(WIKI_BUNDLE_KEY) != old.get(WIKI_BUNDLE_KEY) and self.ops is not None:
             try:
                 gitdir = await trio.to_thread.run_sync(fetch_wiki_history, self.store, self.cache_dir)

@@ -83,6 +83,10 @@ class RecallService:
         #: what the mount fetched of the index, for ``.brainfs/status``
         self.index_info: dict[str, Any] = {}
         self._fetching = threading.Lock()  # one download of the parts at a time
+        #: what this mount uploaded (path -> ETag) and deleted (path -> ''): an index taken
+        #: later (the first, or one a dream or `brainfs index` built elsewhere) may predate
+        #: these, and gets them on arrival (:meth:`_catch_up`)
+        self._written: dict[str, str] = {}
         # Before the first download: its 8 MB pieces must not stay in glibc's arenas.
         heap.map_large_allocations()
 
@@ -105,6 +109,7 @@ class RecallService:
             self.recaller = Recaller(local, self.cfg, index=index)
             self.problem = None
         self.ready.set()
+        await self._catch_up()
         if self.recaller is not None and self.cfg.recall_warmup:
             # The model first: a first recall needs it, and the older parts' download
             # would compete with its load for the CPUs (measured: index-shards.md).
@@ -224,6 +229,35 @@ class RecallService:
                 old.close()
 
         await trio.to_thread.run_sync(swap, limiter=self.limiter)
+        await self._catch_up()
+
+    async def _catch_up(self) -> None:
+        """Give the index just taken this mount's uploads and deletes it does not have."""
+        recaller, ops = self.recaller, self.ops
+        if recaller is None or ops is None or not self._written:
+            return
+        indexed = await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
+        for path, etag in list(self._written.items()):
+            if self.recaller is not recaller:
+                return  # replaced meanwhile: that one catches up itself
+            if not etag:
+                if path in indexed:
+                    await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+                continue
+            row = ops.ws.get(path)
+            if indexed.get(path) == etag or row is None or row.etag != etag or not row.is_local:
+                continue  # indexed, or changed again since (that upload brings it)
+            try:
+                data = await trio.to_thread.run_sync(ops.ws.blobs.location(path).read_bytes)
+                await trio.to_thread.run_sync(recaller.upsert, path, etag, data, limiter=self.limiter)
+            except Exception as e:  # noqa: BLE001 - indexing must never break the mount
+                log.warning("could not index %s: %s", path, e)
+
+    def indexed_remove(self, path: str) -> None:
+        """Drop a file the mount just deleted from the index (and from any taken later)."""
+        self._written[path] = ""
+        if self.recaller is not None:
+            self.recaller.remove(path)
 
     async def query(self, name: str) -> bytes:
         """Answer the magic file ``.recall/<name>``."""
@@ -286,6 +320,8 @@ class RecallService:
 
     async def indexed_upload(self, path: str, etag: str) -> None:
         """Index a file the mount just uploaded."""
+        if is_indexable(path):
+            self._written[path] = etag
         await self.ready.wait()
         if self.recaller is None or self.ops is None:
             return

@@ -71,3 +71,51 @@ def test_mount_takes_a_new_index_and_wiki_commit_without_remount(corpus, store, 
                                     capture_output=True).returncode == 0,
              timeout=30, what="the wiki's history in the mount")
     assert m.stop() == 0
+
+
+def test_files_written_before_an_index_is_taken_are_found_by_recall(corpus, store, mounter, cfg,
+                                                                   tmp_path, proxy) -> None:
+    """A note written (or deleted) through the mount after an index was built elsewhere, but
+    before the mount takes that index, is in (or out of) what recall searches once it does;
+    and a reload that failed (S3 refusing the index for a while) is tried again."""
+    import json
+
+    store.put("sessions/s1/transcript.md", TRANSCRIPT.format(sid="s1", d=1).encode())
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url),
+                env_extra={"BRAINFS_RELIST_SECONDS": "0.5", "BRAINFS_EMBEDDER": "none"})
+    mp = m.mountpoint
+    env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(tmp_path / "dc"),
+               BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none")
+
+    def notes() -> set[str]:
+        return {o.path for o in store.list("notes") if o.path.endswith(".md")}
+
+    (mp / "notes").mkdir(exist_ok=True)
+    (mp / "notes/dentist.md").write_text("My dentist is Dr Okafor on Harbour Street.\n")
+    (mp / "notes/electrician.md").write_text("The electrician Sven Lindqvist rewired the attic.\n")
+    wait_for(lambda: notes() == {"notes/dentist.md", "notes/electrician.md"}, timeout=30,
+             what="the notes uploaded")
+    # The mount cannot fetch the index for a while: it takes it only after the changes below.
+    proxy.force("slowdown", count=1_000_000, methods={"GET"}, key_pattern=r"\.brainfs/index/")
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "index", str(corpus), "--no-embed"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    (mp / "notes/plumber.md").write_text("The plumber Ingrid Halvorsen fixed the boiler.\n")
+    (mp / "notes/electrician.md").unlink()
+    wait_for(lambda: notes() == {"notes/dentist.md", "notes/plumber.md"}, timeout=30,
+             what="the plumber uploaded, the electrician deleted")
+    wait_for(lambda: proxy.stats["faults"].get("slowdown", 0) >= 1, timeout=30,
+             what="the mount trying to take the new index")
+    proxy.clear_forced()
+
+    def paths(q: str) -> list[str]:
+        time.sleep(0.3)  # a new name each time: never the reused answer of the last one
+        out = json.loads((mp / f".recall/{q} {time.monotonic()}.json").read_text())
+        return [c["path"] for c in out.get("cards", [])]
+
+    wait_for(lambda: "notes/dentist.md" in paths("dentist Okafor"), timeout=30,
+             what="recall answering from the index, once it could be fetched")
+    wait_for(lambda: "notes/plumber.md" in paths("plumber Halvorsen boiler"), timeout=30,
+             what="the note written after that index was built")
+    assert "notes/electrician.md" not in paths("electrician Lindqvist attic")
+    assert m.stop() == 0
