@@ -501,6 +501,8 @@ class Daemon:
             return
         sig = listing.signature(objs)
         etag = next((o.etag for o in objs if o.path == LISTING_KEY), "")
+        if not etag and _nothing_to_list(objs, self._snapshot):
+            return
         if etag and etag != self._snapshot[0]:
             snap = await trio.to_thread.run_sync(listing.read, self.store)
             self._snapshot = (snap[1], listing.signature(snap[0])) if snap else ("", "")
@@ -619,12 +621,18 @@ class Daemon:
         if not self.cfg.listing_snapshot or self.cfg.read_only:
             return
         objs = self.ws.corpus_view() + [o for o in self._internal_objs if o.path != LISTING_KEY]
-        if listing.signature(objs) == self._snapshot[1]:
+        if listing.signature(objs) == self._snapshot[1] or _nothing_to_list(objs, self._snapshot):
             return
         try:
             listing.write(self.store, objs)
         except Exception as e:  # noqa: BLE001 - a hint; the next mount lists instead
             log.warning("could not write the listing snapshot: %s", e)
+
+
+def _nothing_to_list(objs: list, snapshot: tuple[str, str]) -> bool:
+    """A corpus with no file and no snapshot yet gets none: a mount of a mistyped prefix
+    must leave nothing there (an existing snapshot is kept current, emptied or not)."""
+    return not snapshot[0] and not any(not is_internal(o.path) for o in objs)
 
 
 def _internal_etags(objs: list) -> dict[str, str]:

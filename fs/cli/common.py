@@ -11,7 +11,7 @@ from pathlib import Path
 
 from brainfs.backend.config import Config, parse_size
 from brainfs.backend.errors import BackendError
-from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL
+from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.api import NoAnswer, UsageError  # noqa: F401 - the commands' errors
 
@@ -99,8 +99,9 @@ def open_corpus(args: argparse.Namespace) -> tuple[Config, CorpusURL, ObjectStor
 
 
 def is_empty(store: ObjectStore) -> bool:
-    """True when the corpus holds no object at all (one LIST page at most)."""
-    return next(iter(store.list()), None) is None
+    """True when the corpus holds no file of a memory (brainfs's own objects, such as a
+    listing snapshot a mount of a mistyped prefix left, do not count)."""
+    return next((o for o in store.list() if not is_internal(o.path)), None) is None
 
 
 def refuse_empty(store: ObjectStore, url: CorpusURL, cfg: Config, what: str) -> None:

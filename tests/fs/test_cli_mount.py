@@ -108,6 +108,18 @@ def test_empty_prefix_warns_and_mounts(tmp_path: Path, env, corpus, store, backg
     r = cli("-q", "mount", typo, str(mp), env=env)
     assert r.returncode == 0 and r.stderr == "" and r.stdout == "", (r.stdout, r.stderr)
     _umount(mp, env)
+    # The mounts left nothing there (no listing snapshot), so the typo stays empty and the
+    # commands that write into a corpus still refuse it.
+    other = ObjectStore(CorpusURL.parse(typo), Config().override(endpoint_url=env["AWS_ENDPOINT_URL"]))
+    try:
+        assert [o.path for o in other.list()] == []
+        other.put(".brainfs/listing.json.gz", b"left by an older version")
+        for args in (["correct", "x, not y", typo], ["dream", typo, "--no-embed"]):
+            line = one_error_line(cli(*args, env=env))
+            assert "holds no files" in line, (args, line)
+        assert [o.path for o in other.list()] == [".brainfs/listing.json.gz"]
+    finally:
+        other.close()
 
 
 # ----------------------------------------------------------------------------- logs
