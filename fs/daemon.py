@@ -199,6 +199,8 @@ class Daemon:
             # or has failed ("snapshot, list failed"): until then another mount's newest
             # writes may not be seen here.
             "listing": self._listing_state(),
+            # "working-set" (ls shows the local files) or "corpus" (every file)
+            "listing_mode": self.cfg.listing,
             "open_files": self.ws.open_files(),
             "writing": len(self.ops.writing) if self.ops else 0,
             # Files written and not committed yet (commit = "quiet": until their quiet

@@ -408,7 +408,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"{st['corpus']} at {st['mountpoint']} (pid {st['pid']})")
     print(f"  files:     {st['files']} in corpus, {st['local_files']} local, {st['remote_files']} remote"
           + (f" (ls and find show the local ones; `brainfs ls {args.mountpoint}` lists all)"
-             if st.get("remote_files") else "")
+             if st.get("remote_files") and st.get("listing_mode") != "corpus" else "")
+          + (" (ls and find show them all; a remote one is fetched when read)"
+             if st.get("remote_files") and st.get("listing_mode") == "corpus" else "")
           + (f"; {st['unpacking_files']} preloaded, being written to the cache"
              if st.get("unpacking_files") else ""))
     print(f"  cache:     {st['local_bytes'] / mb:.1f} MiB of {st['cache_budget_bytes'] / mb:.0f} MiB in {st['cache_dir']}")

@@ -38,6 +38,9 @@ def test_corpus_listing_shows_every_file_and_fetches_on_read(corpus, store, moun
     mp = m.mountpoint
     found = sorted(str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file())
     assert found == ["GUIDE.md", "archive/2019/old.md", "archive/2020/deep/older.md"]
+    st = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "status", str(mp)], capture_output=True,
+                        text=True, env=dict(os.environ, BRAINFS_CONFIG="/dev/null"), timeout=60)
+    assert "ls and find show them all" in st.stdout and "show the local ones" not in st.stdout, st.stdout
     out = subprocess.run(["grep", "-rl", "zebrafish", "."], cwd=mp, capture_output=True, text=True)
     assert out.stdout.split() == ["./archive/2019/old.md"]
     store.put("archive/2021/new.md", b"added elsewhere\n")
