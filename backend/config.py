@@ -16,6 +16,7 @@ This lives at the bottom of the import graph (``backend``) because every layer r
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import hashlib
 import os
 import re
@@ -267,7 +268,10 @@ class Config:
                 raise ConfigError(f"{toml_path}: not valid TOML: {e}") from None
             except OSError as e:
                 raise ConfigError(f"config file {toml_path}: {e.strerror or e}") from None
-            cfg = cfg.override(**data)
+            try:
+                cfg = cfg.override(**data)
+            except ConfigError as e:
+                raise ConfigError(f"{toml_path}: {e}") from None
         overrides: dict[str, Any] = {}
         if env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL"):
             overrides["endpoint_url"] = env.get("AWS_ENDPOINT_URL_S3") or env["AWS_ENDPOINT_URL"]
@@ -281,11 +285,14 @@ class Config:
         for name, key in (("llm_base_url", "OPENAI_BASE_URL"), ("llm_api_key", "OPENAI_API_KEY")):
             if env.get(key):
                 overrides[name] = env[key]
+        cfg = cfg.override(**overrides)
         for f in dataclasses.fields(cls):
             key = "BRAINFS_" + f.name.upper()
             if key in env:
-                overrides[f.name] = env[key]
-        cfg = cfg.override(**overrides)
+                try:
+                    cfg = cfg.override(**{f.name: env[key]})
+                except ConfigError as e:
+                    raise ConfigError(f"environment variable {key}: {e}") from None
         if env.get("AWS_ACCESS_KEY_ID"):
             # A key pair comes whole from one source: never pair the environment's key id
             # with a secret or token from the file.
@@ -307,7 +314,9 @@ class Config:
             if value is None:
                 continue
             if name not in known:
-                raise ConfigError(f"unknown setting {name!r}")
+                close = difflib.get_close_matches(name, known, n=1)
+                raise ConfigError(f"unknown setting {name!r}"
+                                  + (f" (did you mean {close[0]!r}?)" if close else ""))
             setattr(out, name, _coerce(name, known[name].type, value))
         if out.endpoint_url is not None:
             out.endpoint_url = out.endpoint_url.strip() or None
@@ -433,5 +442,10 @@ def _coerce(name: str, typ: Any, value: Any) -> Any:
             return float(value)
         return str(value)
     except (TypeError, ValueError) as e:
-        detail = f": {e}" if name.endswith("_bytes") else ""
+        detail = f": {e}" if name.endswith("_bytes") else _EXPECTED.get(t, "")
         raise ConfigError(f"setting {name}: cannot use {value!r}{detail}") from None
+
+
+#: What a setting of each type takes, for the error about a value it cannot use.
+_EXPECTED: dict[Any, str] = {int: " (expected a whole number)", float: " (expected a number)",
+                             bool: " (expected true or false)"}

@@ -332,8 +332,14 @@ def test_non_utf8_toml_is_a_config_error(tmp_path: Path) -> None:
 def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
     toml = tmp_path / "c.toml"
     toml.write_text("read_timeuot = 3\n")
-    with pytest.raises(ConfigError, match="read_timeuot"):
+    with pytest.raises(ConfigError, match="read_timeuot") as ei:
         Config.load(path=toml, env=_env(tmp_path))
+    # names the file and the setting meant
+    assert str(toml) in str(ei.value) and "did you mean 'read_timeout'" in str(ei.value)
+    # a value from the environment names its variable and what the setting takes
+    with pytest.raises(ConfigError) as ei:
+        Config.load(env=dict(_env(tmp_path), BRAINFS_RECALL_K="abc"))
+    assert "BRAINFS_RECALL_K" in str(ei.value) and "whole number" in str(ei.value), str(ei.value)
     # A table (nested section) is an unknown setting too, not silently ignored.
     toml.write_text("[s3]\nendpoint_url = 'http://x'\n")
     with pytest.raises(ConfigError, match="s3"):
