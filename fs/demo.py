@@ -73,22 +73,35 @@ def start_server(port: int) -> None:
 
 
 def stop(mountpoint: Path) -> int:
-    """Unmount the demo mount and stop the demo's S3 server by its PID."""
+    """Unmount the demo mount (the one the demo made, wherever it is, and ``mountpoint``)
+    and stop the demo's S3 server by its PID."""
     from .fusectl import is_mountpoint
 
-    if is_mountpoint(mountpoint):
-        _brainfs("umount", str(mountpoint), show=False)
+    did = False
+    made = STATE / "mountpoint"
+    mps = [mountpoint] + ([Path(made.read_text())] if made.exists() else [])
+    for mp in dict.fromkeys(p.resolve() for p in mps):
+        if is_mountpoint(mp):
+            if _brainfs("umount", str(mp), show=False, check=False) == 0:
+                did = True
+    made.unlink(missing_ok=True)
     pidfile = STATE / "s3.pid"
     if pidfile.exists():
         pid = int(pidfile.read_text())
         if pid_alive(pid):
             os.kill(pid, signal.SIGTERM)
-            for _ in range(100):
+            for _ in range(200):
                 if not pid_alive(pid):
                     break
                 time.sleep(0.05)
+            if pid_alive(pid):
+                print(f"brainfs: error: the S3 server (pid {pid}) did not stop", file=sys.stderr)
+                return 1
             print(f"stopped the S3 server (pid {pid})")
+            did = True
         pidfile.unlink()
+    if not did:
+        print(f"no demo running here ({STATE.resolve()}): nothing to stop")
     return 0
 
 
@@ -98,9 +111,14 @@ def run(mountpoint: Path, port: int, size: str) -> int:
 
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     os.environ.setdefault("BRAINFS_CACHE_DIR", str((STATE / "cache").resolve()))
-    if is_mountpoint(mountpoint):
+    mounted = is_mountpoint(mountpoint)
+    if not mounted and mountpoint.is_dir() and any(mountpoint.iterdir()):
+        # Said before anything starts: the mount would refuse it after all the work.
+        raise SystemExit(f"brainfs: error: {mountpoint} is not empty; give the demo another "
+                         f"directory: brainfs demo DIR")
+    start_server(port)  # before unmounting: a busy port must not leave the user without a mount
+    if mounted:
         _brainfs("umount", str(mountpoint), show=False)
-    start_server(port)
     print(f"\n$ export AWS_ENDPOINT_URL=http://127.0.0.1:{port}    # the embedded S3 server",
           flush=True)
     sample = STATE / f"sample-{size}"
@@ -112,6 +130,7 @@ def run(mountpoint: Path, port: int, size: str) -> int:
         print(f"\n$ mkdir {shlex.quote(str(mountpoint))}", flush=True)
         mountpoint.mkdir(parents=True)
     _brainfs("mount", CORPUS, str(mountpoint))
+    (STATE / "mountpoint").write_text(str(mountpoint.resolve()))  # what --stop unmounts
     mp = shlex.quote(str(mountpoint))
     _show(f"ls {mp} {mp}/knowledge | head -20")
     from brainfs.tools.sample import RARE_WORD

@@ -390,6 +390,18 @@ def test_demo_on_a_busy_port(tmp_path: Path, base_env: dict[str, str]) -> None:
     assert not (tmp_path / ".demo" / "s3.pid").exists()
 
 
+def test_demo_refuses_a_non_empty_directory_before_starting(tmp_path: Path, base_env: dict[str, str]) -> None:
+    """A non-empty mountpoint is said at once, before the server starts and the sample is
+    written (the mount would refuse it at the end, leaving the server running)."""
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / "mine.txt").write_text("mine\n")
+    r = run("demo", env=base_env, timeout=60, cwd=tmp_path)
+    line = one_error_line(r)
+    assert "memory is not empty" in line and "brainfs demo DIR" in line, line
+    assert not (tmp_path / ".demo" / "s3.pid").exists()
+    assert (tmp_path / "memory" / "mine.txt").read_text() == "mine\n"
+
+
 @pytest.mark.unit
 def test_mount_options_declared_once() -> None:
     """Every mount option reaches the daemon a background mount spawns, and mount(8)'s -o

@@ -427,6 +427,14 @@ def test_demo_shows_commands_as_typed(tmp_path: Path) -> None:
         assert "brainfs mount s3://memory/demo mem" in shown
         assert sys.executable not in r.stdout and "brainfs.fs.cli" not in r.stdout
         assert "recall:    ready" in r.stdout
+        # --stop with no directory: the demo's own mount is unmounted wherever it is.
+        r = subprocess.run([*CLI, "demo", "--stop"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0 and "stopped the S3 server" in r.stdout, r.stdout + r.stderr
+        assert not is_mounted(mp)
+        r = subprocess.run([*CLI, "demo", "--stop"], cwd=tmp_path, env=env, capture_output=True,
+                           text=True, timeout=120)
+        assert r.returncode == 0 and "nothing to stop" in r.stdout, r.stdout + r.stderr
     finally:
         subprocess.run([*CLI, "demo", "mem", "--stop"], cwd=tmp_path, env=env,
                        capture_output=True, timeout=120)
