@@ -304,17 +304,18 @@ def wiki_uses() -> dict[str, dict]:
     grid["no wiki line, pool 4"] = {"claims": True, "pool": 4.0, "overlap": 99, "turn_floor": 0.25}
     grid["no wiki line, pool 4, turn floor 0.1"] = {"claims": True, "pool": 4.0, "overlap": 99,
                                                     "turn_floor": 0.1}
-    points = [(0.25, 0.3, None), (0.25, 0.3, 0.6)]
+    points = [(0.25, 0.3, None), (0.25, 0.3, 0.4)]
     for floor in (0.1, 0.05):
-        points += [(floor, 0.15, None), (floor, 0.15, 0.6)]
-        points += [(floor, 0.3, dd) for dd in (None, 0.4, 0.6, 0.8)]
+        points += [(floor, 0.15, None), (floor, 0.15, 0.4)]
+        points += [(floor, 0.3, dd) for dd in (None, 0.2, 0.3, 0.4, 0.6)]
+    points.append((0.05, 0.3, 0.8))
     for floor, share, dd in points:
         grid[f"lines, pool 4, share {share:g}, turn floor {floor:g}"
              + (f", dedupe within {dd:g}" if dd else "")] = {
             "claims": True, "pool": 4.0, "share": share, "turn_floor": floor, "dedupe_share": dd}
     # what the gathered lines add: the setting chosen on dev, without them
-    grid["lines, pool 4, share 0.3, turn floor 0.05, dedupe within 0.6, no gathered line"] = {
-        "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.05, "dedupe_share": 0.6,
+    grid["lines, pool 4, share 0.3, turn floor 0.05, dedupe within 0.4, no gathered line"] = {
+        "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.05, "dedupe_share": 0.4,
         "gathered": False}
     return grid
 

@@ -145,7 +145,7 @@ class WikiUse:
     pool: float = 4.0
     gathered: bool = True
     turn_floor: float = 0.05
-    dedupe_share: float | None = 0.6
+    dedupe_share: float | None = 0.4
 
 #: Top-level names that are not memory (brainfs's own objects, the mount's magic folder).
 _HIDDEN = (INTERNAL_PREFIX, ".recall", ".git")
