@@ -346,6 +346,9 @@ class Daemon:
                 if res.conflict_path:
                     ops.content_changed([res.row.path])
                     ops.invalidate([res.row.path])
+                    # The path holds the other writer's version now: fetched at once, so
+                    # that ls keeps showing it (a working-set listing shows local files).
+                    self._nursery.start_soon(self._fetch_quietly, res.row.path)
                 elif res.refused:
                     # Another writer's version survived our delete: a relist brings it
                     # back into the working set.
@@ -357,6 +360,16 @@ class Daemon:
                 elif res.row.op == "delete" and self.recall is not None:
                     self.recall.indexed_remove(res.row.path)
         return rows, failed
+
+    async def _fetch_quietly(self, path: str) -> None:
+        assert self.ops is not None
+        errors = await self.ops.materialize([path])
+        if errors:
+            log.warning("could not fetch %s after a conflict (a read fetches it): %s", path,
+                        errors.get(path))
+            return
+        self.ops.content_changed([path])
+        self.ops.invalidate([path])
 
     def _session_grew(self, paths: list[str]) -> None:
         """Count sessions whose transcript is new or changed; wake dream at the threshold."""

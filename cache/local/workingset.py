@@ -1405,6 +1405,12 @@ class WorkingSet:
                 self.catalog.sent_clear(db, row.path)
             f = self.files.get(row.path)
             if not self.catalog.journal_done(db, row.path, row.op, row.hash):
+                if row.op == "put" and res.conflict_path:
+                    # An intermediate version of ours (e.g. the empty file of `echo > f`)
+                    # lost the race: the newer write keeps its base and will be kept as
+                    # its own conflict copy, so this one goes (it would read back empty).
+                    self.catalog.journal_put(db, res.conflict_path, "delete", "", res.etag)
+                    return True
                 # Superseded by a newer write while uploading. The remote now holds what we
                 # just sent, so that is what the newer write is based on.
                 if row.op == "put" and not res.conflict_path:

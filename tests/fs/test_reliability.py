@@ -706,6 +706,42 @@ def test_two_mounts_writing_the_same_file_keep_both(seeded, corpus, mounter, sto
     a.stop(), b.stop()
 
 
+def test_a_conflict_keeps_one_copy_of_the_last_write_and_the_path_stays_listed(
+        seeded, corpus, mounter, store, cfg, tmp_path, proxy) -> None:
+    """B truncates then rewrites a file A changed (as `echo … > f` can): the truncation's
+    upload loses the race while the rewrite is already waiting. One conflict copy, holding
+    the rewrite, is kept (not a second, empty one), and the path stays in B's listing with
+    A's version (found by a stranger's trial: an empty copy, and the file gone from ls)."""
+    a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"))
+    b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b",
+                                                   endpoint_url=proxy.url))
+    a.wait_listed(), b.wait_listed()
+    rel = "knowledge/kyoto.md"
+    ours_a, ours_b = b"version written by mount A\n", b"version written by mount B\n"
+    (b.mountpoint / rel).read_bytes()
+    (a.mountpoint / rel).write_bytes(ours_a)
+    wait_for(lambda: s3get(store, rel) == ours_a, what="A's upload")
+    proxy.set_delay(1.0)  # B's requests are slow: its first upload is in flight a while
+    proxy.reset_stats()
+    os.truncate(b.mountpoint / rel, 0)
+    wait_for(lambda: proxy.stats["requests"] >= 1, timeout=30, what="the truncation's upload sent")
+    (b.mountpoint / rel).write_bytes(ours_b)
+    c = raw_client(cfg.endpoint_url or "")
+
+    def copies() -> dict[str, bytes | None]:
+        return {k: s3get(store, corpus.path(k)) for k in all_keys(c, corpus.bucket) if ".conflict-" in k}
+
+    wait_for(lambda: ours_b in copies().values(), timeout=60, what="B's rewrite kept as a copy")
+    proxy.set_delay(0.0)
+    wait_for(lambda: len(copies()) == 1, timeout=60, what="the truncation's copy removed")
+    assert list(copies().values()) == [ours_b]
+    assert s3get(store, rel) == ours_a
+    wait_for(lambda: "kyoto.md" in os.listdir(b.mountpoint / "knowledge"), timeout=30,
+             what="the path listed in B")
+    wait_for(lambda: (b.mountpoint / rel).read_bytes() == ours_a, what="B reading A's version")
+    a.stop(), b.stop()
+
+
 def test_conflict_loser_reads_the_winner(seeded, corpus, mounter, store, cfg, tmp_path) -> None:
     # After the conflict, B's own path holds A's content: B must read A's bytes there, not
     # its own from the kernel page cache (same size: keep_cache could keep B's pages).
