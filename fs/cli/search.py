@@ -50,9 +50,11 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
         raise UsageError(f"{path}: {'not a file' if path.exists() else 'no such file'} "
                          "(expected LoCoMo JSON)")
     try:
-        read_samples(path)  # a malformed file fails here, before any model loads
+        samples = read_samples(path)  # a malformed file fails here, before any model loads
     except LocomoInputError as e:
         raise UsageError(str(e)) from None
+    if not samples:
+        raise UsageError(f"{path}: no samples (an empty list): nothing to evaluate")
     extra = {}
     if not args.no_wiki:
         # The ablation of the seed: the same hybrid retrieval plus the wiki dream builds
@@ -214,7 +216,7 @@ def _add_eval(sub: argparse._SubParsersAction, command: Callable[..., argparse.A
                     help="only the first N questions per conversation")
     lo.add_argument("--no-wiki", action="store_true", help="skip the hybrid+wiki retriever (no dream run)")
     lo.add_argument("--answer-budget", type=positive_int, default=1000, metavar="TOKENS",
-                    help="tokens of recall read for the answer measure (default 1000)")
+                    help="tokens of recall read for the answer measure")
     lo.add_argument("--per-question", action="store_true",
                     help="with --json: each question's metrics and answer outcome")
     lo.set_defaults(func=cmd_eval_locomo)

@@ -277,6 +277,7 @@ def test_unknown_bucket(s3env: dict[str, str]) -> None:
     ('[{"conversation": {"session_1": []}, "qa": [{"category": [1]}]}]', r"question 1 has category a list"),
     ('[{"conversation": {"session_1": []}, "qa": [{"category": 1}]}]', r"question 1 has no 'question' text"),
     ('[{"conversation": {"speaker_a": "A"}}]', r"the conversation has no sessions"),
+    ("[]", r"no samples \(an empty list\): nothing to evaluate"),
 ])
 def test_bad_eval_file(tmp_path: Path, base_env: dict[str, str], content: str, expect: str) -> None:
     f = tmp_path / "bad.json"
