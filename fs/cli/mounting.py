@@ -264,8 +264,10 @@ def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, lo
                 t = json.loads(rest or "{}")
                 if not quiet():
                     later = t.get("preload_unpacking", 0)
-                    print(f"mounted {url} at {mp} (pid {child.pid}; {t.get('preload_files', 0)} "
-                          f"files preloaded in {t.get('preload_s', 0):.2f}s"
+                    n = t.get("preload_files", 0)
+                    what = (f"{n} files preloaded in {t.get('preload_s', 0):.2f}s" if n or
+                            t.get("preload_deferred") else "the working set was in the cache already")
+                    print(f"mounted {url} at {mp} (pid {child.pid}; {what}"
                           + (f", {later} of them being written to the cache" if later else "")
                           + f"; log {log_path})")
                 return 0

@@ -11,6 +11,7 @@ from .common import (
     config_of,
     embedder_or_none,
     open_corpus,
+    quiet,
     refuse_empty,
     URL_HELP,
     UsageError,
@@ -46,8 +47,9 @@ def cmd_dream(args: argparse.Namespace) -> int:
         sys.stdout.write(res.diff())
         print(f"dry run: {len(res.changes)} change(s) would be made; nothing written")
     else:
-        for c in res.changes:
-            print(c)
+        if not quiet():  # -q: the summary lines only
+            for c in res.changes:
+                print(c)
         print(f"commit {rep.commit[:12] if rep.commit else '(none: wiki unchanged)'}; "
               f"{len(rep.uploaded)} uploaded, {len(rep.deleted)} deleted"
               + (f", {len(rep.conflicts)} conflict(s) kept the other version: {', '.join(rep.conflicts)}"

@@ -695,3 +695,16 @@ def test_forget_command_records_a_request(tmp_path: Path, env, corpus, store, mo
     bodies = [store.get(o.path)[0] for o in store.list("forget")]
     assert len(bodies) == 2 and any(b"Nakazakicho" in b for b in bodies)
     assert not list(ObjectStore(empty, Config().override(endpoint_url=env["AWS_ENDPOINT_URL"])).list())
+
+
+def test_remount_says_the_working_set_was_cached(tmp_path: Path, env, corpus, store, background) -> None:
+    _seed(store, tmp_path)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    r = cli("mount", str(corpus), str(mp), env=env)
+    assert r.returncode == 0 and "files preloaded" in r.stdout, r.stdout + r.stderr
+    _umount(mp, env)
+    r = cli("mount", str(corpus), str(mp), env=env)
+    assert r.returncode == 0 and "the working set was in the cache already" in r.stdout, r.stdout
+    _umount(mp, env)
