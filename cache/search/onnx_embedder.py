@@ -270,26 +270,33 @@ class OnnxMiniLMEmbedder:
         taken = iter(order)
         take = threading.Lock()
         failed: list[tuple[int, BaseException]] = []
+        stop: list[bool] = []  # set when the calling thread leaves (an interrupt)
 
-        def work() -> None:
-            while not failed:
+        def work(catch: type[BaseException]) -> None:
+            while not failed and not stop:
                 with take:
                     i = next(taken, None)
                 if i is None:
                     return
                 try:
                     out[i] = self._run_one(encs[i].ids)
-                except BaseException as e:  # noqa: BLE001 - handed to the caller below
+                except catch as e:  # handed to the caller below
                     failed.append((i, e))
                     return
 
-        threads = [threading.Thread(target=work, name=f"brainfs-embed-{k}", daemon=True)
+        # A background thread records whatever stops it (else its rows would stay zero);
+        # the calling thread records errors but lets an interrupt (Ctrl-C) go up as is.
+        threads = [threading.Thread(target=work, args=(BaseException,),
+                                    name=f"brainfs-embed-{k}", daemon=True)
                    for k in range(workers - 1)]
         for t in threads:
             t.start()
-        work()  # the calling thread is one of the workers
-        for t in threads:
-            t.join()
+        try:
+            work(Exception)  # the calling thread is one of the workers
+        finally:
+            stop.append(True)
+            for t in threads:  # each ends after its current pass
+                t.join()
         if failed:
             i, e = failed[0]
             raise EmbeddingFailed(

@@ -54,10 +54,10 @@ def test_parallel_passes_equal_one_at_a_time_bit_for_bit(texts: list[str]) -> No
 
 
 class _FailingSession:
-    """The real session, except that one call raises (which one: ``fail``)."""
+    """The real session, except that the calls ``fail`` picks raise ``error``."""
 
-    def __init__(self, real: object, fail: object) -> None:
-        self.real, self.fail, self.calls = real, fail, 0
+    def __init__(self, real: object, fail: object, error: type[BaseException] = RuntimeError) -> None:
+        self.real, self.fail, self.error, self.calls = real, fail, error, 0
         self.lock = threading.Lock()
 
     def run(self, names: object, feed: dict) -> list:
@@ -65,7 +65,7 @@ class _FailingSession:
             self.calls += 1
             n = self.calls
         if self.fail(n):
-            raise RuntimeError("simulated onnxruntime failure")
+            raise self.error("simulated onnxruntime failure")
         return self.real.run(names, feed)
 
 
@@ -125,4 +125,32 @@ def test_a_failing_pass_is_a_clear_error(texts: list[str], where: str) -> None:
     # Nothing is left locked or running: the embedder works again once the session does.
     emb._session = real
     assert _embed_in_thread(emb, texts[:6]) is None
+    assert not [th for th in threading.enumerate() if th.name.startswith("brainfs-embed-")]
+
+
+def test_an_interrupt_in_the_calling_thread_goes_up_as_is(texts: list[str]) -> None:
+    """Ctrl-C during ``brainfs index`` must stop the build, not become an embedding error
+    that the index logs and carries on past."""
+    emb = OnnxMiniLMEmbedder("int8", workers=2)
+    real = emb._session
+    caller: list[threading.Thread] = []
+    emb._session = _FailingSession(real, lambda n: bool(caller) and n >= 3
+                                   and threading.current_thread() is caller[0],
+                                   error=KeyboardInterrupt)
+    box: list[BaseException | None] = []
+
+    def call() -> None:
+        caller.append(threading.current_thread())
+        try:
+            emb.embed(texts)
+            box.append(None)
+        except BaseException as e:  # noqa: BLE001 - examined by the test
+            box.append(e)
+
+    t = threading.Thread(target=call, daemon=True)
+    t.start()
+    t.join(timeout=600)
+    assert not t.is_alive(), "embed hung after an interrupt"
+    assert type(box[0]) is KeyboardInterrupt
+    assert emb._session.calls < len(texts)  # the other worker stopped too
     assert not [th for th in threading.enumerate() if th.name.startswith("brainfs-embed-")]
