@@ -48,7 +48,8 @@ log = logging.getLogger(__name__)
 
 #: Environment variable naming the directory of the exported files.
 ENV_DIR = "BRAINFS_ONNX_DIR"
-#: Threads onnxruntime may use (default: the CPUs this process may run on).
+#: CPUs the embedder may use: int8 passes run at once, or fp32 intra-op threads (default:
+#: the CPUs this process may run on).
 ENV_THREADS = "BRAINFS_EMBED_THREADS"
 #: Bumped when the exported graph changes, so that ``.ci/setup`` exports again.
 EXPORT_VERSION = 1
