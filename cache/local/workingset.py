@@ -950,7 +950,9 @@ class WorkingSet:
         """Record a file made by ``create(durable=False)`` that no commit has recorded yet
         (its creator closed it without writing): the catalog row and its upload."""
         row = self.files.get(path)
-        if row is None or row.state != "dirty" or self.catalog.journal_row(path) is not None:
+        j = self.catalog.journal_row(path)
+        # A pending delete is the unlink of the name's earlier file: this file replaces it.
+        if row is None or row.state != "dirty" or (j is not None and j.op == "put"):
             return
         with self.catalog.transaction() as db:
             self.catalog.put_files([row], db)

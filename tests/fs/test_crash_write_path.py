@@ -252,3 +252,28 @@ def test_crash_harness_cycles_through_the_preload_pack(tmp_path: Path) -> None:
     with open("/proc/mounts") as f:
         assert not [ln for ln in f if str(tmp_path) in ln]
     assert not any(work.iterdir())
+
+
+def test_an_empty_file_made_again_after_its_unlink_survives_a_kill(corpus, store, mounter) -> None:
+    # Harness (--pack, seed 19, cycles 32 and 299): "recreate w/p/d1/f00425.md (2.2 KB ->
+    # 0 B); kill after the operation" -> missing in the mount and the bucket. The unlink's
+    # pending delete kept the empty file's first close from recording it.
+    store.put("notes/x.md", b"the first version\n")
+    store.put("notes/y.md", b"another\n")
+    m = mounter(corpus, env_extra=NO_RELIST)
+    mp = m.mountpoint
+    assert (mp / "notes/x.md").read_bytes() == b"the first version\n"
+    os.unlink(mp / "notes/x.md")
+    fd = os.open(mp / "notes/x.md", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    os.fsync(fd)
+    os.close(fd)
+    os.unlink(mp / "notes/y.md")  # the same, left for the unmount to upload
+    with open(mp / "notes/y.md", "xb"):
+        pass
+    m.kill9()
+    m2 = mounter(corpus, name="mnt2", env_extra=NO_RELIST)
+    settle(m2.mountpoint)
+    for p in ("notes/x.md", "notes/y.md"):
+        assert (m2.mountpoint / p).read_bytes() == b"", p
+        assert s3get(store, p) == b"", p
+    assert m2.stop() == 0
