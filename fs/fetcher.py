@@ -64,6 +64,16 @@ class Fetcher:
                                                     "read it again"))
         return errors
 
+    def unchecked(self, path: str) -> bool:
+        """Whether ``path`` is served from the pack on a listing snapshot's word, not yet
+        checked against the real listing (its size may not be the file's)."""
+        return not self.pack_checked.is_set() and self.ws.is_packed(path)
+
+    async def wait_checked(self, path: str) -> None:
+        """Wait until the size of ``path`` is known to be the file's (see :meth:`unchecked`)."""
+        if self.unchecked(path):
+            await self.pack_checked.wait()
+
     async def _wait_pack_checked(self, paths: list[str]) -> list[str]:
         """Wait, if any of ``paths`` is served from the preload pack on a listing
         snapshot's word, until the first real listing has checked it. Returns the paths

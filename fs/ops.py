@@ -196,6 +196,10 @@ class Ops(pyfuse3.Operations):
             a.st_ctime_ns = max(mtime, int(given.ctime * 1e9))
         a.st_blksize = 4096
         a.st_blocks = (a.st_size + 511) // 512
+        if self.fetcher.unchecked(path):
+            # Its size is the listing snapshot's: the kernel must ask again (getattr waits
+            # for the first listing), or a read would stop at a size the file lost.
+            a.attr_timeout = a.entry_timeout = 0
         return a
 
     def _size_and_mtime(self, path: str, row: FileRow) -> tuple[int, int]:
@@ -281,7 +285,9 @@ class Ops(pyfuse3.Operations):
             return self.magic.getattr(inode)
         if inode in self.inodes.unlinked:
             return self._unlinked_attrs(inode)
-        return self._attrs(inode, self.inodes.path(inode))
+        path = self.inodes.path(inode)
+        await self.fetcher.wait_checked(path)
+        return self._attrs(inode, path)
 
     def _unlinked_attrs(self, ino: int) -> pyfuse3.EntryAttributes:
         """An unlinked file still open somewhere: its kept content, no links."""

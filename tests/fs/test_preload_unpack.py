@@ -163,6 +163,7 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
     from brainfs.backend.keys import LISTING_KEY
 
     files = {f"knowledge/p{i:03d}.md": _page(i) for i in range(300)}
+    files["knowledge/p010.md"] = b""  # empty in the snapshot and the pack: grows below
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda kv: store.put(kv[0], kv[1]), files.items()))
     build_pack(store, cfg)
@@ -171,8 +172,9 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
     changed = {"knowledge/p150.md": b"the second mount's version\n" * 3}
     (b.mountpoint / "knowledge/p150.md").write_bytes(changed["knowledge/p150.md"])
     settle(b.mountpoint)
-    for i in (3, 299):  # another tool: no snapshot update either
-        changed[f"knowledge/p{i:03d}.md"] = f"rewritten by another writer {i}\n".encode() * (i % 3 + 1)
+    for i in (3, 10, 299):  # another tool: no snapshot update either
+        changed[f"knowledge/p{i:03d}.md"] = f"rewritten by another writer {i}\n".encode() * (i % 3 + 1) * (
+            10_000 if i == 10 else 1)
         store.put(f"knowledge/p{i:03d}.md", changed[f"knowledge/p{i:03d}.md"])
     files.update(changed)
     # Every request to the bucket takes 1.5 s: the reads below come while the mount's
@@ -183,8 +185,9 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
     assert st["startup"]["listing_from"] == "snapshot" and st["listing"] == "snapshot"
     assert st["startup"]["preload_from_pack"] == len(files)  # the snapshot vouched for all
     mp = m.mountpoint
+    order = [*changed, *(p for p in files if p not in changed)]  # the changed ones first
     with ThreadPoolExecutor(4) as pool:
-        first = dict(zip(files, pool.map(lambda p: _read_or_eio(mp / p), files)))
+        first = dict(zip(order, pool.map(lambda p: _read_or_eio(mp / p), order)))
     proxy.set_delay(0.0)
     for p, data in files.items():
         assert first[p] in (data, None), p
