@@ -46,9 +46,9 @@ coming leaving living learning reading watching seeing meeting waiting helping s
 dealing focusing considering missing loving liking enjoying starting finishing spending being
 something nothing anything everything thing morning evening during bring sing king ring spring
 string wing ceiling building anything caring hearing sitting standing putting setting letting
-offering hosting attending teaching organizing organising leading joining running_late""".split())
+offering hosting attending teaching organizing organising leading joining playing""".split())
 _DET = r"(?:a|an|the|my|our|this|that|these|some|another|new|first|second|little)"
-_NOT_THING = frozenset("""lot bit lot_of few couple ton way time chance thing things one ones kind
+_NOT_THING = frozenset("""lot bit few couple ton way time chance thing things one ones kind
 sort part idea look feeling call message question break day week month year moment minute
 """.split())
 #: Words that open a class-like phrase without naming its subject ("a new class", "my first class").

@@ -47,6 +47,7 @@ pytestmark = pytest.mark.unit
     ("I got a lot of work done.", []),
     ("I bought it last week.", []),
     ("Mostly lesson plans and letters.", []),
+    ("It's why I enjoy playing and pushing myself.", []),  # playing what: no activity named
 ])
 def test_values_of_a_statement(sentence: str, want: list[tuple[str, str]]) -> None:
     assert values(sentence) == want
