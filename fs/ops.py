@@ -314,6 +314,8 @@ class Ops(pyfuse3.Operations):
                             attr.st_gid if fields.update_gid else None)
         if row is not None:
             if fields.update_size:
+                # A truncation replaces the version the listing names: not the snapshot's.
+                await self.fetcher.wait_checked(path)
                 shadow = await self.shadows.open(path, truncate=attr.st_size == 0)
                 os.ftruncate(shadow.fd, attr.st_size)
                 shadow.dirty = True
@@ -430,6 +432,7 @@ class Ops(pyfuse3.Operations):
         path = self.inodes.child(parent_inode, name)
         if not is_link(path):
             path = self.ws.resolve(path) or path
+        await self.fetcher.wait_checked(path)  # the delete names the version the listing has
         await self.shadows.wait_commit(path)
         self._keep_unlinked(path)
         if path in self.writing:

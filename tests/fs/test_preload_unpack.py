@@ -172,7 +172,7 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
     changed = {"knowledge/p150.md": b"the second mount's version\n" * 3}
     (b.mountpoint / "knowledge/p150.md").write_bytes(changed["knowledge/p150.md"])
     settle(b.mountpoint)
-    for i in (3, 10, 299):  # another tool: no snapshot update either
+    for i in (3, 10, 200, 201, 299):  # another tool: no snapshot update either
         changed[f"knowledge/p{i:03d}.md"] = f"rewritten by another writer {i}\n".encode() * (i % 3 + 1) * (
             10_000 if i == 10 else 1)
         store.put(f"knowledge/p{i:03d}.md", changed[f"knowledge/p{i:03d}.md"])
@@ -185,6 +185,13 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
     assert st["startup"]["listing_from"] == "snapshot" and st["listing"] == "snapshot"
     assert st["startup"]["preload_from_pack"] == len(files)  # the snapshot vouched for all
     mp = m.mountpoint
+    # Rewritten (O_TRUNC) and removed before the first LIST is in: based on the other
+    # writer's version, not the snapshot's, so no conflict copy and no refused delete.
+    mine = b"rewritten in the mount right after it answered\n"
+    os.unlink(mp / "knowledge/p201.md")
+    (mp / "knowledge/p200.md").write_bytes(mine)
+    changed["knowledge/p200.md"] = files["knowledge/p200.md"] = mine
+    del changed["knowledge/p201.md"], files["knowledge/p201.md"]
     order = [*changed, *(p for p in files if p not in changed)]  # the changed ones first
     with ThreadPoolExecutor(4) as pool:
         first = dict(zip(order, pool.map(lambda p: _read_or_eio(mp / p), order)))
@@ -200,6 +207,8 @@ def test_a_stale_listing_snapshot_never_serves_the_packs_old_copy(
         assert (mp / p).read_bytes() == data, p
     assert m.stop() == 0
     assert b.stop() == 0
+    in_bucket = {o.path for o in store.list() if o.path.startswith("knowledge/")}
+    assert in_bucket == set(files), in_bucket ^ set(files)
     for p, data in changed.items():
         assert store.get(p)[0] == data
 
