@@ -331,7 +331,8 @@ def write_wiki(run: _Run) -> None:
     run.prog.phase("writing the wiki")
     run.phrases = phrases = forget_phrases(tree, listing)
     topics_of = _published_topics(tree, listing)
-    files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of)
+    owner_texts = _owner_texts(tree, listing)
+    files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
     for e in run.hand_edits:
         reasons[e.path].append(e.describe())
     # a hand line contradicting its page becomes a correction event, written by this run
@@ -361,7 +362,7 @@ def write_wiki(run: _Run) -> None:
         reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
             cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))
     if new_cards or external:
-        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of)
+        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
         for cp in new_cards:
             card = state.cards[cp]
             reasons[cp].append(f"correction {card['source']}" + (
@@ -390,6 +391,24 @@ def _published_topics(tree: Tree, listing: dict[str, str]) -> Callable[[str], li
             seen[slug] = page_topics(tree.read(p)) if p in listing else []
         return seen[slug]
     return topics
+
+
+def _owner_texts(tree: Tree, listing: dict[str, str]) -> Callable[[str], list[str]]:
+    """The user's one-word speaker name → texts of the tree that may give their full name:
+    GUIDE.md ("You are assisting Nadia Rahman, …") and the titles of the pages under
+    knowledge/ whose slug starts with that name (a person's page someone already keeps)."""
+    def texts(first: str) -> list[str]:
+        out = []
+        if reach.GUIDE_PATH in listing:
+            out.append(tree.read(reach.GUIDE_PATH) or "")
+        prefix = f"knowledge/{T.slugify(first)}-"
+        for p in sorted(listing):
+            if p.startswith(prefix) and p.endswith(".md") and p.count("/") == 1:
+                m = re.search(r"^title:\s*['\"]?(.+?)['\"]?\s*$", tree.read(p) or "", re.M)
+                if m:
+                    out.append(m.group(1))
+        return out
+    return texts
 
 
 # ---- validation and semantic verification

@@ -323,6 +323,21 @@ def _kind_allows(n: str, m: str, kinds: dict[str, str | None], placey: set[str])
         kn == "person" or m.split()[-1].lower() in _LEGAL_SUFFIXES)
 
 
+def _place_in_place(n: str, m: str, kinds: dict[str, str | None], placey: set[str]) -> bool:
+    """Is the one word ``n`` a place and ``m`` a longer name that starts or ends with it
+    with no head word to say what it is ("Sapporo" and "Sapporo Chikagai", a mall in it)?
+    A city and a site in it are two subjects: a statement about the city ("I moved to
+    Sapporo") must not land on the site's page. A person's name is the exception ("Paris"
+    may stand for "Paris Okafor" when the corpus types the longer name a person)."""
+    if not (kinds.get(n) == "place" or n in placey):
+        return False
+    low = [t.lower() for t in m.split()]
+    heads = _ORG_HEADS | _PROJECT_HEADS | _PLACE_HEADS | _LEGAL_SUFFIXES | {"operation", "programme", "program"}
+    if any(t in heads or t in T.CONNECTORS for t in low):
+        return False  # a head word says what it is ("Ridgeline Timber Co."): see _distinctive
+    return kinds.get(m) != "person" or m in placey
+
+
 def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
               speakers: set[str] | frozenset[str] = frozenset(),
               placey: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
@@ -351,7 +366,8 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
                 ml = [t.lower() for t in m.split()]
                 if len(toks) > 1 and (ml[:len(low)] == low or ml[-len(low):] == low):
                     targets.append(m)  # "St Aldric" → "St Aldric Hospital"
-                elif len(toks) == 1 and low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey):
+                elif len(toks) == 1 and low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey) \
+                        and not _place_in_place(n, m, kinds, placey):
                     targets.append(m)
         if not targets and len(toks) == 1 and len(n) >= 2 and not n.isupper():
             # "Mel" for the speaker "Melanie", "Jo" for "Joanna": the start of one speaker's name

@@ -128,15 +128,18 @@ class _PageInputs(NamedTuple):
 
 def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Settings,
                synth: Synthesizer, previous_topics: Callable[[str], Sequence[str]] | None = None,
+               owner_texts: Callable[[str], Sequence[str]] | None = None,
                ) -> tuple[dict[str, str], dict[str, list[str]], WikiInfo]:
     """Render every managed file from the state. Returns (files, reasons, info).
     ``previous_topics(slug)``: the page's thread topics as published, in order (threads.py
-    keeps that order unless a topic beats another by a margin); None: plain ranking."""
+    keeps that order unless a topic beats another by a margin); None: plain ranking.
+    ``owner_texts(name)``: texts outside the sessions that may give the user's full name
+    when the sessions call them by one word (GUIDE.md, a page already kept for them)."""
     w = _Build(state, phrases, settings, synth)
     _summaries(w)
     pool = _pool(w)
     rel_cache = _known_relations(state, pool.facts)
-    subs, qualifying = _subjects(w, pool, rel_cache)
+    subs, qualifying = _subjects(w, pool, rel_cache, owner_texts)
     qset = set(qualifying)
     titles = {s: subs.by_slug[s].title for s in qualifying}
     by_slug = _facts_by_page(pool.facts, subs)
@@ -274,6 +277,18 @@ def _pool(w: _Build) -> _Pool:
     sessions, order = w.state.sessions, w.order
     helpers = _named_helpers(sessions, order)
     renamed = _role_names(sessions, order)
+    # A "User" no session names, in a memory whose other sessions have the user speak by
+    # name (an import of plain "User:/Assistant:" text beside them): the memory is one
+    # person's, so "User" is the human who speaks most, not a second person.
+    said = Counter(f["speaker"] for sid in order for f in sessions[sid]["facts"]
+                   if not is_role(f["speaker"]) and f["speaker"] not in helpers)
+    owner = sorted(said.items(), key=lambda kv: (-kv[1], kv[0]))[0][0] if said else None
+    if owner:
+        for sid in order:
+            for f in sessions[sid]["facts"]:
+                spk = f["speaker"]
+                if spk not in renamed and spk.strip().lower() in S.USER_ROLES:
+                    renamed[spk] = owner
     facts = []
     for sid in order:
         for f in sessions[sid]["facts"]:
@@ -296,7 +311,8 @@ def _pool(w: _Build) -> _Pool:
     return _Pool(helpers, renamed, facts, speakers)
 
 
-def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Subjects, list[str]]:
+def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
+              owner_texts: Callable[[str], Sequence[str]] | None = None) -> tuple[S.Subjects, list[str]]:
     """The wiki's subjects, and the slugs that get a page (most mentioned first, within
     ``max_pages``); ``subs`` keeps only those."""
     sessions, order = w.state.sessions, w.order
@@ -304,6 +320,8 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Sub
     for sid in order:
         full_names.update(n for spk, n in (sessions[sid].get("full_names") or {}).items()
                           if not is_role(spk))
+    if owner_texts is not None:
+        full_names.update(_owner_full_name(w, pool, full_names, owner_texts))
     strong, anchored = strong_types(pool.facts, rel_cache)
     values = preference_values(pool.facts, rel_cache)
     case: dict[str, list[int]] = {}
@@ -329,6 +347,32 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list]) -> tuple[S.Sub
             subs.by_slug.pop(s)
     subs.alias_of = {n: s for n, s in subs.alias_of.items() if s in qset}
     return subs, qualifying
+
+
+def _owner_full_name(w: _Build, pool: _Pool, full_names: Counter,
+                     owner_texts: Callable[[str], Sequence[str]]) -> list[str]:
+    """The user's full name from outside the sessions, when the sessions call them by one
+    word only: the most frequent run of two or three capitalised words that starts with that
+    word in ``owner_texts`` (a memory's GUIDE.md names whom it assists; a page someone
+    keeps for them is titled with their full name). One page per person: "Nadia" and the
+    kept "Nadia Rahman" are one subject."""
+    spoken = Counter(f["speaker"] for f in pool.facts
+                     if not is_role(f["speaker"]) and f["speaker"] not in pool.helpers)
+    if not spoken:
+        return []
+    user = sorted(spoken.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+    if " " in user or any(n.split()[0] == user for n in full_names if " " in n):
+        return []  # a full name already, or the sessions give it
+    found: Counter = Counter()
+    for text in owner_texts(user):
+        for name, _pos in T.capitalised_runs(text):
+            toks = name.split()
+            if 2 <= len(toks) <= 3 and toks[0] == user and all(t[:1].isupper() for t in toks) \
+                    and S.clean_name(" ".join(toks[1:])) and not w.forgotten_by(name):
+                found[name] += 1
+    if not found:
+        return []
+    return [sorted(found.items(), key=lambda kv: (-kv[1], -len(kv[0].split()), kv[0]))[0][0]]
 
 
 def _facts_by_page(facts: list[dict], subs: S.Subjects) -> dict[str, list[dict]]:

@@ -1,0 +1,151 @@
+"""Faults a stranger found after importing plain "User:/Assistant:" sessions into a memory
+whose other sessions have the user speak by name: a statement about a city filed on the
+page of a site whose name starts with the city's; "User" made a second person beside the
+user; the user's one-word speaker name given a page beside the full-name page the memory
+already keeps. Invented names, none from the demo sample."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.dream import subjects as S
+from brainfs.dream.core import run_local
+
+from dream_helpers import write
+
+pytestmark = pytest.mark.unit
+
+
+def _session(sid: str, date: str, speakers: list[str], turns: list[tuple[str, str]]) -> str:
+    n = sid[-1]
+    body = "\n\n".join(f"[D{n}:{i}] {spk}: {text}" for i, (spk, text) in enumerate(turns, 1))
+    return (f"---\nsession: {sid}\ndate: {date}\nparticipants: [{', '.join(speakers)}]\n---\n\n"
+            + body + "\n")
+
+
+NAMED = {
+    "sessions/s1/transcript.md": _session("s1", "2026-02-03T10:00:00", ["Lena", "Assistant"], [
+        ("Lena", "I live in Trondvik, so plan travel times from there."),
+        ("Assistant", "Noted: you live in Trondvik."),
+        ("Lena", "Spent Friday at Halden Arcade for the signage audit."),
+        ("Assistant", "Sure. How did the audit go?"),
+        ("Lena", "The room at Halden Arcade only has four power outlets."),
+        ("Assistant", "Got it."),
+    ]),
+    "sessions/s2/transcript.md": _session("s2", "2026-03-10T10:00:00", ["Lena", "Assistant"], [
+        ("Lena", "Back from Halden Arcade, the ramps are finished."),
+        ("Assistant", "Great news."),
+        ("Lena", "Oskar Lund works at Fjordline Transit."),
+        ("Assistant", "Noted."),
+        ("Lena", "Oskar Lund and I are planning the Halden Arcade tour."),
+        ("Assistant", "Sure."),
+    ]),
+}
+
+#: An imported session: plain text, the user speaking as "User", no name said.
+IMPORTED = {
+    "sessions/s3/transcript.md": _session("s3", "2026-05-20T09:00:00", ["User", "Assistant"], [
+        ("User", "I moved to Halden last week, so plan my travel from there now."),
+        ("Assistant", "Noted, you live in Halden now."),
+        ("User", "The workshop in Halden went well with Oskar Lund."),
+        ("Assistant", "Good to hear."),
+    ]),
+}
+
+GUIDE = {"GUIDE.md": "---\ntitle: Standing instructions\ntype: guide\n---\n# Guide\n\n"
+                     "You are assisting Lena Brandt, an accessibility planner at Fjordline "
+                     "Transit. These instructions apply to every turn.\n"}
+
+
+def _pages(out: Path) -> dict[str, tuple[dict, str]]:
+    got = {}
+    for p in sorted((out / "knowledge").glob("*.md")):
+        meta, body, _bad = split_frontmatter(p.read_text())
+        got[p.stem] = (meta or {}, body)
+    return got
+
+
+# --------------------------------------------------------------------------- a place in a place
+
+def test_a_one_word_place_is_not_an_alias_of_a_site_named_after_it() -> None:
+    """"Sapporo" was merged into "Sapporo Chikagai" (an underground mall): two capitalised
+    words read as a person's first and last name. A city and a site in it are two subjects."""
+    counts = Counter({"Halden": 3, "Halden Arcade": 4})
+    kinds = {"Halden": "place", "Halden Arcade": "place"}
+    assert S.merge_map(counts, kinds)["Halden"] == "Halden"
+    # the relation or cue that makes the word a place is enough without the extractor's label
+    assert S.merge_map(counts, {}, placey={"Halden"})["Halden"] == "Halden"
+    # a person's name still takes its first name, even one the extractor took for a city
+    people = Counter({"Leila": 2, "Leila Haddad": 3})
+    assert S.merge_map(people, {"Leila": "place", "Leila Haddad": "person"})["Leila"] == "Leila Haddad"
+    # and a word with no place evidence still stands for the longer name
+    assert S.merge_map(counts, {})["Halden"] == "Halden Arcade"
+
+
+def test_a_move_to_a_city_lands_on_the_citys_page_not_the_sites(tmp_path: Path) -> None:
+    tree = write(tmp_path / "t", {**NAMED, **IMPORTED, **GUIDE})
+    run_local(tree, tmp_path / "out")
+    pages = _pages(tmp_path / "out")
+    assert "halden" in pages and "halden-arcade" in pages
+    assert "Halden" not in (pages["halden-arcade"][0].get("aliases") or [])
+    assert "moved to Halden" in pages["halden"][1]
+    assert "moved to Halden" not in pages["halden-arcade"][1]
+    index = (tmp_path / "out/knowledge/INDEX.md").read_text()
+    arcade = next(ln for ln in index.splitlines() if ln.startswith("- [[halden-arcade]]"))
+    assert "moved" not in arcade
+
+
+# --------------------------------------------------------------------------- the memory's owner
+
+def test_an_unnamed_user_speaker_is_the_memorys_owner(tmp_path: Path) -> None:
+    """"User" in an imported session, beside sessions where the user speaks as "Lena", is
+    Lena: her move is her home now, on her page, said in her name, not "User moved …"."""
+    tree = write(tmp_path / "t", {**NAMED, **IMPORTED})
+    run_local(tree, tmp_path / "out")
+    pages = _pages(tmp_path / "out")
+    assert "user" not in pages
+    meta, body = pages["lena"]
+    assert "User" not in body
+    assert "Lena lives in Halden (since" in body
+    # the old home is superseded, not current
+    assert "Trondvik" in body.split("## Superseded", 1)[1]
+    index = (tmp_path / "out/knowledge/INDEX.md").read_text()
+    assert "User " not in index
+
+
+@pytest.mark.parametrize("source", ["guide", "kept page"])
+def test_the_owners_full_name_comes_from_the_memory_itself(tmp_path: Path, source: str) -> None:
+    """The sessions say only "Lena"; GUIDE.md ("You are assisting Lena Brandt") or the page
+    the memory already keeps for her (knowledge/lena-brandt.md) gives the full name: one
+    page, lena-brandt.md, aliased "Lena", and no lena.md beside it. A second run with nothing
+    new changes nothing."""
+    kept = {"knowledge/lena-brandt.md": "---\ntitle: Lena Brandt\ntype: entity\n---\n# Lena Brandt\n\n"
+                                        "- Accessibility planner.\n"}
+    extra = GUIDE if source == "guide" else kept
+    tree = write(tmp_path / "t", {**NAMED, **IMPORTED, **extra})
+    res = run_local(tree, tmp_path / "out", apply=True)
+    pages = _pages(tmp_path / "out")
+    assert "lena" not in pages
+    meta, body = pages["lena-brandt"]
+    assert meta["title"] == "Lena Brandt" and meta["type"] == "person"
+    assert "Lena" in meta["aliases"]
+    assert "Lena Brandt lives in Halden (since" in body
+    index = (tmp_path / "out/knowledge/INDEX.md").read_text()
+    assert "[[lena-brandt]] Lena Brandt — the user" in index
+    assert res.changed
+    again = run_local(tree, tmp_path / "out2", apply=True)
+    assert again.nothing_new or not again.changed
+
+
+def test_a_different_full_name_elsewhere_is_not_taken(tmp_path: Path) -> None:
+    """Only a name that starts with the user's own word counts: a guide naming someone
+    else ("You are assisting Marit Olsen") gives Lena no surname."""
+    other = {"GUIDE.md": GUIDE["GUIDE.md"].replace("Lena Brandt", "Marit Olsen")}
+    tree = write(tmp_path / "t", {**NAMED, **IMPORTED, **other})
+    run_local(tree, tmp_path / "out")
+    pages = _pages(tmp_path / "out")
+    assert "lena" in pages and "lena-brandt" not in pages
