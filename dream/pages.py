@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from . import reach
@@ -447,13 +448,29 @@ def statement(f: dict, subs: Subjects) -> str:
     return third_person(f["text"], name)
 
 
-def gist(m: PageModel) -> str:
-    """The one-line current summary of a page (for INDEX.md)."""
+#: Words that point outside their sentence: a line holding one ("X is waiting on it.",
+#: "It came up again in the Y interviews.") does not say, alone, what it is about.
+_POINTING_RE = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|hers)\b", re.I)
+
+
+def stands_alone(text: str, names: Sequence[str] = ()) -> bool:
+    """Does ``text`` read alone as a line about the subject called ``names``: it names the
+    subject (when names are given) and leans on no pronoun from another sentence?"""
+    if _POINTING_RE.search(text):
+        return False
+    return not names or any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names if n)
+
+
+def gist(m: PageModel, names: Sequence[str] = ()) -> str:
+    """The one-line current summary of a page (for INDEX.md): its first current line, else
+    the newest timeline line that stands alone (names the subject, ``names``: its title and
+    aliases, and leans on no pronoun); '' when no line does (the caller says when the
+    subject was mentioned instead: a line that starts from "it" tells a reader nothing)."""
     if m.now:
         # "Mara Lind's manager is Priya Nair (since July 2026)": the month is enough here
         return re.sub(r"\(since (?:\d{1,2} )?([A-Z][a-z]+ \d{4})[^)]*\)$", r"(since \1)", m.now[0].text)
     if m.timeline:
-        return m.timeline[-1].text
+        return next((c.text for c in reversed(m.timeline) if stands_alone(c.text, names)), "")
     if m.superseded:  # only a past: "Ines Okafor lived in Lisbon (until April 2026)"
         c = m.superseded[0]
         until = re.search(r"until (?:\d{1,2} )?([A-Z][a-z]+ \d{4})", c.extra)

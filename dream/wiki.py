@@ -522,10 +522,16 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
         c.date for c in claims if c.date)
     related = sorted(inp.co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
     sub = inp.subs.by_slug[slug]
+    gist = P.gist(inp.models.get(slug) or P.PageModel(), [sub.title, *sub.aliases])
+    if not gist and dates:
+        # no line says alone what it is about: when it was talked of is what is true
+        n = len(sub.sessions)
+        gist = (f"mentioned in {n} session{'s' if n != 1 else ''}, "
+                + (f"{dates[0][:10]} – {dates[-1][:10]}" if dates[0][:10] != dates[-1][:10] else dates[0][:10]))
     spec = PageSpec(slug, sub.title, sub.type, claims, related, len(sub.turns),
                     len(sub.sessions), dates[0] if dates else None,
                     dates[-1] if dates else None, titles=inp.titles, aliases=list(sub.aliases),
-                    is_user=sub.is_user, gist=P.gist(inp.models.get(slug) or P.PageModel()),
+                    is_user=sub.is_user, gist=gist,
                     importance=importance(sub, inp.by_slug[slug], inp.last_day,
                                           w.settings.index_half_life_days))
     text = E.merge(w.synth.page(spec), f"knowledge/{slug}.md", page_hand, inp.card_of, inp.qset,

@@ -149,3 +149,41 @@ def test_a_different_full_name_elsewhere_is_not_taken(tmp_path: Path) -> None:
     run_local(tree, tmp_path / "out")
     pages = _pages(tmp_path / "out")
     assert "lena" in pages and "lena-brandt" not in pages
+
+
+# --------------------------------------------------------------------------- INDEX one-liners
+
+def test_an_index_line_names_its_subject_and_leans_on_no_pronoun() -> None:
+    """INDEX.md read "Blue Heron Foundation is waiting on it." and "It came up again in the
+    Fukuoka interviews.": the newest timeline line, whatever it said."""
+    from brainfs.dream import pages as P
+    from brainfs.dream.synth import Claim
+
+    def model(*texts: str) -> P.PageModel:
+        return P.PageModel(timeline=[Claim(t, "sessions/s/transcript.md#D1:1", None, "Timeline")
+                                     for t in texts])
+
+    names = ["Fjordline Transit", "Fjordline"]
+    # the newest line that names the subject without a pronoun wins over a newer one with
+    assert P.gist(model("Oskar Lund works at Fjordline Transit.",
+                        "Fjordline Transit is waiting on it."), names) == \
+        "Oskar Lund works at Fjordline Transit."
+    # an alias names it too; a line that names something else does not
+    assert P.gist(model("The Fjordline office is in Trondvik.", "Oskar sent the report."), names) == \
+        "The Fjordline office is in Trondvik."
+    # no line stands alone: no summary (the caller says when it was mentioned instead)
+    assert P.gist(model("It came up again in the Fjordline interviews."), names) == ""
+    assert not P.stands_alone("She said they liked Fjordline.", names)
+    assert P.stands_alone("Fjordline Transit hired two planners.", names)
+
+
+def test_an_index_line_with_only_pronoun_lines_says_when_it_was_mentioned(tmp_path: Path) -> None:
+    seen = {f"sessions/s{i}/transcript.md": _session(f"s{i}", f"2026-0{i}-05T10:00:00", ["Lena", "Assistant"], [
+        ("Lena", "The report is late. It came up again in the Vesterby interviews."),
+        ("Assistant", "Noted."),
+    ]) for i in (4, 5)}
+    tree = write(tmp_path / "t", {**NAMED, **seen})
+    run_local(tree, tmp_path / "out")
+    index = (tmp_path / "out/knowledge/INDEX.md").read_text()
+    line = next(ln for ln in index.splitlines() if ln.startswith("- [[vesterby]]"))
+    assert line.endswith("; mentioned in 2 sessions, 2026-04-05 – 2026-05-05"), line
