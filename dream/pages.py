@@ -448,15 +448,22 @@ def statement(f: dict, subs: Subjects) -> str:
     return third_person(f["text"], name)
 
 
-#: Words that point outside their sentence: a line holding one ("X is waiting on it.",
-#: "It came up again in the Y interviews.") does not say, alone, what it is about.
-_POINTING_RE = re.compile(r"\b(?:it|its|they|them|their|he|him|his|she|her|hers)\b", re.I)
+#: A line that opens or ends on a word pointing outside it ("It came up again in the Y
+#: interviews.", "X is waiting on it.") or speaks to someone ("Can't wait to see your
+#: show") does not say, alone, what it is about. ("their" inside a line is the wiki's own
+#: pronoun for a speaker it names, prose.py.)
+_POINTING_RES = (
+    re.compile(r"^\W*(?:it|its|it's|they|they're|them|he|he's|him|she|she's|her|this|that|these|those)\b", re.I),
+    re.compile(r"\b(?:it|them|this|that|him|her|these|those)\W*$", re.I),
+    re.compile(r"\b(?:you|your|yours|you're|you've|you'll)\b", re.I),
+)
 
 
 def stands_alone(text: str, names: Sequence[str] = ()) -> bool:
     """Does ``text`` read alone as a line about the subject called ``names``: it names the
-    subject (when names are given) and leans on no pronoun from another sentence?"""
-    if _POINTING_RE.search(text):
+    subject (when names are given), does not open or end on a pronoun from another sentence
+    and is not said to someone?"""
+    if any(rx.search(text) for rx in _POINTING_RES):
         return False
     return not names or any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names if n)
 

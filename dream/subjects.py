@@ -369,6 +369,14 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
                 elif len(toks) == 1 and low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey) \
                         and not _place_in_place(n, m, kinds, placey):
                     targets.append(m)
+        if not targets and len(toks) == 1:
+            # "Atlas" or "ATLAS" for "Atlas.ti", "NASA" for "NASA-TLX": the first part of one compound
+            # word, cut off at its full stop or hyphen, is that name, not a second subject
+            # (unless it is also mentioned more often than the compound on its own)
+            targets = [m for m in names if len(m.split()) == 1 and len(m) > len(n) + 1
+                       and m[len(n)] in ".-" and m[:len(n)].lower() == n.lower()
+                       and counts[m] >= counts[n]
+                       and m[len(n) + 1:].replace("-", "").replace(".", "").isalnum()]
         if not targets and len(toks) == 1 and len(n) >= 2 and not n.isupper():
             # "Mel" for the speaker "Melanie", "Jo" for "Joanna": the start of one speaker's name
             targets = [m for m in speakers if m != n and m.startswith(n) and " " not in m]

@@ -187,3 +187,30 @@ def test_an_index_line_with_only_pronoun_lines_says_when_it_was_mentioned(tmp_pa
     index = (tmp_path / "out/knowledge/INDEX.md").read_text()
     line = next(ln for ln in index.splitlines() if ln.startswith("- [[vesterby]]"))
     assert line.endswith("; mentioned in 2 sessions, 2026-04-05 – 2026-05-05"), line
+
+
+# --------------------------------------------------------------------------- one tool, one page
+
+def test_the_first_part_of_a_compound_name_is_that_name() -> None:
+    """"Atlas.ti" and "NASA-TLX" (tools) each got a second page, "atlas" and "nasa", from
+    the part before the full stop or hyphen."""
+    canon = S.merge_map(Counter({"Atlas.ti": 5, "Atlas": 5, "ATLAS": 2, "NASA-TLX": 4, "NASA": 4}))
+    assert canon["Atlas"] == canon["ATLAS"] == "Atlas.ti"
+    assert canon["NASA"] == "NASA-TLX"
+    # a part mentioned more often than the compound is a subject of its own
+    assert S.merge_map(Counter({"Covid-19": 1, "Covid": 6}))["Covid"] == "Covid"
+    # a different word that merely starts the same is not merged ("Atlassian")
+    assert S.merge_map(Counter({"Atlassian": 3, "Atlas": 2}))["Atlas"] == "Atlas"
+
+
+def test_a_tool_named_in_two_forms_gets_one_page(tmp_path: Path) -> None:
+    tool = {"sessions/s6/transcript.md": _session("s6", "2026-04-02T10:00:00", ["Lena", "Assistant"], [
+        ("Lena", "We'll use Quill.io instead of NVivo, because the licence covers everyone."),
+        ("Assistant", "Noted."),
+        ("Lena", "Oskar Lund codes the interviews in QUILL.io and checks them in Quill.io again."),
+        ("Assistant", "Sure."),
+    ])}
+    tree = write(tmp_path / "t", {**NAMED, **tool})
+    run_local(tree, tmp_path / "out")
+    pages = _pages(tmp_path / "out")
+    assert [p for p in pages if p.startswith("quill")] == ["quill-io"]
