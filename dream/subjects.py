@@ -490,6 +490,9 @@ _TOOL_CUE_RES = (
     re.compile(r"\b(?i:the|a|an|our|my|your)\s+" + _NAME + r"\s+(?:palette|colou?r scheme|font|typeface|"
                r"scale|questionnaire|template|style(?: guide)?|method|framework|library|package|"
                r"plugin|notation|format)\b"),
+    # what a device runs ("my laptop runs Windows", "it only runs on Linux"): software
+    re.compile(r"\b(?i:(?:laptop|computer|pc|phone|machine|server|tablet|device)s?\s+(?:runs|run|running)"
+               r"(?:\s+on)?|runs\s+on|running\s+on)\s+" + _NAME),
     # where a cited paper appeared ("Inoue et al. at CHI 2022", "Tanaka and colleagues
     # (W4A 2023)"): a publication venue, spoken of like a field's fixture, not an employer
     re.compile(r"\b(?:et al\.?,?\s+(?:at\s+|in\s+)?|colleagues\s*\(\s*)" + _NAME + r",?\s+(?:19|20)\d{2}\b"),

@@ -214,3 +214,11 @@ def test_a_tool_named_in_two_forms_gets_one_page(tmp_path: Path) -> None:
     run_local(tree, tmp_path / "out")
     pages = _pages(tmp_path / "out")
     assert [p for p in pages if p.startswith("quill")] == ["quill-io"]
+
+
+def test_what_a_device_runs_is_software_not_a_place() -> None:
+    """"Windows" (the small model: LOC) was typed a place; "my laptop runs X" says software."""
+    cues = S.sentence_cues(["My laptop runs Windows.", "The kiosk app only runs on Linux now.",
+                            "She runs Sora City Lab."])
+    assert cues["Windows"] == Counter({"topic": 1}) and cues["Linux"] == Counter({"topic": 1})
+    assert "Sora City Lab" not in cues  # running an organisation is not software
