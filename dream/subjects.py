@@ -323,30 +323,37 @@ def _kind_allows(n: str, m: str, kinds: dict[str, str | None], placey: set[str])
         kn == "person" or m.split()[-1].lower() in _LEGAL_SUFFIXES)
 
 
-def _place_in_place(n: str, m: str, kinds: dict[str, str | None], placey: set[str]) -> bool:
+def _place_in_place(n: str, m: str, kinds: dict[str, str | None], placey: set[str],
+                    people: set[str]) -> bool:
     """Is the one word ``n`` a place and ``m`` a longer name that starts or ends with it
     with no head word to say what it is ("Sapporo" and "Sapporo Chikagai", a mall in it)?
     A city and a site in it are two subjects: a statement about the city ("I moved to
     Sapporo") must not land on the site's page. A person's name is the exception ("Paris"
-    may stand for "Paris Okafor" when the corpus types the longer name a person)."""
-    if not (kinds.get(n) == "place" or n in placey):
+    may stand for "Paris Okafor" when the extractor, a relation or a cue makes the longer
+    name a person, ``people``)."""
+    # the corpus must speak of it as a place ("moved to X", "the workshop in X"): the small
+    # model calls many a first name a city
+    if n not in placey:
         return False
     low = [t.lower() for t in m.split()]
     heads = _ORG_HEADS | _PROJECT_HEADS | _PLACE_HEADS | _LEGAL_SUFFIXES | {"operation", "programme", "program"}
     if any(t in heads or t in T.CONNECTORS for t in low):
         return False  # a head word says what it is ("Ridgeline Timber Co."): see _distinctive
-    return kinds.get(m) != "person" or m in placey
+    return kinds.get(m) != "person" and m not in people
 
 
 def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
               speakers: set[str] | frozenset[str] = frozenset(),
-              placey: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
+              placey: set[str] | frozenset[str] = frozenset(),
+              people: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
     """Alias → canonical name for every name in ``counts`` (name → mentions). ``kinds``: the
     extractor's majority type per name; a word typed as a place is not merged into an
     organisation or a person ("Kyoto" is not "Kyoto University"); ``placey``: names a
-    relation or a cue makes a place (see :func:`_kind_allows`)."""
+    relation or a cue makes a place (see :func:`_kind_allows`); ``people``: names a relation
+    or a cue makes a person."""
     kinds = kinds or {}
     placey = set(placey)
+    people = set(people) | set(speakers)
     names = sorted(counts, key=lambda n: (-len(n.split()), -counts[n], n))
     canon: dict[str, str] = {}
     multi = [n for n in names if len(n.split()) > 1]
@@ -367,7 +374,7 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
                 if len(toks) > 1 and (ml[:len(low)] == low or ml[-len(low):] == low):
                     targets.append(m)  # "St Aldric" → "St Aldric Hospital"
                 elif len(toks) == 1 and low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey) \
-                        and not _place_in_place(n, m, kinds, placey):
+                        and not _place_in_place(n, m, kinds, placey, people):
                     targets.append(m)
         if not targets and len(toks) == 1:
             # "Atlas" or "ATLAS" for "Atlas.ti", "NASA" for "NASA-TLX": the first part of one compound
@@ -636,8 +643,10 @@ def build(facts: list[dict], speakers: set[str], settings: Settings,
                              men.votes)
     placey = {n for n in men.counts if (evidence.strong.get(n) or {}).get("place")
               or (evidence.cues.get(n) or {}).get("place")}
+    people = {n for n in men.counts if (evidence.strong.get(n) or {}).get("person")
+              or (evidence.cues.get(n) or {}).get("person")}
     canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human),
-                      placey)
+                      placey, people)
     by_slug = _pages(facts, canon, _turns(facts, men.per_fact, canon), human, anchored or set(),
                      settings, men.counts, evidence)
     alias_of: dict[str, str] = {}
@@ -780,6 +789,10 @@ def _type_of(c: str, members: list[str], votes: dict[str, Counter],
         return sorted(cv.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
     v: Counter = Counter()
     for m in members:
+        # the part of a compound before its hyphen ("NASA" of "NASA-TLX") names something
+        # else to the extractor: its label is not the compound's
+        if " " not in c and len(c) > len(m) and c[len(m)] in ".-" and c[:len(m)].lower() == m.lower():
+            continue
         v.update(votes.get(m, {}))
     v.pop("date", None)
     if v:
