@@ -333,6 +333,15 @@ def write_wiki(run: _Run) -> None:
     topics_of = _published_topics(tree, listing)
     owner_texts = _owner_texts(tree, listing)
     files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
+    # a page a person wrote where dream now writes one: its lines are kept in dream's page
+    adopted = E.adopt(tree, {p: listing[p] for p in files if p in listing}, run.prev.written,
+                      run.prev.managed, state.hand, [ph for _p, ph in phrases])
+    if adopted:
+        E.record(state, adopted)
+        for e in adopted:
+            reasons[e.path].append(f"the page that was there is kept: {len(e.added)} line(s) under "
+                                   f"'{E.ADOPTED_SECTION}'")
+        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
     for e in run.hand_edits:
         reasons[e.path].append(e.describe())
     # a hand line contradicting its page becomes a correction event, written by this run

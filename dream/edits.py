@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from brainfs.cache.search.chunker import split_frontmatter
-from brainfs.cache.search.forget import norm
+from brainfs.cache.search.forget import forgotten_by, norm
 
 from .contradict import contradiction
 from .corrections import correction_event
@@ -168,6 +168,45 @@ def detect(tree: Any, listing: dict[str, str], written: dict[str, dict]) -> list
     return edits
 
 
+#: The section a person's own page is kept under once dream writes a page at its path.
+ADOPTED_SECTION = "Kept from the page as it was"
+
+
+def adopt(tree: Any, listing: dict[str, str], written: dict[str, dict], managed: list[str],
+          hand: dict[str, dict], phrases: list[str] = ()) -> list[Edit]:
+    """Pages a person (or an import) wrote that dream has never written, at paths it writes
+    now (``listing``): every statement line is a hand line of that page, kept under :data:`ADOPTED_SECTION`, so that when
+    dream writes a page at that path nothing of theirs is lost. They are the person's
+    words, not a correction: they never supersede what the sessions say (``event`` is set
+    to "checked, no conflict"). Only lines not adopted yet count, so a second run finds
+    nothing new."""
+    edits = []
+    for path in sorted(listing):
+        if not is_page(path) or path in written or path in managed:
+            continue
+        known = {x["id"] for x in (hand.get(path) or {}).get("lines", [])}
+        text = tree.read(path)
+        if text is None:
+            continue
+        sources, lines = _body_lines(text)
+        edit, prev = Edit(path), ""
+        for ln in lines:
+            if not ln.strip() or _HEADING_RE.match(ln):
+                continue  # headings are the old page's structure, not statements
+            if phrases and forgotten_by(ln, list(phrases)):
+                continue  # a forget request names it: not kept, not even in the state
+            h = line_hash(ln)
+            if h not in known:
+                # its own citations keep pointing at their evidence
+                edit.added.append({"id": h, "text": ln.rstrip(), "after": prev,
+                                   "section": ADOPTED_SECTION, "refs": _cited_refs(ln, sources),
+                                   "adopted": True})
+            prev = ln.rstrip()
+        if edit.added:
+            edits.append(edit)
+    return edits
+
+
 def record(state: DreamState, edits: list[Edit]) -> None:
     """Fold detected edits into ``state.hand`` (hand lines, page forgets, retired pages)."""
     hand = state.hand
@@ -180,7 +219,8 @@ def record(state: DreamState, edits: list[Edit]) -> None:
         h["lines"] = [x for x in h["lines"] if x["id"] not in set(e.dropped_hand)]
         for a in e.added:
             if a["id"] not in ids and strip_cites(a["text"]).strip("-* ").strip():
-                h["lines"].append({**a, "event": None})
+                # an adopted line is checked already: a person's page is no correction
+                h["lines"].append({**a, "event": "" if a.get("adopted") else None})
         for r in e.removed:
             if r not in h["forget"]:
                 h["forget"].append(r)

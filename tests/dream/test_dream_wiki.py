@@ -560,3 +560,23 @@ def test_the_size_cap_counts_sources_and_cuts_the_oldest_superseded_values() -> 
     assert max(c.date for c in cut) <= min(c.date for c in left)
     # the sources count: without them all 65 claims would fit in 3,000 characters
     assert sum(len(c.text) + 25 for c in now + old) < 3000
+
+
+def test_a_page_a_person_wrote_is_kept_when_dream_writes_that_subject(tree: Path) -> None:
+    """A page that was there before dream (the user's, an import's) is not overwritten when
+    dream writes a page at its path: its statements stay, under their own section, cited
+    to the hand; they are the person's words, not corrections (no correction event), and a
+    second run finds nothing new."""
+    mine = ("---\ntitle: Mara Lind\n---\n# Mara Lind\n\n## Notes\n\n"
+            "- Mara keeps bees on the roof of the institute.\n"
+            "- Mara wants figures as PNG.\n")
+    write(tree, {"knowledge/mara-lind.md": mine})
+    res = run_local(tree, None, apply=True)
+    assert not [x for x in res.problems if x.severity == "error"], res.problems
+    page = (tree / "knowledge/mara-lind.md").read_text()
+    assert "## Kept from the page as it was" in page
+    kept = page.split("## Kept from the page as it was")[1]
+    assert "Mara keeps bees on the roof of the institute." in kept and "Mara wants figures as PNG." in kept
+    assert "wants figures as PDF" in page.split("## Timeline")[0]  # the sessions' fact stays current
+    assert not list((tree / "corrections").glob("*hand*")) if (tree / "corrections").exists() else True
+    assert run_local(tree, None, apply=True).nothing_new
