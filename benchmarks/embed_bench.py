@@ -26,8 +26,8 @@ at 256 and at ``--short``; does the chunk come back in the top 10?
 
 ``--index-build`` also times ``SearchIndex.refresh`` of the whole sample with the default
 backend, cold and then again into a fresh index with the vector cache warm (what a dream
-work directory or a grown transcript costs). Writes benchmarks/results/embed.md and
-embed.json (``--name`` for another name).
+work directory or a grown transcript costs). Writes benchmarks/results/embed.json
+(``--name`` for another name); embed.md's tables are written from it by hand.
 """
 
 from __future__ import annotations
