@@ -131,7 +131,13 @@ class Daemon:
         log.info("%s", report.summary())
         t1 = time.monotonic()
         snap = listing.read(self.store) if self.cfg.listing_snapshot and empty_cache else None
-        if snap is not None:
+        if snap is not None and not self.cfg.preload_unpack_background:
+            # Everything written and checked before the mount answers: the real LIST, cut
+            # into parallel ranges at the snapshot's keys, so that the pack can be trusted.
+            self._snapshot = (snap[1], listing.signature(snap[0]))
+            objs = list(self.store.list(hints=[o.path for o in snap[0]]))
+            self._listed = objs
+        elif snap is not None:
             # The real LIST follows at once in the background (serve: _first_listing).
             objs, self._snapshot = snap[0], (snap[1], listing.signature(snap[0]))
             self.listing_source = "snapshot"
