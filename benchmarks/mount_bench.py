@@ -123,7 +123,8 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
 
 
 #: list: paginated LIST; snapshot: the default; serial: the snapshot, its background LIST
-#: page after page (not in parallel ranges); eager: the snapshot, the pack unpacked first
+#: page after page (not in parallel ranges); eager: the real LIST (cut at the snapshot's keys)
+#: and the pack unpacked before the mount answers
 MODES = ("list", "snapshot", "serial", "eager")
 
 
@@ -155,10 +156,11 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
                          f"{med(rs, 'mount_grep_s') / gbase:.2f}× |")
     lines += ["", "`mount → usable`: the `brainfs mount` command, start to return (it returns once "
               "the mount answers); `listing` and `preload` are the daemon's own `startup` figures. "
-              "In `snapshot` and `eager` modes the real LIST runs after the mount is usable, in the "
-              "background; in `snapshot` mode the preload pack's files are written to disk then "
-              "too (`preload` is the pack's download and the files not in it), in `eager` mode "
-              "before the mount answers; `serial` is `snapshot` with that LIST taken page after page "
+              "In `snapshot` mode the real LIST runs after the mount is usable, in the "
+              "background, and the preload pack's files are written to disk then "
+              "too (`preload` is the pack's download and the files not in it); in `eager` mode "
+              "the real LIST (cut into ranges at the snapshot's keys) and the writing come before "
+              "the mount answers; `serial` is `snapshot` with that LIST taken page after page "
               "(`BRAINFS_LIST_RANGES=false`) instead of in parallel ranges cut at the snapshot's "
               "keys. A preloaded file listed from the pack on the snapshot's word is read only "
               "once the real LIST has checked it: `mount + first read` is to the end of a `cat "
