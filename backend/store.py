@@ -344,7 +344,7 @@ class ObjectStore:
             if len(body) != expected:
                 last = Corrupt(f"get {path}: short body ({len(body)} of {expected} bytes)")
                 continue
-            if byte_range is None and _is_md5(etag) and hashlib.md5(body).hexdigest() != etag:
+            if byte_range is None and is_md5(etag) and hashlib.md5(body).hexdigest() != etag:
                 last = Corrupt(f"get {path}: content does not match its ETag")
                 continue
             return body, etag
@@ -515,7 +515,9 @@ class ObjectStore:
             self._cas = None
 
 
-def _is_md5(etag: str) -> bool:
+def is_md5(etag: str) -> bool:
+    """Whether ``etag`` is a plain MD5 (a single-part upload's) that bytes can be checked
+    against (a multipart ETag cannot)."""
     return len(etag) == 32 and all(c in "0123456789abcdef" for c in etag.lower())
 
 

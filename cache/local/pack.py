@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
 from brainfs.backend.keys import PACK_KEY, is_internal, is_link
-from brainfs.backend.store import ObjectStore
+from brainfs.backend.store import ObjectStore, is_md5
 
 from .catalog import FileRow
 
@@ -93,16 +93,10 @@ class PackView:
             return None
         _, start, end = self._at[path]
         data = self._blob[start:end]
-        if _is_md5(etag) and hashlib.md5(data).hexdigest() != etag.lower():
+        if is_md5(etag) and hashlib.md5(data).hexdigest() != etag.lower():
             log.warning("preload pack: %s does not match its ETag; fetching it instead", path)
             return None
         return data
-
-
-def _is_md5(etag: str) -> bool:
-    """Whether ``etag`` is a plain MD5 (a single-part upload's) that bytes can be checked
-    against (a multipart ETag cannot)."""
-    return len(etag) == 32 and all(c in "0123456789abcdef" for c in etag.lower())
 
 
 def load_pack(store: ObjectStore) -> PackView | None:

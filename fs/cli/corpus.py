@@ -20,7 +20,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchBucket, NoSuchKey
 from brainfs.backend.keys import (IMPORTED_KEY, INTERNAL_PREFIX, PACK_KEY, CorpusURL,
                                   is_internal, link_of, path_problem, reserved_name)
-from brainfs.backend.store import IMPORT_META, ObjectStore, _is_md5
+from brainfs.backend.store import IMPORT_META, ObjectStore, is_md5
 
 from .common import (
     LazyBar,
@@ -164,7 +164,7 @@ def _import_action(store: ObjectStore, rel: str, md5: str, etag: str | None,
         return "deleted in the bucket since it was imported" if written is not None else "upload"
     # Only import's own PUT carries the marker, and a single-part ETag is the MD5 of the
     # bytes: the marker equal to it proves the object is still the copy import wrote.
-    ours = info.imported and (info.imported == etag or not _is_md5(etag))
+    ours = info.imported and (info.imported == etag or not is_md5(etag))
     if ours:
         return "same" if info.imported == md5 else "upload"
     return "changed in the bucket since it was imported" if written is not None or info.imported \
