@@ -120,7 +120,11 @@ def cmd_context(args: argparse.Namespace) -> int:
         with Memory(args.mount or args.url, cfg) as memory:
             window = memory.context(args.task, budget=args.budget, reserve=args.reserve, k=args.k,
                                     drop_stale=args.drop_stale, index=args.index)
-    if window.why == "no search index":
+    if window.why == "no search index" and args.dir:
+        warn(f"no search index in {args.dir}; the cards, thread and files lanes stay empty "
+             f"(pass one with --index FILE, or import the tree: `brainfs import {args.dir} "
+             "s3://B/P && brainfs index s3://B/P`, then use the corpus or a mount of it)")
+    elif window.why == "no search index":
         warn("no search index found; the cards, thread and files lanes stay empty "
              "(run `brainfs index s3://B/P`, or pass --index FILE)")
     if args.json:

@@ -189,6 +189,8 @@ def test_context_small_budget_without_reserve(tmp_path: Path, base_env: dict[str
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["budget"] == 2000 and d["reserve"] == 500 and d["used"] <= 1500
+    # The tree has no index: the hint is one that works for a directory.
+    assert f"no search index in {tree}" in r.stderr and "--index FILE" in r.stderr, r.stderr
     # An explicit reserve is still checked.
     r = run("context", "plan trip", "--dir", str(tree), "--budget", "2000", "--reserve", "2000",
             env=base_env)
