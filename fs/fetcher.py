@@ -7,6 +7,7 @@ from __future__ import annotations
 import errno
 import logging
 import time
+from collections.abc import Callable
 
 import trio
 from brainfs.cache.local.workingset import WorkingSet
@@ -33,6 +34,9 @@ class Fetcher:
         #: whether the pack's copy is still the file) instead of being served or fetched
         self.pack_checked = trio.Event()
         self.pack_checked.set()
+        #: told the paths a fetch found at another size than the catalog had (another
+        #: writer's newer version): the kernel's cached size must go, or reads stop at it
+        self.on_resized: Callable[[list[str]], None] | None = None
 
     async def materialize(self, paths: list[str], sized: bool = False) -> dict[str, Exception]:
         """Fetch the non-local ``paths`` in one parallel batch; concurrent callers asking
@@ -43,9 +47,14 @@ class Fetcher:
         mine, waits, held = self._claim(paths)
         errors: dict[str, Exception] = {}
         if mine:
+            before = {p: row.size for p in mine if (row := self.ws.get(p)) is not None}
             try:
                 results = await trio.to_thread.run_sync(self.ws.fetch, mine, limiter=self.limiter)
                 errors = self.ws.apply_fetched(results)
+                grew = [p for p, size in before.items() if p not in errors
+                        and (row := self.ws.get(p)) is not None and row.size != size]
+                if grew and self.on_resized is not None:
+                    self.on_resized(grew)
                 for p, e in errors.items():
                     log.error("fetch of %s failed: %s", p, e)
                 self.ws.evict()

@@ -97,6 +97,7 @@ class Ops(pyfuse3.Operations):
         self.requests: Counter[str] = Counter()
         self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
         self.fetcher = Fetcher(ws, self.limiter)
+        self.fetcher.on_resized = self._sizes_changed
         #: writes are committed at fsync or once quiet, not at close (no-open mode only:
         #: with daemon opens every file costs an OPEN round trip anyway, and close commits)
         self.commit_quiet = self.no_open and cfg.commit == "quiet" and not cfg.read_only
@@ -240,6 +241,14 @@ class Ops(pyfuse3.Operations):
 
     async def _ensure_local(self, path: str) -> None:
         await self.fetcher.ensure_local(path)
+
+    def _sizes_changed(self, paths: list[str]) -> None:
+        """A fetch found ``paths`` at a new size: the kernel forgets the size it cached
+        (for up to ``attr_timeout``), so that a read goes on to the new end."""
+        for p in paths:
+            ino = self.inodes.ino_of.get(p)
+            if ino is not None:
+                self.notifier.push(ino, attr_only=True)
 
     def invalidate(self, paths: list[str]) -> None:
         """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""

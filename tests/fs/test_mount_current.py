@@ -122,3 +122,19 @@ def test_files_written_before_an_index_is_taken_are_found_by_recall(corpus, stor
              what="the note written after that index was built")
     assert "notes/electrician.md" not in paths("electrician Lindqvist attic")
     assert m.stop() == 0
+
+
+def test_a_file_another_writer_grew_reads_whole_at_its_first_fetch(corpus, store, mounter) -> None:
+    """The kernel holds a file's size from the listing (for attr_timeout); when its first
+    fetch brings another writer's longer version, a read must go on to the new end, not stop
+    at the size the kernel was told (a cut read, for minutes)."""
+    store.put("GUIDE.md", b"guide\n")
+    store.put("archive/old.md", b"short\n")  # not in the working set: fetched on first read
+    m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "3600"})
+    p = m.mountpoint / "archive" / "old.md"
+    assert p.stat().st_size == 6  # the kernel now holds this size
+    grown = b"grown by another writer\n" * 200
+    store.put("archive/old.md", grown)
+    assert p.read_bytes() == grown
+    assert p.stat().st_size == len(grown)
+    assert m.stop() == 0
