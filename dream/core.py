@@ -552,7 +552,7 @@ def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Proble
     files, info, prog = run.files, run.info, run.prog
     verifier = Verifier(embedder, run.cfg.similarity_threshold,
                         run.cfg.lexical_threshold, cache=run.state.verified)
-    prog.done(f"{info.pages} pages, {info.facts} facts")
+    prog.done(f"{info.pages} pages from {info.facts} facts")
     prog.phase("verifying claims", total=len([p for p in files if _checked(p)]))
     keys = _CheckKeys(run, sources, verifier)
     for p in sorted(files):
@@ -582,7 +582,7 @@ def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Proble
                                             f"dropped, not supported by its source: {ln.strip()[:100]!r}",
                                             "warning"))
     run.state.checked = keys.as_state()
-    prog.done(f"{verifier.stats.claims} claims, {verifier.stats.rejected} rejected"
+    prog.done(f"files, {verifier.stats.claims} claims, {verifier.stats.rejected} rejected"
               + (f" ({keys.reused} files as last run)" if keys.reused else ""))
     run.checked_reused = keys.reused
     run.claims_reused = keys.claims_reused

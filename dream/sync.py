@@ -362,6 +362,8 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
             local = local_index_path(workdir)
             prog.phase("indexing")
             rep.index = build_index(store, local, index_embedder, progress=prog.count)
+            if prog.total:
+                prog.count(prog.total, prog.total)  # files found unchanged are done too
             prog.done()
     rep.seconds = round(time.monotonic() - t0, 3)
     return rep
