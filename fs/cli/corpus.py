@@ -70,8 +70,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     remote = {o.path: o.etag for o in store.list()}
     todo, skipped_bad = _import_plan(src)
     imported = _read_imported(store)
+    was = dict(imported)
     res = _upload_all(store, cfg, todo, remote, imported, args.overwrite)
-    _write_imported(store, imported)
+    if imported != was:  # a re-run with nothing new writes nothing
+        _write_imported(store, imported)
     uploaded, unchanged = res.uploaded, res.unchanged
     for path, why in sorted(res.kept.items())[:10]:
         warn(f"kept the bucket's {path}: {why} (--overwrite replaces it)")
