@@ -356,7 +356,7 @@ def write_wiki(run: _Run) -> None:
     corrected = set(external)
     run.redacted = redact.apply(lambda q: external.get(q) or tree.read(q), listing,
                                 [ph for _p, ph in phrases], (CARDS_DIR, "notes/learned/"),
-                                set(files) | set(state.managed) | set(run.prev.managed))
+                                set(files) | set(run.prev.managed))
     for rp, txt in run.redacted.items():
         external[rp] = txt
         reasons[rp].append("forget request: phrase redacted")

@@ -247,11 +247,16 @@ class RecallService:
             row = ops.ws.get(path)
             if indexed.get(path) == etag or row is None or row.etag != etag or not row.is_local:
                 continue  # indexed, or changed again since (that upload brings it)
-            try:
-                data = await trio.to_thread.run_sync(ops.ws.blobs.location(path).read_bytes)
-                await trio.to_thread.run_sync(recaller.upsert, path, etag, data, limiter=self.limiter)
-            except Exception as e:  # noqa: BLE001 - indexing must never break the mount
-                log.warning("could not index %s: %s", path, e)
+            await self._index_local_copy(recaller, path, etag)
+
+    async def _index_local_copy(self, recaller: Recaller, path: str, etag: str) -> None:
+        """Index the cache's copy of ``path`` (uploaded as ``etag``)."""
+        assert self.ops is not None
+        try:
+            data = await trio.to_thread.run_sync(self.ops.ws.blobs.location(path).read_bytes)
+            await trio.to_thread.run_sync(recaller.upsert, path, etag, data, limiter=self.limiter)
+        except Exception as e:  # noqa: BLE001 - indexing must never break uploads or the mount
+            log.warning("could not index %s: %s", path, e)
 
     def indexed_remove(self, path: str) -> None:
         """Drop a file the mount just deleted from the index (and from any taken later)."""
@@ -327,12 +332,7 @@ class RecallService:
             return
         if not is_indexable(path):
             return  # decided before reading: a directory marker has no content, a binary file is big
-        ws = self.ops.ws
-        try:
-            data = await trio.to_thread.run_sync(ws.blobs.location(path).read_bytes)
-            await trio.to_thread.run_sync(self.recaller.upsert, path, etag, data, limiter=self.limiter)
-        except Exception as e:  # noqa: BLE001 - indexing must never break uploads
-            log.warning("could not index %s: %s", path, e)
+        await self._index_local_copy(self.recaller, path, etag)
 
     def close(self) -> None:
         """Close the index."""

@@ -17,6 +17,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -299,3 +301,20 @@ class BowEmbedder:
             for w in re.findall(self.words, t.lower()):
                 out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
         return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@contextmanager
+def mounted_tmpfs(d: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` at ``d`` (a small disk for the cache), unmounted on the way out,
+    pass or fail; the test is skipped, saying why, where a tmpfs cannot be mounted."""
+    import pytest
+
+    d.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(d)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs (needs root): {r.stderr.strip()}")
+    try:
+        yield d
+    finally:
+        subprocess.run(["umount", "-l", str(d)], check=False)

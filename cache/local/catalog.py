@@ -23,6 +23,9 @@ from pathlib import Path
 #: 2: journal.wait_for, the sent table, meta.corpus; 3: sent.stamp, the attrs table; 4: the
 #: shadows table (older caches are upgraded in place).
 SCHEMA_VERSION = 4
+#: The catalog's file in a cache directory (the working set opens it; `brainfs umount` reads
+#: its journal once the daemon is gone).
+CATALOG_NAME = "catalog.db"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

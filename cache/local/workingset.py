@@ -34,7 +34,7 @@ from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore
 from .blobs import Blobs, content_hash, file_hash
 from .faults import crash_point
 from .pack import PackView, load_pack, select_preload
-from .catalog import Attrs, Catalog, FileRow, JournalRow
+from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
 
 log = logging.getLogger(__name__)
 
@@ -201,7 +201,7 @@ class WorkingSet:
         self.cache_dir = cache_dir
         #: list every corpus file, not only the local ones (``listing = "corpus"``)
         self.listing_all = cfg.listing == "corpus"
-        self.catalog = Catalog(cache_dir / "catalog.db")
+        self.catalog = Catalog(cache_dir / CATALOG_NAME)
         if store is not None:
             self._claim(corpus_identity(store.url.bucket, store.url.prefix, cfg))
         self.blobs = Blobs(cache_dir)

@@ -23,9 +23,9 @@ from pathlib import Path
 from brainfs.backend.config import Config, ConfigError
 from brainfs.backend.errors import BackendError
 from brainfs.backend.errors import NoSuchKey
-from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, LINK_SUFFIX, CorpusURL, is_internal,
-                                  is_link, link_name)
+from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, LINK_SUFFIX, CorpusURL, is_link, link_name)
 from brainfs.backend.store import ObjectInfo, ObjectStore
+from brainfs.cache.local.catalog import CATALOG_NAME
 from brainfs.cache.local.workingset import CacheError
 from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
 from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
@@ -387,7 +387,7 @@ def _pending_writes(cache_dir: Path) -> int:
     """Changes the cache still has to upload (its journal), read after the daemon is gone."""
     import sqlite3
 
-    db = cache_dir / "catalog.db"
+    db = cache_dir / CATALOG_NAME
     if not db.exists():
         return 0
     try:
@@ -491,7 +491,7 @@ def _listed_name(path: str) -> str | None:
     """The name ``brainfs ls`` shows for an object, as a mount shows it: a link under its
     own name, no directory markers, none of brainfs's own objects (under any prefix, for a
     listing of a whole bucket)."""
-    if is_internal(path) or f"/{INTERNAL_PREFIX}/" in f"/{path}":
+    if f"/{INTERNAL_PREFIX}/" in f"/{path}/":  # under .brainfs/ at any depth, or it
         return None
     if path.rsplit("/", 1)[-1] == DIR_MARKER:
         return None

@@ -82,14 +82,10 @@ def cmd_correct(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     from brainfs.fs.api import Memory
 
-    if args.where.startswith("s3://"):
-        cfg, url, store = open_corpus(argparse.Namespace(**{**vars(args), "url": args.where}))
-        refuse_empty(store, url, cfg, "nothing to forget")
-        store.close()
-        mem = Memory(args.where, cfg)
-    else:
-        mem = Memory(args.where, config_of(args))
+    cfg = config_of(args)
+    mem = Memory(args.where, cfg)  # checks the bucket, or that the mount answers
     try:
+        refuse_empty(mem.store, mem.url, cfg, "nothing to forget")
         path = mem.forget(args.phrase)
         url = mem.url
     finally:

@@ -20,7 +20,7 @@ from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.pack import build_pack
 
-from helpers import settle, wait_for
+from helpers import mounted_tmpfs, settle, wait_for
 
 pytestmark = pytest.mark.s3
 
@@ -359,16 +359,8 @@ def test_a_damaged_pack_is_never_served(corpus: CorpusURL, store: ObjectStore, c
 @pytest.fixture
 def small_cache_disk(tmp_path: Path):
     """A 3 MB tmpfs for the cache (unmounted at teardown, pass or fail)."""
-    d = tmp_path / "tmpfs-cache"
-    d.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(d)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs (needs root): {r.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "tmpfs-cache", "3m") as d:
         yield d
-    finally:
-        subprocess.run(["umount", "-l", str(d)], check=False)
 
 
 def test_a_full_cache_disk_while_unpacking_keeps_every_file_whole(

@@ -36,7 +36,7 @@ from brainfs.backend.keys import LINK_SUFFIX, CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
 
-from helpers import (Mount, all_keys, is_mounted, raw_client, s3get, start_mount, upload_tree,
+from helpers import (Mount, mounted_tmpfs, all_keys, is_mounted, raw_client, s3get, start_mount, upload_tree,
                      wait_for, write_tree)
 
 pytestmark = pytest.mark.mount
@@ -377,15 +377,8 @@ def _oversize_write(path: Path, chunks: int = 12) -> tuple[str | None, str | Non
 
 @pytest.fixture
 def small_tmpfs(tmp_path: Path):
-    d = tmp_path / "tmpfs-cache"
-    d.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(d)], capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs: {r.stderr.strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "tmpfs-cache", "4m") as d:
         yield d
-    finally:
-        subprocess.run(["umount", "-l", str(d)], check=False)
 
 
 def test_full_cache_disk(corpus, store, mounter, cfg, small_tmpfs) -> None:
