@@ -42,11 +42,9 @@ INSTRUCTIONS = (
 def build_server(memory: Memory, read_only: bool = False) -> Any:
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. With
     ``read_only`` the writing tools are not offered."""
-    from mcp.server.mcpserver import MCPServer
-
     from .cli.common import version
 
-    server = MCPServer("brainfs", version=version(), instructions=INSTRUCTIONS,
+    server = _strict_server_class()("brainfs", version=version(), instructions=INSTRUCTIONS,
                        log_level="WARNING")
     call = _one_call_at_a_time()
     _add_reading_tools(server, memory, call)
@@ -54,6 +52,29 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     if not read_only:
         _add_writing_tools(server, memory, call)
     return server
+
+
+def _strict_server_class() -> type:
+    """``MCPServer`` that refuses a tool call naming an argument the tool does not have.
+    The SDK's argument models drop unknown keys, so ``list(foldr="notes")`` would list
+    the whole memory and ``recall(query=..., limit=3)`` would return the default count:
+    a misspelt argument must be an error the model can read and fix, not a wrong answer."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    class StrictServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            known = {t.name: t for t in await self.list_tools()}
+            tool = known.get(name)
+            if tool is not None:
+                allowed = set((tool.input_schema or {}).get("properties", {}))
+                unknown = sorted(set(arguments) - allowed)
+                if unknown:
+                    raise ToolError(f"{name} has no argument {', '.join(map(repr, unknown))}; "
+                                    f"its arguments are {', '.join(sorted(allowed)) or 'none'}")
+            return await super().call_tool(name, arguments, context)
+
+    return StrictServer
 
 
 def _one_call_at_a_time() -> Callable[[Callable[[], T]], T]:

@@ -94,6 +94,8 @@ def test_mcp_tools_and_resources_over_stdio(tmp_path: Path, cfg: Config, corpus:
         got["bad"] = (bad.is_error, _text(bad))
         missing = await client.call_tool("recall", {"query": "  "})
         got["missing"] = (missing.is_error, _text(missing))
+        typo = await client.call_tool("list", {"foldr": "notes"})
+        got["typo"] = (typo.is_error, _text(typo))
         return got
 
     got = _session([str(corpus)], _env(cfg, tmp_path), body)
@@ -115,6 +117,8 @@ def test_mcp_tools_and_resources_over_stdio(tmp_path: Path, cfg: Config, corpus:
     # Bad input: a tool error with one line naming the fix, never a crash of the server.
     assert got["bad"][0] and "relative" in got["bad"][1] and "\n" not in got["bad"][1].strip()
     assert got["missing"][0] and "empty query" in got["missing"][1]
+    # A misspelt argument is refused by name, not dropped (which would list everything).
+    assert got["typo"][0] and "'foldr'" in got["typo"][1] and "folder" in got["typo"][1]
 
 
 @pytest.mark.mount
