@@ -9,10 +9,14 @@ tested alone and can be switched off (weight 0) or be missing without breaking r
   likely the one the question is about than a session with one stray match. A session's
   score is the sum of its best turns' scores; sessions are ranked by it, a turn gains
   ``weight / (k + session rank)`` (the same reciprocal-rank form as the fusion, so the
-  scales agree), and with a gate only the turns of the best sessions stay.
+  scales agree), and with a gate only the turns of the best sessions stay. Or, for the
+  tail of a list question (:func:`session_reserve`): the last places of every ten go to
+  the best-scored sessions the list does not hold yet.
 * **Diversification** (:func:`mmr`, :func:`session_cap`): maximal marginal relevance
   (Carbonell & Goldstein 1998) over the chunks' vectors, or at most N chunks per file in
-  the top k, so that one session does not fill the list a multi-hop question needs spread.
+  the top k, so that one session does not fill the list a multi-hop question needs spread;
+  or, for a question gathering facts, a penalty per turn already taken from a session
+  (:func:`session_spread`).
 """
 
 from __future__ import annotations
@@ -166,4 +170,49 @@ def session_spread(order: list[int], scores: dict[int, float], paths: dict[int, 
         picked.append(c)
         key = session_key(paths.get(c, ""))
         count[key] = count.get(key, 0) + 1
+    return picked
+
+
+def session_reserve(order: list[int], scores: dict[int, float], paths: dict[int, str],
+                    reserve: int, top: int, k: int, every: int = 10) -> list[int]:
+    """The first ``k`` of ``order`` with the last ``reserve`` places of every ``every``
+    given to sessions not yet in the list: session first, for the tail of a list.
+
+    A session's score is the sum of its ``top`` best chunk scores over every candidate
+    in ``scores`` (:func:`session_scores`), and a reserved place takes the best chunk of
+    the best session that no earlier place holds; the other places take ``order``'s next
+    chunk not yet picked. Why: a question gathering facts over time ("what activities
+    does she do") has its evidence in several sessions, and a session whose few turns
+    each match a little is often one the answer needs, while the head of the turn
+    ranking is already spent on the best session's turns. The head of the list is left
+    as ranked (the places before the reserved ones are ``order``'s), and the rule is the
+    same for every prefix (a list of 20 begins with the list of 10). When every session
+    is in the list already, a reserved place takes ``order``'s next chunk. ``reserve`` ≤ 0
+    keeps ``order``."""
+    if reserve <= 0 or every <= reserve or k <= 1:
+        return order[:k]
+    reserve = min(reserve, every - 1)
+    ss = session_scores(scores, paths, top)
+    sessions = sorted(ss, key=lambda s: (-ss[s], s))
+    best: dict[str, int] = {}
+    for c in ranked(scores):
+        p = paths.get(c)
+        if p is not None:
+            best.setdefault(session_key(p), c)
+    picked: list[int] = []
+    taken: set[int] = set()
+    held: set[str] = set()
+    rest = iter(order)
+    while len(picked) < k:
+        c = None
+        if len(picked) % every >= every - reserve:
+            c = next((best[s] for s in sessions if s not in held and best[s] not in taken), None)
+        if c is None:
+            c = next((x for x in rest if x not in taken), None)
+        if c is None:
+            break
+        picked.append(c)
+        taken.add(c)
+        if c in paths:
+            held.add(session_key(paths[c]))
     return picked

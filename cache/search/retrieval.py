@@ -76,7 +76,7 @@ from .aliases import expansions
 from .chunker import split_frontmatter
 from .querysplit import is_list_question, split_question, without_names
 from .rerank import (mmr, propagate_neighbours, ranked, session_cap, session_prior,
-                     session_spread)
+                     session_reserve, session_spread)
 from .sentences import best_sentence_scores
 
 if TYPE_CHECKING:
@@ -339,6 +339,9 @@ class RecallParams:
     (``querysplit.without_names``) adds its dense and BM25 lists at this weight.
     ``list_spread``: a question asking for a list (``querysplit.is_list_question``) has
     its top k spread over sessions (``rerank.session_spread`` at this strength).
+    ``session_reserve``: for such a question, the last this many places of every ten go
+    to the best sessions (by the sum of their ``session_top`` best turns) not yet in the
+    list (``rerank.session_reserve``), after the spread.
     ``sentence_weight``: the best ``sentence_pool`` candidates of the first fusion,
     ranked by their best sentence's cosine with the question (``sentences``), join the
     fusion as one more list at this weight.
@@ -361,6 +364,7 @@ class RecallParams:
     prf_weight: float = 0.0
     unnamed_weight: float = 1.0
     list_spread: float = 0.5
+    session_reserve: int = 0
     #: Off by default although cross-validation picks 1.0 (LoCoMo dev: turn recall@10
     #: +0.008, multi-hop +0.012): the sentences are embedded at query time, and through a
     #: mount at 2,000 files that took the median recall of a new question from 93 to
@@ -827,19 +831,39 @@ def _rerank(index: SearchIndex, query: str, scores: dict[int, float],
 def _diversify(index: SearchIndex, query: str, order: list[int], scores: dict[int, float],
                rows: dict[int, dict[str, Any]], p: RecallParams, k: int,
                stages: list[str]) -> list[int]:
-    """A list question spread over sessions; else MMR when asked for and vectors exist,
-    else the per-file cap, else ``order``."""
-    if p.list_spread > 0 and len(order) > 1:
+    """A list question spread over sessions and its tail's places reserved for sessions
+    not yet in it; else MMR when asked for and vectors exist, else the per-file cap, else
+    ``order``."""
+    if (p.list_spread > 0 or p.session_reserve > 0) and len(order) > 1:
         try:
-            if is_list_question(query):
-                pool = order[:max(3 * k, 30)]
-                spread = session_spread(pool, scores, {c: rows[c]["path"] for c in pool},
-                                        p.list_spread, k)
-                stages.append(f"list question: spread over sessions ({p.list_spread})")
-                return spread
+            listed = is_list_question(query)
         except Exception as e:  # noqa: BLE001
-            log.warning("session spread failed: %s", e)
+            log.warning("list question test failed: %s", e)
             stages.append(f"session spread skipped ({e})")
+            listed = False
+        if listed:
+            out = order
+            if p.list_spread > 0:
+                try:
+                    pool = order[:max(3 * k, 30)]
+                    out = session_spread(pool, scores, {c: rows[c]["path"] for c in pool},
+                                         p.list_spread, k)
+                    stages.append(f"list question: spread over sessions ({p.list_spread})")
+                except Exception as e:  # noqa: BLE001
+                    log.warning("session spread failed: %s", e)
+                    stages.append(f"session spread skipped ({e})")
+                    out = order
+            if p.session_reserve > 0:
+                try:
+                    paths = {c: rows[c]["path"] for c in scores if c in rows}
+                    spread = set(out)
+                    out = session_reserve(out + [c for c in order if c not in spread], scores,
+                                          paths, p.session_reserve, p.session_top, k)
+                    stages.append(f"last {p.session_reserve} of every 10 places for new sessions")
+                except Exception as e:  # noqa: BLE001
+                    log.warning("session reserve failed: %s", e)
+                    stages.append(f"session reserve skipped ({e})")
+            return out[:k]
     if p.mmr_lambda < 1 and len(order) > 1:
         try:
             pool = order[:max(3 * k, 30)]
