@@ -169,7 +169,7 @@ OFF: dict[str, Any] = dict(rrf_k=10, w_dense=1.0, w_bm25=1.0, depth=50, split_we
                            aliases=False, neighbour=0.0, session_weight=0.0, session_top=3,
                            session_gate=0, session_files=False, mmr_lambda=1.0, session_cap=0,
                            speaker=0.0, prf_weight=0.0, unnamed_weight=0.0, list_spread=0.0,
-                           sentence_weight=0.0, sentence_pool=20)
+                           session_reserve=0, sentence_weight=0.0, sentence_pool=20)
 #: Where issue 16 started: RRF k = 10, equal weights, no stage.
 START = RecallParams(**OFF)
 
@@ -183,14 +183,35 @@ def _variants(base: dict[str, Any], **axes: list[Any]) -> list[RecallParams]:
     return out
 
 
+def _fourth_round() -> tuple[dict[str, Any], list[RecallParams]]:
+    """Issue 16's fourth round, around the shipped defaults of the third: a list
+    question's last places of every ten reserved for new sessions (``session_reserve``),
+    alone and with the spread off or stronger, and with the best-sentence stage."""
+    shipped = {**OFF, "neighbour": 0.1, "speaker": 2.0, "rrf_k": 5, "aliases": True,
+               "unnamed_weight": 1.0, "list_spread": 0.5}
+    reserve = {**shipped, "session_reserve": 2}
+    sentence = {**shipped, "sentence_weight": 1.0}
+    points = (_variants(shipped, session_reserve=[1, 2, 3])
+              + _variants(reserve, session_top=[5], list_spread=[0.0, 1.0])[1:]
+              + _variants(sentence, session_reserve=[2])
+              + [RecallParams(**{**sentence, "session_reserve": 2, "list_spread": 0.0})])
+    return shipped, points
+
+
 def grids(size: str) -> dict[str, list[RecallParams]]:
     """The grid per arm, fixed before any fold is scored: issue 16's starting point, a core
     point (the stages that helped in exploratory runs on dev), each parameter varied
-    alone around it, and neighbours × speaker. 'small' is for a quick look."""
+    alone around it, and neighbours × speaker. 'small' is for a quick look; 'reserve' is
+    the fourth round alone (:func:`_fourth_round`) beside the start."""
     core = {**OFF, "neighbour": 0.3, "speaker": 1.0, "rrf_k": 5, "aliases": True}
     if size == "small":
         pts = [START, RecallParams(**core)]
         return {"bm25": pts, "dense": pts, "hybrid": pts, "hybrid+wiki": pts[1:]}
+    shipped, fourth = _fourth_round()
+    if size == "reserve":
+        single = [START] + _variants(shipped, session_reserve=[1, 2, 3])
+        return {"bm25": single, "dense": single, "hybrid": [START] + fourth,
+                "hybrid+wiki": single[1:]}
     hybrid = [START] + _variants(
         core, rrf_k=[3, 10, 20], neighbour=[0.0, 0.2, 0.4], speaker=[0.0, 0.5, 2.0],
         session_weight=[0.5, 1.0], mmr_lambda=[0.7, 0.8], split_weight=[0.5, 1.0],
@@ -209,9 +230,11 @@ def grids(size: str) -> dict[str, list[RecallParams]]:
     # around the shipped point of the second round.
     third = {**second, "neighbour": 0.1, "sentence_weight": 0.5}
     hybrid += _variants(third, sentence_weight=[1.0], sentence_pool=[40], list_spread=[1.0])
+    hybrid += fourth
     single = [START] + _variants(core, neighbour=[0.0, 0.2], speaker=[0.0, 2.0], session_weight=[0.5])
     wiki = [RecallParams(**{**OFF, "aliases": True})] + _variants(core, speaker=[0.0, 2.0], neighbour=[0.0])
     wiki += _variants({**core, "unnamed_weight": 1.0}, list_spread=[0.5])
+    wiki += _variants(shipped, session_reserve=[2])
     return {"bm25": single, "dense": single, "hybrid": list(dict.fromkeys(hybrid)),
             "hybrid+wiki": wiki}
 
@@ -443,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=OUT, help="directory for locomo.md / locomo.json")
     ap.add_argument("--arms", default="bm25,dense,hybrid,hybrid+wiki",
                     help="comma-separated arms to evaluate")
-    ap.add_argument("--grid", choices=("full", "small"), default="full")
+    ap.add_argument("--grid", choices=("full", "small", "reserve"), default="full")
     ap.add_argument("--conversations", type=int, default=None, help="first N conversations only")
     ap.add_argument("--questions", type=int, default=None, help="first N questions per conversation")
     ap.add_argument("--embed-cache", type=Path, default=None,
