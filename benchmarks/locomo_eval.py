@@ -169,7 +169,8 @@ OFF: dict[str, Any] = dict(rrf_k=10, w_dense=1.0, w_bm25=1.0, depth=50, split_we
                            aliases=False, neighbour=0.0, session_weight=0.0, session_top=3,
                            session_gate=0, session_files=False, mmr_lambda=1.0, session_cap=0,
                            speaker=0.0, prf_weight=0.0, unnamed_weight=0.0, list_spread=0.0,
-                           session_reserve=0, sentence_weight=0.0, sentence_pool=20)
+                           session_reserve=0, date_weight=0.0, sentence_weight=0.0,
+                           sentence_pool=20)
 #: Where issue 16 started: RRF k = 10, equal weights, no stage.
 START = RecallParams(**OFF)
 
@@ -186,15 +187,22 @@ def _variants(base: dict[str, Any], **axes: list[Any]) -> list[RecallParams]:
 def _fourth_round() -> tuple[dict[str, Any], list[RecallParams]]:
     """Issue 16's fourth round, around the shipped defaults of the third: a list
     question's last places of every ten reserved for new sessions (``session_reserve``),
-    alone and with the spread off or stronger, and with the best-sentence stage."""
+    a question naming a day or month lifting the turns said then (``date_weight``), each
+    alone and together, the reserve with the spread off or stronger, and both with the
+    best-sentence stage."""
     shipped = {**OFF, "neighbour": 0.1, "speaker": 2.0, "rrf_k": 5, "aliases": True,
                "unnamed_weight": 1.0, "list_spread": 0.5}
     reserve = {**shipped, "session_reserve": 2}
+    both = {**reserve, "date_weight": 1.0}
     sentence = {**shipped, "sentence_weight": 1.0}
-    points = (_variants(shipped, session_reserve=[1, 2, 3])
+    points = (_variants(shipped, session_reserve=[1, 2, 3], date_weight=[0.5, 1.0])
               + _variants(reserve, session_top=[5], list_spread=[0.0, 1.0])[1:]
+              + _variants(both, date_weight=[0.5], session_reserve=[1], list_spread=[0.0])
               + _variants(sentence, session_reserve=[2])
-              + [RecallParams(**{**sentence, "session_reserve": 2, "list_spread": 0.0})])
+              + [RecallParams(**{**sentence, "session_reserve": 2, "date_weight": 1.0}),
+                 RecallParams(**{**sentence, "session_reserve": 2, "list_spread": 0.0}),
+                 RecallParams(**{**sentence, "session_reserve": 2, "date_weight": 1.0,
+                                 "list_spread": 0.0})])
     return shipped, points
 
 
@@ -209,7 +217,7 @@ def grids(size: str) -> dict[str, list[RecallParams]]:
         return {"bm25": pts, "dense": pts, "hybrid": pts, "hybrid+wiki": pts[1:]}
     shipped, fourth = _fourth_round()
     if size == "reserve":
-        single = [START] + _variants(shipped, session_reserve=[1, 2, 3])
+        single = [START] + _variants(shipped, session_reserve=[1, 2, 3], date_weight=[1.0])
         return {"bm25": single, "dense": single, "hybrid": [START] + fourth,
                 "hybrid+wiki": single[1:]}
     hybrid = [START] + _variants(
@@ -234,7 +242,7 @@ def grids(size: str) -> dict[str, list[RecallParams]]:
     single = [START] + _variants(core, neighbour=[0.0, 0.2], speaker=[0.0, 2.0], session_weight=[0.5])
     wiki = [RecallParams(**{**OFF, "aliases": True})] + _variants(core, speaker=[0.0, 2.0], neighbour=[0.0])
     wiki += _variants({**core, "unnamed_weight": 1.0}, list_spread=[0.5])
-    wiki += _variants(shipped, session_reserve=[2])
+    wiki += _variants(shipped, session_reserve=[2], date_weight=[1.0])
     return {"bm25": single, "dense": single, "hybrid": list(dict.fromkeys(hybrid)),
             "hybrid+wiki": wiki}
 

@@ -113,6 +113,17 @@ class Period:
             return f"{_MONTHS[d.month - 1]} {d.year}"
         return str(d.year)
 
+    def contains(self, day: _dt.date) -> bool:
+        """Whether ``day`` falls in this period."""
+        d = self.start
+        if self.kind == "day":
+            return day == d
+        if self.kind in ("weekend", "week"):
+            return 0 <= (day - d).days < (2 if self.kind == "weekend" else 7)
+        if self.kind == "month":
+            return (day.year, day.month) == (d.year, d.month)
+        return day.year == d.year
+
 
 @dataclass(frozen=True)
 class Mention:
@@ -303,3 +314,39 @@ def annotate(chunks: list) -> list:
             if note:
                 c.text = f"{c.text} {note}"
     return chunks
+
+
+# --------------------------------------------------------------------------- dates a question names
+
+_MONTH_RE = "|".join(_MONTHS)
+#: "7 July, 2023", "7th of July 2023", "July 7, 2023", "July 2023": a calendar day or month
+#: written out with its year. (A month alone — "in July" — names no year: not resolved.)
+_DAY_MONTH_RE = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({_MONTH_RE}),?\s+(\d{{4}})\b", re.I)
+_MONTH_DAY_RE = re.compile(rf"\b({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b", re.I)
+_MONTH_YEAR_RE = re.compile(rf"\b({_MONTH_RE}),?\s+(\d{{4}})\b", re.I)
+
+
+def _month(name: str) -> int:
+    return [m.lower() for m in _MONTHS].index(name.lower()) + 1
+
+
+def named_period(question: str) -> Period | None:
+    """The first calendar day or month a question names with its year ("What did Maria
+    do on 7 July, 2023?" → the day; "… in December 2023?" → the month), or None. Recall
+    lifts the turns said in it (``rerank.date_prior``). Never raises."""
+    try:
+        q = str(question or "")
+        for rx, order in ((_DAY_MONTH_RE, "dmy"), (_MONTH_DAY_RE, "mdy")):
+            m = rx.search(q)
+            if m:
+                day, month = (m.group(1), m.group(2)) if order == "dmy" else (m.group(2), m.group(1))
+                try:
+                    return Period("day", _dt.date(int(m.group(3)), _month(month), int(day)))
+                except ValueError:  # "31 February 2023"
+                    return None
+        m = _MONTH_YEAR_RE.search(q)
+        if m:
+            return Period("month", _dt.date(int(m.group(2)), _month(m.group(1)), 1))
+        return None
+    except Exception:  # noqa: BLE001 - a stage, never a failure of recall
+        return None

@@ -12,6 +12,8 @@ tested alone and can be switched off (weight 0) or be missing without breaking r
   scales agree), and with a gate only the turns of the best sessions stay. Or, for the
   tail of a list question (:func:`session_reserve`): the last places of every ten go to
   the best-scored sessions the list does not hold yet.
+* **Dates** (:func:`date_prior`): a question naming a day or a month lifts the chunks dated
+  in it.
 * **Diversification** (:func:`mmr`, :func:`session_cap`): maximal marginal relevance
   (Carbonell & Goldstein 1998) over the chunks' vectors, or at most N chunks per file in
   the top k, so that one session does not fill the list a multi-hop question needs spread;
@@ -22,7 +24,7 @@ tested alone and can be switched off (weight 0) or be missing without breaking r
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -89,6 +91,24 @@ def session_prior(scores: dict[int, float], paths: dict[int, str], weight: float
         if gate > 0 and r > gate:
             continue
         out[cid] = s + (weight / (k + r) if weight > 0 else 0.0)
+    return out
+
+
+def date_prior(scores: dict[int, float], days: dict[int, Any], period: Any,
+               weight: float) -> dict[int, float]:
+    """score'(c) = score(c) × (1 + weight) for a chunk dated (``days``: id → a
+    ``datetime.date``) inside ``period`` (anything with ``contains(date)``, e.g.
+    ``dates.Period``); the rest unchanged. A question that names a day ("what did she do
+    on 7 July, 2023?") is about what was said that day: every turn of that session gains
+    alike, so the session's turns take the places other sessions' turns held, and within
+    it the ranking stays the fusion's. ``weight`` ≤ 0 or no period keeps ``scores``."""
+    if weight <= 0 or period is None:
+        return dict(scores)
+    out = dict(scores)
+    for c, s in scores.items():
+        d = days.get(c)
+        if d is not None and period.contains(d):
+            out[c] = s * (1.0 + weight)
     return out
 
 

@@ -73,10 +73,11 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .aliases import expansions
+from .dates import named_period
 from .chunker import split_frontmatter
 from .querysplit import is_list_question, split_question, without_names
-from .rerank import (mmr, propagate_neighbours, ranked, session_cap, session_prior,
-                     session_reserve, session_spread)
+from .rerank import (date_prior, mmr, propagate_neighbours, ranked, session_cap,
+                     session_prior, session_reserve, session_spread)
 from .sentences import best_sentence_scores
 
 if TYPE_CHECKING:
@@ -341,7 +342,9 @@ class RecallParams:
     its top k spread over sessions (``rerank.session_spread`` at this strength).
     ``session_reserve``: for such a question, the last this many places of every ten go
     to the best sessions (by the sum of their ``session_top`` best turns) not yet in the
-    list (``rerank.session_reserve``), after the spread.
+    list (``rerank.session_reserve``), after the spread. ``date_weight``: a question
+    naming a day or month with its year (``dates.named_period``) has the chunks dated in
+    it scored ×(1 + date_weight) (``rerank.date_prior``).
     ``sentence_weight``: the best ``sentence_pool`` candidates of the first fusion,
     ranked by their best sentence's cosine with the question (``sentences``), join the
     fusion as one more list at this weight.
@@ -365,6 +368,7 @@ class RecallParams:
     unnamed_weight: float = 1.0
     list_spread: float = 0.5
     session_reserve: int = 0
+    date_weight: float = 0.0
     #: Off by default although cross-validation picks 1.0 (LoCoMo dev: turn recall@10
     #: +0.008, multi-hop +0.012): the sentences are embedded at query time, and through a
     #: mount at 2,000 files that took the median recall of a new question from 93 to
@@ -825,7 +829,23 @@ def _rerank(index: SearchIndex, query: str, scores: dict[int, float],
         except Exception as e:  # noqa: BLE001
             log.warning("session stage failed: %s", e)
             stages.append(f"session-first skipped ({e})")
+    if p.date_weight > 0 and scores:
+        try:
+            period = named_period(query)
+            if period is not None:
+                days = {c: d for c in scores if c in rows and (d := _day_of(rows[c])) is not None}
+                scores = date_prior(scores, days, period, p.date_weight)
+                stages.append(f"said on {period.human()}")
+        except Exception as e:  # noqa: BLE001
+            log.warning("date stage failed: %s", e)
+            stages.append(f"date stage skipped ({e})")
     return scores, rows
+
+
+def _day_of(row: dict[str, Any]) -> _dt.date | None:
+    """The day a chunk was said or written (its ``created``, else ``updated``), or None."""
+    d = parse_when(row.get("created") or row.get("updated"))
+    return d.date() if d else None
 
 
 def _diversify(index: SearchIndex, query: str, order: list[int], scores: dict[int, float],
