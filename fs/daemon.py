@@ -300,6 +300,7 @@ class Daemon:
             assert self.recall is not None
             nursery.start_soon(self.recall.run)
             nursery.start_soon(self.ops.background)
+            nursery.start_soon(self.ops.keep_orphans)
             await pyfuse3.main()
             nursery.cancel_scope.cancel()
         await self.ops.at_unmount()

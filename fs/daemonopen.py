@@ -33,6 +33,7 @@ class Handle:
     writable: bool
     fd: int = -1  # lazily opened fd of the committed content
     virtual: bytes | None = None  # content of a magic file
+    pinned: str | None = None  # the path pinned while it is open (it may lose the name)
 
 
 @dataclass
@@ -135,7 +136,7 @@ class DaemonOpenOps(Ops):
             shadow = await self.shadows.open(path, truncate=bool(flags & os.O_TRUNC))
             if flags & os.O_TRUNC:
                 shadow.dirty = True
-        fh = self._new_fh(Handle(inode, writable))
+        fh = self._new_fh(Handle(inode, writable, pinned=path))
         self.ws.pin(path)
         row.atime = time.time()
         if writable:
@@ -154,7 +155,7 @@ class DaemonOpenOps(Ops):
                      ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=True)
         await self.shadows.open(path, truncate=True)
-        fh = self._new_fh(Handle(ino, True))
+        fh = self._new_fh(Handle(ino, True, pinned=path))
         self.ws.pin(path)
         self._wake_uploader()
         return pyfuse3.FileInfo(fh=fh, direct_io=True, keep_cache=False), self._attrs(ino, path)
@@ -164,6 +165,9 @@ class DaemonOpenOps(Ops):
         h = self._handle(fh)
         if h.virtual is not None:
             return h.virtual[off : off + size]
+        if h.ino in self.inodes.unlinked:
+            # Unlinked or replaced since it was opened: what was kept for its descriptors.
+            return await self.read_orphan(h.ino, off, size)
         path = self.inodes.path_of[h.ino]
         # Readers see the last committed version, writers their own work in progress.
         shadow = self.writing.get(path) if h.writable else None
@@ -182,14 +186,18 @@ class DaemonOpenOps(Ops):
         h = self._handle(fh)
         if not h.writable:
             raise BadHandle(f"handle {fh}")
-        return await self._write_shadow(self.inodes.path_of[h.ino], off, buf, ctx)
+        if h.ino in self.inodes.unlinked:
+            return await self.write_orphan(h.ino, buf, off)  # private, never uploaded
+        return await self._write_shadow(self.inodes.path(h.ino), off, buf, ctx)
 
     @fuse_errors
     async def flush(self, fh: int, ctx: pyfuse3.RequestContext | None = None) -> None:
         self._refuse_flush_if_read_only()
         h = self.handles.get(fh)
-        if isinstance(h, Handle) and h.writable:
-            await self.shadows.commit_pending(self.inodes.path_of[h.ino])
+        path = self.inodes.path_of.get(h.ino) if isinstance(h, Handle) else None
+        if isinstance(h, Handle) and h.writable and path is not None:
+            # (A file unlinked since it was opened has nothing to commit.)
+            await self.shadows.commit_pending(path)
 
     @fuse_errors
     async def release(self, fh: int) -> None:
@@ -198,10 +206,11 @@ class DaemonOpenOps(Ops):
             return
         if h.fd >= 0:
             os.close(h.fd)
+        if h.pinned is not None:
+            self.ws.unpin(h.pinned)
         path = self.inodes.path_of.get(h.ino)
         if path is None:
             return
-        self.ws.unpin(path)
         if h.writable and not self._has_writer(path):
             await self.shadows.commit_pending(path)
             if path in self.writing and not self.writing[path].dirty:

@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pyfuse3
 
 from brainfs.backend import errors as be
+from brainfs.cache.local import orphans
 from brainfs.cache.local import workingset as ws
 
 log = logging.getLogger("brainfs.fs")
@@ -53,6 +54,7 @@ ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
     (ws.Exists, errno.EEXIST),
     (ws.NoSpace, errno.ENOSPC),
     (ws.NameTooLong, errno.ENAMETOOLONG),
+    (orphans.OrphanLost, errno.EIO),
     (ws.CacheError, errno.EINVAL),
     (ReadOnlyEntry, errno.EACCES),
     (NotSupported, errno.ENOSYS),

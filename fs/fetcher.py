@@ -35,8 +35,9 @@ class Fetcher:
         self.pack_checked = trio.Event()
         self.pack_checked.set()
         #: told the paths a fetch found at another size than the catalog had (another
-        #: writer's newer version): the kernel's cached size must go, or reads stop at it
-        self.on_resized: Callable[[list[str]], None] | None = None
+        #: writer's newer version), with (old size, new size): the kernel's cached size
+        #: must go, or reads stop at it
+        self.on_resized: Callable[[dict[str, tuple[int, int]]], None] | None = None
 
     async def materialize(self, paths: list[str], sized: bool = False) -> dict[str, Exception]:
         """Fetch the non-local ``paths`` in one parallel batch; concurrent callers asking
@@ -51,10 +52,10 @@ class Fetcher:
             try:
                 results = await trio.to_thread.run_sync(self.ws.fetch, mine, limiter=self.limiter)
                 errors = self.ws.apply_fetched(results)
-                grew = [p for p, size in before.items() if p not in errors
-                        and (row := self.ws.get(p)) is not None and row.size != size]
-                if grew and self.on_resized is not None:
-                    self.on_resized(grew)
+                sizes = {p: (size, row.size) for p, size in before.items() if p not in errors
+                         and (row := self.ws.get(p)) is not None and row.size != size}
+                if sizes and self.on_resized is not None:
+                    self.on_resized(sizes)
                 for p, e in errors.items():
                     log.error("fetch of %s failed: %s", p, e)
                 self.ws.evict()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 
 import pyfuse3
+from brainfs.cache.local.orphans import Orphan
 from brainfs.cache.local.workingset import NotFound
 
 
@@ -23,7 +24,7 @@ class InodeTable:
         self._next = pyfuse3.ROOT_INODE + 1
         #: inode -> kept content of a file unlinked (or renamed over) while it may be open:
         #: as on a local disk, its open descriptors read it until the kernel forgets it
-        self.unlinked: dict[int, str] = {}
+        self.unlinked: dict[int, Orphan] = {}
 
     def ino(self, path: str) -> int:
         """The inode of ``path``, assigned at its first use."""
@@ -66,15 +67,19 @@ class InodeTable:
             self.ino_of[np] = ino
             self.path_of[ino] = np
 
-    def keep_unlinked(self, path: str, kept: str) -> None:
-        """The content of ``path``, about to lose its name, is kept at ``kept`` for its
-        inode's open descriptors."""
+    def keep_unlinked(self, path: str, kept: Orphan) -> int | None:
+        """The content of ``path``, about to lose its name, is ``kept`` for its inode's
+        open descriptors; returns the inode (None if the kernel never had one)."""
         ino = self.ino_of.get(path)
         if ino is not None:
+            old = self.unlinked.get(ino)
+            if old is not None:
+                old.discard()
             self.unlinked[ino] = kept
+        return ino
 
-    def forget(self, inodes: list[int]) -> list[str]:
-        """The kernel let go of ``inodes``: the kept contents to delete now."""
+    def forget(self, inodes: list[int]) -> list[Orphan]:
+        """The kernel let go of ``inodes``: the kept contents to free now."""
         return [kept for ino in inodes if (kept := self.unlinked.pop(ino, None)) is not None]
 
 

@@ -129,7 +129,7 @@ class NoOpenOps(Ops):
         if self.magic.owns(ino):
             return self.magic.read(ino, off, size)
         if ino in self.inodes.unlinked:
-            return _pread_path(self.inodes.unlinked[ino], size, off)
+            return await self.read_orphan(ino, off, size)
         path = self.inodes.path(ino)
         # Writes land in the page cache that every reader shares (as on a local disk), so
         # a page read back must come from the work in progress too.
@@ -139,9 +139,11 @@ class NoOpenOps(Ops):
         # In use while it is read: no eviction (another reader's fetch makes room) may take
         # the copy between the fetch and the read.
         self.ws.pin(path)
+        self.read_started(ino)
         try:
             return await self._read_committed(path, off, size)
         finally:
+            self.read_ended(ino)
             self.ws.unpin(path)
 
     async def _read_committed(self, path: str, off: int, size: int) -> bytes:
@@ -152,7 +154,10 @@ class NoOpenOps(Ops):
                 await self._ensure_local(path)
                 # The fetch added the file to its directory's listing: let the kernel hear
                 # of it before this read returns, so `ls` right after `cat` lists it.
-                dirs, self._dirs_invalidated = self._dirs_invalidated, set()
+                # Likewise a size that grew: the read after this one must go on past the
+                # old end (attributes only: no page of this file is locked by that).
+                dirs, self._dirs_invalidated = self._dirs_invalidated | self.grown, set()
+                self.grown = set()
                 if dirs:
                     await trio.to_thread.run_sync(self.notifier.wait_sent, dirs, 0.5)
             row.atime = time.time()
@@ -176,11 +181,7 @@ class NoOpenOps(Ops):
             self.magic.refuse_change(fh)
         if fh in self.inodes.unlinked:
             # Written after its unlink: private to its descriptors, never uploaded.
-            fd = os.open(self.inodes.unlinked[fh], os.O_WRONLY)
-            try:
-                return os.pwrite(fd, buf, off)
-            finally:
-                os.close(fd)
+            return await self.write_orphan(fh, buf, off)
         path = self.inodes.path(fh)
         self._file_row(path)
         return await self._write_shadow(path, off, buf, ctx)
@@ -291,14 +292,6 @@ class NoOpenOps(Ops):
         # file created and still open.
         await self.commit_idle(everything=True)
         self.persist_created()
-
-
-def _pread_path(p: str, size: int, off: int) -> bytes:
-    fd = os.open(p, os.O_RDONLY)
-    try:
-        return os.pread(fd, size, off)
-    finally:
-        os.close(fd)
 
 
 __all__ = ["NoOpenOps"]

@@ -43,7 +43,9 @@ import pyfuse3
 import trio
 from brainfs.backend.config import Config
 from brainfs.backend.keys import NAME_MAX, is_link, link_name, link_of
+from brainfs.cache.local import orphans
 from brainfs.cache.local.catalog import Attrs, FileRow
+from brainfs.cache.local.orphans import Orphan
 from brainfs.cache.local.workingset import (IsADirectory, NameTooLong, NotADirectory, NotEmpty,
                                             NotFound, WorkingSet, other_form)
 
@@ -52,9 +54,15 @@ from .fetcher import Fetcher
 from .inodes import InodeTable
 from .magic import MagicFiles, RecallFn, StatusFn
 from .notify import KernelNotifier
-from .shadow import Shadow, Shadows, unlink_quiet
+from .shadow import Shadow, Shadows
 
 log = logging.getLogger("brainfs.fs")
+
+#: How long the kernel has to let go of a file unlinked (or replaced) before its content
+#: was fetched, before the mount fetches it for the descriptors that may hold it open: the
+#: kernel forgets the inode of a file no one has open at once, so an ``rm`` of a file that
+#: was never read costs no GET.
+ORPHAN_GRACE_S = 0.5
 
 #: pyfuse3 built from ``third_party/pyfuse3`` can set ``noflush`` and ``cache_readdir`` in
 #: open replies; stock pyfuse3 3.5 cannot. Without them every close of a read-only file
@@ -125,6 +133,20 @@ class Ops(pyfuse3.Operations):
         #: snapshot clears it until its first real LIST is in (see fs/daemon.py)
         self.listing_ready = trio.Event()
         self.listing_ready.set()
+        #: path -> inodes of files unlinked or replaced while they may be open whose
+        #: content is still only in the bucket: the delete or PUT that would remove that
+        #: version waits until it is fetched or the kernel lets go of them
+        self._held: dict[str, set[int]] = {}
+        #: inode -> fetch in progress of its orphan's content
+        self._orphan_fetches: dict[int, trio.Event] = {}
+        #: set when an orphan is left to fetch (see :meth:`keep_orphans`)
+        self._orphan_wake = trio.Event()
+        #: inodes a fetch found grown whose attributes the kernel may not have dropped
+        #: yet: a read that fetched waits for that, or the next read stops at the old size
+        self.grown: set[int] = set()
+        #: inode -> reads of it being answered, and the event set when none is left
+        self.reading: Counter[int] = Counter()
+        self._read_done: dict[int, trio.Event] = {}
 
     # ------------------------------------------------------------------ what each mode says
     def content_changed(self, paths: list[str]) -> None:
@@ -242,13 +264,50 @@ class Ops(pyfuse3.Operations):
     async def _ensure_local(self, path: str) -> None:
         await self.fetcher.ensure_local(path)
 
-    def _sizes_changed(self, paths: list[str]) -> None:
-        """A fetch found ``paths`` at a new size: the kernel forgets the size it cached
-        (for up to ``attr_timeout``), so that a read goes on to the new end."""
-        for p in paths:
+    def _sizes_changed(self, sizes: dict[str, tuple[int, int]]) -> None:
+        """A fetch found these paths at a new size (old, new): the kernel forgets the size
+        it cached (for up to ``attr_timeout``), so that a read goes on to the new end.
+
+        A file that shrank is told only once the request that fetched it has been
+        answered: a read sized by the old size then comes back short, and the kernel
+        itself cuts its size to what was read — unless its attributes were invalidated
+        while that read was out, in which case it keeps the old size and serves the rest
+        of the page as zeros."""
+        shrunk = []
+        for p, (old, new) in sizes.items():
             ino = self.inodes.ino_of.get(p)
-            if ino is not None:
+            if ino is None:
+                continue
+            if new < old:
+                shrunk.append(ino)
+            else:
                 self.notifier.push(ino, attr_only=True)
+                self.grown.add(ino)
+        if shrunk:
+            trio.lowlevel.spawn_system_task(self._push_after_reply, shrunk)
+
+    async def _push_after_reply(self, inodes: list[int]) -> None:
+        """Invalidate the attributes of ``inodes`` once no read of them is being answered
+        (pyfuse3 replies as a handler returns, before its task lets this one run)."""
+        for ino in inodes:
+            while self.reading[ino] > 0:
+                done = self._read_done.setdefault(ino, trio.Event())
+                await done.wait()
+            await trio.lowlevel.checkpoint()
+            self.notifier.push(ino, attr_only=True)
+
+    def read_started(self, ino: int) -> None:
+        """A read of ``ino`` is being answered (see :meth:`_push_after_reply`)."""
+        self.reading[ino] += 1
+
+    def read_ended(self, ino: int) -> None:
+        """... and is answered as the handler returns."""
+        self.reading[ino] -= 1
+        if self.reading[ino] <= 0:
+            del self.reading[ino]
+            done = self._read_done.pop(ino, None)
+            if done is not None:
+                done.set()
 
     def invalidate(self, paths: list[str]) -> None:
         """Tell the kernel that entries for ``paths`` may have changed (never blocks)."""
@@ -300,20 +359,90 @@ class Ops(pyfuse3.Operations):
 
     def _unlinked_attrs(self, ino: int) -> pyfuse3.EntryAttributes:
         """An unlinked file still open somewhere: its kept content, no links."""
-        st = os.stat(self.inodes.unlinked[ino])
+        kept = self.inodes.unlinked[ino]
+        size = kept.st_size()
+        mtime = os.stat(kept.file).st_mtime_ns if kept.file is not None else time.time_ns()
         a = pyfuse3.EntryAttributes()
         a.st_ino, a.st_mode, a.st_nlink = ino, stat.S_IFREG | 0o644, 0
-        a.st_uid, a.st_gid, a.st_size = self.uid, self.gid, st.st_size
-        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = st.st_mtime_ns
-        a.st_blksize, a.st_blocks = 4096, (st.st_size + 511) // 512
+        a.st_uid, a.st_gid, a.st_size = self.uid, self.gid, size
+        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = mtime
+        a.st_blksize, a.st_blocks = 4096, (size + 511) // 512
         a.attr_timeout = a.entry_timeout = 0
         return a
+
+    # ------------------------------------------------------------------ unlinked, still open
+    async def _orphan(self, ino: int) -> Orphan:
+        """The kept content of the unlinked inode ``ino``, fetched first if it is still
+        only in the bucket."""
+        kept = self.inodes.unlinked[ino]
+        if kept.remote:
+            await self._fetch_orphan(ino, kept)
+        return kept
+
+    async def read_orphan(self, ino: int, off: int, size: int) -> bytes:
+        """Read through a descriptor of a file unlinked (or replaced) since it was opened."""
+        return (await self._orphan(ino)).read(size, off)
+
+    async def write_orphan(self, ino: int, buf: bytes, off: int) -> int:
+        """Write through such a descriptor: private to it, never uploaded."""
+        return (await self._orphan(ino)).write(buf, off)
+
+    async def _fetch_orphan(self, ino: int, kept: Orphan) -> None:
+        """Fetch the version ``kept`` names (one fetch per inode however many ask), then
+        let the delete or PUT its path waits for go."""
+        busy = self._orphan_fetches.get(ino)
+        if busy is not None:
+            await busy.wait()
+            return
+        done = self._orphan_fetches[ino] = trio.Event()
+        try:
+            await trio.to_thread.run_sync(orphans.fetch, self.ws, kept, limiter=self.limiter)
+        finally:
+            del self._orphan_fetches[ino]
+            done.set()
+        if kept.lost:
+            log.warning("%s, unlinked while open, could not be kept: %s", kept.path, kept.lost)
+        self._release(kept.path, ino)
+
+    def _release(self, path: str, ino: int) -> None:
+        """The inode ``ino`` needs the bucket's version of ``path`` no more."""
+        held = self._held.get(path)
+        if held is not None and ino in held:
+            held.discard(ino)
+            if not held:
+                del self._held[path]
+                self._wake_uploader()
+
+    async def keep_orphans(self) -> None:
+        """Fetch the content of files unlinked or replaced before anything of them was
+        local, that the kernel still has not let go of after ``ORPHAN_GRACE_S`` (a
+        descriptor holds them open): their path's delete or PUT waits for it. A fetch
+        that fails for want of the bucket is tried again every ``upload_retry_seconds``."""
+        while True:
+            await self._orphan_wake.wait()
+            self._orphan_wake = trio.Event()
+            await trio.sleep(ORPHAN_GRACE_S)
+            for ino, kept in list(self.inodes.unlinked.items()):
+                if kept.remote:
+                    try:
+                        await self._fetch_orphan(ino, kept)
+                    except Exception as e:  # noqa: BLE001 - tried again below
+                        log.warning("fetching %s, unlinked while open: %s (will retry)",
+                                    kept.path, e)
+            if any(k.remote for k in self.inodes.unlinked.values()):
+                await trio.sleep(self.cfg.upload_retry_seconds)
+                self._orphan_wake.set()
 
     @fuse_errors
     async def setattr(self, inode: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,
                       fh: int | None, ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         if self.magic.owns(inode):
             self.magic.refuse_change(inode)
+        if inode in self.inodes.unlinked:
+            # ftruncate(2) of a descriptor whose file was unlinked: private to it.
+            if fields.update_size:
+                (await self._orphan(inode)).truncate(attr.st_size)
+            return self._unlinked_attrs(inode)
         path = self.inodes.path(inode)
         row = self.ws.get(path)
         if fields.update_mode or fields.update_uid or fields.update_gid:
@@ -341,8 +470,12 @@ class Ops(pyfuse3.Operations):
     @fuse_errors
     async def forget(self, inode_list: list[tuple[int, int]]) -> None:
         # Only the kept content of unlinked files is freed (see fs/inodes.py).
-        for kept in self.inodes.forget([ino for ino, _ in inode_list]):
-            unlink_quiet(kept)
+        inodes = [ino for ino, _ in inode_list]
+        for kept in self.inodes.forget(inodes):
+            kept.discard()
+        for path, held in list(self._held.items()):
+            for ino in held & set(inodes):
+                self._release(path, ino)
 
     # ------------------------------------------------------------------ directories
     def _entries(self, inode: int) -> list[tuple[str, bool]]:
@@ -479,6 +612,8 @@ class Ops(pyfuse3.Operations):
             replaced.append(other_form(new))  # the same name in the other kind
         for dst in replaced:
             self._keep_unlinked(dst)  # replaced: its open descriptors keep reading it
+            if dst in self.writing:
+                self.shadows.discard(dst)  # kept for its writers' descriptors, not the file
         # Planned again: the awaits above let other requests change the tree.
         self.ws.rename(old, new, noreplace)
         for dst in replaced:
@@ -493,14 +628,13 @@ class Ops(pyfuse3.Operations):
     async def _settle_writes(self, moves: list[tuple[str, str]]) -> None:
         """Before a rename: S3 has no rename, the new names are uploaded from local copies.
         Writes in progress are committed first, so the moved file is the one its writers
-        closed; a shadow of a replaced name is dropped."""
+        closed; a shadow of a replaced name is dropped once kept for its writers'
+        descriptors (:meth:`rename`)."""
         for src, dst in moves:
             await self.shadows.commit_pending(src)
             if src in self.writing:
                 self.shadows.discard(src)
             await self.shadows.wait_commit(dst)
-            if dst in self.writing:
-                self.shadows.discard(dst)
 
     @fuse_errors
     async def mknod(self, parent_inode: int, name: bytes, mode: int, rdev: int,
@@ -566,25 +700,28 @@ class Ops(pyfuse3.Operations):
 
     def busy_paths(self) -> set[str]:
         """Paths whose upload must wait: being written, committed, or created and not
-        yet closed (the uploader carries out their journal rows after the commit)."""
-        return self.shadows.busy() | set(self._created)
+        yet closed (the uploader carries out their journal rows after the commit), and
+        those whose bucket version an unlinked file's descriptors may still need."""
+        return self.shadows.busy() | set(self._created) | set(self._held)
 
     def _keep_unlinked(self, path: str) -> None:
-        """Keep the content of ``path`` for its inode before the name goes (a hard link in
-        the cache's tmp/, swept at the next start if the daemon dies first)."""
-        row = self.ws.get(path)
+        """Keep the content of ``path`` for its inode before the name goes, whatever the
+        cache holds of it (see cache/local/orphans.py; what is kept on disk is in the
+        cache's tmp/, swept at the next start if the daemon dies first)."""
+        if path not in self.inodes.ino_of:
+            return  # the kernel never had it: no descriptor can hold it
         shadow = self.writing.get(path)
-        if path not in self.inodes.ino_of or row is None:
+        # Written and not committed: its writer's descriptor reads on what it wrote.
+        kept = orphans.keep(self.ws, path, shadow.tmp if shadow is not None and shadow.dirty
+                            else None)
+        if kept is None:
             return
-        if shadow is not None and shadow.dirty:
-            # Written and not committed: its writer's descriptor reads on what it wrote.
-            kept = self.ws.blobs.keep_file(shadow.tmp)
-        elif row.is_local:
-            kept = self.ws.blobs.keep(path)
-        else:
-            return
-        if kept is not None:
-            self.inodes.keep_unlinked(path, kept)
+        ino = self.inodes.keep_unlinked(path, kept)
+        if kept.remote and ino is not None:
+            # Only in the bucket: that version stays there until it is fetched or the
+            # kernel lets go of the inode (at once if no one has it open).
+            self._held.setdefault(path, set()).add(ino)
+            self._orphan_wake.set()
 
     def _wake_uploader(self) -> None:
         self.upload_wake.set()

@@ -798,6 +798,14 @@ class WorkingSet:
         """Whether ``path`` is listed on the pack's behalf (not written to disk yet)."""
         return path in self._packed
 
+    def packed_copy(self, path: str) -> bytes | None:
+        """The pack's bytes of ``path`` while it is listed on the pack's behalf and a real
+        listing has vouched for the pack (else None: the file is in the bucket only)."""
+        row = self.files.get(path)
+        if path not in self._packed or self._pack is None or not self.pack_verified or row is None:
+            return None
+        return self._pack.get(path, row.etag)
+
     def drop_pack(self) -> None:
         """Free the pack once its files are unpacked; a file it still holds (its unpacking
         failed) is listed again only once fetched."""
