@@ -64,6 +64,15 @@ def plain_mount(corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter):
     return m
 
 
+@pytest.fixture
+def daemon_open_mount(corpus: CorpusURL, store: ObjectStore, mounter):
+    """The same with every open a request to the daemon (stock pyfuse3, ``no_open =
+    false``): an open fetches, so what goes is always on disk."""
+    for p, data in FILES.items():
+        store.put(p, data)
+    return mounter(corpus, env_extra={**NO_RELIST, "BRAINFS_NO_OPEN": "0"})
+
+
 def _fresh_tree(mounter, corpus: CorpusURL, cfg: Config, tmp_path: Path) -> dict[str, bytes]:
     """Every file a new mount with an empty cache reads (after its first LIST)."""
     fresh = mounter(corpus, name="fresh", cfg=cfg.override(cache_dir=tmp_path / "cache-fresh"),
@@ -98,18 +107,22 @@ def _open_unlink_read_write(mp: Path, rel: str, old: bytes) -> None:
     assert Path(rel).name not in os.listdir(mp / Path(rel).parent)
 
 
-@pytest.mark.parametrize("mount", ["packed_mount", "plain_mount"])
+@pytest.mark.parametrize("mount", ["packed_mount", "plain_mount", "daemon_open_mount"])
 def test_a_file_unlinked_while_open_reads_whole_through_its_descriptor(
         mount: str, request, corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter,
         tmp_path: Path) -> None:
     """Packed and not written to disk yet (the known fault: the descriptor read ENOENT), or
-    in the bucket and never read (the same), or on disk: each unlinked while open reads
-    whole, takes writes, and its name is gone for good after the close."""
+    in the bucket and never read (the same), or on disk, or written in the mount and its
+    upload just started: each unlinked while open reads whole, takes writes, and its name
+    is gone for good after the close. (With daemon opens a read through a descriptor
+    opened for writing failed with EIO.)"""
     m = request.getfixturevalue(mount)
     mp = m.mountpoint
-    gone = ["knowledge/p03.md", "archive/a02.md"]
+    (mp / "knowledge/fresh.md").write_bytes(b"written in the mount, upload under way\n")
+    here = {**FILES, "knowledge/fresh.md": b"written in the mount, upload under way\n"}
+    gone = ["knowledge/fresh.md", "knowledge/p03.md", "archive/a02.md"]
     for rel in gone:
-        _open_unlink_read_write(mp, rel, FILES[rel])
+        _open_unlink_read_write(mp, rel, here[rel])
     settle(mp)
     for rel in gone:
         assert s3get(store, rel) is None, rel
