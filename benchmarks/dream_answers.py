@@ -58,6 +58,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from brainfs.cache.search.chunker import split_frontmatter
@@ -317,12 +318,87 @@ def wiki_uses() -> dict[str, dict]:
     grid["lines, pool 4, share 0.3, turn floor 0.05, dedupe within 0.4, no gathered line"] = {
         "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.05, "dedupe_share": 0.4,
         "gathered": False}
+    # a diagnosis, never chosen: the shipped reading with SHORT_HEADERS (against the
+    # transcripts alone read with them too)
+    grid[f"diagnosis: {SHORT_HEADERS}, lines, pool 4, share 0.3, turn floor 0.05, dedupe within 0.4"] = {
+        "claims": True, "pool": 4.0, "share": 0.3, "turn_floor": 0.05, "dedupe_share": 0.4,
+        "_short": True}
     return grid
 
 
 #: Diagnoses, not candidates: the transcripts alone with a lower weak-match floor for every
 #: hit (``assembly.RELATIVE_FLOOR``), to tell what the turn floor gains from what the wiki does.
 TRANSCRIPT_FLOORS = (0.1, 0.05)
+
+
+#: Diagnosis, not a candidate: the same windows with a turn's header cut to its lane and
+#: source (``### [thread] sessions/…/transcript.md#D8:2``): the freshness ("3 months ago")
+#: repeats the date the turn's own text carries and a transcript's confidence is the same
+#: for every turn, yet together they take ~12 of the ~35 word pieces of a header.
+SHORT_HEADERS = "short turn headers"
+#: How deep recall is read to find where a missed answer stands (:func:`miss_class`).
+MISS_DEPTH = 96
+#: Why a question is missed, in the order :func:`miss_class` tests them.
+MISS_CLASSES = ("words not in the memory", f"not in recall's first {MISS_DEPTH} turns",
+                "turns ranked 41+", "turns ranked 21-40", "turns ranked 11-20",
+                "turns ranked 1-10 (window spent)")
+
+
+def miss_class(diag: dict) -> str:
+    """Why a missed question is missed, from its diagnosis (:func:`context_questions`):
+    its answer's words are nowhere in the conversation's turns; or the turns that hold them
+    are not among recall's first :data:`MISS_DEPTH`; or the rank at which recall's turns,
+    read in order, first hold every answer word (a window holds about ten turns)."""
+    if not diag["anywhere"]:
+        return MISS_CLASSES[0]
+    d = diag["depth"]
+    if d is None:
+        return MISS_CLASSES[1]
+    return MISS_CLASSES[2] if d > 40 else MISS_CLASSES[3] if d > 20 else MISS_CLASSES[4] if d > 10 else MISS_CLASSES[5]
+
+
+@contextmanager
+def _short_turn_headers():
+    """:data:`SHORT_HEADERS` for the windows made inside (a diagnosis: the benchmark's
+    own patch of ``ContextItem.header``, restored on exit)."""
+    from brainfs.cache.context import assembly as A
+
+    full = A.ContextItem.header
+
+    def header(self) -> str:
+        if self.kind != "turn":
+            return full(self)
+        return f"### [{self.lane}] {self.source}" + (" (truncated)" if self.status == "truncated" else "")
+
+    A.ContextItem.header = header
+    try:
+        yield
+    finally:
+        A.ContextItem.header = full
+
+
+def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everything: list[str],
+              count) -> dict:
+    """Where a question's answer stands in the transcripts-alone memory: anywhere in its
+    turns; the rank at which recall's turns (hybrid, :data:`MISS_DEPTH` deep, as context
+    asks it) first hold every answer word; and whether the first ``budget`` tokens of those
+    turns' texts, read without any header, hold them (the ceiling of packing)."""
+    from brainfs.cache.context import assembly as A
+    from brainfs.tools import locomo as L
+
+    cards = A.recall(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
+                     max_chars=100_000).cards
+    turns = [c.text for c in cards if c.path.startswith("sessions/")]
+    want = set(L.content_words(answer))
+    have: set[str] = set()
+    depth = None
+    for n, t in enumerate(turns, 1):
+        have.update(L.content_words(t))
+        if want <= have:
+            depth = n
+            break
+    return {"anywhere": L.answer_found(answer, everything), "depth": depth,
+            "bare": L.answer_found(answer, L.read_within(turns, budget, count))}
 
 
 class _MemoRecall:
@@ -340,16 +416,22 @@ class _MemoRecall:
 
 
 def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] | None = None,
-                      with_index: bool = False) -> list[dict]:
+                      with_index: bool = False, diagnose: bool = True) -> list[dict]:
     """The answer measure through ``brainfs context``: for each question, the window
     :func:`assembly.assemble` makes of ``budget`` tokens (reserve 0; headers, scope and
     all, as ``to_prompt`` gives it to a model) from the conversation's transcripts alone
     and from the transcripts plus the wiki, read in each way of :func:`wiki_uses`; found
     when every content word of the gold answer stands in it. ``with_index`` also puts
-    ``knowledge/INDEX.md`` in the memory (the index lane)."""
+    ``knowledge/INDEX.md`` in the memory (the index lane). ``diagnose``: each row also gets
+    ``diag`` (:func:`_diagnose`, and ``in_line``: one wiki claim line holds every answer
+    word), and the transcripts alone are read with :data:`SHORT_HEADERS` too."""
     from brainfs.cache.context import assembly as A
+    from brainfs.cache.context.claims import page_claims
     from brainfs.cache.search.index import SearchIndex
+    from brainfs.cache.search.model import token_counter
     from brainfs.tools import locomo as L
+
+    count = token_counter()
 
     uses = uses if uses is not None else wiki_uses()
     rows: list[dict] = []
@@ -380,19 +462,34 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                         src = A.MemorySource(root, index=ix, embedder=embedder,
                                              global_guide=Path(tmp) / "no-global-guide.md")
                         arms = ({"transcripts": {}, **{f"transcripts, floor {f:g}": {"_floor": f}
-                                                         for f in TRANSCRIPT_FLOORS}}
+                                                         for f in TRANSCRIPT_FLOORS},
+                                 f"transcripts, {SHORT_HEADERS}": {"_short": True}}
                                 if name == "transcripts" else uses)
                         for arm, kw in arms.items():
                             kw = dict(kw)
                             A.RELATIVE_FLOOR = kw.pop("_floor", floor0)
+                            short = kw.pop("_short", False)
                             use = A.WikiUse(**kw)
-                            for i, q in qs:
-                                w = A.assemble(str(q["question"]), src, budget=budget, reserve=0,
-                                               now=now, wiki=use)
-                                by_q[i][arm] = L.answer_found(str(q["answer"]), [w.to_prompt()])
-                                by_q[i]["tokens"][arm] = {
-                                    lane: u["tokens"] for lane, u in w.lane_usage().items()}
+                            with _short_turn_headers() if short else nullcontext():
+                                for i, q in qs:
+                                    w = A.assemble(str(q["question"]), src, budget=budget, reserve=0,
+                                                   now=now, wiki=use)
+                                    by_q[i][arm] = L.answer_found(str(q["answer"]), [w.to_prompt()])
+                                    by_q[i]["tokens"][arm] = {
+                                        lane: u["tokens"] for lane, u in w.lane_usage().items()}
                             A.RELATIVE_FLOOR = floor0
+                        if diagnose and name == "transcripts":
+                            top = ix.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
+                            everything = [r["text"] or "" for r in ix.chunks_by_id(range(1, top + 1)).values()]
+                            for i, q in qs:
+                                by_q[i]["diag"] = _diagnose(ix, str(q["question"]), str(q["answer"]),
+                                                            embedder, now, budget, everything, count)
+                        if diagnose and name == "wiki":
+                            lines = [cl.render() for p, t in wiki.items()
+                                     for cl in page_claims(p, t).values()]
+                            for i, q in qs:  # one wiki line holds every answer word
+                                by_q[i]["diag"]["in_line"] = any(
+                                    L.answer_found(str(q["answer"]), [ln]) for ln in lines)
                     finally:
                         ix.close()
             rows += list(by_q.values())
@@ -499,7 +596,7 @@ def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
     """Markdown tables and a JSON summary of :func:`context_questions`: each way of reading
     the wiki, and the one chosen by leave-one-conversation-out (the figure to quote)."""
     uses = [k for k in rows[0] if k not in ("set", "conversation", "qa", "retriever", "group",
-                                             "tokens") and not k.startswith("transcripts")]
+                                             "tokens", "diag") and not k.startswith("transcripts")]
     diag = [k for k in rows[0] if k.startswith("transcripts, ")]
 
     def pct(xs: list[bool]) -> float:
@@ -507,7 +604,7 @@ def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
 
     # the "no wiki line" rows are diagnoses (the pages in the index, none of their lines
     # read): not candidates of the cross-validated choice
-    cv, chosen, tuned = loco(rows, [u for u in uses if not u.startswith("no wiki line")])
+    cv, chosen, tuned = loco(rows, [u for u in uses if not u.startswith(("no wiki line", "diagnosis"))])
     t, x = pct([r["transcripts"] for r in rows]), pct(cv)
     old = pct([r["pages as chunks"] for r in rows]) if "pages as chunks" in uses else float("nan")
     summary = {"questions": len(rows), "transcripts": round(t, 4), "pages_as_chunks": round(old, 4),
@@ -543,9 +640,47 @@ def context_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
                      + " | ".join(f"{m[ln]:.0f}" for ln in ("scope", "cards", "thread"))
                      + f" | {budget - sum(sum(tk.values()) for tk in tok) / len(tok):.0f} |")
     folds = [f"- tuned on all → {tuned}"] + [f"- held out {c} → {u}" for c, u in chosen.items()]
+    misses = miss_report(rows, cv, budget, summary) if "diag" in rows[0] else []
     return [*lines, "", f"Cross-validated against transcripts alone: {won} questions gained, {lost} lost.",
             "", "By category:", "", *cat, "", f"Mean tokens of the {budget:,} by lane:", "", *lanes,
-            "", "What each fold chose:", "", *folds], summary
+            "", "What each fold chose:", "", *folds, *misses], summary
+
+
+def miss_report(rows: list[dict], cv: list[bool], budget: int, summary: dict) -> list[str]:
+    """Why the questions are missed (:func:`miss_class`), for the transcripts alone and for
+    the cross-validated wiki, by category; and the ceilings: the first ``budget`` tokens of
+    recall's turns read without headers, and the answer in one wiki line."""
+    def pct(xs: list[bool]) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+
+    groups = list(CATEGORIES.values())
+    out = ["", "## Why questions are missed", "",
+           f"Each missed question by where its answer's words stand in the transcripts-alone memory: "
+           f"nowhere in its turns (a gold answer's typo, \"3June\", or its own words); not in the "
+           f"turns of recall's first {MISS_DEPTH} (hybrid, as context asks it); else the rank at which "
+           f"recall's turns, read in order, first hold every answer word — a {budget:,}-token window "
+           "holds about nine turns with their headers.", "",
+           "| missed by | class | " + " | ".join(groups) + " | all |", "|---|---|" + "---:|" * (len(groups) + 1)]
+    summary["misses"] = {}
+    for arm, found in (("transcripts alone", [r["transcripts"] for r in rows]), ("+ wiki, cross-validated", cv)):
+        per = {c: defaultdict(int) for c in MISS_CLASSES}
+        for r, f in zip(rows, found):
+            if not f:
+                per[miss_class(r["diag"])][r["group"]] += 1
+        summary["misses"][arm] = {c: dict(v) for c, v in per.items()}
+        for c in MISS_CLASSES:
+            out.append(f"| {arm} | {c} | " + " | ".join(str(per[c][g]) for g in groups)
+                       + f" | {sum(per[c].values())} |")
+    bare = pct([r["diag"]["bare"] for r in rows])
+    line = [r for r, f in zip(rows, cv) if not f and r["diag"].get("in_line")]
+    summary["ceilings"] = {"turns_without_headers": round(bare, 4), "wiki_missed_in_one_line": len(line)}
+    out += ["", "Ceilings (the same questions):", "",
+            f"- recall's turns, in its order, read without any header or other item: **{bare:.1%}** "
+            f"(transcripts alone as context reads them: {pct([r['transcripts'] for r in rows]):.1%}); "
+            "what packing the same turns tighter can give at most, with or without a wiki;",
+            f"- questions the cross-validated wiki misses whose every answer word stands in one wiki "
+            f"claim line: **{len(line)}** ({100 * len(line) / len(rows):.1f} points at most)."]
+    return out
 
 
 # --------------------------------------------------------------------------- report
@@ -614,7 +749,7 @@ def context_main(args: argparse.Namespace, data: Path | None, t0: float) -> int:
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "dream-answers-context.md").write_text("\n".join(md), encoding="utf-8")
-        uses = [k for k in rows[0] if k not in ("set", "conversation", "qa", "retriever", "group", "tokens")]
+        uses = [k for k in rows[0] if k not in ("set", "conversation", "qa", "retriever", "group", "tokens", "diag")]
         body = {"command": cmd, "summary": summary, "uses": uses,
                 "columns": ["conversation", "qa", "category", "found per use (0/1, in uses order)"],
                 "rows": [[r["conversation"], r["qa"], r["group"], "".join("1" if r[u] else "0" for u in uses)]
