@@ -53,3 +53,33 @@ def test_diagnoses_are_shown_but_never_chosen() -> None:
     assert summary["tuned_on_all"] == "a" and set(summary["fold_choices"].values()) <= {"a", "b"}
     assert "| transcripts, floor 0.1 (diagnosis) | 3 | 100.0% | +100.0 |" in lines
     assert "| + wiki, no wiki line, x | 3 | 100.0% | +100.0 |" in lines
+
+
+def test_a_miss_is_classed_by_where_its_answer_stands() -> None:
+    from benchmarks.dream_answers import MISS_CLASSES, miss_class
+
+    assert miss_class({"anywhere": False, "depth": 3}) == MISS_CLASSES[0]
+    assert miss_class({"anywhere": True, "depth": None}) == MISS_CLASSES[1]
+    assert [miss_class({"anywhere": True, "depth": d}) for d in (41, 40, 21, 20, 11, 10, 1)] == [
+        MISS_CLASSES[2], MISS_CLASSES[3], MISS_CLASSES[3], MISS_CLASSES[4], MISS_CLASSES[4],
+        MISS_CLASSES[5], MISS_CLASSES[5]]
+
+
+def test_the_misses_table_counts_only_missed_questions_per_category() -> None:
+    def r(conv: str, group: str, transcripts: bool, a: bool, diag: dict) -> dict:
+        return {**row(conv, group, transcripts, a, False), "diag": diag}
+    far = {"anywhere": True, "depth": 30, "bare": True, "lines": False, "lines_or_turns": True}
+    nowhere = {"anywhere": False, "depth": None, "bare": False, "lines": False, "lines_or_turns": False,
+               "in_line": True}
+    # grouped by conversation, as context_questions makes them (loco's order)
+    rows = [r("c1", "single-hop", False, True, far), r("c1", "temporal", True, True, far),
+            r("c2", "single-hop", False, True, far), r("c3", "multi-hop", False, False, nowhere)]
+    lines, summary = context_report(rows, 1000)
+    # "a" is chosen in every fold: the two single-hop questions are found, the multi-hop one is not
+    assert summary["misses"]["transcripts alone"]["turns ranked 21-40"] == {"single-hop": 2}
+    assert summary["misses"]["+ wiki, cross-validated"] == {
+        **{c: {} for c in summary["misses"]["+ wiki, cross-validated"]},
+        "words not in the memory": {"multi-hop": 1}}
+    assert summary["ceilings"] == {"turns_without_headers": 0.75, "wiki_lines_for_turns": 0.0,
+                                   "wiki_lines_or_turns": 0.75, "wiki_missed_in_one_line": 1}
+    assert "| transcripts alone | turns ranked 21-40 | 0 | 0 | 2 | 2 |" in lines
