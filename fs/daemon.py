@@ -25,6 +25,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend import listing
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
+from brainfs.cache.local.pack import UnpackRetry
 from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
 from .daemonopen import DaemonOpenOps
@@ -40,9 +41,12 @@ log = logging.getLogger("brainfs.mount")
 #: Pack files written to disk per step while the mount serves: a read of a file in the
 #: step under way waits for the step (about 50 ms for 256 small files).
 UNPACK_BATCH = 256
-#: Pause before the unpacking tries again the files it could not write (a full disk): the
-#: pack keeps them readable meanwhile, and is freed only once none is left.
+#: How often the unpacking looks whether the cache's disk has gained room for the files it
+#: could not write (a full disk): the pack keeps them readable meanwhile, and is freed only
+#: once none is left. Also its first pause before trying again regardless, doubled after
+#: each failed try up to UNPACK_RETRY_MAX_S (see cache.local.pack.UnpackRetry).
 UNPACK_RETRY_S = 5.0
+UNPACK_RETRY_MAX_S = 300.0
 
 
 def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
@@ -434,6 +438,7 @@ class Daemon:
         total, t0 = len(todo), time.monotonic()
         errors: dict[str, Exception] = {}
         retried = 0
+        retry = UnpackRetry(UNPACK_RETRY_S, UNPACK_RETRY_MAX_S)
         try:
             if not ws.pack_verified:
                 # From a listing snapshot: nothing is written before the real listing says
@@ -454,11 +459,21 @@ class Daemon:
                 if not todo:
                     break
                 retried += len(todo)
-                log.warning("%d preloaded files not written to the cache yet (%s); trying "
-                            "again in %.0f s", len(todo), next(iter(errors.values()), "?"),
-                            UNPACK_RETRY_S)
+                why = next(iter(errors.values()), "?")
                 errors = {}
-                await trio.sleep(UNPACK_RETRY_S)
+                # Said once: a disk that stays full must not fill the log (it did, every 5 s).
+                if retry.failed(time.monotonic(), _free_bytes(ws.cache_dir)):
+                    log.warning("%d preloaded files not written to the cache yet (%s); the pack "
+                                "keeps them readable; trying again once the cache's disk has "
+                                "room", len(todo), why)
+                else:
+                    log.debug("%d preloaded files still not written (%s)", len(todo), why)
+                smallest = min((r.size for p in todo if (r := ws.get(p)) is not None), default=0)
+                while not retry.due(time.monotonic(), _free_bytes(ws.cache_dir), smallest):
+                    await trio.sleep(UNPACK_RETRY_S)
+            if retry.failures:
+                log.info("preload: every file written to the cache after %d tries",
+                         retry.failures + 1)
         finally:
             ws.drop_pack()
         self.timings["unpack_s"] = time.monotonic() - t0
@@ -695,6 +710,16 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     shutil.rmtree(tmp, ignore_errors=True)
     stamp.write_text(etag)
     return str(dest / ".git")
+
+
+def _free_bytes(d: Path) -> int:
+    """Bytes an unprivileged writer may still use on the disk holding ``d`` (0 when it
+    cannot be asked)."""
+    try:
+        st = os.statvfs(d)
+    except OSError:
+        return 0
+    return st.f_bavail * st.f_frsize
 
 
 def busy_poll_us(wanted: float) -> float:

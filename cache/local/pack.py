@@ -99,6 +99,43 @@ class PackView:
         return data
 
 
+class UnpackRetry:
+    """When the unpacking tries again the files it could not write (a full cache disk),
+    and when to say so: once, at the first failure — not at every try.
+
+    A try follows as soon as the cache's disk has gained room for the smallest file left
+    (the caller looks every few seconds: a ``statvfs``, nothing written, nothing logged),
+    and at the latest after a pause that doubles from ``first`` to ``longest`` seconds
+    (a failure that is not for want of room: a damaged catalog, a disk gone read-only)."""
+
+    def __init__(self, first: float, longest: float) -> None:
+        self.first, self.longest = first, longest
+        #: failed tries so far
+        self.failures = 0
+        self._pause = first
+        self._next_at = 0.0
+        self._free_at_failure = 0
+
+    def failed(self, now: float, free_bytes: int) -> bool:
+        """A try left files unwritten at ``now`` with ``free_bytes`` on the cache's disk;
+        returns whether this is the first (the one to log)."""
+        self.failures += 1
+        self._next_at = now + self._pause
+        self._pause = min(self._pause * 2, self.longest)
+        self._free_at_failure = free_bytes
+        return self.failures == 1
+
+    def due(self, now: float, free_bytes: int, smallest: int) -> bool:
+        """Whether to try again now: the disk gained room for the smallest file left
+        (``smallest`` bytes, with a margin for the catalog), or the pause is over."""
+        room = free_bytes > self._free_at_failure and free_bytes >= smallest + ROOM_MARGIN
+        return room or now >= self._next_at
+
+
+#: Room a file needs on the cache's disk beyond its size: its catalog row, the journal.
+ROOM_MARGIN = 64 * 1024
+
+
 def load_pack(store: ObjectStore) -> PackView | None:
     """The bucket's pack, or None when there is none (blocking; raises BackendError)."""
     try:

@@ -403,3 +403,32 @@ def test_a_full_cache_disk_while_unpacking_keeps_every_file_whole(
         assert (m.mountpoint / p).read_bytes() == data, p
     proxy.set_faults(None)
     assert m.stop() == 0
+    log = m.log.read_text()
+    assert log.count("not written to the cache yet") == 1, log[-3000:]
+    assert "every file written to the cache after" in log
+
+
+def test_a_disk_that_stays_full_is_retried_sparingly_and_logged_once() -> None:
+    """The unpacking's retry plan over an hour of a full cache disk (a simulated clock,
+    polled as the daemon polls it): one line for the log, a few tries, not one every 5 s
+    (720 warnings an hour before); the try after the disk gains room comes at the next
+    poll; a failure that is not for want of room backs off to one try in 5 minutes."""
+    from brainfs.cache.local.pack import UnpackRetry
+    from brainfs.fs.daemon import UNPACK_RETRY_MAX_S, UNPACK_RETRY_S
+
+    retry = UnpackRetry(UNPACK_RETRY_S, UNPACK_RETRY_MAX_S)
+    now, free, smallest = 0.0, 40_000, 150_000  # less room than the smallest file needs
+    logged = tries = 0
+    while now < 3600:
+        tries += 1
+        logged += retry.failed(now, free)
+        while not retry.due(now, free, smallest):
+            now += UNPACK_RETRY_S
+    assert logged == 1
+    assert tries <= 20, tries  # 5, 10, 20, 40, 80, 160, then every 300 s
+    free = 50_000_000  # room made: the next poll tries
+    assert retry.due(now + UNPACK_RETRY_S, free, smallest)
+    # Room that does not change (the failure was something else): the pause decides.
+    retry.failed(now, free)
+    assert not retry.due(now + UNPACK_RETRY_S, free, smallest)
+    assert retry.due(now + UNPACK_RETRY_MAX_S, free, smallest)
