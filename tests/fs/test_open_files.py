@@ -92,7 +92,7 @@ def _fresh_tree(mounter, corpus: CorpusURL, cfg: Config, tmp_path: Path) -> dict
 
 
 def _open_unlink_read_write(mp: Path, rel: str, old: bytes) -> None:
-    """Open ``rel``, unlink it, then read and write through the descriptor."""
+    """Open ``rel``, unlink it, then read, write and truncate through the descriptor."""
     fd = os.open(mp / rel, os.O_RDWR)
     try:
         os.unlink(mp / rel)
@@ -101,6 +101,9 @@ def _open_unlink_read_write(mp: Path, rel: str, old: bytes) -> None:
         assert os.pread(fd, len(old) + 10, 0) == old, rel
         os.pwrite(fd, b"WRITTEN AFTER THE UNLINK", 4)
         assert os.pread(fd, 28, 0) == old[:4] + b"WRITTEN AFTER THE UNLINK", rel
+        os.ftruncate(fd, 10)  # ENOENT before, even for a file on disk
+        assert os.fstat(fd).st_size == 10
+        assert os.pread(fd, 100, 0) == old[:4] + b"WRITTE", rel
     finally:
         os.close(fd)
     assert not (mp / rel).exists()
