@@ -113,11 +113,18 @@ class Shadows:
         self.ws.pin(path)
         try:
             row = self.ws.get(path)
+            listed = (row.etag, row.size) if row is not None else ("", 0)
             if row is not None and not row.is_local and not truncate:
                 await self.fetcher.ensure_local(path)
             # The base is read before the copy: a relist that lands while the copy is made
             # then makes the upload a conflict instead of a silent overwrite.
             base = row.etag if row is not None else ""
+            if row is not None and row.size != listed[1]:
+                # The fetch brought another writer's version at another size than the one
+                # the kernel placed this write by (an append lands at the listing's end):
+                # based on the version the mount knew, the result goes to a conflict copy
+                # instead of overwriting their bytes or padding them with zeros.
+                base = listed[0]
             tmp = await trio.to_thread.run_sync(self._new_tmp, path, not truncate, base)
             shadow = Shadow(tmp, os.open(tmp, os.O_RDWR), base=base)
             self.writing[path] = shadow

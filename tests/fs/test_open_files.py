@@ -231,3 +231,28 @@ def test_a_file_that_shrank_in_the_bucket_reads_its_new_content(
             assert f.read() == b"shorter\n", rel
         assert os.stat(mp / rel).st_size == 8, rel
     assert plain_mount.stop() == 0
+
+
+def test_an_append_sized_by_an_old_listing_never_garbles_another_writers_version(
+        plain_mount, store: ObjectStore) -> None:
+    """A file another writer grew or shortened after the mount's listing, first touched by
+    an append: the kernel places the append at the listing's end, inside their bytes or
+    past a gap of zeros. Their version stays at the path, whole, and the append goes to a
+    conflict copy (before, the garbled result replaced theirs: no copy, no error)."""
+    mp = plain_mount.mountpoint
+    theirs = {"archive/a00.md": FILES["archive/a00.md"] + b"their longer version\n" * 3,
+              "archive/a04.md": b"cut\n"}
+    for rel, data in theirs.items():
+        assert os.stat(mp / rel).st_size == len(FILES[rel])  # the listing's size, cached
+        store.put(rel, data)
+        with open(mp / rel, "ab") as f:
+            f.write(b"appended in the mount\n")
+    settle(mp)
+    for rel, data in theirs.items():
+        assert s3get(store, rel) == data, rel
+        root = rel.removesuffix(".md")
+        copies = [o.path for o in store.list() if o.path.startswith(root + ".conflict-")]
+        assert len(copies) == 1, (rel, copies)
+        assert b"appended in the mount\n" in s3get(store, copies[0])
+        assert (mp / rel).read_bytes() == data, rel
+    assert plain_mount.stop() == 0
