@@ -67,8 +67,10 @@ unpacking`` counts the kills that fell before the unpacking ended). The remount 
 kill takes the same cache and unpacks what is left. A packed file another writer changed is
 read right after the mount: anything but the new content (or one EIO, then it) is
 ``stale_served``; an operation on it (half those cycles) must be based on the new content.
-Two operations join in this mode: ``recreate`` (unlink a file, then create it anew) and a
-truncation by path (``truncate(2)``, a setattr with no open).
+Three operations join in this mode: ``recreate`` (unlink a file, then create it anew), a
+truncation by path (``truncate(2)``, a setattr with no open), and ``unlink_open`` (open a
+file, unlink it, read it whole through the descriptor: anything but its content is an
+operation error).
 
 Numbers per target: cycles, files lost, files corrupted (torn, empty, an older version or
 wrong bytes), files resurrected (a deleted or renamed-away path back), renames split (a
@@ -728,7 +730,7 @@ class Generator:
         kinds = {"create": 20, "overwrite": 14, "append": 12, "truncate": 8, "rename": 9,
                  "atomic_save": 10, "rename_tree": 6, "unlink": 11}
         if self.pack:
-            kinds.update(recreate=8, truncate_path=6)
+            kinds.update(recreate=8, truncate_path=6, unlink_open=6)
         if self.shared:
             kinds["shared"] = 12
         own = [f for f in files if not f.startswith(BALLAST + "/")] if self.pack else files
@@ -739,7 +741,7 @@ class Generator:
             kinds["create"] = 2
         if not files:
             for k in ("overwrite", "append", "truncate", "rename", "atomic_save", "unlink", "rename_tree",
-                      "recreate", "truncate_path"):
+                      "recreate", "truncate_path", "unlink_open"):
                 if k in kinds:
                     kinds[k] = 0
         if self.links_on:
@@ -871,6 +873,31 @@ class Generator:
     def op_unlink(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
         return unlink_op("unlink", f"unlink {path}", tree, path)
+
+    def op_unlink_open(self, tree: Tree, files: list[str]) -> Op:
+        """Open a file, unlink it, then read it whole through the descriptor (a packed
+        file: maybe before the unpacking wrote it): POSIX keeps it readable until the
+        close, and the name gone. A read that differs is an operation error."""
+        path = self.rng.choice(files)
+        old = tree[path]
+        after = dict(tree)
+        del after[path]
+        d = path.rsplit("/", 1)[0]
+
+        def step(rootfd: int) -> None:
+            fd = os.open(path, os.O_RDONLY, dir_fd=rootfd)
+            try:
+                os.unlink(path, dir_fd=rootfd)
+                fsync_dir(rootfd, d)
+                got = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+                if got != old:
+                    raise AssertionError(f"read {human(len(got))} through the descriptor of the "
+                                         f"unlinked file, not its {human(len(old))}")
+            finally:
+                os.close(fd)
+
+        return Op("unlink_open", f"unlink {path} while open, then read it ({human(len(old))})",
+                  [("unlink", step)], [tree, after], {path})
 
     def op_recreate(self, tree: Tree, files: list[str]) -> Op:
         """Unlink a file, then create one of the same name (a packed file: before the
