@@ -7,6 +7,7 @@ fetched). Its name stays gone: in the mount, in the bucket, after a remount.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -256,3 +257,39 @@ def test_an_append_sized_by_an_old_listing_never_garbles_another_writers_version
         assert b"appended in the mount\n" in s3get(store, copies[0])
         assert (mp / rel).read_bytes() == data, rel
     assert plain_mount.stop() == 0
+
+
+def test_an_rm_of_a_file_no_one_has_open_fetches_nothing(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter, proxy) -> None:
+    """The bucket refuses every GET of the files below: an ``rm`` of one no read fetched
+    still removes it at once (the kernel lets go of its inode, so its content is not
+    fetched for descriptors no one holds). One held open while another writer removes it
+    from the bucket before its content was fetched reads EIO, and its name goes too."""
+    from benchmarks.s3proxy import FaultPlan
+
+    for p, data in REMOTE.items():
+        store.put(p, data)
+    m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, max_attempts=1),
+                env_extra=NO_RELIST)
+    mp = m.mountpoint
+    proxy.set_faults(FaultPlan(error_rate=1.0, methods=frozenset({"GET"}), key_pattern="archive/"))
+    os.unlink(mp / "archive/a00.md")
+    settle(mp)
+    refused = proxy.stats["faults"]
+    assert refused["error"] + refused["slowdown"] == 0, "the rm fetched the file"
+    proxy.set_faults(None)
+    assert s3get(store, "archive/a00.md") is None
+    fd = os.open(mp / "archive/a01.md", os.O_RDONLY)
+    try:
+        store.delete("archive/a01.md")  # another writer
+        os.unlink(mp / "archive/a01.md")
+        with pytest.raises(OSError) as e:
+            os.pread(fd, 100, 0)
+        assert e.value.errno == errno.EIO
+    finally:
+        os.close(fd)
+    settle(mp)
+    assert not (mp / "archive/a01.md").exists()
+    assert {o.path for o in store.list() if o.path.startswith("archive/")} == set(REMOTE) - {
+        "archive/a00.md", "archive/a01.md"}
+    assert m.stop() == 0
