@@ -220,7 +220,8 @@ def test_a_truncation_by_path_shows_through_an_open_descriptor(
 def test_a_file_that_shrank_in_the_bucket_reads_its_new_content(
         plain_mount, store: ObjectStore) -> None:
     """Another writer shortened a file after the mount's listing: its first read through
-    the mount gives the new, shorter content, not the old size padded with zeros or EIO."""
+    the mount gives the new, shorter content, not the old size padded with zeros or EIO.
+    (With daemon opens the open fetches, before any read: that passed already.)"""
     mp = plain_mount.mountpoint
     # Three files: before the fix the kernel's invalidation raced the read's reply, and
     # lost about one time in five.
