@@ -607,15 +607,29 @@ class Ops(pyfuse3.Operations):
         errors = await self.materialize([src for src, _ in moves])
         if errors:
             raise next(iter(errors.values()))
+        # A writer of a replaced name may have closed meanwhile: its commit ends before
+        # the name is replaced (from here to the rename nothing awaits).
+        while busy := [dst for _, dst in moves if dst in self.shadows.committing]:
+            await self.shadows.wait_commit(busy[0])
+        # Planned again: the awaits above let other requests change the tree.
+        moves = self.ws.rename_plan(old, new, noreplace)
         replaced = [dst for _, dst in moves if self.ws.has_file(dst)]
         if moves and self.ws.has_file(other_form(new)):
             replaced.append(other_form(new))  # the same name in the other kind
+        kept = {dst: self.inodes.ino_of.get(dst) for dst in replaced}
         for dst in replaced:
             self._keep_unlinked(dst)  # replaced: its open descriptors keep reading it
+        try:
+            self.ws.rename(old, new, noreplace)
+        except BaseException:
+            for dst, ino in kept.items():  # the names stay: so do their inodes
+                if ino is not None and (orphan := self.inodes.unlinked.pop(ino, None)):
+                    orphan.discard()
+                    self._release(dst, ino)
+            raise
+        for dst in replaced:
             if dst in self.writing:
                 self.shadows.discard(dst)  # kept for its writers' descriptors, not the file
-        # Planned again: the awaits above let other requests change the tree.
-        self.ws.rename(old, new, noreplace)
         for dst in replaced:
             if dst != new:
                 self.inodes.drop(dst)
