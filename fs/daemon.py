@@ -273,6 +273,8 @@ class Daemon:
         if not self.ws.pack_verified:
             # Served from the pack only once the first real listing has vouched for it.
             self.ops.fetcher.pack_checked = trio.Event()
+        # No-open mode asks the kernel which descriptors a writer still holds (fs/procfds.py).
+        self.ops.mountpoint = str(self.mountpoint)
         pyfuse3.init(self.ops, str(self.mountpoint), options)
         self.ops.notifier.start()
         self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)

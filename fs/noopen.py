@@ -26,6 +26,7 @@ from brainfs.cache.local.workingset import WorkingSet
 from .errors import NotSupported, fuse_errors
 from .magic import RecallFn, StatusFn
 from .ops import Ops
+from .procfds import mount_id, open_for_writing
 from .shadow import writers_close
 
 log = logging.getLogger("brainfs.fs")
@@ -48,6 +49,10 @@ class NoOpenOps(Ops):
         #: path -> monotonic time of its create (commit = "quiet": its upload waits until
         #: it has been quiet, so that a create and its first writes are one version)
         self._created_at: dict[str, float] = {}
+        #: where the kernel mounted this file system (set by the daemon at mount), and the
+        #: kernel's id of that mount (looked up once, when first needed)
+        self.mountpoint: str | None = None
+        self._mount_id: int | None = None
         ws.on_listing_change = self._listing_changed
 
     # ------------------------------------------------------------------ the kernel's caches
@@ -208,6 +213,11 @@ class NoOpenOps(Ops):
                 # A reader's close: the writer's own close (or fsync, or the idle commit)
                 # commits; this one must not publish a half-written file.
                 return
+            if (shadow is not None and path not in self.shadows.committing
+                    and await self._writer_still_open(shadow.writers, fh)):
+                # Not the writer's last close (`cmd > f` closes the descriptor it dup2'ed
+                # before cmd writes): the last one commits, and the old version stays.
+                return
             await self.shadows.commit_pending(path)
 
     @fuse_errors
@@ -224,6 +234,18 @@ class NoOpenOps(Ops):
         else:
             await self.shadows.commit_pending(path)
             self._wake_uploader()
+
+    async def _writer_still_open(self, writers: set[int], ino: int) -> bool:
+        """Whether a process among ``writers`` still has inode ``ino`` open for writing
+        (False when that cannot be known: then a close commits, as it always did)."""
+        if not writers or not self.mountpoint:
+            return False
+        if self._mount_id is None:
+            self._mount_id = await trio.to_thread.run_sync(mount_id, self.mountpoint)
+            if self._mount_id is None:
+                return False
+        held = await trio.to_thread.run_sync(open_for_writing, set(writers), self._mount_id, ino)
+        return bool(held)
 
     async def _creators_close(self, path: str) -> None:
         """The first close of a file by its creator: the file is durable from here on,
@@ -252,6 +274,14 @@ class NoOpenOps(Ops):
                     and (everything or self.commit_quiet or not shadow.written)
                     and path not in self.shadows.committing
                     and self.writing.get(path) is shadow):
+                if (not everything and not shadow.written
+                        and not (self.commit_quiet and now - shadow.made >= self.cfg.commit_max_seconds)
+                        and await self._writer_still_open(shadow.writers,
+                                                          self.inodes.ino_of.get(path, 0))):
+                    # An O_TRUNC open whose writer has not written yet (it computes
+                    # first): publishing the empty file would lose the old content to a
+                    # crash. A bare truncate(2) holds no descriptor and is committed.
+                    continue
                 try:
                     await self.shadows.commit(path)
                 except Exception as e:  # noqa: BLE001 - logged; the old version stays
