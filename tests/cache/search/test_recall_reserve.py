@@ -20,9 +20,10 @@ from helpers import BowEmbedder
 NOW = _dt.datetime(2024, 6, 1, tzinfo=_dt.timezone.utc)
 BOW = BowEmbedder(dim=64, name="test-bow")
 #: only this stage acts: no neighbours, speaker boost, extra query or spread
-OFF = RecallParams(neighbour=0.0, speaker=0.0, unnamed_weight=0.0, list_spread=0.0)
+OFF = RecallParams(neighbour=0.0, speaker=0.0, unnamed_weight=0.0, list_spread=0.0,
+                   session_reserve=0, date_weight=0.0)
 ON = RecallParams(neighbour=0.0, speaker=0.0, unnamed_weight=0.0, list_spread=0.0,
-                  session_reserve=2)
+                  session_reserve=2, date_weight=0.0)
 
 
 def _paths(spec: dict[str, list[int]]) -> dict[int, str]:
