@@ -21,6 +21,8 @@ _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 NAME_MAX = 255
 #: S3 caps keys at 1024 bytes; keep room for the prefix.
 KEY_MAX = 1024
+#: The longest path a corpus holds (the rest of a key is the corpus prefix).
+PATH_MAX = KEY_MAX - 64
 
 #: Name of the empty object that keeps a directory in the corpus (S3 has no directories,
 #: and the embedded server refuses the usual ``dir/`` marker key). Never listed in a mount;
@@ -155,7 +157,7 @@ def path_problem(path: str) -> str | None:
     except UnicodeEncodeError:
         # Lone surrogates: bytes that were not UTF-8 in a file name (os.fsdecode).
         return "not valid UTF-8"
-    if len(path.encode("utf-8")) > KEY_MAX - 64:
+    if len(path.encode("utf-8")) > PATH_MAX:
         return "path too long"
     for seg in path.split("/"):
         if seg == "":

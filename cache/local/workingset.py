@@ -27,8 +27,8 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
-from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, is_internal, is_link, link_name,
-                                  link_of, path_problem, reserved_name)
+from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, NAME_MAX, PATH_MAX, is_internal,
+                                  is_link, link_name, link_of, path_problem, reserved_name)
 from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
@@ -187,8 +187,16 @@ def conflict_name(path: str, when: float | None = None) -> str:
     # Milliseconds: two conflicts on one path within a second must not overwrite each other.
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + f"{int(t * 1000) % 1000:03d}"
     host = socket.gethostname().split(".")[0][:20] or "host"
-    root, ext = posixpath.splitext(path)
-    return f"{root}.conflict-{stamp}-{host}{ext}"
+    head, name = posixpath.split(path)
+    root, ext = posixpath.splitext(name)
+    if len(ext.encode("utf-8")) > 16:
+        root, ext = name, ""  # not a file type: part of the name
+    suffix = f".conflict-{stamp}-{host}{ext}".encode("utf-8")
+    # The copy must be a name the bucket and every mount accept, or its upload fails for
+    # ever and the loser's edit stays in one cache: cut the stem, never the suffix.
+    room = min(NAME_MAX, PATH_MAX - len(head.encode("utf-8")) - 1) - len(suffix)
+    stem = root.encode("utf-8")[:max(room, 1)].decode("utf-8", "ignore") or "_"
+    return posixpath.join(head, stem + suffix.decode("utf-8"))
 
 
 class WorkingSet:
