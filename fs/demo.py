@@ -82,8 +82,11 @@ def stop(mountpoint: Path) -> int:
     mps = [mountpoint] + ([Path(made.read_text())] if made.exists() else [])
     for mp in dict.fromkeys(p.resolve() for p in mps):
         if is_mountpoint(mp):
-            if _brainfs("umount", str(mp), show=False, check=False) == 0:
-                did = True
+            code = _brainfs("umount", str(mp), show=False, check=False)
+            if code not in (0, 75):
+                # Still mounted (busy, or its daemon hung): the server it reads must stay.
+                raise SystemExit(code)
+            did = True
     made.unlink(missing_ok=True)
     pidfile = STATE / "s3.pid"
     if pidfile.exists():

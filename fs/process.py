@@ -1,6 +1,6 @@
 """Processes by their id: whether one still runs (the CLI waiting for a daemon to end, the
 demo's S3 server, the benchmarks' servers and mounts), stopping a child we started, and
-the process a thread belongs to."""
+the process a thread belongs to, and the processes using a mount."""
 
 from __future__ import annotations
 
@@ -49,3 +49,38 @@ def tgid(pid: int) -> int | None:
     except (OSError, ValueError):
         pass
     return None
+
+
+def processes_using(root: str, exclude: set[int] = frozenset()) -> list[tuple[int, str, str]]:
+    """Processes with a file, a mapping or their working or root directory under ``root``
+    (an absolute path): ``(pid, command name, what)``, as ``fuser -m`` finds them. Only
+    what ``/proc`` shows this user (another user's processes are not seen). The links are
+    read, never followed: nothing here asks the file system under ``root``."""
+    base = root.rstrip("/") + "/"
+    found: list[tuple[int, str, str]] = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) in exclude:
+            continue
+        links: list[str] = []
+        for name in ("cwd", "root"):
+            links.append(str(d / name))
+        try:
+            links += [str(f) for f in (d / "fd").iterdir()]
+        except OSError:
+            continue  # gone, or another user's
+        hit = ""
+        for link in links:
+            try:
+                target = os.readlink(link)
+            except OSError:
+                continue
+            if target == root or target.startswith(base):
+                hit = target
+                break
+        if hit:
+            try:
+                comm = (d / "comm").read_text().strip()
+            except OSError:
+                comm = "?"
+            found.append((int(d.name), comm, hit))
+    return found

@@ -29,7 +29,7 @@ from brainfs.cache.local.catalog import CATALOG_NAME
 from brainfs.cache.local.workingset import CacheError
 from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
 from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
-from brainfs.fs.process import pid_alive
+from brainfs.fs.process import pid_alive, processes_using
 
 from .common import (
     config_of,
@@ -359,6 +359,15 @@ def cmd_umount(args: argparse.Namespace) -> int:
         subprocess.run(["fusermount3", "-u", "-z", target], check=False)
         print(f"unmounted {mp} (no status answered: a --naive mount or a dead daemon)")
         return 0
+    if not args.force:
+        # The daemon's unmount is lazy: a process still writing there would get ENOTCONN at
+        # its next write and lose what it had not written. umount(8) refuses; so do we.
+        users = processes_using(target, exclude={pid, os.getpid()})
+        if users:
+            shown = ", ".join(f"{comm} (pid {p}) has {what}" for p, comm, what in users[:3])
+            more = f" and {len(users) - 3} more" if len(users) > 3 else ""
+            raise UsageError(f"{mp} is busy: {shown}{more}; stop or leave them, or "
+                             f"`brainfs umount --force {mp}` detaches it now")
     cache_dir = st.get("cache_dir")
     os.kill(pid, signal.SIGTERM)
     if _wait_gone(pid, args.timeout):
@@ -534,7 +543,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     um.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                     help="how long to wait for pending uploads before giving up")
     um.add_argument("--force", action="store_true",
-                    help="a hung mount too: detach it at once and kill its daemon (pending "
+                    help="a busy or hung mount too: detach it at once and kill a hung daemon (pending "
                     "writes stay journaled in the cache; the next mount uploads them)")
     um.set_defaults(func=cmd_umount)
 

@@ -675,6 +675,37 @@ def test_umount_with_writes_not_uploaded_says_so(tmp_path: Path, env, corpus, st
     assert r.returncode == 0, r.stderr
 
 
+def test_umount_refuses_a_mount_a_process_still_writes_to(tmp_path: Path, env, corpus, store,
+                                                          background) -> None:
+    """The daemon's unmount is lazy: a writer still holding a file would get ENOTCONN at its
+    next write. `brainfs umount` names the process and leaves the mount; --force detaches."""
+    _seed(store, tmp_path)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    assert cli("mount", str(corpus), str(mp), env=env).returncode == 0
+    writer = subprocess.Popen([sys.executable, "-c", "import sys\nf = open(sys.argv[1], 'w')\n"
+                               "f.write('first\\n'); f.flush(); print('open', flush=True)\n"
+                               "sys.stdin.readline(); f.write('second\\n'); f.close()",
+                               str(mp / "notes" / "log.md")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout.readline() == "open\n"
+        line = one_error_line(cli("umount", str(mp), env=env))
+        assert "is busy" in line and f"pid {writer.pid}" in line and "--force" in line, line
+        assert is_mounted(mp)
+        writer.stdin.write("go\n")
+        writer.stdin.flush()
+        assert writer.wait(timeout=30) == 0
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    r = cli("umount", str(mp), env=env)
+    assert r.returncode == 0, r.stderr
+    assert s3get(store, "notes/log.md") == b"first\nsecond\n"
+
+
 def test_forget_command_records_a_request(tmp_path: Path, env, corpus, store, mounter) -> None:
     """`brainfs forget PHRASE URL|MOUNTPOINT` writes a forget request dream and the index
     act on; an empty phrase or an empty prefix (a typo) is refused, writing nothing."""
