@@ -122,7 +122,12 @@ class Daemon:
         try:
             fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise MountError(f"the cache {self.cache_dir} is in use by another mount of {self.url}") from None
+            holder = os.pread(self._lock_fd, 20, 0).decode(errors="replace").strip()
+            raise MountError(
+                f"the cache {self.cache_dir} is in use by another mount of {self.url}"
+                + (f" (daemon pid {holder}: mounted elsewhere, or still uploading after its "
+                   f"unmount; it ends by itself, or `kill {holder}` leaves its writes in the "
+                   "cache for the next mount)" if holder.isdigit() else "")) from None
         os.ftruncate(self._lock_fd, 0)
         os.write(self._lock_fd, f"{os.getpid()}\n".encode())
         self.store.check()

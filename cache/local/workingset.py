@@ -1471,6 +1471,8 @@ class WorkingSet:
                 return len(self.pending())
             progress = False
             for row in rows:
+                if deadline is not None and time.monotonic() > deadline:
+                    break  # a slow S3: one row at a time, not the whole pass, past the deadline
                 progress |= self.apply_upload(self.upload(row))
             if not progress:
                 return len(self.pending())

@@ -383,6 +383,14 @@ def cmd_umount(args: argparse.Namespace) -> int:
     if args.force:
         _force_unmount(mp, target, [pid])
         return 0
+    if not in_proc_mounts(target):
+        # Unmounted already; the daemon is still uploading (a slow S3).
+        left = _pending_writes(Path(cache_dir)) if cache_dir else 0
+        warn(f"unmounted {mp}, but daemon {pid} is still uploading {left or 'its'} "
+             f"write{'s' if left != 1 else ''} after {args.timeout:.0f}s; it stops by itself "
+             f"within a minute; `kill {pid}` stops it now and leaves them in {cache_dir} for "
+             f"the next mount of {st.get('corpus')} with that cache")
+        return EXIT_PENDING
     raise UsageError(f"daemon {pid} did not finish within {args.timeout:.0f}s (uploads pending?); "
                      f"`brainfs umount --force {mp}` stops it now")
 

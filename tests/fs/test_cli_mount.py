@@ -675,6 +675,33 @@ def test_umount_with_writes_not_uploaded_says_so(tmp_path: Path, env, corpus, st
     assert r.returncode == 0, r.stderr
 
 
+def test_umount_timeout_while_a_slow_s3_takes_the_last_uploads(tmp_path: Path, env, corpus, store,
+                                                                proxy, background) -> None:
+    """The mount is detached at once; the daemon uploads on. Past --timeout, umount says
+    so with the daemon's pid and exits 75, not "--force stops it" of a mount already gone."""
+    _seed(store, tmp_path)
+    penv = dict(env, AWS_ENDPOINT_URL=proxy.url)
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    background.append(mp)
+    assert cli("mount", str(corpus), str(mp), env=penv).returncode == 0
+    pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
+    proxy.set_delay(1.0)
+    try:
+        for i in range(20):
+            (mp / "notes" / f"slow{i}.md").write_text(f"written to a slow S3 {i}\n")
+        r = cli("umount", str(mp), "--timeout", "5", env=penv)
+        assert r.returncode == 75, (r.returncode, r.stdout, r.stderr)
+        assert not is_mounted(mp)
+        assert f"daemon {pid} is still uploading" in r.stderr and f"kill {pid}" in r.stderr, r.stderr
+        assert "--force" not in r.stderr
+    finally:
+        proxy.set_delay(0.0)
+    wait_for(lambda: not os.path.exists(f"/proc/{pid}"), timeout=90, what="the daemon's end")
+    assert all(s3get(store, f"notes/slow{i}.md") == f"written to a slow S3 {i}\n".encode()
+               for i in range(20))
+
+
 def test_umount_refuses_a_mount_a_process_still_writes_to(tmp_path: Path, env, corpus, store,
                                                           background) -> None:
     """The daemon's unmount is lazy: a writer still holding a file would get ENOTCONN at its
