@@ -335,6 +335,10 @@ class Daemon:
             except Exception as e:  # noqa: BLE001 - e.g. the catalog's disk is full: retry
                 log.warning("upload pass failed (will retry): %s", e)
                 rows, failed = [], True
+            if rows and self.ws is not None and self.ws.local_bytes > self.cfg.cache_budget_bytes:
+                # What was written is clean once uploaded: the budget holds for it too, not
+                # only for what reads fetch (a mount that only writes filled the disk).
+                self.ws.evict()
             if failed:
                 with trio.move_on_after(self.cfg.upload_retry_seconds):
                     await ops.upload_wake.wait()
