@@ -196,7 +196,8 @@ class Daemon:
         self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": t3 - t2,
                         "preload_files": len(plan), "preload_from_pack": len(packed),
                         "preload_unpacking": len(self._unpack_later),
-                        "preload_errors": len(errors), "listing_from": self.listing_source}
+                        "preload_errors": len(errors), "listing_from": self.listing_source,
+                        "corpus_files": len(ws.files)}
         log.info("ready: %s", self.timings)
 
     def status(self) -> dict:

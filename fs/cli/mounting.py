@@ -266,7 +266,8 @@ def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, lo
                     later = t.get("preload_unpacking", 0)
                     n = t.get("preload_files", 0)
                     what = (f"{n} files preloaded in {t.get('preload_s', 0):.2f}s" if n or
-                            t.get("preload_deferred") else "the working set was in the cache already")
+                            t.get("preload_deferred") else "the corpus has no file yet"
+                            if t.get("corpus_files") == 0 else "the working set was in the cache already")
                     print(f"mounted {url} at {mp} (pid {child.pid}; {what}"
                           + (f", {later} of them being written to the cache" if later else "")
                           + f"; log {log_path})")

@@ -102,6 +102,7 @@ def test_empty_prefix_warns_and_mounts(tmp_path: Path, env, corpus, store, backg
     warn = [ln for ln in r.stderr.splitlines() if "warning" in ln]
     assert len(warn) == 1 and "holds no files" in warn[0] and "empty memory" in warn[0], r.stderr
     assert f"did you mean s3://{corpus.bucket}/users/a" in warn[0]
+    assert "the corpus has no file yet" in r.stdout, r.stdout  # not "was in the cache already"
     assert is_mounted(mp) and os.listdir(mp) == []
     _umount(mp, env)
     # -q: errors only.
