@@ -118,6 +118,7 @@ def cmd_context(args: argparse.Namespace) -> int:
                                   cfg, args.budget, args.reserve, args.k, args.drop_stale)
     else:
         with Memory(args.mount or args.url, cfg) as memory:
+            corpus = memory.url
             window = memory.context(args.task, budget=args.budget, reserve=args.reserve, k=args.k,
                                     drop_stale=args.drop_stale, index=args.index)
     if window.why == "no search index" and args.dir:
@@ -126,7 +127,7 @@ def cmd_context(args: argparse.Namespace) -> int:
              "s3://B/P && brainfs index s3://B/P`, then use the corpus or a mount of it)")
     elif window.why == "no search index":
         warn("no search index found; the cards, thread and files lanes stay empty "
-             "(run `brainfs index s3://B/P`, or pass --index FILE)")
+             f"(run `brainfs index {corpus}`, or pass --index FILE)")
     if args.json:
         print(json.dumps(window.to_json(), indent=2))
     elif args.html:

@@ -734,6 +734,13 @@ def test_umount_refuses_a_mount_a_process_still_writes_to(tmp_path: Path, env, c
     assert s3get(store, "notes/log.md") == b"first\nsecond\n"
 
 
+def test_context_without_an_index_names_the_corpus_to_index(tmp_path: Path, env, corpus, store) -> None:
+    _seed(store, tmp_path)
+    r = cli("context", "plan the Kyoto trip", str(corpus), env=dict(env, BRAINFS_EMBEDDER="none"))
+    assert r.returncode == 0, r.stderr
+    assert f"brainfs index {corpus}`" in r.stderr and "s3://B/P" not in r.stderr, r.stderr
+
+
 def test_forget_command_records_a_request(tmp_path: Path, env, corpus, store, mounter) -> None:
     """`brainfs forget PHRASE URL|MOUNTPOINT` writes a forget request dream and the index
     act on; an empty phrase or an empty prefix (a typo) is refused, writing nothing."""
