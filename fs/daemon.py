@@ -83,7 +83,8 @@ class Daemon:
         self.cfg = cfg
         self.progress = progress or (lambda stage, done, total: None)
         self.store = ObjectStore(url, cfg)
-        self.cache_dir = cfg.cache_dir_for(url.bucket, url.prefix)
+        # Absolute: status and umount name it to a user who may be in another directory.
+        self.cache_dir = cfg.cache_dir_for(url.bucket, url.prefix).absolute()
         self.ws: WorkingSet | None = None
         self.ops: Ops | None = None
         self.timings: dict[str, float] = {}

@@ -45,8 +45,10 @@ def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
     return e
 
 
-def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout)
+def cli(*args: str, env: dict[str, str], timeout: float = 120,
+        cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd)
 
 
 @pytest.fixture
@@ -711,7 +713,10 @@ def test_umount_refuses_a_mount_a_process_still_writes_to(tmp_path: Path, env, c
     mp = tmp_path / "mnt"
     mp.mkdir()
     background.append(mp)
-    assert cli("mount", str(corpus), str(mp), env=env).returncode == 0
+    # A relative cache directory (as a user types it) is reported absolute.
+    assert cli("mount", str(corpus), "mnt", "--cache-dir", "rel-cache", env=env,
+               cwd=tmp_path).returncode == 0
+    assert json.loads((mp / ".brainfs/status").read_text())["cache_dir"] == str(tmp_path / "rel-cache")
     writer = subprocess.Popen([sys.executable, "-c", "import sys\nf = open(sys.argv[1], 'w')\n"
                                "f.write('first\\n'); f.flush(); print('open', flush=True)\n"
                                "sys.stdin.readline(); f.write('second\\n'); f.close()",
