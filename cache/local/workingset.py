@@ -181,6 +181,10 @@ def ancestors(path: str) -> Iterable[str]:
         p = parent_of(p)
 
 
+#: What every conflict copy's name holds (``NAME.conflict-STAMP-HOST.EXT``).
+CONFLICT_MARK = ".conflict-"
+
+
 def conflict_name(path: str, when: float | None = None) -> str:
     """Name of the visible copy kept when an upload loses a race with another writer."""
     t = time.time() if when is None else when
@@ -191,7 +195,7 @@ def conflict_name(path: str, when: float | None = None) -> str:
     root, ext = posixpath.splitext(name)
     if len(ext.encode("utf-8")) > 16:
         root, ext = name, ""  # not a file type: part of the name
-    suffix = f".conflict-{stamp}-{host}{ext}".encode("utf-8")
+    suffix = f"{CONFLICT_MARK}{stamp}-{host}{ext}".encode("utf-8")
     # The copy must be a name the bucket and every mount accept, or its upload fails for
     # ever and the loser's edit stays in one cache: cut the stem, never the suffix.
     room = min(NAME_MAX, PATH_MAX - len(head.encode("utf-8")) - 1) - len(suffix)
@@ -474,7 +478,12 @@ class WorkingSet:
     def status(self) -> dict[str, object]:
         """Counts for ``brainfs status``."""
         states = Counter(r.state for r in self.files.values())
+        # Conflict copies are files like any other; they are counted so that a user hears
+        # of them without reading the log (the loser's edit is in each).
+        conflicts = sorted(p for p in self.files if CONFLICT_MARK in p)
         return {
+            "conflict_copies": len(conflicts),
+            "conflict_examples": conflicts[-3:],
             "files": len(self.files),
             "local_files": states["local"] + states["dirty"],
             "remote_files": states["remote"],

@@ -437,6 +437,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads"
           + (f", {st['uncommitted']} not committed yet (commits when quiet or at fsync)"
              if st.get("commit") == "quiet" else ""))
+    if st.get("conflict_copies"):
+        n = st["conflict_copies"]
+        print(f"  conflicts: {n} conflict cop{'ies' if n != 1 else 'y'} (an edit that lost a race "
+              f"with another writer, kept beside the file), e.g. {', '.join(st['conflict_examples'])}")
     be = st.get("backend", {})
     print(f"  backend:   {st['endpoint']}; last error: {be.get('last_error') or 'none'}")
     print(f"  recall:    {st.get('recall')}")

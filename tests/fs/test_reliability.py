@@ -732,6 +732,9 @@ def test_a_conflict_keeps_one_copy_of_the_last_write_and_the_path_stays_listed(
     wait_for(lambda: "kyoto.md" in os.listdir(b.mountpoint / "knowledge"), timeout=30,
              what="the path listed in B")
     wait_for(lambda: (b.mountpoint / rel).read_bytes() == ours_a, what="B reading A's version")
+    # B's status counts the copy and names it (before, only the log did).
+    st = b.status()
+    assert st["conflict_copies"] == 1 and st["conflict_examples"][0].startswith("knowledge/kyoto.conflict-")
     a.stop(), b.stop()
 
 
