@@ -253,6 +253,13 @@ class Config:
     #: parts they searched until all are there. At 20,000 files: 103 of 655 MB first
     #: (benchmarks/results/index-shards.md).
     recall_first_index_bytes: int = 64 * 1024 * 1024
+    #: What a mount's recall re-indexes of other writers' changes per listing: at most this
+    #: many files and bytes (fs/recall.py). A relist that sees thousands of changes (a bulk
+    #: import elsewhere) must neither fetch gigabytes nor hold the CPUs for minutes of
+    #: embedding (145 chunks/s on 2 CPUs): 100 notes of a few KB are about a second of work.
+    #: The rest is marked stale in answers until `brainfs index` runs.
+    recall_follow_max_files: int = 100
+    recall_follow_max_bytes: int = 8 * 1024 * 1024
 
     # ------------------------------------------------------------------------------------
     @classmethod

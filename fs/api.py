@@ -24,6 +24,7 @@ import json
 import os
 import re
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,13 @@ if TYPE_CHECKING:
     from brainfs.cache.search.index import SearchIndex
     from brainfs.cache.search.recaller import Recaller
     from brainfs.cache.search.retrieval import RecallResult
+
+#: How long a question asked of a mount's index copy waits for the mount's recall to take
+#: the index (fetching its first parts, after a mount: seconds).
+RECALL_START_TIMEOUT = 120.0
+
+#: The longest ``.recall/`` file name: a name of the kernel's 255 bytes, ``.json`` included.
+RECALL_NAME_BYTES = 255
 
 __all__ = ["Memory", "Recall", "UsageError", "assemble_context", "default_reserve", "status_of"]
 
@@ -266,7 +274,40 @@ class Memory:
                 if index is None:
                     raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
                 self._recaller = Recaller(local, self.cfg, index=index)
-            return Recall(self._recaller.search(query, k), corpus=str(self.url))
+            return Recall(self._vet_in_bucket(self._recaller.search(query, k)), corpus=str(self.url))
+
+    def _vet_in_bucket(self, result: RecallResult) -> RecallResult:
+        """The bucket's index may predate the objects (the next `brainfs index` or dream
+        brings it current): a passage whose object is gone is left out, and one whose
+        object changed since it was indexed is marked stale. One HEAD per file cited."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from brainfs.fs.recall import CHANGED_SINCE_INDEXED
+
+        assert self._recaller is not None
+        paths = list(dict.fromkeys(c.path for c in result.cards))
+        if not paths:
+            return result
+
+        def etag(path: str) -> str | None:
+            try:
+                return self.store.head(path).etag
+            except NoSuchKey:
+                return None
+
+        with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
+            now = dict(zip(paths, pool.map(etag, paths)))
+        indexed = self._recaller.index.file_hashes()
+        gone = {p for p, e in now.items() if e is None}
+        if gone:
+            result.cards = [c for c in result.cards if c.path not in gone]
+            result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
+                           f"the index was built left out (`brainfs index {self.url}`)")
+        for c in result.cards:
+            if indexed.get(c.path) not in (None, now[c.path]):
+                c.stale = True
+                c.reason += f"; {CHANGED_SINCE_INDEXED}"
+        return result
 
     def _recall_through_mount(self, query: str, k: int | None) -> Recall:
         from brainfs.cache.search.retrieval import Card, RecallResult
@@ -275,8 +316,8 @@ class Memory:
         assert self.mountpoint is not None
         # A file name cannot hold "/": it travels as U+2215 and the daemon turns it back.
         name = with_k(query, k).replace("/", "\u2215")
-        if len(name.encode()) + len(".json") > 255:
-            raise UsageError(f"query too long for a file name (250 bytes); ask the corpus instead: {self.url}")
+        if len(name.encode()) + len(".json") > RECALL_NAME_BYTES:
+            return self._recall_in_mount_index(query, k)
         status_of(self.mountpoint)  # "not a running brainfs mount" rather than a bare ENOENT
         target = self.mountpoint / ".recall" / (name + ".json")
         try:
@@ -293,6 +334,69 @@ class Memory:
                               timings=data.get("timings", {}), why=data.get("why", ""),
                               terms=data.get("terms", []))
         return Recall(result, data.get("materialized", []), data.get("failed", {}), str(self.url), data)
+
+    def _recall_in_mount_index(self, query: str, k: int | None) -> Recall:
+        """A question longer than a ``.recall/`` file name holds: searched here, in the
+        index the mount keeps in its cache (the one its own recall searches and keeps in
+        step with the bucket); the files behind the hits, and the transcripts wiki pages
+        among them cite, are read through the mount, which materializes them, and a
+        passage whose file the mount no longer has is left out."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from brainfs.cache.search.recaller import Recaller, files_for
+        from brainfs.cache.search.shardsync import open_local
+
+        assert self.mountpoint is not None
+        mp = self.mountpoint
+        st = status_of(mp)
+        # Right after a mount its recall is still taking the index (as a .recall/ read
+        # waits for it): so does this.
+        deadline = time.monotonic() + RECALL_START_TIMEOUT
+        while st.get("recall") == "starting":
+            if time.monotonic() > deadline:
+                raise NoAnswer(f"recall through {mp}: the mount's recall has not started "
+                               f"after {RECALL_START_TIMEOUT:.0f} s")
+            time.sleep(0.1)
+            st = status_of(mp)
+        if st.get("recall", "ready") != "ready":
+            raise UsageError(f"recall through {mp}: {st['recall']}")
+        cache_dir = Path(st["cache_dir"]) if st.get("cache_dir") else self._cache_dir
+        if cache_dir is None:
+            raise UsageError(f"the question is {len(query.encode())} bytes, more than a "
+                             f".recall/ file name holds ({RECALL_NAME_BYTES} bytes with "
+                             f"\".json\"), and {mp} names no cache to search in; ask the "
+                             f"corpus: brainfs recall QUESTION {self.url}")
+        if self._recaller is None:
+            local = local_index_path(cache_dir)
+            index = open_local(local) if local.exists() else None
+            if index is None:
+                raise UsageError(f"recall through {mp}: no search index yet: run "
+                                 f"`brainfs index {self.url}`")
+            self._recaller = Recaller(local, self.cfg, index=index)
+        result = self._recaller.search(query, k)
+
+        def read(path: str) -> bytes | None:
+            try:
+                return (mp / path).read_bytes()  # a path not local yet is fetched
+            except OSError:
+                return None
+
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            hits = list(dict.fromkeys(c.path for c in result.cards))
+            got = dict(zip(hits, pool.map(read, hits)))
+            gone = {p for p, data in got.items() if data is None and not (mp / p).exists()}
+            if gone:
+                result.cards = [c for c in result.cards if c.path not in gone]
+                result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} the mount no "
+                               "longer has left out")
+            cited = [p for p in files_for(result, lambda p: got.get(p)) if p not in got]
+            got.update(zip(cited, pool.map(read, cited)))
+        failed = {p: "could not read it through the mount" for p, data in got.items()
+                  if data is None and p not in gone}
+        materialized = [p for p, data in got.items() if data is not None]
+        result.why += "; asked of the mount's index here (the question is longer than a file name)"
+        raw = dict(result.to_dict(), materialized=materialized, failed=failed)
+        return Recall(result, materialized, failed, str(self.url), raw)
 
     # ------------------------------------------------------------------ files
     def read(self, path: str) -> str:

@@ -11,6 +11,14 @@ in one parallel batch, tells the kernel, and returns the extractive synthesis. A
 in ``.json`` returns the cards as JSON instead (what ``brainfs recall --mount --json`` reads).
 A question may end in `` [k=N]`` to ask for N passages instead of the mount's ``recall_k``
 (``cat "memory/.recall/where did I meet Ana [k=25].json"``; ``brainfs recall -k`` uses it).
+
+Recall follows the bucket, not only this mount's writes: what a relist learns another writer
+changed, added or deleted (text files recall indexes) is re-indexed in the background from
+the cache's copy or one GET (``others_wrote``), at most ``recall_follow_max_files`` files
+and ``recall_follow_max_bytes`` per listing (the rest is logged, counted in the status and
+left to ``brainfs index``). Until a file is re-indexed, an answer never quotes it as current: a
+passage whose file is gone is dropped, and one whose file changed since it was indexed is
+re-read first (up to :data:`QUERY_REREAD_MAX` files) or else marked stale.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from brainfs.cache.search import shardsync
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.recaller import Recaller, files_for, is_indexable, local_index_path
 from brainfs.cache.search.shardmap import Manifest
+from brainfs.cache.search.sharded import ShardedIndex
 
 from . import heap
 
@@ -46,6 +55,14 @@ log = logging.getLogger("brainfs.recall")
 
 #: The passage count a question may carry at its end: ``… [k=25]``.
 K_SUFFIX = re.compile(r"\s*\[k=(\d+)\]$")
+
+#: A query whose passages come from files changed since they were indexed re-reads at most
+#: this many of them before answering (a note is milliseconds of embedding); the others are
+#: marked stale in the answer.
+QUERY_REREAD_MAX = 8
+#: Said in a passage whose file changed in the bucket after it was indexed.
+CHANGED_SINCE_INDEXED = ("changed in the bucket since it was indexed: may be out of date "
+                         "(`brainfs index` brings it current)")
 
 #: The most passages one recall returns: past this a "recall" is a dump of the index, and
 #: the answer (held in memory as a magic file) grows without bound.
@@ -87,12 +104,24 @@ class RecallService:
         #: later (the first, or one a dream or `brainfs index` built elsewhere) may predate
         #: these, and gets them on arrival (:meth:`_catch_up`)
         self._written: dict[str, str] = {}
+        #: paths a relist found changed, added or deleted by another writer, not handled yet
+        self._news: dict[str, None] = {}
+        self._news_wake = trio.Event()
+        #: path -> the bucket's ETag of a changed file left over the cap: not re-indexed
+        #: until it changes again or `brainfs index` runs (answers mark it stale)
+        self.stale: dict[str, str] = {}
+        #: whether the whole index is to be compared with the listing (one just taken)
+        self._news_all = False
+        #: path -> ETag of every indexed file (None: to be read again after a change)
+        self._hashes: dict[str, str] | None = None
         # Before the first download: its 8 MB pieces must not stay in glibc's arenas.
         heap.map_large_allocations()
 
     def attach(self, ops: Ops) -> None:
-        """The mount's operations, which answer the magic folder and fetch files."""
+        """The mount's operations, which answer the magic folder and fetch files; every
+        relist's news of other writers' files comes to :meth:`others_wrote`."""
         self.ops = ops
+        ops.ws.on_remote_changes = self.others_wrote
 
     async def run(self) -> None:
         """Fetch the first parts of the index, then the rest and the model (background task)."""
@@ -110,12 +139,14 @@ class RecallService:
             self.problem = None
         self.ready.set()
         await self._catch_up()
-        if self.recaller is not None and self.cfg.recall_warmup:
-            # The model first: a first recall needs it, and the older parts' download
-            # would compete with its load for the CPUs (measured: index-shards.md).
-            await self._warm()
-        if manifest is not None and self.recaller is not None:
-            await self._fetch_rest(local, manifest)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._follow_others)
+            if self.recaller is not None and self.cfg.recall_warmup:
+                # The model first: a first recall needs it, and the older parts' download
+                # would compete with its load for the CPUs (measured: index-shards.md).
+                await self._warm()
+            if manifest is not None and self.recaller is not None:
+                await self._fetch_rest(local, manifest)
 
     async def _warm(self) -> None:
         assert self.recaller is not None
@@ -178,6 +209,8 @@ class RecallService:
                     heap.release_free_memory()  # the pieces' buffers, the vectors' blocks
 
                 await trio.to_thread.run_sync(arrive, limiter=self.limiter)
+                self._hashes = None
+                self._compare_all()  # the part may predate the listing
                 self.index_info["downloaded_bytes"] = self.index_info.get("downloaded_bytes", 0) + got
                 self.index_info["parts_local"] = len(index.names())  # type: ignore[union-attr]
             if failed:
@@ -229,10 +262,22 @@ class RecallService:
                 old.close()
 
         await trio.to_thread.run_sync(swap, limiter=self.limiter)
+        self._hashes = None
+        # A new index knows the bucket as it was listed for it: what it left stale is
+        # current there or judged again now.
+        self.stale.clear()
         await self._catch_up()
 
     async def _catch_up(self) -> None:
-        """Give the index just taken this mount's uploads and deletes it does not have."""
+        """Give the index just taken this mount's uploads and deletes it does not have, and
+        what other writers changed since it was built."""
+        await self._catch_up_own()
+        # In the background: a reload is awaited by the relist, which must not wait for
+        # fetches and embedding.
+        self._compare_all()
+
+    async def _catch_up_own(self) -> None:
+        """This mount's uploads and deletes the index just taken does not have."""
         recaller, ops = self.recaller, self.ops
         if recaller is None or ops is None or not self._written:
             return
@@ -243,6 +288,7 @@ class RecallService:
             if not etag:
                 if path in indexed:
                     await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+                    self._hashes = None
                 continue
             row = ops.ws.get(path)
             if indexed.get(path) == etag or row is None or row.etag != etag or not row.is_local:
@@ -255,14 +301,178 @@ class RecallService:
         try:
             data = await trio.to_thread.run_sync(self.ops.ws.blobs.location(path).read_bytes)
             await trio.to_thread.run_sync(recaller.upsert, path, etag, data, limiter=self.limiter)
+            self.stale.pop(path, None)
         except Exception as e:  # noqa: BLE001 - indexing must never break uploads or the mount
             log.warning("could not index %s: %s", path, e)
+        finally:
+            self._hashes = None
 
     def indexed_remove(self, path: str) -> None:
         """Drop a file the mount just deleted from the index (and from any taken later)."""
         self._written[path] = ""
+        self.stale.pop(path, None)
         if self.recaller is not None:
             self.recaller.remove(path)
+            self._hashes = None
+
+    # ------------------------------------------------------------------ other writers
+    def others_wrote(self, changes: dict[str, list[str]]) -> None:
+        """A relist's news (``WorkingSet.last_changes``): the files another writer changed,
+        added or deleted, re-indexed in the background (called on the trio thread)."""
+        for path in changes["updated"] + changes["removed"]:
+            if is_indexable(path):
+                self._news[path] = None
+        if self._news:
+            self._news_wake.set()
+
+    def _compare_all(self) -> None:
+        """Have the follower compare the whole index with the listing (an index just taken
+        may predate what the listing knows)."""
+        self._news_all = True
+        self._news_wake.set()
+
+    async def _follow_others(self) -> None:
+        """Bring the index in step with each relist's news (background task)."""
+        while True:
+            await self._news_wake.wait()
+            self._news_wake = trio.Event()
+            paths: list[str] | None = list(self._news)
+            if self._news_all:
+                paths, self._news_all = None, False
+            self._news = {}
+            try:
+                await self._bring_current(paths)
+            except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
+                log.warning("recall could not follow other writers' changes: %s", e)
+
+    async def _indexed(self) -> dict[str, str]:
+        """path -> ETag of every file the index holds (read again after each change)."""
+        recaller = self.recaller
+        if self._hashes is None and recaller is not None:
+            self._hashes = await trio.to_thread.run_sync(recaller.index.file_hashes,
+                                                         limiter=self.limiter)
+        return self._hashes or {}
+
+    def _differs(self, path: str, indexed: dict[str, str]) -> str | None:
+        """What the index lacks of ``path``: "gone" (indexed, deleted since), "changed"
+        (another version, or not indexed at all), or None (current, being written here, or
+        this mount's own upload, which :meth:`indexed_upload` indexes)."""
+        assert self.ops is not None
+        row = self.ops.ws.get(path)
+        if row is None:
+            return "gone" if path in indexed and not self.ops.ws.is_dir(path) else None
+        if row.state == "dirty" or not row.etag or self._written.get(path) == row.etag:
+            return None
+        return None if indexed.get(path) == row.etag else "changed"
+
+    async def _bring_current(self, paths: list[str] | None) -> None:
+        """Drop from the index what another writer deleted and re-index what they changed
+        or added, among ``paths`` (None: every file the listing or the index knows), within
+        ``recall_follow_max_files`` and ``recall_follow_max_bytes``."""
+        recaller, ops = self.recaller, self.ops
+        if recaller is None or ops is None:
+            return  # the index, once taken, is compared whole (run, reload)
+        indexed = await self._indexed()
+        if paths is None:
+            paths = [p for p in ops.ws.files if is_indexable(p)]
+            paths += [p for p in indexed if p not in ops.ws.files]
+        idx = recaller.index
+        gone, todo = [], []
+        for path in dict.fromkeys(paths):
+            if isinstance(idx, ShardedIndex) and idx.part(idx.part_for(path)) is None \
+                    and idx.part_for(path) in idx.expected:
+                continue  # its part is still downloading: compared when it arrives
+            why = self._differs(path, indexed)
+            row = ops.ws.get(path)
+            if why == "gone":
+                gone.append(path)
+            elif why == "changed" and row is not None and self.stale.get(path) != row.etag:
+                todo.append((path, row.etag, row.size))
+        for path in gone:
+            if self.recaller is not recaller:
+                return
+            await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+            self.stale.pop(path, None)
+            self._hashes = None
+        taken, budget = 0, self.cfg.recall_follow_max_bytes
+        left: list[tuple[str, str, int]] = []
+        for path, etag, size in todo:
+            if taken >= self.cfg.recall_follow_max_files or size > budget:
+                left.append((path, etag, size))
+                continue
+            if self.recaller is not recaller:
+                return
+            taken += 1
+            budget -= size
+            await self._reindex(recaller, path, etag)
+        for path, etag, _size in left:
+            self.stale[path] = etag
+        self.index_info["stale_files"] = len(self.stale)
+        if gone or taken:
+            log.info("recall follows other writers: %d re-indexed, %d dropped", taken, len(gone))
+        if left:
+            log.warning("recall: %d files changed in the bucket are over the cap of %d files "
+                        "and %d bytes per listing and were not re-indexed (answers mark them "
+                        "stale); `brainfs index %s` indexes them", len(left),
+                        self.cfg.recall_follow_max_files, self.cfg.recall_follow_max_bytes,
+                        self.url)
+
+    async def _reindex(self, recaller: Recaller, path: str, etag: str) -> None:
+        """Index another writer's version of ``path`` (the listing's ``etag``): the cache's
+        copy when it holds that version, else one GET (a text file: small)."""
+        assert self.ops is not None
+        row = self.ops.ws.get(path)
+        if row is not None and row.is_local and row.etag == etag:
+            await self._index_local_copy(recaller, path, etag)
+            return
+        from brainfs.backend.errors import NoSuchKey
+
+        try:
+            data, got = await trio.to_thread.run_sync(self.store.get, path)
+        except NoSuchKey:
+            await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+            self._hashes = None
+            return
+        except Exception as e:  # noqa: BLE001 - left stale; the next change tries again
+            log.warning("could not fetch %s to index it: %s", path, e)
+            self.stale[path] = etag
+            return
+        try:
+            await trio.to_thread.run_sync(recaller.upsert, path, got, data, limiter=self.limiter)
+            self.stale.pop(path, None)
+        except Exception as e:  # noqa: BLE001 - indexing must never break the mount
+            log.warning("could not index %s: %s", path, e)
+        finally:
+            self._hashes = None
+
+    async def _vet(self, result: RecallResult, question: str, k: int | None,
+                   reread: bool = True) -> RecallResult:
+        """Never an answer quoting a file as current that is not: passages of deleted files
+        are dropped; files changed since they were indexed are re-read (then the search
+        runs again) or their passages marked stale."""
+        recaller = self.recaller
+        assert recaller is not None and self.ops is not None
+        indexed = await self._indexed()
+        state = {p: self._differs(p, indexed) for p in {c.path for c in result.cards}}
+        changed = [p for p, why in state.items() if why == "changed"]
+        if reread and changed:
+            for path in changed[:QUERY_REREAD_MAX]:
+                row = self.ops.ws.get(path)
+                if row is not None and row.size <= self.cfg.recall_follow_max_bytes:
+                    await self._reindex(recaller, path, row.etag)
+            result = await trio.to_thread.run_sync(recaller.search, question, k,
+                                                   limiter=self.limiter)
+            return await self._vet(result, question, k, reread=False)
+        gone = {p for p, why in state.items() if why == "gone"}
+        if gone:
+            result.cards = [c for c in result.cards if c.path not in gone]
+            result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
+                           "the index was built left out")
+        for c in result.cards:
+            if state.get(c.path) == "changed":
+                c.stale = True
+                c.reason += f"; {CHANGED_SINCE_INDEXED}"
+        return result
 
     async def query(self, name: str) -> bytes:
         """Answer the magic file ``.recall/<name>``."""
@@ -280,6 +490,7 @@ class RecallService:
         assert ops is not None
         t0 = time.perf_counter()
         result = await trio.to_thread.run_sync(self.recaller.search, question, k, limiter=self.limiter)
+        result = await self._vet(result, question, k)
         t1 = time.perf_counter()
         paths, errors = await self._materialize_cited(ops, result)
         t2 = time.perf_counter()

@@ -239,6 +239,9 @@ class WorkingSet:
         self.skipped: list[tuple[str, str]] = []
         self.health: dict[str, object] = {"last_ok": None, "last_error": None}
         self.last_changes: dict[str, list[str]] = {"updated": [], "removed": [], "refetch": []}
+        #: told each listing's :attr:`last_changes` (the mount's recall re-indexes what
+        #: other writers changed, added or deleted)
+        self.on_remote_changes: Callable[[dict[str, list[str]]], None] | None = None
         #: path -> monotonic time its last PUT was applied: a listing taken before then
         #: does not know the object (or shows its old ETag) and must not undo the upload
         self._uploaded_at: dict[str, float] = {}
@@ -700,6 +703,8 @@ class WorkingSet:
         #: what this listing changed, for a mount to invalidate the kernel's view
         self.last_changes = {"updated": [r.path for r in updates], "removed": dropped,
                              "refetch": refetch}
+        if self.on_remote_changes is not None and (updates or dropped):
+            self.on_remote_changes(self.last_changes)
         # Every pack entry still listed has the ETag this listing gives its object.
         self.pack_verified = True
         return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
