@@ -461,7 +461,13 @@ class Ops(pyfuse3.Operations):
                 shadow.touched = time.monotonic()
                 await self._truncated(path)
             if fields.update_mtime:
-                row.mtime = attr.st_mtime_ns / 1e9
+                shadow = self.writing.get(path)
+                if shadow is not None:
+                    # On the work in progress: getattr shows it, and the commit keeps it
+                    # unless a later write moves it on (cp -p sets times before close).
+                    os.utime(shadow.fd, ns=(attr.st_atime_ns, attr.st_mtime_ns))
+                else:
+                    self.ws.set_mtime(path, attr.st_mtime_ns / 1e9)
         elif fields.update_mtime and self.ws.is_dir(path):
             # Kept for the life of the mount (S3 stores no directory times).
             self.dir_mtime[path] = attr.st_mtime_ns

@@ -192,8 +192,9 @@ class Shadows:
             if shadow.failed is not None:
                 # Part of the new content never reached the disk: keep the old version.
                 raise shadow.failed
+            mtime = os.fstat(shadow.fd).st_mtime
             size, digest = await trio.to_thread.run_sync(self.ws.blobs.seal_shadow, shadow.tmp)
-            self.ws.apply_commit(path, size, digest, shadow.tmp, base=shadow.base)
+            self.ws.apply_commit(path, size, digest, shadow.tmp, base=shadow.base, mtime=mtime)
         except BaseException:
             self._forget(shadow)
             raise

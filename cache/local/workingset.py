@@ -989,7 +989,7 @@ class WorkingSet:
             self.catalog.journal_put(db, path, "put", row.hash, row.etag)
 
     def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None,
-                     base: str | None = None) -> FileRow:
+                     base: str | None = None, mtime: float | None = None) -> FileRow:
         """Record a committed write: the file is dirty and journaled for upload.
 
         ``base``: the remote version the write started from (the ETag when its shadow was
@@ -1007,7 +1007,10 @@ class WorkingSet:
         if j is not None and j.op == "put" and row.state == "dirty":
             # An earlier write not uploaded yet: it replaces the same remote version.
             base = j.base
-        new = FileRow(path, size, now, base, digest, "dirty", row.pinned, now)
+        # The time of the last write, or the one a utimens during the write set (cp -p,
+        # tar x, rsync -a): as a local disk keeps it, not the commit's.
+        when = now if mtime is None else mtime
+        new = FileRow(path, size, when, base, digest, "dirty", row.pinned, now)
         with self.catalog.transaction() as db:
             self.catalog.put_files([new], db)
             self.catalog.journal_put(db, path, "put", digest, base)
@@ -1017,7 +1020,7 @@ class WorkingSet:
         if shadow is not None:
             self.blobs.install_shadow(path, shadow)
         self._set_state(row, "dirty", size)
-        row.hash, row.mtime, row.atime, row.etag = digest, now, now, base
+        row.hash, row.mtime, row.atime, row.etag = digest, when, now, base
         return row
 
     def corpus_view(self) -> list[ObjectInfo]:
@@ -1027,6 +1030,16 @@ class WorkingSet:
                 if r.etag and r.state != "dirty"]
         view += [ObjectInfo(marker_of(d), 0, _md5(b""), 0.0) for d in self.local_dirs if d]
         return view
+
+    def set_mtime(self, path: str, mtime: float) -> None:
+        """Record the mtime ``utimensat(2)`` gave a file with no write in progress (kept
+        by this cache: S3 stores the upload time)."""
+        row = self.files.get(path)
+        if row is None:
+            raise NotFound(path)
+        row.mtime = mtime
+        with self.catalog.transaction() as db:
+            self.catalog.put_files([row], db)
 
     def set_attrs(self, path: str, attrs: Attrs) -> None:
         """Record the mode and owner of a file or directory (chmod, chown, or the mode a
