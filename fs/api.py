@@ -34,6 +34,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, CorpusURL, is_link, link_name,
                                   path_problem, reserved_name)
 from brainfs.cache.search.recaller import local_index_path
+from brainfs.fs.fusectl import brainfs_mount_above
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -193,6 +194,9 @@ class Memory:
             self.store.check()
         else:
             mp = Path(where_s)
+            # A folder inside a mount (`recall --mount memory/notes`) stands for its mount
+            # (found in /proc/mounts: a stat there would hang on a hung mount).
+            mp = brainfs_mount_above(mp) or mp
             st = status_of(mp)
             self.mountpoint = mp
             self.url = CorpusURL.parse(st["corpus"])

@@ -36,6 +36,18 @@ def in_proc_mounts(target: str) -> bool:
     return any(mp == target for mp, _ in proc_mounts())
 
 
+def brainfs_mount_above(path: Path) -> Path | None:
+    """The brainfs mount that holds ``path`` (a directory inside a mount, or the mountpoint
+    itself), found in /proc/mounts without touching the mount; None if there is none."""
+    # abspath, not realpath: resolving links inside the mount would ask its daemon.
+    here = os.path.abspath(path)
+    best = ""
+    for mp, fstype in proc_mounts():
+        if fstype == "fuse.brainfs" and (here == mp or here.startswith(mp.rstrip("/") + "/")):
+            best = max(best, mp, key=len)
+    return Path(best) if best else None
+
+
 def is_mountpoint(path: Path) -> bool:
     """True when ``path`` (symbolic links resolved) is listed in /proc/mounts."""
     return in_proc_mounts(os.path.realpath(path))

@@ -194,6 +194,9 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
     assert "k must be" in (m.mountpoint / ".recall" / "Kyoto [k=0].json").read_text()
     line = one_error_line(cli("recall", "", "--mount", str(m.mountpoint), env=env))
     assert "empty query" in line
+    # A folder inside the mount stands for the mount (it said "not a running brainfs mount").
+    r = cli("recall", "Kyoto", "--mount", str(m.mountpoint / "notes"), "-k", "1", env=env)
+    assert r.returncode == 0 and len(re.findall(r"^- `", r.stdout, re.M)) == 1, r.stderr
 
 
 # ----------------------------------------------------------------------------- systemd
