@@ -404,7 +404,10 @@ def render(res: dict[str, Any], cmd: str) -> str:
               "scores, a recency-free score — found no more gold sessions in their top 8 or "
               "10 than the sum of a session's best turns, and a window of neighbouring turns' "
               "vectors, a keywords-only query vector and boosting only the question's "
-              "subject among two named people moved nothing). "
+              "subject among two named people moved nothing; in a fourth round a list "
+              "question's last places of every ten reserved for new sessions and a named "
+              "day or month lifting the turns said then did, while a second pass of "
+              "turns like the best three (their vectors as queries) moved nothing). "
               "So the cross-validated figure "
               "is honest about the *choice within the grid*, not about the grid itself: "
               "expect unseen conversations a little lower.",
