@@ -213,19 +213,22 @@ class NoOpenOps(Ops):
                 # A reader's close: the writer's own close (or fsync, or the idle commit)
                 # commits; this one must not publish a half-written file.
                 return
-            if (shadow is not None and path not in self.shadows.committing
+            if (shadow is not None and not shadow.written and path not in self.shadows.committing
                     and await self._writer_still_open(shadow.writers, fh)):
-                # Not the writer's last close (`cmd > f` closes the descriptor it dup2'ed
-                # before cmd writes): the last one commits, and the old version stays.
+                # A truncation whose writer still holds the file for writing (`cmd > f`
+                # closes the descriptor it dup2'ed before cmd writes): its last close, or
+                # the idle commit once it lets go, commits; the old version stays till then.
+                # Once written, every writer's close commits, as it always did: a
+                # descriptor held elsewhere must not keep a closed write from S3.
                 return
             await self.shadows.commit_pending(path)
 
     @fuse_errors
     async def fsync(self, fh: int, datasync: bool) -> None:
         if not self.commit_quiet:
-            await self.flush(fh)
-            return
-        # Whoever calls it: what was written so far becomes a version, now.
+            self._refuse_flush_if_read_only()
+        # Whoever calls it, and whatever it still holds open: what was written so far
+        # becomes a version, now.
         path = self.inodes.path_of.get(fh)
         if path is None:
             return
@@ -244,7 +247,8 @@ class NoOpenOps(Ops):
             self._mount_id = await trio.to_thread.run_sync(mount_id, self.mountpoint)
             if self._mount_id is None:
                 return False
-        held = await trio.to_thread.run_sync(open_for_writing, set(writers), self._mount_id, ino)
+        held = await trio.to_thread.run_sync(open_for_writing, set(writers), self._mount_id, ino,
+                                             self.mountpoint)
         return bool(held)
 
     async def _creators_close(self, path: str) -> None:
@@ -282,6 +286,9 @@ class NoOpenOps(Ops):
                     # first): publishing the empty file would lose the old content to a
                     # crash. A bare truncate(2) holds no descriptor and is committed.
                     continue
+                if (path in self.shadows.committing or self.writing.get(path) is not shadow
+                        or (shadow.written and not (everything or self.commit_quiet))):
+                    continue  # the writer's close or a write came during the scan
                 try:
                     await self.shadows.commit(path)
                 except Exception as e:  # noqa: BLE001 - logged; the old version stays

@@ -8,6 +8,7 @@ truncation, and a shell's ``cmd > f`` closes its first descriptor before cmd wri
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -91,3 +92,46 @@ def test_a_bare_truncate_is_still_committed_once_idle(corpus, store, mounter) ->
     while s3get(store, "notes/a.md") != OLD[:3]:
         assert time.monotonic() < deadline, s3get(store, "notes/a.md")
         time.sleep(0.05)
+
+
+def test_fsync_commits_while_the_descriptor_stays_open_and_survives_a_kill(
+        corpus, store, mounter) -> None:
+    """fsync(2) commits whoever holds what (a first version of the deferral above made
+    the fsyncing process's own descriptor a reason to wait: a review found it)."""
+    store.put("notes/a.md", OLD)
+    m = mounter(corpus, env_extra=IDLE)
+    f = m.mountpoint / "notes/a.md"
+    assert f.read_bytes() == OLD
+    fd = os.open(f, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, b"fsynced content\n")
+        os.fsync(fd)
+        m.kill9()
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    m2 = mounter(corpus, name="mnt2", env_extra=IDLE)
+    assert (m2.mountpoint / "notes/a.md").read_bytes() == b"fsynced content\n"
+
+
+def test_a_closed_write_commits_while_the_writer_holds_another_descriptor(
+        corpus, store, mounter) -> None:
+    """`exec 9>>f` (a lock or log descriptor kept open), then `echo … > f`: once written,
+    the writer's close commits, whatever else it holds open."""
+    store.put("notes/state.txt", OLD)
+    m = mounter(corpus, env_extra=IDLE)
+    f = m.mountpoint / "notes/state.txt"
+    assert f.read_bytes() == OLD
+    p = subprocess.Popen(["bash", "-c", 'exec 9>>"$1"; echo "state 1" > "$1"; echo done; read x',
+                          "_", str(f)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert p.stdout.readline() == b"done\n"
+        deadline = time.monotonic() + 20
+        while s3get(store, "notes/state.txt") != b"state 1\n":
+            assert time.monotonic() < deadline, s3get(store, "notes/state.txt")
+            time.sleep(0.05)
+    finally:
+        p.kill()
+        p.wait()
