@@ -113,6 +113,8 @@ class Daemon:
         #: set by the first real listing in (the pack's entries checked against it)
         self._listed_once = trio.Event()
         self.gc = GcStats()
+        #: (cache bytes, files evicted) at the last eviction after an upload pass
+        self._last_evict: tuple[int, int] = (0, 1)
 
     def prepare(self) -> None:
         """Everything before the kernel sees the mount: check, list, preload."""
@@ -334,18 +336,29 @@ class Daemon:
             ops.upload_wake = trio.Event()
             try:
                 rows, failed = await self._upload_pass(limiter)
+                if rows and self._over_budget():
+                    # What was written is clean once uploaded: the budget holds for it too,
+                    # not only for what reads fetch (a mount that only wrote filled the disk).
+                    self._last_evict = (self.ws.local_bytes, len(self.ws.evict()))
             except Exception as e:  # noqa: BLE001 - e.g. the catalog's disk is full: retry
                 log.warning("upload pass failed (will retry): %s", e)
                 rows, failed = [], True
-            if rows and self.ws is not None and self.ws.local_bytes > self.cfg.cache_budget_bytes:
-                # What was written is clean once uploaded: the budget holds for it too, not
-                # only for what reads fetch (a mount that only writes filled the disk).
-                self.ws.evict()
             if failed:
                 with trio.move_on_after(self.cfg.upload_retry_seconds):
                     await ops.upload_wake.wait()
             elif not rows or ops.upload_wake.is_set():
                 await ops.upload_wake.wait()
+
+    def _over_budget(self) -> bool:
+        """Whether the cache holds more than its budget and an eviction may free some: not
+        again while the last one freed nothing and the cache has not grown since (every
+        file pinned, open or dirty: sorting them all again after each pass is waste)."""
+        assert self.ws is not None
+        used = self.ws.local_bytes
+        if used <= self.cfg.cache_budget_bytes:
+            return False
+        before, freed = self._last_evict
+        return freed > 0 or used > before
 
     async def _upload_pass(self, limiter: trio.CapacityLimiter) -> tuple[list, bool]:
         """Upload what the journal holds once; returns (rows tried, whether any failed)."""
