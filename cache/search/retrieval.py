@@ -16,9 +16,11 @@ gains a share of its score, the best sessions lift their turns, and a question n
 day or month lifts the turns said then (``rerank``, ``dates.named_period``); a question
 that gathers several facts is spread over sessions (``rerank.session_spread``) and the
 last places of every ten go to the best sessions not yet listed
-(``rerank.session_reserve``), else MMR or a per-file cap can spread the list. Every weight is a field of :class:`RecallParams`, whose defaults are what
+(``rerank.session_reserve``), else MMR or a per-file cap can spread the list. Every
+weight is a field of :class:`RecallParams`, whose defaults are what
 leave-one-conversation-out cross-validation on LoCoMo dev chose
-(``benchmarks/locomo_eval.py``, ``benchmarks/results/locomo.md``). The index resolves a
+(``benchmarks/locomo_eval.py``, ``benchmarks/results/locomo.md`` and, for the fourth
+round, ``locomo-reserve.md``). The index resolves a
 turn's relative dates ("yesterday" → "7 May 2023", ``cache.dates``) into its text.
 
 Formulas (named and versioned so a stored score can be traced to the code that made it):
@@ -74,8 +76,8 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .aliases import expansions
-from .dates import named_period
 from .chunker import split_frontmatter
+from .dates import named_period
 from .querysplit import is_list_question, split_question, without_names
 from .rerank import (date_prior, mmr, propagate_neighbours, ranked, session_cap,
                      session_prior, session_reserve, session_spread)
@@ -840,7 +842,7 @@ def _rerank(index: SearchIndex, query: str, scores: dict[int, float],
             if period is not None:
                 days = {c: d for c in scores if c in rows and (d := _day_of(rows[c])) is not None}
                 scores = date_prior(scores, days, period, p.date_weight)
-                stages.append(f"said on {period.human()}")
+                stages.append(f"said {'on' if period.kind == 'day' else 'in'} {period.human()}")
         except Exception as e:  # noqa: BLE001
             log.warning("date stage failed: %s", e)
             stages.append(f"date stage skipped ({e})")
