@@ -52,7 +52,7 @@ def tgid(pid: int) -> int | None:
 
 
 def processes_using(root: str, exclude: set[int] = frozenset()) -> list[tuple[int, str, str]]:
-    """Processes with a file, a mapping or their working or root directory under ``root``
+    """Processes with a file, a mapping, their program or their working or root directory under ``root``
     (an absolute path): ``(pid, command name, what)``, as ``fuser -m`` finds them. Only
     what ``/proc`` shows this user (another user's processes are not seen). The links are
     read, never followed: nothing here asks the file system under ``root``."""
@@ -61,9 +61,7 @@ def processes_using(root: str, exclude: set[int] = frozenset()) -> list[tuple[in
     for d in Path("/proc").iterdir():
         if not d.name.isdigit() or int(d.name) in exclude:
             continue
-        links: list[str] = []
-        for name in ("cwd", "root"):
-            links.append(str(d / name))
+        links = [str(d / "cwd"), str(d / "root"), str(d / "exe")]
         try:
             links += [str(f) for f in (d / "fd").iterdir()]
         except OSError:
@@ -77,6 +75,19 @@ def processes_using(root: str, exclude: set[int] = frozenset()) -> list[tuple[in
             if target == root or target.startswith(base):
                 hit = target
                 break
+        if not hit:
+            # A file mapped into memory (its descriptor may be closed): a lazy detach would
+            # make its next page fault SIGBUS.
+            try:
+                with open(d / "maps", "rb") as f:
+                    for line in f:
+                        fields = line.split(maxsplit=5)  # address perms offset dev inode path
+                        mapped = fields[5].decode(errors="replace").strip() if len(fields) == 6 else ""
+                        if mapped.startswith(base):
+                            hit = mapped
+                            break
+            except OSError:
+                pass
         if hit:
             try:
                 comm = (d / "comm").read_text().strip()

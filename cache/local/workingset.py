@@ -15,6 +15,7 @@ States of a file (see ``catalog.py``)::
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import posixpath
@@ -199,7 +200,12 @@ def conflict_name(path: str, when: float | None = None) -> str:
     # The copy must be a name the bucket and every mount accept, or its upload fails for
     # ever and the loser's edit stays in one cache: cut the stem, never the suffix.
     room = min(NAME_MAX, PATH_MAX - len(head.encode("utf-8")) - 1) - len(suffix)
-    stem = root.encode("utf-8")[:max(room, 1)].decode("utf-8", "ignore") or "_"
+    if room < 1:
+        # Folders too deep to hold the suffix: the copy goes to the top, named by a hash
+        # of the whole path (the log names both).
+        digest = hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]
+        return f"{digest}{suffix.decode('utf-8')}"
+    stem = root.encode("utf-8")[:room].decode("utf-8", "ignore") or "_"
     return posixpath.join(head, stem + suffix.decode("utf-8"))
 
 
