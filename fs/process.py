@@ -52,10 +52,10 @@ def tgid(pid: int) -> int | None:
 
 
 def processes_using(root: str, exclude: set[int] = frozenset()) -> list[tuple[int, str, str]]:
-    """Processes with a file, a mapping, their program or their working or root directory under ``root``
-    (an absolute path): ``(pid, command name, what)``, as ``fuser -m`` finds them. Only
-    what ``/proc`` shows this user (another user's processes are not seen). The links are
-    read, never followed: nothing here asks the file system under ``root``."""
+    """Processes with a file, a mapping, their program or their working or root directory
+    under ``root`` (an absolute path): ``(pid, command name, what)``, as ``fuser -m`` finds
+    them. Only what ``/proc`` shows this user (another user's processes are not seen). The
+    links are read, never followed: nothing here asks the file system under ``root``."""
     base = root.rstrip("/") + "/"
     found: list[tuple[int, str, str]] = []
     for d in Path("/proc").iterdir():
