@@ -145,6 +145,8 @@ def fetch(ws: WorkingSet, orphan: Orphan) -> None:
     except NoSuchKey:
         orphan.lost = "removed from the bucket before it was read"
         return
+    if not orphan.remote:
+        return  # let go of (discarded) or kept meanwhile: staging now would leak a tmp file
     if etag.strip('"').lower() != orphan.etag.strip('"').lower():
         orphan.lost = "replaced in the bucket before it was read"
         return

@@ -83,3 +83,21 @@ def test_a_local_file_and_a_write_in_progress_are_kept_as_links(ws: WorkingSet, 
     kept = orphans.keep(ws, "k/local.md", str(shadow))
     assert kept is not None and kept.read(100, 0) == b"written, not committed\n"
     assert orphans.keep(ws, "k/none.md") is None
+
+
+def test_an_orphan_let_go_of_while_its_fetch_runs_leaves_nothing_in_tmp(ws: WorkingSet) -> None:
+    """The kernel forgets the inode (discard) while the GET is out: the bytes that arrive
+    are not staged for an inode no one holds (a review: a tmp file leaked till the next
+    start, outside the cache budget)."""
+    kept = orphans.keep(ws, "k/remote.md")
+    assert kept is not None and kept.remote
+
+    class ForgetsDuringGet:
+        def get(self, path: str) -> tuple[bytes, str]:
+            kept.discard()
+            return b"remote\n", _md5(b"remote\n")
+
+    ws.store = ForgetsDuringGet()  # type: ignore[assignment]
+    orphans.fetch(ws, kept)
+    assert kept.file is None and kept.data is None
+    assert not list(ws.blobs.tmp.glob("fetch-*"))
