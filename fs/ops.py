@@ -400,6 +400,10 @@ class Ops(pyfuse3.Operations):
         finally:
             del self._orphan_fetches[ino]
             done.set()
+            if self.inodes.unlinked.get(ino) is not kept:
+                # Let go of while the GET was out (a discard in the worker's middle may
+                # have missed the copy it was staging): nothing may stay in tmp/.
+                kept.discard()
         if kept.lost:
             log.warning("%s, unlinked while open, could not be kept: %s", kept.path, kept.lost)
         self._release(kept.path, ino)
