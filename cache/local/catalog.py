@@ -342,6 +342,11 @@ class Catalog:
         with self._lock:
             (db or self._db).execute("DELETE FROM shadows WHERE tmp = ?", (tmp,))
 
+    def shadow_drop_paths(self, paths: list[str], db: sqlite3.Connection | None = None) -> None:
+        """Forget the shadows recorded for ``paths`` (their names were replaced)."""
+        with self._lock:
+            (db or self._db).executemany("DELETE FROM shadows WHERE path = ?", [(p,) for p in paths])
+
     def shadows(self) -> list[tuple[str, str, str]]:
         """(tmp, path, base) of every recorded shadow."""
         with self._lock:

@@ -1203,10 +1203,15 @@ class WorkingSet:
                 # As for the old names: the name's other form goes from the bucket only
                 # once its new object is there, so the bucket never holds neither.
                 self._record_removal(db, dropped, wait_for=new)
+            # A write in progress to a replaced name belongs to its writers' descriptors
+            # now, not to the name: a crash after this transaction must not apply its
+            # recorded shadow over the file moved there (commit = "quiet").
+            self.catalog.shadow_drop_paths([dst for _, dst in moves], db)
             for src, dst in moves:
                 row = self.files[src]
                 base = self._base_etag(dst)
-                m = FileRow(dst, row.size, now, base, row.hash, "dirty", row.pinned, now)
+                # A rename keeps the file's mtime, as on a local disk.
+                m = FileRow(dst, row.size, row.mtime, base, row.hash, "dirty", row.pinned, now)
                 moved.append(m)
                 self.catalog.delete_files([src], db)
                 self.catalog.put_files([m], db)

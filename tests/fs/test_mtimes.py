@@ -36,6 +36,11 @@ def test_times_set_while_writing_and_after_are_kept(corpus, store, mounter, tmp_
     os.utime(mp / "notes/touched.md", (PAST + 60, PAST + 60))
     for name, want in (("cp.md", PAST), ("touched.md", PAST + 60)):
         assert int(os.stat(mp / "notes" / name).st_mtime) == want, name  # before: the close's time
+    # A rename keeps the time, as on a local disk (it gave the rename's).
+    os.rename(mp / "notes/touched.md", mp / "notes/moved.md")
+    (mp / "notes/touched.md").write_text("touched\n")
+    os.utime(mp / "notes/touched.md", (PAST + 60, PAST + 60))
+    assert int(os.stat(mp / "notes/moved.md").st_mtime) == PAST + 60
     assert os.stat(mp / "notes/later.md").st_mtime > PAST + 10**8
     m.stop()
     m2 = mounter(corpus, name="mnt2", env_extra=NO_RELIST)

@@ -598,3 +598,33 @@ def test_directory_link_count_counts_subdirectories(seeded, corpus, mounter) -> 
     assert os.stat(mp / "tree/other").st_nlink == 2
     os.rmdir(mp / "tree/other")
     assert os.stat(mp / "tree").st_nlink == 3
+
+
+def test_crash_inside_a_rename_over_a_file_being_written_keeps_the_moved_file(
+        seeded, corpus, mounter, store) -> None:
+    """commit = quiet: a writer's uncommitted shadow of doc.md is recorded so that a crash
+    commits it; `mv new.md doc.md` replaces that name. A crash right after the rename's
+    catalog commit must not apply the old writer's shadow over the moved file (a review:
+    the record was dropped only after the rename)."""
+    env = {"BRAINFS_COMMIT": "quiet", "BRAINFS_COMMIT_IDLE_SECONDS": "60",
+           "BRAINFS_CRASH_AT": "rename-after-catalog"}
+    m = mounter(corpus, env_extra=env)
+    doc, new = m.mountpoint / "d/doc.md", m.mountpoint / "d/new.md"
+    fd = os.open(doc, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, b"half of a rewrite by a writer still at work\n")
+        moved = b"the file moved over it\n" * 20
+        write_fsync_close(new, moved)
+        try:
+            os.rename(new, doc)
+        except OSError:
+            pass  # the daemon died under the request
+        died_by_itself(m)
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    m2 = mounter(corpus, name="mnt2", env_extra={"BRAINFS_COMMIT": "quiet"})
+    assert (m2.mountpoint / "d/doc.md").read_bytes() == moved
+    assert not (m2.mountpoint / "d/new.md").exists()
