@@ -63,6 +63,9 @@ log = logging.getLogger("brainfs.fs")
 #: kernel forgets the inode of a file no one has open at once, so an ``rm`` of a file that
 #: was never read costs no GET.
 ORPHAN_GRACE_S = 0.5
+#: Fetches of such a file's content tried (every ``upload_retry_seconds``) before it is
+#: given up and its path's delete or PUT goes ahead.
+ORPHAN_MAX_TRIES = 10
 
 #: pyfuse3 built from ``third_party/pyfuse3`` can set ``noflush`` and ``cache_readdir`` in
 #: open replies; stock pyfuse3 3.5 cannot. Without them every close of a read-only file
@@ -431,8 +434,18 @@ class Ops(pyfuse3.Operations):
                     try:
                         await self._fetch_orphan(ino, kept)
                     except Exception as e:  # noqa: BLE001 - tried again below
-                        log.warning("fetching %s, unlinked while open: %s (will retry)",
-                                    kept.path, e)
+                        kept.failures += 1
+                        if kept.failures < ORPHAN_MAX_TRIES:
+                            log.warning("fetching %s, unlinked while open: %s (will retry)",
+                                        kept.path, e)
+                            continue
+                        # A GET that keeps failing (refused, corrupt) while PUTs and
+                        # deletes may work: the name's own change must not wait for ever.
+                        # Its descriptors read EIO from here on.
+                        kept.lost = f"could not be fetched: {e}"
+                        log.error("%s, unlinked while open, could not be kept after %d tries: %s",
+                                  kept.path, kept.failures, e)
+                        self._release(kept.path, ino)
             if any(k.remote for k in self.inodes.unlinked.values()):
                 await trio.sleep(self.cfg.upload_retry_seconds)
                 self._orphan_wake.set()

@@ -49,6 +49,8 @@ class Orphan:
     data: bytearray | None = None
     #: why its content could not be kept (its reads fail)
     lost: str = ""
+    #: fetches of its remote content that failed so far
+    failures: int = 0
 
     @property
     def remote(self) -> bool:
