@@ -599,11 +599,20 @@ class Ops(pyfuse3.Operations):
             path = self.ws.resolve(path) or path
         await self.fetcher.wait_checked(path)  # the delete names the version the listing has
         await self.shadows.wait_commit(path)
+        ino = self.inodes.ino_of.get(path)
         self._keep_unlinked(path)
+        try:
+            self.ws.unlink(path)
+        except BaseException:
+            # The name stays (a full catalog disk, say): so do its inode and its write in
+            # progress, or writes through its descriptors would go to a private copy.
+            if ino is not None and (orphan := self.inodes.unlinked.pop(ino, None)):
+                orphan.discard()
+                self._release(path, ino)
+            raise
         if path in self.writing:
             self.shadows.discard(path)
         self._created.pop(path, None)
-        self.ws.unlink(path)
         self.inodes.drop(path)
         self._wake_uploader()
 
