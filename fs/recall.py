@@ -378,7 +378,9 @@ class RecallService:
             paths += [p for p in indexed if p not in ops.ws.files]
         idx = recaller.index
         gone, todo = [], []
-        for path in dict.fromkeys(paths):
+        for i, path in enumerate(dict.fromkeys(paths)):
+            if i % 2000 == 1999:
+                await trio.sleep(0)  # 20,000 files: let the mount's requests through
             if isinstance(idx, ShardedIndex) and idx.part(idx.part_for(path)) is None \
                     and idx.part_for(path) in idx.expected:
                 continue  # its part is still downloading: compared when it arrives
