@@ -1339,7 +1339,7 @@ class WorkingSet:
         send.close = f.close  # type: ignore[attr-defined]
         return send, [whole.hexdigest(), multipart_etag(parts)]
 
-    def _is_ours(self, path: str, remote: ObjectInfo, base: str) -> bool:
+    def _is_ours(self, path: str, remote: ObjectInfo, base: str, sending: str = "") -> bool:
         """Whether the remote object is the version a change was based on, or one this
         cache put there (a PUT whose outcome a crash kept us from recording, or our own
         last upload, landed while the change was being written): replacing it loses
@@ -1349,10 +1349,15 @@ class WorkingSet:
         Bytes one of our PUTs sent are judged by the PUT's stamp, not the ETag alone:
         another writer who wrote the same bytes since (an empty file, say) made a new
         version that a delete or overwrite from here must not take for ours. A directory
-        marker is everyone's: all are empty and mean the same directory."""
+        marker is everyone's: all are empty and mean the same directory. ``sending``: the
+        stamp of the PUT being decided, recorded before it goes out, so not yet any
+        object's (counted, it made every rewrite of the bytes another mount had put — an
+        empty file truncated, a file saved unchanged — a conflict copy)."""
         if is_marker(path):
             return True
         stamps = self.catalog.sent_stamps(path, remote.etag)
+        if sending:
+            stamps.discard(sending)
         if stamps:
             return not remote.stamp or "" in stamps or remote.stamp in stamps
         return remote.etag == base
@@ -1387,7 +1392,7 @@ class WorkingSet:
                         remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         info = None
-                    if info is not None and not self._is_ours(row.path, info, row.base):
+                    if info is not None and not self._is_ours(row.path, info, row.base, stamp):
                         target = conflict_name(row.path, row.created)
                     crash_point("upload-before-put")
                     etag = send(target, stamp)
@@ -1404,7 +1409,7 @@ class WorkingSet:
                     if info is None:
                         # Deleted by another writer since: ours is the only version left.
                         etag = send(target, stamp, if_none_match=True)
-                    elif self._is_ours(row.path, info, row.base):
+                    elif self._is_ours(row.path, info, row.base, stamp):
                         etag = send(target, stamp, if_match=remote)
                     else:
                         target = conflict_name(row.path, row.created)

@@ -277,3 +277,26 @@ def test_an_empty_file_made_again_after_its_unlink_survives_a_kill(corpus, store
         assert (m2.mountpoint / p).read_bytes() == b"", p
         assert s3get(store, p) == b"", p
     assert m2.stop() == 0
+
+
+def test_rewriting_the_bytes_another_mount_wrote_makes_no_conflict_copy(
+        corpus, store, mounter, cfg, tmp_path) -> None:
+    # Harness (--pack, seed 21, cycles 120 and 160): "truncate w/p/.../f00501.md 0 B -> 0 B"
+    # on a mount with a new cache -> a conflict copy with no second writer. The upload took
+    # its own stamp, recorded before the HEAD, for one of this cache's earlier PUTs of those
+    # bytes, and so the object another mount had put (same bytes, its stamp) for not ours.
+    a = mounter(corpus, name="a", cfg=cfg.override(cache_dir=tmp_path / "cache-a"), env_extra=NO_RELIST)
+    (a.mountpoint / "notes").mkdir()
+    (a.mountpoint / "notes/empty.md").write_bytes(b"")
+    (a.mountpoint / "notes/same.md").write_bytes(b"the same bytes\n")
+    settle(a.mountpoint)
+    assert a.stop() == 0
+    b = mounter(corpus, name="b", cfg=cfg.override(cache_dir=tmp_path / "cache-b"), env_extra=NO_RELIST)
+    b.wait_listed()
+    os.truncate(b.mountpoint / "notes/empty.md", 0)
+    (b.mountpoint / "notes/same.md").write_bytes(b"the same bytes\n")
+    settle(b.mountpoint)
+    assert conflict_copies(store, "notes/empty.md") == {}
+    assert conflict_copies(store, "notes/same.md") == {}
+    assert s3get(store, "notes/same.md") == b"the same bytes\n"
+    assert b.stop() == 0
