@@ -1356,11 +1356,12 @@ class WorkingSet:
         if is_marker(path):
             return True
         stamps = self.catalog.sent_stamps(path, remote.etag)
-        if sending:
-            stamps.discard(sending)
-        if stamps:
-            return not remote.stamp or "" in stamps or remote.stamp in stamps
-        return remote.etag == base
+        if stamps and not (not remote.stamp or "" in stamps or remote.stamp in stamps):
+            # Another stamp: another writer's, unless the only PUT of these bytes we have
+            # is the one being decided (then it is the version the change was based on,
+            # or not, as for any object).
+            return stamps == {sending} and remote.etag == base
+        return bool(stamps) or remote.etag == base
 
     def upload(self, row: JournalRow) -> UploadResult:
         """Carry out one journal row against the backend (blocking, no shared state but
