@@ -5,8 +5,6 @@ on small fixtures, and recall still answering with the stage broken."""
 from __future__ import annotations
 
 import datetime as _dt
-import json
-from pathlib import Path
 
 import pytest
 
@@ -15,8 +13,6 @@ from brainfs.cache.search.dates import Period, named_period
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.rerank import date_prior
 from brainfs.cache.search.retrieval import RecallParams, recall
-from brainfs.tools.locomo import _content_hash, conversation_tree
-from helpers import LOCOMO_MINI as MINI
 from helpers import BowEmbedder
 
 NOW = _dt.datetime(2024, 6, 1, tzinfo=_dt.timezone.utc)
@@ -66,14 +62,6 @@ def test_date_prior_lifts_the_chunks_dated_in_the_period_alike() -> None:
     assert date_prior(scores, days, Period("day", D(2023, 7, 7)), 0.0) == scores
     assert scores == {1: 1.0, 2: 0.5, 3: 0.4, 4: 0.3}  # the input is left alone
 
-
-@pytest.fixture()
-def mini_index(tmp_path: Path):
-    tree = conversation_tree(json.loads(MINI.read_text())[0])
-    ix = SearchIndex(tmp_path / "mini.db")
-    ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), BOW)
-    yield ix
-    ix.close()
 
 
 def _session_days(res) -> list[str]:

@@ -26,14 +26,6 @@ from helpers import BowEmbedder
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
 
 
-@pytest.fixture()
-def mini_index(tmp_path: Path):
-    tree = conversation_tree(json.loads(MINI.read_text())[0])
-    ix = SearchIndex(tmp_path / "mini.db")
-    ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), BowEmbedder(dim=64, name="test-bow"))
-    yield ix
-    ix.close()
-
 
 # ---------------------------------------------------------------- question splitting
 

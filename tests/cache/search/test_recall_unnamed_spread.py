@@ -6,8 +6,6 @@ degradation chain with each of them unavailable."""
 from __future__ import annotations
 
 import datetime as _dt
-import json
-from pathlib import Path
 
 import pytest
 
@@ -16,8 +14,6 @@ from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.querysplit import is_list_question, without_names
 from brainfs.cache.search.rerank import session_key, session_spread
 from brainfs.cache.search.retrieval import RecallParams, recall
-from brainfs.tools.locomo import _content_hash, conversation_tree
-from helpers import LOCOMO_MINI as MINI
 from helpers import BowEmbedder
 
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
@@ -26,14 +22,6 @@ BOW = BowEmbedder(dim=64, name="test-bow")
 ON = RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0, unnamed_weight=1.0, list_spread=1.0)
 OFF = RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0, unnamed_weight=0.0, list_spread=0.0)
 
-
-@pytest.fixture()
-def mini_index(tmp_path: Path):
-    tree = conversation_tree(json.loads(MINI.read_text())[0])
-    ix = SearchIndex(tmp_path / "mini.db")
-    ix.refresh([(p, _content_hash(t)) for p, t in tree.items()], lambda p: tree[p].encode(), BOW)
-    yield ix
-    ix.close()
 
 
 # ---------------------------------------------------------------- the question without names
