@@ -8,7 +8,9 @@ writer's version is never dropped without a conflict copy.
 What one cycle does
 -------------------
 1. Picks a random operation (seeded) on the workspace ``w/`` of a corpus, through mount A:
-   create+write, overwrite (``O_TRUNC``), append (``O_APPEND``), truncate (``ftruncate``),
+   create+write, overwrite (``O_TRUNC``), overwrite as a shell's ``cmd > f`` does it
+   (``overwrite_held``: the first descriptor closed after a ``dup``, the write through the
+   second 0.05-1.5 s later), append (``O_APPEND``), truncate (``ftruncate``),
    rename of a file (to a free name, or over an existing one: the editor's "write
    ``NAME.tmp``, then rename over ``NAME``"), rename of a directory tree (sometimes with a
    subdirectory), unlink. Sizes 0 B to ``--max-size`` (5 MB). Every write ends with
@@ -727,8 +729,8 @@ class Generator:
 
     def next(self, tree: Tree) -> Op:
         files = self.files(tree)
-        kinds = {"create": 20, "overwrite": 14, "append": 12, "truncate": 8, "rename": 9,
-                 "atomic_save": 10, "rename_tree": 6, "unlink": 11}
+        kinds = {"create": 20, "overwrite": 14, "overwrite_held": 6, "append": 12, "truncate": 8,
+                 "rename": 9, "atomic_save": 10, "rename_tree": 6, "unlink": 11}
         if self.pack:
             kinds.update(recreate=8, truncate_path=6, unlink_open=6)
         if self.shared:
@@ -740,7 +742,8 @@ class Generator:
             kinds["unlink"] += 30
             kinds["create"] = 2
         if not files:
-            for k in ("overwrite", "append", "truncate", "rename", "atomic_save", "unlink", "rename_tree",
+            for k in ("overwrite", "overwrite_held", "append", "truncate", "rename", "atomic_save",
+                      "unlink", "rename_tree",
                       "recreate", "truncate_path", "unlink_open"):
                 if k in kinds:
                     kinds[k] = 0
@@ -785,6 +788,32 @@ class Generator:
 
         return Op("overwrite", f"overwrite {path} ({human(len(tree[path]))} -> {human(len(data))})",
                   [("write", step)], [tree, dict(tree, **{path: data})], {path})
+
+    def op_overwrite_held(self, tree: Tree, files: list[str]) -> Op:
+        """A shell's ``cmd > f``: open with O_TRUNC, hand the descriptor on (dup2), close
+        the first one, pause (cmd starts, computes), then write and close. The close of the
+        first descriptor is not the last: the file must read old or new at every kill,
+        never empty (fs/procfds.py)."""
+        path = self.rng.choice(files)
+        data = self.content(f"overwrite_held {path}", self.size())
+        sync = self.sync()
+        pause = self.rng.choice([0.05, 0.3, 1.5])  # 1.5 s outlasts the idle commit's second
+
+        def step(rootfd: int) -> None:
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC, dir_fd=rootfd)
+            held = os.dup(fd)
+            try:
+                os.close(fd)
+                time.sleep(pause)
+                _write_all(held, data)
+                if sync:
+                    os.fsync(held)
+            finally:
+                os.close(held)
+
+        return Op("overwrite_held", f"overwrite {path} through a second descriptor after "
+                  f"closing the first, {pause:g} s later ({human(len(tree[path]))} -> "
+                  f"{human(len(data))})", [("write", step)], [tree, dict(tree, **{path: data})], {path})
 
     def op_append(self, tree: Tree, files: list[str]) -> Op:
         path = self.rng.choice(files)
