@@ -24,6 +24,10 @@ KEY_MAX = 1024
 #: The longest path a corpus holds (the rest of a key is the corpus prefix).
 PATH_MAX = KEY_MAX - 64
 
+#: What the name of every conflict copy holds (``NAME.conflict-STAMP-HOST.EXT``): the copy
+#: kept when an upload loses a race with another writer. Recall does not index them.
+CONFLICT_MARK = ".conflict-"
+
 #: Name of the empty object that keeps a directory in the corpus (S3 has no directories,
 #: and the embedded server refuses the usual ``dir/`` marker key). Never listed in a mount;
 #: a file of this name cannot be made.

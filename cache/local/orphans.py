@@ -21,11 +21,15 @@ Whatever is written through such a descriptor is private to it and never uploade
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from brainfs.backend.errors import NoSuchKey
 
 from .workingset import CacheError, WorkingSet
+
+T = TypeVar("T")
 
 
 class OrphanLost(CacheError):
@@ -70,12 +74,7 @@ class Orphan:
         self._check()
         if self.data is not None:
             return bytes(self.data[off : off + size])
-        assert self.file is not None
-        fd = os.open(self.file, os.O_RDONLY)
-        try:
-            return os.pread(fd, size, off)
-        finally:
-            os.close(fd)
+        return self._on_file(os.O_RDONLY, lambda fd: os.pread(fd, size, off))
 
     def write(self, buf: bytes, off: int) -> int:
         """Write ``buf`` at ``off`` (private to its descriptors; never uploaded)."""
@@ -85,10 +84,14 @@ class Orphan:
                 self.data.extend(b"\0" * (off - len(self.data)))
             self.data[off : off + len(buf)] = buf
             return len(buf)
+        return self._on_file(os.O_WRONLY, lambda fd: os.pwrite(fd, buf, off))
+
+    def _on_file(self, flags: int, op: Callable[[int], T]) -> T:
+        """``op`` on a descriptor of the kept file (its content is on disk, not in memory)."""
         assert self.file is not None
-        fd = os.open(self.file, os.O_WRONLY)
+        fd = os.open(self.file, flags)
         try:
-            return os.pwrite(fd, buf, off)
+            return op(fd)
         finally:
             os.close(fd)
 

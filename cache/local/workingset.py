@@ -28,8 +28,9 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
-from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, NAME_MAX, PATH_MAX, is_internal,
-                                  is_link, link_name, link_of, path_problem, reserved_name)
+from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, NAME_MAX, PATH_MAX,
+                                  is_internal, is_link, link_name, link_of, path_problem,
+                                  reserved_name)
 from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
@@ -180,10 +181,6 @@ def ancestors(path: str) -> Iterable[str]:
         if p == "":
             return
         p = parent_of(p)
-
-
-#: What every conflict copy's name holds (``NAME.conflict-STAMP-HOST.EXT``).
-CONFLICT_MARK = ".conflict-"
 
 
 def conflict_name(path: str, when: float | None = None) -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from brainfs.backend.config import Config
-from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, is_internal
+from brainfs.backend.keys import CONFLICT_MARK, INDEX_KEY, INDEX_MANIFEST_KEY, is_internal
 from brainfs.backend.store import ObjectStore
 
 from .embedder import Embedder, EmbedderUnavailable, load_embedder
@@ -52,7 +52,7 @@ def is_indexable(path: str) -> bool:
     # Text memory only: the index chunks Markdown and transcripts; binary blobs and conflict
     # copies would only add noise.
     # The deletion log is not indexed either: its lines are what must not be found.
-    return (path.endswith((".md", ".txt", ".markdown")) and ".conflict-" not in path
+    return (path.endswith((".md", ".txt", ".markdown")) and CONFLICT_MARK not in path
             and not path.startswith(FORGET_DIR))
 
 
