@@ -12,6 +12,7 @@ the mount can be detached. ``N`` is the minor device number of the mount, read f
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,15 +20,33 @@ from pathlib import Path
 CONNECTIONS = Path("/sys/fs/fuse/connections")
 
 
+def _unescape(field: str) -> str:
+    """A mount table's path field as a path: the kernel writes space, tab, newline and
+    backslash as octal escapes (``\\040``); every other byte, UTF-8 included, is as is."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
+
+
 def proc_mounts() -> Iterator[tuple[str, str]]:
     """(mountpoint, filesystem type) of every mount in /proc/mounts, the mountpoint's octal
-    escapes (``\\040`` for a space) decoded. Reading it touches no mountpoint: a stat there
-    would hang on a hung mount."""
-    with open("/proc/mounts") as f:
+    escapes decoded. Reading it touches no mountpoint: a stat there would hang on a hung
+    mount."""
+    with open("/proc/mounts", encoding="utf-8", errors="surrogateescape") as f:
         for line in f:
             parts = line.split()
             if len(parts) > 1:
-                yield parts[1].encode().decode("unicode_escape"), parts[2] if len(parts) > 2 else ""
+                yield _unescape(parts[1]), parts[2] if len(parts) > 2 else ""
+
+
+def mountinfo() -> Iterator[tuple[int, int, str, str]]:
+    """(mount id, device minor, mountpoint, filesystem type) of every mount in
+    ``/proc/self/mountinfo``, read without touching any mountpoint."""
+    with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) < 10 or "-" not in parts:
+                continue
+            yield (int(parts[0]), int(parts[2].split(":")[1]), _unescape(parts[4]),
+                   parts[parts.index("-") + 1])
 
 
 def in_proc_mounts(target: str) -> bool:
@@ -59,15 +78,9 @@ def connection_of(mountpoint: str) -> int | None:
     stat the hung mount)."""
     target = os.path.abspath(mountpoint)
     found = None
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) < 10:
-                continue
-            mp = parts[4].encode().decode("unicode_escape")
-            fstype = parts[parts.index("-") + 1] if "-" in parts else ""
-            if mp == target and fstype.startswith("fuse"):
-                found = int(parts[2].split(":")[1])  # the last mount there wins
+    for _, minor, mp, fstype in mountinfo():
+        if mp == target and fstype.startswith("fuse"):
+            found = minor  # the last mount there wins
     return found
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from .fusectl import mountinfo
 from .process import tgid
 
 _ACCMODE = os.O_ACCMODE
@@ -22,29 +23,13 @@ _ACCMODE = os.O_ACCMODE
 def mount_id(mountpoint: str) -> int | None:
     """The kernel's id of the mount at ``mountpoint`` (``/proc/self/mountinfo``), or None."""
     try:
-        with open("/proc/self/mountinfo", "rb") as f:
-            lines = f.read().decode("utf-8", "surrogateescape").splitlines()
+        found = None
+        for mnt, _, mp, _ in mountinfo():
+            if mp == mountpoint:
+                found = mnt  # the last one wins: a mount on top of an older one
+        return found
     except OSError:
         return None
-    found = None
-    for line in lines:
-        parts = line.split()
-        # Field 5 is the mount point, with space, tab, newline and backslash as octal escapes.
-        if len(parts) > 4 and _unescape(parts[4]) == mountpoint:
-            found = int(parts[0])  # the last one wins: a mount on top of an older one
-    return found
-
-
-def _unescape(field: str) -> str:
-    out, i = [], 0
-    while i < len(field):
-        if field[i] == "\\" and field[i + 1:i + 4].isdigit() and i + 3 < len(field):
-            out.append(chr(int(field[i + 1:i + 4], 8)))
-            i += 4
-        else:
-            out.append(field[i])
-            i += 1
-    return "".join(out)
 
 
 def open_for_writing(pids: Iterable[int], mnt: int, ino: int, under: str = "") -> bool | None:
