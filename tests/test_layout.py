@@ -21,8 +21,9 @@ FOLDERS = ("backend", "cache", "dream", "fs", "tools")
 ALLOWED = {
     "backend": (),
     "cache.local": ("backend",),
-    "cache.search": ("backend",),
-    "cache.context": ("backend", "cache.search"),
+    "cache.facts": ("backend",),
+    "cache.search": ("backend", "cache.facts"),
+    "cache.context": ("backend", "cache.search", "cache.facts"),
     "cache.sessions": ("backend", "cache.search"),
     "cache": ("backend",),
     "dream": ("backend", "cache"),
