@@ -23,11 +23,13 @@ re-read first (up to :data:`QUERY_REREAD_MAX` files) or else marked stale.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
 import threading
 import time
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -148,6 +150,19 @@ class RecallService:
             if manifest is not None and self.recaller is not None:
                 await self._fetch_rest(local, manifest)
 
+    @contextlib.asynccontextmanager
+    async def _holding(self, recaller: Recaller) -> AsyncIterator[Recaller]:
+        """Hold ``recaller`` for the block (:meth:`Recaller.hold`): a reload meanwhile
+        closes it after the block, in a worker thread. Enter it where the recaller is taken
+        (``async with`` enters with no checkpoint)."""
+        recaller.acquire()
+        try:
+            yield recaller
+        finally:
+            if recaller.release():
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(recaller.close)
+
     async def _warm(self) -> None:
         assert self.recaller is not None
         await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
@@ -204,11 +219,13 @@ class RecallService:
                     continue
 
                 def arrive(name: str = name) -> None:
-                    if self.recaller is recaller:
-                        recaller.part_arrived(name, shardsync.open_part(local, name))
+                    recaller.part_arrived(name, shardsync.open_part(local, name))
                     heap.release_free_memory()  # the pieces' buffers, the vectors' blocks
 
-                await trio.to_thread.run_sync(arrive, limiter=self.limiter)
+                if self.recaller is not recaller:
+                    return
+                async with self._holding(recaller):
+                    await trio.to_thread.run_sync(arrive, limiter=self.limiter)
                 self._hashes = None
                 self._compare_all()  # the part may predate the listing
                 self.index_info["downloaded_bytes"] = self.index_info.get("downloaded_bytes", 0) + got
@@ -251,18 +268,16 @@ class RecallService:
         if index is None:
             return
 
-        def swap() -> None:
-            # Queries hold the same limiter, so none runs during the swap; the old
-            # connections keep reading the replaced files until they are closed.
-            old, self.recaller = self.recaller, Recaller(local, self.cfg, index=index)
-            self.problem = None
-            if old is not None:
-                if old.loaded_embedder is not None:
-                    self.recaller._embedder = old.loaded_embedder  # no second load of the model
-                old.close()
-
-        await trio.to_thread.run_sync(swap, limiter=self.limiter)
+        # On the trio thread, where every user takes the recaller and holds it: a query
+        # that took the old one reads it to its end (its connections keep reading the
+        # replaced files), and it closes when the last holder lets go.
+        old, self.recaller = self.recaller, Recaller(local, self.cfg, index=index)
+        self.problem = None
         self._hashes = None
+        if old is not None:
+            if old.loaded_embedder is not None:
+                self.recaller._embedder = old.loaded_embedder  # no second load of the model
+            await trio.to_thread.run_sync(old.close)
         # A new index knows the bucket as it was listed for it: what it left stale is
         # current there or judged again now.
         self.stale.clear()
@@ -281,6 +296,10 @@ class RecallService:
         recaller, ops = self.recaller, self.ops
         if recaller is None or ops is None or not self._written:
             return
+        async with self._holding(recaller):
+            await self._catch_up_held(recaller, ops)
+
+    async def _catch_up_held(self, recaller: Recaller, ops: Ops) -> None:
         indexed = await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
         for path, etag in list(self._written.items()):
             if self.recaller is not recaller:
@@ -345,13 +364,17 @@ class RecallService:
             except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
                 log.warning("recall could not follow other writers' changes: %s", e)
 
-    async def _indexed(self) -> dict[str, str]:
-        """path -> ETag of every file the index holds (read again after each change)."""
-        recaller = self.recaller
-        if self._hashes is None and recaller is not None:
-            self._hashes = await trio.to_thread.run_sync(recaller.index.file_hashes,
-                                                         limiter=self.limiter)
-        return self._hashes or {}
+    async def _indexed(self, recaller: Recaller) -> dict[str, str]:
+        """path -> ETag of every file ``recaller``'s index holds, which the caller holds
+        (the current index's: read again after each change)."""
+        if recaller is not self.recaller:
+            return await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
+        if self._hashes is None:
+            hashes = await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
+            if recaller is not self.recaller:
+                return hashes  # replaced meanwhile: not the current index's
+            self._hashes = hashes
+        return self._hashes
 
     def _differs(self, path: str, indexed: dict[str, str]) -> str | None:
         """What the index lacks of ``path``: "gone" (indexed, deleted since), "changed"
@@ -372,7 +395,11 @@ class RecallService:
         recaller, ops = self.recaller, self.ops
         if recaller is None or ops is None:
             return  # the index, once taken, is compared whole (run, reload)
-        indexed = await self._indexed()
+        async with self._holding(recaller):
+            await self._bring_current_held(recaller, ops, paths)
+
+    async def _bring_current_held(self, recaller: Recaller, ops: Ops, paths: list[str] | None) -> None:
+        indexed = await self._indexed(recaller)
         if paths is None:
             paths = [p for p in ops.ws.files if is_indexable(p)]
             paths += [p for p in indexed if p not in ops.ws.files]
@@ -447,14 +474,14 @@ class RecallService:
         finally:
             self._hashes = None
 
-    async def _vet(self, result: RecallResult, question: str, k: int | None,
-                   reread: bool = True) -> RecallResult:
+    async def _vet(self, recaller: Recaller, result: RecallResult, question: str,
+                   k: int | None, reread: bool = True) -> RecallResult:
         """Never an answer quoting a file as current that is not: passages of deleted files
         are dropped; files changed since they were indexed are re-read (then the search
-        runs again) or their passages marked stale."""
-        recaller = self.recaller
-        assert recaller is not None and self.ops is not None
-        indexed = await self._indexed()
+        runs again) or their passages marked stale. ``recaller``: the one that answered,
+        held by the caller."""
+        assert self.ops is not None
+        indexed = await self._indexed(recaller)
         state = {p: self._differs(p, indexed) for p in {c.path for c in result.cards}}
         changed = [p for p, why in state.items() if why == "changed"]
         if reread and changed:
@@ -464,7 +491,7 @@ class RecallService:
                     await self._reindex(recaller, path, row.etag)
             result = await trio.to_thread.run_sync(recaller.search, question, k,
                                                    limiter=self.limiter)
-            return await self._vet(result, question, k, reread=False)
+            return await self._vet(recaller, result, question, k, reread=False)
         gone = {p for p, why in state.items() if why == "gone"}
         if gone:
             result.cards = [c for c in result.cards if c.path not in gone]
@@ -491,8 +518,10 @@ class RecallService:
         ops = self.ops
         assert ops is not None
         t0 = time.perf_counter()
-        result = await trio.to_thread.run_sync(self.recaller.search, question, k, limiter=self.limiter)
-        result = await self._vet(result, question, k)
+        # The index this recall started on, to its end (a swap meanwhile closes it after).
+        async with self._holding(self.recaller) as recaller:
+            result = await trio.to_thread.run_sync(recaller.search, question, k, limiter=self.limiter)
+            result = await self._vet(recaller, result, question, k)
         t1 = time.perf_counter()
         paths, errors = await self._materialize_cited(ops, result)
         t2 = time.perf_counter()
@@ -545,7 +574,8 @@ class RecallService:
             return
         if not is_indexable(path):
             return  # decided before reading: a directory marker has no content, a binary file is big
-        await self._index_local_copy(self.recaller, path, etag)
+        async with self._holding(self.recaller) as recaller:
+            await self._index_local_copy(recaller, path, etag)
 
     def close(self) -> None:
         """Close the index."""

@@ -14,10 +14,11 @@ by the next refresh.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from brainfs.backend.config import Config
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 #: Folder of the local copy of the bucket's index in a cache (or dream work) directory.
 LOCAL_INDEX_NAME = "index"
 
-__all__ = ["INDEX_KEY", "INDEX_MANIFEST_KEY", "Recaller", "build_index", "download_all",
+__all__ = ["INDEX_KEY", "INDEX_MANIFEST_KEY", "Recaller", "RecallerClosed", "build_index", "download_all",
            "files_for", "is_indexable", "local_index_path", "open_local"]
 
 
@@ -71,9 +72,19 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     return refresh_parts(store, local, listing, phrases, embedder, progress)
 
 
+class RecallerClosed(RuntimeError):
+    """A recaller was held after its index was closed (a caller kept it past a swap)."""
+
+
 class Recaller:
     """Queries against a local copy of the index (``index``, or what ``index_path`` holds:
-    a folder of parts or one index file); the embedder loads on first use."""
+    a folder of parts or one index file); the embedder loads on first use.
+
+    A mount replaces its recaller when a new index arrives (``RecallService.reload``) while
+    queries may still be reading the old one: a caller holds (:meth:`hold`) the recaller it
+    took for as long as it uses it, and :meth:`close` leaves the index's connections open
+    until the last holder lets go (closed at once, they failed a first recall with
+    ``apsw.ConnectionClosedError``: issue 27)."""
 
     def __init__(self, index_path: Path, cfg: Config,
                  index: SearchIndex | ShardedIndex | None = None) -> None:
@@ -86,6 +97,38 @@ class Recaller:
         #: writes to parts that have not arrived yet, by part: (path, etag, data or None
         #: for a removal), applied by :meth:`part_arrived`
         self.pending: dict[str, list[tuple[str, str, bytes | None]]] = {}
+        self._holds = threading.Lock()
+        self._holders = 0
+        #: close() was called: the index closes when the last holder lets go
+        self._closing = False
+        self._closed = False
+
+    def acquire(self) -> None:
+        """Hold the index open (see :meth:`hold`); RecallerClosed when it is closed already.
+        Take it where the recaller is taken, with no wait in between."""
+        with self._holds:
+            if self._closed:
+                raise RecallerClosed("the search index was replaced and closed")
+            self._holders += 1
+
+    def release(self) -> bool:
+        """Let go of a hold. True when it was the last hold of a recaller asked to close
+        meanwhile: the caller then calls :meth:`close` (in a worker thread, from an event
+        loop), which closes it now."""
+        with self._holds:
+            self._holders -= 1
+            return self._closing and self._holders == 0 and not self._closed
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[Recaller]:
+        """Keep the index open for the block, whatever :meth:`close` is called meanwhile
+        (blocking at its end when it closes the index then)."""
+        self.acquire()
+        try:
+            yield self
+        finally:
+            if self.release():
+                self.close()
 
     @property
     def index(self) -> SearchIndex | ShardedIndex:
@@ -161,7 +204,15 @@ class Recaller:
                 idx.upsert_file(path, etag, data, self.embedder())
 
     def close(self) -> None:
-        """Close the index."""
+        """Close the index, now or, while callers hold it, when the last lets go."""
+        with self._holds:
+            self._closing = True
+            if self._holders or self._closed:
+                return
+            self._closed = True
+        self._close_index()
+
+    def _close_index(self) -> None:
         if self._index is not None:
             self._index.close()
 
