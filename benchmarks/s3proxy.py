@@ -60,7 +60,8 @@ __all__ = ["FaultPlan", "S3Proxy", "FAULT_KINDS", "main"]
 log = logging.getLogger("benchmarks.s3proxy")
 
 #: Every fault kind the proxy knows, in the order the random draw tests them.
-FAULT_KINDS: tuple[str, ...] = ("error", "slowdown", "reset", "stall", "truncate", "corrupt")
+FAULT_KINDS: tuple[str, ...] = ("error", "slowdown", "reset", "stall", "truncate", "corrupt",
+                                 "no_etag")
 
 _BLOCK = 256 * 1024  # streaming block: large enough for throughput, small enough for memory
 _MAX_HEAD = 64 * 1024  # S3 heads are small; a larger one is a protocol error, not a request
@@ -461,7 +462,8 @@ class S3Proxy:
         plan's. Forced faults take precedence over the random plan and are consumed in
         the order they were forced. A forced stall lasts the plan's ``stall_seconds``
         (30 s without a plan). A forced ``corrupt`` that meets an empty response body
-        is used up without effect and not counted in ``stats``; force it on GETs.
+        is used up without effect and not counted in ``stats``; force it on GETs. A forced
+        ``no_etag`` forwards the response with its ETag header empty (force it on HEADs).
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {FAULT_KINDS}")
@@ -843,7 +845,7 @@ class _ResponseWriter:
     def __init__(self, conn: _Connection, decision: _Decision, method: str, path: str, resp: _Head) -> None:
         self.conn = conn
         self.sock = conn.csock
-        self.kind = decision.kind if decision.kind in ("truncate", "corrupt") else None
+        self.kind = decision.kind if decision.kind in ("truncate", "corrupt", "no_etag") else None
         self.rng = decision.rng
         self.number = decision.number
         self.method, self.path = method, path
@@ -867,6 +869,10 @@ class _ResponseWriter:
             # header lines as the end of a complete head, so a later cut goes unnoticed.
             self.sock.sendall(raw[: raw.index(b"\r\n") // 2])
             raise _Truncated("head cut")
+        if self.kind == "no_etag":
+            # What the embedded server answers for an object whose PUT was cut off: the
+            # object is there, its ETag empty (forced only: not part of the random plan).
+            raw = re.sub(rb"(?im)^etag:[^\r\n]*\r\n", b"ETag: \r\n", raw)
         self.sock.sendall(raw)
 
     def framing(self, data: bytes) -> None:

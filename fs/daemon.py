@@ -596,7 +596,8 @@ class Daemon:
         if self._nursery is not None:
             self._nursery.start_soon(self._keep_snapshot, objs)
         # Uploads applied while the listing was taken are newer than it.
-        stats = ws.sync_listing(objs, listed_since=started)
+        # A file being written that another mount deleted stays: the write recreates it.
+        stats = ws.sync_listing(objs, listed_since=started, writing=ops.shadows.busy())
         changes = ws.last_changes
         self._listed_once.set()
         ops.fetcher.pack_checked.set()

@@ -211,5 +211,5 @@ class Shadows:
         self._wake()
 
     def busy(self) -> set[str]:
-        """Paths being written or committed."""
-        return set(self.writing) | set(self.committing)
+        """Paths being written or committed, or whose shadow is being made."""
+        return set(self.writing) | set(self.committing) | set(self._making)

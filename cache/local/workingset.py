@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from brainfs.backend.config import Config
-from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
+from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed, Unavailable
 from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, NAME_MAX, PATH_MAX,
                                   is_internal, is_link, link_name, link_of, path_problem,
                                   reserved_name)
@@ -619,14 +619,20 @@ class WorkingSet:
         self.catalog.shadow_drop(os.path.basename(tmp))
 
     def sync_listing(self, objects: Iterable[ObjectInfo],
-                     listed_since: float | None = None) -> dict[str, int]:
+                     listed_since: float | None = None,
+                     writing: Iterable[str] = ()) -> dict[str, int]:
         """Reconcile the catalog with a fresh listing of the corpus.
 
         New objects become 'remote'; a clean local copy whose ETag changed is dropped
         (refetched on use); objects gone remotely disappear unless they are dirty here.
         ``listed_since``: the monotonic time the listing began; files whose upload was
         applied after it are left as they are (the listing predates them).
+        ``writing``: paths with a write in progress (a shadow not committed yet). One
+        another writer deleted or renamed away stays: the write is newer than their
+        removal and recreates the path when it is committed (its upload finds no object
+        and puts it there), as a dirty file gone remotely does.
         """
+        writing = set(writing)
         fresh: set[str] = set()
         if listed_since is not None:
             fresh = {p for p, t in self._uploaded_at.items() if t >= listed_since}
@@ -668,6 +674,10 @@ class WorkingSet:
             seen.add(obj.path)
             if obj.path in deleting or obj.path in fresh:
                 continue
+            if not obj.etag:
+                # No ETag: not a version yet (a PUT in progress or cut off, whose GET
+                # fails). What this cache knows of the path stays until one is listed.
+                continue
             row = self.files.get(obj.path)
             if row is None:
                 if self._shape_conflict(obj.path, prefixes):
@@ -694,7 +704,7 @@ class WorkingSet:
                 changed += 1
         for path, row in list(self.files.items()):
             if (path not in seen and row.state != "dirty" and row.etag and path not in fresh
-                    and path not in deleting):
+                    and path not in deleting and path not in writing):
                 self.blobs.remove(path)
                 self._remove(path)
                 dropped.append(path)
@@ -1002,7 +1012,14 @@ class WorkingSet:
         *before* the shadow replaces the content, and memory changes last: if the catalog
         cannot be written (disk full), this raises and the old content stays as it was.
         """
-        row = self.files[path]
+        row = self.files.get(path)
+        gone = row is None
+        if row is None:
+            # Gone from the tree while written (another writer's delete, seen by a relist
+            # that did not know of the write): the write is newer, so it brings the path
+            # back rather than being lost. Its upload finds no object there (or another
+            # writer's new one, and goes to a conflict copy as any stale write).
+            row = FileRow(path, 0, time.time(), base or "", "", "remote")
         now = time.time()
         if base is None:
             base = row.etag
@@ -1022,6 +1039,10 @@ class WorkingSet:
                 self.catalog.shadow_drop(os.path.basename(shadow), db)
         if shadow is not None:
             self.blobs.install_shadow(path, shadow)
+        if gone:
+            row = new
+            self._insert(row)
+            return row
         self._set_state(row, "dirty", size)
         row.hash, row.mtime, row.atime, row.etag = digest, when, now, base
         return row
@@ -1331,10 +1352,22 @@ class WorkingSet:
             f.seek(0)
             store.put_file(target, f, part, metadata=meta(stamp), **c)
             # The canonical ETag, as listings will show it (rclone lists the whole MD5).
-            return store.head(target).etag
+            return self._head(target).etag
 
         send.close = f.close  # type: ignore[attr-defined]
         return send, [whole.hexdigest(), multipart_etag(parts)]
+
+    def _head(self, path: str) -> ObjectInfo:
+        """HEAD of ``path`` for deciding whose version the bucket holds. An object with no
+        ETag is no version yet (the embedded server answers so for a PUT cut off midway,
+        whose GET fails): taken for another writer's, it made a conflict copy of identical
+        bytes; it is a temporary failure instead, and the row is tried again."""
+        assert self.store is not None
+        info = self.store.head(path)
+        if not info.etag:
+            raise Unavailable(f"head {path}: the server gives no ETag (an upload in progress "
+                              f"or cut off); trying again later")
+        return info
 
     def _is_ours(self, path: str, remote: ObjectInfo, base: str, sending: str = "") -> bool:
         """Whether the remote object is the version a change was based on, or one this
@@ -1386,7 +1419,7 @@ class WorkingSet:
             if not self.store.conditional_writes():
                 with self.store.cas_section(row.path):
                     try:
-                        info = self.store.head(row.path)
+                        info = self._head(row.path)
                         remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         info = None
@@ -1400,7 +1433,7 @@ class WorkingSet:
                                 if_none_match=not row.base)
                 except PreconditionFailed:
                     try:
-                        info = self.store.head(row.path)
+                        info = self._head(row.path)
                         remote, remote_size = info.etag, info.size
                     except NoSuchKey:
                         info = None
@@ -1431,7 +1464,7 @@ class WorkingSet:
         assert store is not None
         with store.cas_section(row.path):
             try:
-                info = store.head(row.path)
+                info = self._head(row.path)
             except NoSuchKey:
                 return UploadResult(row)  # already gone
             remote = info.etag

@@ -696,6 +696,48 @@ def test_pending_delete_is_not_resurrected_by_a_listing(ws: WorkingSet, store: O
 
 
 @s3
+def test_a_write_in_progress_outlives_another_writers_delete(ws: WorkingSet, store: ObjectStore) -> None:
+    """Another writer deletes a file this cache is writing: a listing that knows of the
+    write keeps the file, and one that does not (a race) cannot make the commit fail.
+    Either way the write recreates the path in the bucket (fs/SEMANTICS.md)."""
+    for path in ("notes/kept.md", "notes/raced.md"):
+        store.put(path, b"the old card\n")
+    ws.sync_listing(store.list())
+    assert ws.materialize(["notes/kept.md", "notes/raced.md"]) == {}
+    base = {p: ws.get(p).etag for p in ("notes/kept.md", "notes/raced.md")}
+    shadows = {p: ws.blobs.new_shadow(p, copy_current=True) for p in base}
+    for p in base:
+        store.delete(p)
+    ws.sync_listing(store.list(), writing={"notes/kept.md"})
+    assert ws.get("notes/kept.md") is not None
+    assert ws.get("notes/raced.md") is None  # listed away: its writer's shadow is all there is
+    for p, tmp in shadows.items():
+        with open(tmp, "ab") as f:
+            f.write(b"edited after the delete\n")
+        size, digest = ws.blobs.seal_shadow(tmp)
+        ws.apply_commit(p, size, digest, tmp, base=base[p])  # KeyError for raced.md before
+    assert ws.flush() == 0
+    for p in base:
+        assert store.get(p)[0] == b"the old card\nedited after the delete\n"
+        assert ws.get(p).state == "local"
+    assert "raced.md" in dict(ws.listdir("notes"))
+
+
+@unit
+def test_a_listed_object_with_no_etag_changes_nothing(uws: WorkingSet) -> None:
+    """An object listed with an empty ETag (a PUT cut off on the embedded server, whose GET
+    fails) is no version yet: the local copy stays, and no new path appears for it."""
+    uws.sync_listing(listing(obj("notes/a.md")))
+    make_local(uws, "notes/a.md", b"card a\n")
+    st = uws.sync_listing(listing(obj("notes/a.md", etag=""), obj("notes/new.md", etag="")))
+    assert (st["changed"], st["removed"], st["added"]) == (0, 0, 0)
+    row = uws.get("notes/a.md")
+    assert (row.state, row.etag) == ("local", "e1")  # refetched (a GET that fails) before
+    assert uws.get("notes/new.md") is None
+    assert uws.sync_listing(listing(obj("notes/a.md", etag="e2")))["changed"] == 1
+
+
+@s3
 def test_rename_file(ws: WorkingSet, store: ObjectStore) -> None:
     etag = store.put("notes/draft.md", b"a fact\n")
     ws.sync_listing(store.list())
