@@ -20,7 +20,10 @@ What one cycle does
    link (to a free name, over a file, over another link), rename a file over a link,
    unlink a link; links in a directory go with its tree when it is renamed.
    In a "shared" cycle a second mount B (its own cache dir, never killed) overwrites the
-   same file of ``w/s/`` at the same moment as A writes, truncates or unlinks it.
+   same file of ``w/s/`` at the same moment as A writes, truncates or unlinks it. In a
+   ``removed_open`` cycle B deletes or renames a file A holds open and is writing; A
+   writes on until its relist has seen that, then finishes and closes: A's bytes must
+   be at the path afterwards, B's renamed file at its new name (fs/SEMANTICS.md).
 2. kill -9 of A's daemon (for rclone: of the ``rclone mount`` process) at a random moment:
    half of the cycles while the operation runs, half 0-1.5 s after its last ``close``
    (mostly in the first 150 ms, while its upload is in flight). Then ``fusermount3 -u -z``.
@@ -573,6 +576,8 @@ class Op:
     #: shared cycle: the path, and B's write
     shared_path: str | None = None
     b_data: bytes | None = None
+    #: mount B changed the tree in the operation's own steps (its uploads settle first)
+    uses_b: bool = False
 
 
 @dataclass
@@ -671,6 +676,9 @@ class Generator:
         self.links_on = links
         self.only = only  # draw only these kinds (a debugging aid; None: all)
         self.n = 0
+        #: the second mount's root (set by the harness when there is one): ``removed_open``
+        #: deletes or renames through it
+        self.peer: Path | None = None
 
     def sync(self) -> bool:
         """Whether the next write ends with fsync (else with close alone)."""
@@ -735,6 +743,7 @@ class Generator:
             kinds.update(recreate=8, truncate_path=6, unlink_open=6)
         if self.shared:
             kinds["shared"] = 12
+            kinds["removed_open"] = 4
         own = [f for f in files if not f.startswith(BALLAST + "/")] if self.pack else files
         if len(own) < 8:
             kinds["create"] += 40
@@ -743,7 +752,7 @@ class Generator:
             kinds["create"] = 2
         if not files:
             for k in ("overwrite", "overwrite_held", "append", "truncate", "rename", "atomic_save",
-                      "unlink", "rename_tree",
+                      "unlink", "rename_tree", "removed_open",
                       "recreate", "truncate_path", "unlink_open"):
                 if k in kinds:
                     kinds[k] = 0
@@ -928,6 +937,88 @@ class Generator:
         return Op("unlink_open", f"unlink {path} while open, then read it ({human(len(old))})",
                   [("unlink", step)], [tree, after], {path})
 
+    def op_removed_open(self, tree: Tree, files: list[str]) -> Op:
+        """Mount B deletes or renames a file that A holds open and is writing (issue 27):
+        A opens it with ``O_TRUNC`` and writes the first half, B removes it, A writes on
+        until its relist has seen the removal (B toggles the marker ``w/s/seen.md`` after
+        it; A keeps rewriting its last chunk meanwhile, so that no quiet commit takes the
+        half), then A writes the rest and closes. A's bytes must be at the path afterwards
+        (fs/SEMANTICS.md: the write outlives the removal), B's renamed file at its new
+        name. A kill before A's close leaves the path as before or as B left it."""
+        path = self.rng.choice(files)
+        old = tree[path]
+        how = self.rng.choice(["delete", "rename"])
+        dst = self.new_name(tree, path.rsplit("/", 1)[0]) if how == "rename" else None
+        data = self.content(f"removed_open {path}", max(2, self.size()))
+        half = len(data) // 2
+        sync = self.sync()
+        marker = f"{SHARED}/seen.md"
+        mark = None if marker in tree else b"# seen\n"
+        removed = dict(tree)
+        del removed[path]
+        if dst is not None:
+            removed[dst] = old
+        if mark is None:
+            removed.pop(marker)
+        else:
+            removed[marker] = mark
+        gen = self
+
+        def step_remove(rootfd: int) -> None:
+            broot = gen.peer
+            assert broot is not None, "removed_open needs the second mount"
+            # B must hold the version A opens (its relist may not have seen A's last write),
+            # or its delete is refused and its rename moves an older version.
+            _wait(lambda: _read(broot / path) == old, f"B's view of {path}")
+            fd = os.open(path, os.O_WRONLY | os.O_TRUNC, dir_fd=rootfd)
+            try:
+                chunks = [data[i:i + max(1, half // 8)] for i in range(0, half, max(1, half // 8))]
+                off = 0
+                for c in chunks:
+                    os.pwrite(fd, c, off)
+                    off += len(c)
+                last = (off - len(chunks[-1]), chunks[-1]) if chunks else (0, b"")
+                if dst is None:
+                    os.unlink(broot / path)
+                else:
+                    os.rename(broot / path, broot / dst)
+                if mark is None:
+                    os.unlink(broot / marker)
+                else:
+                    (broot / marker).write_bytes(mark)
+
+                def seen() -> bool:
+                    if last[1]:
+                        os.pwrite(fd, last[1], last[0])  # the same bytes: still being written
+                    try:
+                        os.stat(marker, dir_fd=rootfd)
+                        return mark is not None
+                    except FileNotFoundError:
+                        return mark is None
+
+                _wait(seen, "A's relist after B's removal")
+                step_remove.fd = fd  # type: ignore[attr-defined]
+            except BaseException:
+                os.close(fd)
+                raise
+
+        def step_finish(rootfd: int) -> None:
+            fd = step_remove.fd  # type: ignore[attr-defined]
+            try:
+                os.lseek(fd, half, os.SEEK_SET)
+                _write_all(fd, data[half:])
+                if sync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        after = dict(removed, **{path: data})
+        touched = {path, marker} | ({dst} if dst else set())
+        return Op("removed_open", f"B {how}s {path}{f' to {dst}' if dst else ''} while A writes it "
+                  f"({human(len(old))} -> {human(len(data))})",
+                  [("write, B removes", step_remove), ("write, close", step_finish)],
+                  [tree, removed, after], touched, uses_b=True)
+
     def op_recreate(self, tree: Tree, files: list[str]) -> Op:
         """Unlink a file, then create one of the same name (a packed file: before the
         unpacking reaches it, or while it does)."""
@@ -1052,6 +1143,15 @@ class Generator:
 
 
 # ============================================================================ views
+
+
+def _wait(pred: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    """Poll ``pred`` every 50 ms; an operation error after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out waiting for {what}")
+        time.sleep(0.05)
 
 
 def _read(p: Path) -> bytes | None:
@@ -1245,7 +1345,7 @@ def partial_write(kind: str, got: bytes | None, before: bytes | None, after: byt
         return False
     if kind == "append":
         return before is not None and got.startswith(before)
-    return kind in ("create", "overwrite", "atomic_save")
+    return kind in ("create", "overwrite", "atomic_save", "removed_open")
 
 
 def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
@@ -1273,9 +1373,11 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
             continue
         if p not in op.touched and digest(got) in alt.get(p, ()):
             continue
+        # (removed_open: A's write spans both steps, B's removal in between)
+        final = op.worlds[-1] if op.kind == "removed_open" else worlds[1]
         if (partial_ok and len(worlds) == 2 and p in op.touched
-                and partial_write(op.kind, got, worlds[0].get(p), worlds[1].get(p))):
-            out.append(("torn_in_flight", p, f"{len(got or b'')} B of {len(worlds[1][p])} B"))
+                and partial_write(op.kind, got, worlds[0].get(p), final.get(p))):
+            out.append(("torn_in_flight", p, f"{len(got or b'')} B of {len(final[p])} B"))
             continue
         if got is None:
             want = next(a for a in allowed if a is not None)
@@ -1389,6 +1491,7 @@ class Harness:
         (self.mp_a / SHARED).mkdir(parents=True, exist_ok=True)
         if self.b is not None:
             (self.mp_b / SHARED).mkdir(parents=True, exist_ok=True)
+            self.gen.peer = self.mp_b
         self.t.settle(self.a, 60)
         return read_mount(self.mp_a)
 
@@ -1573,7 +1676,7 @@ class Harness:
             pass
         if bth is not None:
             bth.join(timeout=120)
-        if self.b is not None and op.shared_path:
+        if self.b is not None and (op.shared_path or op.uses_b):
             # B's upload first: a mount lists the bucket when it starts, so A's view is
             # then complete without waiting for its next relist.
             self.t.settle(self.b, self.args.settle_timeout)
