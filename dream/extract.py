@@ -9,16 +9,20 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from . import gather as G
+from . import procedures as PR
 from . import relations as R
 from . import subjects as S
 from . import text as T
 from .cards import is_rule
 from .entities import Extractor, get_extractor
+from .prose import says_nothing
 from .settings import Settings
 from .subjects import is_role
+from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v13"  # v13: a statement that gathers a value (gather.py: "I went camping") is kept
+EXTRACTION = "facts-v14"  # v14: procedures told and amended (procedures.py)
+# v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
@@ -81,7 +85,11 @@ def extract_session(tr: T.Transcript, settings: Settings, extractor: Extractor |
     facts = _facts(ses, cands, settings.facts_per_speaker_per_session)
     # how every sentence speaks of a name ("the workshop in X"), for the subject's type
     cues = {n: dict(c) for n, c in S.sentence_cues(s for _, s in ses.sents).items()}
+    # workflows told and amended, read over whole turns (a procedure spans sentences)
+    human = [(t.anchor, t.speaker, t.text) for t in tr.turns
+             if not ses.is_assistant(t.speaker) and not T.is_tool_turn(t.text)]
     return {"full_names": _full_names(ses, case), "case": case, "rules": rules, "cues": cues,
+            "procedures": PR.told_in(human), "amendments": PR.amendments_in(human),
             "service": ses.service, "date": tr.date, "participants": sorted(ses.speakers),
             "turns": len(tr.turns), "title": _title(ses),
             "summary": _summary(ses, cands, settings.summary_sentences),
@@ -133,7 +141,7 @@ def _summary(ses: _Session, cands: list[_Candidate], wanted: int) -> list[list[s
     """The best sentences, in conversation order: [anchor, speaker, sentence]."""
     tr = ses.tr
     k = max(1, min(wanted, max(2, len(tr.turns) // 4)))
-    pool = [c for c in cands if not c.question and c.n_words >= 5]
+    pool = [c for c in cands if not c.question and c.n_words >= 5 and not says_nothing(c.text)]
     best = sorted(pool, key=lambda c: (-c.score, c.order))[:k]
     return [[c.turn.anchor, c.turn.speaker, T.resolve_relative_dates(c.text, tr.date)]
             for c in sorted(best, key=lambda c: c.order)]
@@ -141,12 +149,35 @@ def _summary(ses: _Session, cands: list[_Candidate], wanted: int) -> list[list[s
 
 def _title(ses: _Session) -> str:
     """The session's own title (an import's, a person's) when the transcript has one; else
-    who spoke and its most frequent words."""
-    speakers = ses.speakers
+    what it is about: the names its human speakers mention most ("Skagerrak Tide Atlas,
+    Kenji Sato") and its most frequent topic words ("workflow, gauge"), never who spoke
+    nor a contraction ("i've")."""
+    if ses.tr.title:
+        return ses.tr.title
+    speakers = {x.lower() for x in ses.speakers}
+    names: Counter = Counter()
+    for t, s in ses.sents:
+        if ses.is_assistant(t.speaker):
+            continue
+        for clause in re.split(r":\s+", s):
+            for run, pos in T.capitalised_runs(clause):
+                n = S.clean_name(run)
+                if n and (pos > 0 or len(n.split()) > 1) and n.lower() not in speakers \
+                        and not S.is_role(n) and n.split()[0].lower() not in speakers:
+                    names[n] += 1
+    # a name whose words the session comes back to ("the atlas") before one said in passing
+    def weight(kv: tuple[str, int]) -> tuple:
+        return (-kv[1], -max((ses.tf[w] for w in T.content_words(kv[0])), default=0),
+                -len(kv[0]), kv[0])
+    top_names = [n for n, _c in sorted(names.items(), key=weight)][:2]
+    in_names = {w for n in top_names for w in T.content_words(n)}
     top_words = [w for w, _ in sorted(ses.tf.items(), key=lambda kv: (-kv[1], kv[0]))
-                 if w not in {x.lower() for x in speakers} and len(w) > 3][:4]
-    return ses.tr.title or (" & ".join(sorted(speakers)) if speakers else "Session") + (
-        " — " + ", ".join(top_words) if top_words else "")
+                 if w not in speakers and w not in in_names and len(w) > 3 and w.isalpha()
+                 and w not in NOT_TOPICS and w not in T.NOT_SUBJECT][:3 if not top_names else 2]
+    title = ", ".join(top_names)
+    if top_words:
+        title = f"{title} — {', '.join(top_words)}" if title else ", ".join(top_words)
+    return title or (" & ".join(sorted(ses.speakers)) if ses.speakers else "Session")
 
 
 def _fact(ses: _Session, c: _Candidate) -> dict:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import datetime as _dt
 import re
 
+from .text import content_words
+
 #: Discourse openers ("Big news:", "By the way,", "Reminder:") before what a sentence states.
 OPENERS = re.compile(
     r"^(?:(?:big news|good news|bad news|update|correction|a correction|quick update|"
@@ -34,7 +36,7 @@ _ADVERBS = frozenset("really just also never always still now finally only actua
                      "totally absolutely truly mostly rarely once first".split())
 _IRREGULAR = {"am": "is", "have": "has", "do": "does", "go": "goes", "'m": "is", "'ve": "has",
               "'ll": "will", "'d": "would"}
-_PLURAL = {"am": "are", "was": "were", "'m": "are", "have": "have", "has": "have"}
+_PLURAL = {"am": "are", "was": "were", "'m": "are", "'ve": "have", "have": "have", "has": "have"}
 
 
 def _inflect(verb: str) -> str:
@@ -51,11 +53,18 @@ def _inflect(verb: str) -> str:
     return verb + "s"
 
 
+#: "X and I" as a sentence's subject: the speaker and someone else.
+_JOINT_RE = re.compile(r"(?<![\w-])[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)*\s+and\s+I\b")
+#: The first person plural of such a sentence, in the wiki's words.
+_JOINT = {"our": "their", "ours": "theirs", "us": "them", "ourselves": "themselves"}
+
+
 class _Referent:
     """The speaker as the rewritten sentence names them: by name the first time, then
     "they", "their", "them"."""
 
     def __init__(self, name: str) -> None:
+        self.joint = False          # the sentence's subject is "X and I"
         self.name = name
         self.named = False          # the name was used (as subject or object)
         self.possessed = False      # "<name>'s" was used
@@ -85,6 +94,8 @@ def third_person(sentence: str, name: str) -> str:
         return sentence
     s = s[0].upper() + s[1:]
     ref = _Referent(name)
+    # "Kenji and I go back to our student days": "our" is theirs, and the verb stays plural
+    ref.joint = bool(_JOINT_RE.search(s))
     # every character is kept: letters (accented too), numbers, spaces, punctuation
     toks = re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)?|\d+(?:[.,:]\d+)*|\s+|_|[^\w\s]", s)
     # one output per token; rewriting "I" inflects a later token in place
@@ -104,6 +115,8 @@ def _rewrite(toks: list[str], i: int, ref: _Referent) -> str:
         return ref.object()
     if low == "myself":
         return "themselves"
+    if ref.joint and low in _JOINT:
+        return _JOINT[low] if t[:1].islower() else _JOINT[low].capitalize()
     if low == "mine":
         return "theirs"
     return t
@@ -113,7 +126,11 @@ def _subject(toks: list[str], i: int, low: str, ref: _Referent) -> str:
     """"I" (or "I'm", "I've", …) as the speaker's name or "they", with its verb agreeing:
     a clitic's verb here, the next verb (past any adverbs) in ``toks``."""
     who = ref.subject()
-    plural = who == "they"
+    # "Kenji and I": a subject of two people takes the plural verb
+    k = i - 1
+    while k >= 0 and toks[k].isspace():
+        k -= 1
+    plural = who == "they" or (k >= 0 and toks[k].lower() in ("and", "&"))
     if low != "i":
         clitic = low[1:]
         verb = _PLURAL.get(clitic, _IRREGULAR[clitic]) if plural else _IRREGULAR[clitic]
@@ -144,3 +161,24 @@ def human_day(day: str | None) -> str:
 
 def a_or_an(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+#: A word that points outside its sentence, at its end ("… is waiting on it.") or as its
+#: subject ("It was great.").
+_POINTS_AT_END_RE = re.compile(r"\b(?:it|them|this|that|these|those|him|her)\s*[.!]*\s*$", re.I)
+_POINTS_AT_START_RE = re.compile(r"^(?:it|it's|they|they're|this|that|these|those|he|she)\b", re.I)
+
+
+def says_nothing(sentence: str) -> bool:
+    """Does ``sentence`` say nothing alone: its subject or object is only a pronoun that
+    another sentence explains, and besides the names in it at most two content words are
+    left ("Sora City Lab is waiting on it.", "It was great.", "They loved it.")? Such a
+    line, written on a page, tells a reader nothing (and said seven times, seven times)."""
+    s = OPENERS.sub("", sentence.strip()).strip()
+    names = {w.lower() for w in re.findall(r"(?<!^)(?<![.!?]\s)\b[A-Z][\w'’\-]*", s)}
+    # "It came up again in the Vesterby interviews." still says where something came up
+    if not (_POINTS_AT_END_RE.search(s) or (_POINTS_AT_START_RE.match(s) and not names)):
+        return False
+    rest = [w for w in content_words(s) if w not in names
+            and w not in ("it", "them", "this", "that", "these", "those", "him", "her")]
+    return len(rest) <= 2

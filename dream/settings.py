@@ -50,6 +50,7 @@ class Settings:
     max_facts_per_page: int = 200
     max_timeline: int | None = None     # None: max_facts_per_page
     max_page_chars: int = 64000
+    user_page_lines: int = 150          # readable.bound_lines: the page every session feeds
     stale_after_days: int = 365
     thread_max_topics: int = 100
     thread_max_mentions: int = 8

@@ -85,7 +85,13 @@ _ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics",
                                        "office", "corporation", "gmbh", "ag", "sa", "plc",
                                        "authority", "commission", "bureau", "board", "collective",
                                        "alliance", "consortium", "coalition", "federation",
-                                       "academy", "guild", "polytechnic", "seminary", "friends"}
+                                       "academy", "guild", "polytechnic", "seminary", "friends",
+                                       # utilities and public bodies ("Vattenfall Power",
+                                       # "Coastal Water Service", "Met Office Observatory")
+                                       "power", "energy", "utility", "utilities", "electric",
+                                       "service", "administration", "directorate",
+                                       "observatory", "lab", "agency", "foundation",
+                                       "university", "institut", "universität", "université"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series corpus dataset database archive thesis "
@@ -504,6 +510,17 @@ _TOOL_CUE_RES = (
     # (W4A 2023)"): a publication venue, spoken of like a field's fixture, not an employer
     re.compile(r"\b(?:et al\.?,?\s+(?:at\s+|in\s+)?|colleagues\s*\(\s*)" + _NAME + r",?\s+(?:19|20)\d{2}\b"),
 )
+#: A ship or a boat, named as one ("the survey ship Nordstjernan", "aboard Nordstjernan",
+#: "Nordstjernan docked in Gothenburg", "RV Aurora"): a vessel, neither an organisation nor
+#: a place, whatever the extractor calls it.
+_VESSEL_CUE_RES = (
+    re.compile(r"\b(?i:ship|vessel|boat|ferry|yacht|trawler|icebreaker|tanker|schooner|"
+               r"sailboat|barge|tug|cutter)\s+" + _NAME),
+    re.compile(r"\b(?i:aboard|on board(?: the)?|onboard)\s+" + _NAME),
+    re.compile(_NAME + r"\s+(?:sails|sailed|sailing|docks|docked|docking|moored|anchored|"
+               r"berthed|set sail|ran aground|capsized)\b"),
+    re.compile(r"\b(?:RV|R/V|MV|M/V|HMS|USS|SS|MS|FV)\s+" + _NAME),
+)
 #: A name said to be finished by a date ("the Lakeview Cottage has to be done by April 30"):
 #: a piece of work.
 _PROJECT_DUE_RE = re.compile(_NAME + r"\s+(?:has|have|needs?|must|should)\s+(?:to\s+)?be\s+"
@@ -532,12 +549,47 @@ def sentence_cues(texts: Iterable[str]) -> dict[str, Counter]:
     for text in texts:
         for rx, typ in [(_PROJECT_CUE_RE, "project"), (_PROJECT_ON_RE, "project"),
                         (_PROJECT_DUE_RE, "project")] + [(rx, "person") for rx in _PERSON_CUE_RES] + [
-                (rx, "place") for rx in _PLACE_CUE_RES] + [(rx, "topic") for rx in _TOOL_CUE_RES]:
+                (rx, "place") for rx in _PLACE_CUE_RES] + [(rx, "topic") for rx in _TOOL_CUE_RES] + [
+                (rx, "vessel") for rx in _VESSEL_CUE_RES]:
             for m in rx.finditer(text):
                 for g in m.groups():
                     name = re.sub(r"^(?:The|A|An|This|That|Our|My)\s+", "", g or "")
                     if name[:1].isupper():
                         out[name][typ] += 1
+    return out
+
+
+#: Someone or something the speaker stands in a relation to, said once: works with, met,
+#: visits, partners with, reports to, is hosted by ("I met Ilse Brandt at the workshop", "We
+#: partner with Vattenfall Power", "I'm working on the atlas with Kenji Sato from the Baltic
+#: Marine Institute", "Lund University hosts the summer school I teach at").
+_RELATED_RES = (
+    re.compile(r"\b(?i:I|we|I'm|we're|I've|we've)\s+(?:(?:also|often|still|now|just|recently|"
+               r"regularly|finally|first|already|been|am|are|have|had|will)\s+)*"
+               r"(?:work(?:ed|ing)?\s+(?:closely\s+)?with|met(?:\s+up)?(?:\s+with)?|meet(?:ing)?(?:\s+with)?|"
+               r"visit(?:ed|ing)?|partner(?:ed|ing)?\s+with|collaborat(?:e|ed|ing)\s+with|"
+               r"team(?:ed)?\s+up\s+with|consult(?:ed|ing)?\s+for|report(?:ed|ing)?\s+to|"
+               r"(?:am|'m|was)\s+hosted\s+by|hosted\s+by|stay(?:ed|ing)?\s+with|"
+               r"(?:had|have)\s+(?:a\s+)?(?:call|meeting|lunch|dinner|coffee)\s+with)\s+"
+               r"(?:the\s+)?" + _NAME + r"(?:\s+(?:from|of|at)\s+(?:the\s+)?" + _NAME + r")?"),
+    re.compile(r"\b(?i:I|we|I'm|we're)\b[^.;:!?]*?\bwith\s+(?:the\s+)?" + _NAME
+               + r"(?:\s+(?:from|of|at)\s+(?:the\s+)?" + _NAME + r")?"),
+    re.compile(r"^(?:The\s+)?" + _NAME + r"\s+(?:hosts|hosted|is hosting|will host|funds|funded|"
+               r"sponsors|sponsored)\b[^.;:!?]*\b(?:I|me|us|we|my|our)\b"),
+)
+
+
+def related_names(texts: Iterable[str]) -> set[str]:
+    """Names a first-person sentence puts in a relation to its speaker (:data:`_RELATED_RES`),
+    cleaned: one mention of such a person or organisation is enough for a page."""
+    out: set[str] = set()
+    for text in texts:
+        for rx in _RELATED_RES:
+            for m in rx.finditer(text):
+                for g in m.groups():
+                    n = clean_name(g) if g else None
+                    if n:
+                        out.add(n)
     return out
 
 
@@ -627,7 +679,8 @@ class _TypeEvidence(NamedTuple):
 def build(facts: list[dict], speakers: set[str], settings: Settings,
           strong_types: dict[str, Counter] | None = None, extra_names: Counter | None = None,
           anchored: set[str] | None = None, case: dict[str, list[int]] | None = None,
-          exclude: set[str] | None = None, cues: dict[str, Counter] | None = None) -> Subjects:
+          exclude: set[str] | None = None, cues: dict[str, Counter] | None = None,
+          related: set[str] | None = None) -> Subjects:
     """The wiki's subjects from all facts (see the module docstring).
 
     ``strong_types``: name → type votes from relations ("works at X" → organization);
@@ -635,7 +688,9 @@ def build(facts: list[dict], speakers: set[str], settings: Settings,
     speaker has a lasting relation to, which need one mention only; ``case``: word → [times
     written in lower case, times capitalised mid-sentence] over whole sessions; ``exclude``:
     names that are no subject (a named assistant); ``cues``: :func:`sentence_cues` over
-    every sentence of the sessions (default: over the facts alone)."""
+    every sentence of the sessions (default: over the facts alone); ``related``: names a
+    speaker states a relation to (:func:`related_names`, default: over the facts), which
+    need one mention when they are a person or an organisation."""
     human = [s for s in speakers if not is_role(s)]
     namer = _Namer(facts, human, extra_names, case)
     men = _mentions(facts, namer, human, extra_names, exclude or set())
@@ -647,8 +702,10 @@ def build(facts: list[dict], speakers: set[str], settings: Settings,
               or (evidence.cues.get(n) or {}).get("person")}
     canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human),
                       placey, people)
+    if related is None:
+        related = related_names(f["text"] for f in facts)
     by_slug = _pages(facts, canon, _turns(facts, men.per_fact, canon), human, anchored or set(),
-                     settings, men.counts, evidence)
+                     settings, men.counts, evidence, related)
     alias_of: dict[str, str] = {}
     for slug, s in by_slug.items():
         for n in [s.title, *s.aliases]:
@@ -709,7 +766,7 @@ def _turns(facts: list[dict], per_fact: dict[int, set[str]], canon: dict[str, st
 
 def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], human: list[str],
            anchored: set[str], settings: Settings, counts: Counter,
-           evidence: _TypeEvidence) -> dict[str, Subject]:
+           evidence: _TypeEvidence, related: set[str] = frozenset()) -> dict[str, Subject]:
     """slug → subject, for every canonical name with enough mentions (the user always)."""
     # the user: the human speaker with the most turns
     spoken = Counter(f["speaker"] for f in facts if f["speaker"] in human)
@@ -724,10 +781,13 @@ def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], huma
         ts = turns.get(c, set())
         sess = {s for s, _a in ts}
         is_user = user is not None and (c == user or canon.get(user) == c)
-        need_m, need_s = (1, 1) if any(m in anchored for m in members) else (min_m, min_s)
+        typ = _type_of(c, members, evidence.votes, evidence.strong, evidence.speakers, evidence.cues)
+        # a person or organisation the speaker works with, met, partners with: one mention
+        once = any(m in anchored for m in members) or (
+            typ in ("person", "organization") and any(m in related for m in members))
+        need_m, need_s = (1, 1) if once else (min_m, min_s)
         if not is_user and (len(ts) < need_m or len(sess) < need_s):
             continue
-        typ = _type_of(c, members, evidence.votes, evidence.strong, evidence.speakers, evidence.cues)
         slug = T.slugify(c)
         if slug == "index":
             slug = "index-subject"

@@ -37,6 +37,38 @@ _THREADS_RE = re.compile(r"^## Threads[ \t]*$(.*?)(?=^## |\Z)", re.M | re.S)
 _TOPIC_RE = re.compile(r"^### (\S+)[ \t]*$", re.M)
 
 
+#: Words that are not what a thread is about, however rare: verbs and their forms,
+#: adverbs and adjectives of everyday speech ("stands", "worth", "knowing"). A topic is a
+#: thing talked of (a noun): "camping", "gauges", "datum". The model-free stand-in for a
+#: part-of-speech check, which would tag every fact of the wiki on every run.
+NOT_TOPICS = frozenset("""
+stand stands standing stood know knows knowing knew known worth think thinks thinking thought
+seem seems seemed seeming look looks looked looking find finds finding found try tries tried
+trying mean means meant meaning tell tells telling told said says saying ask asks asked asking
+need needs needed needing start starts started starting finish finishes finished finishing
+leave leaves left leaving wait waits waited waiting hope hopes hoped hoping guess guessed
+believe believes believed show shows showed shown showing turn turns turned turning
+bring brings brought bringing become becomes became becoming happen happens happened happening
+remember remembers remembered remembering forget forgets forgot forgotten talk talks talked
+talking send sends sent sending keep keeps keeping hold holds held holding move moves moved
+moving stay stays stayed staying change changes changed changing feel feeling seeing
+getting going coming using used uses saying wanting trying putting letting setting
+sound sounds sounded plan plans planned planning decide decides decided deciding
+able sure ready busy whole real true truly important different possible likely hard easy
+quick quickly fine better best worse worst same own early late enough less least really
+actually basically probably definitely certainly maybe perhaps almost quite rather pretty
+again already always often usually sometimes still soon later today tonight anyway else
+instead otherwise though although however especially exactly simply clearly finally
+recently currently nearly mostly mainly fully totally completely absolutely literally
+honestly hopefully seriously lately properly directly easily slightly either neither
+kind sort bit lot lots stuff things thing way ways part parts point points case cases
+fact facts idea ideas reason reasons sense side sides end ends order number numbers
+nice great good bad big small large long short high low full free open close closed
+new old young last next first second third other another every each such much many
+glad happy excited proud worried tired interesting amazing awesome wonderful lovely
+""".split())
+
+
 def page_topics(page_text: str | None) -> list[str]:
     """The ``### topic`` headings of a page's ``## Threads`` section, in order."""
     if not page_text:
@@ -114,7 +146,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
             if retired(f, slug):
                 continue
             tw = words.get(id(f))
-            for w in (tw if tw is not None else T.topic_words(f["text"])) - own:
+            for w in (tw if tw is not None else T.topic_words(f["text"])) - own - NOT_TOPICS:
                 # a shown topic stays while its share is within the margin of the limit
                 if df[w] <= limit or w in shown_set and df[w] <= (1 + MARGIN) * limit:
                     topics[w].append(f)

@@ -58,7 +58,7 @@ def claim_text(segment: str) -> str:
     quotes = _QUOTE_RE.findall(segment)
     if quotes:
         return strip_annotations(" ".join(" ".join(quotes).split()))
-    s = re.sub(r"^\s*[-*]\s+", "", segment)
+    s = re.sub(r"^\s*(?:[-*]|\d{1,3}\.)\s+", "", segment)  # a bullet or a numbered step
     s = re.sub(r"^\d{4}-\d{2}-\d{2}\s+—\s+", "", s)
     s = s.replace("[[", "").replace("]]", "").replace("~~", "")
     s = strip_annotations(s)

@@ -17,17 +17,20 @@ from brainfs.cache.search.forget import norm
 from . import edits as E
 from . import gather as G
 from . import pages as P
+from . import procedures as PR
 from . import reach
+from . import readable as RD
 from . import relations as R
 from . import subjects as S
 from . import text as T
 from .cards import preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .corrections import render_card, subjects_in
+from .prose import says_nothing
 from .settings import Settings
 from .state import DreamState
 from .subjects import is_role
-from .synth import Claim, PageSpec, Synthesizer
+from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer
 from .threads import threads
 from .validate import INDEX_PATH, estimate_tokens
 
@@ -68,6 +71,9 @@ class WikiInfo:
     corrected: int = 0
     contradictions: int = 0
     forgotten: dict[str, int] = field(default_factory=dict)  # forget request → facts dropped
+    #: the procedures told and amended (procedures.py); PR.records(procedures, …) are their
+    #: fact records of kind "procedure"
+    procedures: list = field(default_factory=list)
 
 
 class _Build:
@@ -183,11 +189,35 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     w.files.update(pages)
     w.files.update(cards.files)
     w.files.update(learned)
+    procs = _procedures(w, pool, subs, titles, specs)
     w.files[INDEX_PATH] = render_index(specs, synth, settings.index_cap_tokens)
     info = WikiInfo(subs, titles, by_slug, pool.renamed, pages=len(pages), facts=len(pool.facts),
                     superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
-                    forgotten=dict(w.forgotten))
+                    forgotten=dict(w.forgotten), procedures=procs)
     return w.files, w.reasons, info
+
+
+def _procedures(w: _Build, pool: _Pool, subs: S.Subjects, titles: dict[str, str],
+                specs: dict[str, PageSpec]) -> list[PR.Procedure]:
+    """The procedures the user told, amendments applied (procedures.py): one page each
+    and an INDEX.md entry right after the page they belong to."""
+    def speaker_of(name: str) -> str | None:
+        if name in pool.helpers or S.is_assistant(name):
+            return None
+        return pool.renamed.get(name, name)
+
+    procs = PR.build(w.state.sessions, w.order, speaker_of, w.forgotten_by)
+    procs = PR.place(procs, subs, set(titles) | {"index"})
+    for p in procs:
+        w.files[f"knowledge/{p.slug}.md"] = PR.render_page(p, titles, DeterministicSynthesizer.name)
+        owner = specs.get(p.owner or "") or specs.get(subs.slug_for(p.speaker) or "")
+        days = sorted(d for d, *_r in p.history if d)
+        specs[p.slug] = PageSpec(p.slug, p.title, "procedure", [], [], len(p.history),
+                                 len({r.split("/")[1] for *_x, r in p.history}),
+                                 days[0] if days else None, days[-1] if days else None,
+                                 gist=PR.gist(p),
+                                 importance=(owner.importance if owner else 0.0) - 1e-3)
+    return procs
 
 
 #: Changes with relations.py: relations a run read with other rules are read again.
@@ -303,6 +333,8 @@ def _pool(w: _Build) -> _Pool:
             if req:
                 w.forgotten[req] += 1
                 continue
+            if says_nothing(f["text"]):
+                continue  # "Sora City Lab is waiting on it.": what "it" is, another turn said
             facts.append(f)
     speakers = {f["speaker"] for f in facts} | {p for sid in order
                                                 for p in sessions[sid].get("participants", [])}
@@ -510,6 +542,9 @@ def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None)
                for c in m.superseded if keep(c)]
     claims += inp.gathered.get(slug, [])
     claims += [c for c in inp.thread_claims.get(slug, []) if keep(c)]
+    claims = RD.unique_lines(claims)
+    if inp.subs.by_slug[slug].is_user:
+        claims = RD.bound_lines(claims, w.settings.user_page_lines)
     return P.fit(claims, w.settings.max_page_chars)
 
 
