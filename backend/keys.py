@@ -89,11 +89,15 @@ def link_name(path: str) -> str:
 
 def reserved_name(path: str) -> str | None:
     """Why the last name of ``path`` is kept for brainfs's own objects in the tree (a
-    directory marker, a symbolic link's object), or None: a file of such a name cannot be
-    made, by a mount, an import or the API."""
+    directory marker, a symbolic link's object, ``.git`` at the root), or None: a file of
+    such a name cannot be made, by a mount, an import or the API."""
     name = path.rsplit("/", 1)[-1]
     if name == DIR_MARKER:
         return "reserved for directory markers"
+    if path == ".git":
+        # At the root a mount shows the wiki's history there (a gitfile, once dream has
+        # written one): a file or directory of that name would hide it, or be hidden.
+        return "reserved at the root for the wiki's history"
     if is_link(path):
         return "names ending in .brainfs-link are reserved for symbolic links"
     return None
