@@ -333,8 +333,10 @@ def _pool(w: _Build) -> _Pool:
             if req:
                 w.forgotten[req] += 1
                 continue
-            if says_nothing(f["text"]):
-                continue  # "Sora City Lab is waiting on it.": what "it" is, another turn said
+            if says_nothing(f["text"]) and not R.extract(f["text"], f.get("antecedent", "")):
+                # "Sora City Lab is waiting on it.": what "it" is, another turn said ("She is
+                # my boss from now on" says who, through its antecedent: a relation stays)
+                continue
             facts.append(f)
     speakers = {f["speaker"] for f in facts} | {p for sid in order
                                                 for p in sessions[sid].get("participants", [])}

@@ -198,7 +198,9 @@ class NoOpenOps(Ops):
             # Writes are committed once quiet or at fsync: ENOSYS tells the kernel never to
             # send FLUSH again, so no close(2) waits for the daemon.
             raise NotSupported("flush")
-        # Every close of the file, reader's or writer's, lands here.
+        # Every close of the file, reader's or writer's, lands here. Pages of a shared
+        # mapping were written back right before it (the kernel does so at every close):
+        # whoever closes, they are committed now, as no writer's close may follow them.
         path = self.inodes.path_of.get(fh)
         if path is None:
             return
@@ -209,6 +211,7 @@ class NoOpenOps(Ops):
         if path in self.writing or path in self.shadows.committing:
             shadow = self.writing.get(path)
             if (ctx is not None and shadow is not None and path not in self.shadows.committing
+                    and not shadow.mapped
                     and not writers_close(ctx.pid, shadow.writers, shadow.written)):
                 # A reader's close: the writer's own close (or fsync, or the idle commit)
                 # commits; this one must not publish a half-written file.
@@ -263,10 +266,11 @@ class NoOpenOps(Ops):
 
     # ------------------------------------------------------------------ what no close commits
     async def commit_idle(self, everything: bool = False) -> None:
-        """Commit shadows that no close will commit (a bare truncate(2)), once they have
-        been quiet for ``commit_idle_seconds`` (``everything``: at once, at unmount). A
-        shadow that got writes is left to its writer's close or fsync: a pause in the
-        middle of a write must not publish half a file. With commit = "quiet" no close
+        """Commit shadows that no close will commit (a bare truncate(2), pages the kernel
+        wrote back from a shared mapping), once they have been quiet for
+        ``commit_idle_seconds`` (``everything``: at once, at unmount). A shadow that got
+        writes is left to its writer's close or fsync: a pause in the middle of a write
+        must not publish half a file. With commit = "quiet" no close
         commits: every shadow quiet that long (or older than ``commit_max_seconds``) is
         committed, and a created file's upload waits no longer."""
         now = time.monotonic()
@@ -275,10 +279,10 @@ class NoOpenOps(Ops):
             due = now - shadow.touched >= idle or (
                 self.commit_quiet and now - shadow.made >= self.cfg.commit_max_seconds)
             if (shadow.dirty and due
-                    and (everything or self.commit_quiet or not shadow.written)
+                    and (everything or self.commit_quiet or not shadow.written or shadow.mapped)
                     and path not in self.shadows.committing
                     and self.writing.get(path) is shadow):
-                if (not everything and not shadow.written
+                if (not everything and not shadow.written and not shadow.mapped
                         and not (self.commit_quiet and now - shadow.made >= self.cfg.commit_max_seconds)
                         and await self._writer_still_open(shadow.writers,
                                                           self.inodes.ino_of.get(path, 0))):
@@ -287,7 +291,8 @@ class NoOpenOps(Ops):
                     # crash. A bare truncate(2) holds no descriptor and is committed.
                     continue
                 if (path in self.shadows.committing or self.writing.get(path) is not shadow
-                        or (shadow.written and not (everything or self.commit_quiet))):
+                        or (shadow.written and not (everything or self.commit_quiet
+                                                    or shadow.mapped))):
                     continue  # the writer's close or a write came during the scan
                 try:
                     await self.shadows.commit(path)

@@ -80,6 +80,8 @@ NO_OPEN_SUPPORT: bool = hasattr(pyfuse3.Operations, "enable_atomic_o_trunc")
 #: close, which in no-open mode is a FLUSH like a writer's, does not commit a write in
 #: progress.
 CTX_IN_IO: bool = hasattr(pyfuse3.Operations, "request_context_in_io")
+#: The pid of a request the kernel makes on its own (page writeback sends ``nocreds``).
+KERNEL_PID = 0
 
 
 class Ops(pyfuse3.Operations):
@@ -571,7 +573,12 @@ class Ops(pyfuse3.Operations):
         shadow.dirty = True
         shadow.touched = time.monotonic()
         shadow.written = True
-        if ctx is not None:
+        if ctx is not None and ctx.pid == KERNEL_PID:
+            # Page writeback of a shared mapping (mmap): the kernel's own request, sent at
+            # a close of the file (before its FLUSH), at msync, or whenever it writes
+            # dirty pages back, with no process named.
+            shadow.mapped = True
+        elif ctx is not None:
             shadow.writers.add(ctx.pid)
         try:
             return os.pwrite(shadow.fd, buf, off)
@@ -773,4 +780,4 @@ class Ops(pyfuse3.Operations):
         self.upload_wake.set()
 
 
-__all__ = ["CTX_IN_IO", "KERNEL_CACHE_FLAGS", "NO_OPEN_SUPPORT", "Ops"]
+__all__ = ["CTX_IN_IO", "KERNEL_CACHE_FLAGS", "KERNEL_PID", "NO_OPEN_SUPPORT", "Ops"]

@@ -44,6 +44,9 @@ class Shadow:
     writers: set[int] = field(default_factory=set)
     #: it got a write(), not only truncations: only a close or fsync commits it then
     written: bool = False
+    #: it got pages the kernel wrote back from a shared mapping (a WRITE of pid 0): no
+    #: writer's close may follow them, so any close commits it, or the idle commit does
+    mapped: bool = False
 
 
 def writers_close(pid: int, writers: set[int], written: bool) -> bool:

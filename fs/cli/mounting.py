@@ -436,7 +436,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"  cache:     {st['local_bytes'] / mb:.1f} MiB of {st['cache_budget_bytes'] / mb:.0f} MiB in {st['cache_dir']}")
     print(f"  writes:    {st['dirty_files']} dirty, {st['pending_uploads']} pending uploads"
           + (f", {st['uncommitted']} not committed yet (commits when quiet or at fsync)"
-             if st.get("commit") == "quiet" else ""))
+             if st.get("commit") == "quiet" else
+             f", {st['uncommitted']} not committed yet (commits at its writer's close, fsync, "
+             f"or once idle)" if st.get("uncommitted") else ""))
     if st.get("conflict_copies"):
         n = st["conflict_copies"]
         print(f"  conflicts: {n} conflict cop{'ies' if n != 1 else 'y'} (an edit that lost a race "
