@@ -113,6 +113,37 @@ def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: i
     return argv
 
 
+def _recover_mountpoint(mp: Path) -> None:
+    """A brainfs mount already at ``mp`` whose daemon is gone is detached, its FUSE
+    connection aborted first: a daemon killed while one of its threads slept in the kernel
+    (fs/fusectl.py) leaves a connection no one answers, where even a ``stat`` of the
+    mountpoint would wait for ever. One whose daemon still runs but does not answer is
+    refused with the way out. Looked at through /proc only, never by touching ``mp``."""
+    from brainfs.fs.fusectl import abort_connection
+
+    target = os.path.abspath(mp)
+    kinds = [fstype for where, fstype in proc_mounts() if where == target]
+    if not kinds or kinds[-1] != "fuse.brainfs":
+        return  # nothing there, or not ours: the usual checks say so
+    live = [pid for pid in _daemon_pids(target) if pid_alive(pid)]
+    if live:
+        try:
+            _status_of(mp, timeout=STATUS_TIMEOUT)
+        except NoAnswer:
+            raise UsageError(f"{mp} is mounted and does not answer (daemon "
+                             f"{', '.join(map(str, live))} hung or stopped); `brainfs umount "
+                             f"--force {mp}` detaches it") from None
+        except UsageError:
+            pass  # its connection is gone already: detached below
+        else:
+            return  # a working mount: "already a mountpoint"
+    aborted = abort_connection(target)
+    subprocess.run(["fusermount3", "-u", "-z", target], check=False, stderr=subprocess.DEVNULL)
+    warn(f"{mp}: detached a mount whose daemon had died"
+         + (" (its connection hung: aborted)" if aborted else "")
+         + "; what it had not uploaded is in its cache and goes up with this mount")
+
+
 def _check_new_mountpoint(mp: Path) -> None:
     """A mountpoint must exist already, as for mount(8): a typo must not create a
     directory and mount there."""
@@ -133,6 +164,10 @@ def cmd_mount(args: argparse.Namespace) -> int:
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
     mp = Path(args.mountpoint)
+    if not args.foreground or args.notify_fd is None:
+        # Before anything touches the mountpoint; a daemon spawned below leaves it to us
+        # (its parent would look like a live daemon of the mount to it).
+        _recover_mountpoint(mp)
     if not args.foreground:
         # The daemon re-checks all of this; checking here gives the error at once.
         _check_new_mountpoint(mp)
