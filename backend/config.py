@@ -176,6 +176,11 @@ class Config:
     busy_poll_us: float = 50.0
     #: Mount read-only: writes fail with EROFS, and close(2) never waits for the daemon.
     read_only: bool = False
+    #: Let the kernel follow symbolic links whose target leaves the mount (absolute, or
+    #: ``..`` climbing above its root). Off: anyone who can write the bucket could plant
+    #: ``notes/x -> /etc/passwd`` and read or overwrite host files through it, so such a
+    #: link is listed but not followed (EPERM) and ``ln -s`` will not make one (fs/links.py).
+    allow_external_links: bool = False
     #: What `ls`, `find` and `grep -r` see: "working-set" (the files on local disk, so a
     #: `grep -r` never downloads the history) or "corpus" (every file; content is fetched
     #: when read, so a `grep -r` reads the whole bucket once).

@@ -501,6 +501,9 @@ class BrainfsTarget(Target):
             "BRAINFS_MAX_ATTEMPTS": "3",
             "BRAINFS_BUSY_POLL_US": "0",
             "BRAINFS_COMMIT": self.args.commit,
+            # Links are judged by their bytes (readlink), never followed; a link moved to
+            # a folder where its ``..`` climb out of the mount must still read back.
+            "BRAINFS_ALLOW_EXTERNAL_LINKS": "1",
         })
         url = f"s3://{self.bucket}/{self.prefix}"
         return [sys.executable, "-m", "brainfs.fs.cli", "mount", url, str(mp), "--foreground"], env

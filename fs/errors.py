@@ -44,6 +44,10 @@ class InvalidRequest(FsError):
     """A request with a flag the mount refuses (``RENAME_EXCHANGE``): EINVAL."""
 
 
+class NotPermitted(FsError):
+    """A symbolic link whose target leaves the mount, followed or made (fs/links.py): EPERM."""
+
+
 #: Most specific class first. Backend failures are EIO (the log line says why);
 #: a refused name is EINVAL; the mount's own refusals are the :class:`FsError` kinds.
 ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
@@ -60,6 +64,7 @@ ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
     (NotSupported, errno.ENOSYS),
     (BadHandle, errno.EBADF),
     (InvalidRequest, errno.EINVAL),
+    (NotPermitted, errno.EPERM),
     (be.NoSuchKey, errno.ENOENT),
     (be.AccessDenied, errno.EACCES),
     (be.InvalidKey, errno.EINVAL),

@@ -52,6 +52,7 @@ from brainfs.cache.local.workingset import (IsADirectory, NameTooLong, NotADirec
 from .errors import InvalidRequest, NotSupported, fuse_errors
 from .fetcher import Fetcher
 from .inodes import InodeTable
+from .links import LinkPolicy
 from .magic import MagicFiles, RecallFn, StatusFn
 from .notify import KernelNotifier
 from .shadow import Shadow, Shadows
@@ -106,6 +107,7 @@ class Ops(pyfuse3.Operations):
         self.ws = ws
         self.cfg = cfg
         self.inodes = InodeTable()
+        self.links = LinkPolicy(cfg.allow_external_links)
         #: handler name -> requests served (counted by ``fuse_errors``)
         self.requests: Counter[str] = Counter()
         self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
@@ -708,6 +710,7 @@ class Ops(pyfuse3.Operations):
                       ctx: pyfuse3.RequestContext) -> pyfuse3.EntryAttributes:
         self._writable_parent(parent_inode)
         path = self.inodes.child(parent_inode, name)
+        self.links.check_create(path, target)
         lp = self.ws.symlink(path, target)
         self._created_attrs(lp, 0o777, 0o777, ctx)
         self._wake_uploader()
@@ -719,7 +722,9 @@ class Ops(pyfuse3.Operations):
         if not is_link(path):
             raise InvalidRequest(f"{path} is not a symbolic link")
         await self._ensure_local(path)
-        return self.ws.readlink(path)
+        target = self.ws.readlink(path)
+        self.links.check_follow(path, target)  # a planted link must not reach the host
+        return target
 
     @fuse_errors
     async def statfs(self, ctx: pyfuse3.RequestContext) -> pyfuse3.StatvfsData:

@@ -84,6 +84,7 @@ def config_of(args: argparse.Namespace) -> Config:
         preload_in_background=True if getattr(args, "preload_background", False) else None,
         allow_other=True if getattr(args, "allow_other", False) else None,
         read_only=True if getattr(args, "read_only", False) else None,
+        allow_external_links=True if getattr(args, "allow_external_links", False) else None,
         listing=getattr(args, "listing", None),
         commit=getattr(args, "commit", None),
     )

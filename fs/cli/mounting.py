@@ -66,6 +66,11 @@ MOUNT_OPTIONS: list[tuple[tuple[str, ...], dict, bool]] = [
     (("--allow-other",), dict(action="store_true", help="let other users see the mount"), True),
     (("--read-only",), dict(action="store_true",
                             help="refuse writes (EROFS); close(2) then never waits for the daemon"), True),
+    (("--allow-external-links",), dict(action="store_true",
+                                       help="follow symbolic links whose target leaves the mount "
+                                       "(absolute, or .. above its root); by default they are "
+                                       "not followed (EPERM), as anyone who can write the "
+                                       "bucket can plant one"), True),
     (("--listing",), dict(choices=("working-set", "corpus"), default=None,
                           help="what ls/find/grep -r see: the local working set (default), or "
                           "every file of the corpus, fetched when read"), True),
