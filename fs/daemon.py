@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import signal
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -29,7 +30,8 @@ from brainfs.cache.local.pack import UnpackRetry
 from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
 from .daemonopen import DaemonOpenOps
-from .fusectl import is_mountpoint
+from .fusectl import connection_of, is_mountpoint
+from . import watchdog
 from .heap import GcStats, freeze_long_lived
 from .magic import RecallFn, StatusFn
 from .noopen import NoOpenOps
@@ -87,6 +89,8 @@ class Daemon:
         self.cache_dir = cfg.cache_dir_for(url.bucket, url.prefix).absolute()
         self.ws: WorkingSet | None = None
         self.ops: Ops | None = None
+        #: the process that aborts the FUSE connection if this one cannot finish dying
+        self.watchdog: subprocess.Popen | None = None
         self.timings: dict[str, float] = {}
         #: the busy-poll window in effect (µs; 0: off), see Config.busy_poll_us
         self.busy_poll_us = 0.0
@@ -285,6 +289,9 @@ class Daemon:
         # No-open mode asks the kernel which descriptors a writer still holds (fs/procfds.py).
         self.ops.mountpoint = str(self.mountpoint)
         pyfuse3.init(self.ops, str(self.mountpoint), options)
+        # Aborts the connection should a kill leave a thread of ours stuck in the kernel.
+        conn = connection_of(str(self.mountpoint))
+        self.watchdog = watchdog.start(os.getpid(), conn) if conn is not None else None
         self.ops.notifier.start()
         self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)
         if self.busy_poll_us:
@@ -676,6 +683,7 @@ class Daemon:
         self.store.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
+        watchdog.stop(self.watchdog)
 
 
     def _final_snapshot(self) -> None:

@@ -137,3 +137,83 @@ def test_a_stopped_daemon_is_refused_by_mount_and_recovered_by_umount_force(
     finally:
         u = _cli("umount", str(m.mountpoint), env=env)
     assert u.returncode == 0, u.stderr
+
+
+#: a process whose main thread exits (the exit(2) of one thread, not exit_group) while
+#: another thread stays, as a killed daemon with a thread stuck in the kernel is left
+HALF_DEAD = r"""
+import ctypes, threading, time
+threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+print("ready", flush=True)
+time.sleep(float(__import__("sys").argv[1]))
+ctypes.CDLL(None).syscall(60, 0)   # SYS_exit on x86-64: this thread only
+"""
+
+
+def _watchdog(pid: int, conn: int) -> subprocess.Popen:
+    from brainfs.fs import watchdog
+
+    start = watchdog.proc_state(pid)
+    assert start is not None
+    return subprocess.Popen([sys.executable, "-I", "-S", watchdog.__file__, str(pid), start[1],
+                             str(conn)])
+
+
+def test_the_watchdog_aborts_the_connection_of_a_daemon_that_cannot_finish_dying(
+        store: ObjectStore, tmp_path: Path, corpus, mounter) -> None:
+    from brainfs.fs.fusectl import connection_of
+
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    m = mounter(corpus)
+    conn = connection_of(str(m.mountpoint))
+    assert conn is not None
+    half = subprocess.Popen([sys.executable, "-c", HALF_DEAD, "1"], stdout=subprocess.PIPE)
+    try:
+        assert half.stdout.readline() == b"ready\n"
+        dog = _watchdog(half.pid, conn)
+        assert dog.wait(timeout=60) == 0
+        # The connection is aborted: the mount answers "not connected", its daemon ends.
+        with pytest.raises(OSError) as e:
+            (m.mountpoint / "notes/a.md").read_text()
+        assert e.value.errno == 107  # ENOTCONN
+        m.proc.wait(timeout=30)
+    finally:
+        half.kill()
+        half.wait()
+
+
+def test_the_watchdog_leaves_a_daemon_that_exits_whole_alone(
+        store: ObjectStore, tmp_path: Path, corpus, mounter) -> None:
+    from brainfs.fs.fusectl import connection_of
+
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    m = mounter(corpus)
+    conn = connection_of(str(m.mountpoint))
+    whole = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1)"])
+    dog = _watchdog(whole.pid, conn)
+    whole.wait()  # reaped: gone
+    assert dog.wait(timeout=60) == 0
+    assert (m.mountpoint / "notes/a.md").read_text() == TREE["notes/a.md"]
+    assert m.alive()
+
+
+def test_a_mount_starts_its_watchdog_and_stops_it_at_unmount(store: ObjectStore, tmp_path: Path,
+                                                           corpus, mounter) -> None:
+    upload_tree(store, write_tree(tmp_path / "src", TREE))
+    m = mounter(corpus)
+
+    def dogs() -> list[int]:
+        found = []
+        for d in Path("/proc").iterdir():
+            if d.name.isdigit():
+                try:
+                    argv = (d / "cmdline").read_bytes().split(b"\0")
+                except OSError:
+                    continue
+                if any(a.endswith(b"fs/watchdog.py") for a in argv) and str(m.proc.pid).encode() in argv:
+                    found.append(int(d.name))
+        return found
+
+    assert len(dogs()) == 1
+    assert m.stop() == 0
+    assert dogs() == []
