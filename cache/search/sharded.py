@@ -14,7 +14,8 @@ Scores are merged so that all parts together rank as the whole index would:
 - a file's chunks all live in one part, so whole-file rankings and neighbours stay within it.
 
 Parts may be added while it is in use (a mount's background download); the set of parts a
-query saw is the set when it started. Thread-safety: one lock around the list of parts; each
+query saw is the set when it started; a part replaced meanwhile is closed only with the index,
+so a query never reads a closed one. Thread-safety: one lock around the list of parts; each
 part serialises its own calls.
 """
 
@@ -67,6 +68,8 @@ class ShardedIndex:
         self.period = period
         #: (position, table, phrase) → document frequency, dropped on a write to a part
         self._hits: dict[tuple[int, str, str], int] = {}
+        #: parts replaced by ``add``, closed by ``close``
+        self._retired: list[SearchIndex] = []
         for name in newest_first(parts or {}):
             self.add(name, (parts or {})[name])
 
@@ -79,7 +82,9 @@ class ShardedIndex:
                 i = self._names.index(name)
                 old, self._parts[i] = self._parts[i], part
                 self._hits = {k: v for k, v in self._hits.items() if k[0] != i}
-                old.close()
+                # A query may hold it in its snapshot: closed with the index, whose
+                # holders (Recaller.hold) all let go first.
+                self._retired.append(old)
             else:
                 self._names.append(name)
                 self._parts.append(part)
@@ -375,8 +380,10 @@ class ShardedIndex:
             self._hits = {k: v for k, v in self._hits.items() if k[0] != i}
 
     def close(self) -> None:
-        """Close every part."""
-        for _, p in self._snapshot():
+        """Close every part, and those it replaced."""
+        with self._lock:
+            retired, self._retired = self._retired, []
+        for p in [p for _, p in self._snapshot()] + retired:
             p.close()
 
     def __enter__(self) -> ShardedIndex:

@@ -127,3 +127,25 @@ def test_close_waits_for_the_last_holder(store, corpus, cfg, tmp_path) -> None:
 
     with pytest.raises(apsw.ConnectionClosedError):
         r.index.file_hashes()
+
+
+def test_a_part_replaced_under_a_query_stays_open_until_the_index_closes(store, corpus, cfg, tmp_path) -> None:
+    """Unit level: ``ShardedIndex.add`` of a part of the same name while a query holds the
+    old one in its snapshot; the old one is closed with the index, not under the query."""
+    import apsw
+
+    from brainfs.cache.search import shardsync
+    from brainfs.cache.search.sharded import ShardedIndex
+
+    cfg = cfg.override(embedder="none", recall_warmup=False)
+    svc = _service(store, corpus, cfg, tmp_path)
+    ix = svc.recaller.index
+    assert isinstance(ix, ShardedIndex)
+    name = next(n for n in ix.names() if "notes/pets/okapi.md" in ix.part(n).file_hashes())
+    held = ix.part(name)  # what a query's snapshot holds
+    ix.add(name, shardsync.open_part(local_index_path(cfg.cache_dir), name))
+    assert ix.part(name) is not held
+    assert "notes/pets/okapi.md" in held.file_hashes()  # the query reads on
+    svc.close()
+    with pytest.raises(apsw.ConnectionClosedError):
+        held.file_hashes()
