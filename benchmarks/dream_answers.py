@@ -461,7 +461,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
             now = L.question_time(sample)
             qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
             staged = dream(DictTree(dict(tree)), settings=dict(_ablation())).staged
-            wiki = {p: t for p, t in staged.items() if p.startswith("knowledge/")
+            wiki = {p: t for p, t in staged.items() if p.startswith("knowledge/") and p.endswith(".md")
                     and (with_index or p != INDEX)}
             by_q = {i: {"set": "locomo", "conversation": cid, "qa": i, "retriever": "hybrid",
                         "group": CATEGORIES[int(q["category"])], "tokens": {}} for i, q in qs}

@@ -85,13 +85,14 @@ def score(pages: dict[str, str], labels: dict) -> dict:
 
     names: dict[str, tuple[str, str, str]] = {}  # lower name → (path, type, body)
     for p, text in pages.items():
-        if not p.startswith("knowledge/") or p.endswith("INDEX.md"):
+        if not p.startswith("knowledge/") or not p.endswith(".md") or p.endswith("INDEX.md"):
             continue
         meta, body, _bad = split_frontmatter(text)
         meta = meta or {}
         for n in [meta.get("title") or ""] + list(meta.get("aliases") or []):
             names.setdefault(str(n).lower(), (p, str(meta.get("type") or ""), body))
-    page_paths = {p for p in pages if p.startswith("knowledge/") and not p.endswith("INDEX.md")}
+    page_paths = {p for p in pages if p.startswith("knowledge/") and p.endswith(".md")
+                  and not p.endswith("INDEX.md")}
     found, typed, matched_paths = [], [], set()
     for k in labels["key"]:
         hit = next((names[n.lower()] for n in [k["name"], *k.get("aliases", [])]

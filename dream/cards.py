@@ -44,45 +44,48 @@ def _card(meta: dict, body: str) -> str:
 
 
 def preference_cards(groups: dict[tuple, list], user_slug: str | None, user_title: str,
-                     now_text: Callable, ref: Callable[[dict], str]) -> dict[str, str]:
-    """Cards for the user's preference groups (``pages.group_statements`` output)."""
+                     now_text: Callable, ref: Callable[[dict], str],
+                     stays_of: Callable[[tuple], list] | None = None) -> dict[str, str]:
+    """Cards for the user's preference groups (``pages.group_statements`` output), one per
+    stay of a value (:func:`.facts.stays`, the replay the fact records come from):
+    ``stays_of(group key)`` gives a group's stays as the records were made from them
+    (default: replayed here). A stay that a correction started has its card in
+    ``notes/corrections/``; its restatements in sessions make a learned card of their own."""
+    from .facts import stays as replay
+
     out: dict[str, str] = {}
     if not user_slug:
         return out
-    for (subj, attr, key), group in sorted(groups.items()):
+    for gkey, group in sorted(groups.items()):
+        subj, attr, key = gkey
         if subj != user_slug or attr not in ("preference", "format"):
             continue
-        runs: list[list] = []  # consecutive statements of one value
-        closed: dict[int, dict] = {}  # run index → the correction card that replaced it
-        for st in group:
-            if not st.fact.get("session"):
-                # a correction card ("SVG, not PDF"): its own card is in notes/corrections/,
-                # and it supersedes the value current before it
-                if runs and len(runs) - 1 not in closed:
-                    closed[len(runs) - 1] = st.fact
-                continue
-            if st.op != "set":
-                continue
-            if runs and " ".join(T.words(runs[-1][0].value)) == " ".join(T.words(st.value)) \
-                    and len(runs) - 1 not in closed:
-                runs[-1].append(st)
-            else:
-                runs.append([st])
-        paths = [f"{LEARNED_DIR}{T.slugify(key or attr)[:40]}-{T.slugify(r[0].value)[:40]}.md" for r in runs]
-        for i, run in enumerate(runs):
+        got = (stays_of(gkey) if stays_of is not None else None) or replay(group, key)
+        runs = [[st for st in stay.said if st.fact.get("session") and st.op == "set"] for stay in got]
+        paths = [f"{LEARNED_DIR}{T.slugify(key or attr)[:40]}-{T.slugify(r[0].value)[:40]}.md"
+                 if r else None for r in runs]
+        for i, (stay, run) in enumerate(zip(got, runs)):
+            if not run:
+                continue  # a correction's value: its card is the correction's
+            ended = stay.ended_by is not None
             meta = {"type": "preference", "scope": "global",
-                    "confidence": 0.3 if i + 1 < len(runs) else _confidence(len(run)),
+                    "confidence": 0.3 if ended else _confidence(len(run)),
                     "created": run[0].fact.get("date") or "", "updated": run[-1].fact.get("date") or "",
                     "subjects": [user_slug], "source": ref(run[0].fact),
                     "sources": list(dict.fromkeys(ref(st.fact) for st in run))}
-            if i > 0 and i - 1 not in closed:
+            if i > 0 and paths[i - 1] and got[i - 1].ended_by is not None \
+                    and got[i - 1].ended_by.fact.get("session"):
                 meta["supersedes"] = paths[i - 1]
-            # what replaced this value: a correction (first, when there was one), else the next value
-            nxt = (ref(closed[i]), closed[i].get("date")) if i in closed else (
-                (paths[i + 1], runs[i + 1][0].fact.get("date")) if i + 1 < len(runs) else None)
-            if nxt:
-                meta.update(superseded_by=nxt[0], status="superseded", confidence=0.3,
-                            updated=str(nxt[1] or meta["updated"]))
+            if stay.record is not None:
+                meta["record"] = stay.record.id
+            # what replaced this value: a correction (its card), else the next value's card,
+            # else the turn that ended it ("I've gone off Earl Grey")
+            by = stay.ended_by
+            if by is not None:
+                nxt = paths[i + 1] if stay.next is not None and by.fact.get("session") \
+                    and i + 1 < len(paths) and paths[i + 1] else ref(by.fact)
+                meta.update(superseded_by=nxt, status="superseded", confidence=0.3,
+                            updated=str(by.fact.get("date") or meta["updated"]))
             out[paths[i]] = _card(meta, now_text(run[0], user_title) + ".")
     return out
 

@@ -507,7 +507,7 @@ def _citation_share(files: dict[str, str], probs: list[Problem]) -> tuple[int, f
 
 def _checked(p: str) -> bool:
     """A file whose claims verification reads: a page (not INDEX.md) or a summary."""
-    return p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md")
+    return p.startswith("knowledge/") and p.endswith(".md") and p != INDEX_PATH or p.endswith("/summary.md")
 
 
 def verify_and_validate(run: _Run, embedder) -> None:

@@ -98,9 +98,10 @@ def process_corrections(read: Callable[[str], str | None], listing: dict[str, st
     return new
 
 
-def render_card(card: dict) -> str:
+def render_card(card: dict, closes: list[str] | None = None) -> str:
     """A correction card as its file says it (frontmatter with its confidence and what it
-    supersedes, then the corrected statement)."""
+    supersedes, then the corrected statement). ``closes``: the fact records
+    (``knowledge/.facts.jsonl`` ids) the correction closed, as ``closes: [id, …]``."""
     meta = {"type": "correction", "scope": card["scope"],
             "confidence": 0.3 if card.get("superseded_by") else card.get("confidence", 0.9),
             "created": card["created"], "updated": card["updated"]}
@@ -111,6 +112,8 @@ def render_card(card: dict) -> str:
     if card.get("superseded_by"):
         meta["superseded_by"] = card["superseded_by"]
         meta["status"] = "superseded"
+    if closes:
+        meta["closes"] = sorted(closes)
     meta["subjects"] = card["subjects"]
     meta["source"] = card["source"]
     body = card["text"]

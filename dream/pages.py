@@ -24,6 +24,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from . import facts as FX
 from . import reach
 from . import relations as R
 from . import text as T
@@ -34,7 +35,7 @@ from .synth import Claim
 
 #: Attributes with one value at a time (a newer value replaces the older one).
 SINGLE = {"employer", "role", "manager", "project", "home", "contact", "preference",
-          "number", "deadline", "format", "species", "leads"}
+          "number", "deadline", "format", "species", "lead"}
 
 
 @dataclass
@@ -64,8 +65,7 @@ class PageModel:
     replaced_facts: list = field(default_factory=list)  # statements of values since replaced
 
 
-def ref_of(f: dict) -> str:
-    return f.get("ref") or f"sessions/{f['session']}/transcript.md#{f['anchor']}"
+ref_of = FX.ref_of
 
 
 def fact_date(f: dict) -> str | None:
@@ -84,6 +84,7 @@ def _phrase(key: str) -> str:
 def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) -> list[Stated]:
     """Every relation statement of ``facts`` whose subject has a page."""
     out: list[Stated] = []
+    shared = _shared_first_names(facts)
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
@@ -91,6 +92,8 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
         neg = tuple(R.negated_values(f["text"]))
         for r in rels:
             if r.subject:
+                if r.subject in shared:
+                    continue  # "Mei works at X" with Mei Lin and Mei Tanaka about: whose job?
                 subj = subs.slug_for(r.subject)
             else:
                 if is_role(f["speaker"]):
@@ -110,6 +113,19 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
     return out
 
 
+def _shared_first_names(facts: list[dict]) -> set[str]:
+    """One-word names that start two or more longer person-like names of the corpus ("Mei"
+    with "Mei Lin" and "Mei Tanaka"): a statement whose subject is only that word names
+    nobody for sure, so it states nothing and supersedes nothing."""
+    longer: dict[str, set[str]] = defaultdict(set)
+    for f in facts:
+        for n in list(f.get("names", [])) + list(f.get("subjects", {})):
+            toks = n.split()
+            if len(toks) >= 2 and toks[0][:1].isupper() and head_type(n) is None:
+                longer[toks[0]].add(n)
+    return {w for w, ns in longer.items() if len(ns) >= 2}
+
+
 def now_text(st: Stated, title: str) -> str:
     v, a = st.value, st.attr
     return {
@@ -121,8 +137,8 @@ def now_text(st: Stated, title: str) -> str:
         "pet": f"{v} is {title}'s {st.detail or 'pet'}",
         "friend": f"{v} is {title}'s friend",
         "family": f"{v} is {title}'s {st.detail or 'relative'}",
-        "contact": f"{v} is {title}'s contact",
-        "leads": f"{title} leads {v}",
+        "contact": f"{v} is {title}'s {_contact(st.key)}contact",
+        "lead": f"{v} leads {title}",
         "species": f"{title} is {a_or_an(v)} {v}",
         "preference": (f"{title}'s {st.key} is {v}" if st.key.startswith("favorite ")
                        else f"{title} prefers {v}"),
@@ -140,8 +156,8 @@ def _past_text(st: Stated, title: str) -> str:
         "manager": f"{title}'s manager was {v}",
         "project": f"{title} worked on {v}",
         "home": f"{title} lived in {v}",
-        "contact": f"{v} was {title}'s contact",
-        "leads": f"{title} led {v}",
+        "contact": f"{v} was {title}'s {_contact(st.key)}contact",
+        "lead": f"{v} led {title}",
         "species": f"{title} was {a_or_an(v)} {v}",
         "preference": (f"{title}'s {st.key} was {v}" if st.key.startswith("favorite ")
                        else f"{title} preferred {v}"),
@@ -152,6 +168,11 @@ def _past_text(st: Stated, title: str) -> str:
         "friend": f"{v} was {title}'s friend",
         "family": f"{v} was {title}'s {st.detail or 'relative'}",
     }.get(a, f"{title}: {a} was {v}")
+
+
+def _contact(key: str) -> str:
+    """What a contact is for, from its key ("contact council" → "council "), or ''."""
+    return key[len("contact "):] + " " if key.startswith("contact ") else ""
 
 
 def _same(a: str, b: str) -> bool:
@@ -176,29 +197,12 @@ class Outcome:
 
 
 def play(group: list[Stated]) -> Outcome:
-    """Replay one (subject, attribute) group in order (see the module docstring)."""
-    cur: Stated | None = None
-    first: Stated | None = None
-    replaced: list[tuple[Stated, Stated, Stated]] = []
-    for st in group:
-        if st.op == "end":
-            if cur is not None and _same(cur.value, st.value):
-                replaced.append((cur, first or cur, st))
-                cur = first = None
-            continue
-        if cur is None:
-            # "I left X. My new job is at Y": Y replaced X, said the same day
-            if replaced and replaced[-1][2].op == "end" and \
-                    replaced[-1][2].fact.get("date") == st.fact.get("date"):
-                replaced[-1] = (replaced[-1][0], replaced[-1][1], st)
-            cur = first = st
-            continue
-        if _same(cur.value, st.value):
-            cur = st  # a restatement: still since the first one
-            continue
-        replaced.append((cur, first or cur, st))
-        cur = first = st
-    return Outcome(cur, first, replaced)
+    """Replay one (subject, attribute) group in order (see the module docstring and
+    :func:`.facts.stays`, the one replay the records and every view come from)."""
+    got = FX.stays(group)
+    cur = got[-1] if got and got[-1].ended_by is None else None
+    return Outcome(cur.last if cur else None, cur.first if cur else None,
+                   [(s.last, s.first, s.ended_by) for s in got if s.ended_by is not None])
 
 
 def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
@@ -211,6 +215,10 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
             groups[(st.subject, st.attr, st.value.lower())].append(st)
             continue
         key = st.key
+        if st.attr == "contact" and st.op == "end" and not key:
+            # "X is no longer my contact" ends X wherever X is a contact
+            key = next((k for (s2, a2, k) in groups if s2 == st.subject and a2 == "contact"
+                        and any(_same(g.value, st.value) for g in groups[(s2, a2, k)])), key)
         if st.attr in ("number", "deadline"):
             known = keys[(st.subject, st.attr)]
             match = next((k for k in known if R.same_key(k, st.key)), None)
@@ -228,9 +236,10 @@ def _cite_claim(text: str, f: dict, section: str, extra: str = "", extra_f: dict
 
 def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: list[dict],
                  superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
-                 ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]]]:
+                 ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]], FX.FactLedger]:
     """Per page slug, its current lines, timeline and superseded lines; how many values
-    were replaced; and the statement groups (for cards.py). ``cards``: live correction
+    were replaced; the statement groups (for cards.py); and the fact records, which the
+    current and superseded lines are rendered from. ``cards``: live correction
     cards as pseudo-facts (``text``, ``ref``, ``date``, ``speaker``); ``superseded_facts``:
     (id(fact), slug) → (why, citing source), for facts the contradiction and correction
     checks retired (they leave the timeline)."""
@@ -242,24 +251,26 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     card_negs = [(c, R.negated_values(c["text"])) for c in cards]
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
+    ledger = FX.FactLedger()
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
-        out = play(group)
         title = subs.by_slug[subj].title
+        got = FX.stays(group, key if attr in SINGLE else "")
+        ledger.add((subj, attr, key), got,
+                   FX.records_for_group(got, subj, lambda st, t=title: now_text(st, t), group))
         for st in group:
             if not st.event:
                 used.update({(id(st.fact), subj), (id(st.fact), st.value_slug)})
-        n_replaced += _superseded_lines(models, out, subj, title)
-        if out.current is not None and (out.current.attr in SINGLE or out.current.op != "end"):
-            _current_line(models, out.current, out.since or out.current, subj, attr, title, subs,
-                          newest, stale_days)
+        n_replaced += _superseded_lines(models, got, subj, title, subs)
+        if got and got[-1].ended_by is None:
+            _current_line(models, got[-1], subj, attr, title, subs, newest, stale_days)
     cap = settings.timeline_cap
     _timelines(models, facts, subs, superseded_facts, used, cap)
     for m in models.values():
         m.now.sort(key=lambda c: _ORDER.get(c.group or "", 99))
         m.now = _unique(m.now)
         m.superseded = _unique(m.superseded)
-    return dict(models), n_replaced, groups
+    return dict(models), n_replaced, groups, ledger
 
 
 def _apply_cards(group: list[Stated], card_negs: list[tuple[dict, list[str]]], subj: str, attr: str,
@@ -283,44 +294,64 @@ def _apply_cards(group: list[Stated], card_negs: list[tuple[dict, list[str]]], s
                 group.append(Stated(subj, attr, key, cur.value, cur.value_slug, "end", c))
 
 
-def _superseded_lines(models: dict[str, PageModel], out: Outcome, subj: str, title: str) -> int:
-    """Each replaced value as a ``## Superseded`` line (when it held, what replaced it) on
-    the subject's page and the value's; how many were replaced."""
-    for old, first, new in out.replaced:
+def _named_with(st: Stated, subj: str, subs: Subjects) -> set[str]:
+    """The projects and organisations a number or deadline statement names (their pages
+    show it too)."""
+    if st.attr not in ("number", "deadline"):
+        return set()
+    out = set()
+    for n in list(st.fact.get("names", [])) + list(st.fact.get("subjects", {})):
+        s2 = subs.slug_for(n)
+        if s2 and s2 != subj and subs.by_slug[s2].type in ("project", "organization"):
+            out.add(s2)
+    return out
+
+
+def _superseded_lines(models: dict[str, PageModel], got: list[FX.Stay], subj: str, title: str,
+                      subs: Subjects) -> int:
+    """Each replaced value as a ``## Superseded`` line, from its record (when it held, what
+    replaced it), on the subject's page and the value's (a number's or deadline's also on
+    the projects and organisations named with it, as its current line is); how many were
+    replaced."""
+    n = 0
+    for stay in got:
+        if stay.ended_by is None or stay.record is None:
+            continue
+        n += 1
+        old, first, new, rec = stay.last, stay.first, stay.ended_by, stay.record
         for slug in {subj, old.value_slug} - {None}:
             models[slug].replaced_facts.append(first)
             models[slug].replaced_facts.append(old)
-        held = human_day(first.fact.get("date"))
-        until = human_day(fact_date(new.fact))
-        by = (f"replaced by {new.value}" if new.op == "set" and new.attr == old.attr
-              else "ended")
-        line = _cite_claim(f"{_past_text(old, title)} (from {held})", first.fact, "Superseded",
-                           extra=f"— until {until}, {by}", extra_f=new.fact)
-        for slug in {subj, old.value_slug} - {None}:
+        by = f"replaced by {stay.next.last.value}" if stay.replaced else "ended"
+        line = _cite_claim(f"{_past_text(old, title)} (from {human_day(rec.valid_from)})",
+                           stay.dated_by.fact, "Superseded",
+                           extra=f"— until {human_day(rec.valid_until)}, {by}", extra_f=new.fact)
+        line.record = rec.id
+        for slug in ({subj, old.value_slug} - {None}) | _named_with(first, subj, subs):
             models[slug].superseded.append(line)
-    return len(out.replaced)
+    return n
 
 
-def _current_line(models: dict[str, PageModel], st: Stated, since: Stated, subj: str, attr: str,
+def _current_line(models: dict[str, PageModel], stay: FX.Stay, subj: str, attr: str,
                   title: str, subs: Subjects, newest: str, stale_days: int) -> None:
-    """The value standing at the end, dated since its first statement, on the subject's
-    page and the value's (a number or deadline also on the projects and organisations
-    named with it)."""
-    text = f"{now_text(st, title)} (since {human_day(fact_date(since.fact))})"
+    """The value standing at the end, dated from its record ("since …", "as said" when the
+    conversation gave the day, "corrected …" for a correction that gave none), on the
+    subject's page and the value's (a number or deadline also on the projects and
+    organisations named with it)."""
+    st, rec = stay.last, stay.record
+    text = f"{now_text(st, title)} ({FX.since_text(rec, human_day)})"
     # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped
     last = st.fact.get("date") or ""
     if newest and last and _days(last, newest) > stale_days:
         text = text[:-1] + f"; not confirmed since {human_day(last)})"
-    line = _cite_claim(text, since.fact, "Now")
+    line = _cite_claim(text, stay.dated_by.fact, "Now")
     line.group = attr
+    line.record = rec.id
     for slug in {subj, st.value_slug} - {None}:
         models[slug].now.append(line)
     # numbers and deadlines also belong to the projects and organisations named with them
-    if attr in ("number", "deadline"):
-        for n in since.fact.get("names", []):
-            s2 = subs.slug_for(n)
-            if s2 and s2 != subj and subs.by_slug[s2].type in ("project", "organization"):
-                models[s2].now.append(line)
+    for s2 in _named_with(stay.first, subj, subs):
+        models[s2].now.append(line)
 
 
 def _timelines(models: dict[str, PageModel], facts: list[dict], subs: Subjects,
@@ -349,7 +380,7 @@ def _timelines(models: dict[str, PageModel], facts: list[dict], subs: Subjects,
 
 
 #: The order of current lines on a page: who they are, then work, home, people, likes.
-_ORDER = {a: i for i, a in enumerate("employer role manager project leads home species pet "
+_ORDER = {a: i for i, a in enumerate("employer role manager project lead home species pet "
                                        "family friend contact preference format number deadline".split())}
 
 

@@ -119,7 +119,7 @@ _f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+
 _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _IM + r"now\s+(?:officially\s+)?an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
-_f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)", event=True)
+_f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since|this|last|today|yesterday)\b|$)", event=True)
 # manager
 _MANAGER = (r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department|"
             r"foreman|forewoman|principal|head ?teacher|charge nurse|matron|PI)")
@@ -153,11 +153,12 @@ _f("pet", r"\b(?:his|her|its|their)\s+name\s+is\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-z
 _f("pet", r"(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+)),\s+(?:my|our)\s+(?:[\w\-]+\s+){0,2}(?P<d>" + _PET + r")\b", op="add", vtype="pet")
 # people around the speaker
 _f("friend", _MY + r"(?:best\s+|old\s+|close\s+)?friend\s*,?\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+(?:\s+[A-ZÀ-ÖØ-Þ][\w\-]+)?))", op="add", vtype="person")
-_f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?-i:" + NAME + r"))\s+is\s+" + _N, vtype="person")
+_f("contact", _MY + r"(?:main\s+)?contact\s+(?:there|at\s+(?:the\s+)?(?P<k>(?-i:" + NAME + r")))\s+is\s+" + _N, vtype="person")
 # "my contact at the council is X", "the council contact for the park volunteers is X";
-# "X is no longer my contact"
-_f("contact", _MY + r"(?:main\s+)?contact\s+(?:at|in|with)\s+(?:the\s+)?[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?\s+is\s+(?:now\s+)?" + _N, vtype="person")
-_f("contact", r"\b(?:the|my|our)\s+[a-z][\w\-]*\s+contact\s+(?:for\s+[\w\- ]{1,40}?\s+)?is\s+(?:now\s+)?" + _N, vtype="person")
+# "X is no longer my contact". Keyed by where or what the contact is for ("council",
+# "clinic"): a contact at the council and one at the clinic are two people, not a change.
+_f("contact", _MY + r"(?:main\s+)?contact\s+(?:at|in|with)\s+(?:the\s+)?(?P<k>[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)\s+is\s+(?:now\s+)?" + _N, vtype="person")
+_f("contact", r"\b(?:the|my|our)\s+(?P<k>[a-z][\w\-]*)\s+contact\s+(?:for\s+[\w\- ]{1,40}?\s+)?is\s+(?:now\s+)?" + _N, vtype="person")
 _f("contact", r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))\s+is\s+no\s+longer\s+(?:my|our)\s+contact\b", op="end", vtype="person")
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
 # "I prefer R for the statistics": the topic after "for" keys the preference
@@ -195,7 +196,29 @@ _t("employer", _S + r"\s+(?:left|quit)\s+" + _THE + _N, op="end", event=True, vt
 _t("manager", _S + r"['’]s\s+(?:new\s+)?(?:manager|boss|supervisor|line manager)\s+is\s+(?:now\s+)?" + _N, vtype="person")
 _t("employer", _S + r"['’]s\s+(?:new\s+)?(?:job|employer|workplace)\s+is\s+(?:at\s+|with\s+)?" + _THE + _N, vtype="organization")
 _t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
-_t("leads", _S + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running)\s+" + _THE + _N, vtype="project")
+# who leads a project is the project's attribute ("lead"): a handover replaces the lead,
+# and one person leading two projects replaces nothing. Group ``s`` is the project here.
+_N_P = rf"(?P<s>(?-i:{NAME}))"
+_V_P = rf"(?P<v>(?-i:{NAME}))"
+_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_P, vtype="person")
+_t("lead", r"\b(?:For|On)\s+(?:the\s+)?" + _N_P + r"\s*,\s*" + _V_P + r"\s+is\s+(?:now\s+)?the\s+lead\b", vtype="person")
+_t("lead", _V_P + r"\s+(?:is|has become|became)\s+(?:now\s+)?the\s+(?:new\s+)?lead\s+(?:of|on|for)\s+" + _THE + _N_P, vtype="person")
+_t("lead", _V_P + r"\s+(?:took|has taken|is taking)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?" + _THE + _N_P + r"\s+from\s+(?-i:" + NAME + r")", event=True, vtype="person")
+_t("lead", _V_P + r"\s+(?:took|has taken|is taking)\s+over\s+the\s+lead\s+(?:of|on|for)\s+" + _THE + _N_P, event=True, vtype="person")
+# "Change on P: X handed the lead over to Y" (the project named before the colon, or in
+# "the lead of P")
+_t("lead", r"(?:\b(?:[Oo]n|[Ff]or|of|about)\s+(?:the\s+)?" + _N_P + r"\s*[:,;]\s*(?-i:" + NAME + r")|(?-i:" + NAME + r"))\s+"
+   r"(?:has\s+)?(?:handed|passed|gave|has given|handed over|passed on)\s+(?:over\s+|on\s+)?the\s+lead(?:\s+(?:of|on|for)\s+(?:the\s+)?(?P<s2>(?-i:" + NAME + r")))?\s+(?:over\s+|on\s+)?to\s+" + _V_P, event=True, vtype="person")
+# a person's job: "Aiko Mori is a program officer at Kobe City Digital Office" names the
+# employer as well as the role; "she moved from A to B as program officer"; "X left A and
+# is now a designer at B"
+_JOB = r"[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?"
+_t("employer", _S + r"\s+is\s+(?:now\s+)?(?:an?|the)\s+" + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$|\s+(?:now|since|from|as|in|and|on)\b))", vtype="organization")
+_t("home", _S + r"\s+(?:has\s+)?moved\s+from\s+(?:the\s+)?(?-i:" + NAME + r")\s+to\s+" + _THE + _N, event=True, vtype="place")
+_t("role", _S + r"\s+(?:has\s+)?(?:moved|switched|went|gone|joined|started)\b[^.;]*?\s+(?:at|to)\s+(?:the\s+)?(?-i:" + NAME + r")\s*,?\s+as\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|and|at|now)\b|$)", event=True)
+_t("role", _S + r"\s+(?:now\s+)?works\s+(?:at|for)\s+(?:the\s+)?(?-i:" + NAME + r")\s+as\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|and|now)\b|$)")
+_t("role", _S + r"\s+(?:left|quit)\s+[^.;]*?\s+and\s+is\s+now\s+(?:an?|the)\s+(?P<v>" + _JOB + r")\s+(?:at|for|with)\s+[A-Z]", event=True)
+_t("employer", _S + r"\s+(?:left|quit)\s+[^.;]*?\s+and\s+(?:is\s+now|now\s+works)\s+(?:an?\s+" + _JOB + r"\s+)?(?:at|for|with)\s+" + _THE + _N, event=True, vtype="organization")
 _t("home", _S + r"\s+(?:now\s+)?lives\s+in\s+" + _N, vtype="place")
 _t("home", _S + r"\s+(?:has\s+)?moved\s+to\s+" + _N, event=True, vtype="place")
 _t("role", _S + r"\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)\s+(?:at|of|for|in)\s+[A-Z]")
@@ -212,6 +235,7 @@ _QTY = re.compile(
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,4}}?)(?:(?P<head>deadline|due date)\s+"
+    rf"(?:(?:for|of|on)\s+(?:the\s+)?(?P<of>[\w\-]+(?:\s+[\w\-]+){{0,3}}?)\s+)?"
     rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now)\s+(?:now\s+)?"
     rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
     rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+)"
@@ -312,6 +336,8 @@ def _first_person(sentence: str) -> list[Relation]:
                     v = f"{v} by {m.group('how').lower()}"
             elif attr == "format":
                 key = "format of " + m.group("k").lower().rstrip("s")
+            elif attr == "contact" and m.groupdict().get("k"):
+                key = "contact " + " ".join(_mods(m.group("k")).split()[-2:])
             detail = (m.groupdict().get("d") or "").lower()
             if attr == "family" and v.lower() in _PET_WORDS:
                 continue
@@ -332,19 +358,28 @@ def _first_person(sentence: str) -> list[Relation]:
     return out
 
 
+#: "Update on X: she …", "News about X: they're …" — the pronoun opening the clause is X.
+_UPDATE_ON = re.compile(rf"\b(?:[Uu]pdate|[Nn]ews|[Cc]hange|[Cc]orrection|[Nn]ote)\s+(?:on|about|re|from)\s+"
+                        rf"((?-i:{NAME}))\s*:\s*(?:she|he|they)(?:['’](?:s|re)|\b)")
+
+
 def _third_person(sentence: str) -> list[Relation]:
     """What it states of someone or something named ("Leila works at X", "Juno is a cat")."""
     out: list[Relation] = []
+    # "Update on Amara Mensah: she moved …": the pronoun is the name before the colon
+    sentence = _UPDATE_ON.sub(lambda m: f"{m.group(1)}: {m.group(1)}", sentence)
     for attr, rx, op, event, vtype in _THIRD:
         for m in rx.finditer(sentence):
-            s = _clean_value(m.group("s"))
+            s = _clean_value(m.group("s") or m.groupdict().get("s2") or "")
             v = _clean_value(_own_value(sentence, m, "v")) if m.groupdict().get("v") else ""
             detail = (m.groupdict().get("d") or "").lower()
             if attr == "species":
                 v = detail = _singular(detail)
             if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
                 continue
-            out.append(Relation(s, attr, v, op, "", event, vtype, detail))
+            rel = Relation(s, attr, v, op, "", event, vtype, detail)
+            if rel not in out:
+                out.append(rel)
     return out
 
 
@@ -406,7 +441,7 @@ def _deadlines(sentence: str) -> list[Relation]:
         start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
         # "the Lakeview Cottage has to be done by April 30": the thing due, not its modal
         end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
-        mods = _mods(sentence[start:end])
+        mods = _mods(sentence[start:end] + " " + (m.group("of") or ""))
         if head in ("is", "are"):
             head = "deadline"
         elif head not in ("deadline", "due date"):

@@ -32,6 +32,8 @@ class Claim:
     #: a gathered line's values, each with its own source ("pottery (July 2023)", ref): the
     #: line reads "text: value [cite:a], value [cite:b]" (gather.py)
     parts: tuple[tuple[str, str], ...] = ()
+    #: the fact record (knowledge/.facts.jsonl) a current or superseded line renders
+    record: str | None = None
 
 
 @dataclass

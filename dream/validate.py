@@ -13,6 +13,8 @@ Checked, per file kind:
   citations as above.
 * ``notes/corrections/*.md`` — ``type``, ``scope``, ``confidence``, ``created``, ``updated``;
   ``supersedes`` (when present: a path or a list of paths) names existing cards.
+* ``knowledge/.facts.jsonl`` — every line a fact record (``cache/facts/records.py``); every
+  source resolves as a page's does; every ``superseded_by`` names a record of the file.
 * Across pages: no two pages with the same title (case-insensitive) or the same body.
 
 ``severity`` is ``error`` (the file is not published) or ``warning`` (published, reported).
@@ -24,6 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from brainfs.cache.facts.records import FACTS_PATH, FactFormatError, loads
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.text import estimate_tokens
 
@@ -199,6 +202,8 @@ def _file_problems(path: str, text: str, view: CorpusView,
     """One file's own problems; for a page also its title (lower case) and its body with
     whitespace collapsed (the duplicate checks across pages)."""
     problems: list[Problem] = []
+    if path == FACTS_PATH:
+        return validate_facts(path, text, view, staged), None, None
     if path.startswith("knowledge/") and path.endswith(".md"):
         problems += validate_page(path, text, view, staged)
         meta, body, _ = frontmatter_of(text)
@@ -231,3 +236,24 @@ def _file_problems(path: str, text: str, view: CorpusView,
         if not body.strip():
             problems.append(Problem(path, "empty", "card has no content"))
     return problems, None, None
+
+
+def validate_facts(path: str, text: str, view: CorpusView, staged: dict[str, str]) -> list[Problem]:
+    """The fact records file: parsed whole, every source resolving (as a page's sources
+    must), every ``superseded_by`` naming a record of the file."""
+    try:
+        recs = loads(text, where=path)
+    except FactFormatError as e:
+        return [Problem(path, "facts-format", str(e))]
+    problems: list[Problem] = []
+    ids = {r.id for r in recs}
+    sources = sorted({s for r in recs for s in r.sources})
+    if sources:  # the same checks as a page's frontmatter sources
+        _check_sources(path, {"sources": sources}, "", view, staged, problems)
+    for r in recs:
+        if not r.sources:
+            problems.append(Problem(path, "facts-source", f"record {r.id} cites nothing"))
+        if r.superseded_by and r.superseded_by not in ids:
+            problems.append(Problem(path, "facts-successor",
+                                    f"record {r.id} is superseded by {r.superseded_by}, not in the file"))
+    return problems

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from brainfs.cache.search.forget import norm
 
 from . import edits as E
+from . import facts as FX
 from . import gather as G
 from . import pages as P
 from . import procedures as PR
@@ -167,10 +168,19 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     corrected = _corrected(w, cards, by_slug, subs)
     _reached(w, cards, by_slug, qualifying, corrected)
     retired = _retired(contra, corrected, subs)
-    models, n_replaced, groups = P.build_models(pool.facts, subs, settings, cards.facts, retired,
-                                                rel_cache)
+    models, n_replaced, groups, ledger = P.build_models(pool.facts, subs, settings, cards.facts,
+                                                        retired, rel_cache)
     _keep_relations(state, pool.facts, rel_cache)
-    learned = _learned(w, groups, user)
+    _card_closes(w, cards, ledger)
+    # a subject whose only statements are values of its own (the user's threshold, said
+    # without "I" or "my") has something to say: its current and replaced values, each a
+    # fact record, get the page the records name
+    said = sorted(s for s in empty if (m := models.get(s)) and (m.now or m.superseded))
+    if said:
+        qualifying += said
+        qset |= set(said)
+        titles.update({s: subs.by_slug[s].title for s in said})
+    learned = _learned(w, groups, user, ledger)
     replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
     thread_claims = threads(by_slug, qualifying, titles, pool.facts,
                             lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
@@ -191,6 +201,11 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     w.files.update(learned)
     procs = _procedures(w, pool, subs, titles, specs)
     w.files[INDEX_PATH] = render_index(specs, synth, settings.index_cap_tokens)
+    # the fact records: the relation records the pages were rendered from, and records other
+    # parts make (procedures) — see facts.build_records
+    extra_records: list = []
+    w.files[FX.FACTS_PATH] = FX.render(
+        r for r in FX.build_records(ledger, extra_records) if not w.forgotten_by(r.text))
     info = WikiInfo(subs, titles, by_slug, pool.renamed, pages=len(pages), facts=len(pool.facts),
                     superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
                     forgotten=dict(w.forgotten), procedures=procs)
@@ -455,6 +470,20 @@ def _cards(w: _Build, subs: S.Subjects, user: S.Subject | None, titles: dict[str
     return out
 
 
+def _card_closes(w: _Build, cards: _Cards, ledger: FX.FactLedger) -> None:
+    """Each live correction card re-rendered with the fact records it closed (``closes``):
+    the card and the records say the same replacement."""
+    closes: dict[str, list[str]] = defaultdict(list)
+    for got in ledger.stays.values():
+        for stay in got:
+            if stay.ended_by is not None and stay.record is not None:
+                ref = stay.ended_by.fact.get("ref")
+                if ref in cards.files:
+                    closes[ref].append(stay.record.id)
+    for cp, ids in closes.items():
+        cards.files[cp] = render_card(w.state.cards[cp], sorted(set(ids)))
+
+
 def _corrected(w: _Build, cards: _Cards, by_slug: dict[str, list[dict]],
                subs: S.Subjects) -> dict[tuple[int, str], tuple[str, dict]]:
     """(id(fact), slug) → (card path, card) for the facts on a card's subjects' pages that
@@ -507,10 +536,12 @@ def _retired(contra: dict[tuple[int, str], tuple[dict, str]],
     return retired
 
 
-def _learned(w: _Build, groups: dict[tuple, list[P.Stated]], user: S.Subject | None) -> dict[str, str]:
+def _learned(w: _Build, groups: dict[tuple, list[P.Stated]], user: S.Subject | None,
+             ledger: FX.FactLedger) -> dict[str, str]:
     """Cards from sessions: the user's preferences and standing rules (cards.py)."""
     user_title = user.title if user else ""
-    learned = preference_cards(groups, user.slug if user else None, user_title, P.now_text, P.ref_of)
+    learned = preference_cards(groups, user.slug if user else None, user_title, P.now_text, P.ref_of,
+                               ledger.stays.get)
     said_rules = []
     sessions = w.state.sessions
     for sid in w.order:
@@ -555,8 +586,10 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
     page_hand = w.state.hand.get(f"knowledge/{slug}.md")
     claims = _page_claims(w, inp, slug, page_hand)
     # a page dated by its facts, or by its cards when a correction is all it holds
+    model = inp.models.get(slug) or P.PageModel()
     dates = sorted(d for d in (f["date"] for f in inp.by_slug[slug]) if d) or sorted(
-        c.date for c in claims if c.date)
+        c.date for c in claims if c.date) or sorted(  # or by its values' statements
+        c.date for c in model.now + model.superseded if c.date)
     related = sorted(inp.co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
     sub = inp.subs.by_slug[slug]
     gist = P.gist(inp.models.get(slug) or P.PageModel(), [sub.title, *sub.aliases])
@@ -594,9 +627,14 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
             # "my head of department is Mr Kunle Ajayi": the name without its title
             value = S.clean_name(r.value) or r.value if r.value_type else r.value
             if r.value_type and r.value:
-                out[value][r.value_type] += 1
+                # "she moved from A to Sora City Lab": a move to an organisation is a job
+                vt = ("organization" if r.attr == "home" and S.head_type(value) == "organization"
+                      else r.value_type)
+                out[value][vt] += 1
             if r.attr == "species" and r.subject:
                 out[r.subject]["pet"] += 1
+            if r.attr == "lead" and r.subject:
+                out[r.subject]["project"] += 1  # "X leads P": P is a project
             if r.subject and (r.attr in ("employer", "manager") or (
                     r.attr == "role" and _JOB_RE.search(r.value))):
                 out[r.subject]["person"] += 1

@@ -66,7 +66,7 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 def pages(res) -> dict[str, str]:
     """The wiki pages a dream run staged, by path."""
-    return {p: t for p, t in res.staged.items() if p.startswith("knowledge/")}
+    return {p: t for p, t in res.staged.items() if p.startswith("knowledge/") and p.endswith(".md")}
 
 
 def view_of(root: Path, res) -> CorpusView:

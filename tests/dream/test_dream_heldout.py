@@ -304,7 +304,7 @@ def test_a_held_out_style_memory_end_to_end(tmp_path: Path) -> None:
     write(tmp_path / "t", files)
     res = run_local(tmp_path / "t", None, settings={})
     pages = {p: split_frontmatter(t) for p, t in res.staged.items()
-             if p.startswith("knowledge/") and not p.endswith("INDEX.md")}
+             if p.startswith("knowledge/") and p.endswith(".md") and not p.endswith("INDEX.md")}
     titles = {meta["title"]: meta["type"] for meta, _b, _bad in pages.values()}
     assert titles.get("Kings and Queens Academy") == "organization", titles
     assert not {"Kings", "Queens Academy"} & set(titles), titles

@@ -131,7 +131,8 @@ def test_every_page_has_updated_and_sources_and_index_links_resolve(tmp_path: Pa
                                   "sessions/2026-03-02-sourdough/transcript.md": SOURDOUGH})
     res = run_local(root)
     assert not [p for p in res.problems if p.severity == "error"], res.problems
-    pages = {p: t for p, t in res.staged.items() if p.startswith("knowledge/") and p != "knowledge/INDEX.md"}
+    pages = {p: t for p, t in res.staged.items()
+             if p.startswith("knowledge/") and p.endswith(".md") and p != "knowledge/INDEX.md"}
     assert pages
     for p, text in pages.items():
         meta = split_frontmatter(text)[0]

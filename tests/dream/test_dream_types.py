@@ -112,7 +112,7 @@ def test_a_clause_opening_verb_is_no_name(sentence: str, verbs: set[str]) -> Non
 def types_of(res) -> dict[str, str]:
     out = {}
     for p, text in res.staged.items():
-        if p.startswith("knowledge/") and p != "knowledge/INDEX.md":
+        if p.startswith("knowledge/") and p.endswith(".md") and p != "knowledge/INDEX.md":
             meta = split_frontmatter(text)[0]
             for n in [meta["title"], *meta.get("aliases", [])]:
                 out[n] = meta["type"]

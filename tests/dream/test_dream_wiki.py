@@ -267,7 +267,8 @@ def test_correct_reaches_page_card_and_guide(tree: Path) -> None:
     assert not [x for x in res.problems if x.severity == "error"], res.problems
     mara = (tree / "knowledge/mara-lind.md").read_text()
     now, rest = mara.split("## Timeline")
-    assert "- Mara Lind wants figures as SVG (since 2 July 2026) [cite:" in now and "PDF" not in now
+    # a correction that says no day of its own is dated by itself, and the page says so
+    assert "- Mara Lind wants figures as SVG (corrected 2026-07-02) [cite:" in now and "PDF" not in now
     assert "Mara Lind wanted figures as PDF (from 2 March 2026)" in rest and "replaced by SVG" in rest
     # the project page's fact about PDF figures is superseded there too
     atlas = (tree / "knowledge/baltic-surge-atlas.md").read_text()

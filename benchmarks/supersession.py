@@ -1,0 +1,229 @@
+"""Precision and recall of dream's supersession on a labelled set (issue 28).
+
+``tests/data/supersession.yaml`` holds small memories in the sessions' own style, each with
+the changes a person would see in it (subject, attribute, old value → new value) or none.
+Each case is written as a memory tree (its sessions and correction events), dream runs on
+it, and its fact records (``knowledge/.facts.jsonl``) are compared with the labels:
+
+* a **true supersession**: a closed record on the labelled subject and attribute whose value
+  is the old one and whose successor's value is the new one (or with no successor, for a
+  value that ended);
+* a **false supersession**: any other closed record, in any case;
+* **recall**: true supersessions / labelled changes; **precision**: true / (true + false).
+
+Every case's views are also checked against its records (:func:`dream.facts.check_views`).
+
+``python -m brainfs.benchmarks.supersession [--write] [--show ID] [--locomo FILE]``
+(``--write``: the figures to ``benchmarks/results/supersession.md``; ``--locomo``: run dream
+over a LoCoMo file and list the supersessions it makes there).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+LABELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersession.yaml"
+RESULTS = Path(__file__).resolve().parent / "results" / "supersession.md"
+
+
+def load(path: Path | str = LABELS) -> dict:
+    """The labelled set: ``{"changes": [case, …], "no_change": [case, …]}``."""
+    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+
+
+def tree_of(case: dict) -> dict[str, str]:
+    """A case as a memory tree: one transcript per session (``[D<n>:<t>] Speaker: text``),
+    one correction event per correction."""
+    import datetime as _dt
+
+    from brainfs.dream.core import correction_event
+
+    files: dict[str, str] = {}
+    for n, ses in enumerate(case["sessions"], 1):
+        speakers = sorted({t.split(":", 1)[0].strip() for t in ses["turns"]})
+        body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(ses["turns"], 1))
+        files[f"sessions/s{n}/transcript.md"] = (
+            f"---\nsession: s{n}\ndate: {ses['date']}T10:00:00\nparticipants: {json.dumps(speakers)}\n"
+            f"---\n\n{body}\n")
+    for c in case.get("corrections") or []:
+        day = _dt.date.fromisoformat(str(c["date"]))
+        p, text = correction_event(c["text"], now=_dt.datetime(day.year, day.month, day.day, 12,
+                                                                tzinfo=_dt.timezone.utc))
+        files[p] = text
+    return files
+
+
+def _expected(case: dict) -> list[dict]:
+    e = case.get("expect")
+    return [] if not e else e if isinstance(e, list) else [e]
+
+
+def _same(a: str | None, b: str | None) -> bool:
+    return (a or "").casefold().strip() == (b or "").casefold().strip()
+
+
+@dataclass
+class CaseResult:
+    id: str
+    expected: int
+    found: int = 0
+    false: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)
+    view_errors: list[str] = field(default_factory=list)
+
+
+def score_case(case: dict, staged: dict[str, str]) -> CaseResult:
+    """One case's true, missed and false supersessions from its staged wiki."""
+    from brainfs.cache.facts.records import FACTS_PATH, FactSet, loads
+    from brainfs.dream.facts import check_views
+
+    recs = FactSet([r for r in loads(staged.get(FACTS_PATH, "")) if r.kind != "procedure"])
+    closed = [r for r in recs if not r.is_open]
+    exp = _expected(case)
+    out = CaseResult(case["id"], len(exp))
+    matched: set[str] = set()
+    for e in exp:
+        hit = None
+        for r in closed:
+            nxt = recs.by_id.get(r.superseded_by or "")
+            if r.subject == e["subject"] and r.attribute == e["attribute"] and _same(r.value, str(e["old"])) \
+                    and (_same(nxt.value if nxt else None, e["new"]) if e.get("new") is not None
+                         else nxt is None):
+                hit = r
+                break
+        if hit is not None:
+            out.found += 1
+            matched.add(hit.id)
+        else:
+            out.missed.append(f"{e['subject']}.{e['attribute']}: {e['old']} → {e.get('new')}")
+    for r in closed:
+        if r.id not in matched:
+            nxt = recs.by_id.get(r.superseded_by or "")
+            out.false.append(f"{r.subject}.{r.attribute}[{r.key}]: {r.value} → "
+                             f"{nxt.value if nxt else 'ended'}")
+    out.view_errors = check_views(staged)
+    return out
+
+
+def run(labels: dict | None = None, show: str | None = None) -> dict:
+    """Run dream on every case; the figures (precision, recall, per-case results)."""
+    from brainfs.dream.core import DictTree, dream
+
+    labels = labels or load()
+    cases = [(c, True) for c in labels["changes"]] + [(c, False) for c in labels["no_change"]]
+    results: list[CaseResult] = []
+    t0 = time.monotonic()
+    for case, _is_change in cases:
+        res = dream(DictTree(tree_of(case)))
+        if show == case["id"]:
+            for p in sorted(res.staged):
+                if p.startswith("knowledge/"):
+                    print(f"==== {p}\n{res.staged[p]}")
+        results.append(score_case(case, res.staged))
+    tp = sum(r.found for r in results)
+    fp = sum(len(r.false) for r in results)
+    n = sum(r.expected for r in results)
+    return {
+        "changes": n, "change_cases": len(labels["changes"]), "no_change_cases": len(labels["no_change"]),
+        "true": tp, "false": fp,
+        "precision": round(tp / (tp + fp), 3) if tp + fp else 1.0,
+        "recall": round(tp / n, 3) if n else 1.0,
+        "view_errors": {r.id: r.view_errors for r in results if r.view_errors},
+        "missed": {r.id: r.missed for r in results if r.missed},
+        "false_supersessions": {r.id: r.false for r in results if r.false},
+        "seconds": round(time.monotonic() - t0, 1),
+    }
+
+
+def locomo(path: Path | str, sample: int = 20, seed: int = 28) -> dict:
+    """Dream over each conversation of a LoCoMo file (as ``benchmarks/dream_answers.py``
+    builds its trees); every closed record, and a seeded sample to check by hand with the
+    turns each side cites."""
+    from brainfs.cache.facts.records import FACTS_PATH, FactSet, loads
+    from brainfs.dream.core import DictTree, dream
+    from brainfs.tools import locomo as L
+
+    data = L.read_samples(Path(path))
+    found = []
+    records: Counter = Counter()
+    for i, sample_ in enumerate(data):
+        tree = L.conversation_tree(sample_)
+        staged = dream(DictTree(dict(tree))).staged
+        recs = FactSet(loads(staged.get(FACTS_PATH, "")))
+        records.update(r.attribute for r in recs)
+        for r in recs:
+            if r.is_open:
+                continue
+            nxt = recs.by_id.get(r.superseded_by or "")
+
+            def said(ref: str) -> str:
+                path_, _, anchor = ref.partition("#")
+                text = tree.get(path_) or staged.get(path_) or ""
+                line = next((ln for ln in text.splitlines() if ln.startswith(f"[{anchor}]")), "")
+                return line[:300]
+            found.append({"conversation": i, "subject": r.subject, "attribute": r.attribute,
+                          "old": r.value, "new": nxt.value if nxt else None,
+                          "old_turn": said(r.sources[0]), "new_turn": said(nxt.sources[0]) if nxt else "",
+                          "until": r.valid_until})
+    rng = random.Random(seed)
+    picked = rng.sample(found, min(sample, len(found)))
+    return {"conversations": len(data), "records": sum(records.values()),
+            "records_by_attribute": dict(records.most_common()), "supersessions": len(found),
+            "by_attribute": dict(Counter(f["attribute"] for f in found)), "sample": picked}
+
+
+def report(figs: dict, command: str) -> str:
+    """The results file's text."""
+    lines = ["# Supersession on the labelled set", "",
+             f"`{command}` — `tests/data/supersession.yaml`: {figs['change_cases']} memories with "
+             f"{figs['changes']} labelled changes, {figs['no_change_cases']} with none.", "",
+             "| changes | true | false | precision | recall |", "|---:|---:|---:|---:|---:|",
+             f"| {figs['changes']} | {figs['true']} | {figs['false']} | {figs['precision']} | {figs['recall']} |",
+             ""]
+    if figs["missed"]:
+        lines += ["Missed:", ""] + [f"- {k}: {'; '.join(v)}" for k, v in figs["missed"].items()] + [""]
+    if figs["false_supersessions"]:
+        lines += ["False supersessions:", ""] + [f"- {k}: {'; '.join(v)}"
+                                                 for k, v in figs["false_supersessions"].items()] + [""]
+    if figs["view_errors"]:
+        lines += ["Views that disagree with the records:", ""] + [
+            f"- {k}: {'; '.join(v)}" for k, v in figs["view_errors"].items()] + [""]
+    else:
+        lines += ["Every case's page, INDEX.md and cards agree with its records "
+                  "(`dream.facts.check_views`).", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--write", action="store_true", help=f"write {RESULTS.name}")
+    ap.add_argument("--show", help="print the wiki of one case")
+    ap.add_argument("--locomo", help="a LoCoMo JSON file: the supersessions dream makes there")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    if args.locomo:
+        got = locomo(args.locomo)
+        print(json.dumps(got, indent=1, ensure_ascii=False))
+        return 0
+    figs = run(show=args.show)
+    if args.json:
+        print(json.dumps(figs, indent=1, ensure_ascii=False))
+    else:
+        print(report(figs, "python -m brainfs.benchmarks.supersession"))
+    if args.write:
+        RESULTS.write_text(report(figs, "python -m brainfs.benchmarks.supersession --write") + "\n",
+                           encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
