@@ -583,17 +583,22 @@ class Memory:
         return path
 
     # ------------------------------------------------------------------ bulk work
-    def import_sessions(self, src: str | os.PathLike[str], format: str = "auto") -> Any:
-        """Import sessions people already have (Claude Code logs, a ChatGPT export,
-        messages JSON, ``Speaker:`` text) as transcripts, as ``brainfs import-sessions``
-        does; returns the report (``.line(url)``, ``.paths`` written). Idempotent. A bad
-        file raises :class:`UsageError` before anything is written."""
-        from brainfs.cache.sessions.importers import ImportInputError
+    def import_sessions(self, src: str | os.PathLike[str], format: str = "auto",
+                        speakers: dict[str, str] | None = None, date: str | None = None) -> Any:
+        """Import sessions people already have (Claude Code logs, a ChatGPT or Claude.ai
+        export, messages JSON, ``Speaker:`` text) as transcripts, as ``brainfs
+        import-sessions`` does; ``speakers`` as its ``--speaker`` (``{"User": "Nadia"}``),
+        ``date`` as its ``--date``. Returns the report (``.line(url)``, ``.paths`` written,
+        ``.warnings``). Idempotent. A bad file raises :class:`UsageError` before anything
+        is written."""
+        from brainfs.cache.sessions.importers import ImportInputError, make_options
         from brainfs.cache.local.pack import build_pack
         from brainfs.cache.sessions.sessionfile import import_sessions
 
         try:
-            rep = import_sessions(Path(src), self.store, format, None, self.cfg.max_workers)
+            options = make_options(self.cfg.import_speakers,
+                                   [f"{k}={v}" for k, v in (speakers or {}).items()], date)
+            rep = import_sessions(Path(src), self.store, format, None, self.cfg.max_workers, options)
         except ImportInputError as e:
             raise UsageError(f"{e}; nothing imported") from None
         if rep.paths:

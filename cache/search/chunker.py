@@ -413,16 +413,21 @@ def _chunk_transcript(path: str, meta: dict[str, Any], body: str, malformed: boo
     conf = DEFAULT_CONFIDENCE["turn"]
     chunks: list[Chunk] = []
 
+    # a turn's own time, where the source gave one (cache/FORMAT.md, ``turn_times``)
+    times = meta.get("turn_times") if isinstance(meta.get("turn_times"), dict) else {}
+
     def add(anchor: str, speaker: str | None, text: str, kind: str = "turn") -> None:
         text = text.strip()
         if not text:
             return
+        when = normalize_date(times.get(anchor)) or date if times else date
+        said = human_date(when) if when != date else day
         if speaker:
-            shown = f"{speaker} ({day}): {text}" if day else f"{speaker}: {text}"
+            shown = f"{speaker} ({said}): {text}" if said else f"{speaker}: {text}"
         else:
             shown = text
         chunks.append(Chunk(path=path, anchor=anchor, kind=kind, scope=None, confidence=conf,
-                            created=date, updated=date, title=title, speaker=speaker,
+                            created=when, updated=when, title=title, speaker=speaker,
                             text=shown, ordinal=len(chunks), malformed_frontmatter=malformed))
 
     # A new turn starts at any line that opens with "[anchor] Speaker:"; other lines continue

@@ -33,10 +33,10 @@ from typing import Any
 from brainfs.cache.search.chunker import _TURN_RE as TURN_RE
 from brainfs.cache.search.chunker import split_frontmatter
 
-FORMATS = ("claude-code", "chatgpt", "messages", "text")
+FORMATS = ("claude-code", "chatgpt", "claude-ai", "messages", "text")
 
 #: Extensions read when SRC is a directory; other files there are skipped.
-EXTENSIONS = {".jsonl": "claude-code", ".json": None, ".zip": "chatgpt", ".md": "text",
+EXTENSIONS = {".jsonl": "claude-code", ".json": None, ".zip": None, ".md": "text",
               ".markdown": "text", ".txt": "text"}
 
 #: The first output line kept in a tool turn: enough for "error: No module named foo" or a
@@ -64,7 +64,9 @@ class Turn:
 @dataclass
 class Conversation:
     """One conversation at its source. ``key`` names it there (a session id, a ChatGPT
-    conversation id, a file name) and stays the same when the conversation grows."""
+    conversation id, a file name) and stays the same when the conversation grows.
+    ``timed``: the source gives each turn its own time (written to the transcript's
+    ``turn_times``); ``warnings``: what was left out of the file and why."""
 
     key: str
     file: str
@@ -72,6 +74,54 @@ class Conversation:
     title: str | None = None
     start: _dt.datetime | None = None
     turns: list[Turn] = field(default_factory=list)
+    timed: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportOptions:
+    """What the user says about a source that the source does not: ``date`` of a plain
+    transcript (``--date``), and ``speakers``, the names to write for the source's roles
+    (``--speaker User=Nadia``; the ``[import] speakers`` setting)."""
+
+    date: _dt.datetime | None = None
+    speakers: dict[str, str] = field(default_factory=dict)
+
+
+def parse_speakers(specs: list[str] | dict[str, str] | None) -> dict[str, str]:
+    """``["User=Nadia"]`` (or a mapping) → ``{"User": "Nadia"}``; ImportInputError on a
+    spec without ``=`` or with an empty side, or a name a transcript cannot hold."""
+    if isinstance(specs, dict):
+        items = [(str(k), str(v)) for k, v in specs.items()]
+    else:
+        items = []
+        for spec in specs or []:
+            if "=" not in spec:
+                raise ImportInputError(f"--speaker {spec!r}: expected ROLE=NAME (e.g. User=Nadia)")
+            k, v = spec.split("=", 1)
+            items.append((k, v))
+    out: dict[str, str] = {}
+    for k, v in items:
+        k, v = k.strip(), " ".join(v.split())
+        if not k or not v or re.search(r"[:\[\]\n]", v) or len(v) > 80:
+            raise ImportInputError(f"speaker mapping {k}={v}: expected ROLE=NAME, the name "
+                                   f"without ':', '[' or ']' and at most 80 characters")
+        out[k] = v
+    return out
+
+
+def make_options(setting: str, speakers: list[str] | None, date: str | None) -> ImportOptions:
+    """The options of ``--speaker ROLE=NAME`` (over the ``import_speakers`` setting,
+    ``"User=Nadia, Human=Nadia"``) and ``--date``; ImportInputError (one line) on a bad one."""
+    listed = [x for x in (setting or "").split(",") if x.strip()]
+    mapping = {**parse_speakers(listed), **parse_speakers(speakers or [])}
+    when = None
+    if date:
+        when = parse_time(date) or written_date(date)
+        if when is None:
+            raise ImportInputError(f"--date {date!r}: not a date (give 2026-11-03, "
+                                   f"2026-11-03T14:00:00Z or 3 November 2026)")
+    return ImportOptions(date=when, speakers=mapping)
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -168,8 +218,21 @@ def _load_json(path: Path, data: bytes, what: str) -> Any:
     except UnicodeDecodeError:
         raise ImportInputError(f"{path}: not UTF-8 text ({what} is UTF-8 JSON)") from None
     except ValueError as e:
-        raise ImportInputError(f"{path}: not valid JSON ({e.msg} at line {e.lineno}); "
+        raise ImportInputError(f"{path}: not valid JSON: {json_error(e)}; "
                                f"{what} must be one JSON document") from None
+
+
+def json_error(e: ValueError) -> str:
+    """A JSON parse error as one phrase with its place: "unterminated string starting at
+    line 1, column 5012 (the file ends inside it)" (``json``'s own message ends in "at" and
+    leaves the place to be added, once)."""
+    msg = (getattr(e, "msg", None) or str(e)).strip()
+    msg = re.sub(r"\s+at$", "", msg)
+    lineno, colno = getattr(e, "lineno", None), getattr(e, "colno", None)
+    out = msg[:1].lower() + msg[1:] + (f" at line {lineno}, column {colno}" if lineno is not None else "")
+    if msg.startswith("Unterminated string"):
+        out += " (the file ends inside it)"
+    return out
 
 
 class _Tools:
@@ -217,18 +280,21 @@ def _cc_user_text(text: str) -> str:
 
 
 def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
-    records = _cc_records(path, data)
+    warnings: list[str] = []
+    records = _cc_records(path, data, warnings)
     log = _ClaudeCodeLog({r.get("uuid") for r in records if r.get("uuid")})
     for rec in records:
         log.record(rec)
     key = f"claude-code:{log.session_id or path.stem}"
     start = next((t.time for t in log.turns if t.time), None)
-    return [Conversation(key, str(path), "claude-code", log.title, start, log.turns)]
+    return [Conversation(key, str(path), "claude-code", log.title, start, log.turns,
+                         timed=any(t.time for t in log.turns), warnings=warnings)]
 
 
-def _cc_records(path: Path, data: bytes) -> list[dict]:
-    """The JSON records of a Claude Code log (a half-written last line is left for next
-    time); ImportInputError when it is not one."""
+def _cc_records(path: Path, data: bytes, warnings: list[str] | None = None) -> list[dict]:
+    """The JSON records of a Claude Code log; ImportInputError when it is not one. A last
+    line that is not JSON (a log being written, or a damaged one) is left out with a
+    warning in ``warnings``: the next import reads it if it was only half-written."""
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
@@ -239,9 +305,13 @@ def _cc_records(path: Path, data: bytes) -> list[dict]:
             continue
         try:
             rec = json.loads(line)
-        except ValueError:
+        except ValueError as e:
             if n == len(lines):
-                break  # the last line of a log being written: read it next time
+                if warnings is not None:
+                    warnings.append(f"{path}:{n}: the last line is not a JSON record ({json_error(e)}); "
+                                    f"1 line left out (a log still being written is read whole by "
+                                    f"the next import; a damaged one: fix or remove that line)")
+                break
             raise ImportInputError(f"{path}:{n}: not a JSON record (a Claude Code log has one JSON "
                                    f"object per line; fix or remove that line)") from None
         if not isinstance(rec, dict):
@@ -426,8 +496,95 @@ def parse_chatgpt(path: Path, data: bytes) -> list[Conversation]:
         if not cid:
             cid = hashlib.sha1(f"{conv.get('title')}|{conv.get('create_time')}".encode()).hexdigest()[:16]
         out.append(Conversation(f"chatgpt:{cid}", str(path), "chatgpt", conv.get("title") or None,
-                                start or next((t.time for t in turns if t.time), None), turns))
+                                start or next((t.time for t in turns if t.time), None), turns,
+                                timed=any(t.time and t.time != start for t in turns)))
     return out
+
+
+# --------------------------------------------------------------------------- claude.ai
+
+def is_claude_ai(doc: Any) -> bool:
+    """Whether a parsed JSON document is a Claude.ai export's ``conversations.json`` (a
+    list of conversations with ``chat_messages``)."""
+    items = doc if isinstance(doc, list) else [doc]
+    firsts = [x for x in items[:3] if isinstance(x, dict)]
+    return bool(firsts) and all("chat_messages" in x for x in firsts)
+
+
+def _ca_text(msg: dict) -> str:
+    """A Claude.ai message's text: its ``content`` blocks (text, tool use and results as
+    one-line turns are left to the caller) or its flat ``text``; attachments by name."""
+    parts: list[str] = []
+    content = msg.get("content")
+    if isinstance(content, list) and content:
+        for b in content:
+            if isinstance(b, dict) and b.get("type") == "text" and str(b.get("text") or "").strip():
+                parts.append(str(b["text"]).strip())
+    elif isinstance(msg.get("text"), str):
+        parts.append(msg["text"].strip())
+    for a in (msg.get("attachments") or []) + (msg.get("files") or []):
+        if isinstance(a, dict):
+            name = a.get("file_name") or a.get("name")
+            if name:
+                parts.append(f"[attachment: {one_line(str(name), 120)}]")
+    return "\n".join(p for p in parts if p)
+
+
+def parse_claude_ai(path: Path, data: bytes) -> list[Conversation]:
+    """A Claude.ai data export's ``conversations.json`` (or the export's .zip): a list of
+    conversations with ``uuid``, ``name``, ``created_at`` and ``chat_messages`` (``sender``
+    human/assistant, ``text`` or ``content`` blocks, ``created_at``, attachments)."""
+    if path.suffix.lower() == ".zip":
+        data = _zip_member(path, "conversations.json", "a Claude.ai data export .zip")
+    doc = _load_json(path, data, "a Claude.ai conversations.json")
+    if isinstance(doc, dict):
+        doc = [doc]
+    if not isinstance(doc, list):
+        raise ImportInputError(f"{path}: expected a list of conversations (a Claude.ai export's "
+                               f"conversations.json); use --format to choose another format")
+    out: list[Conversation] = []
+    for i, conv in enumerate(doc):
+        if not isinstance(conv, dict) or not isinstance(conv.get("chat_messages"), list):
+            raise ImportInputError(f"{path}: conversation {i} has no 'chat_messages' list (expected "
+                                   f"a Claude.ai export's conversations.json, unedited)")
+        start = parse_time(conv.get("created_at"))
+        turns: list[Turn] = []
+        tools = _Tools(turns)
+        for msg in conv["chat_messages"]:
+            if not isinstance(msg, dict):
+                continue
+            when = parse_time(msg.get("created_at")) or start
+            sender = str(msg.get("sender") or "")
+            speaker = "User" if sender == "human" else "Claude"
+            for b in msg.get("content") or []:
+                if isinstance(b, dict) and b.get("type") == "tool_use":
+                    name = str(b.get("name") or "tool")
+                    tools.call(b.get("id"), "Claude", name, tool_gist(name, b.get("input")), when)
+                elif isinstance(b, dict) and b.get("type") == "tool_result":
+                    tools.result(b.get("tool_use_id"), "Claude", _content_text(b.get("content")),
+                                 bool(b.get("is_error")), when, str(b.get("name") or "tool"))
+            text = _ca_text(msg)
+            if text and sender in ("human", "assistant"):
+                turns.append(Turn(speaker, text, when))
+        cid = conv.get("uuid") or hashlib.sha1(
+            f"{conv.get('name')}|{conv.get('created_at')}".encode()).hexdigest()[:16]
+        out.append(Conversation(f"claude-ai:{cid}", str(path), "claude-ai", conv.get("name") or None,
+                                start or next((t.time for t in turns if t.time), None), turns,
+                                timed=any(t.time and t.time != start for t in turns)))
+    return out
+
+
+def _zip_member(path: Path, name: str, what: str) -> bytes:
+    """The bytes of the member called ``name`` (in any folder) of a .zip export."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            member = next((n for n in z.namelist() if n.rsplit("/", 1)[-1] == name), None)
+            if member is None:
+                raise ImportInputError(f"{path}: no {name} inside (expected {what})")
+            return z.read(member)
+    except zipfile.BadZipFile:
+        raise ImportInputError(f"{path}: not a readable .zip file (unzip it and give its "
+                               f"{name})") from None
 
 
 # --------------------------------------------------------------------------- messages
@@ -472,7 +629,8 @@ def _messages_conv(path: Path, obj: dict | list, index: int | None) -> Conversat
         f"{path.name}#{index}" if index is not None else path.name)
     start = _msg_time(meta) or next((t.time for t in turns if t.time), None)
     return Conversation(f"messages:{cid}", str(path), "messages",
-                        meta.get("title") if isinstance(meta.get("title"), str) else None, start, turns)
+                        meta.get("title") if isinstance(meta.get("title"), str) else None, start, turns,
+                        timed=any(t.time for t in turns))
 
 
 def _message_turns(m: dict, speaker: str, when: _dt.datetime | None, turns: list[Turn],
@@ -611,6 +769,8 @@ def _text_heading(head: list[str], meta: dict, path: Path,
             when = parse_time(kv.group(2).strip())
         elif kv and kv.group(1).lower() == "title" and not title:
             title = kv.group(2).strip()
+    if when is None:  # "# Planning call, 3 November 2026", "Weekly sync — Nov 3, 2026"
+        when = next((d for d in (written_date(x) for x in [str(title or "")] + head) if d), None)
     if when is None:
         m = _DATE_IN_NAME.search(path.name)
         when = parse_time(m.group(1)) if m else None
@@ -619,13 +779,44 @@ def _text_heading(head: list[str], meta: dict, path: Path,
     return title, when
 
 
+_MONTHS = {m: i for i, m in enumerate(
+    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
+     "october", "november", "december"], 1)}
+_MON = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+       r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+_WRITTEN_DATES = (
+    re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
+    re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+" + _MON + r",?\s+(?P<y>\d{4})\b", re.I),
+    re.compile(r"\b" + _MON + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b", re.I),
+)
+
+
+def written_date(text: str) -> _dt.datetime | None:
+    """The first calendar date written in ``text`` — "2026-11-03", "3 November 2026",
+    "Nov 3, 2026" — as midnight UTC, or None."""
+    for pat in _WRITTEN_DATES:
+        m = pat.search(text or "")
+        if not m:
+            continue
+        g = m.groupdict()
+        month = int(g["m"]) if g.get("m") else next(
+            v for k, v in _MONTHS.items() if k.startswith(g["mon"].lower().rstrip(".")[:3]))
+        try:
+            return _dt.datetime(int(g["y"]), month, int(g["d"]), tzinfo=_dt.timezone.utc)
+        except ValueError:
+            continue
+    return None
+
+
 # --------------------------------------------------------------------------- detection
 
 def detect(path: Path, data: bytes) -> str:
     """The format of one file, from its name and first bytes (one-line error if none)."""
     suffix = path.suffix.lower()
-    if suffix == ".zip" or path.name == "conversations.json":
-        return "chatgpt"
+    if suffix == ".zip":
+        return _zip_format(path)
+    if path.name == "conversations.json":  # ChatGPT's and Claude.ai's exports both call it so
+        return "claude-ai" if is_claude_ai(_load_json(path, data, "a conversations.json")) else "chatgpt"
     if suffix == ".jsonl":
         return "claude-code"
     if suffix in (".md", ".markdown", ".txt"):
@@ -637,18 +828,35 @@ def detect(path: Path, data: bytes) -> str:
         firsts = [x for x in items[:3] if isinstance(x, dict)]
         if firsts and all("mapping" in x for x in firsts):
             return "chatgpt"
+        if is_claude_ai(doc):
+            return "claude-ai"
         if isinstance(doc, dict) and "messages" in doc or firsts and all(
                 "role" in x or "messages" in x for x in firsts):
             return "messages"
         if firsts and "type" in firsts[0] and ("sessionId" in firsts[0] or "message" in firsts[0]):
             return "claude-code"
-        raise UnknownFormat(f"{path}: JSON of no known session format (ChatGPT conversations.json, "
-                               f"a messages list, or a Claude Code log); give --format if it is one")
+        raise UnknownFormat(f"{path}: JSON of no known session format (a ChatGPT or Claude.ai "
+                               f"conversations.json, a messages list, or a Claude Code log); give "
+                               f"--format if it is one")
     raise UnknownFormat(f"{path}: cannot tell its format from its name; give --format "
-                           f"(claude-code, chatgpt, messages, text)")
+                           f"(claude-code, chatgpt, claude-ai, messages, text)")
 
 
-PARSERS = {"claude-code": parse_claude_code, "chatgpt": parse_chatgpt, "messages": parse_messages}
+def _zip_format(path: Path) -> str:
+    """A data export .zip: Claude.ai's when its conversations.json has ``chat_messages``,
+    else ChatGPT's (whose parser names what is missing)."""
+    try:
+        data = _zip_member(path, "conversations.json", "a ChatGPT or Claude.ai data export .zip")
+    except ImportInputError:
+        return "chatgpt"
+    try:
+        return "claude-ai" if is_claude_ai(json.loads(data.decode("utf-8-sig"))) else "chatgpt"
+    except (ValueError, UnicodeDecodeError):
+        return "chatgpt"
+
+
+PARSERS = {"claude-code": parse_claude_code, "chatgpt": parse_chatgpt, "claude-ai": parse_claude_ai,
+           "messages": parse_messages}
 
 
 def source_files(src: Path, fmt: str = "auto") -> list[Path]:
@@ -666,7 +874,9 @@ def source_files(src: Path, fmt: str = "auto") -> list[Path]:
             continue
         if fmt != "auto" and EXTENSIONS[ext] not in (None, fmt):
             continue
-        if fmt == "chatgpt" and ext == ".json" and p.name != "conversations.json":
+        if ext == ".zip" and fmt not in ("auto", "chatgpt", "claude-ai"):
+            continue  # a data export: only its own formats read it
+        if fmt in ("chatgpt", "claude-ai") and ext == ".json" and p.name != "conversations.json":
             continue  # an unzipped export's user.json, message_feedback.json, …
         out.append(p)
     if not out:
@@ -674,8 +884,19 @@ def source_files(src: Path, fmt: str = "auto") -> list[Path]:
     return out
 
 
-def read_source(path: Path, fmt: str = "auto") -> list[Conversation]:
-    """Every conversation of one file (one-line :class:`ImportInputError` if unreadable)."""
+def read_source(path: Path, fmt: str = "auto", options: ImportOptions | None = None) -> list[Conversation]:
+    """Every conversation of one file (one-line :class:`ImportInputError` if unreadable),
+    with ``options`` applied: the speakers renamed, a plain transcript's date set."""
+    convs = _read_source(path, fmt, options or ImportOptions())
+    opts = options or ImportOptions()
+    if opts.speakers:
+        for c in convs:
+            for t in c.turns:
+                t.speaker = opts.speakers.get(t.speaker, t.speaker)
+    return convs
+
+
+def _read_source(path: Path, fmt: str, opts: ImportOptions) -> list[Conversation]:
     try:
         data = b"" if path.suffix.lower() == ".zip" else path.read_bytes()
         mtime = path.stat().st_mtime
@@ -685,7 +906,13 @@ def read_source(path: Path, fmt: str = "auto") -> list[Conversation]:
         raise ImportInputError(f"{path}: empty file (remove it or give a non-empty one)")
     kind = detect(path, data) if fmt == "auto" else fmt
     if kind == "text":
-        return parse_text(path, data, mtime)
+        convs = parse_text(path, data, mtime)
+        if opts.date is not None:  # the user's word over what the file seems to say
+            for c in convs:
+                c.start = opts.date
+                for t in c.turns:
+                    t.time = opts.date
+        return convs
     convs = PARSERS[kind](path, data)
     for c in convs:
         if c.start is None:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+import logging
+
 import yaml
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import path_problem
@@ -37,12 +39,15 @@ from brainfs.cache.search.forget import FORGET_DIR, is_request, redact, request_
 from brainfs.cache.sessions.importers import (
     Conversation,
     ImportInputError,
+    ImportOptions,
     Turn,
     UnknownFormat,
     read_source,
     source_files,
 )
 from brainfs.cache.search.text import slug_words
+
+log = logging.getLogger(__name__)
 
 #: A pause this long starts a new session of the same conversation: a working session's
 #: breaks (lunch, a meeting) are shorter; a night or a return days later is longer.
@@ -52,6 +57,9 @@ SESSION_GAP = _dt.timedelta(hours=6)
 #: passage (the embedding model reads only its first ~1,000 characters anyway); the cut is
 #: marked in the text.
 MAX_TURN_CHARS = 6000
+
+#: The list of sessions dream keeps (``- id | date | title`` lines).
+SESSIONS_INDEX = "sessions/index.md"
 
 _ID_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-(?:.+-)?(?P<h>[0-9a-f]{8})$")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
@@ -69,6 +77,12 @@ class Draft:
     title: str | None
     source: str
     turns: list[Turn]
+    #: the source gives each turn its own time: the transcript keeps it (``turn_times``)
+    timed: bool = False
+
+
+def _iso(t: _dt.datetime) -> str:
+    return t.astimezone(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -84,6 +98,8 @@ class Report:
     rewritten: list[str] = field(default_factory=list)  # sessions whose source changed earlier turns
     skipped: list[str] = field(default_factory=list)  # files of no known format (in a directory)
     paths: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what the files held that was left out
+    indexed: int = 0  # new sessions added to sessions/index.md
 
     def line(self, url: str) -> str:
         fmts = ", ".join(f"{k} {v}" for k, v in sorted(self.files.items()))
@@ -92,6 +108,8 @@ class Report:
                f"{self.turns_added} turns written ({self.tool_turns} tool calls summarised)")
         if self.empty:
             out += f"; {self.empty} empty conversation(s) skipped"
+        if self.indexed:
+            out += f"; {self.indexed} added to {SESSIONS_INDEX}"
         return out
 
 
@@ -138,7 +156,8 @@ def drafts_of(conv: Conversation) -> list[Draft]:
         title = conv.title or (one_title(first_user) if first_user else None)
         if title and len(parts) > 1:
             title = f"{title} (part {n})"
-        out.append(Draft(h, sid, n, when, title, f"{conv.fmt} {conv.key.split(':', 1)[1]}", turns))
+        out.append(Draft(h, sid, n, when, title, f"{conv.fmt} {conv.key.split(':', 1)[1]}", turns,
+                         conv.timed))
     return out
 
 
@@ -188,8 +207,13 @@ def render(d: Draft) -> tuple[str, int]:
     if d.title:
         meta["title"] = d.title
     meta["source"] = d.source
+    turns = _nonempty(d.turns)
     paras = [f"[D{d.part}:{i}] {speaker_name(t.speaker)}: {turn_body(t.text)}"
-             for i, t in enumerate(_nonempty(d.turns), 1)]
+             for i, t in enumerate(turns, 1)]
+    if d.timed:
+        times = {f"D{d.part}:{i}": _iso(t.time) for i, t in enumerate(turns, 1) if t.time}
+        if times:
+            meta["turn_times"] = times
     return frontmatter(meta) + "\n" + "\n\n".join(paras) + "\n", len(paras)
 
 
@@ -235,12 +259,20 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
     paras = [f"[D{part}:{nxt + i}] {speaker_name(t.speaker)}: {turn_body(t.text)}" for i, t in enumerate(new)]
     meta, body, bad = split_frontmatter(text)
     if meta is not None and not bad:
+        changed = False
         parts = meta.get("participants")
         if isinstance(parts, list):
             add = [speaker_name(t.speaker) for t in new if speaker_name(t.speaker) not in parts]
             if add:
                 meta["participants"] = parts + list(dict.fromkeys(add))
-                text = frontmatter(meta) + "\n" + body
+                changed = True
+        if d.timed and any(t.time for t in new):
+            times = dict(meta.get("turn_times") or {}) if isinstance(meta.get("turn_times"), dict) else {}
+            times.update({f"D{part}:{nxt + i}": _iso(t.time) for i, t in enumerate(new) if t.time})
+            meta["turn_times"] = times
+            changed = True
+        if changed:
+            text = frontmatter(meta) + "\n" + body
     return text.rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped
 
 
@@ -258,8 +290,8 @@ def forget_phrases(store) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def read_all(src: Path, fmt: str = "auto",
-             skipped: list[str] | None = None) -> tuple[list[Conversation], dict[str, int]]:
+def read_all(src: Path, fmt: str = "auto", skipped: list[str] | None = None,
+             options: ImportOptions | None = None) -> tuple[list[Conversation], dict[str, int]]:
     """Every conversation under ``src``; any bad file stops it here, before a write. In a
     directory read with ``auto``, files of no known format are listed in ``skipped``."""
     convs: list[Conversation] = []
@@ -267,7 +299,7 @@ def read_all(src: Path, fmt: str = "auto",
     in_dir = src.is_dir() and fmt == "auto"
     for p in source_files(src, fmt):
         try:
-            got = read_source(p, fmt)
+            got = read_source(p, fmt, options)
         except UnknownFormat:
             if not in_dir or skipped is None:
                 raise
@@ -295,15 +327,17 @@ class _Imported(NamedTuple):
 
 def import_sessions(src: Path, store, fmt: str = "auto",
                     progress: Callable[[int, int], None] | None = None,
-                    workers: int = 8) -> Report:
+                    workers: int = 8, options: ImportOptions | None = None) -> Report:
     """Import the sessions under ``src`` into ``store``'s corpus (see the module docstring).
-    Raises :class:`ImportInputError` (one line) before writing anything when a file is bad."""
+    Raises :class:`ImportInputError` (one line) before writing anything when a file is bad.
+    New sessions are added to ``sessions/index.md`` (dream rewrites it whole on its run)."""
     skipped: list[str] = []
-    convs, counts = read_all(src, fmt, skipped)
+    convs, counts = read_all(src, fmt, skipped, options)
     if not convs and skipped:
         raise ImportInputError(f"{src}: no file in it is of a known session format (e.g. "
                                f"{skipped[0]}); give --format or a session file")
-    rep = Report(files=counts, conversations=len(convs), skipped=skipped)
+    rep = Report(files=counts, conversations=len(convs), skipped=skipped,
+                 warnings=[w for c in convs for w in c.warnings])
     _redact_forgotten(convs, forget_phrases(store))
     drafts = _drafts(convs, rep)
     known = _known_sessions(store)
@@ -328,7 +362,38 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
+    new = [d for d in todo if f"sessions/{d.sid}/transcript.md" in rep.paths and d.hash not in known]
+    rep.indexed = add_to_sessions_index(store, new)
     return rep
+
+
+def add_to_sessions_index(store, drafts: list[Draft]) -> int:
+    """Append the sessions not listed yet to ``sessions/index.md`` (dream's ``- id | date |
+    title`` lines), so the memory lists them before the next dream; returns how many were
+    added. Conditional on the ETag read; a lost race is left to the next dream."""
+    if not drafts:
+        return 0
+    try:
+        data, etag = store.get(SESSIONS_INDEX)
+        text = data.decode("utf-8", errors="replace")
+    except NoSuchKey:
+        text, etag = "# Sessions\n\n", None
+    listed = {ln.split("|", 1)[0].strip(" -`[]") for ln in text.splitlines() if ln.startswith("- ")}
+    lines = [f"- {d.sid} | {d.date.date().isoformat() if d.date else 'undated'} | "
+             f"{' '.join((d.title or 'Session').split())}" for d in sorted(drafts, key=lambda d: d.sid)
+             if d.sid not in listed]
+    if not lines:
+        return 0
+    text = text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+    try:
+        if etag is None:
+            store.put(SESSIONS_INDEX, text.encode("utf-8"), if_none_match=True)
+        else:
+            store.put(SESSIONS_INDEX, text.encode("utf-8"), if_match=etag)
+    except Exception as e:  # noqa: BLE001 - the transcripts are written; dream lists them anyway
+        log.warning("%s not updated (%s); the next dream lists the new sessions", SESSIONS_INDEX, e)
+        return 0
+    return len(lines)
 
 
 def _redact_forgotten(convs: list[Conversation], phrases: list[str]) -> None:

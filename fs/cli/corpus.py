@@ -230,7 +230,7 @@ def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
 
 def cmd_import_sessions(args: argparse.Namespace) -> int:
     """Sessions people already have (agent logs, chat exports) -> transcripts in the corpus."""
-    from brainfs.cache.sessions.importers import ImportInputError
+    from brainfs.cache.sessions.importers import ImportInputError, make_options
     from brainfs.cache.sessions.sessionfile import import_sessions
 
     cfg = config_of(args)
@@ -241,10 +241,14 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     except NoSuchBucket:
         store.create_bucket()
         print(f"created bucket {url.bucket}", file=sys.stderr)
+    try:
+        options = make_options(cfg.import_speakers, args.speaker, args.date)
+    except ImportInputError as e:
+        raise UsageError(str(e)) from None
     progress = LazyBar("import-sessions")
 
     try:
-        rep = import_sessions(Path(args.src), store, args.format, progress, cfg.max_workers)
+        rep = import_sessions(Path(args.src), store, args.format, progress, cfg.max_workers, options)
     except ImportInputError as e:
         raise UsageError(f"{e}; nothing imported") from None
     except KeyboardInterrupt:
@@ -256,6 +260,8 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     if rep.skipped:
         warn(f"skipped {len(rep.skipped)} file(s) of no known session format: "
               + ", ".join(rep.skipped[:3]) + (", …" if len(rep.skipped) > 3 else ""))
+    for w in rep.warnings:
+        warn(w)
     for path in rep.rewritten:
         warn(f"{path}: turns already imported differ from the source's (edited in the source or "
               "in the transcript); the transcript's stay, the source's versions were appended as new turns")
@@ -395,8 +401,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                     "or a directory of them")
     se.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
     se.add_argument("--format", default="auto",
-                    choices=("auto", "claude-code", "chatgpt", "messages", "text"),
+                    choices=("auto", "claude-code", "chatgpt", "claude-ai", "messages", "text"),
                     help="the source format; auto: from each file's name and content")
+    se.add_argument("--speaker", action="append", metavar="ROLE=NAME",
+                    help="write NAME for the source's speaker ROLE, e.g. User=Nadia (repeatable; "
+                    "the import_speakers setting gives defaults); unset, 'User' stays 'User'")
+    se.add_argument("--date", metavar="DATE",
+                    help="the date of a plain-text transcript (2026-11-03, 3 November 2026), over "
+                    "what the file says or its modification time")
     se.set_defaults(func=cmd_import_sessions)
 
     sa = command(sub, "sample", "write a sample memory tree of a synthetic persona",

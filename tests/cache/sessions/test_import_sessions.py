@@ -21,7 +21,7 @@ import pytest
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.search.chunker import chunk_file
+from brainfs.cache.search.chunker import chunk_file, split_frontmatter
 from brainfs.cache.sessions.importers import ImportInputError, detect, read_source
 from brainfs.cache.sessions.sessionfile import SESSION_GAP, import_sessions
 
@@ -345,7 +345,12 @@ def test_import_twice_then_a_grown_session(src: Path, store: ObjectStore) -> Non
     assert (grown.new, grown.grown, grown.unchanged, grown.turns_added) == (0, 1, 4, 2)
     assert [o.path for o in store.list() if o.path.startswith("sessions/")] == sorted(before)
     new = store.get(cc_path)[0].decode()
-    assert new.startswith(old.rstrip("\n") + "\n\n")  # every old byte kept, turn ids too
+    # every old byte of the turns kept, turn ids too; the frontmatter's turn_times grows
+    old_meta, old_body, _ = split_frontmatter(old)
+    new_meta, new_body, _ = split_frontmatter(new)
+    assert new_body.startswith(old_body.rstrip("\n") + "\n\n")
+    assert new_meta["turn_times"] == {**old_meta["turn_times"], "D1:8": "2026-03-02T09:05:00Z",
+                                      "D1:9": "2026-03-02T09:05:30Z"}
     got = turns_of(new)
     assert [a for a, _s, _t in got][-3:] == ["D1:7", "D1:8", "D1:9"]
     assert got[-1][2] == "Done: the lagoon buoys now cap backoff at 1.5 s."

@@ -1,0 +1,211 @@
+"""What an import keeps of its source, through ``brainfs import-sessions`` as a user runs it.
+
+Against the test S3 server: a plain transcript's own date (or ``--date``), each turn's time
+(Claude Code ``timestamp``, ChatGPT ``create_time``) kept in ``turn_times`` and used by the
+index's reader and recall, ``--speaker User=Nadia`` (and the ``import_speakers`` setting), a
+Claude Code log whose last line is garbage, a Claude.ai export, a truncated ChatGPT export,
+and ``sessions/index.md`` listing the new sessions at once.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brainfs.backend.config import Config
+from brainfs.backend.keys import CorpusURL
+from brainfs.backend.store import ObjectStore
+from brainfs.cache.search.chunker import chunk_file, split_frontmatter
+from brainfs.cache.search.index import SearchIndex
+from brainfs.cache.search.retrieval import recall
+
+PLAIN = """# Planning call, 3 November 2026
+
+User: Can we move the caption study review to Thursday?
+Assistant: Yes, Thursday at 11:00 works for everyone.
+User: Good, book the small room.
+"""
+
+CC = [
+    {"type": "user", "sessionId": "s-1", "uuid": "u1", "timestamp": "2026-10-05T08:00:00.000Z",
+     "message": {"role": "user", "content": "The ferry to Awaji leaves at nine; remind me to pack the tripod."}},
+    {"type": "assistant", "sessionId": "s-1", "uuid": "u2", "timestamp": "2026-10-05T08:00:04.000Z",
+     "message": {"role": "assistant", "id": "m1", "content": [{"type": "text", "text": "Noted."}]}},
+    {"type": "user", "sessionId": "s-1", "uuid": "u3", "timestamp": "2026-10-05T13:30:00.000Z",
+     "message": {"role": "user", "content": "Back from Awaji: the tripod leg snapped on the pier."}},
+]
+
+CHATGPT = [{
+    "id": "c-1", "title": "Bread", "create_time": 1790000000.0, "current_node": "n3",
+    "mapping": {
+        "n1": {"id": "n1", "parent": None, "children": ["n2"], "message": None},
+        "n2": {"id": "n2", "parent": "n1", "children": ["n3"], "message": {
+            "id": "n2", "author": {"role": "user"}, "create_time": 1790000100.0,
+            "content": {"content_type": "text", "parts": ["My sourdough starter is called Brine."]},
+            "metadata": {}, "recipient": "all"}},
+        "n3": {"id": "n3", "parent": "n2", "children": [], "message": {
+            "id": "n3", "author": {"role": "assistant"}, "create_time": 1790003700.0,
+            "content": {"content_type": "text", "parts": ["A fine name for a starter."]},
+            "metadata": {}, "recipient": "all"}},
+    }}]
+
+CLAUDE_AI = [{
+    "uuid": "ca-1", "name": "Kiln schedule", "created_at": "2026-09-01T10:00:00.000000Z",
+    "updated_at": "2026-09-01T10:05:00.000000Z", "account": {"uuid": "acc"},
+    "chat_messages": [
+        {"uuid": "m1", "sender": "human", "created_at": "2026-09-01T10:00:00.000000Z",
+         "text": "The glaze kiln fires every second Tuesday.", "content": [
+             {"type": "text", "text": "The glaze kiln fires every second Tuesday."}],
+         "attachments": [], "files": [{"file_name": "kiln-log.csv"}]},
+        {"uuid": "m2", "sender": "assistant", "created_at": "2026-09-01T10:00:09.000000Z",
+         "text": "Got it: every second Tuesday.", "content": [
+             {"type": "text", "text": "Got it: every second Tuesday."}],
+         "attachments": [], "files": []},
+    ]}]
+
+
+@pytest.fixture
+def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
+    e = dict(os.environ, BRAINFS_CONFIG="/dev/null", BRAINFS_CACHE_DIR=str(tmp_path / "cache"),
+             BRAINFS_EMBEDDER="none", BRAINFS_RECALL_WARMUP="0", AWS_ENDPOINT_URL=cfg.endpoint_url)
+    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "BRAINFS_IMPORT_SPEAKERS"):
+        e.pop(k, None)
+    return e
+
+
+def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import-sessions", *args], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def transcripts(store: ObjectStore) -> dict[str, tuple[dict, str]]:
+    out = {}
+    for o in store.list("sessions"):
+        if o.path.endswith("/transcript.md"):
+            meta, body, _ = split_frontmatter(store.get(o.path)[0].decode())
+            out[o.path] = (meta, body)
+    return out
+
+
+def test_plain_transcript_dated_from_its_title_or_date_option(tmp_path, corpus: CorpusURL,
+                                                             store: ObjectStore, env):
+    f = tmp_path / "call.md"
+    f.write_text(PLAIN)
+    os.utime(f, (1_700_000_000, 1_700_000_000))  # 14 November 2023: not the session's date
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    ((path, (meta, _)),) = transcripts(store).items()
+    assert str(meta["date"]).startswith("2026-11-03") and "/2026-11-03-" in path
+    g = tmp_path / "other.md"
+    g.write_text(PLAIN.replace("# Planning call, 3 November 2026", "# Planning call"))
+    r = cli(str(g), str(corpus), "--date", "4 November 2026", env=env)
+    assert r.returncode == 0, r.stderr
+    dates = sorted(str(m["date"])[:10] for m, _b in transcripts(store).values())
+    assert dates == ["2026-11-03", "2026-11-04"]
+    r = cli(str(g), str(corpus), "--date", "someday", env=env)
+    assert r.returncode == 1 and "--date 'someday': not a date" in r.stderr
+
+
+def test_turn_times_kept_and_recall_dates_turns_exactly(tmp_path, corpus: CorpusURL,
+                                                       store: ObjectStore, env):
+    (tmp_path / "cc").mkdir()
+    (tmp_path / "cc" / "s-1.jsonl").write_text("\n".join(json.dumps(r) for r in CC) + "\n")
+    (tmp_path / "cc" / "conversations.json").write_text(json.dumps(CHATGPT))
+    r = cli(str(tmp_path / "cc"), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    got = transcripts(store)
+    cc = next(m for m, _b in got.values() if str(m["source"]).startswith("claude-code"))
+    assert cc["turn_times"] == {"D1:1": "2026-10-05T08:00:00Z", "D1:2": "2026-10-05T08:00:04Z",
+                                "D1:3": "2026-10-05T13:30:00Z"}
+    cg = next(m for m, _b in got.values() if str(m["source"]).startswith("chatgpt"))
+    t2 = _dt.datetime.fromtimestamp(1790003700, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert cg["turn_times"]["D1:2"] == t2
+    # the index's reader dates each turn by its own time; recall returns that date
+    ix = SearchIndex(tmp_path / "ix.sqlite")
+    files = [(p, "1") for p in got]
+    ix.refresh(files, lambda p: store.get(p)[0], None)
+    chunks = {c.anchor: c for p in got for c in chunk_file(p, store.get(p)[0])}
+    assert chunks["D1:3"].updated.startswith("2026-10-05T13:30")
+    res = recall(ix, "tripod leg snapped on the pier", k=3, embedder=None)
+    top = res.cards[0]
+    assert top.anchor == "D1:3" and top.updated.startswith("2026-10-05T13:30"), top
+    ix.close()
+
+
+def test_speaker_mapping_option_and_setting(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    (tmp_path / "s-1.jsonl").write_text("\n".join(json.dumps(r) for r in CC) + "\n")
+    r = cli(str(tmp_path / "s-1.jsonl"), str(corpus), "--speaker", "User=Nadia", env=env)
+    assert r.returncode == 0, r.stderr
+    ((meta, body),) = transcripts(store).values()
+    assert meta["participants"] == ["Nadia", "Claude"] and "[D1:1] Nadia: The ferry" in body
+    (tmp_path / "chat.md").write_text(PLAIN)
+    r = cli(str(tmp_path / "chat.md"), str(corpus), env=dict(env, BRAINFS_IMPORT_SPEAKERS="User=Nadia Rahman"))
+    assert r.returncode == 0, r.stderr
+    plain = next(b for m, b in transcripts(store).values() if str(m["source"]).startswith("text"))
+    assert "Nadia Rahman: Can we move" in plain and "User:" not in plain
+    r = cli(str(tmp_path / "chat.md"), str(corpus), "--speaker", "User", env=env)
+    assert r.returncode == 1 and "expected ROLE=NAME" in r.stderr
+
+
+def test_garbage_last_line_warned_and_counted(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    f = tmp_path / "s-1.jsonl"
+    f.write_text("\n".join(json.dumps(r) for r in CC) + "\n{this is not json\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"{f}:4: the last line is not a JSON record" in r.stderr and "1 line left out" in r.stderr
+    ((meta, body),) = transcripts(store).values()
+    assert body.count("[D1:") == 3
+
+
+def test_claude_ai_export_recognised(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    d = tmp_path / "claude-export"
+    d.mkdir()
+    (d / "conversations.json").write_text(json.dumps(CLAUDE_AI))
+    (d / "users.json").write_text("[]")
+    r = cli(str(d), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "claude-ai 1" in r.stdout, r.stdout
+    ((meta, body),) = transcripts(store).values()
+    assert meta["title"] == "Kiln schedule" and str(meta["source"]) == "claude-ai ca-1"
+    assert "[D1:1] User: The glaze kiln fires every second Tuesday.\n[attachment: kiln-log.csv]" in body
+    assert "[D1:2] Claude: Got it" in body
+    assert meta["turn_times"]["D1:2"] == "2026-09-01T10:00:09Z"
+    import zipfile
+
+    z = tmp_path / "claude-data.zip"
+    with zipfile.ZipFile(z, "w") as zf:
+        zf.writestr("conversations.json", json.dumps(CLAUDE_AI))
+    r = cli(str(z), str(corpus), env=env)
+    assert r.returncode == 0 and "claude-ai 1" in r.stdout and "1 unchanged" in r.stdout, r.stdout + r.stderr
+
+
+def test_truncated_chatgpt_export_says_where(tmp_path, corpus: CorpusURL, env):
+    f = tmp_path / "conversations.json"
+    text = json.dumps(CHATGPT)
+    f.write_text(text[:text.index("My sourdough") + 5])  # the export cut inside a message
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 1
+    line = r.stderr.strip().splitlines()[-1]
+    assert "at at" not in line and "unterminated string starting at line 1, column" in line, line
+
+
+def test_new_sessions_listed_in_sessions_index_at_once(tmp_path, corpus: CorpusURL,
+                                                      store: ObjectStore, env):
+    store.put("sessions/index.md", b"# Sessions\n\n- 2026-01-01-old | 2026-01-01 | Old one\n")
+    (tmp_path / "call.md").write_text(PLAIN)
+    r = cli(str(tmp_path / "call.md"), str(corpus), env=env)
+    assert r.returncode == 0 and "1 added to sessions/index.md" in r.stdout, r.stdout
+    text = store.get("sessions/index.md")[0].decode()
+    (path,) = transcripts(store)
+    sid = path.split("/")[1]
+    assert text.splitlines()[-2:] == ["- 2026-01-01-old | 2026-01-01 | Old one",
+                                      f"- {sid} | 2026-11-03 | Planning call, 3 November 2026"]
+    r = cli(str(tmp_path / "call.md"), str(corpus), env=env)  # again: nothing new, nothing added
+    assert r.returncode == 0 and "added to" not in r.stdout
+    assert store.get("sessions/index.md")[0].decode() == text
