@@ -228,29 +228,46 @@ class Config:
     log_backups: int = 3
 
     # --- dream's synthesizer -------------------------------------------------------------
-    #: ``deterministic`` (offline, reproducible: the default) or ``llm`` (an
-    #: OpenAI-compatible endpoint below). ``brainfs dream --synth`` overrides it.
+    #: ``deterministic`` (offline, reproducible: the default), ``llm`` (the model below) or
+    #: ``agent`` (pages the user's agent wrote through MCP, dream/agentwork.py).
+    #: ``brainfs dream --synth`` overrides it.
     dream_synthesizer: str = "deterministic"
-    #: The endpoint's base URL, ending in /v1 as OPENAI_BASE_URL does; from
-    #: BRAINFS_LLM_BASE_URL, else OPENAI_BASE_URL.
+    #: The protocol of the model's endpoint: ``openai`` (OpenAI and every server speaking
+    #: its chat protocol: Ollama, llama.cpp, vLLM, LM Studio) or ``anthropic`` (Messages).
+    #: Unset, it is ``anthropic`` when only ANTHROPIC_API_KEY is set, else ``openai``.
+    llm_provider: str = "openai"
+    #: The endpoint's base URL (OpenAI-compatible: ending in /v1, as OPENAI_BASE_URL does);
+    #: from BRAINFS_LLM_BASE_URL, else OPENAI_BASE_URL (ANTHROPIC_BASE_URL for anthropic).
+    #: Unset with a key: the provider's own API.
     llm_base_url: str | None = None
-    #: From BRAINFS_LLM_API_KEY, else OPENAI_API_KEY (a local server may need none).
+    #: From BRAINFS_LLM_API_KEY, else OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic); a
+    #: local server needs none.
     llm_api_key: str | None = None
     llm_model: str | None = None
-    #: A page is a few hundred tokens out; 60 s covers a slow local model, and a dead
-    #: endpoint costs this once per run (dream stops asking after the first failure).
+    #: A page is a few hundred tokens out; 60 s covers a slow local model (about 50 tokens/s
+    #: for a 135M model on 2 CPUs), and a dead endpoint costs this once per worker per run
+    #: (dream stops asking after the first failure).
     llm_timeout: float = 60.0
+    #: 1 + the SDK's retries (exponential backoff with jitter, honouring Retry-After) on
+    #: connection errors, 408, 409, 429 and 5xx.
     llm_max_attempts: int = 3
-
-    # --- import-sessions --------------------------------------------------------------
-    #: The names to write for a source's roles, ``"User=Nadia"`` (several: comma-separated);
-    #: ``--speaker`` adds to them. Unset, "User" stays "User" (dream then names the user only
-    #: when a session says who they are), never silently the memory's owner.
-    import_speakers: str = ""
+    #: A page's answer: a few sentences and up to about 15 timeline bullets fit in 600
+    #: tokens; the cap bounds what a model that rambles costs.
+    llm_max_output_tokens: int = 600
+    #: Requests at once. Two keeps a remote API busy without tripping its rate limit at
+    #: once; a local server (llama.cpp) answers one at a time, and a waiting request's time
+    #: counts against its timeout: set 1 there.
+    llm_concurrency: int = 2
+    #: A run stops asking once it has spent this many tokens (prompt + answer) or this much
+    #: money (at the prices below, per million tokens); 0 = no limit. What is left is
+    #: rendered deterministically and asked next run.
+    llm_max_tokens_per_run: int = 0
+    llm_max_cost_per_run: float = 0.0
+    llm_price_input_per_mtok: float = 0.0
+    llm_price_output_per_mtok: float = 0.0
 
     # --- recall -----------------------------------------------------------------------
-    #: Statements likely to change (a plan, a status, a role) not confirmed for this many
-    #: days are flagged stale (cache/search/staleness.py).
+    #: Cards older than this are flagged stale.
     stale_days: int = 180
     recall_k: int = 10
     #: Embedding model; None = the packaged all-MiniLM-L6-v2.
@@ -299,9 +316,15 @@ class Config:
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region:
             overrides["region"] = region
-        # The OpenAI client's own variables count as environment (above the TOML file),
-        # below brainfs's own names.
-        for name, key in (("llm_base_url", "OPENAI_BASE_URL"), ("llm_api_key", "OPENAI_API_KEY")):
+        # The SDKs' own variables count as environment (above the TOML file), below
+        # brainfs's own names: OPENAI_* for an OpenAI-compatible endpoint, ANTHROPIC_* for
+        # Anthropic's (the provider unset and only ANTHROPIC_API_KEY set: anthropic).
+        provider = env.get("BRAINFS_LLM_PROVIDER") or (data.get("llm_provider") if toml_path else None)
+        if not provider and env.get("ANTHROPIC_API_KEY") and not (
+                env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
+            provider = overrides["llm_provider"] = "anthropic"
+        sdk = "ANTHROPIC" if provider == "anthropic" else "OPENAI"
+        for name, key in (("llm_base_url", f"{sdk}_BASE_URL"), ("llm_api_key", f"{sdk}_API_KEY")):
             if env.get(key):
                 overrides[name] = env[key]
         cfg = cfg.override(**overrides)
@@ -349,6 +372,8 @@ class Config:
             raise ConfigError(f"listing must be 'working-set' or 'corpus', not {out.listing!r}")
         if out.commit not in ("close", "quiet"):
             raise ConfigError(f"commit must be 'close' or 'quiet', not {out.commit!r}")
+        if out.llm_provider not in ("openai", "anthropic"):
+            raise ConfigError(f"llm_provider must be 'openai' or 'anthropic', not {out.llm_provider!r}")
         return out
 
     def credentials(self) -> tuple[str, str, str | None]:

@@ -332,7 +332,7 @@ def write_wiki(run: _Run) -> None:
     run.phrases = phrases = forget_phrases(tree, listing)
     topics_of = _published_topics(tree, listing)
     owner_texts = _owner_texts(tree, listing)
-    files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
+    files, rs, info = _build(run, phrases, topics_of, owner_texts)
     # a page a person wrote where dream now writes one: its lines are kept in dream's page
     adopted = E.adopt(tree, {p: listing[p] for p in files if p in listing}, run.prev.written,
                       run.prev.managed, state.hand, [ph for _p, ph in phrases])
@@ -341,7 +341,7 @@ def write_wiki(run: _Run) -> None:
         for e in adopted:
             reasons[e.path].append(f"the page that was there is kept: {len(e.added)} line(s) under "
                                    f"'{E.ADOPTED_SECTION}'")
-        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
+        files, rs, info = _build(run, phrases, topics_of, owner_texts)
     for e in run.hand_edits:
         reasons[e.path].append(e.describe())
     # a hand line contradicting its page becomes a correction event, written by this run
@@ -371,7 +371,7 @@ def write_wiki(run: _Run) -> None:
         reasons[ep].append("a correction supersedes what it stated: " + ", ".join(
             cp for cp, c in live if ep == reach.GUIDE_PATH or ep in c.get("supersedes_notes", [])))
     if new_cards or external:
-        files, rs, info = build_wiki(state, phrases, run.cfg, run.synth, topics_of, owner_texts)
+        files, rs, info = _build(run, phrases, topics_of, owner_texts)
         for cp in new_cards:
             card = state.cards[cp]
             reasons[cp].append(f"correction {card['source']}" + (
@@ -387,6 +387,17 @@ def write_wiki(run: _Run) -> None:
         files[ep] = content
         reasons[ep].append(f"hand edit of {meta.get('page')} contradicts a claim of the page")
     run.files, run.info, run.external = files, info, external
+
+
+def _build(run: _Run, phrases, topics_of, owner_texts):
+    """Render every managed file; a synthesizer that queued prompts (a model's) asks them
+    now, several at once, and the wiki is rendered again with the answers (the second
+    rendering of an unchanged page is a cache hit)."""
+    got = build_wiki(run.state, phrases, run.cfg, run.synth, topics_of, owner_texts)
+    if run.synth.ask_pending(run.prog):
+        run.prog.phase("writing the wiki")
+        got = build_wiki(run.state, phrases, run.cfg, run.synth, topics_of, owner_texts)
+    return got
 
 
 def _published_topics(tree: Tree, listing: dict[str, str]) -> Callable[[str], list[str]]:
@@ -507,7 +518,7 @@ def _citation_share(files: dict[str, str], probs: list[Problem]) -> tuple[int, f
 
 def _checked(p: str) -> bool:
     """A file whose claims verification reads: a page (not INDEX.md) or a summary."""
-    return p.startswith("knowledge/") and p.endswith(".md") and p != INDEX_PATH or p.endswith("/summary.md")
+    return p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md")
 
 
 def verify_and_validate(run: _Run, embedder) -> None:
@@ -574,6 +585,17 @@ def _verify_claims(run: _Run, embedder, sources: _Sources, problems: list[Proble
                                               found=keys.found)
                 keys.records[p] = [key, verdict.claims, verdict.rejected, verdict.bad_lines,
                                    keys.current]
+            alt = run.synth.checked(p, files[p], verdict.bad_lines)
+            if alt is not None:
+                # a model's page with a rejected sentence falls back whole: the deterministic
+                # rendering of the same facts, verified in its turn
+                for ln in drop_lines(files[p], verdict.bad_lines)[1]:
+                    problems.append(Problem(p, "unsupported-claim", "the model's sentence is not "
+                                            f"supported by its source: {ln.strip()[:100]!r}", "warning"))
+                problems.append(Problem(p, "synth-fallback", "a sentence failed verification: the "
+                                        "deterministic rendering is published", "warning"))
+                files[p] = alt
+                verdict = verifier.check_file(p, alt, sources.text)
             new_text, rejected = drop_lines(files[p], verdict.bad_lines)
             if rejected:
                 files[p] = new_text

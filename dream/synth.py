@@ -3,8 +3,9 @@
 :class:`Synthesizer` is the interface; :class:`DeterministicSynthesizer` is the default
 (offline, extractive: every claim is a quote of the turn it cites, so a rerun produces the
 same bytes). The LLM synthesizer (``dream.llm``, any OpenAI-compatible endpoint) implements
-the same protocol; whatever it writes still goes through validation and semantic verification
-before anything is published, so it cannot publish a claim its citation does not support.
+the same protocol, and so does ``dream.llm.AgentSynthesizer`` (the user's agent, through MCP);
+whatever they write still goes through validation and semantic verification before anything
+is published, so they cannot publish a claim its citation does not support.
 """
 
 from __future__ import annotations
@@ -32,8 +33,6 @@ class Claim:
     #: a gathered line's values, each with its own source ("pottery (July 2023)", ref): the
     #: line reads "text: value [cite:a], value [cite:b]" (gather.py)
     parts: tuple[tuple[str, str], ...] = ()
-    #: the fact record (knowledge/.facts.jsonl) a current or superseded line renders
-    record: str | None = None
 
 
 @dataclass
@@ -97,6 +96,17 @@ class Synthesizer(Protocol):
         """One line for the commit message, if any."""
         ...
 
+    def ask_pending(self, progress: Any = None) -> bool:
+        """Ask what the last rendering queued (a model's prompts, several at once); True
+        when the wiki must be rendered again with the answers."""
+        ...
+
+    def checked(self, path: str, text: str, bad_lines: list[int]) -> str | None:
+        """Verification's verdict on ``path`` (``bad_lines``: body lines holding a rejected
+        claim): another rendering to publish instead (a model's page that failed falls back
+        whole), or None to drop the rejected lines as usual."""
+        ...
+
 
 def frontmatter(meta: dict) -> str:
     """Stable YAML frontmatter (keys in the given order)."""
@@ -158,6 +168,14 @@ class DeterministicSynthesizer:
         return None
 
     def note(self) -> str | None:
+        return None
+
+    def ask_pending(self, progress: Any = None) -> bool:
+        """Nothing to ask."""
+        return False
+
+    def checked(self, path: str, text: str, bad_lines: list[int]) -> str | None:
+        """None: a rejected line is dropped, the rest of the page stands."""
         return None
 
     def page(self, spec: PageSpec) -> str:
