@@ -231,13 +231,14 @@ _QTY_HEADS = (r"threshold|limit|budget|target|cap|quota|minimum|maximum|max|min|
 _QTY = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
     rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|was changed to|has changed to|"
-    rf"changed to|moved to|went up to|went down to|is now|will be|should be|of)\s+(?:now\s+|set to\s+|at\s+)?"
+    rf"changed to|moved to|went up to|went down to|is now|will be|should be|of|"
+    rf"(?:moved|went|changed|went up|went down|dropped|rose|fell)\s+from\s+{NUMBER}{UNIT}\s+to)\s+(?:now\s+|set to\s+|at\s+)?"
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,4}}?)(?:(?P<head>deadline|due date)\s+"
     rf"(?:(?:for|of|on)\s+(?:the\s+)?(?P<of>[\w\-]+(?:\s+[\w\-]+){{0,3}}?)\s+)?"
     rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now)\s+(?:now\s+)?"
-    rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
+    rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:from\s+(?:the\s+)?{DATE}\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
     rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+)"
     rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
 _QTY_VERB = re.compile(
@@ -390,9 +391,28 @@ def _quantities(sentence: str) -> list[Relation]:
         start = _after_determiner(sentence, m.start("mods"), m.start("head"))
         mods = _mods(sentence[start:m.start("head")] + " " + (m.group("of") or ""))
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
+        span = sentence[start:m.end("of") if m.group("of") else m.start("head")]
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
-                            f"{_head(m.group('head'))}|{mods}", False, "", phrase=phrase))
+                            f"{_head(m.group('head'))}|{mods}" + _names_key(span, start), False, "",
+                            phrase=phrase))
     return out
+
+
+_KEY_NAME_RE = re.compile(r"(?<![\w\-])[A-Z][\w\-]*(?:\s+(?:of\s+|the\s+|for\s+)?[A-Z][\w\-]*)*")
+
+
+def _names_key(span: str, at: int) -> str:
+    """The names a quantity's or deadline's name holds ("the conference submission for Ramp
+    Ledger" → "@ramp ledger"), the sentence's first word left out: two quantities that name
+    different things (Ramp Ledger's and Haptic Crosswalk's submissions) are two."""
+    names = []
+    for m in _KEY_NAME_RE.finditer(span):
+        run = m.group(0)
+        if at + m.start() == 0:  # the sentence's capitalised first word
+            run = run.split(None, 1)[1] if " " in run else ""
+        if run:
+            names.append(run.lower())
+    return "@" + ";".join(sorted(set(names))) if names else ""
 
 
 def _head(h: str) -> str:
@@ -448,7 +468,9 @@ def _deadlines(sentence: str) -> list[Relation]:
             mods = (mods + " " + head).strip()
             head = "deadline"
         what = " ".join(sentence[start:end].split())
-        out.append(Relation("", "deadline", _clean_value(m.group("v")), "set", f"deadline|{mods}",
+        span = sentence[start:end] + (" " + m.group("of") if m.group("of") else "")
+        out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
+                            f"deadline|{mods}" + _names_key(span, start),
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     for m in _DEADLINE_VERB.finditer(sentence):
         what = " ".join(m.group("mods").split())
@@ -495,6 +517,10 @@ def same_key(a: str, b: str) -> bool:
     quantity: same head, and overlapping modifiers (or one without any)?"""
     if "|" not in a or "|" not in b:
         return a == b
+    a, _, na = a.partition("@")
+    b, _, nb = b.partition("@")
+    if na and nb and not (set(na.split(";")) <= set(nb.split(";")) or set(nb.split(";")) <= set(na.split(";"))):
+        return False  # the submission for Ramp Ledger is not Haptic Crosswalk's
     ha, ma = a.split("|", 1)
     hb, mb = b.split("|", 1)
     if ha != hb:
