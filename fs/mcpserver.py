@@ -10,6 +10,8 @@ the same cards, reasons and errors as the command line:
 - ``write_note(text, topic, title)``: a new memory card under ``notes/``;
 - ``write(path, text, append)``: create, replace or append to a file;
 - ``correct(text, scope)``, ``forget(phrase)``: a correction, a deletion request;
+- ``dream_pending(limit)``, ``dream_submit(answers, agent)``: the agent as the wiki's writer
+  (pages waiting for text with their evidence; texts back, verified, committed naming it);
 
 and two resources, ``memory://knowledge/INDEX.md`` and ``memory://GUIDE.md``. A tool's
 error is a tool result with ``isError`` and one line naming the fix. Nothing but protocol
@@ -51,6 +53,7 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     _add_resources(server, memory, call)
     if not read_only:
         _add_writing_tools(server, memory, call)
+        _add_agent_writer_tools(server, memory, call)
     return server
 
 
@@ -171,6 +174,54 @@ def _add_writing_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
     def forget(phrase: str) -> str:
         path = call(lambda: memory.forget(phrase))
         return f"recorded {path}; the next index and dream runs apply it"
+
+
+def _add_agent_writer_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
+    """``dream_pending`` and ``dream_submit``: the agent as the wiki's writer
+    (dream/agentwork.py). Dream hands out the pages whose facts changed, with their numbered
+    evidence; the agent writes them with its own model and hands them back; dream checks
+    every sentence as it checks a model's and commits what passes, naming the agent."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    def workdir():
+        return memory.cfg.cache_dir_for(memory.url.bucket, memory.url.prefix) / "dream"
+
+    @server.tool(description="The wiki pages (and session summaries) waiting for text: each "
+                 "with its key, its instructions and its numbered evidence. Write them with "
+                 "your own model and give them back with dream_submit. limit: how many items "
+                 "(default 5).")
+    def dream_pending(limit: int = 5) -> str:
+        from brainfs.dream.agentwork import pending_s3
+
+        if limit < 1:
+            raise ToolError("limit must be at least 1")
+        return json.dumps(call(lambda: pending_s3(memory.store, workdir(), limit)), indent=2)
+
+    @server.tool(description="Hand back page texts written for dream_pending's items, as "
+                 "{key: text}. Dream verifies every sentence against the turn it cites and "
+                 "publishes what passes in one commit naming you (agent: your name, e.g. "
+                 "'claude-code'); a page that fails stays pending, with the reason.")
+    def dream_submit(answers: dict[str, str], agent: str) -> str:
+        from brainfs.dream.agentwork import submit_s3
+        from brainfs.dream.sync import LeaseHeld
+
+        if not answers:
+            raise ToolError("answers is empty: give {key: text} for items of dream_pending")
+        embedder = None
+        if memory.cfg.embedder != "none":
+            from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
+
+            try:
+                embedder = load_embedder(memory.cfg.embedder)
+            except EmbedderUnavailable:
+                embedder = None  # lexical verification, as `brainfs dream` without the model
+
+        def run() -> dict:
+            try:
+                return submit_s3(memory.store, workdir(), answers, agent, embedder)
+            except LeaseHeld as e:
+                raise ToolError(f"{' '.join(str(e).split())}; try again when that run is done") from None
+        return json.dumps(call(run), indent=2)
 
 
 def serve(memory: Memory, read_only: bool = False) -> int:
