@@ -163,7 +163,15 @@ class ObjectStore:
         if isinstance(e, (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError)):
             return Unavailable(f"{what}: {endpoint} timed out")
         if isinstance(e, botocore.exceptions.NoCredentialsError):
-            return AccessDenied("no AWS credentials found (set AWS_ACCESS_KEY_ID and "
+            if not self.cfg.endpoint_url:
+                # The usual cause is not AWS at all: a local or other S3 service whose
+                # endpoint was not given, so the request went to Amazon S3.
+                return AccessDenied("no AWS credentials found: with AWS_ENDPOINT_URL unset, "
+                                    "brainfs tried Amazon S3 itself. For another S3 service "
+                                    "(`brainfs s3 serve`, MinIO, R2) set AWS_ENDPOINT_URL="
+                                    "http://HOST:PORT; for AWS set AWS_ACCESS_KEY_ID and "
+                                    "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE")
+            return AccessDenied(f"no credentials found for {endpoint} (set AWS_ACCESS_KEY_ID and "
                                 "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)")
         if isinstance(e, botocore.exceptions.BotoCoreError):
             return Unavailable(f"{what}: {e}")

@@ -68,6 +68,13 @@ def process_corrections(read: Callable[[str], str | None], listing: dict[str, st
     new = []
     for created, p, text, scope, conf, page in sorted(events):
         seen[p] = etags[p]
+        twin = same_correction(cards, text, scope, page)
+        if twin is not None:
+            # the same correction recorded again (a retry, a second agent): the card that
+            # says it stands, confirmed now, rather than a "-2" twin superseding it
+            cards[twin]["updated"] = max(str(cards[twin]["updated"]), created)
+            cards[twin].setdefault("also_sources", []).append(p)
+            continue
         subj = subjects_in(text, titles)
         if page:  # a hand line's subject is its page's, named or not
             subj.append(page[len("knowledge/"):-3])
@@ -96,6 +103,17 @@ def process_corrections(read: Callable[[str], str | None], listing: dict[str, st
             cards[best]["updated"] = created
         new.append(path)
     return new
+
+
+def same_correction(cards: dict[str, dict], text: str, scope: str, page: str = "") -> str | None:
+    """The standing card (not superseded) that says ``text`` already, in the same scope (and
+    of the same hand-edited page), compared without case, spacing or end punctuation."""
+    key = norm(text).rstrip(" .!")
+    for cp, card in cards.items():
+        if (not card.get("superseded_by") and card.get("scope", "global") == scope
+                and card.get("hand_page", "") == page and norm(card["text"]).rstrip(" .!") == key):
+            return cp
+    return None
 
 
 def render_card(card: dict, closes: list[str] | None = None) -> str:

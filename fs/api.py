@@ -76,6 +76,35 @@ RESERVE_MAX = 2000
 _PRIVATE = (INTERNAL_PREFIX, ".recall", ".git")
 
 
+def dream_owned(path: str) -> str | None:
+    """What a file dream derives and rewrites whole is (a phrase for an error), or None for
+    a file a person or an agent may write. Pages (``knowledge/<subject>.md``) are not
+    among them: dream keeps their hand edits (dream/edits.py)."""
+    parts = path.split("/")
+    if path == "knowledge/INDEX.md":
+        return "the wiki's index, which dream writes from the pages"
+    if path.startswith("knowledge/.") or path.startswith("knowledge/") and parts[-1].startswith("."):
+        return "a record dream keeps of the wiki"
+    if path == "sessions/index.md":
+        return "the list of sessions, which dream and import-sessions write"
+    if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "summary.md":
+        return "a session summary, which dream writes from the transcript"
+    if path.startswith("notes/corrections/"):
+        return "a correction card, which dream writes from corrections/"
+    return None
+
+
+#: How long a recall from the bucket reuses its listing to count files not yet indexed.
+UNINDEXED_TTL_S = 30.0
+
+
+def git_error() -> type[Exception]:
+    """GitPython's command error (imported when a history call needs it)."""
+    from git import GitCommandError
+
+    return GitCommandError
+
+
 def default_reserve(budget: int) -> int:
     """The reserve used when the caller gives none."""
     return min(RESERVE_MAX, int(budget * RESERVE_SHARE))
@@ -187,7 +216,15 @@ class Memory:
         self._lock = threading.RLock()
         self._store: ObjectStore | None = None
         self._recaller: Recaller | None = None
+        self._listing: tuple[float, list[str]] | None = None  # (when, indexable paths)
         where_s = os.fspath(where)
+        scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", where_s)
+        if scheme and scheme.group(1).lower() != "s3":
+            # Path() would make "http://foo" "http:/foo" and call it a missing mount
+            raise UsageError(f"{where_s}: not a memory brainfs can open ({scheme.group(1)}:// is "
+                             "no memory URL); give a mount path (a directory where `brainfs "
+                             "mount` runs) or s3://BUCKET/PREFIX (another S3 service: set "
+                             "AWS_ENDPOINT_URL)")
         if where_s.startswith("s3://"):
             self.mountpoint: Path | None = None
             self.url = CorpusURL.parse(where_s)
@@ -251,6 +288,14 @@ class Memory:
         if writing and p.split("/")[0] in _PRIVATE:
             raise UsageError(f"{path!r}: {p.split('/')[0]}/ belongs to brainfs; write elsewhere "
                              "(notes/, sessions/, knowledge/)")
+        if writing:
+            owned = dream_owned(p)
+            if owned:
+                raise UsageError(f"{p}: {owned}, rewritten from the memory on every dream run, "
+                                 "so an edit here would be lost or leave it broken; to change "
+                                 "what the memory says, record a correction (`brainfs correct "
+                                 "\"...\"`, the correct tool), write a note (notes/..., the "
+                                 "write_note tool) or edit the subject's page (knowledge/<subject>.md)")
         return p
 
     # ------------------------------------------------------------------ recall
@@ -311,7 +356,23 @@ class Memory:
             if indexed.get(c.path) not in (None, now[c.path]):
                 c.stale = True
                 c.reason += f"; {CHANGED_SINCE_INDEXED}"
+        unindexed = self._unindexed(indexed)
+        if unindexed:
+            result.why += (f"; {unindexed} file{'s' if unindexed > 1 else ''} not yet indexed "
+                           f"(written since the index was built): run `brainfs index {self.url}`")
         return result
+
+    def _unindexed(self, indexed: dict[str, Any]) -> int:
+        """How many files recall would index are not in the index (one LIST, reused for
+        ``UNINDEXED_TTL_S``: a recall loop must not list a large corpus each time)."""
+        from brainfs.backend.keys import is_internal
+        from brainfs.cache.search.recaller import is_indexable
+
+        now = time.monotonic()
+        if self._listing is None or now - self._listing[0] > UNINDEXED_TTL_S:
+            self._listing = (now, [o.path for o in self.store.list()
+                                   if not is_internal(o.path) and is_indexable(o.path)])
+        return sum(1 for p in self._listing[1] if p not in indexed)
 
     def _recall_through_mount(self, query: str, k: int | None) -> Recall:
         from brainfs.cache.search.retrieval import Card, RecallResult
@@ -604,6 +665,92 @@ class Memory:
         if rep.paths:
             build_pack(self.store, self.cfg)  # the newest transcripts are in the preload pack
         return rep
+
+    # ------------------------------------------------------------------ the wiki's history
+    def _wiki_repo(self) -> Any:
+        """The wiki's git history (dream's ``.brainfs/wiki.bundle``) cloned into this
+        memory's cache, refreshed when the bundle changed; None before the first dream."""
+        import git
+
+        from brainfs.fs.daemon import fetch_wiki_history
+
+        cache = self.cfg.cache_dir_for(self.url.bucket, self.url.prefix) / "api"
+        cache.mkdir(parents=True, exist_ok=True)
+        gitdir = fetch_wiki_history(self.store, cache)
+        return git.Repo(gitdir) if gitdir else None
+
+    def history(self, path: str, limit: int = 20) -> list[dict[str, str]]:
+        """The dream runs that changed ``path`` (a page, INDEX.md, a card or summary dream
+        writes), newest first: ``commit``, ``date``, ``message`` — ``git log`` of that file
+        in the wiki's history. Empty for a file dream never wrote."""
+        p = self.check_path(path)
+        limit = max(1, min(int(limit), 500))
+        with self._lock:
+            repo = self._wiki_repo()
+            if repo is None:
+                return []
+            try:
+                out = repo.git.log(f"-n{limit}", "--format=%H%x09%aI%x09%s", "--", p)
+            finally:
+                repo.close()
+        rows = [ln.split("\t", 2) for ln in out.splitlines() if ln.strip()]
+        return [{"commit": c, "date": d, "message": m} for c, d, m in rows]
+
+    def diff(self, path: str, old: str | None = None, new: str | None = None) -> str:
+        """A unified diff of ``path`` between two versions of the wiki (commits as
+        :meth:`history` names them, or a prefix of one; ``HEAD``, ``HEAD~N``): by default
+        its last change (the version before it → the latest)."""
+        p = self.check_path(path)
+        for v in (old, new):
+            if v is not None and not re.fullmatch(r"[0-9a-fA-F]{4,40}|HEAD(?:~\d{1,4})?", v):
+                raise UsageError(f"{v!r}: give a commit as history lists it (hex, 4 to 40 "
+                                 "digits), HEAD or HEAD~N")
+        with self._lock:
+            repo = self._wiki_repo()
+            if repo is None:
+                raise UsageError(f"{self.url} has no wiki history yet: run a dream first")
+            try:
+                if new is None or old is None:
+                    commits = repo.git.log("-n2", "--format=%H", *([new] if new else []), "--", p).split()
+                    if not commits:
+                        raise UsageError(f"{p}: no version in the wiki's history (dream never wrote it)")
+                    new = new or commits[0]
+                    if old is None:
+                        if len(commits) < 2:  # its first version: all of it is new
+                            return repo.git.show("--format=", new, "--", p)
+                        old = commits[1]
+                return repo.git.diff(old, new, "--", p)
+            except git_error() as e:
+                raise UsageError(f"{p}: {' '.join(str(e.stderr or e).split())[:300]}") from None
+            finally:
+                repo.close()
+
+    def dream_status(self) -> dict[str, Any]:
+        """Whether a dream run holds this memory's lease (``running``, by whom, until
+        when) and the last run that changed the wiki (``last_commit``: commit, date, message)."""
+        from brainfs.backend.errors import NoSuchKey
+        from brainfs.backend.keys import DREAM_LEASE_KEY
+
+        out: dict[str, Any] = {"running": False, "lease": None, "last_commit": None}
+        try:
+            info = json.loads(self.store.get(DREAM_LEASE_KEY)[0])
+        except (NoSuchKey, ValueError):
+            info = None
+        if isinstance(info, dict) and float(info.get("expires", 0)) > time.time():
+            out["running"] = True
+            out["lease"] = {"owner": info.get("owner"), "until": _dt.datetime.fromtimestamp(
+                float(info["expires"]), _dt.timezone.utc).isoformat()}
+        with self._lock:
+            repo = self._wiki_repo()
+            if repo is not None:
+                try:
+                    line = repo.git.log("-n1", "--format=%H%x09%aI%x09%s")
+                finally:
+                    repo.close()
+                if line.strip():
+                    c, d, m = line.split("\t", 2)
+                    out["last_commit"] = {"commit": c, "date": d, "message": m}
+        return out
 
     def dream(self, dry_run: bool = False, synth: str | None = None, embed: bool = True,
               reindex: bool = True, wait: float = 0.0) -> Any:

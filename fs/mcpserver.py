@@ -12,8 +12,11 @@ the same cards, reasons and errors as the command line:
 - ``correct(text, scope)``, ``forget(phrase)``: a correction, a deletion request;
 - ``dream_pending(limit)``, ``dream_submit(answers, agent)``: the agent as the wiki's writer
   (pages waiting for text with their evidence; texts back, verified, committed naming it);
+- ``history(path, limit)``, ``diff(path, old, new)``: the wiki's git history of one file;
+- ``dream(dry_run)``, ``dream_status()``: ask for a run of the wiki maintainer, and how it went;
 
-and two resources, ``memory://knowledge/INDEX.md`` and ``memory://GUIDE.md``. A tool's
+two resources, ``memory://knowledge/INDEX.md`` and ``memory://GUIDE.md``, and the template
+``memory://{+path}`` for any file. A tool's
 error is a tool result with ``isError`` and one line naming the fix. Nothing but protocol
 goes to stdout: logging goes to stderr.
 """
@@ -49,10 +52,11 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     server = _strict_server_class()("brainfs", version=version(), instructions=INSTRUCTIONS,
                        log_level="WARNING")
     call = _one_call_at_a_time()
-    _add_reading_tools(server, memory, call)
+    runs = DreamRuns(memory)
+    _add_reading_tools(server, memory, call, runs)
     _add_resources(server, memory, call)
     if not read_only:
-        _add_writing_tools(server, memory, call)
+        _add_writing_tools(server, memory, call, runs)
         _add_agent_writer_tools(server, memory, call)
     return server
 
@@ -64,6 +68,7 @@ def _strict_server_class() -> type:
     a misspelt argument must be an error the model can read and fix, not a wrong answer."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
 
     class StrictServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
@@ -75,9 +80,40 @@ def _strict_server_class() -> type:
                 if unknown:
                     raise ToolError(f"{name} has no argument {', '.join(map(repr, unknown))}; "
                                     f"its arguments are {', '.join(sorted(allowed)) or 'none'}")
-            return await super().call_tool(name, arguments, context)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as e:
+                if isinstance(e.__cause__, ValidationError):
+                    raise ToolError(argument_errors(name, e.__cause__, tool)) from None
+                raise
 
     return StrictServer
+
+
+_TYPE_NAMES = {"string": "a string", "integer": "a whole number", "number": "a number",
+               "boolean": "true or false", "array": "a list", "object": "an object"}
+
+
+def argument_errors(name: str, err: Any, tool: Any) -> str:
+    """A tool's rejected arguments as one line a model can act on ("recall: query is
+    required (a string); k must be a whole number, got 'ten'"), instead of pydantic's
+    multi-line report and its documentation link."""
+    props = ((tool.input_schema if tool is not None else None) or {}).get("properties", {})
+    parts: list[str] = []
+    for e in err.errors():
+        field = ".".join(str(x) for x in e.get("loc", ()) if x != "model") or "arguments"
+        field = field.split(".")[0]
+        spec = props.get(field, {})
+        kinds = [t.get("type") for t in spec.get("anyOf", [spec]) if t.get("type") not in (None, "null")]
+        want = " or ".join(_TYPE_NAMES.get(k, k) for k in kinds) or "a value"
+        if e.get("type") == "missing":
+            parts.append(f"{field} is required ({want})")
+        else:
+            got = e.get("input")
+            parts.append(f"{field} must be {want}, got {json.dumps(got) if got is not None else 'null'}")
+    parts = list(dict.fromkeys(parts))
+    allowed = ", ".join(sorted(props)) or "none"
+    return f"{name}: {'; '.join(parts)} (its arguments: {allowed})"[:500]
 
 
 def _one_call_at_a_time() -> Callable[[Callable[[], T]], T]:
@@ -99,9 +135,53 @@ def _one_call_at_a_time() -> Callable[[Callable[[], T]], T]:
     return call
 
 
-def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
-    """``recall``, ``context``, ``read`` and ``list``."""
+class DreamRuns:
+    """The dream run asked for through this server, run in a thread of its own on a second
+    :class:`Memory` of the same bucket (a run takes minutes; the tools keep answering)."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.thread: threading.Thread | None = None
+        self.state: dict[str, Any] = {"state": "none asked"}
+
+    def start(self, dry_run: bool) -> str:
+        if self.thread is not None and self.thread.is_alive():
+            return f"a dream run asked for here is in progress (since {self.state['started']}); dream_status tells when it ends"
+        import datetime as _dt
+
+        self.state = {"state": "running", "dry_run": dry_run,
+                      "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+        self.thread = threading.Thread(target=self._run, args=(dry_run,), daemon=True, name="dream")
+        self.thread.start()
+        return (f"started a dream run{' (dry run)' if dry_run else ''} on {self.memory.url}; "
+                "dream_status tells when it ends and what it changed")
+
+    def _run(self, dry_run: bool) -> None:
+        from brainfs.backend.errors import BackendError
+
+        try:
+            with Memory(str(self.memory.url), self.memory.cfg) as m:
+                rep = m.dream(dry_run=dry_run)
+            res = rep.result
+            self.state.update(state="done", nothing_new=bool(res.nothing_new),
+                              changes=[str(c) for c in res.changes][:50],
+                              commit=getattr(rep, "commit", None))
+        except (UsageError, BackendError) as e:
+            self.state.update(state="failed", error=" ".join(str(e).split()))
+        except Exception as e:  # noqa: BLE001 - reported to the client, never kills the server
+            log.exception("dream run failed")
+            self.state.update(state="failed", error=f"{type(e).__name__}: {e}")
+
+    def status(self) -> dict[str, Any]:
+        return dict(self.state)
+
+
+def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any],
+                       runs: DreamRuns | None = None) -> None:
+    """``recall``, ``context``, ``read``, ``list``, ``history``, ``diff`` and ``dream_status``."""
     from mcp.server.mcpserver.exceptions import ToolError
+
+    runs = runs or DreamRuns(memory)
 
     @server.tool(description="Hybrid semantic + keyword search of the memory. Returns the "
                  "best passages with their paths, dates and why each was found (set as_json "
@@ -133,6 +213,30 @@ def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
     def list_files(folder: str = "") -> str:
         return "\n".join(call(lambda: memory.list(folder))) + "\n"
 
+    @server.tool(description="The history of one file the wiki maintainer (dream) writes — a "
+                 "page such as knowledge/mara.md, knowledge/INDEX.md, a summary: the dream runs "
+                 "that changed it, newest first, one 'commit date message' a line (git log of "
+                 "that file). limit: how many (default 20).")
+    def history(path: str, limit: int = 20) -> str:
+        rows = call(lambda: memory.history(path, limit))
+        if not rows:
+            return f"{path}: no version in the wiki's history (dream never wrote it)\n"
+        return "".join(f"{r['commit'][:12]} {r['date']} {r['message']}\n" for r in rows)
+
+    @server.tool(description="What changed in one file of the wiki between two versions, as a "
+                 "unified diff: old and new are commits as history lists them (or HEAD, "
+                 "HEAD~N); by default the file's last change.")
+    def diff(path: str, old: str | None = None, new: str | None = None) -> str:
+        return call(lambda: memory.diff(path, old, new)) or f"{path}: no change between {old} and {new}\n"
+
+    @server.tool(description="Whether a dream run (the wiki maintainer) is in progress on this "
+                 "memory, the last run that changed the wiki, and how a run asked for here "
+                 "(the dream tool) went.")
+    def dream_status() -> str:
+        got = call(memory.dream_status)
+        got["requested_here"] = runs.status()
+        return json.dumps(got, indent=2)
+
 
 def _add_resources(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
     """The wiki's index and the user's guide, as resources."""
@@ -147,9 +251,25 @@ def _add_resources(server: Any, memory: Memory, call: Callable[[Callable[[], Any
     def guide() -> str:
         return call(lambda: memory.read("GUIDE.md"))
 
+    @server.resource("memory://{+path}", name="memory file", mime_type="text/markdown",
+                     description="Any file of the memory by its path, e.g. "
+                     "memory://knowledge/mara.md or memory://sessions/<id>/transcript.md")
+    def any_file(path: str) -> str:
+        return call(lambda: memory.read(path))
 
-def _add_writing_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
-    """``write_note``, ``write``, ``correct`` and ``forget`` (not on a read-only server)."""
+
+def _add_writing_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any],
+                       runs: DreamRuns | None = None) -> None:
+    """``write_note``, ``write``, ``correct``, ``forget`` and ``dream`` (not on a read-only
+    server)."""
+    runs = runs or DreamRuns(memory)
+
+    @server.tool(description="Ask for a run of the wiki maintainer (dream): it summarizes new "
+                 "sessions, applies corrections and forget requests, and updates the wiki. It "
+                 "runs in the background (minutes on a large memory); dream_status tells when "
+                 "it ends and what it changed. dry_run: compute the changes, write nothing.")
+    def dream(dry_run: bool = False) -> str:
+        return runs.start(dry_run)
 
     @server.tool(description="Remember something: a new memory card notes/<topic>/<date>-"
                  "<slug>.md with the text. Returns its path.")

@@ -21,8 +21,8 @@ from helpers import CLI_TREE, upload_tree, write_tree
 
 mcp = pytest.importorskip("mcp", reason="the MCP SDK (extra 'mcp') is not installed")
 
-READING = {"recall", "context", "read", "list"}
-WRITING = {"write_note", "write", "correct", "forget", "dream_pending", "dream_submit"}
+READING = {"recall", "context", "read", "list", "history", "diff", "dream_status"}
+WRITING = {"write_note", "write", "correct", "forget", "dream", "dream_pending", "dream_submit"}
 
 
 def _env(cfg: Config, tmp_path: Path) -> dict[str, str]:
