@@ -346,11 +346,12 @@ class _Forced:
     remaining: int
     methods: frozenset[str] | None
     pattern: re.Pattern[str] | None
+    query: re.Pattern[str] | None = None
 
-    def matches(self, method: str, path: str) -> bool:
+    def matches(self, method: str, path: str, query: str = "") -> bool:
         return (self.methods is None or method in self.methods) and (
             self.pattern is None or self.pattern.search(path) is not None
-        )
+        ) and (self.query is None or self.query.search(query) is not None)
 
 
 @dataclass
@@ -364,6 +365,8 @@ class _Decision:
 @dataclass
 class _Stats:
     requests: int = 0
+    #: requests by kind: the method, or ``LIST`` for a GET that lists (``list-type=``)
+    by_kind: dict[str, int] = field(default_factory=dict)
     faults: dict[str, int] = field(default_factory=lambda: {k: 0 for k in FAULT_KINDS})
 
 
@@ -455,8 +458,11 @@ class S3Proxy:
         count: int = 1,
         methods: Iterable[str] | None = None,
         key_pattern: str | None = None,
+        query_pattern: str | None = None,
     ) -> None:
-        """Give fault ``kind`` to the next ``count`` requests matching ``methods``/``key_pattern``.
+        """Give fault ``kind`` to the next ``count`` requests matching ``methods``/``key_pattern``
+        (searched in the request's path) and ``query_pattern`` (in its raw query string:
+        ``start-after=`` picks one key range of a LIST).
 
         The filters are this call's own (None = any request), independent of the random
         plan's. Forced faults take precedence over the random plan and are consumed in
@@ -474,6 +480,7 @@ class S3Proxy:
             count,
             frozenset(m.upper() for m in methods) if methods is not None else None,
             re.compile(key_pattern) if key_pattern else None,
+            re.compile(query_pattern) if query_pattern else None,
         )
         with self._lock:
             self._forced.append(forced)
@@ -485,9 +492,10 @@ class S3Proxy:
 
     @property
     def stats(self) -> dict:
-        """A snapshot: ``{"requests": n, "faults": {"error": n, "slowdown": n, ...}}``."""
+        """A snapshot: ``{"requests": n, "faults": {"error": n, ...}, "by_kind": {"LIST": n, "GET": n, ...}}``."""
         with self._lock:
-            return {"requests": self._stats.requests, "faults": dict(self._stats.faults)}
+            return {"requests": self._stats.requests, "faults": dict(self._stats.faults),
+                    "by_kind": dict(self._stats.by_kind)}
 
     def reset_stats(self) -> None:
         with self._lock:
@@ -553,11 +561,13 @@ class S3Proxy:
                 self._conns.discard(conn)
                 self._threads.discard(threading.current_thread())
 
-    def _decide(self, method: str, path: str) -> _Decision:
+    def _decide(self, method: str, path: str, query: str = "") -> _Decision:
         """Count the request and pick its fault (or None) under the lock."""
         with self._lock:
             self._stats.requests += 1
             number = self._stats.requests
+            kind_of = "LIST" if method == "GET" and "list-type=" in query else method
+            self._stats.by_kind[kind_of] = self._stats.by_kind.get(kind_of, 0) + 1
             plan = self._plan
             kind: str | None = None
             detail_seed: int | None = None
@@ -582,7 +592,7 @@ class S3Proxy:
                 if kind == "error" and half >= 0.5:
                     kind = "slowdown"
             for forced in self._forced:
-                if forced.matches(method, path):
+                if forced.matches(method, path, query):
                     kind = forced.kind
                     forced.remaining -= 1
                     if forced.remaining == 0:
@@ -683,7 +693,7 @@ class _Connection:
             raise _ProtocolError(f"bad request line {req.start!r}")
         method, target = parts[0].upper(), parts[1]
         path = unquote(urlsplit(target).path)
-        decision = self.proxy._decide(method, path)
+        decision = self.proxy._decide(method, path, urlsplit(target).query)
         kind = decision.kind
 
         if self.proxy._stop.wait(self.proxy.delay):  # the per-request round trip
