@@ -6,6 +6,7 @@ per store, created up front: clients are thread-safe, sessions are not.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import logging
 import threading
@@ -183,7 +184,8 @@ class ObjectStore:
         return self.url.key(path)
 
     # -- listing ---------------------------------------------------------------------
-    def list(self, under: str = "", hints: Iterable[str] = ()) -> Iterator[ObjectInfo]:
+    def list(self, under: str = "", hints: Iterable[str] = (), first: Iterable[str] = (),
+             on_range: Callable[[list[ObjectInfo]], None] | None = None) -> Iterator[ObjectInfo]:
         """Every object under the prefix (paginated). Keys that are not valid corpus paths
         are skipped with a warning: they cannot be represented safely in a filesystem.
 
@@ -192,6 +194,9 @@ class ObjectStore:
         :data:`LIST_RANGE_KEYS`-th hint and the ranges are listed in parallel, one round
         trip each instead of one per 1,000 keys in a row. The hints only choose where to
         cut: every key in the bucket falls in exactly one range, whatever the hints say.
+        ``first``: paths whose ranges are asked for before the others, in this order (the
+        files a mount's first reads want). ``on_range``: told each range's objects as soon
+        as that range is in (from a worker thread), before the whole listing is.
         """
         prefix = self.url.key(under.strip("/")) + "/" if under else (
             self.url.prefix + "/" if self.url.prefix else ""
@@ -201,22 +206,31 @@ class ObjectStore:
         self.skipped = skipped
         try:
             bounds = self._range_bounds(hints, prefix) if self.cfg.list_ranges and not under else []
-            keys = self._list_ranges(prefix, bounds) if bounds else self._list_keys(prefix)
+            told = None if on_range is None else (
+                lambda part: on_range([i for o in part if (i := self._info(o)) is not None]))
+            keys = self._list_ranges(prefix, bounds, first, told) if bounds else self._list_keys(prefix)
             for obj in keys:
-                path = self.url.path(obj["Key"])
-                if path is None:
-                    continue
-                problem = path_problem(path)
-                if problem:
-                    log.warning("skipping object %r: %s", obj["Key"], problem)
-                    skipped.append((obj["Key"], problem))
-                    continue
-                yield ObjectInfo(
-                    path, int(obj["Size"]), _etag(obj.get("ETag")),
-                    obj["LastModified"].timestamp(),
-                )
+                info = self._info(obj, skipped)
+                if info is not None:
+                    yield info
         except Exception as e:  # noqa: BLE001 - mapped to a typed error
             raise self._map(e, f"list {self.url}") from None
+
+    def _info(self, obj: dict[str, Any],
+              skipped: list[tuple[str, str]] | None = None) -> ObjectInfo | None:
+        """A raw listing entry as an object of the corpus; None for a key that is not a
+        valid corpus path (logged and added to ``skipped`` when given)."""
+        path = self.url.path(obj["Key"])
+        if path is None:
+            return None
+        problem = path_problem(path)
+        if problem:
+            if skipped is not None:
+                log.warning("skipping object %r: %s", obj["Key"], problem)
+                skipped.append((obj["Key"], problem))
+            return None
+        return ObjectInfo(path, int(obj["Size"]), _etag(obj.get("ETag")),
+                          obj["LastModified"].timestamp())
 
     def _list_keys(self, prefix: str, after: str | None = None,
                    upto: str | None = None) -> Iterator[dict[str, Any]]:
@@ -237,20 +251,35 @@ class ObjectStore:
         keys = sorted(k for k in (self.url.key(h) for h in hints) if k.startswith(prefix))
         return keys[LIST_RANGE_KEYS - 1 :: LIST_RANGE_KEYS] if len(keys) > LIST_PAGE_KEYS else []
 
-    def _list_ranges(self, prefix: str, bounds: list[str]) -> list[dict[str, Any]]:
+    def _list_ranges(self, prefix: str, bounds: list[str], first: Iterable[str] = (),
+                     on_range: Callable[[list[dict[str, Any]]], None] | None = None,
+                     ) -> list[dict[str, Any]]:
         """List the ranges ``(None, b1], (b1, b2], …, (bn, None)`` in parallel and join
-        them in order. S3 lists keys in UTF-8 byte order, which is Python's order of str;
-        a server that answers out of that order would make ranges overlap or miss keys,
-        so each range is checked and the whole listing is taken in one pass instead."""
+        them in order; those holding the paths ``first`` are asked for first, in that
+        order, and ``on_range`` is told each range as it comes in. S3 lists keys in UTF-8
+        byte order, which is Python's order of str; a server that answers out of that
+        order would make ranges overlap or miss keys, so each range is checked and the
+        whole listing is taken in one pass instead (what ``on_range`` was told stays
+        true: each object it got was listed at that ETag)."""
         edges = [None, *bounds, None]
         ranges = list(zip(edges[:-1], edges[1:]))
+        # Range i holds the keys k with bounds[i-1] < k <= bounds[i].
+        rank: dict[int, int] = {}
+        for n, p in enumerate(first):
+            rank.setdefault(bisect.bisect_left(bounds, self._key(p)), n)
+        order = sorted(range(len(ranges)), key=lambda i: (i not in rank, rank.get(i, i)))
 
         def one(r: tuple[str | None, str | None]) -> list[dict[str, Any]]:
-            return list(self._list_keys(prefix, *r))
+            part = list(self._list_keys(prefix, *r))
+            if on_range is not None:
+                on_range(part)
+            return part
 
         workers = max(1, min(LIST_RANGE_WORKERS, self.cfg.max_workers, len(ranges)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="s3-list") as pool:
-            parts = list(pool.map(one, ranges))
+            # The pool takes its work in the order it is given.
+            futures = {i: pool.submit(one, ranges[i]) for i in order}
+            parts = [futures[i].result() for i in range(len(ranges))]
         out: list[dict[str, Any]] = []
         last: str | None = None
         for (after, _), part in zip(ranges, parts):

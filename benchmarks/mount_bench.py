@@ -19,6 +19,10 @@ parallel key ranges. After each mount, ``cat GUIDE.md`` (a preloaded file) and t
 grep`` is the time from the mount command to the end of that grep. The daemon's own
 breakdown (``startup`` in ``.brainfs/status``) is reported beside the wall time. Medians of
 ``--reps``; the modes alternate within a repetition, so load from other jobs falls on both.
+
+``--base DIR``: another brainfs tree (a ``git worktree`` of an earlier commit) mounts too,
+each mode right after this tree's (imported through a ``PYTHONPATH`` link named
+``brainfs``): a before/after comparison under the same load. Its rows are ``mode @ base``.
 """
 
 from __future__ import annotations
@@ -76,7 +80,18 @@ def mount_once(env: dict[str, str], mp: Path, cache: Path) -> dict:
         u = brainfs("umount", str(mp), "--timeout", "120", env=env)
         if u.returncode != 0:
             subprocess.run(["fusermount3", "-u", str(mp)], check=False)
-    return {"mount_s": wall, "first_read_s": first_read, "mount_grep_s": grep_done, **startup}
+    return {"mount_s": wall, "first_read_s": first_read, "mount_grep_s": grep_done,
+            "load1": os.getloadavg()[0], **startup}
+
+
+def base_env(base: Path, tmp: Path) -> dict[str, str]:
+    """The environment that makes ``python -m brainfs...`` import the tree ``base``."""
+    shim = tmp / "base-shim"
+    shim.mkdir(exist_ok=True)
+    link = shim / "brainfs"
+    if not link.exists():
+        link.symlink_to(base.resolve())
+    return {"PYTHONPATH": str(shim)}
 
 
 def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
@@ -101,18 +116,21 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
         mp.mkdir()
         # One mount writes the snapshot (at its unmount at the latest).
         mount_once(env, mp, tmp / "cache-seed")
-        runs: dict[str, list[dict]] = {m: [] for m in MODES}
+        trees = {"": {}}
+        if args.base is not None:
+            trees[BASE] = base_env(args.base, tmp)
+        runs: dict[str, list[dict]] = {m + t: [] for m in MODES for t in trees}
         for rep in range(args.reps):
-            for mode in MODES:
+            for mode, tree in ((m, t) for m in MODES for t in trees):
                 e = dict(env, BRAINFS_LISTING_SNAPSHOT="false" if mode == "list" else "true",
                          BRAINFS_PRELOAD_UNPACK_BACKGROUND="false" if mode == "eager" else "true",
-                         BRAINFS_LIST_RANGES="false" if mode == "serial" else "true")
+                         BRAINFS_LIST_RANGES="false" if mode == "serial" else "true", **trees[tree])
                 r = mount_once(e, mp, tmp / f"cache-{mode}")
                 # eager: the snapshot only cuts the real LIST into ranges, taken before answering
                 if r.get("listing_from") != ("list" if mode in ("list", "eager") else "snapshot"):
                     raise SystemExit(f"{mode} mount started from {r.get('listing_from')!r}")
-                runs[mode].append(r)
-                print(f"{files} files, rep {rep + 1}, {mode}: mount {r['mount_s']:.2f} s "
+                runs[mode + tree].append(r)
+                print(f"{files} files, rep {rep + 1}, {mode}{tree}: mount {r['mount_s']:.2f} s "
                       f"(listing {r['list_s']:.2f} s, preload {r['preload_s']:.2f} s), "
                       f"first read {r['first_read_s']:.2f} s, mount + grep {r['mount_grep_s']:.2f} s",
                       flush=True)
@@ -126,6 +144,8 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
 #: page after page (not in parallel ranges); eager: the real LIST (cut at the snapshot's keys)
 #: and the pack unpacked before the mount answers
 MODES = ("list", "snapshot", "serial", "eager")
+#: the suffix of a mode's name in the rows of the ``--base`` tree
+BASE = " @ base"
 
 
 def med(rs: list[dict], key: str) -> float:
@@ -133,13 +153,17 @@ def med(rs: list[dict], key: str) -> float:
 
 
 def render(results: list[dict], args: argparse.Namespace) -> str:
+    loads = [r["load1"] for res in results for rs in res["runs"].values() for r in rs]
+    load = f"{min(loads):.1f}–{max(loads):.1f} (median {statistics.median(loads):.1f})" if loads else "?"
     lines = [
         "# Mount → usable with an empty cache: paginated LIST, listing snapshot, pack unpacked first",
         "",
         f"`python -m benchmarks.mount_bench --files {args.files} --rtt-ms {args.rtt_ms} "
-        f"--reps {args.reps}` on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+        f"--reps {args.reps}" + (f" --base {args.base}" if args.base else "") + f"` on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
         f"Embedded S3 server (`rclone serve s3`) behind a proxy adding {args.rtt_ms} ms per request; "
-        "default preload rules; medians of the repetitions (the modes alternate).",
+        "default preload rules; medians of the repetitions (the modes alternate"
+        + (f"; each one mounted by this tree, then by the base tree `{args.base}`)" if args.base else ")")
+        + f". 1-minute load average at the runs' ends: {load}.",
         "",
         "| files | mode | mount → usable s | ÷ list | listing s | preload s | mount + first read s | mount + grep -r s | ÷ list |",
         "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -147,8 +171,7 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
     for r in results:
         base = med(r["runs"]["list"], "mount_s")
         gbase = med(r["runs"]["list"], "mount_grep_s")
-        for mode in MODES:
-            rs = r["runs"][mode]
+        for mode, rs in r["runs"].items():
             lines.append(f"| {r['files']:,} | {mode} | {med(rs, 'mount_s'):.2f} | "
                          f"{med(rs, 'mount_s') / base:.2f}× | {med(rs, 'list_s'):.2f} | "
                          f"{med(rs, 'preload_s'):.2f} | {med(rs, 'first_read_s'):.2f} | "
@@ -156,14 +179,16 @@ def render(results: list[dict], args: argparse.Namespace) -> str:
                          f"{med(rs, 'mount_grep_s') / gbase:.2f}× |")
     lines += ["", "`mount → usable`: the `brainfs mount` command, start to return (it returns once "
               "the mount answers); `listing` and `preload` are the daemon's own `startup` figures. "
-              "In `snapshot` mode the real LIST runs after the mount is usable, in the "
-              "background, and the preload pack's files are written to disk then "
-              "too (`preload` is the pack's download and the files not in it); in `eager` mode "
+              "In `snapshot` mode the real LIST runs in the background from the moment the "
+              "snapshot is read, cut into ranges at its keys (those holding the preloaded files "
+              "first), and the preload pack's files are written to disk once it is all in "
+              "(`preload` is the pack's download and the files not in it); in `eager` mode "
               "the real LIST (cut into ranges at the snapshot's keys) and the writing come before "
               "the mount answers; `serial` is `snapshot` with that LIST taken page after page "
               "(`BRAINFS_LIST_RANGES=false`) instead of in parallel ranges cut at the snapshot's "
               "keys. A preloaded file listed from the pack on the snapshot's word is read only "
-              "once the real LIST has checked it: `mount + first read` is to the end of a `cat "
+              "once the range of the real LIST holding it has checked it: `mount + first read` "
+              "is to the end of a `cat "
               "GUIDE.md` right after the mount. `mount + grep -r`: to the end of a `grep -r` over the "
               "whole mount started right after it, which reads every preloaded file."]
     return "\n".join(lines) + "\n"
@@ -175,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtt-ms", type=float, default=20.0)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--base", type=Path, default=None,
+                    help="another brainfs tree (a git worktree) to mount alternately with this one")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     results = []

@@ -30,6 +30,7 @@ from brainfs.cache.local.pack import UnpackRetry
 from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
 
 from .daemonopen import DaemonOpenOps
+from .firstlist import FirstListing
 from .fusectl import connection_of, is_mountpoint
 from . import watchdog
 from .heap import GcStats, freeze_long_lived
@@ -116,6 +117,8 @@ class Daemon:
         self._unpack_later: list[str] = []
         #: set by the first real listing in (the pack's entries checked against it)
         self._listed_once = trio.Event()
+        #: started from the snapshot: the real LIST, under way since the snapshot was read
+        self._first_list: FirstListing | None = None
         self.gc = GcStats()
         #: (cache bytes, files evicted) at the last eviction after an upload pass
         self._last_evict: tuple[int, int] = (0, 1)
@@ -167,6 +170,11 @@ class Daemon:
         t2 = time.monotonic()
         log.info("listing (from the %s): %s", self.listing_source, sync)
         plan = ws.preload_plan()
+        if self.listing_source == "snapshot":
+            # The real LIST at once, while the pack downloads and the mount starts; the key
+            # ranges holding the preload plan's first files first (GUIDE.md, the wiki's
+            # index...): a packed file is served once its range has vouched for it.
+            self._first_list = FirstListing(self.store, list(ws.files), plan)
         if self.cfg.preload_in_background:
             # Usable at once; _background_preload fills the working set while it serves.
             self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": 0.0,
@@ -547,19 +555,31 @@ class Daemon:
                 log.warning("relist failed: %s", e)
 
     async def _first_listing(self) -> None:
-        """Started from the listing snapshot: take the real LIST now. Until it is in, a
-        name the snapshot lacks waits for it (Ops.lookup) rather than being called absent."""
-        assert self.ops is not None
+        """Started from the listing snapshot: take in the real LIST (under way since
+        prepare). Until it is in, a name the snapshot lacks waits for it (Ops.lookup) rather
+        than being called absent; a packed file waits for the key range holding it."""
+        assert self.ops is not None and self.ws is not None
         try:
-            await self._relist_once()
+            first = self._first_list
+            if first is None:
+                await self._relist_once()
+            else:
+                while True:
+                    kind, objs = await first.next()
+                    if kind == "done":
+                        break
+                    if self.ws.vouch_packed(objs):
+                        self.ops.fetcher.vouched()
+                await self._apply_listing(objs, first.started)
             self._first_list_ok = True
         except Exception as e:  # noqa: BLE001 - the periodic relist tries again
             log.warning("first listing failed (serving the snapshot's view until a relist "
                         "succeeds): %s", e)
         finally:
+            self._first_list = None
             self.ops.listing_ready.set()
             # Listed or not: a packed file's read waits no longer (unchecked, it is fetched).
-            self.ops.fetcher.pack_checked.set()
+            self.ops.fetcher.all_checked()
 
     async def _keep_snapshot(self, objs: list) -> None:
         """Rewrite the listing snapshot when this LIST differs from it (at most once per
@@ -593,11 +613,16 @@ class Daemon:
             log.warning("relist failed: %s", e)
 
     async def _relist_once(self) -> None:
+        assert self.ws is not None
+        started = time.monotonic()
+        hints = list(self.ws.files)  # the snapshot's or last listing's keys: where to cut ranges
+        objs = await trio.to_thread.run_sync(lambda: list(self.store.list(hints=hints)))
+        await self._apply_listing(objs, started)
+
+    async def _apply_listing(self, objs: list, started: float) -> None:
+        """Reconcile the working set with a whole listing begun at ``started`` (monotonic)."""
         assert self.ws is not None and self.ops is not None
         ws, ops = self.ws, self.ops
-        started = time.monotonic()
-        hints = list(ws.files)  # the snapshot's or last listing's keys: where to cut ranges
-        objs = await trio.to_thread.run_sync(lambda: list(self.store.list(hints=hints)))
         self._internal_objs = [o for o in objs if is_internal(o.path)]
         await self._follow_internal(_internal_etags(objs))
         if self._nursery is not None:
@@ -607,7 +632,7 @@ class Daemon:
         stats = ws.sync_listing(objs, listed_since=started, writing=ops.shadows.busy())
         changes = ws.last_changes
         self._listed_once.set()
-        ops.fetcher.pack_checked.set()
+        ops.fetcher.all_checked()
         if stats["added"] or stats["changed"] or stats["removed"]:
             log.info("relist: %s", stats)
         # The kernel keeps pages across opens: it must not serve the old bytes.

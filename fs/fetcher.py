@@ -34,6 +34,9 @@ class Fetcher:
         #: whether the pack's copy is still the file) instead of being served or fetched
         self.pack_checked = trio.Event()
         self.pack_checked.set()
+        #: set (and replaced) each time a part of that listing vouches for packed files
+        #: before the whole of it is in: a read waiting for one of them looks again
+        self._vouched = trio.Event()
         #: told the paths a fetch found at another size than the catalog had (another
         #: writer's newer version), with (old size, new size): the kernel's cached size
         #: must go, or reads stop at it
@@ -76,25 +79,39 @@ class Fetcher:
 
     def unchecked(self, path: str) -> bool:
         """Whether ``path`` is served from the pack on a listing snapshot's word, not yet
-        checked against the real listing (its size may not be the file's)."""
-        return not self.pack_checked.is_set() and self.ws.is_packed(path)
+        checked against the real listing, whole or the key range holding it (its size may
+        not be the file's)."""
+        return not self.pack_checked.is_set() and self.ws.pack_unchecked(path)
+
+    def vouched(self) -> None:
+        """Part of the first real listing has vouched for packed files: reads waiting
+        for them go on (the others wait on)."""
+        ev, self._vouched = self._vouched, trio.Event()
+        ev.set()
+
+    def all_checked(self) -> None:
+        """The first real listing is in, or has failed: no packed file waits any more
+        (unchecked, it is fetched)."""
+        self.pack_checked.set()
+        self.vouched()
 
     async def wait_checked(self, path: str) -> None:
         """Wait until the size of ``path`` is known to be the file's (see :meth:`unchecked`)."""
-        if self.unchecked(path):
-            await self.pack_checked.wait()
+        while self.unchecked(path):
+            await self._vouched.wait()
 
     async def _wait_pack_checked(self, paths: list[str]) -> list[str]:
         """Wait, if any of ``paths`` is served from the preload pack on a listing
-        snapshot's word, until the first real listing has checked it. Returns the paths
-        whose size the listing changed meanwhile."""
+        snapshot's word, until the real listing has checked it (the range holding it, or
+        the whole). Returns the paths whose size the listing changed meanwhile."""
         if self.pack_checked.is_set():
             return []
         sizes = {p: row.size for p in paths
-                 if self.ws.is_packed(p) and (row := self.ws.get(p)) is not None}
+                 if self.unchecked(p) and (row := self.ws.get(p)) is not None}
         if not sizes:
             return []
-        await self.pack_checked.wait()
+        while any(self.unchecked(p) for p in sizes):
+            await self._vouched.wait()
         return [p for p, size in sizes.items()
                 if (row := self.ws.get(p)) is not None and row.size != size]
 

@@ -262,6 +262,10 @@ class WorkingSet:
         #: and the pack were written (both then name the old ETag). Until then
         #: :meth:`fetch` GETs instead of serving the pack.
         self.pack_verified = True
+        #: packed paths a part of the real listing has vouched for before the whole of it
+        #: is in (:meth:`vouch_packed`): served from the pack although ``pack_verified``
+        #: is not set yet
+        self._pack_vouched: set[str] = set()
         for row in self.catalog.all_files():
             self._insert(row)
         for d in self.local_dirs:
@@ -330,6 +334,7 @@ class WorkingSet:
         if path not in self._packed:
             return False
         self._packed.discard(path)
+        self._pack_vouched.discard(path)
         for a in ancestors(path):
             self._packed_dirs[a] -= 1
         return True
@@ -720,6 +725,7 @@ class WorkingSet:
             self.on_remote_changes(self.last_changes)
         # Every pack entry still listed has the ETag this listing gives its object.
         self.pack_verified = True
+        self._pack_vouched.clear()
         return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
 
     def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:
@@ -754,7 +760,7 @@ class WorkingSet:
         """
         results: list[FetchResult] = []
         remote: list[str] = []
-        pack = self._pack if self.pack_verified else None
+        pack = self._pack
 
         def note(r: FetchResult) -> None:
             results.append(r)
@@ -763,7 +769,9 @@ class WorkingSet:
 
         for path in paths:
             row = self.files.get(path)
-            data = pack.get(path, row.etag) if pack is not None and row is not None else None
+            # Only what a real listing has vouched for, whole or the range holding it.
+            data = (pack.get(path, row.etag) if pack is not None and row is not None
+                    and (self.pack_verified or path in self._pack_vouched) else None)
             if data is None:
                 remote.append(path)
                 continue
@@ -833,11 +841,34 @@ class WorkingSet:
         """Whether ``path`` is listed on the pack's behalf (not written to disk yet)."""
         return path in self._packed
 
+    def pack_unchecked(self, path: str) -> bool:
+        """Whether ``path`` is listed on the pack's behalf on a listing snapshot's word
+        alone: no real listing, whole or the range holding it, has vouched for its ETag."""
+        return (path in self._packed and not self.pack_verified
+                and path not in self._pack_vouched)
+
+    def vouch_packed(self, objects: Iterable[ObjectInfo]) -> list[str]:
+        """Take part of a real listing (one key range of it, in before the rest) as the
+        word on the packed files it lists: each one it shows at the ETag the catalog has
+        (the pack's) is served from the pack from now on. A packed file listed at another
+        ETag, or missing from the part, stays unchecked until :meth:`sync_listing` has
+        the whole listing (which replaces or removes it). Returns the paths vouched for."""
+        if self.pack_verified or not self._packed:
+            return []
+        out: list[str] = []
+        for o in objects:
+            if o.path in self._packed and o.path not in self._pack_vouched and o.etag:
+                row = self.files.get(o.path)
+                if row is not None and row.etag == o.etag and row.state != "dirty":
+                    self._pack_vouched.add(o.path)
+                    out.append(o.path)
+        return out
+
     def packed_copy(self, path: str) -> bytes | None:
         """The pack's bytes of ``path`` while it is listed on the pack's behalf and a real
         listing has vouched for the pack (else None: the file is in the bucket only)."""
         row = self.files.get(path)
-        if path not in self._packed or self._pack is None or not self.pack_verified or row is None:
+        if self._pack is None or row is None or path not in self._packed or self.pack_unchecked(path):
             return None
         return self._pack.get(path, row.etag)
 

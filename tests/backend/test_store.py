@@ -454,3 +454,32 @@ def test_list_falls_back_to_one_pass_when_the_server_ignores_start_after(
         listed = [o.path for o in store.list(hints=names)]
     assert listed == names
     assert "out of byte order" in caplog.text
+
+
+def test_list_asks_first_for_the_ranges_holding_the_first_paths_and_tells_each_range(
+        store: ObjectStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``first`` orders the ranges' requests (the files a mount reads first); ``on_range``
+    is told each range's objects as soon as it is in, before the next range is asked for
+    (one worker here), and the listing as a whole stays the one-pass listing."""
+    import brainfs.backend.store as store_mod
+
+    monkeypatch.setattr(store_mod, "LIST_RANGE_KEYS", 4)
+    monkeypatch.setattr(store_mod, "LIST_PAGE_KEYS", 4)
+    monkeypatch.setattr(store_mod, "LIST_RANGE_WORKERS", 1)
+    names = [f"n{i:02d}.md" for i in range(20)]  # cut after n03, n07, n11, n15 and n19
+    _put_all(store, names)
+    events: list[tuple[str, str]] = []
+    store._client.meta.events.register(
+        "before-parameter-build.s3.ListObjectsV2",
+        lambda params, **kw: events.append(("ask", params.get("StartAfter", "").rsplit("/", 1)[-1])))
+    listed = [o.path for o in store.list(hints=names, first=["n13.md", "n02.md", "n14.md"],
+                                         on_range=lambda part: events.append(
+                                             ("told", ",".join(o.path for o in part))))]
+    assert listed == names
+
+    def told(lo: int, hi: int) -> tuple[str, str]:
+        return "told", ",".join(names[lo:hi])
+
+    assert events == [("ask", "n11.md"), told(12, 16), ("ask", ""), told(0, 4),
+                      ("ask", "n03.md"), told(4, 8), ("ask", "n07.md"), told(8, 12),
+                      ("ask", "n15.md"), told(16, 20), ("ask", "n19.md"), told(0, 0)]

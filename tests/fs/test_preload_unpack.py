@@ -276,13 +276,14 @@ def test_every_change_to_a_packed_file_before_its_unpacking_wins(
 def test_status_answers_while_unpacking(corpus: CorpusURL, store: ObjectStore, cfg: Config,
                                         mounter, proxy) -> None:
     """`brainfs status` while the pack is being written: every file counted once, listed
-    from the pack or written. From a listing snapshot the unpacking waits for the real
-    LIST, slow here (every request takes 3 s until the status has been asked)."""
+    from the pack or written. From a listing snapshot the unpacking waits for the whole
+    real LIST, slow here (its second key range stalls 15 s once, then is asked again)."""
     from brainfs.backend import listing
 
     files = _packed_corpus(store, cfg)
     listing.write(store, list(store.list()))
-    proxy.set_delay(3.0)
+    proxy.set_faults(FaultPlan(stall_seconds=15.0))
+    proxy.force("stall", count=1, methods={"GET"}, query_pattern="start-after=")
     m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=20.0))
     cli = [sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)]
     st = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
@@ -291,7 +292,6 @@ def test_status_answers_while_unpacking(corpus: CorpusURL, store: ObjectStore, c
     assert st["unpacking_files"] == st["files"] == len(files) and st["local_files"] == 0
     text = subprocess.run(cli, capture_output=True, text=True, check=True, env=m.env).stdout
     assert f"{len(files)} preloaded, being written to the cache" in text, text
-    proxy.set_delay(0.0)
     while True:
         st = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
                                        check=True, env=m.env).stdout)
