@@ -13,9 +13,11 @@ it, and its fact records (``knowledge/.facts.jsonl``) are compared with the labe
 
 Every case's views are also checked against its records (:func:`dream.facts.check_views`).
 
-``python -m brainfs.benchmarks.supersession [--write] [--show ID] [--locomo FILE]``
-(``--write``: the figures to ``benchmarks/results/supersession.md``; ``--locomo``: run dream
-over a LoCoMo file and list the supersessions it makes there).
+``python -m brainfs.benchmarks.supersession [--cases FILE] [--write] [--show ID] [--locomo FILE]``
+(``--cases``: another labelled set in the same format, such as the held-out
+``tests/data/supersession-heldout.yaml``, printed only; ``--write``: the tuned set's figures to
+``benchmarks/results/supersession.md``; ``--locomo``: run dream over a LoCoMo file and list
+the supersessions it makes there).
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ import yaml
 
 LABELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersession.yaml"
 RESULTS = Path(__file__).resolve().parent / "results" / "supersession.md"
+#: where the results file's held-out section starts (``--write`` keeps it)
+HELDOUT_HEADING = "## Held-out set"
 
 
 def load(path: Path | str = LABELS) -> dict:
@@ -181,11 +185,11 @@ def locomo(path: Path | str, sample: int = 20, seed: int = 28) -> dict:
             "by_attribute": dict(Counter(f["attribute"] for f in found)), "sample": picked}
 
 
-def report(figs: dict, command: str) -> str:
+def report(figs: dict, command: str, cases: str | None = None) -> str:
     """The results file's text."""
     lines = ["# Supersession on the labelled set", "",
-             f"`{command}` — `tests/data/supersession.yaml`: {figs['change_cases']} memories with "
-             f"{figs['changes']} labelled changes, {figs['no_change_cases']} with none.", "",
+             f"`{command}` — `{cases or 'tests/data/supersession.yaml'}`: {figs['change_cases']} "
+             f"memories with {figs['changes']} labelled changes, {figs['no_change_cases']} with none.", "",
              "| changes | true | false | precision | recall |", "|---:|---:|---:|---:|---:|",
              f"| {figs['changes']} | {figs['true']} | {figs['false']} | {figs['precision']} | {figs['recall']} |",
              ""]
@@ -208,20 +212,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write", action="store_true", help=f"write {RESULTS.name}")
     ap.add_argument("--show", help="print the wiki of one case")
     ap.add_argument("--locomo", help="a LoCoMo JSON file: the supersessions dream makes there")
+    ap.add_argument("--cases", help="a labelled set in the same format (default: the tuned set)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if args.cases and args.write:
+        ap.error("--write writes the tuned set's figures; the held-out figure is written by hand")
     if args.locomo:
         got = locomo(args.locomo)
         print(json.dumps(got, indent=1, ensure_ascii=False))
         return 0
-    figs = run(show=args.show)
+    figs = run(load(args.cases) if args.cases else None, show=args.show)
     if args.json:
         print(json.dumps(figs, indent=1, ensure_ascii=False))
     else:
-        print(report(figs, "python -m brainfs.benchmarks.supersession"))
+        cmd = "python -m brainfs.benchmarks.supersession" + (f" --cases {args.cases}" if args.cases else "")
+        print(report(figs, cmd, args.cases))
     if args.write:
-        RESULTS.write_text(report(figs, "python -m brainfs.benchmarks.supersession --write") + "\n",
-                           encoding="utf-8")
+        # the held-out set's section is measured with --cases and kept as written
+        _, mark, rest = (RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "").partition(
+            HELDOUT_HEADING)
+        RESULTS.write_text(report(figs, "python -m brainfs.benchmarks.supersession --write") + "\n"
+                           + (f"\n{mark}{rest}" if mark else ""), encoding="utf-8")
     return 0
 
 
