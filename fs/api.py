@@ -299,19 +299,32 @@ class Memory:
         return p
 
     # ------------------------------------------------------------------ recall
-    def recall(self, query: str, k: int | None = None) -> Recall:
+    def recall(self, query: str, k: int | None = None, as_of: str | None = None,
+               history: bool = False) -> Recall:
         """Hybrid recall: the ``k`` best passages (default: ``recall_k``, 10). Through a
         mount the files behind the hits (and the transcripts wiki pages cite) are made
-        local, so a following read or grep finds them."""
+        local, so a following read or grep finds them.
+
+        What is true now comes first: a passage stating a replaced value ranks below what
+        replaced it and its card says ``superseded_by`` (value, date, source). ``as_of``
+        (``YYYY-MM-DD``) answers with what was true on that day; ``history`` keeps every
+        passage where it matches (still marked)."""
+        from brainfs.cache.search.retrieval import check_day
         from brainfs.fs.recall import MAX_K
 
         if not query.strip():
             raise UsageError('empty query: give the question to recall, e.g. "where did I meet Ana"')
         if k is not None and not 1 <= k <= MAX_K:
             raise UsageError(f"k must be between 1 and {MAX_K} (got {k})")
+        if as_of and history:
+            raise UsageError("give as_of or history, not both")
+        try:
+            as_of = check_day(as_of)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
         with self._lock:
             if self.mountpoint is not None:
-                return self._recall_through_mount(query, k)
+                return self._recall_through_mount(query, k, as_of, history)
             from brainfs.cache.search.recaller import Recaller, download_all
 
             if self._recaller is None:
@@ -323,7 +336,8 @@ class Memory:
                 if index is None:
                     raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
                 self._recaller = Recaller(local, self.cfg, index=index)
-            return Recall(self._vet_in_bucket(self._recaller.search(query, k)), corpus=str(self.url))
+            return Recall(self._vet_in_bucket(self._recaller.search(query, k, as_of, history)),
+                          corpus=str(self.url))
 
     def _vet_in_bucket(self, result: RecallResult) -> RecallResult:
         """The bucket's index may predate the objects (the next `brainfs index` or dream
@@ -374,15 +388,16 @@ class Memory:
                                    if not is_internal(o.path) and is_indexable(o.path)])
         return sum(1 for p in self._listing[1] if p not in indexed)
 
-    def _recall_through_mount(self, query: str, k: int | None) -> Recall:
+    def _recall_through_mount(self, query: str, k: int | None, as_of: str | None = None,
+                              history: bool = False) -> Recall:
         from brainfs.cache.search.retrieval import Card, RecallResult
-        from brainfs.fs.recall import with_k
+        from brainfs.fs.recall import with_options
 
         assert self.mountpoint is not None
         # A file name cannot hold "/": it travels as U+2215 and the daemon turns it back.
-        name = with_k(query, k).replace("/", "\u2215")
+        name = with_options(query, k, as_of, history).replace("/", "\u2215")
         if len(name.encode()) + len(".json") > RECALL_NAME_BYTES:
-            return self._recall_in_mount_index(query, k)
+            return self._recall_in_mount_index(query, k, as_of, history)
         status_of(self.mountpoint)  # "not a running brainfs mount" rather than a bare ENOENT
         target = self.mountpoint / ".recall" / (name + ".json")
         try:
@@ -397,10 +412,12 @@ class Memory:
         cards = [Card(**{f: v for f, v in c.items() if f in fields}) for c in data.get("cards", [])]
         result = RecallResult(query=data.get("query", query), mode=data.get("mode", ""), cards=cards,
                               timings=data.get("timings", {}), why=data.get("why", ""),
-                              terms=data.get("terms", []))
+                              terms=data.get("terms", []), as_of=data.get("as_of"),
+                              history=bool(data.get("history")))
         return Recall(result, data.get("materialized", []), data.get("failed", {}), str(self.url), data)
 
-    def _recall_in_mount_index(self, query: str, k: int | None) -> Recall:
+    def _recall_in_mount_index(self, query: str, k: int | None, as_of: str | None = None,
+                               history: bool = False) -> Recall:
         """A question longer than a ``.recall/`` file name holds: searched here, in the
         index the mount keeps in its cache (the one its own recall searches and keeps in
         step with the bucket); the files behind the hits, and the transcripts wiki pages
@@ -438,7 +455,7 @@ class Memory:
                 raise UsageError(f"recall through {mp}: no search index yet: run "
                                  f"`brainfs index {self.url}`")
             self._recaller = Recaller(local, self.cfg, index=index)
-        result = self._recaller.search(query, k)
+        result = self._recaller.search(query, k, as_of, history)
 
         def read(path: str) -> bytes | None:
             try:

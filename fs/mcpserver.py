@@ -4,7 +4,8 @@ Agents in MCP clients (Claude Desktop, Cursor, an SDK client) reach the memory t
 tools that call the Python API (:class:`brainfs.fs.api.Memory`), so a tool answers with
 the same cards, reasons and errors as the command line:
 
-- ``recall(query, k)``: the synthesis ``brainfs recall`` prints (or its JSON);
+- ``recall(query, k, as_of, history)``: the synthesis ``brainfs recall`` prints (or its
+  JSON): what is true now first, a replaced value marked ``superseded by …``;
 - ``context(task, budget, reserve)``: the context window as ``brainfs context`` renders it;
 - ``read(path)``, ``list(folder)``: a file's text, the corpus's files under a folder;
 - ``write_note(text, topic, title)``: a new memory card under ``notes/``;
@@ -185,9 +186,13 @@ def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
 
     @server.tool(description="Hybrid semantic + keyword search of the memory. Returns the "
                  "best passages with their paths, dates and why each was found (set as_json "
-                 "for the cards as JSON). k: how many passages (default 10).")
-    def recall(query: str, k: int | None = None, as_json: bool = False) -> str:
-        r = call(lambda: memory.recall(query, k))
+                 "for the cards as JSON). k: how many passages (default 10). What is true now "
+                 "comes first; a passage stating a replaced value is marked 'superseded by "
+                 "<value> (<date>)' (JSON: superseded_by). as_of (YYYY-MM-DD): answer with "
+                 "what was true on that day; history: replaced values keep their rank.")
+    def recall(query: str, k: int | None = None, as_json: bool = False,
+               as_of: str | None = None, history: bool = False) -> str:
+        r = call(lambda: memory.recall(query, k, as_of=as_of, history=history))
         return json.dumps(r.to_dict(), indent=2) if as_json else r.text()
 
     @server.tool(description="Assemble the memory context for a task under a token budget: "

@@ -10,7 +10,10 @@ materializes the files behind the hits (and the transcripts cited by wiki pages 
 in one parallel batch, tells the kernel, and returns the extractive synthesis. A name ending
 in ``.json`` returns the cards as JSON instead (what ``brainfs recall --mount --json`` reads).
 A question may end in `` [k=N]`` to ask for N passages instead of the mount's ``recall_k``
-(``cat "memory/.recall/where did I meet Ana [k=25].json"``; ``brainfs recall -k`` uses it).
+(``cat "memory/.recall/where did I meet Ana [k=25].json"``; ``brainfs recall -k`` uses it),
+in `` [as-of=2026-05-01]`` to answer with what was true on that day, or in `` [history]`` to
+rank replaced values where they match (marked, not demoted); the suffixes combine in any
+order (``… [as-of=2026-05-01] [k=5]``).
 
 Recall follows the bucket, not only this mount's writes: what a relist learns another writer
 changed, added or deleted (text files recall indexes) is re-indexed in the background from
@@ -57,6 +60,9 @@ log = logging.getLogger("brainfs.recall")
 
 #: The passage count a question may carry at its end: ``… [k=25]``.
 K_SUFFIX = re.compile(r"\s*\[k=(\d+)\]$")
+#: Any of the suffixes a question may carry at its end: ``[k=N]``, ``[as-of=DAY]``,
+#: ``[history]``.
+OPTION_SUFFIX = re.compile(r"\s*\[(k=\d+|as-of=[^\]\s]+|history)\]$")
 
 #: A query whose passages come from files changed since they were indexed re-reads at most
 #: this many of them before answering (a note is milliseconds of embedding); the others are
@@ -86,6 +92,41 @@ def split_k(question: str) -> tuple[str, int | None]:
 def with_k(question: str, k: int | None) -> str:
     """The magic file's question for ``k`` passages (the inverse of :func:`split_k`)."""
     return question if k is None else f"{question} [k={k}]"
+
+
+def split_options(question: str) -> tuple[str, int | None, str | None, bool]:
+    """``"where is Ana [as-of=2026-05-01] [k=5]"`` -> ``("where is Ana", 5, "2026-05-01",
+    False)``: the question, k, the as-of day and whether ``[history]`` was asked. Raises
+    ValueError for a k outside 1..MAX_K, a day that is not one, or as-of with history."""
+    from brainfs.cache.search.retrieval import check_day
+
+    k: int | None = None
+    as_of: str | None = None
+    history = False
+    while (m := OPTION_SUFFIX.search(question)) is not None:
+        opt = m.group(1)
+        question = question[: m.start()]
+        if opt == "history":
+            history = True
+        elif opt.startswith("as-of="):
+            as_of = check_day(opt[len("as-of="):])
+        else:
+            k = int(opt[2:])
+            if not 1 <= k <= MAX_K:
+                raise ValueError(f"k must be between 1 and {MAX_K} (got {k})")
+    if history and as_of:
+        raise ValueError("give [as-of=DAY] or [history], not both")
+    return question, k, as_of, history
+
+
+def with_options(question: str, k: int | None = None, as_of: str | None = None,
+                 history: bool = False) -> str:
+    """The magic file's question with its suffixes (the inverse of :func:`split_options`)."""
+    if as_of:
+        question += f" [as-of={as_of}]"
+    if history:
+        question += " [history]"
+    return with_k(question, k)
 
 
 class RecallService:
@@ -475,7 +516,8 @@ class RecallService:
             self._hashes = None
 
     async def _vet(self, recaller: Recaller, result: RecallResult, question: str,
-                   k: int | None, reread: bool = True) -> RecallResult:
+                   k: int | None, reread: bool = True, as_of: str | None = None,
+                   history: bool = False) -> RecallResult:
         """Never an answer quoting a file as current that is not: passages of deleted files
         are dropped; files changed since they were indexed are re-read (then the search
         runs again) or their passages marked stale. ``recaller``: the one that answered,
@@ -489,9 +531,9 @@ class RecallService:
                 row = self.ops.ws.get(path)
                 if row is not None and row.size <= self.cfg.recall_follow_max_bytes:
                     await self._reindex(recaller, path, row.etag)
-            result = await trio.to_thread.run_sync(recaller.search, question, k,
+            result = await trio.to_thread.run_sync(recaller.search, question, k, as_of, history,
                                                    limiter=self.limiter)
-            return await self._vet(recaller, result, question, k, reread=False)
+            return await self._vet(recaller, result, question, k, False, as_of, history)
         gone = {p for p, why in state.items() if why == "gone"}
         if gone:
             result.cards = [c for c in result.cards if c.path not in gone]
@@ -509,7 +551,7 @@ class RecallService:
         as_json = name.endswith(".json")
         question = (name[: -len(".json")] if as_json else name).replace("\u2215", "/")
         try:
-            question, k = split_k(question)
+            question, k, as_of, history = split_options(question)
         except ValueError as e:
             return (json.dumps({"error": str(e)}) if as_json else f"# Recall refused\n\n{e}\n").encode()
         if self.recaller is None:
@@ -520,8 +562,9 @@ class RecallService:
         t0 = time.perf_counter()
         # The index this recall started on, to its end (a swap meanwhile closes it after).
         async with self._holding(self.recaller) as recaller:
-            result = await trio.to_thread.run_sync(recaller.search, question, k, limiter=self.limiter)
-            result = await self._vet(recaller, result, question, k)
+            result = await trio.to_thread.run_sync(recaller.search, question, k, as_of, history,
+                                                   limiter=self.limiter)
+            result = await self._vet(recaller, result, question, k, True, as_of, history)
         t1 = time.perf_counter()
         paths, errors = await self._materialize_cited(ops, result)
         t2 = time.perf_counter()

@@ -1,6 +1,6 @@
 """Split memory-tree files into search chunks.
 
-Three forms, chosen by path first and content second:
+Four forms, chosen by path first and content second:
 
 * **Transcripts** (``sessions/<id>/transcript.md``): frontmatter ``session``, ``date``
   (ISO 8601), ``participants``; every turn is a paragraph that starts with its anchor and
@@ -11,6 +11,8 @@ Three forms, chosen by path first and content second:
 * **Markdown pages and notes**: frontmatter (title, type, scope, confidence, created,
   updated), then split by heading and, inside a section, by paragraph under a size cap.
   The anchor is the heading's GitHub-style slug.
+* **Fact records** (``knowledge/.facts.jsonl``, ``cache.facts.records``): one chunk per
+  record, kind ``fact``, anchored by its id, dated from when it held.
 * **Anything else**: plain paragraphs, anchored by their first line (``L12``) so an agent
   can jump there with ``sed -n``.
 
@@ -21,11 +23,14 @@ Malformed frontmatter never raises: the file is chunked as plain text and the ch
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import logging
 import re
 import unicodedata
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from brainfs.cache.facts.records import FACTS_PATH, FactFormatError, FactRecord
 
 log = logging.getLogger(__name__)
 
@@ -536,6 +541,27 @@ def _chunk_markdown(path: str, meta: dict[str, Any], body: str, body_line: int,
     return chunks
 
 
+def _chunk_facts(path: str, text: str) -> list[Chunk]:
+    """The fact records (``knowledge/.facts.jsonl``): one chunk per record, kind ``fact``,
+    anchored by its id (a hit cites ``knowledge/.facts.jsonl#f-…``), dated from when it
+    held; a line that is not a record is left out (the records' reader names it)."""
+    chunks: list[Chunk] = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        try:
+            rec = FactRecord.from_dict(json.loads(line))
+        except (ValueError, TypeError, AttributeError, FactFormatError):
+            _warn_once(path, "record", "%s: a line is not a fact record; left out of the index", path)
+            continue
+        chunks.append(Chunk(path=path, anchor=rec.id, kind="fact", scope=rec.scope or None,
+                            confidence=rec.confidence, created=rec.valid_from,
+                            updated=rec.recorded_at or rec.valid_from,
+                            title=rec.subject.replace("-", " "), speaker=None, text=rec.text,
+                            ordinal=len(chunks), heading=rec.attribute))
+    return chunks
+
+
 def _chunk_plain(path: str, text: str, base_kind: str, cap: int, malformed: bool) -> list[Chunk]:
     conf = DEFAULT_CONFIDENCE.get(base_kind, DEFAULT_CONFIDENCE["text"])
     title = path.replace("\\", "/").rsplit("/", 1)[-1]
@@ -567,6 +593,8 @@ def chunk_file(path: str, text: str | bytes, cap: int = CHUNK_CHARS) -> list[Chu
 def _chunk_file(path: str, text: str, cap: int) -> list[Chunk]:
     if not text.strip():
         return []
+    if path == FACTS_PATH:
+        return _chunk_facts(path, text)
     base_kind = path_kind(path)
     is_md = path.lower().endswith((".md", ".markdown"))
     meta, body, malformed = split_frontmatter(text)

@@ -19,6 +19,11 @@ Layout (``SCHEMA_VERSION`` 3)::
     aliases(path, name)
         the names a knowledge page's subject goes by (its title and frontmatter
         ``aliases:``), for query expansion (``retrieval``: "Mel" also searches "Melanie").
+    statements(path, anchor, data)
+        what a file says was replaced, and by what (``validity.statements_of``: each fact
+        record of ``knowledge/.facts.jsonl``, a card's frontmatter, a page's ``##
+        Superseded`` lines), JSON; recall reads it once per index state to rank what is
+        true now first and mark the rest (``validity.Validity``).
 
 Version 2 (issue 16) adds ``aliases`` and writes a dated turn's relative dates resolved
 into its text (``cache.dates``: "… yesterday [yesterday: 7 May 2023]"). Version 3: those
@@ -26,7 +31,8 @@ notes follow the one set of date rules dream shares ("on Friday" read in the sen
 tense, "the day before yesterday", "in two weeks", "the past week" = the seven days before).
 An older index stays readable — recall works, with the notes it has — and says so once; the
 next refresh (``brainfs index``, a dream run) re-reads every file to bring it to the
-current version, and logs that it does.
+current version, and logs that it does. Version 4 adds ``statements`` and indexes the fact
+records (one chunk of kind ``fact`` per record).
 
 Dense search. Measured on this machine (2 CPUs) over 100,000 × 384-d unit vectors, top-50:
 ``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms idle,
@@ -56,6 +62,7 @@ import apsw
 from .chunker import Chunk, chunk_file, decode, embed_text, embed_texts, path_kind, split_frontmatter
 from .dates import annotate
 from .forget import forgotten_by
+from .validity import Validity, statements_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,7 +72,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 #: Chunks per embedding call and per write transaction: big enough to keep the model busy,
 #: small enough that progress is visible and a crash loses little work.
 EMBED_BATCH = 256
@@ -112,6 +119,8 @@ CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_updated ON chunks(updated);
 CREATE TABLE IF NOT EXISTS aliases(path TEXT NOT NULL, name TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS aliases_path ON aliases(path);
+CREATE TABLE IF NOT EXISTS statements(path TEXT NOT NULL, anchor TEXT NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS statements_path ON statements(path);
 """
 
 
@@ -241,6 +250,9 @@ class SearchIndex:
         self.forget_phrases: list[str] = []
         #: page names read by refresh/upsert, written with the file's chunks
         self._names: dict[str, list[str]] = {}
+        #: statements read by refresh/upsert, written with the file's chunks
+        self._stmts: dict[str, list[tuple[str, str]]] = {}
+        self._validity: tuple[int, Validity] | None = None
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         # A forgotten chunk's bytes must not stay readable in the file's free pages.
@@ -405,6 +417,8 @@ class SearchIndex:
             cur = self.conn.execute("DELETE FROM chunks WHERE path = ? RETURNING id", (path,)).fetchall()
             found = found or bool(cur)
             self.conn.execute("DELETE FROM aliases WHERE path = ?", (path,))
+            if self._table_exists("statements"):
+                self.conn.execute("DELETE FROM statements WHERE path = ?", (path,))
             self.conn.execute("DELETE FROM files_fts WHERE path = ?", (path,))
         return found
 
@@ -413,6 +427,7 @@ class SearchIndex:
         """(Re)index one file from its text; returns the number of chunks written."""
         chunks = index_chunks(path, decode(text))
         self._names[path] = page_names(path, text)
+        self._stmts[path] = statements_of(path, decode(text))
         use_vec = embedder is not None and self._prepare_vectors(embedder)
         vectors = None
         if use_vec and chunks:
@@ -494,6 +509,11 @@ class SearchIndex:
                     if names:
                         self.conn.executemany("INSERT INTO aliases(path, name) VALUES (?, ?)",
                                               [(path, n) for n in names])
+                    stmts = self._stmts.pop(path, [])
+                    if stmts:
+                        self.conn.executemany(
+                            "INSERT INTO statements(path, anchor, data) VALUES (?, ?, ?)",
+                            [(path, a, d) for a, d in stmts])
                 if vec_rows:
                     self.conn.executemany("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", vec_rows)
             self._writes += 1
@@ -575,6 +595,7 @@ class SearchIndex:
         text = decode(data if data is not None else b"")
         chunks = index_chunks(path, text)
         self._names[path] = page_names(path, text)
+        self._stmts[path] = statements_of(path, text)
         return chunks
 
     def _fill_missing_vectors(self, embedder: Embedder) -> int:
@@ -914,6 +935,42 @@ class SearchIndex:
             for path, name in self.conn.execute("SELECT path, name FROM aliases ORDER BY rowid"):
                 groups.setdefault(path, []).append(name)
         return list(groups.values())
+
+    def statements(self) -> list[tuple[str, str, str]]:
+        """Every (path, anchor, JSON) row of the ``statements`` table; [] for an index of
+        an earlier format."""
+        with self._lock:
+            if not self._table_exists("statements"):
+                return []
+            return [tuple(r) for r in self.conn.execute(
+                "SELECT path, anchor, data FROM statements ORDER BY rowid")]  # type: ignore[misc]
+
+    @property
+    def generation(self) -> int:
+        """A number that changes with every write (what is cached of the index is keyed on it)."""
+        return self._writes
+
+    def validity(self) -> Validity:
+        """The statements as a :class:`~.validity.Validity`, built once per index state
+        (again after a write)."""
+        with self._lock:
+            if self._validity is None or self._validity[0] != self._writes:
+                self._validity = (self._writes, Validity(self.statements()))
+            return self._validity[1]
+
+    def ids_at(self, refs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """The first chunk at each (path, anchor) (anchor "": the file's first chunk)."""
+        out: dict[tuple[str, str], int] = {}
+        with self._lock:
+            for path, anchor in dict.fromkeys(refs):
+                q = ("SELECT id FROM chunks WHERE path = ? ORDER BY ordinal LIMIT 1", (path,)) \
+                    if not anchor else \
+                    ("SELECT id FROM chunks WHERE path = ? AND anchor = ? ORDER BY ordinal LIMIT 1",
+                     (path, anchor))
+                got = self.conn.execute(*q).fetchall()
+                if got:
+                    out[(path, anchor)] = got[0][0]
+        return out
 
     def neighbour_ids(self, ids: Iterable[int]) -> dict[int, list[int]]:
         """For each chunk id, the ids of the chunks just before and after it in its file."""

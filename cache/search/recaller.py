@@ -24,6 +24,7 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CONFLICT_MARK, INDEX_KEY, INDEX_MANIFEST_KEY, is_internal
 from brainfs.backend.store import ObjectStore
+from brainfs.cache.facts.records import FACTS_PATH
 
 from .embedder import Embedder, EmbedderUnavailable, load_embedder
 from .forget import FORGET_DIR, request_phrases
@@ -53,8 +54,9 @@ def is_indexable(path: str) -> bool:
     # Text memory only: the index chunks Markdown and transcripts; binary blobs and conflict
     # copies would only add noise.
     # The deletion log is not indexed either: its lines are what must not be found.
+    # The fact records are: each is a passage, and they say what is still true.
     return (path.endswith((".md", ".txt", ".markdown")) and CONFLICT_MARK not in path
-            and not path.startswith(FORGET_DIR))
+            and not path.startswith(FORGET_DIR)) or path == FACTS_PATH
 
 
 def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
@@ -157,13 +159,15 @@ class Recaller:
                     log.warning("recall without embeddings: %s", e)
             return self._embedder
 
-    def search(self, query: str, k: int | None = None) -> RecallResult:
-        """Hybrid recall (blocking: run it in a worker thread from an event loop)."""
+    def search(self, query: str, k: int | None = None, as_of: str | None = None,
+               history: bool = False) -> RecallResult:
+        """Hybrid recall (blocking: run it in a worker thread from an event loop); what is
+        true now first, or as of a day, or everything in rank (``history``)."""
         with self._lock:
             idx = self.index
         missing = idx.missing() if isinstance(idx, ShardedIndex) else []
         result = recall(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
-                        stale_days=self.cfg.stale_days)
+                        stale_days=self.cfg.stale_days, as_of=as_of, history=history)
         if missing:
             have = idx.names()
             # Said in the answer: older sessions may hold a better passage.

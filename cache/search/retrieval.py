@@ -55,6 +55,14 @@ Formulas (named and versioned so a stored score can be traced to the code that m
             factor is left as in v1: LoCoMo's figures were measured with it; confidence is
             the same for every LoCoMo turn, so this change does not move them.)
 
+``cur-v1``  after the stages above, a passage that states a replaced value (``validity``:
+            a closed fact record, a superseded card, a page's ``## Superseded`` line, a
+            turn that only closed statements cite) is scored × ``validity.DEMOTE`` (0.5),
+            and what replaced it (its record, card or cited source) is pulled in when it is
+            not a candidate and lifted to at least the replaced passage's former score: a
+            replaced value never comes before its successor. ``history`` skips this (the
+            marks stay); ``as_of`` first leaves out what was said after the day.
+
 FTS5 queries are never built from raw user text: terms are extracted with the same notion
 of a token as the ``unicode61`` tokenizer (letters and digits), stopwords dropped, each term
 double-quoted, then joined with OR. As basic-memory does, a strict AND of the same terms can
@@ -82,6 +90,7 @@ from .querysplit import is_list_question, split_question, without_names
 from .rerank import (date_prior, mmr, propagate_neighbours, ranked, session_cap,
                      session_prior, session_reserve, session_spread)
 from .sentences import best_sentence_scores
+from .validity import DEMOTE, Verdict
 
 if TYPE_CHECKING:
     from .embedder import Embedder
@@ -91,6 +100,7 @@ log = logging.getLogger(__name__)
 
 FUSION = "rrf-v1"
 ADJUST = "adj-v2"
+CURRENCY = "cur-v1"
 RRF_K = 10
 WEIGHTS = {"dense": 1.0, "bm25": 1.0}
 #: Half-life (days) of the recency factor and its floor: see ``adj-v1`` above.
@@ -178,6 +188,9 @@ class Card:
     updated: str | None = None
     speaker: str | None = None
     chunk_id: int | None = None
+    #: what replaced the value this passage states (``validity.Replacement.to_dict``:
+    #: value, date, source, mark), None while it holds
+    superseded_by: dict[str, Any] | None = None
 
     @property
     def ref(self) -> str:
@@ -202,12 +215,15 @@ class RecallResult:
     why: str = ""
     terms: list[str] = field(default_factory=list)
     fusion: str = f"{FUSION}(k={RRF_K})+{ADJUST}"
+    #: the day the answer is as of (None: now); whether replaced passages kept their rank
+    as_of: str | None = None
+    history: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict."""
         return {"query": self.query, "mode": self.mode, "why": self.why, "terms": self.terms,
-                "fusion": self.fusion, "timings": self.timings,
-                "cards": [c.to_dict() for c in self.cards]}
+                "fusion": self.fusion, "as_of": self.as_of, "history": self.history,
+                "timings": self.timings, "cards": [c.to_dict() for c in self.cards]}
 
 
 def truncate(text: str, max_chars: int) -> tuple[str, bool]:
@@ -430,7 +446,8 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
            now: _dt.datetime | None = None, stale_days: int = 180, max_chars: int = 800,
            mode: str = "auto", rrf_k: int | None = None,
            params: RecallParams | None = None,
-           alias_groups: list[list[str]] | None = None) -> RecallResult:
+           alias_groups: list[list[str]] | None = None,
+           as_of: str | None = None, history: bool = False) -> RecallResult:
     """Recall the ``k`` best passages for ``query`` as cards.
 
     ``mode``: "auto"/"hybrid" (dense + BM25 fused), "dense", "sparse" or "recent"; a mode
@@ -441,6 +458,14 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     (:class:`RecallParams`; ``rrf_k`` overrides its fusion constant, for ablations);
     ``alias_groups`` replaces the index's own alias table (names of one subject each).
 
+    What is true now comes first (``cur-v1``, :mod:`.validity`): a passage stating a value
+    that was replaced (a closed fact record, a superseded card, a page's ``## Superseded``
+    line, a turn only closed statements cite) is scored ×``validity.DEMOTE``, what replaced
+    it is pulled in and lifted to at least its former score, and its card carries
+    ``superseded_by``. ``history``: every passage keeps its rank (the marks stay).
+    ``as_of`` (an ISO day): what held then — turns said and records begun after it are left
+    out, and only changes made by then mark or demote.
+
     Stages, each optional (a stage that fails or lacks its data is skipped and named in
     ``why``): question splitting and alias expansion, the per-query lists, fusion,
     confidence/recency, neighbours, session-first, diversification. Never raises on
@@ -448,6 +473,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     """
     if mode not in MODES:
         raise ValueError(f"unknown recall mode {mode!r}; use one of {', '.join(MODES)}")
+    as_of = check_day(as_of)
     p = params or DEFAULT_PARAMS
     if rrf_k is not None:
         p = replace(p, rrf_k=int(rrf_k))
@@ -476,10 +502,14 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     if answered != "recent":
         file_lists = _file_lists(index, terms, found, depth, p, stages)
         scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
+    cur = _currency(index, scores, rows, as_of, history)
+    scores, rows = cur.scores, cur.rows
     top_ids = _diversify(index, query, ranked(scores), scores, rows, p, k, stages)
     top = [(scores[cid], cid) for cid in top_ids]
     if stages and answered != "recent":
         why += " + " + "; ".join(stages)
+    if cur.said:
+        why += " + " + cur.said
     matched = _matched_terms(index, terms, [cid for _, cid in top], answered)
     found.search_ms += (time.perf_counter() - t) * 1000
 
@@ -487,9 +517,96 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
                    [terms[i] for i in matched.get(cid, []) if i < len(terms)],
                    answered, found.notes, now, stale_days, max_chars)
              for score, cid in top]
+    for card in cards:
+        v = cur.verdicts.get(card.chunk_id)  # type: ignore[arg-type]
+        if v is not None and v.replaced is not None:
+            card.superseded_by = v.replaced.to_dict()
+            card.reason += f"; {v.replaced.mark}"
+        if card.chunk_id in cur.lifted:
+            card.reason += f"; what replaced {cur.lifted[card.chunk_id]}"
     timings = {"embed_ms": round(found.embed_ms, 2), "search_ms": round(found.search_ms, 2)}
     return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms,
-                        fusion=f"{FUSION}(k={p.rrf_k})+{ADJUST}")
+                        fusion=f"{FUSION}(k={p.rrf_k})+{ADJUST}", as_of=as_of,
+                        history=history)
+
+
+def check_day(day: str | None) -> str | None:
+    """An ``as_of`` day as ``YYYY-MM-DD`` (a datetime's day is taken); ValueError otherwise."""
+    if day is None or day == "":
+        return None
+    try:
+        return _dt.date.fromisoformat(str(day).strip()[:10]).isoformat()
+    except ValueError:
+        raise ValueError(f"not a day: {day!r} (give it as YYYY-MM-DD)") from None
+
+
+@dataclass
+class _Currency:
+    """What the currency stage made of the candidates: their scores and rows (successors
+    pulled in), each replaced candidate's verdict, the lifted successors (id → the ref of
+    what they replaced), and what to say in ``why``."""
+
+    scores: dict[int, float]
+    rows: dict[int, dict[str, Any]]
+    verdicts: dict[int, Verdict] = field(default_factory=dict)
+    lifted: dict[int, str] = field(default_factory=dict)
+    said: str = ""
+
+
+def _currency(index: SearchIndex, scores: dict[int, float], rows: dict[int, dict[str, Any]],
+              as_of: str | None, history: bool) -> _Currency:
+    """``cur-v1`` (see :func:`recall`): leave out what was not said yet ``as_of``, mark what
+    was replaced, rank it below what replaced it (pulled in when it is not a candidate)."""
+    out = _Currency(scores, rows)
+    try:
+        validity = index.validity()
+    except Exception as e:  # noqa: BLE001 - an index without statements answers as before
+        log.warning("validity unavailable: %s", e)
+        out.said = f"replaced values not checked ({e})"
+        return out
+    if not validity and as_of is None:
+        return out
+    dropped = 0
+    for c in list(scores):
+        row = rows.get(c)
+        if row is None:
+            continue
+        v = validity.judge(row, as_of)
+        if v.drop:
+            del scores[c]
+            dropped += 1
+        elif v.replaced is not None:
+            out.verdicts[c] = v
+    said = [f"as of {as_of}: {dropped} passages said later left out"] if as_of else []
+    if out.verdicts and not history:
+        at = {(r["path"], r["anchor"]): c for c, r in rows.items() if c in scores}
+        want = [ref for v in out.verdicts.values() for ref in v.successors if ref not in at]
+        if want:
+            try:
+                got = index.ids_at(want)
+                new = {c for c in got.values() if c not in rows}
+                rows.update(index.chunks_by_id(new))
+                for ref, c in got.items():
+                    if c in rows and not validity.judge(rows[c], as_of).drop \
+                            and validity.judge(rows[c], as_of).replaced is None:
+                        at[ref] = c
+            except Exception as e:  # noqa: BLE001 - ranked without them
+                log.warning("could not pull in what replaced a passage: %s", e)
+        for c, v in sorted(out.verdicts.items(), key=lambda cv: -scores[cv[0]]):
+            base = scores[c]
+            for ref in v.successors:
+                s = at.get(ref)
+                if s is None or s in out.verdicts:
+                    continue
+                if scores.get(s, 0.0) < base:
+                    scores[s] = base
+                    out.lifted[s] = f"{rows[c]['path']}#{rows[c]['anchor']}".rstrip("#")
+            scores[c] = base * DEMOTE
+        said.append(f"{len(out.verdicts)} replaced passages ranked below what replaced them")
+    elif out.verdicts:
+        said.append(f"history: {len(out.verdicts)} replaced passages keep their rank, marked")
+    out.said = "; ".join(said)
+    return out
 
 
 def _analyse_query(index: SearchIndex, query: str, terms: list[str], mode: str, p: RecallParams,
@@ -943,6 +1060,8 @@ def render_synthesis(result: RecallResult, materialized: list[str]) -> str:
             meta.append(f"score {c.score:.4f}")
             if c.truncated:
                 meta.append("truncated")
+            if c.superseded_by:
+                meta.append(str(c.superseded_by.get("mark") or "superseded"))
             lines.append(f"- `{c.ref}` · {' · '.join(meta)} — {c.reason}")
             lines.extend("  > " + ln if ln.strip() else "  >" for ln in c.text.split("\n"))
             lines.append("")

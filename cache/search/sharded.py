@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from .index import SearchIndex
 from .shardmap import CORE, DEFAULT_PERIOD, newest_first, shard_of
+from .validity import Validity
 
 if TYPE_CHECKING:
     import numpy as np
@@ -70,6 +71,7 @@ class ShardedIndex:
         self._hits: dict[tuple[int, str, str], int] = {}
         #: parts replaced by ``add``, closed by ``close``
         self._retired: list[SearchIndex] = []
+        self._validity: tuple[Any, Validity] | None = None
         for name in newest_first(parts or {}):
             self.add(name, (parts or {})[name])
 
@@ -343,6 +345,38 @@ class ShardedIndex:
         out: list[list[str]] = []
         for _, p in self._snapshot():
             out += p.alias_groups()
+        return out
+
+    def statements(self) -> list[tuple[str, str, str]]:
+        """Every part's statements (the records, cards and pages live in the core part)."""
+        out: list[tuple[str, str, str]] = []
+        for _, p in self._snapshot():
+            out += p.statements()
+        return out
+
+    def validity(self) -> Validity:
+        """The statements of every part as one :class:`~.validity.Validity`, built again
+        when a part arrives or is written."""
+        key = tuple((pos, id(p), p.generation) for pos, p in self._snapshot())
+        have = self._validity
+        if have is not None and have[0] == key:
+            return have[1]
+        # built outside the lock (the parts list's lock is not re-entrant); two threads
+        # building at once make the same thing
+        made = (key, Validity(self.statements()))
+        self._validity = made
+        return made[1]
+
+    def ids_at(self, refs: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+        """Global ids of the first chunk at each (path, anchor), from the part holding it."""
+        out: dict[tuple[str, str], int] = {}
+        snap = dict((id(p), pos) for pos, p in self._snapshot())
+        for ref in dict.fromkeys(refs):
+            part = self.part(self.part_for(ref[0]))
+            if part is None or id(part) not in snap:
+                continue
+            for r, cid in part.ids_at([ref]).items():
+                out[r] = self._gid(snap[id(part)], cid)
         return out
 
     # ------------------------------------------------------------------ writes

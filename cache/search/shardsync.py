@@ -407,7 +407,11 @@ def _refresh_one(store: ObjectStore, ix: SearchIndex, files: list[tuple[str, str
     """Refresh one part from the bucket: fetch the files whose ETag changed, then
     ``SearchIndex.refresh``."""
     known = ix.file_hashes()
-    changed = [p for p, h in files if known.get(p) != h]
+    # A part of an earlier format is read whole again (``SearchIndex.refresh`` re-reads
+    # every file of it): fetching only the changed files failed the others' reads, and the
+    # part stayed in its old format for ever.
+    old = int(ix.meta("schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION
+    changed = [p for p, h in files if old or known.get(p) != h]
     contents: dict[str, bytes] = {}
 
     def got(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:

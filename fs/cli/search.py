@@ -34,7 +34,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if not args.mount and not args.url:
         raise UsageError("give --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
     with Memory(args.mount or args.url, config_of(args)) as memory:
-        r = memory.recall(args.query, args.k)
+        r = memory.recall(args.query, args.k, as_of=args.as_of, history=args.history)
     if args.json:
         sys.stdout.write(json.dumps(r.to_dict(), indent=2) + "\n")
     else:
@@ -170,6 +170,13 @@ def _add_recall(sub: argparse._SubParsersAction, command: Callable[..., argparse
                     help="number of passages, at most 200 (default: recall_k in the config, 10; "
                     "through a mount: the mount's)")
     rc.add_argument("--json", action="store_true", help="the cards as JSON instead of the synthesis")
+    when = rc.add_mutually_exclusive_group()
+    when.add_argument("--as-of", metavar="YYYY-MM-DD", default=None,
+                      help="answer with what was true on that day: later turns and records "
+                      "left out, only changes made by then marked")
+    when.add_argument("--history", action="store_true",
+                      help="replaced values keep their rank (still marked superseded); "
+                      "default: what is true now first")
     rc.set_defaults(func=cmd_recall)
 
 
