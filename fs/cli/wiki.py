@@ -141,9 +141,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     dr.add_argument("--no-embed", action="store_true",
                     help="verify claims lexically and index without vectors (no model load)")
     dr.add_argument("--no-index", action="store_true", help="skip the re-index after the run")
-    dr.add_argument("--synth", choices=("deterministic", "llm"),
+    dr.add_argument("--synth", choices=("deterministic", "llm", "agent"),
                     help="who writes pages and summaries (default: dream_synthesizer in the config, "
-                    "deterministic); llm uses BRAINFS_LLM_BASE_URL/OPENAI_BASE_URL and BRAINFS_LLM_MODEL")
+                    "deterministic); llm uses BRAINFS_LLM_BASE_URL/OPENAI_BASE_URL (or ANTHROPIC_*) and "
+                    "BRAINFS_LLM_MODEL; agent keeps the pages an agent wrote through MCP (dream_submit)")
     dr.set_defaults(func=cmd_dream)
 
     co = command(sub, "correct", "record a correction; the next dream run turns it into a "
