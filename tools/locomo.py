@@ -371,6 +371,27 @@ def recall_reader(index: SearchIndex, mode: str, embedder: Embedder | None,
     return read
 
 
+def context_reader(ctx: ConversationContext, index: SearchIndex, files: dict[str, str],
+                   name: str) -> Callable[[str, int], str]:
+    """``window(question, budget)``: the text of the window ``brainfs context`` makes for the
+    question over ``files`` (written to a folder of the conversation's workdir) searched in
+    ``index`` — :func:`~brainfs.cache.context.assembly.assemble` with no reserve, as
+    ``to_prompt`` gives it to a model, headers and all."""
+    from brainfs.cache.context import assembly as A
+
+    root = ctx.workdir / f"{name}-root"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    src = A.MemorySource(root, index=index, embedder=ctx.embedder,
+                         global_guide=ctx.workdir / "no-global-guide.md")
+
+    def window(question: str, budget: int) -> str:
+        return A.assemble(question, src, budget=budget, reserve=0, now=ctx.now).to_prompt()
+
+    return window
+
+
 # --------------------------------------------------------------------------- retrievers
 
 @dataclass(frozen=True)
@@ -452,6 +473,9 @@ def index_retriever(mode: str, **recall_kwargs: Any) -> RetrieverFactory:
         # what this retriever's recall returns, for the answer measure (see evaluate)
         retrieve.read = recall_reader(ctx.index, mode, ctx.embedder, ctx.now,  # type: ignore[attr-defined]
                                       **recall_kwargs)
+        if mode == "hybrid" and not recall_kwargs:
+            # and the window `brainfs context` makes (which recalls in hybrid mode)
+            retrieve.window = context_reader(ctx, ctx.index, ctx.tree, f"context-{mode}")  # type: ignore[attr-defined]
         return retrieve
 
     return factory
@@ -507,6 +531,8 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
             return _merge_wiki(lists[0] + lists[1], k, min_new_turns)
 
         retrieve.read = recall_reader(whole, mode, ctx.embedder, ctx.now)  # type: ignore[attr-defined]
+        retrieve.window = context_reader(ctx, whole, {**ctx.tree, **wiki},  # type: ignore[attr-defined]
+                                         f"context-wiki-{len(closers)}")
         return retrieve
 
     return factory
@@ -682,6 +708,8 @@ class _Tally:
     rows: dict[str, list[_Row]]
     answers: dict[str, list[_Outcome]]
     timing: dict[str, float]
+    #: the answer measure through ``brainfs context``'s window, for the retrievers that have one
+    context_answers: dict[str, list[_Outcome]] = field(default_factory=dict)
     degraded: dict[str, int] = field(default_factory=dict)
     questions: int = 0
     skipped: int = 0
@@ -844,6 +872,11 @@ def _read_answers(q: dict[str, Any], conv_id: str, qa: int, built: dict[str, Ret
             seen = read_within(read(str(q["question"])), settings.answer_budget, tokens.count)
             tally.answers[name].append(_Outcome(int(q["category"]), conv_id, qa,
                                                 answer_found(str(q["answer"]), seen)))
+        window = getattr(retrieve, "window", None)
+        if window is not None:
+            text = window(str(q["question"]), settings.answer_budget)
+            tally.context_answers.setdefault(name, []).append(
+                _Outcome(int(q["category"]), conv_id, qa, answer_found(str(q["answer"]), [text])))
 
 
 def _score_evidence(q: dict[str, Any], conv_id: str, valid: set[str],
@@ -917,4 +950,7 @@ def _retriever_entry(name: str, rs: list[_Row], tally: _Tally, ks: tuple[int, ..
         entry["questions_detail"] = [{"category": c, "conversation": cid, **m} for c, cid, m in rs]
     if tally.answers[name]:
         entry["answers"] = _answers_block(tally.answers[name], answer_budget, per_question)
+    if tally.context_answers.get(name):
+        entry["answers_context"] = _answers_block(tally.context_answers[name], answer_budget,
+                                                  per_question)
     return entry

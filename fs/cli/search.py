@@ -84,6 +84,10 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
         if a:
             print(f"{name:12s} answer in the first {a['budget_tokens']:,} tokens of recall: "
                   f"{a['share']:.1%} of {a['questions']} questions (categories 1, 2, 4)")
+        a = r.get("answers_context")
+        if a:
+            print(f"{name:12s} answer in a {a['budget_tokens']:,}-token context window: "
+                  f"{a['share']:.1%} of {a['questions']} questions (categories 1, 2, 4)")
     return 0
 
 

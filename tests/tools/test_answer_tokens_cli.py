@@ -38,3 +38,25 @@ def test_eval_locomo_reports_answers_in_the_budget() -> None:
     r = subprocess.run(CLI, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "hybrid       answer in the first 1,000 tokens of recall: " in r.stdout, r.stdout
+
+
+def test_eval_locomo_reports_answers_in_a_context_window() -> None:
+    """The same measure through the window ``brainfs context`` makes (issue 28, item 7):
+    ``answers_context`` for hybrid recall (what context searches with), its budget the
+    window's."""
+    scored = [i for i, q in enumerate(read_samples(MINI)[0]["qa"]) if answer_scored(q)]
+    shares = {}
+    for budget in (60, 1000):
+        r = subprocess.run([*CLI, "--json", "--per-question", "--answer-budget", str(budget)],
+                           capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stderr
+        res = json.loads(r.stdout)
+        a = res["retrievers"]["hybrid"]["answers_context"]
+        assert a["budget_tokens"] == budget
+        assert [d["qa"] for d in a["detail"]] == scored and a["questions"] == len(scored)
+        assert "answers_context" not in res["retrievers"]["bm25"]
+        shares[budget] = a["share"]
+    assert shares[60] < shares[1000], shares
+    r = subprocess.run(CLI, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert "hybrid       answer in a 1,000-token context window: " in r.stdout, r.stdout
