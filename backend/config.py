@@ -174,6 +174,10 @@ class Config:
     #: trip). Costs CPU only while requests stream in; off with fewer than 2 CPUs. Needs
     #: pyfuse3 built by .ci/build-pyfuse3. 0 turns it off.
     busy_poll_us: float = 50.0
+    #: With commits at close, answer the FLUSH of a file with nothing to commit (every
+    #: close of a file not written since its last close) in pyfuse3 itself, without
+    #: entering Python. Needs pyfuse3 built by .ci/build-pyfuse3; off only to measure it.
+    flush_filter: bool = True
     #: Mount read-only: writes fail with EROFS, and close(2) never waits for the daemon.
     read_only: bool = False
     #: Let the kernel follow symbolic links whose target leaves the mount (absolute, or

@@ -253,7 +253,7 @@ class Daemon:
             "read_only": self.cfg.read_only,
             "busy_poll_us": self.busy_poll_us,
             "invalidations": self.ops.notifier.sent if self.ops else 0,
-            "requests": dict(self.ops.requests) if self.ops else {},
+            "requests": self.ops.request_counts() if self.ops else {},
         })
         return st
 

@@ -25,7 +25,7 @@ from brainfs.cache.local.workingset import WorkingSet
 
 from .errors import NotSupported, fuse_errors
 from .magic import RecallFn, StatusFn
-from .ops import Ops
+from .ops import FLUSH_FILTER, Ops
 from .procfds import mount_id, open_for_writing
 from .shadow import writers_close
 
@@ -54,6 +54,18 @@ class NoOpenOps(Ops):
         self.mountpoint: str | None = None
         self._mount_id: int | None = None
         ws.on_listing_change = self._listing_changed
+        #: commits at close: only the FLUSH of an inode in ``flush_needed`` reaches flush()
+        self.filter_flush = (FLUSH_FILTER and cfg.flush_filter and not self.commit_quiet
+                             and not cfg.read_only)
+
+    def init(self) -> None:
+        """At the kernel's INIT: with commits at close, a close of a file with nothing to
+        commit (a reader's, most of them) is answered by pyfuse3 itself, without a task or
+        a trip through the trio loop; an inode joins ``flush_needed`` at its first write,
+        truncation or create, before that request is answered (the kernel sends a close's
+        FLUSH only after them), and leaves it at a close that finds nothing left to do."""
+        if self.filter_flush:
+            pyfuse3.set_flush_filter(self.flush_needed)
 
     # ------------------------------------------------------------------ the kernel's caches
     def content_changed(self, paths: list[str]) -> None:
@@ -125,6 +137,7 @@ class NoOpenOps(Ops):
         # uploads create and writes as one version.
         self._created[path] = ctx.pid
         self._created_at[path] = time.monotonic()
+        self.flush_needed.add(ino)
         return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
 
     @fuse_errors
@@ -187,6 +200,7 @@ class NoOpenOps(Ops):
         if fh in self.inodes.unlinked:
             # Written after its unlink: private to its descriptors, never uploaded.
             return await self.write_orphan(fh, buf, off)
+        self.flush_needed.add(fh)  # before any await: its close has work now
         path = self.inodes.path(fh)
         self._file_row(path)
         return await self._write_shadow(path, off, buf, ctx)
@@ -198,6 +212,15 @@ class NoOpenOps(Ops):
             # Writes are committed once quiet or at fsync: ENOSYS tells the kernel never to
             # send FLUSH again, so no close(2) waits for the daemon.
             raise NotSupported("flush")
+        try:
+            await self._flush(fh, ctx)
+        finally:
+            path = self.inodes.path_of.get(fh)
+            if (path is None or path not in self.writing and path not in self.shadows.committing
+                    and path not in self._created):
+                self.flush_needed.discard(fh)  # its next close has nothing to do
+
+    async def _flush(self, fh: int, ctx: pyfuse3.RequestContext | None) -> None:
         # Every close of the file, reader's or writer's, lands here. Pages of a shared
         # mapping were written back right before it (the kernel does so at every close):
         # whoever closes, they are committed now, as no writer's close may follow them.

@@ -81,6 +81,9 @@ NO_OPEN_SUPPORT: bool = hasattr(pyfuse3.Operations, "enable_atomic_o_trunc")
 #: close, which in no-open mode is a FLUSH like a writer's, does not commit a write in
 #: progress.
 CTX_IN_IO: bool = hasattr(pyfuse3.Operations, "request_context_in_io")
+#: ... and can answer the FLUSH of an inode with nothing to commit without calling flush()
+#: (``pyfuse3.set_flush_filter``): a warm ``grep -r`` closes every file it reads.
+FLUSH_FILTER: bool = hasattr(pyfuse3, "set_flush_filter")
 #: The pid of a request the kernel makes on its own (page writeback sends ``nocreds``).
 KERNEL_PID = 0
 
@@ -124,6 +127,10 @@ class Ops(pyfuse3.Operations):
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
         self.read_only = cfg.read_only
+        #: inodes whose close has something to do (no-open mode with commits at close: a
+        #: write, truncation or create since their last close); pyfuse3 answers the FLUSH
+        #: of every other inode itself (see NoOpenOps.init)
+        self.flush_needed: set[int] = set()
         #: read by pyfuse3 at each write and flush: pass the request context
         self.request_context_in_io = CTX_IN_IO
         self.notifier = KernelNotifier()
@@ -192,6 +199,14 @@ class Ops(pyfuse3.Operations):
     def gitdir_ready(self) -> trio.Event:
         """Set once the wiki's history has been looked for (found or not)."""
         return self.magic.gitdir_ready
+
+    def request_counts(self) -> dict[str, int]:
+        """Requests served, by handler; ``flush_clean``: FLUSHes pyfuse3 answered itself
+        (nothing to commit, see NoOpenOps.init)."""
+        counts = dict(self.requests)
+        if FLUSH_FILTER and pyfuse3.flush_answered_count():
+            counts["flush_clean"] = pyfuse3.flush_answered_count()
+        return counts
 
     # ------------------------------------------------------------------ inodes & attrs
     def _attrs(self, ino: int, path: str) -> pyfuse3.EntryAttributes:
@@ -473,6 +488,7 @@ class Ops(pyfuse3.Operations):
                             attr.st_gid if fields.update_gid else None)
         if row is not None:
             if fields.update_size:
+                self.flush_needed.add(inode)  # before any await: its close has work now
                 # A truncation replaces the version the listing names: not the snapshot's.
                 await self.fetcher.wait_checked(path)
                 shadow = await self.shadows.open(path, truncate=attr.st_size == 0)
@@ -785,4 +801,4 @@ class Ops(pyfuse3.Operations):
         self.upload_wake.set()
 
 
-__all__ = ["CTX_IN_IO", "KERNEL_CACHE_FLAGS", "KERNEL_PID", "NO_OPEN_SUPPORT", "Ops"]
+__all__ = ["CTX_IN_IO", "FLUSH_FILTER", "KERNEL_CACHE_FLAGS", "KERNEL_PID", "NO_OPEN_SUPPORT", "Ops"]
