@@ -108,6 +108,14 @@ class Stay:
         return self.dated or self.said[0]
 
     @property
+    def shown(self) -> "Stated":
+        """The statement whose words the record and its lines use: the newest, unless it
+        gives the value in other words than the cited one ("Emi Yilmaz" after "Emi", with two
+        Emis about): then the cited one's, which its turn supports."""
+        last, cited = self.said[-1], self.dated_by
+        return last if last.value == cited.value else cited
+
+    @property
     def first(self) -> "Stated":
         return self.said[0]
 
@@ -216,9 +224,9 @@ def record_of(stay: Stay, subject: str, text: Callable[["Stated"], str],
     conf = 0.9 if corrected else round(min(0.95, 0.7 + 0.1 * len(sources)), 2)
     kind = "preference" if first.attr in ("preference", "format") else "fact"
     return FactRecord(
-        id=record_id(subject, first.attr, stay.key, stay.last.value, sources[0]),
-        subject=subject, attribute=first.attr, key=stay.key, value=stay.last.value,
-        text=text(stay.last), kind=kind, valid_from=day, valid_until=until, superseded_by=by,
+        id=record_id(subject, first.attr, stay.key, stay.shown.value, sources[0]),
+        subject=subject, attribute=first.attr, key=stay.key, value=stay.shown.value,
+        text=text(stay.shown), kind=kind, valid_from=day, valid_until=until, superseded_by=by,
         recorded_at=first.fact.get("date"), sources=sources, confidence=conf, origin=origin,
         date_basis=basis)
 

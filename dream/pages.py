@@ -95,6 +95,8 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
                 if r.subject in shared:
                     continue  # "Mei works at X" with Mei Lin and Mei Tanaka about: whose job?
                 subj = subs.slug_for(r.subject)
+                if subj and _first_name_only(r.subject, subs.by_slug[subj]):
+                    continue
             else:
                 if is_role(f["speaker"]):
                     continue
@@ -104,7 +106,8 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
             if r.attr == "home" and head_type(r.value) == "organization":
                 # "I moved to Tessellate Labs" is a job, not a home
                 r = R.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
-            vslug = subs.slug_for(r.value) if r.value_type or r.attr in ("friend", "contact") else None
+            vslug = (subs.slug_for(r.value) if (r.value_type or r.attr in ("friend", "contact"))
+                     and r.value not in shared else None)  # "Emi" with two Emis: as said
             value = subs.by_slug[vslug].title if vslug else r.value
             if vslug == subj:
                 continue
@@ -124,6 +127,14 @@ def _shared_first_names(facts: list[dict]) -> set[str]:
             if len(toks) >= 2 and toks[0][:1].isupper() and head_type(n) is None:
                 longer[toks[0]].add(n)
     return {w for w, ns in longer.items() if len(ns) >= 2}
+
+
+def _first_name_only(name: str, sub) -> bool:
+    """A person called by one word of a longer name ("Camila" for Camila Ito): the sessions
+    may mean another Camila the assistant named in full (its turns state no facts), so such
+    a statement sets and replaces no attribute of the person (it stays on the timeline)."""
+    return (sub.type == "person" and len(name.split()) == 1
+            and len(sub.title.split()) > 1 and not sub.is_user)
 
 
 def now_text(st: Stated, title: str) -> str:
@@ -221,7 +232,10 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
                         and any(_same(g.value, st.value) for g in groups[(s2, a2, k)])), key)
         if st.attr in ("number", "deadline"):
             known = keys[(st.subject, st.attr)]
-            match = next((k for k in known if R.same_key(k, st.key)), None)
+            hits = [k for k in known if R.same_key(k, st.key)]
+            if len(hits) > 1 and st.key.endswith("|"):
+                continue  # "the threshold is 21 percent" with two thresholds known: which one?
+            match = hits[0] if hits else None
             if match is None:
                 known.append(st.key)
             key = match or st.key
@@ -318,11 +332,12 @@ def _superseded_lines(models: dict[str, PageModel], got: list[FX.Stay], subj: st
         if stay.ended_by is None or stay.record is None:
             continue
         n += 1
-        old, first, new, rec = stay.last, stay.first, stay.ended_by, stay.record
+        old, first, new, rec = stay.shown, stay.first, stay.ended_by, stay.record
         for slug in {subj, old.value_slug} - {None}:
             models[slug].replaced_facts.append(first)
             models[slug].replaced_facts.append(old)
-        by = f"replaced by {stay.next.last.value}" if stay.replaced else "ended"
+        by = f"replaced by {stay.next.record.value}" if stay.replaced and stay.next.record else (
+            f"replaced by {stay.next.shown.value}" if stay.replaced else "ended")
         line = _cite_claim(f"{_past_text(old, title)} (from {human_day(rec.valid_from)})",
                            stay.dated_by.fact, "Superseded",
                            extra=f"— until {human_day(rec.valid_until)}, {by}", extra_f=new.fact)
@@ -338,13 +353,19 @@ def _current_line(models: dict[str, PageModel], stay: FX.Stay, subj: str, attr: 
     conversation gave the day, "corrected …" for a correction that gave none), on the
     subject's page and the value's (a number or deadline also on the projects and
     organisations named with it)."""
-    st, rec = stay.last, stay.record
+    st, rec = stay.shown, stay.record
     text = f"{now_text(st, title)} ({FX.since_text(rec, human_day)})"
-    # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped
-    last = st.fact.get("date") or ""
+    # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped;
+    # the day of its last statement is that statement's to cite, when it is another turn
+    newer = stay.last
+    last = newer.fact.get("date") or ""
+    extra, extra_f = "", None
     if newest and last and _days(last, newest) > stale_days:
-        text = text[:-1] + f"; not confirmed since {human_day(last)})"
-    line = _cite_claim(text, stay.dated_by.fact, "Now")
+        if ref_of(newer.fact) == ref_of(stay.dated_by.fact) or last == stay.dated_by.fact.get("date"):
+            text = text[:-1] + f"; not confirmed since {human_day(last)})"
+        else:
+            extra, extra_f = f"— not confirmed since {human_day(last)}", newer.fact
+    line = _cite_claim(text, stay.dated_by.fact, "Now", extra=extra, extra_f=extra_f)
     line.group = attr
     line.record = rec.id
     for slug in {subj, st.value_slug} - {None}:

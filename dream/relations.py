@@ -215,8 +215,8 @@ _t("lead", r"(?:\b(?:[Oo]n|[Ff]or|of|about)\s+(?:the\s+)?" + _N_P + r"\s*[:,;]\s
 _JOB = r"[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?"
 _t("employer", _S + r"\s+is\s+(?:now\s+)?(?:an?|the)\s+" + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$|\s+(?:now|since|from|as|in|and|on)\b))", vtype="organization")
 _t("home", _S + r"\s+(?:has\s+)?moved\s+from\s+(?:the\s+)?(?-i:" + NAME + r")\s+to\s+" + _THE + _N, event=True, vtype="place")
-_t("role", _S + r"\s+(?:has\s+)?(?:moved|switched|went|gone|joined|started)\b[^.;]*?\s+(?:at|to)\s+(?:the\s+)?(?-i:" + NAME + r")\s*,?\s+as\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|and|at|now)\b|$)", event=True)
-_t("role", _S + r"\s+(?:now\s+)?works\s+(?:at|for)\s+(?:the\s+)?(?-i:" + NAME + r")\s+as\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|and|now)\b|$)")
+_t("role", _S + r"\s+(?:has\s+)?(?:moved|switched|went|gone|joined|started)\b[^.;]*?\s+(?:at|to)\s+(?:the\s+)?(?-i:" + NAME + r")\s*,?\s+as\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|at|now)\b|$)", event=True)
+_t("role", _S + r"\s+(?:now\s+)?works\s+(?:at|for)\s+(?:the\s+)?(?-i:" + NAME + r")\s+as\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|now)\b|$)")
 _t("role", _S + r"\s+(?:left|quit)\s+[^.;]*?\s+and\s+is\s+now\s+(?:an?|the)\s+(?P<v>" + _JOB + r")\s+(?:at|for|with)\s+[A-Z]", event=True)
 _t("employer", _S + r"\s+(?:left|quit)\s+[^.;]*?\s+and\s+(?:is\s+now|now\s+works)\s+(?:an?\s+" + _JOB + r"\s+)?(?:at|for|with)\s+" + _THE + _N, event=True, vtype="organization")
 _t("home", _S + r"\s+(?:now\s+)?lives\s+in\s+" + _N, vtype="place")
@@ -338,7 +338,7 @@ def _first_person(sentence: str) -> list[Relation]:
             elif attr == "format":
                 key = "format of " + m.group("k").lower().rstrip("s")
             elif attr == "contact" and m.groupdict().get("k"):
-                key = "contact " + " ".join(_mods(m.group("k")).split()[-2:])
+                key = "contact " + _mods(m.group("k"))
             detail = (m.groupdict().get("d") or "").lower()
             if attr == "family" and v.lower() in _PET_WORDS:
                 continue
@@ -384,12 +384,20 @@ def _third_person(sentence: str) -> list[Relation]:
     return out
 
 
+#: "Correction on step-free routing: …", "Update for the atlas: …" — what the rest is about.
+_TOPIC_RE = re.compile(r"^\W*(?:correction|update|note|change|reminder)\s+(?:on|for|about|re)\s+(?:the\s+)?"
+                       r"(?P<t>[\w\- ]{2,40}?)\s*:", re.I)
+
+
 def _quantities(sentence: str) -> list[Relation]:
     """Named quantities ("the QC spike threshold is 40 cm"), keyed by head and modifiers."""
     out: list[Relation] = []
+    topic = _TOPIC_RE.match(sentence)
     for m in list(_QTY.finditer(sentence)) + list(_QTY_VERB.finditer(sentence)):
         start = _after_determiner(sentence, m.start("mods"), m.start("head"))
         mods = _mods(sentence[start:m.start("head")] + " " + (m.group("of") or ""))
+        if not mods and topic and topic.end() <= m.start():
+            mods = _mods(topic.group("t"))  # "Correction on step-free routing: the threshold is …"
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
         span = sentence[start:m.end("of") if m.group("of") else m.start("head")]
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",

@@ -562,7 +562,7 @@ def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None)
     def keep(c: Claim) -> bool:
         return not E.forgot(page_hand, _as_fact(c))
 
-    claims = [Claim(c.text, c.source, None, "Now") for c in m.now if keep(c)]
+    claims = [Claim(c.text, c.source, None, "Now", c.extra, c.extra_source) for c in m.now if keep(c)]
     for cp, card in inp.cards.live.get(slug, []):
         if card.get("hand_page") == f"knowledge/{slug}.md":
             continue  # the hand line citing it stays where the person put it

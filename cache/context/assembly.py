@@ -18,8 +18,9 @@ Lanes, in admission order (``LANES``):
 ``cards``   persistent cards: hybrid recall hits in ``notes/`` and ``knowledge/``; the hits
             on one wiki page dream wrote are one item of its claim lines about the task,
             dated, without markers (``claims.py``, :class:`WikiUse`).
-``thread``  evidence from past sessions: the newest session summary, then recall hits in
-            ``sessions/`` (transcript turns and summaries).
+``thread``  evidence from past sessions: the summary of the session the task continues
+            (the newest of the sessions most related to it; none when no session is), then
+            recall hits in ``sessions/`` (transcript turns and summaries).
 ``files``   any other file the recall found relevant.
 
 Rules of admission (in this order, for each item):
@@ -29,9 +30,11 @@ Rules of admission (in this order, for each item):
 2. *superseded* — newer statements win: a card whose path is named by another card's
    ``supersedes:`` frontmatter is skipped, naming the newer card. When a superseded card
    matches the task and the newer one did not, the newer one is pulled in right after it;
-3. *stale* — an item older than ``stale_days`` is admitted but flagged (freshness says
-   "(stale)" and the reason says so); with ``drop_stale=True`` it is skipped instead.
-   Guide, rules and the index are standing material and never stale;
+3. *stale* — an item likely to change (a plan, a status, a role:
+   ``search.staleness.changeable``) not confirmed for over ``stale_days`` is admitted but
+   flagged (freshness says "(stale)" and the reason says which kind); with
+   ``drop_stale=True`` it is skipped instead. Age alone is no reason: a birthday or a
+   decision does not go stale. Guide, rules and the index are standing material, never stale;
 4. *lane share* — a lane may spend at most ``LANE_SHARE[lane]`` of the budget that is
    left when it starts, so one lane cannot starve the next; an item over its lane's share
    waits (the index, being a list, is cut to its share instead), and what the later lanes
@@ -69,8 +72,10 @@ from brainfs.backend.keys import INTERNAL_PREFIX
 from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
 from brainfs.cache.search.retrieval import Card, age_days, as_utc, freshness_label, recall, truncate
 from brainfs.cache.search.text import estimate_tokens
+from brainfs.cache.search.staleness import changeable, is_stale
 
 from .claims import Claim, chunk_claims, names_page, page_claims, page_names, words
+from .guide import relevant_part
 
 if TYPE_CHECKING:
     from brainfs.cache.search.embedder import Embedder
@@ -88,6 +93,17 @@ LANE_SHARE = {"scope": 1.0, "guide": 1.0, "index": 0.35, "pinned": 0.5, "cards":
               "thread": 0.85, "files": 1.0}
 #: Shortest useful cut of an item; below this an item that does not fit is skipped.
 MIN_TRUNCATED_TOKENS = 40
+#: The lanes of the task's own evidence (recall hits).
+TASK_LANES = ("cards", "thread", "files")
+#: Share of the window the task's evidence is guaranteed: the guide's prose, the index and
+#: the pinned cards leave it free in the first pass (strict rules and the scope do not). Four
+#: tenths: on LoCoMo (no guide, no pins) the index's own share already leaves more, so the
+#: guarantee only binds where a guide or pins would have taken it.
+TASK_SHARE = 0.4
+#: The task's first items share the room left for them: none of them takes more than its
+#: part (the room over the items still to come, up to this many), so a small window holds
+#: several pieces of evidence rather than one long one.
+TASK_MIN_ITEMS = 3
 #: Recall candidates scoring below this share of the best candidate are not considered
 #: (they would pad the context with noise when the budget is large).
 RELATIVE_FLOOR = 0.25
@@ -483,6 +499,10 @@ class ContextWindow:
         return render(self, base)
 
 
+def _article(what: str) -> str:
+    return f"{'an' if what[:1] in 'aeiou' else 'a'} {what}"
+
+
 def _md_cell(s: str) -> str:
     return " ".join(str(s).split()).replace("|", "\\|")
 
@@ -645,9 +665,9 @@ class _Builder:
         self.stale_days, self.drop_stale = stale_days, drop_stale
         self.items: list[ContextItem] = []
 
-    def _age(self, updated: str | None) -> tuple[str, bool, float | None]:
+    def _age(self, updated: str | None, text: str = "", kind: str = "") -> tuple[str, bool, float | None]:
         days = age_days(updated, self.now)
-        stale = bool(days is not None and days > self.stale_days)
+        stale = is_stale(text, kind, days, self.stale_days)
         return freshness_label(days) + (" (stale)" if stale else ""), stale, days
 
     def add_file(self, lane: str, path: str, text: str, reason: str, *, kind: str | None = None,
@@ -661,7 +681,7 @@ class _Builder:
                                 default_conf if default_conf is not None
                                 else DEFAULT_CONFIDENCE.get(base, DEFAULT_CONFIDENCE["text"]))
         updated = normalize_date(meta.get("updated")) or normalize_date(meta.get("created") or meta.get("date"))
-        fresh, stale, _ = self._age(updated)
+        fresh, stale, _ = self._age(updated, body, k)
         if not stale_ok:  # standing material: age is shown, never a reason to drop
             stale = False
             fresh = fresh.replace(" (stale)", "")
@@ -736,7 +756,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     notes = _scan_notes(source)
     timings["scan_ms"] = (time.perf_counter() - t) * 1000
 
-    n_pages = len(re.findall(r"\[\[[^\]]+\]\]", index_text or "")) if index_text else 0
+    n_pages = _count_pages(source, index_text)
     newest = max(sess_index, key=lambda s: s[1]) if sess_index else None
     scope = _scope(source, guide, notes, n_pages, len(sess_index), newest)
     b.items.insert(0, _scope_item(scope))  # before the guide items
@@ -752,7 +772,8 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     timings["recall_ms"] = (time.perf_counter() - t) * 1000
     lanes = _recall_lanes(found, source, notes.superseded_by, task, wiki, avail)
     b.items.extend(_cards_lane(b, source, lanes, notes))
-    _thread_summary(b, source, newest)  # the newest session's summary first, then the hits
+    if found.mode not in ("recent", "none"):  # recent: nothing matched, the task continues no thread
+        _thread_summary(b, source, lanes.thread, sess_index)  # the related session's summary first
     b.items.extend(lanes.thread)
     b.items.extend(lanes.files)
 
@@ -762,7 +783,11 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     # the wiki's share applies where wiki lines are in the cards lane; notes alone keep theirs
     has_lines = any(i.kind == "claims" for i in b.items)
     shares = {**LANE_SHARE, "cards": wiki.share} if has_lines else LANE_SHARE
-    used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count, shares).run(b.items)
+    task_room = sum(i.tokens for i in b.items
+                    if i.lane in TASK_LANES and i.status != "skipped" and not i.weak)
+    task_floor = min(int(TASK_SHARE * avail), task_room)
+    used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count, shares,
+                      task_floor, task).run(b.items)
     timings["admit_ms"] = (time.perf_counter() - t) * 1000
     timings["total_ms"] = (time.perf_counter() - t0) * 1000
     assert used <= avail, (used, avail)
@@ -770,6 +795,17 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                          items=b.items, why=found.why, scope=scope, tokenizer=tok_name,
                          timings={kk: round(v, 2) for kk, v in timings.items()},
                          now=now.isoformat())
+
+
+def _count_pages(source: MemorySource, index_text: str | None) -> int:
+    """The wiki's pages as they are now: the ``knowledge/*.md`` files (pages written since
+    the last dream are not in INDEX.md yet), or INDEX.md's links where the folder cannot be
+    listed."""
+    pages = [p for p in source.list("knowledge")
+             if p.endswith(".md") and p.count("/") == 1 and p != "knowledge/INDEX.md"]
+    if pages:
+        return len(pages)
+    return len(re.findall(r"\[\[[^\]]+\]\]", index_text or "")) if index_text else 0
 
 
 def _check_budget(budget: int, reserve: int) -> tuple[int, int]:
@@ -858,7 +894,10 @@ def _scope(source: MemorySource, guide: _Guide, notes: _NotesScan, n_pages: int,
 
 def _scope_item(scope: dict[str, Any]) -> ContextItem:
     """The scope lane's one item: project, root and what the memory holds."""
-    stext = f"Project: {scope['project']}\nMemory root: {scope['root']}\nMemory holds: {scope['summary']}"
+    stext = f"Project: {scope['project']}\n"
+    if scope["root"] != scope["project"]:  # a corpus URL names the project itself
+        stext += f"Memory root: {scope['root']}\n"
+    stext += f"Memory holds: {scope['summary']}"
     if scope["notes"]:
         stext += f"\nUser's notes: {scope['notes']}"
     return ContextItem(
@@ -1119,12 +1158,8 @@ def _card_item(c: Card, lane: str, lane_rank: int, rank: int, n_cards: int, mode
               f"score {c.score:.4f}: {c.reason}")
     if c.scope:
         reason += f"; scope {c.scope}"
-    text = c.text
-    if c.superseded_by:
-        # recall ranked it below what replaced it; the model must not take it as current
-        text += f"\n({c.superseded_by.get('mark') or 'superseded'})"
     it = ContextItem(lane=lane, status="", tokens=0, source=c.ref, reason=reason,
-                     text=text, freshness=fresh, confidence=c.confidence_pct / 100.0,
+                     text=c.text, freshness=fresh, confidence=c.confidence_pct / 100.0,
                      kind=c.kind, stale=c.stale, score=c.score, rank=lane_rank,
                      updated=c.updated, path=c.path, anchor=c.anchor)
     if best > 0 and c.score < floor * best:
@@ -1157,14 +1192,41 @@ def _cards_lane(b: _Builder, source: MemorySource, lanes: _RecallLanes,
     return cards_lane
 
 
-def _thread_summary(b: _Builder, source: MemorySource, newest: tuple[str, str, str] | None) -> None:
-    """The newest session's summary, at the head of the thread lane."""
-    if newest:
-        sp = f"sessions/{newest[0]}/summary.md"
-        stext = source.read(sp)
-        if stext:
-            b.add_file("thread", sp, stext,
-                       f"thread: summary of the newest session ({newest[1][:10]}, \"{newest[2]}\")")
+#: Sessions whose best recalled passage scores at least this share of the best session's
+#: are "most related" to the task; the thread lane opens with the newest one's summary.
+THREAD_RELATED = 0.8
+
+
+def _thread_summary(b: _Builder, source: MemorySource, hits: list[ContextItem],
+                    sess_index: list[tuple[str, str, str]]) -> None:
+    """The summary of the session the task continues, at the head of the thread lane: of
+    the sessions most related to the task (recall hits whose best score is within
+    ``THREAD_RELATED`` of the best session's), the newest. No related session, no summary:
+    the newest session whatever the task would be noise."""
+    best: dict[str, float] = {}
+    n_hits: dict[str, int] = {}
+    for it in hits:
+        parts = it.path.split("/")
+        if it.status == "skipped" or it.weak or len(parts) < 3 or it.score is None:
+            continue
+        best[parts[1]] = max(best.get(parts[1], 0.0), it.score)
+        n_hits[parts[1]] = n_hits.get(parts[1], 0) + 1
+    if not best:
+        return
+    top = max(best.values())
+    dates = {sid: (date, title) for sid, date, title in sess_index}
+    related = [sid for sid, sc in best.items() if sc >= THREAD_RELATED * top]
+    sid = max(related, key=lambda x: (dates.get(x, ("", ""))[0], best[x]))
+    sp = f"sessions/{sid}/summary.md"
+    stext = source.read(sp)
+    if not stext:
+        return
+    date, title = dates.get(sid, ("", ""))
+    said = f" ({date[:10]}, \"{title}\")" if date else ""
+    b.add_file("thread", sp, stext,
+               f"thread: summary of the session the task continues{said}: "
+               f"{n_hits[sid]} recalled passage{'s' if n_hits[sid] != 1 else ''} of it, the newest "
+               f"of {len(related)} session{'s' if len(related) != 1 else ''} most related to the task")
 
 
 def _count_tokens(items: list[ContextItem], count: Callable[[list[str]], list[int]]) -> None:
@@ -1183,9 +1245,14 @@ class _Admission:
 
     def __init__(self, avail: int, superseded_by: dict[str, str], drop_stale: bool,
                  stale_days: int, count: Callable[[list[str]], list[int]],
-                 shares: dict[str, float] | None = None) -> None:
+                 shares: dict[str, float] | None = None, task_floor: int = 0,
+                 task: str = "") -> None:
         self.avail, self.superseded_by = avail, superseded_by
         self.shares = shares or LANE_SHARE
+        self.task_floor, self.task = task_floor, task
+        self.task_started = False  # a task lane's first item has been reached
+        self.task_taken = 0        # task-lane items admitted in the first pass
+        self.task_pending = 0      # task-lane candidates not decided yet
         self.stated: dict[str, ContextItem] = {}  # turn ref → the admitted claims item citing it
         self.drop_stale, self.stale_days, self.count = drop_stale, stale_days, count
         self.used = 0
@@ -1198,16 +1265,44 @@ class _Admission:
 
     def run(self, items: list[ContextItem]) -> int:
         """Decide every item in order, then backfill; returns tokens used."""
-        for it in items:
+        self.task_pending = sum(1 for it in items if it.lane in TASK_LANES
+                                and it.status != "skipped" and not it.weak)
+        # Strict rules first: they are never dropped for the guide's prose or anything else.
+        order = ([it for it in items if it.kind == "rule"]
+                 + [it for it in items if it.kind != "rule"])
+        for it in order:
             if it.status == "skipped":
                 continue
+            task_item = it.lane in TASK_LANES
+            if task_item:
+                self.task_started = True
+                self.task_pending -= 0 if it.weak else 1
             if it.lane not in self.lane_start:
                 self.lane_start[it.lane] = self.avail - self.used
             if self._ruled_out(it) or self._waits_for_share(it):
                 continue
             self._fit(it)
+            if task_item and it.status != "skipped":
+                self.task_taken += 1
         self._backfill()
         return self.used
+
+    def _held_for_task(self, it: ContextItem) -> int:
+        """Tokens an item before the task lanes (guide prose, index, pinned) must leave
+        for the task's own evidence in the first pass (``task_floor``); 0 for the rest."""
+        if self.task_started or it.kind in ("rule", "scope") or it.lane in TASK_LANES:
+            return 0
+        return self.task_floor
+
+    def _task_cap(self, it: ContextItem) -> int | None:
+        """The most one of the task's first ``TASK_MIN_ITEMS`` items may take in the first
+        pass, so that a long one leaves room for the others; None when no cap applies."""
+        if it.lane not in TASK_LANES or self.task_taken >= TASK_MIN_ITEMS:
+            return None
+        slots = min(TASK_MIN_ITEMS - self.task_taken, self.task_pending + 1)
+        if slots <= 1:
+            return None
+        return max(MIN_TRUNCATED_TOKENS, (self.avail - self.used) // slots)
 
     def _duplicate(self, it: ContextItem) -> ContextItem | None:
         return (self.seen_ref.get(it.source) or self.whole.get(it.path)
@@ -1237,14 +1332,17 @@ class _Admission:
         if it.stale:
             if self.drop_stale:
                 it.status = "skipped"
-                it.reason += f" — skipped: stale (updated {it.freshness.replace(' (stale)', '')}, over {self.stale_days} days)"
+                it.reason += (f" — skipped: stale ({changeable(it.text, it.kind) or 'likely to change'}, "
+                              f"updated {it.freshness.replace(' (stale)', '')}, over {self.stale_days} days)")
                 return True
-            it.reason += f"; flagged stale (over {self.stale_days} days old): verify before relying on it"
+            what = changeable(it.text, it.kind) or "statement likely to change"
+            it.reason += (f"; flagged stale: {_article(what)} not confirmed in over {self.stale_days} "
+                          f"days: verify before relying on it")
         return False
 
     def _room(self, it: ContextItem) -> tuple[int, int]:
         """Tokens left in the window, and in the item's lane share."""
-        left = self.avail - self.used
+        left = self.avail - self.used - self._held_for_task(it)
         share = int(self.shares.get(it.lane, 1.0) * self.lane_start[it.lane])
         return left, share - self.lane_used.get(it.lane, 0)
 
@@ -1252,6 +1350,9 @@ class _Admission:
         """Rule 4: an item that fits the window but not its lane's share waits for the
         backfill (an index is a list: it is cut to its share instead)."""
         left, lane_left = self._room(it)
+        cap = self._task_cap(it)
+        if cap is not None and it.tokens > cap and min(cap, lane_left) >= MIN_TRUNCATED_TOKENS:
+            return False  # one of the task's first items: cut to its part rather than wait
         if (it.tokens > lane_left and self.shares.get(it.lane, 1.0) < 1.0 and it.tokens <= left
                 and not (it.kind == "index" and lane_left >= MIN_TRUNCATED_TOKENS)):
             it.status = "skipped"
@@ -1265,11 +1366,22 @@ class _Admission:
         """Rule 5: admit whole or cut; else skip (and wait for the backfill if it could fit)."""
         left, lane_left = self._room(it)
         limit = min(left, lane_left) if self.shares.get(it.lane, 1.0) < 1.0 else left
-        if self._place(it, limit, "tokens left:"):
+        why = "tokens left:"
+        cap = self._task_cap(it)
+        if cap is not None and it.tokens > cap and cap < limit:
+            limit, why = cap, f"one of the task's first {TASK_MIN_ITEMS} items, its part:"
+        held = self._held_for_task(it)
+        if held and it.tokens > limit:
+            why = f"tokens left after the task's share ({held} tokens kept for its evidence):"
+        if self._place(it, limit, why):
             return
         it.status = "skipped"
-        it.reason += f" — skipped: needs {it.tokens} tokens, {left} left of {self.avail}"
-        if it.tokens <= left:
+        if held:
+            it.reason += (f" — skipped: needs {it.tokens} tokens, {max(0, left)} left of {self.avail} "
+                          f"after the task's share ({held} tokens kept for its evidence)")
+        else:
+            it.reason += f" — skipped: needs {it.tokens} tokens, {left} left of {self.avail}"
+        if it.tokens <= self.avail - self.used:
             self.deferred.append(it)
 
     def _backfill(self) -> None:
@@ -1288,6 +1400,28 @@ class _Admission:
             else:
                 it.status = "skipped"
                 it.reason = old_reason
+
+    def _guide_part(self, it: ContextItem, limit: int, why_short: str) -> bool:
+        """A guide too long for ``limit``: its lines about the task, under their headings
+        (:func:`guide.relevant_part`), instead of its first ``limit`` tokens."""
+        full_text, full = it.text, it.tokens
+        it.status = "truncated"  # the header says so; count it in
+
+        def measure(text: str) -> int:
+            it.text = text
+            return self.count([it.rendered()])[0]
+
+        got = relevant_part(full_text, self.task, limit, measure)
+        if got is None:
+            it.text, it.status = full_text, ""
+            return False
+        text, kept, total = got
+        it.text = text
+        it.tokens = measure(text)
+        self._take(it, "truncated")
+        it.reason += (f" — cut to its part about the task: {kept} of its {total} paragraphs and "
+                      f"list items, {full} tokens to {it.tokens} ({why_short} {limit})")
+        return True
 
     def _take(self, it: ContextItem, status: str) -> None:
         it.status = status
@@ -1311,6 +1445,8 @@ class _Admission:
             it.status = "skipped"
             it.reason += (f" — skipped: a rule is applied whole and needs {it.tokens} tokens, "
                           f"{why_short} {limit}")
+            return True
+        if it.kind == "guide" and limit >= MIN_TRUNCATED_TOKENS and self._guide_part(it, limit, why_short):
             return True
         if limit >= MIN_TRUNCATED_TOKENS:
             full = it.tokens

@@ -90,6 +90,7 @@ from .querysplit import is_list_question, split_question, without_names
 from .rerank import (date_prior, mmr, propagate_neighbours, ranked, session_cap,
                      session_prior, session_reserve, session_spread)
 from .sentences import best_sentence_scores
+from .staleness import is_stale
 from .validity import DEMOTE, Verdict
 
 if TYPE_CHECKING:
@@ -858,7 +859,7 @@ def _card(row: dict[str, Any], cid: int, score: float, cid_ranks: dict[str, int]
     return Card(
         path=row["path"], anchor=row["anchor"], kind=row["kind"], scope=row["scope"],
         title=row["title"], text=text, truncated=cut, freshness=freshness_label(days),
-        stale=bool(days is not None and days > stale_days),
+        stale=is_stale(text, row["kind"] or "", days, stale_days),
         confidence_pct=int(round(100 * float(row["confidence"] if row["confidence"] is not None else 0))),
         score=round(score, 6), reason=reason, ranks=dict(r), matched_terms=mterms,
         updated=updated, speaker=row["speaker"], chunk_id=cid)

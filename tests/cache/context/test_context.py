@@ -284,9 +284,9 @@ def test_lanes_in_order_with_expected_content(tree, dense_index, embedder, no_gl
     assert by_src["knowledge/INDEX.md"].lane == "index"
     assert by_src["notes/prefs/coffee.md"].lane == "pinned"
     assert by_src[NEW_CARD].lane == "cards" and by_src[NEW_CARD].status == "admitted"
-    # thread: newest session summary first, then turn evidence
+    # thread: the summary of the session the task continues first, then turn evidence
     thread = [i for i in w.items if i.lane == "thread"]
-    assert thread[0].source == "sessions/s2/summary.md" and "newest session" in thread[0].reason
+    assert thread[0].source == "sessions/s2/summary.md" and "the task continues" in thread[0].reason
     assert any(i.source == "sessions/s2/transcript.md#D2:3" and i.status == "admitted" for i in thread)
     # the pinned card is not admitted a second time as a recall hit
     dups = [i for i in w.items if i.path == "notes/prefs/coffee.md" and i.lane != "pinned"]

@@ -279,7 +279,8 @@ def test_cards_carry_every_field(tmp_path: Path) -> None:
         note = by_ref["notes/pets/dog.md"]
         assert note.kind == "preference" and note.scope == "personal"
         assert note.confidence_pct == 40
-        assert note.stale is True and note.freshness == "2 years ago"
+        # two years old, but a preference is no plan, status or role: not stale (staleness.py)
+        assert note.stale is False and note.freshness == "2 years ago"
         assert note.updated == "2022-01-01"
         assert "dog" in note.matched_terms and "matched: " in note.reason
         assert note.ranks.get("bm25") and note.truncated is False

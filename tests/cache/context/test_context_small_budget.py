@@ -1,0 +1,131 @@
+"""Small windows through ``brainfs context``: strict rules and the task's own evidence first.
+
+The sample persona's memory (``brainfs sample``: a GUIDE of about 400 tokens, four strict
+rules, 61 sessions) is indexed for real (FTS5; ``BRAINFS_EMBEDDER=none`` keeps the test to
+seconds) and the CLI is asked for windows of 800 and 1,500 tokens, as a user would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from brainfs.cache.search.index import SearchIndex
+from brainfs.tools.sample import generate
+
+TASK = "draft the email to the Blue Heron Foundation about the caption latency study"
+TASK_LANES = ("cards", "thread", "files")
+
+#: A workflow the persona describes once, in a session of its own.
+WORKFLOW = """---
+session: 2026-05-20-funder-report-routine
+date: 2026-05-20T09:00:00+00:00
+participants: [Nadia, Assistant]
+---
+# Funder report routine
+
+[D99:1] Nadia: Here is how I send a funder report: first export the latency figures from the analysis notebook as PDF, then write a one-page summary in Overleaf, then ask Priya to check the numbers, and only then put the draft email to the funder in my drafts folder.
+
+[D99:2] Assistant: Noted: export figures, one-page summary, Priya checks, then a draft email.
+"""
+
+
+@pytest.fixture(scope="module")
+def memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    root = tmp_path_factory.mktemp("persona") / "memory"
+    generate(root, 200, 7)
+    wf = root / "sessions/2026-05-20-funder-report-routine/transcript.md"
+    wf.parent.mkdir(parents=True)
+    wf.write_text(WORKFLOW, encoding="utf-8")
+    # a page written since the last dream: INDEX.md does not list it yet
+    (root / "knowledge/okabe-ito-palette.md").write_text(
+        "---\ntitle: Okabe-Ito palette\ntype: topic\nupdated: 2026-05-30\n---\n"
+        "# Okabe-Ito palette\n\nThe colour-blind-safe palette Nadia uses in every chart.\n",
+        encoding="utf-8")
+    db = tmp_path_factory.mktemp("ix") / "index.sqlite"
+    ix = SearchIndex(db)
+    files = [(p.relative_to(root).as_posix(), str(p.stat().st_mtime_ns))
+             for p in sorted(root.rglob("*.md"))]
+    ix.refresh(files, lambda rel: (root / rel).read_bytes(), None)
+    ix.close()
+    return root, db
+
+
+def context(memory: tuple[Path, Path], task: str, budget: int, tmp_path: Path) -> dict:
+    root, db = memory
+    env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/dev/null",
+               BRAINFS_GLOBAL_GUIDE=str(tmp_path / "none.md"))
+    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "context", task, "--dir", str(root),
+                        "--index", str(db), "--budget", str(budget), "--json"],
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_800_tokens_hold_every_strict_rule_and_three_task_items(memory, tmp_path):
+    root, _db = memory
+    w = context(memory, TASK, 800, tmp_path)
+    rules = sorted(p.relative_to(root).as_posix() for p in (root / "rules").glob("*.md"))
+    assert len(rules) == 4
+    by_src = {i["source"]: i for i in w["items"]}
+    for r in rules:
+        assert by_src[r]["status"] == "admitted", by_src[r]["reason"]  # whole, never cut
+    task_items = [i for i in w["items"] if i["lane"] in TASK_LANES and i["status"] != "skipped"]
+    assert len(task_items) >= 3, [(i["source"], i["reason"]) for i in w["items"]]
+    for i in task_items:
+        assert i["reason"].startswith(i["lane"]) and "score" in i["reason"] or "thread" in i["reason"]
+    assert w["used"] <= w["budget"] - w["reserve"]
+    guide = by_src["GUIDE.md"]
+    # the guide's prose gave way to the task, never to the point of a rule being dropped
+    assert guide["status"] == "skipped" or guide["tokens"] < guide["full_tokens"]
+
+
+def test_1500_tokens_cut_the_guide_to_its_part_about_the_task(memory, tmp_path):
+    w = context(memory, TASK, 1500, tmp_path)
+    guide = next(i for i in w["items"] if i["source"] == "GUIDE.md")
+    assert guide["status"] == "truncated", guide["reason"]
+    assert "part about the task" in guide["reason"]
+    # the lines about email and drafts, under their heading; the diet is not about the task
+    assert "## Email handling" not in guide["text"]  # headings are the guide's own: "## Preferences"
+    assert "drafts for her review" in guide["text"] and "## Preferences" in guide["text"]
+    assert "vegetarian" not in guide["text"]
+    task_items = [i for i in w["items"] if i["lane"] in TASK_LANES and i["status"] != "skipped"]
+    assert len(task_items) >= 4
+
+
+def test_1500_tokens_hold_a_workflow_described_once(memory, tmp_path):
+    # What exists today: the turn that describes it (procedure pages are dream's to write).
+    w = context(memory, "send the funder report for the caption latency study", 1500, tmp_path)
+    got = [i for i in w["items"] if i["status"] != "skipped"
+           and "2026-05-20-funder-report-routine" in i["source"]]
+    assert any("first export the latency figures" in i["text"] for i in got), \
+        [(i["source"], i["status"], i["reason"]) for i in w["items"]][:20]
+
+
+def test_thread_is_the_session_the_task_continues_or_nothing(memory, tmp_path):
+    w = context(memory, TASK, 1500, tmp_path)
+    newest = w["scope"]["newest_session"]["id"]
+    assert newest == "2026-05-28-easyread-clinic-field-notes"
+    summaries = [i for i in w["items"] if i["lane"] == "thread" and i["source"].endswith("/summary.md")]
+    assert summaries, [(i["source"], i["reason"]) for i in w["items"] if i["lane"] == "thread"]
+    # the session the task continues: one of those its recalled passages come from
+    head = summaries[0]
+    sid = head["source"].split("/")[1]
+    assert sid != newest and "the task continues" in head["reason"], head["reason"]
+    assert any(i["source"].startswith(f"sessions/{sid}/") and i is not head for i in w["items"])
+    # a task nothing in the memory is about gets no thread summary at all
+    w = context(memory, "zyxwv qutrb", 1500, tmp_path)
+    assert not [i for i in w["items"] if i["lane"] == "thread" and i["source"].endswith("/summary.md")]
+
+
+def test_scope_counts_the_pages_there_are(memory, tmp_path):
+    root, _db = memory
+    pages = [p for p in (root / "knowledge").glob("*.md") if p.name != "INDEX.md"]
+    w = context(memory, TASK, 800, tmp_path)
+    assert w["scope"]["knowledge_pages"] == len(pages)
+    assert f"{len(pages)} knowledge pages" in w["items"][0]["text"]
