@@ -276,10 +276,17 @@ class ObjectStore:
             return part
 
         workers = max(1, min(LIST_RANGE_WORKERS, self.cfg.max_workers, len(ranges)))
+        done: dict[int, list[dict[str, Any]]] = {}
+        if rank:
+            # The range the first read wants goes alone, then the rest: at once with seven
+            # others it shares the server and this process's parsing with them, and that
+            # read waits as long as the whole first round (seconds on a busy machine). The
+            # cost is one round trip on the whole listing.
+            done[order[0]] = one(ranges[order[0]])
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="s3-list") as pool:
             # The pool takes its work in the order it is given.
-            futures = {i: pool.submit(one, ranges[i]) for i in order}
-            parts = [futures[i].result() for i in range(len(ranges))]
+            futures = {i: pool.submit(one, ranges[i]) for i in order if i not in done}
+            parts = [done[i] if i in done else futures[i].result() for i in range(len(ranges))]
         out: list[dict[str, Any]] = []
         last: str | None = None
         for (after, _), part in zip(ranges, parts):

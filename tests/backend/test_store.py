@@ -483,3 +483,10 @@ def test_list_asks_first_for_the_ranges_holding_the_first_paths_and_tells_each_r
     assert events == [("ask", "n11.md"), told(12, 16), ("ask", ""), told(0, 4),
                       ("ask", "n03.md"), told(4, 8), ("ask", "n07.md"), told(8, 12),
                       ("ask", "n15.md"), told(16, 20), ("ask", "n19.md"), told(0, 0)]
+    # With eight workers the first range still goes alone: nothing else is asked for
+    # before it is in (at once with the others, it waited for the whole round).
+    monkeypatch.setattr(store_mod, "LIST_RANGE_WORKERS", 8)
+    events.clear()
+    assert [o.path for o in store.list(hints=names, first=["n13.md"], on_range=lambda part: events.append(
+        ("told", ",".join(o.path for o in part))))] == names
+    assert events[:2] == [("ask", "n11.md"), told(12, 16)] and len(events) == 12
