@@ -55,9 +55,9 @@ def brainfs(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess
                           capture_output=True, text=True, timeout=timeout)
 
 
-def mount_once(env: dict[str, str], mp: Path, cache: Path) -> dict:
-    """Mount with an empty cache, read the startup breakdown, grep the whole mount,
-    unmount; times in seconds."""
+def mount_once(env: dict[str, str], mp: Path, cache: Path, grep: bool = True) -> dict:
+    """Mount with an empty cache, read the startup breakdown, grep the whole mount (unless
+    ``grep`` is false), unmount; times in seconds."""
     shutil.rmtree(cache, ignore_errors=True)
     env = dict(env, BRAINFS_CACHE_DIR=str(cache))
     t0 = time.monotonic()
@@ -71,6 +71,9 @@ def mount_once(env: dict[str, str], mp: Path, cache: Path) -> dict:
         (mp / "GUIDE.md").read_bytes()
         first_read = time.monotonic() - t0
         startup = json.loads((mp / ".brainfs/status").read_text())["startup"]
+        if not grep:
+            return {"mount_s": wall, "first_read_s": first_read, "mount_grep_s": None,
+                    "load1": os.getloadavg()[0], **startup}
         g = subprocess.run(["grep", "-r", "-l", "-F", "no such words xyzzy", str(mp)],
                            capture_output=True, text=True, timeout=600)
         grep_done = time.monotonic() - t0
@@ -119,20 +122,22 @@ def bench_size(files: int, args: argparse.Namespace, tmp: Path) -> dict:
         trees = {"": {}}
         if args.base is not None:
             trees[BASE] = base_env(args.base, tmp)
-        runs: dict[str, list[dict]] = {m + t: [] for m in MODES for t in trees}
+        modes = args.modes.split(",")
+        runs: dict[str, list[dict]] = {m + t: [] for m in modes for t in trees}
         for rep in range(args.reps):
-            for mode, tree in ((m, t) for m in MODES for t in trees):
+            for mode, tree in ((m, t) for m in modes for t in trees):
                 e = dict(env, BRAINFS_LISTING_SNAPSHOT="false" if mode == "list" else "true",
                          BRAINFS_PRELOAD_UNPACK_BACKGROUND="false" if mode == "eager" else "true",
                          BRAINFS_LIST_RANGES="false" if mode == "serial" else "true", **trees[tree])
-                r = mount_once(e, mp, tmp / f"cache-{mode}")
+                r = mount_once(e, mp, tmp / f"cache-{mode}", grep=args.grep)
                 # eager: the snapshot only cuts the real LIST into ranges, taken before answering
                 if r.get("listing_from") != ("list" if mode in ("list", "eager") else "snapshot"):
                     raise SystemExit(f"{mode} mount started from {r.get('listing_from')!r}")
                 runs[mode + tree].append(r)
                 print(f"{files} files, rep {rep + 1}, {mode}{tree}: mount {r['mount_s']:.2f} s "
                       f"(listing {r['list_s']:.2f} s, preload {r['preload_s']:.2f} s), "
-                      f"first read {r['first_read_s']:.2f} s, mount + grep {r['mount_grep_s']:.2f} s",
+                      f"first read {r['first_read_s']:.2f} s, mount + grep "
+                      + (f"{r['mount_grep_s']:.2f} s" if r["mount_grep_s"] is not None else "not run"),
                       flush=True)
         return {"files": n, "runs": runs}
     finally:
@@ -152,31 +157,40 @@ def med(rs: list[dict], key: str) -> float:
     return statistics.median(r[key] for r in rs)
 
 
+def cell(rs: list[dict], key: str, ref: list[dict] | None = None) -> str:
+    """The median of ``key`` (÷ that of ``ref``), or a dash when it was not measured."""
+    if any(r.get(key) is None for r in rs + (ref or [])):
+        return "—"
+    return f"{med(rs, key) / med(ref, key):.2f}×" if ref else f"{med(rs, key):.2f}"
+
+
 def render(results: list[dict], args: argparse.Namespace) -> str:
     loads = [r["load1"] for res in results for rs in res["runs"].values() for r in rs]
+    # Ratios against the list mode when measured, else against the first mode
+    ref_name = "list" if "list" in results[0]["runs"] else next(iter(results[0]["runs"]))
     load = f"{min(loads):.1f}–{max(loads):.1f} (median {statistics.median(loads):.1f})" if loads else "?"
     lines = [
         "# Mount → usable with an empty cache: paginated LIST, listing snapshot, pack unpacked first",
         "",
         f"`python -m benchmarks.mount_bench --files {args.files} --rtt-ms {args.rtt_ms} "
-        f"--reps {args.reps}" + (f" --base {args.base}" if args.base else "") + f"` on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
+        f"--reps {args.reps}" + (f" --modes {args.modes}" if args.modes != ",".join(MODES) else "")
+        + ("" if args.grep else " --no-grep") + (f" --base {args.base}" if args.base else "") + f"` on {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
         f"Embedded S3 server (`rclone serve s3`) behind a proxy adding {args.rtt_ms} ms per request; "
         "default preload rules; medians of the repetitions (the modes alternate"
         + (f"; each one mounted by this tree, then by the base tree `{args.base}`)" if args.base else ")")
         + f". 1-minute load average at the runs' ends: {load}.",
         "",
-        "| files | mode | mount → usable s | ÷ list | listing s | preload s | mount + first read s | mount + grep -r s | ÷ list |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"| files | mode | mount → usable s | ÷ {ref_name} | listing s | preload s | mount + first read s | ÷ {ref_name} | mount + grep -r s | ÷ {ref_name} |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in results:
-        base = med(r["runs"]["list"], "mount_s")
-        gbase = med(r["runs"]["list"], "mount_grep_s")
+        ref = r["runs"][ref_name]
         for mode, rs in r["runs"].items():
-            lines.append(f"| {r['files']:,} | {mode} | {med(rs, 'mount_s'):.2f} | "
-                         f"{med(rs, 'mount_s') / base:.2f}× | {med(rs, 'list_s'):.2f} | "
-                         f"{med(rs, 'preload_s'):.2f} | {med(rs, 'first_read_s'):.2f} | "
-                         f"{med(rs, 'mount_grep_s'):.2f} | "
-                         f"{med(rs, 'mount_grep_s') / gbase:.2f}× |")
+            lines.append(f"| {r['files']:,} | {mode} | {cell(rs, 'mount_s')} | "
+                         f"{cell(rs, 'mount_s', ref)} | {cell(rs, 'list_s')} | "
+                         f"{cell(rs, 'preload_s')} | {cell(rs, 'first_read_s')} | "
+                         f"{cell(rs, 'first_read_s', ref)} | {cell(rs, 'mount_grep_s')} | "
+                         f"{cell(rs, 'mount_grep_s', ref)} |")
     lines += ["", "`mount → usable`: the `brainfs mount` command, start to return (it returns once "
               "the mount answers); `listing` and `preload` are the daemon's own `startup` figures. "
               "In `snapshot` mode the real LIST runs in the background from the moment the "
@@ -200,6 +214,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtt-ms", type=float, default=20.0)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated, of {', '.join(MODES)}")
+    ap.add_argument("--no-grep", dest="grep", action="store_false",
+                    help="skip the grep -r after each mount (its column then shows a dash)")
     ap.add_argument("--base", type=Path, default=None,
                     help="another brainfs tree (a git worktree) to mount alternately with this one")
     args = ap.parse_args(argv)
