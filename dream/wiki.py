@@ -203,7 +203,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     w.files[INDEX_PATH] = render_index(specs, synth, settings.index_cap_tokens)
     # the fact records: the relation records the pages were rendered from, and records other
     # parts make (procedures) — see facts.build_records
-    extra_records: list = []
+    extra_records: list = PR.records(procs, lambda p: p.slug)
     w.files[FX.FACTS_PATH] = FX.render(
         r for r in FX.build_records(ledger, extra_records) if not w.forgotten_by(r.text))
     info = WikiInfo(subs, titles, by_slug, pool.renamed, pages=len(pages), facts=len(pool.facts),
