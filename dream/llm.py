@@ -48,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
@@ -281,6 +282,7 @@ class LLMSynthesizer:
         self.used: set[str] = set()
         self.hits = 0
         self.asked = 0
+        self.ask_seconds = 0.0                   # wall time spent waiting for answers
         self.down: str | None = None             # why the endpoint was given up for this run
         self.fallbacks: dict[str, str] = {}      # path → why it was rendered deterministically
         self.transient: set[str] = set()         # paths that fell back for the endpoint's sake
@@ -332,7 +334,8 @@ class LLMSynthesizer:
             k = why.split(":")[0]
             reasons[k] = reasons.get(k, 0) + 1
         return {"synthesizer": self.name, "llm_requests": getattr(self._client, "calls", 0),
-                "asked": self.asked, "cache_hits": self.hits, "endpoint_error": self.down,
+                "asked": self.asked, "ask_seconds": round(self.ask_seconds, 2),
+                "cache_hits": self.hits, "endpoint_error": self.down,
                 "files_by_model": len(model), "files_fallback": len(self.fallbacks),
                 "fallback_reasons": dict(sorted(reasons.items())),
                 "sentences_checked": sentences, "sentences_rejected": rejected,
@@ -395,6 +398,7 @@ class LLMSynthesizer:
         if progress is not None:
             progress.phase(f"asking {self.writer}", total=len(todo))
         got = 0
+        t0 = time.monotonic()
         with ThreadPoolExecutor(max_workers=max(1, self.settings.concurrency)) as pool:
             futs = {pool.submit(self._ask_one, a): a for a in todo}
             for f in as_completed(futs):
@@ -402,6 +406,7 @@ class LLMSynthesizer:
                     got += 1
                 if progress is not None:
                     progress.step()
+        self.ask_seconds += time.monotonic() - t0
         if progress is not None:
             progress.done(f"{got} answered" + (f"; {self.down}" if self.down else ""))
         return True  # rendered again: with the answers, or saying why there are none
