@@ -627,8 +627,9 @@ def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config
 def test_a_dead_daemons_mount_names_the_fix(tmp_path: Path, env, corpus, store, mounter,
                                             background) -> None:
     """kill -9 of the daemon leaves the kernel mount attached ("Transport endpoint is not
-    connected"): status and a new mount there say to run `brainfs umount`, which detaches
-    it, and the mount after that works."""
+    connected"): status says to run `brainfs umount`, which detaches it; a new mount there
+    detaches it by itself, says so, and mounts (what the dead daemon had not uploaded is in
+    its cache: test_stuck_mount.py)."""
     _seed(store, tmp_path)
     m = mounter(corpus)
     mp = m.mountpoint
