@@ -348,10 +348,11 @@ def write_wiki(run: _Run) -> None:
     run.hand_events = E.conflict_events(state, info.by_slug, info.titles,
                                         run.now or _dt.datetime.now(_dt.timezone.utc))
     new_cards = process_corrections(tree.read, listing, state, info.titles, extra=run.hand_events)
-    # a correction reaches GUIDE.md and the user's own cards that state the old value
+    # a correction reaches GUIDE.md, the user's own cards and hand pages that state the old value
     live = [(cp, c) for cp, c in sorted(state.cards.items())
             if not c.get("superseded_by") and not forgotten_by(c["text"], phrases)]
-    external = reach.apply(tree.read, listing, live, CARDS_DIR)
+    external = reach.apply(tree.read, listing, live, CARDS_DIR,
+                           managed=set(files) | set(run.prev.managed))
     # a forget request reaches the transcripts and the user's cards too (redact.py)
     corrected = set(external)
     run.redacted = redact.apply(lambda q: external.get(q) or tree.read(q), listing,
@@ -518,7 +519,7 @@ def _citation_share(files: dict[str, str], probs: list[Problem]) -> tuple[int, f
 
 def _checked(p: str) -> bool:
     """A file whose claims verification reads: a page (not INDEX.md) or a summary."""
-    return p.startswith("knowledge/") and p != INDEX_PATH or p.endswith("/summary.md")
+    return p.startswith("knowledge/") and p.endswith(".md") and p != INDEX_PATH or p.endswith("/summary.md")
 
 
 def verify_and_validate(run: _Run, embedder) -> None:

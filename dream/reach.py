@@ -13,7 +13,11 @@ invoices as PDF.
 * Cards under ``notes/`` that are not dream's own get ``superseded_by: <correction card>``,
   ``status: superseded`` and a lower confidence in their frontmatter; the correction card
   lists them under ``supersedes``, which is what ``brainfs context`` reads to skip them.
-* Page facts are retired by :mod:`.core` with :func:`states_old_value`.
+* Pages under ``knowledge/`` that dream does not write (a person's own pages, a sample's)
+  get the GUIDE treatment in their current part — the lines before the first ``## Timeline``,
+  ``## Superseded`` or ``## History`` heading — so that what such a page says is true now
+  is true; its history below is left as written. Dream's own pages are rendered from the
+  fact records, and their facts are retired by :mod:`.core` with :func:`states_old_value`.
 """
 
 from __future__ import annotations
@@ -93,6 +97,25 @@ def fix_guide(text: str, cards: list[tuple[str, dict]]) -> tuple[str, list[str]]
     return "\n".join(lines), used
 
 
+#: Headings that end a page's current part (DESIGN: what stands before them is read as now).
+_HISTORY_RE = re.compile(r"^##\s+(?:Timeline|Superseded|History)\b", re.I | re.M)
+
+
+def fix_hand_page(text: str, cards: list[tuple[str, dict]]) -> tuple[str, list[str]]:
+    """A hand page with the corrected values of its current part rewritten as in GUIDE.md
+    (frontmatter and history untouched); and the card paths used."""
+    meta_end = 0
+    if text.startswith("---\n"):
+        close = text.find("\n---", 4)
+        if close != -1:
+            meta_end = text.find("\n", close + 4)
+            meta_end = len(text) if meta_end == -1 else meta_end + 1
+    m = _HISTORY_RE.search(text, meta_end)
+    cut = m.start() if m else len(text)
+    now, used = fix_guide(text[meta_end:cut], cards)
+    return text[:meta_end] + now + text[cut:], used
+
+
 def is_user_card(path: str, dream_cards: str) -> bool:
     """A card a person (or another tool) wrote: not dream's corrections or learned cards
     (dream re-derives those itself)."""
@@ -118,9 +141,10 @@ def supersede_card(text: str, card_path: str, card: dict) -> str | None:
 
 
 def apply(read, listing: dict[str, str], cards: list[tuple[str, dict]],
-          dream_cards: str) -> dict[str, str]:
-    """path → new text of GUIDE.md and user cards that the live correction ``cards`` reach.
-    Records, in each card, the user cards it superseded (``supersedes_notes``)."""
+          dream_cards: str, managed: set[str] | frozenset[str] = frozenset()) -> dict[str, str]:
+    """path → new text of GUIDE.md, user cards and hand pages (``knowledge/*.md`` not in
+    ``managed``, the files dream writes) that the live correction ``cards`` reach. Records,
+    in each card, the user cards and hand pages it superseded (``supersedes_notes``)."""
     out: dict[str, str] = {}
     cards = [(cp, c) for cp, c in cards if pairs(c["text"])]
     if not cards:
@@ -130,6 +154,18 @@ def apply(read, listing: dict[str, str], cards: list[tuple[str, dict]],
         new, _used = fix_guide(old, cards)
         if new != old:
             out[GUIDE_PATH] = new
+    for p in sorted(listing):
+        if not (p.startswith("knowledge/") and p.endswith(".md")) or p in managed:
+            continue
+        old = read(p) or ""
+        new, used = fix_hand_page(old, cards)
+        if new != old:
+            out[p] = new
+            for cp, card in cards:
+                if cp in used:
+                    card.setdefault("supersedes_notes", [])
+                    if p not in card["supersedes_notes"]:
+                        card["supersedes_notes"].append(p)
     for p in sorted(listing):
         if not is_user_card(p, dream_cards):
             continue

@@ -293,6 +293,43 @@ def test_correct_reaches_page_card_and_guide(tree: Path) -> None:
     assert [c.path for c in forced.changes] == [".brainfs/dream-state.json"]
 
 
+HAND_PAGE = """---
+title: Figure formats
+type: topic
+---
+# Figure formats
+
+Mara prefers PDF over PNG for figures, and 300 dpi for print.
+
+## History
+
+- 2026-03-02: Mara asked for figures as PDF.
+"""
+
+
+def test_correct_reaches_a_hand_page_now_part_not_its_history(tree: Path) -> None:
+    """A page in knowledge/ that dream does not write (a person's own, a sample's) says the
+    corrected value in its current part, marked as GUIDE.md's lines are; its history and
+    frontmatter stay as written, and a second run changes nothing."""
+    write(tree, {"knowledge/figure-formats.md": HAND_PAGE})
+    run_local(tree, None, apply=True)
+    p, c = correction_event("Figures should be SVG, not PDF.",
+                            now=_dt.datetime(2026, 7, 2, tzinfo=_dt.timezone.utc))
+    write(tree, {p: c})
+    res = run_local(tree, None, apply=True)
+    assert not [x for x in res.problems if x.severity == "error"], res.problems
+    text = (tree / "knowledge/figure-formats.md").read_text()
+    now, history = text.split("## History")
+    assert ("Mara prefers SVG over PNG for figures, and 300 dpi for print. "
+            "(corrected 2026-07-02; was PDF)") in now
+    assert history == HAND_PAGE.split("## History")[1]
+    assert text.startswith("---\ntitle: Figure formats\ntype: topic\n---\n")
+    assert "knowledge/figure-formats.md" not in res.state.managed
+    assert "knowledge/figure-formats.md" in {ch.path for ch in res.changes}
+    again = run_local(tree, None, apply=True, force=True)
+    assert "knowledge/figure-formats.md" not in {ch.path for ch in again.changes}
+
+
 @pytest.mark.s3
 def test_correct_reaches_guide_and_card_over_s3(store, tmp_path: Path) -> None:
     """The same correction through the bucket (``brainfs dream s3://…``): GUIDE.md and the
