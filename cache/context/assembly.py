@@ -1158,8 +1158,12 @@ def _card_item(c: Card, lane: str, lane_rank: int, rank: int, n_cards: int, mode
               f"score {c.score:.4f}: {c.reason}")
     if c.scope:
         reason += f"; scope {c.scope}"
+    text = c.text
+    if c.superseded_by:
+        # recall ranked it below what replaced it; the model must not take it as current
+        text += f"\n({c.superseded_by.get('mark') or 'superseded'})"
     it = ContextItem(lane=lane, status="", tokens=0, source=c.ref, reason=reason,
-                     text=c.text, freshness=fresh, confidence=c.confidence_pct / 100.0,
+                     text=text, freshness=fresh, confidence=c.confidence_pct / 100.0,
                      kind=c.kind, stale=c.stale, score=c.score, rank=lane_rank,
                      updated=c.updated, path=c.path, anchor=c.anchor)
     if best > 0 and c.score < floor * best:
