@@ -754,6 +754,7 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     dest = cache_dir / "wiki-history"
     stamp = cache_dir / "wiki-history.etag"
     if dest.exists() and stamp.exists() and stamp.read_text() == etag:
+        _ignore_untracked(dest / ".git")
         return str(dest / ".git")
     tmp = cache_dir / "wiki-history.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -766,10 +767,30 @@ def fetch_wiki_history(store: ObjectStore, cache_dir: Path) -> str | None:
     finally:
         repo.close()
     shutil.rmtree(dest, ignore_errors=True)
+    _ignore_untracked(tmp / "repo" / ".git")
     os.replace(tmp / "repo", dest)
     shutil.rmtree(tmp, ignore_errors=True)
     stamp.write_text(etag)
     return str(dest / ".git")
+
+
+def _ignore_untracked(gitdir: Path) -> None:
+    """Every file the history does not track is ignored (``info/exclude``: ``*``).
+
+    The mount's root is the history's work tree, so without this ``git status`` at the
+    root lists every note and transcript as untracked, and ``git clean -fd`` or
+    ``git stash -u`` run there would delete the memory the history does not hold (hand
+    pages, notes, corrections). Ignored files are left alone by both (only ``-x`` takes
+    them); what the wiki tracks is diffed, logged and restored as before."""
+    exclude = gitdir / "info" / "exclude"
+    want = "# brainfs: the memory is the work tree; git touches only what the wiki tracks\n*\n"
+    try:
+        if exclude.exists() and exclude.read_text() == want:
+            return
+        exclude.parent.mkdir(parents=True, exist_ok=True)
+        exclude.write_text(want)
+    except OSError as e:
+        log.warning("could not protect untracked memory files from git (%s): %s", exclude, e)
 
 
 def _free_bytes(d: Path) -> int:

@@ -409,6 +409,19 @@ def test_mount_sees_dream_pages_and_wiki_history(tmp_path: Path, corpus, cfg: Co
                           capture_output=True, text=True, timeout=60)
     assert diff.returncode == 0 and "sessions/index.md" in diff.stdout, diff.stdout + diff.stderr
     assert ".git" not in os.listdir(m2.mountpoint)
+    # git at the root touches only what the wiki tracks: a note it does not hold is neither
+    # listed as untracked nor removed by git clean (nor stashed by stash -u)
+    note = m2.mountpoint / "notes" / "mine.md"
+    note.parent.mkdir(exist_ok=True)
+    note.write_text("---\ntype: note\n---\nkeep me\n")
+    st = subprocess.run(["git", "-C", str(m2.mountpoint), "status", "--porcelain"],
+                        capture_output=True, text=True, timeout=60)
+    assert st.returncode == 0 and "??" not in st.stdout, st.stdout + st.stderr
+    cl = subprocess.run(["git", "-C", str(m2.mountpoint), "clean", "-fd"],
+                        capture_output=True, text=True, timeout=60)
+    assert cl.returncode == 0, cl.stderr
+    assert note.read_text() == "---\ntype: note\n---\nkeep me\n"
+    assert (m2.mountpoint / "sessions/s1/transcript.md").exists()
 
 
 def test_preload_in_background(seeded: Path, corpus, mounter) -> None:
