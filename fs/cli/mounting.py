@@ -118,6 +118,11 @@ def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: i
     return argv
 
 
+#: How long a mount whose daemon is not recognised by its command line has to answer a
+#: status read before it counts as hung: a live daemon answers in milliseconds.
+UNRECOGNISED_STATUS_TIMEOUT = 3.0
+
+
 def _recover_mountpoint(mp: Path) -> None:
     """A brainfs mount already at ``mp`` whose daemon is gone is detached, its FUSE
     connection aborted first: a daemon killed while one of its threads slept in the kernel
@@ -142,6 +147,17 @@ def _recover_mountpoint(mp: Path) -> None:
             pass  # its connection is gone already: detached below
         else:
             return  # a working mount: "already a mountpoint"
+    else:
+        # No process we recognise as its daemon (a path given through a symlink, options in
+        # another order, a daemon started otherwise): a mount that answers is alive whatever
+        # its command line says, and is never aborted; a dead daemon's answers ENOTCONN, a
+        # hung one's not at all.
+        try:
+            _status_of(mp, timeout=UNRECOGNISED_STATUS_TIMEOUT)
+        except UsageError:
+            pass  # gone or hung: detached below
+        else:
+            return
     aborted = abort_connection(target)
     subprocess.run(["fusermount3", "-u", "-z", target], check=False, stderr=subprocess.DEVNULL)
     warn(f"{mp}: detached a mount whose daemon had died"
@@ -347,7 +363,8 @@ def _daemon_pids(target: str) -> list[int]:
         urls = [i for i, a in enumerate(argv) if a.startswith("s3://")]
         if not urls or urls[0] + 1 >= len(argv):
             continue
-        if os.path.normpath(os.path.join(cwd, argv[urls[0] + 1])) == target:
+        given = os.path.join(cwd, argv[urls[0] + 1])
+        if target in (os.path.normpath(given), _target(Path(given))):
             found.append(int(d.name))
     return found
 
