@@ -203,7 +203,8 @@ class NoOpenOps(Ops):
         self.flush_needed.add(fh)  # before any await: its close has work now
         path = self.inodes.path(fh)
         self._file_row(path)
-        return await self._write_shadow(path, off, buf, ctx)
+        with self.change_in_flight(fh):
+            return await self._write_shadow(path, off, buf, ctx)
 
     @fuse_errors
     async def flush(self, fh: int, ctx: pyfuse3.RequestContext | None = None) -> None:
@@ -217,7 +218,7 @@ class NoOpenOps(Ops):
         finally:
             path = self.inodes.path_of.get(fh)
             if (path is None or path not in self.writing and path not in self.shadows.committing
-                    and path not in self._created):
+                    and path not in self._created and fh not in self.changes_in_flight):
                 self.flush_needed.discard(fh)  # its next close has nothing to do
 
     async def _flush(self, fh: int, ctx: pyfuse3.RequestContext | None) -> None:

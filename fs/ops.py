@@ -33,11 +33,13 @@ unlink, rename, links). The shadow copies writes go to, and their commit, are
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
 import time
 from collections import Counter
+from collections.abc import Iterator
 
 import pyfuse3
 import trio
@@ -131,6 +133,10 @@ class Ops(pyfuse3.Operations):
         #: write, truncation or create since their last close); pyfuse3 answers the FLUSH
         #: of every other inode itself (see NoOpenOps.init)
         self.flush_needed: set[int] = set()
+        #: inode -> writes and size changes under way (between their first await and their
+        #: reply): a FLUSH that ends meanwhile must leave the inode in ``flush_needed``, or
+        #: the writer's close that follows would be answered without its commit
+        self.changes_in_flight: dict[int, int] = {}
         #: read by pyfuse3 at each write and flush: pass the request context
         self.request_context_in_io = CTX_IN_IO
         self.notifier = KernelNotifier()
@@ -489,14 +495,15 @@ class Ops(pyfuse3.Operations):
         if row is not None:
             if fields.update_size:
                 self.flush_needed.add(inode)  # before any await: its close has work now
-                # A truncation replaces the version the listing names: not the snapshot's.
-                await self.fetcher.wait_checked(path)
-                shadow = await self.shadows.open(path, truncate=attr.st_size == 0)
-                os.ftruncate(shadow.fd, attr.st_size)
-                shadow.dirty = True
-                shadow.writers.add(ctx.pid)
-                shadow.touched = time.monotonic()
-                await self._truncated(path)
+                with self.change_in_flight(inode):
+                    # A truncation replaces the version the listing names: not the snapshot's.
+                    await self.fetcher.wait_checked(path)
+                    shadow = await self.shadows.open(path, truncate=attr.st_size == 0)
+                    os.ftruncate(shadow.fd, attr.st_size)
+                    shadow.dirty = True
+                    shadow.writers.add(ctx.pid)
+                    shadow.touched = time.monotonic()
+                    await self._truncated(path)
             if fields.update_mtime:
                 shadow = self.writing.get(path)
                 if shadow is not None:
@@ -509,6 +516,22 @@ class Ops(pyfuse3.Operations):
             # Kept for the life of the mount (S3 stores no directory times).
             self.dir_mtime[path] = attr.st_mtime_ns
         return self._attrs(inode, path)
+
+    @contextlib.contextmanager
+    def change_in_flight(self, inode: int) -> Iterator[None]:
+        """A write or size change of ``inode`` under way: counted, and the inode marked as
+        having work for its next close again when it ends (before the reply, so before the
+        kernel can send the writer's FLUSH), whatever a FLUSH did meanwhile."""
+        self.changes_in_flight[inode] = self.changes_in_flight.get(inode, 0) + 1
+        try:
+            yield
+        finally:
+            left = self.changes_in_flight[inode] - 1
+            if left:
+                self.changes_in_flight[inode] = left
+            else:
+                del self.changes_in_flight[inode]
+            self.flush_needed.add(inode)
 
     @fuse_errors
     async def forget(self, inode_list: list[tuple[int, int]]) -> None:
