@@ -270,8 +270,15 @@ class Config:
     llm_price_input_per_mtok: float = 0.0
     llm_price_output_per_mtok: float = 0.0
 
+    # --- import-sessions --------------------------------------------------------------
+    #: The names to write for a source's roles, ``"User=Nadia"`` (several: comma-separated);
+    #: ``--speaker`` adds to them. Unset, "User" stays "User" (dream then names the user only
+    #: when a session says who they are), never silently the memory's owner.
+    import_speakers: str = ""
+
     # --- recall -----------------------------------------------------------------------
-    #: Cards older than this are flagged stale.
+    #: Statements likely to change (a plan, a status, a role) not confirmed for this many
+    #: days are flagged stale (cache/search/staleness.py).
     stale_days: int = 180
     recall_k: int = 10
     #: Embedding model; None = the packaged all-MiniLM-L6-v2.
