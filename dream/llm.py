@@ -145,6 +145,12 @@ def _split_sentences(line: str) -> tuple[list[str], str]:
     return out, line[pos:].strip()
 
 
+def _says_something(text: str) -> bool:
+    """Whether a sentence states anything besides its citations (verification passes an
+    empty claim, so an answer cut to "[cite:1]" must not count as a sentence)."""
+    return bool(content_words(_CITE_RE.sub(" ", text)))
+
+
 def parse_answer(answer: str, n_evidence: int, slugs: set[str]) -> Parsed:
     """What of ``answer`` may be published. Defensive: fences, frontmatter, headings and
     lead-ins ("Here is the page:") are dropped; citations are normalized to ``[cite:N]``; an
@@ -185,13 +191,16 @@ def parse_answer(answer: str, n_evidence: int, slugs: set[str]) -> Parsed:
         b = _BULLET_RE.match(line)
         text = _LINK_RE.sub(link, _CITE_LOOSE_RE.sub(cite, b.group(1) if b else line.strip()))
         if b and not prose:
-            if _CITE_RE.search(text):
+            if not _says_something(text):
+                out.dropped += 1  # a bare "[cite:2]": nothing to verify, nothing to read
+            elif _CITE_RE.search(text):
                 out.bullets.append(f"- {text}")
             else:
                 out.uncited += 1
             continue
         got, rest = _split_sentences(text)
-        out.sentences += got
+        out.dropped += len([g for g in got if not _says_something(g)])
+        out.sentences += [g for g in got if _says_something(g)]
         if rest.endswith(":") and not got:
             out.dropped += 1  # a lead-in: "Here is the page:"
         elif content_words(rest):

@@ -184,6 +184,8 @@ def test_parse_answer_is_defensive() -> None:
     assert p.uncited == 2 and p.bad_cites == ["7"] and p.written == 6
     assert p.usable and p.dropped >= 6
     assert not parse_answer("I cannot help with that.", 3, set()).usable
+    # an answer cut to its citations says nothing: not a sentence (verification would pass it)
+    assert not parse_answer("[cite:1].\n- [2]\n", 3, set()).usable
 
 
 # --------------------------------------------------------------------------- the protocol cases
