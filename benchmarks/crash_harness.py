@@ -1376,8 +1376,9 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
             continue
         if p not in op.touched and digest(got) in alt.get(p, ()):
             continue
-        # (removed_open: A's write spans both steps, B's removal in between)
-        final = op.worlds[-1] if op.kind == "removed_open" else worlds[1]
+        # (removed_open: A's write spans both steps, B's removal in between; a view with one
+        # acceptable world has no final one to be part of)
+        final = (op.worlds[-1] if op.kind == "removed_open" else worlds[1]) if len(worlds) == 2 else {}
         if (partial_ok and len(worlds) == 2 and p in op.touched
                 and partial_write(op.kind, got, worlds[0].get(p), final.get(p))):
             out.append(("torn_in_flight", p, f"{len(got or b'')} B of {len(final[p])} B"))
