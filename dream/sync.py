@@ -43,6 +43,7 @@ from brainfs.backend.store import ObjectStore
 from .core import (CORRECTIONS_DIR, FORGET_DIR, SKILL_PATHS, STATE_PATH, RunResult, dream)
 from .progress import Progress
 from .reach import GUIDE_PATH
+from .validate import INDEX_PATH
 
 log = logging.getLogger(__name__)
 
@@ -187,10 +188,20 @@ class Lease:
             time.sleep(1.0)
 
     def release(self) -> None:
+        """Give the lease up: delete it while it is ours, and check that it is gone (a lease
+        left behind would refuse every other run until it expires)."""
         try:
+            for attempt in range(4):
+                info, _ = self._held_by()
+                if not (info and info.get("owner") == self.owner):
+                    return
+                if attempt:
+                    log.warning("dream lease still in the bucket after its delete; deleting again")
+                    time.sleep(0.2 * attempt)
+                self.store.delete(LEASE_PATH)
             info, _ = self._held_by()
             if info and info.get("owner") == self.owner:
-                self.store.delete(LEASE_PATH)
+                log.warning("dream lease could not be removed; it expires by itself in %.0f s", self.ttl)
         finally:
             self._unlock()
 
@@ -282,7 +293,10 @@ class SyncReport:
 
 def upload(store: ObjectStore, res: RunResult, listing: dict[str, str], rep: SyncReport) -> None:
     cond = store.conditional_writes()
-    writes = [(c.path, c.action) for c in res.changes if c.path != STATE_PATH]
+    # New and changed pages first, then the INDEX that links them, then deletions: a reader
+    # (a mount relisting mid-upload) that sees the new INDEX sees every page it names.
+    writes = sorted(((c.path, c.action) for c in res.changes if c.path != STATE_PATH),
+                    key=lambda w: (w[1] == "delete", w[0] == INDEX_PATH))
 
     def ok_to_write(path: str) -> bool:
         if cond:

@@ -72,7 +72,7 @@ def test_mcp_history_dream_resource_template_and_argument_errors(tmp_path: Path,
     assert got["started"].startswith("started a dream run")
     after = got["after"]
     assert after["requested_here"]["state"] == "done", after
-    assert after["running"] is False and after["last_commit"]["commit"]
+    assert after["running"] is False and after["last_commit"]["commit"], after
     commit = after["last_commit"]["commit"]
     assert got["history"].split()[0] == commit[:12]
     assert got["diff"].startswith("diff --git a/knowledge/INDEX.md") and "\n+" in got["diff"]
