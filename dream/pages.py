@@ -85,6 +85,10 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
     """Every relation statement of ``facts`` whose subject has a page."""
     out: list[Stated] = []
     shared = _shared_first_names(facts)
+    turns: dict[tuple, list[dict]] = defaultdict(list)
+    for f in facts:
+        if f.get("session"):
+            turns[(f["session"], f.get("anchor"))].append(f)
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
@@ -97,13 +101,26 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
                 subj = subs.slug_for(r.subject)
                 if subj and _first_name_only(r.subject, subs.by_slug[subj]):
                     continue
+                if subj and r.inferred and subs.by_slug[subj].type != "person":
+                    # a "she" read as the last name before it, which names no person here
+                    # ("Sanne de Vries left Ortelius Maps. She's with …"): the last person
+                    # the turn names before the pronoun, if any
+                    subj = _person_before(f, turns, subs)
+                    if not subj:
+                        continue
             else:
                 if is_role(f["speaker"]):
                     continue
                 subj = subs.slug_for(f["speaker"])
             if not subj:
                 continue
-            if r.attr == "home" and head_type(r.value) == "organization":
+            if r.value == R.SELF:
+                # "I'm the lead on P now": the speaker, by the name of their page
+                if is_role(f["speaker"]) or not subs.slug_for(f["speaker"]):
+                    continue
+                r = R.Relation(r.subject, r.attr, subs.by_slug[subs.slug_for(f["speaker"])].title,
+                               r.op, r.key, r.event, r.value_type, r.detail, r.phrase)
+            if r.attr == "home" and _organization(r.value, subs):
                 # "I moved to Tessellate Labs" is a job, not a home
                 r = R.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
             vslug = (subs.slug_for(r.value) if (r.value_type or r.attr in ("friend", "contact"))
@@ -114,6 +131,37 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
             out.append(Stated(subj, r.attr, r.key, value, vslug, r.op, f, r.detail,
                               r.phrase or _phrase(r.key), neg, r.event))
     return out
+
+
+def _person_before(f: dict, turns: dict[tuple, list[dict]], subs: Subjects) -> str | None:
+    """The page of the last person (by page type, not the speaker) that ``f``'s turn names
+    before ``f``'s pronoun: in ``f`` before it, else in the turn's earlier sentences."""
+    at = R.needs_antecedent(f["text"])
+    before = [(f["text"][:at if at is not None else len(f["text"])], f)] + [
+        (g["text"], g) for g in sorted(turns.get((f.get("session"), f.get("anchor")), []),
+                                       key=lambda g: -g.get("order", 0))
+        if g.get("order", 0) < f.get("order", 0)]
+    me = subs.slug_for(f["speaker"])
+    for text, g in before:
+        best, pos = None, -1
+        for n in list(g.get("subjects") or {}) + list(g.get("names") or []) + list(g.get("lead") or []):
+            slug = subs.slug_for(n)
+            k = text.rfind(n)
+            if slug and slug != me and k > pos and subs.by_slug[slug].type == "person":
+                best, pos = slug, k
+        if best:
+            return best
+    return None
+
+
+def _organization(name: str, subs: Subjects) -> bool:
+    """Is ``name``, where someone moved to, an organisation rather than a place: by its head
+    word ("Tessellate Labs", "Fernhill Networks") or by its page's type (the named-entity
+    extractor's word alone is not enough: the small model calls "York" an organisation)?"""
+    if head_type(name) == "organization":
+        return True
+    slug = subs.slug_for(name)
+    return bool(slug) and subs.by_slug[slug].type == "organization"
 
 
 def _shared_first_names(facts: list[dict]) -> set[str]:

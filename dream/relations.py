@@ -9,9 +9,13 @@ compare: "I work at X", "my new job is at X", "I joined X" are all ``employer``;
 ``set`` of the same (subject, attribute) supersedes the older value (see :mod:`.pages`).
 
 Numbers and deadlines are keyed by their head noun and its modifiers ("alert threshold",
-"audit deadline"): two statements share a key when the heads match and the modifiers
-overlap (or one has none), so "the fall-risk score threshold is 45" and "the fall-risk
-threshold is 40, not 45" are the same quantity.
+"audit deadline"): two statements share a key when the heads match and the modifiers of
+one are among the other's (or one has none), so "the fall-risk score threshold is 45" and
+"the fall-risk threshold is 40, not 45" are the same quantity, and "the CPU alert threshold"
+and "the memory alert threshold" two. A name the quantity's phrase holds, or one the sentence
+puts in front ("For the Harbour Survey the depth tolerance is …"), keys it too.
+
+Nothing stated inside a condition, a supposition or a wish holds ("If I moved to Oslo …").
 
 Pure regular expressions over the sentence: no model, reproducible.
 """
@@ -24,13 +28,13 @@ from dataclasses import dataclass
 #: A name: capitalised words ("Tessellate Labs", "St Aldric Hospital", "AORC"), allowing
 #: "of"/"the"/"for"/"&" inside ("Royal College of Nursing").
 NAME = (r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&|von|van|der|den|da|di|du|del|dos|le|ter)\s+)?"
-        r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|\d+))*")
+        r"(?:(?!I['’][a-z])[A-ZÀ-ÖØ-Þ][\w'’\-]*|\d+))*")
 _N = rf"(?P<v>(?-i:{NAME}))"
 _THE = r"(?:the\s+)?"
 _NOW = r"(?:now\s+|currently\s+|still\s+|also\s+|just\s+|officially\s+)?"
 NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
           r"fifteen|twenty|thirty|forty|fifty|hundred)")
-UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|month|year)|\s*(?:%|percent|per\s*cent|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
+UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|month|year)|\s*(?:%|percent|per\s*cent|(?:centi|milli|kilo)?met(?:re|er)s?|feet|foot|inch(?:es)?|miles?|tonnes?|kilos?|(?:milli)?lit(?:re|er)s?|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
          r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
          r"nurses|beds|pages|words|items|users|mb|gb|tb|kb|ms|px|dpi|°c|°f|degrees|hz|khz|mhz|ghz|"
          r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples))?")
@@ -59,6 +63,12 @@ class Relation:
     value_type: str = ""    # the value's subject type when it is a name (organization, person, …)
     detail: str = ""        # e.g. a pet's species
     phrase: str = ""        # a quantity as the sentence names it ("QC spike threshold for the atlas")
+    inferred: bool = False  # the subject is a "he"/"she" of the sentence, named before it
+
+
+#: The value of a relation whose value is the speaker ("I'm the lead on P now"): the page
+#: layer puts the speaker's name in its place.
+SELF = "\x00self"
 
 
 def _clean_value(v: str) -> str:
@@ -85,7 +95,7 @@ _IM = r"\b(?:I'm|I’m|I am|we're|we are)\s+"
 _MY = r"\b(?:my|our)\s+"
 _NEW = r"(?:new\s+|current\s+)?"
 # employer
-_f("employer", _I + _NOW + r"(?:work|am working|'m working|have been working|'ve been working)\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
+_f("employer", _I + _NOW + r"(?:work|am working|'m working|have been working|'ve been working|been working)\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
 _f("employer", _IM + r"(?:now\s+)?(?:at|with|employed (?:at|by))\s+" + _THE + _N + r"(?=\s+(?:now|as|since)|[.,;!]|$)", vtype="organization")
 _f("employer", _MY + _NEW + r"(?:job|position|employer|workplace|role)\s+is\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _MY + _NEW + r"employer\s+is\s+" + _THE + _N, vtype="organization")
@@ -93,6 +103,10 @@ _f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started
 _f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _MY + r"last\s+day\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+# losing a job is its end as much as leaving it: "I was made redundant at X", "we got laid off
+# from X", "I lost my job at X"
+_f("employer", _I + r"(?:was|were|got|have\s+been|'ve\s+been|been|just\s+got)\s+(?:made\s+redundant|laid\s+off|let\s+go|fired|sacked)\s+(?:at|from|by)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_f("employer", _I + r"(?:lost)\s+my\s+(?:job|position|role)\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _I + r"(?:quit|left|resigned from)\s+my\s+(?:job|position|role)\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _I + r"(?:got\s+hired|was\s+hired|have\s+been\s+hired)\s+(?:by|at)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _IM + r"(?:starting|start)\s+(?:a\s+new\s+job\s+)?at\s+" + _THE + _N, event=True, vtype="organization")
@@ -112,6 +126,45 @@ _f("employer", _I + r"(?:handed\s+in|gave|given|turned\s+in|submitted|put\s+in)\
 # "I'm a hydrographer at X", "I'm Tove Eriksen, a hydrographer at X"
 _SELF = r"(?:(?-i:[A-Z][\w\-]+)(?:\s+(?-i:[A-Z][\w\-]+)){0,2}\s*,\s*)?"
 _f("employer", _IM + _SELF + _NOW + r"an?\s+[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
+#: Occupations a title ends in ("senior designer", "head of sales", "chief operating
+#: officer"): a pattern that reads a title without a workplace beside it ("I'm a senior
+#: designer now") takes only these, so "I'm a vegetarian now" or "a morning person" is no role.
+_JOB_WORDS = frozenset("""
+engineer designer developer manager director analyst scientist chef cook nurse doctor teacher
+lecturer professor officer lead head consultant architect accountant lawyer solicitor barrister
+paralegal editor writer reporter journalist producer coordinator administrator admin assistant
+associate specialist technician tech researcher intern apprentice trainee supervisor foreman
+forewoman welder electrician plumber carpenter joiner mechanic driver dispatcher pilot librarian
+pharmacist therapist physiotherapist paramedic midwife surgeon dentist vet veterinarian
+receptionist clerk cashier barista waiter waitress server bartender baker butcher farmer
+gardener cleaner caretaker janitor planner strategist marketer salesperson representative rep
+agent broker banker trader auditor inspector surveyor geologist biologist chemist physicist
+statistician economist programmer tester owner founder co-founder partner executive president
+vp ceo cto cfo coo cmo principal headteacher dean chair chairman chairwoman secretary treasurer
+curator archivist translator interpreter tutor instructor trainer coach counsellor counselor
+psychologist psychiatrist worker operator controller estimator buyer stylist photographer
+illustrator animator artist musician hydrographer cartographer typesetter printer machinist
+fitter labourer laborer steward stewardess attendant guard officer sergeant lieutenant captain
+commander detective constable firefighter paramedic dietitian nutritionist optician optometrist
+radiographer sonographer phlebotomist carer caregiver housekeeper concierge manager-in-training
+fellow postdoc lecturer scholar chief sommelier pastry recruiter negotiator underwriter actuary
+""".split())
+_JOB_SUFFIX = re.compile(r"(?:ologist|ician|grapher|eer)$")
+
+
+def is_job(title: str) -> bool:
+    """Does ``title`` name an occupation (its last word, or the word before "of": "head of
+    sales")?"""
+    words = title.lower().split()
+    if not words:
+        return False
+    heads = [words[-1]] + [words[k - 1] for k, w in enumerate(words) if w == "of" and k > 0]
+    return any(h in _JOB_WORDS or _JOB_SUFFIX.search(h) for h in heads)
+
+
+#: Patterns whose value must pass :func:`is_job`.
+_JOB_ONLY: set[re.Pattern[str]] = set()
+
 # role (lower-case job title)
 _ROLE = r"(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)"
 _f("role", _IM + _SELF + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:at|for|with|in)\s+(?:the\s+)?[A-Z]")
@@ -120,6 +173,13 @@ _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _R
 _f("role", _IM + r"now\s+(?:officially\s+)?an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since|this|last|today|yesterday)\b|$)", event=True)
+# "I'm a senior designer now", "As of this month I'm a staff engineer again" (not "I'm also a
+# union rep now": one more role, not another one): only a title
+# whose last word names an occupation (:func:`is_job`: "I'm a vegetarian now" is none)
+_f("role", _IM + r"an?\s+" + _ROLE + r"\s+(?:now|again|these\s+days|nowadays|from\s+now\s+on)\b")
+_JOB_ONLY.add(_FIRST[-1][1])
+# chat leaves the subject out: "Got promoted to head chef last Friday!!"
+_f("role", r"(?:^|[.;!]\s+)(?:just\s+|finally\s+)?(?:got|been|was)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since|this|last|today|yesterday)\b|$)", event=True)
 # manager
 _MANAGER = (r"(?:manager|boss|supervisor|line manager|team lead|lead|director|head of department|"
             r"foreman|forewoman|principal|head ?teacher|charge nurse|matron|PI)")
@@ -128,6 +188,8 @@ _f("manager", _MY + _NEW + _MANAGER + r"\s+(?:is|will be|is now)\s+(?:now\s+)?" 
 _f("manager", _MY + _NEW + _MANAGER + r"\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))", vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
+# "I've got a new line manager, Samuel Owusu", "we have a new boss: Dana Levi"
+_f("manager", _I + r"(?:now\s+)?(?:got|have|have\s+got)\s+an?\s+new\s+" + _MANAGER + r"\s*[,:–—-]?\s+(?:called\s+|named\s+)?(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))", vtype="person")
 _f("manager", r"(?P<v>(?-i:[A-Z][\w'’\-]*(?:\s+(?:de\s+|van\s+|von\s+)?[A-Z][\w'’\-]*)*))\s+(?:is|has become|became|will be)\s+(?:now\s+)?my\s+(?:new\s+)?(?:manager|boss|supervisor|line manager|team lead|PI)\b", vtype="person")
 # partner and family: "my husband Tunde", "my wife, Ana"; the sentence usually says more
 # ("my sister Lena lives in Boston"), so it stays on the timeline too (event)
@@ -163,7 +225,11 @@ _f("contact", r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))\s+is\s
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
 # "I prefer R for the statistics": the topic after "for" keys the preference
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather use|like to use)\s+(?P<v>(?-i:[A-Z][\w\-+#]*|[a-z][\w\-]*))\s+for\s+(?:the\s+|my\s+|our\s+)?(?P<k>[a-z][\w\- ]{1,40}?)(?=\s+(?:now|because|these days)\b|[.,;!]|$)")
-_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|to|rather than|instead of|now|for|because|,|\.)|[.,;!]|$)")
+_f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?:the\s+)?(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|to|rather than|instead of|now|for|because|from now on|going forward|from today|in future|,|\.)|[.,;!]|$)")
+# a standing request for how things come, in a form that is no file format (those are
+# ``format``): "Please send the monthly reports as Word documents" is a preference of the
+# monthly reports, as "I prefer the monthly reports as PDF" is
+_f("preference", r"(?:^|[.;!]\s+)(?:please\s+|always\s+|from now on\s*,?\s+)*(?:send|email|deliver|share|give)\s+(?:me\s+|us\s+)?(?:the\s+|all\s+|my\s+|our\s+)(?P<v>[a-z][\w\-]*(?:\s+[a-z][\w\-]*){0,2}\s+as\s+(?:an?\s+)?(?-i:(?![A-Z]{2,5}\b)[A-Z][a-z]+\s+(?:documents?|docs?|files?|sheets?|spreadsheets?)|(?:paper|printed|hard)\s+cop(?:y|ies)|printouts?))(?=\s*(?:[.,;!]|$)|\s+(?:please|from now on|going forward)\b)")
 # "I'd rather mark scripts in the evening, not in the morning"; what one likes to receive and
 # how: "I like getting invoices by email" (a channel is required: "I love getting lost in
 # fantasy stories" is no preference of this kind)
@@ -179,6 +245,10 @@ _f("preference", r"\b(?:from now on|going forward|from today|in future)\s*,?\s*(
 # "I always have Callum over" is no preference)
 _f("preference", _I + r"(?:always|usually|normally|generally)\s+(?:have|drink|take|order)\s+(?-i:(?P<v>"
    + NAME + r"))(?=\s+(?:when|whenever|before|after|while)\b|[.,;!]|$)")
+# the same in lower case, when a time of day or an occasion follows ("I always have green tea
+# in the afternoon"): "I always have trouble sleeping" says no such thing
+_f("preference", _I + r"(?:always|usually|normally|generally)\s+(?:have|drink|take|order)\s+(?-i:(?P<v>[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?))"
+   r"(?=\s+(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+(?:night|lunch|breakfast|work)|with\s+(?:breakfast|lunch|dinner)|after\s+(?:lunch|dinner|work)|before\s+(?:bed|work))\b)")
 _f("preference", r"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:completely\s+|totally\s+|rather\s+|a\s+bit\s+)?gone\s+off\s+"
    r"(?P<v>(?-i:" + NAME + r")|[a-z][\w\-]*(?:\s+[a-z][\w\-]*)??)(?=\s*(?:[.,;!]|$)|\s+(?:to be honest|lately|recently|now)\b)",
    op="end")
@@ -193,6 +263,7 @@ _S = rf"(?P<s>(?-i:{NAME}))"
 _t("employer", _S + r"\s+(?:now\s+|still\s+)?(?:works|is working)\s+(?:at|for)\s+" + _THE + _N, vtype="organization")
 _t("employer", _S + r"\s+(?:joined|moved to|started at)\s+" + _THE + _N, event=True, vtype="organization")
 _t("employer", _S + r"\s+(?:left|quit)\s+" + _THE + _N, op="end", event=True, vtype="organization")
+_t("employer", _S + r"(?:['’]s|\s+is)\s+(?:now\s+)?with\s+" + _THE + _N + r"(?=\s+(?:now|these\s+days)\b)", vtype="organization")
 _t("manager", _S + r"['’]s\s+(?:new\s+)?(?:manager|boss|supervisor|line manager)\s+is\s+(?:now\s+)?" + _N, vtype="person")
 _t("employer", _S + r"['’]s\s+(?:new\s+)?(?:job|employer|workplace)\s+is\s+(?:at\s+|with\s+)?" + _THE + _N, vtype="organization")
 _t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
@@ -223,11 +294,32 @@ _t("home", _S + r"\s+(?:now\s+)?lives\s+in\s+" + _N, vtype="place")
 _t("home", _S + r"\s+(?:has\s+)?moved\s+to\s+" + _N, event=True, vtype="place")
 _t("role", _S + r"\s+is\s+(?:now\s+)?(?:an?|the)\s+(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)\s+(?:at|of|for|in)\s+[A-Z]")
 _t("species", _S + r"\s+is\s+(?:an?\s+)?(?:\w+\s+)?(?P<d>" + _PET + r")\b", vtype="pet")
+# a title without an article ("Lucia Ferreira is head of sales at X"), or one someone became
+# ("X became chief operating officer at Y", "X was promoted to head chef"): an occupation only
+_BECAME = (r"(?:is\s+(?:now\s+)?(?!an?\s|the\s)|became\s+|has\s+become\s+|(?:was|got|has\s+been)\s+(?:promoted\s+to|made|named|appointed)\s+)")
+_t("role", _S + r"\s+" + _BECAME + r"(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")\s+(?:at|of|for|with|in)\s+[A-Z]", event=True)
+_JOB_ONLY.add(_THIRD[-1][1])
+_t("role", _S + r"\s+(?:was|got|has\s+been)\s+promoted\s+to\s+(?:an?\s+|the\s+)?(?P<v>" + _JOB + r")(?=[.,;!]|\s+(?:on|since|from|in|at|last|this|today|yesterday)\b|$)", event=True)
+_JOB_ONLY.add(_THIRD[-1][1])
+_t("employer", _S + r"\s+" + _BECAME + r"(?:an?\s+|the\s+)?" + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$|\s+(?:now|since|from|as|in|and|on)\b))", vtype="organization")
+# an introduction without a verb: "Bjorn Halvorsen, welder at Skagen Shipyard." (at the
+# sentence's start, after a greeting at most: the name and what they do at where)
+_INTRO = r"^(?i:(?:hi|hey|hello|hiya)\s*[.,!]?\s+)?(?i:(?:this\s+is|it['’]s)\s+)?(?!I\b|I['’])" + _S + r"\s*[,–—-]\s*(?:an?\s+|the\s+)?"
+_t("employer", _INTRO + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$))", vtype="organization")
+_t("role", _INTRO + r"(?P<v>" + _JOB + r")\s+(?:at|for|with)\s+(?:the\s+)?[A-Z]")
+_JOB_ONLY.add(_THIRD[-1][1])
+# "The lead on the Onboarding Revamp is Chidi Okeke"
+_t("lead", r"\b(?:[Tt]he)\s+(?:new\s+)?(?:lead|owner|project\s+lead)\s+(?:on|of|for)\s+(?:the\s+)?" + _N_P + r"\s+is\s+(?:now\s+)?" + _V_P, vtype="person")
+# the speaker leads it: "I'm the lead on the Onboarding Revamp now", "I took over the
+# Billing Rewrite from Ravi" (the value is the speaker, :data:`SELF`)
+_t("lead", r"\b(?:I['’]m|I\s+am)\s+(?:now\s+)?the\s+(?:new\s+)?(?:lead|owner)\s+(?:on|of|for)\s+(?:the\s+)?" + _N_P + r"(?P<self>)", vtype="person")
+_t("lead", r"\bI\s+(?:have\s+|['’]ve\s+)?(?:took|taken)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?(?:the\s+)?" + _N_P + r"\s+from\s+(?-i:" + NAME + r")(?P<self>)", event=True, vtype="person")
 
 # numbers and deadlines, keyed by their head noun
 _QTY_HEADS = (r"threshold|limit|budget|target|cap|quota|minimum|maximum|max|min|rate|score|size|"
               r"count|number|price|fee|salary|rent|deposit|goal|distance|height|width|length|"
-              r"depth|weight|temperature|interval|timeout|dose|dosage|headcount|sample size")
+              r"depth|weight|temperature|interval|timeout|dose|dosage|headcount|sample size|tolerance|margin|"
+              r"capacity|duration")
 _QTY = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
     rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|was changed to|has changed to|"
@@ -297,10 +389,52 @@ _PRONOUN_MANAGER = re.compile(r"\b(?:he|she)(?:['’]s|\s+is|\s+will\s+be|\s+has
                               r"(?:now\s+|officially\s+)?my\s+(?:new\s+)?" + _MANAGER + r"\b(?!['’]s)", re.I)
 
 
+#: What a "he"/"she" is said to do for a living, the person named before it ("Sanne de Vries
+#: left Ortelius Maps. She's with Baltic Freight Analytics now."; "Our rep is Tomasz Nowak,
+#: he works for Gridline Systems"): (attr, pattern, op, event), the value in group ``v``.
+_HE = r"\b(?:he|she)"
+_PRONOUN_RELS: list[tuple[str, re.Pattern[str], str, bool]] = [
+    # "with" an organisation now is a job; "at" one is where someone is ("she's at Heathrow now")
+    ("employer", re.compile(_HE + r"(?:['’]s|\s+is)\s+(?:now\s+)?with\s+" + _THE + _N
+                            + r"(?=\s+(?:now|these\s+days)\b)", re.I), "set", False),
+    ("employer", re.compile(_HE + r"(?:['’]s|\s+is)\s+now\s+(?:with|working\s+(?:at|for))\s+" + _THE + _N
+                            + r"(?=\s*(?:[.,;!]|$))", re.I), "set", False),
+    ("employer", re.compile(_HE + r"\s+(?:now\s+|still\s+)?(?:works|is\s+working)\s+(?:at|for)\s+" + _THE + _N,
+                            re.I), "set", False),
+    ("employer", re.compile(_HE + r"(?:['’]s|\s+has)?\s+(?:just\s+)?(?:joined|started\s+at)\s+" + _THE + _N,
+                            re.I), "set", True),
+    ("employer", re.compile(_HE + r"(?:['’]s|\s+has)?\s+(?:just\s+)?(?:left|quit)\s+" + _THE + _N, re.I),
+     "end", True),
+]
+#: A noun phrase of its own before the pronoun ("My sister changed jobs, she's at …"): the
+#: pronoun is that person, not a name said earlier.
+_OWN_NP = re.compile(r"\b(?:my|our|his|their|your)\s+[a-z]", re.I)
+_CAP_WORD = re.compile(r"(?<=\s)(?!I\b|I['’])[A-Z][\w'’\-]*")
+
+
+def _pronoun_rels(sentence: str) -> list[tuple[str, re.Match[str], str, bool]]:
+    """The :data:`_PRONOUN_RELS` matches of ``sentence`` whose pronoun may stand for a name
+    said before it (not in a hypothetical, not after a noun phrase of its own)."""
+    out = []
+    for attr, rx, op, event in _PRONOUN_RELS:
+        for m in rx.finditer(sentence):
+            prefix = sentence[:m.start()]
+            nps = [x.start() for x in _OWN_NP.finditer(prefix)]
+            names = [x.start() for x in _CAP_WORD.finditer(prefix)]
+            if nps and (not names or names[-1] < nps[-1]):
+                continue
+            if _hypothetical(sentence, m.start()):
+                continue
+            out.append((attr, m, op, event))
+    return out
+
+
 def needs_antecedent(sentence: str) -> int | None:
-    """Where a pronoun that names the speaker's manager stands in ``sentence``, or None."""
-    m = _PRONOUN_MANAGER.search(sentence)
-    return m.start() if m else None
+    """Where a pronoun that stands for a person named before it stands in ``sentence`` (the
+    speaker's manager, someone's employer), or None."""
+    at = [m.start() for m in [_PRONOUN_MANAGER.search(sentence)] if m]
+    at += [m.start() for _a, m, _o, _e in _pronoun_rels(sentence)]
+    return min(at) if at else None
 
 
 def extract(sentence: str, antecedent: str = "") -> list[Relation]:
@@ -310,7 +444,23 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
            + _bounds(sentence) + _deadlines(sentence))
     if antecedent and _PRONOUN_MANAGER.search(sentence):
         out.append(Relation("", "manager", antecedent, "set", "", False, "person"))
+    if antecedent:
+        for attr, m, op, event in _pronoun_rels(sentence):
+            v = _clean_value(_own_value(sentence, m, "v"))
+            if v and v.lower() not in _BAD_VALUES and v != antecedent:
+                out.append(Relation(antecedent, attr, v, op, "", event, "organization", inferred=True))
     return out
+
+
+#: A condition, a supposition or a wish governs what follows it in its sentence ("If I moved
+#: to Oslo I'd be closer to my sister", "I wish I worked at X"): nothing stated there holds.
+_IRREALIS = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|whether|in\s+case|wish|wished)\b[^.;!?]*$",
+                       re.I)
+
+
+def _hypothetical(sentence: str, at: int) -> bool:
+    """Is the text at ``at`` inside a condition, supposition or wish of ``sentence``?"""
+    return bool(_IRREALIS.search(sentence[:at]))
 
 
 def _first_person(sentence: str) -> list[Relation]:
@@ -320,7 +470,9 @@ def _first_person(sentence: str) -> list[Relation]:
     for attr, rx, op, event, vtype in _FIRST:
         for m in rx.finditer(sentence):
             v = _clean_value(_own_value(sentence, m, "v"))
-            if not v or v.lower() in _BAD_VALUES:
+            if not v or v.lower() in _BAD_VALUES or _hypothetical(sentence, m.end()):
+                continue
+            if rx in _JOB_ONLY and not is_job(v):
                 continue
             key = ""
             a = attr
@@ -371,15 +523,24 @@ def _third_person(sentence: str) -> list[Relation]:
     sentence = _UPDATE_ON.sub(lambda m: f"{m.group(1)}: {m.group(1)}", sentence)
     for attr, rx, op, event, vtype in _THIRD:
         for m in rx.finditer(sentence):
+            if _hypothetical(sentence, m.end()):
+                continue
             s = _clean_value(m.group("s") or m.groupdict().get("s2") or "")
-            v = _clean_value(_own_value(sentence, m, "v")) if m.groupdict().get("v") else ""
+            if set(s.lower().split()) & _NOT_SUBJECT_WORDS:
+                continue  # "If I moved to Oslo": a conjunction and "I" are nobody's name
+            if m.groupdict().get("self") is not None:
+                v = SELF  # "I'm the lead on P": the speaker
+            else:
+                v = _clean_value(_own_value(sentence, m, "v")) if m.groupdict().get("v") else ""
+            if rx in _JOB_ONLY and not is_job(v):
+                continue
             detail = (m.groupdict().get("d") or "").lower()
             if attr == "species":
                 v = detail = _singular(detail)
             if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
                 continue
             rel = Relation(s, attr, v, op, "", event, vtype, detail)
-            if rel not in out:
+            if not any((o.subject, o.attr, o.value, o.op) == (s, attr, v, op) for o in out):
                 out.append(rel)
     return out
 
@@ -389,9 +550,44 @@ _TOPIC_RE = re.compile(r"^\W*(?:correction|update|note|change|reminder)\s+(?:on|
                        r"(?P<t>[\w\- ]{2,40}?)\s*:", re.I)
 
 
+#: "For the Harbour Survey the depth tolerance is 10 cm": a name put in front says whose
+#: quantity it is (see :func:`_names_key`), so the River Survey's tolerance is another one.
+_FRONT_RE = re.compile(rf"^\W*(?i:for|on|in|at|with|about)\s+(?:the\s+)?(?P<n>{NAME})\s*,?\s+")
+_CALENDAR = frozenset(_MONTHS.split("|")) | frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday".split())
+
+
+def _with_front(key: str, sentence: str, at: int) -> str:
+    """``key`` with the name a sentence puts in front of the quantity at ``at``, if any."""
+    m = _FRONT_RE.match(sentence)
+    if not m or m.end() > at or m.group("n").lower().split()[0] in _CALENDAR:
+        return key
+    base, _, names = key.partition("@")
+    got = set(filter(None, names.split(";"))) | {m.group("n").lower()}
+    return base + "@" + ";".join(sorted(got))
+
+
+#: "The minimum order for wholesale is 50 metres": a bound named by what it bounds, keyed
+#: min/max + that noun (a head noun of its own, "the maximum temperature", is read by _QTY).
+_QTY_MINMAX = re.compile(
+    rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<head>minimum|maximum|min|max)\s+(?!(?:{_QTY_HEADS})\b)(?P<noun>[a-z][\w\-]*)"
+    rf"(?:\s+(?:for|of|on|in)\s+(?:the\s+)?(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|is\s+now|will\s+be)\s+(?:now\s+)?"
+    rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
+
+
 def _quantities(sentence: str) -> list[Relation]:
     """Named quantities ("the QC spike threshold is 40 cm"), keyed by head and modifiers."""
     out: list[Relation] = []
+    for m in _QTY_MINMAX.finditer(sentence):
+        if _hypothetical(sentence, m.start()):
+            continue
+        head = _head(m.group("head"))
+        what = " ".join(x for x in (m.group("noun"), m.group("of")) if x)
+        phrase = f"{'maximum' if head == 'max' else 'minimum'} {m.group('noun')}" + (
+            f" for {m.group('of')}" if m.group("of") else "")
+        out.append(Relation("", "number", _clean_value(m.group("v")), "set",
+                            _with_front(f"{head}|{_mods(what)}", sentence, m.start("v")), False, "",
+                            phrase=phrase))
     topic = _TOPIC_RE.match(sentence)
     for m in list(_QTY.finditer(sentence)) + list(_QTY_VERB.finditer(sentence)):
         start = _after_determiner(sentence, m.start("mods"), m.start("head"))
@@ -400,9 +596,11 @@ def _quantities(sentence: str) -> list[Relation]:
             mods = _mods(topic.group("t"))  # "Correction on step-free routing: the threshold is …"
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
         span = sentence[start:m.end("of") if m.group("of") else m.start("head")]
+        if _hypothetical(sentence, m.start()):
+            continue
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
-                            f"{_head(m.group('head'))}|{mods}" + _names_key(span, start), False, "",
-                            phrase=phrase))
+                            _with_front(f"{_head(m.group('head'))}|{mods}" + _names_key(span, start),
+                                        sentence, m.start("v")), False, "", phrase=phrase))
     return out
 
 
@@ -441,19 +639,21 @@ def _bounds(sentence: str) -> list[Relation]:
         phrase = " ".join(x for x in ("maximum" if head == "max" else "minimum", noun,
                                       f"for the {what}" if what else "") if x)
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
-                            f"{head}|{_mods(what + ' ' + noun)}", False, "", phrase=phrase))
+                            _with_front(f"{head}|{_mods(what + ' ' + noun)}", sentence, m.start("v")),
+                            False, "", phrase=phrase))
     for m in _QTY_SIZE.finditer(sentence):
         head = m.group("head").lower()
         if head in _STOP_MODS or re.fullmatch(_QTY_HEADS, head) or re.search(
                 rf"\b(?:{_QTY_HEADS})\s+(?:for|of|on|in)\s+$", sentence[:m.start()], re.I):
             continue  # "the limit (for the harbour) is 40 cm": a named quantity, read by _QTY
         what = " ".join(x for x in (m.group("mods").strip(), head) if x)
-        out.append(Relation("", "number", _clean_value(m.group("v")), "set", f"size|{_mods(what)}",
+        out.append(Relation("", "number", _clean_value(m.group("v")), "set",
+                            _with_front(f"size|{_mods(what)}", sentence, m.start("v")),
                             False, "", phrase=f"{what} size"))
     for m in _QTY_AFTER.finditer(sentence):
         head = _head(m.group("head"))
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
-                            f"{head}|{_mods(m.group('of'))}", False, "",
+                            _with_front(f"{head}|{_mods(m.group('of'))}", sentence, m.start("v")), False, "",
                             phrase=f"{'maximum' if head == 'max' else 'minimum'} for the {m.group('of')}"))
     return out
 
@@ -478,7 +678,7 @@ def _deadlines(sentence: str) -> list[Relation]:
         what = " ".join(sentence[start:end].split())
         span = sentence[start:end] + (" " + m.group("of") if m.group("of") else "")
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
-                            f"deadline|{mods}" + _names_key(span, start),
+                            _with_front(f"deadline|{mods}" + _names_key(span, start), sentence, m.start("v")),
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     for m in _DEADLINE_VERB.finditer(sentence):
         what = " ".join(m.group("mods").split())
@@ -515,14 +715,14 @@ def _pref_key(v: str) -> str:
     """A preference's topic: the last content word of its value before a preposition
     ("afternoon meetings" → "meetings", "status updates on Slack" → "updates"), so "I now
     prefer afternoon meetings" replaces "I prefer morning meetings"."""
-    head = re.split(r"\s+(?:on|by|in|for|over|via|with|from|at|through)\s+", v.lower())[0]
+    head = re.split(r"\s+(?:on|by|in|for|over|via|with|from|at|through|as)\s+", v.lower())[0]
     words = [w for w in re.findall(r"[a-z][\w\-]*", head) if w not in _STOP_MODS]
     return "preference " + (words[-1] if words else v.lower())
 
 
 def same_key(a: str, b: str) -> bool:
     """Do two quantity keys ("threshold|alert", "threshold|fall-risk score") name the same
-    quantity: same head, and overlapping modifiers (or one without any)?"""
+    quantity: same head, and the modifiers of one among the other's (or one without any)?"""
     if "|" not in a or "|" not in b:
         return a == b
     a, _, na = a.partition("@")
@@ -533,9 +733,15 @@ def same_key(a: str, b: str) -> bool:
     hb, mb = b.split("|", 1)
     if ha != hb:
         return False
+    # "fall-risk score" / "fall-risk" are one quantity, "CPU alert" / "memory alert" two:
+    # a word each has and the other lacks names another thing
     sa, sb = set(ma.split()), set(mb.split())
-    return not sa or not sb or bool(sa & sb)
+    return sa <= sb or sb <= sa
 
+
+#: Words a capitalised run at a sentence's start holds that are never part of a subject's name.
+_NOT_SUBJECT_WORDS = frozenset("if when unless so but and because once since while though although "
+                               "whether after before as maybe i i'm i’m i'd i’d i've i’ve i'll i’ll".split())
 
 #: Words the value patterns catch that are never a value ("I'm on it", "my manager is away").
 _BAD_VALUES = frozenset("""

@@ -91,7 +91,15 @@ _ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics",
                                        "power", "energy", "utility", "utilities", "electric",
                                        "service", "administration", "directorate",
                                        "observatory", "lab", "agency", "foundation",
-                                       "university", "institut", "universität", "université"}
+                                       "university", "institut", "universität", "université",
+                                       # trades named in the plural or by their industry
+                                       # ("Fernhill Networks", "Solent Games", "Copperline Print")
+                                       "networks", "games", "studios", "foods", "robotics",
+                                       "diagnostics", "logistics", "industries", "holdings",
+                                       "pharma", "pharmaceuticals", "biotech", "insurance",
+                                       "shipping", "freight", "airlines", "airways", "motors",
+                                       "software", "shipyard", "print", "printing", "couriers",
+                                       "brewery", "bakery", "group", "consultancy", "associates"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series corpus dataset database archive thesis "
@@ -223,12 +231,36 @@ _SIGNED_RE = re.compile(r"\b(?i:best|cheers|regards|best wishes|all the best|tha
 _VOCATIVE_RE = re.compile(r"^[^:\"“]*?,\s+((?-i:[A-Z][a-z]+))\s*[.!]$")
 
 
+#: A self-introduction written in lower case: "mateo ruiz here", "i'm mateo ruiz", "this is
+#: mateo ruiz".
+_W = r"[a-z][a-z'’\-]+"
+_LOWER_SELF_RE = re.compile(
+    rf"(?:(?:^|[.,!:;]\s*|\b(?i:hi|hey|hello|hiya)\b[\s,.!]*)(?P<first>{_W})\s+(?P<last>{_W})\s+here\b"
+    rf"|\b(?:[Ii]['’]m|[Ii]\s+am|[Mm]y\s+name\s+is|[Tt]his\s+is)\s+(?P<first2>{_W})\s+(?P<last2>{_W})(?=\s*[.,!]|\s*$))")
+#: Words that follow a name without being a surname ("mateo again here", "mateo from x").
+_NOT_SURNAME = frozenset("""
+again here back from also just still now too and or but the a an at in on with of is was
+""".split())
+
+
 def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]:
     """Role speaker ("User") → the name the conversation gives them: what they call themselves
     ("my name is Mara Lind", "I'm Mara"), else what the assistant calls them ("Nice to meet
-    you, Mara"). ``turns``: (speaker, sentence); ``common``: words the session writes in
+    you, Mara"); a speaker with one name ("Mateo") → the full name they write in lower case
+    ("hi, mateo ruiz here"). ``turns``: (speaker, sentence); ``common``: words the session writes in
     lower case ("I'm Happy" is no name)."""
     out: dict[str, str] = {}
+    for spk, sent in turns:
+        # a speaker known by one name who writes their full name in lower case ("hi, mateo
+        # ruiz here", "i'm mateo ruiz"): the words after their own name are their surname
+        if spk in out or is_role(spk) or " " in spk.strip():
+            continue
+        for m in _LOWER_SELF_RE.finditer(sent):
+            first, last = m.group("first") or m.group("first2"), m.group("last") or m.group("last2")
+            if first.lower() == spk.strip().lower() and last not in common and \
+                    last not in _NOT_SURNAME and clean_name(last.capitalize()):
+                out[spk] = f"{spk.strip()} {last.capitalize()}"
+                break
     users = {s for s, _t in turns if s.strip().lower() in USER_ROLES}
     if not users:
         return out
