@@ -128,6 +128,9 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
             value = subs.by_slug[vslug].title if vslug else r.value
             if vslug == subj:
                 continue
+            if r.attr == "employer" and r.detail == "with" and not _organization(r.value, subs) and \
+                    (f.get("subjects") or {}).get(r.value) != "organization":
+                continue  # "She's with Tom Hansen now": whom one is with is no employer
             out.append(Stated(subj, r.attr, r.key, value, vslug, r.op, f, r.detail,
                               r.phrase or _phrase(r.key), neg, r.event))
     return out

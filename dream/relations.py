@@ -61,7 +61,7 @@ class Relation:
     key: str = ""           # numbers and deadlines: the quantity's head noun + modifiers
     event: bool = False     # the sentence reports a change (joined, left, moved): a Timeline event
     value_type: str = ""    # the value's subject type when it is a name (organization, person, …)
-    detail: str = ""        # e.g. a pet's species
+    detail: str = ""        # e.g. a pet's species; "with" for an employer said as "she's with X now"
     phrase: str = ""        # a quantity as the sentence names it ("QC spike threshold for the atlas")
     inferred: bool = False  # the subject is a "he"/"she" of the sentence, named before it
 
@@ -263,7 +263,7 @@ _S = rf"(?P<s>(?-i:{NAME}))"
 _t("employer", _S + r"\s+(?:now\s+|still\s+)?(?:works|is working)\s+(?:at|for)\s+" + _THE + _N, vtype="organization")
 _t("employer", _S + r"\s+(?:joined|moved to|started at)\s+" + _THE + _N, event=True, vtype="organization")
 _t("employer", _S + r"\s+(?:left|quit)\s+" + _THE + _N, op="end", event=True, vtype="organization")
-_t("employer", _S + r"(?:['’]s|\s+is)\s+(?:now\s+)?with\s+" + _THE + _N + r"(?=\s+(?:now|these\s+days)\b)", vtype="organization")
+_t("employer", _S + r"(?:['’]s|\s+is)\s+(?:now\s+)?(?P<d>with)\s+" + _THE + _N + r"(?=\s+(?:now|these\s+days)\b)", vtype="organization")
 _t("manager", _S + r"['’]s\s+(?:new\s+)?(?:manager|boss|supervisor|line manager)\s+is\s+(?:now\s+)?" + _N, vtype="person")
 _t("employer", _S + r"['’]s\s+(?:new\s+)?(?:job|employer|workplace)\s+is\s+(?:at\s+|with\s+)?" + _THE + _N, vtype="organization")
 _t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
@@ -395,9 +395,9 @@ _PRONOUN_MANAGER = re.compile(r"\b(?:he|she)(?:['’]s|\s+is|\s+will\s+be|\s+has
 _HE = r"\b(?:he|she)"
 _PRONOUN_RELS: list[tuple[str, re.Pattern[str], str, bool]] = [
     # "with" an organisation now is a job; "at" one is where someone is ("she's at Heathrow now")
-    ("employer", re.compile(_HE + r"(?:['’]s|\s+is)\s+(?:now\s+)?with\s+" + _THE + _N
+    ("employer", re.compile(_HE + r"(?:['’]s|\s+is)\s+(?:now\s+)?(?P<d>with)\s+" + _THE + _N
                             + r"(?=\s+(?:now|these\s+days)\b)", re.I), "set", False),
-    ("employer", re.compile(_HE + r"(?:['’]s|\s+is)\s+now\s+(?:with|working\s+(?:at|for))\s+" + _THE + _N
+    ("employer", re.compile(_HE + r"(?:['’]s|\s+is)\s+now\s+(?:(?P<d>with)|working\s+(?:at|for))\s+" + _THE + _N
                             + r"(?=\s*(?:[.,;!]|$))", re.I), "set", False),
     ("employer", re.compile(_HE + r"\s+(?:now\s+|still\s+)?(?:works|is\s+working)\s+(?:at|for)\s+" + _THE + _N,
                             re.I), "set", False),
@@ -448,7 +448,8 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
         for attr, m, op, event in _pronoun_rels(sentence):
             v = _clean_value(_own_value(sentence, m, "v"))
             if v and v.lower() not in _BAD_VALUES and v != antecedent:
-                out.append(Relation(antecedent, attr, v, op, "", event, "organization", inferred=True))
+                out.append(Relation(antecedent, attr, v, op, "", event, "organization",
+                                    (m.groupdict().get("d") or "").lower(), inferred=True))
     return out
 
 

@@ -168,3 +168,22 @@ def test_a_full_name_written_in_lower_case() -> None:
     # the speaker's name as a word of another sentence is no introduction
     assert S.self_names([("Will", "Sure, will do."), ("Will", "will check here later")], set()) == {}
     assert S.self_names([("Mateo", "mateo again here.")], set()) == {}
+
+
+def test_with_someone_is_no_employer() -> None:
+    """"She's with Tom Hansen now" (whom she is with) ends no job and starts none; "she's
+    with Baltic Freight Analytics now" does: dream over a two-session memory."""
+    from benchmarks.supersession import run
+
+    def case(id_: str, now: str) -> dict:
+        return {"id": id_, "sessions": [
+            {"date": "2026-01-10", "turns": ["Ola: I'm Ola Berg. My friend Ingrid Solberg works at Fjord Labs.",
+                                             "Assistant: Noted."]},
+            {"date": "2026-03-10", "turns": [f"Ola: Ingrid Solberg left Fjord Labs last month. She's with {now} now.",
+                                             "Assistant: Nice."]}],
+            "expect": {"subject": "ingrid-solberg", "attribute": "employer", "old": "Fjord Labs",
+                       "new": None if now == "Tom Hansen" else now}}
+    figs = run({"changes": [case("with-a-person", "Tom Hansen"), case("with-a-company", "Baltic Freight Analytics")],
+                "no_change": []})
+    assert figs["false"] == 0, figs["false_supersessions"]
+    assert figs["true"] == 2, figs["missed"]
