@@ -27,7 +27,8 @@ from brainfs.backend import listing
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.pack import UnpackRetry
-from brainfs.cache.local.workingset import WorkingSet, WrongCorpus
+from brainfs.cache.local.errors import WrongCorpus
+from brainfs.cache.local.workingset import WorkingSet
 
 from .daemonopen import DaemonOpenOps
 from .firstlist import FirstListing

@@ -18,7 +18,7 @@ import pyfuse3
 
 from brainfs.backend import errors as be
 from brainfs.cache.local import orphans
-from brainfs.cache.local import workingset as ws
+from brainfs.cache.local import errors as ce
 
 log = logging.getLogger("brainfs.fs")
 
@@ -51,15 +51,15 @@ class NotPermitted(FsError):
 #: Most specific class first. Backend failures are EIO (the log line says why);
 #: a refused name is EINVAL; the mount's own refusals are the :class:`FsError` kinds.
 ERRNO_TABLE: tuple[tuple[type[BaseException], int], ...] = (
-    (ws.NotFound, errno.ENOENT),
-    (ws.IsADirectory, errno.EISDIR),
-    (ws.NotADirectory, errno.ENOTDIR),
-    (ws.NotEmpty, errno.ENOTEMPTY),
-    (ws.Exists, errno.EEXIST),
-    (ws.NoSpace, errno.ENOSPC),
-    (ws.NameTooLong, errno.ENAMETOOLONG),
+    (ce.NotFound, errno.ENOENT),
+    (ce.IsADirectory, errno.EISDIR),
+    (ce.NotADirectory, errno.ENOTDIR),
+    (ce.NotEmpty, errno.ENOTEMPTY),
+    (ce.Exists, errno.EEXIST),
+    (ce.NoSpace, errno.ENOSPC),
+    (ce.NameTooLong, errno.ENAMETOOLONG),
     (orphans.OrphanLost, errno.EIO),
-    (ws.CacheError, errno.EINVAL),
+    (ce.CacheError, errno.EINVAL),
     (ReadOnlyEntry, errno.EACCES),
     (NotSupported, errno.ENOSYS),
     (BadHandle, errno.EBADF),
@@ -109,7 +109,7 @@ def fuse_errors(fn: F) -> F:
             return await fn(*args, **kwargs)
         except pyfuse3.FUSEError:
             raise
-        except (ws.NotFound, be.NoSuchKey):
+        except (ce.NotFound, be.NoSuchKey):
             raise pyfuse3.FUSEError(errno.ENOENT) from None
         except Exception as e:  # noqa: BLE001 - the whole point: nothing escapes
             code = to_errno(e)

@@ -12,7 +12,7 @@ import os
 
 import pyfuse3
 from brainfs.cache.local.orphans import Orphan
-from brainfs.cache.local.workingset import NotFound
+from brainfs.cache.local.errors import NotFound
 
 
 class InodeTable:

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 import pyfuse3
 import trio
 from brainfs.backend.keys import INTERNAL_PREFIX
-from brainfs.cache.local.workingset import IsADirectory, NotFound
+from brainfs.cache.local.errors import IsADirectory, NotFound
 
 from .errors import NotSupported, ReadOnlyEntry
 

@@ -47,9 +47,10 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import NAME_MAX, is_link, link_name, link_of
 from brainfs.cache.local import orphans
 from brainfs.cache.local.catalog import Attrs, FileRow
+from brainfs.cache.local.errors import IsADirectory, NameTooLong, NotADirectory, NotEmpty, NotFound
 from brainfs.cache.local.orphans import Orphan
-from brainfs.cache.local.workingset import (IsADirectory, NameTooLong, NotADirectory, NotEmpty,
-                                            NotFound, WorkingSet, other_form)
+from brainfs.cache.local.paths import other_form
+from brainfs.cache.local.workingset import WorkingSet
 
 from .errors import InvalidRequest, NotSupported, fuse_errors
 from .fetcher import Fetcher

@@ -27,7 +27,8 @@ from typing import TypeVar
 
 from brainfs.backend.errors import NoSuchKey
 
-from .workingset import CacheError, WorkingSet
+from .errors import CacheError
+from .workingset import WorkingSet
 
 T = TypeVar("T")
 

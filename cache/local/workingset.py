@@ -28,73 +28,21 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed, Unavailable
+# DIR_MARKER is read from here by benchmarks/crash_harness.py.
 from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, NAME_MAX, PATH_MAX,
-                                  is_internal, is_link, link_name, link_of, path_problem,
-                                  reserved_name)
+                                  is_internal, is_link, link_name, link_of, reserved_name)
 from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
 
 from .blobs import Blobs, content_hash, file_hash
+from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
+from .errors import (CacheError, Exists, IsADirectory, NameTooLong, NoSpace, NotADirectory,
+                     NotEmpty, NotFound, WrongCorpus)
 from .faults import crash_point
 from .pack import PackView, load_pack, select_preload
-from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
+from .paths import (EMPTY_HASH, ancestors, check_name, is_marker, marker_of, md5_hex,
+                    other_form, parent_of)
 
 log = logging.getLogger(__name__)
-
-#: Hash of empty content (a created file that was never written).
-EMPTY_HASH = content_hash(b"")
-
-
-def marker_of(d: str) -> str:
-    """The marker object's path of directory ``d``."""
-    return f"{d}/{DIR_MARKER}"
-
-
-def is_marker(path: str) -> bool:
-    """Whether ``path`` is a directory marker."""
-    return posixpath.basename(path) == DIR_MARKER
-
-
-def other_form(path: str) -> str:
-    """The path a name would have as the other kind: a file's or directory's link object,
-    a link object's plain name. A name is one or the other; two mounts racing can make
-    both, and then the plain one is what the name shows (see :meth:`WorkingSet.resolve`)."""
-    return link_name(path) if is_link(path) else link_of(path)
-
-
-class CacheError(Exception):
-    """A working-set operation that cannot be done (message is one line)."""
-
-
-class NotFound(CacheError):
-    """No such file or directory in the corpus."""
-
-
-class IsADirectory(CacheError):
-    """A file operation on a directory."""
-
-
-class NotADirectory(CacheError):
-    """A directory operation on a file."""
-
-
-class NotEmpty(CacheError):
-    """rmdir of a directory that has entries."""
-
-
-class Exists(CacheError):
-    """Creating something that exists."""
-
-
-class NoSpace(CacheError):
-    """The cache cannot hold the content (budget or disk full)."""
-
-
-class NameTooLong(CacheError):
-    """A name longer than 255 bytes, or a path longer than the object store allows."""
-
-
-class WrongCorpus(CacheError):
-    """The cache directory belongs to another corpus."""
 
 
 @dataclass
@@ -166,21 +114,6 @@ def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
     endpoint: one server is often reached by several URLs (a proxy, localhost or
     127.0.0.1), and the default cache directory is already one per endpoint."""
     return f"s3://{bucket}/{prefix}".rstrip("/")
-
-
-def parent_of(path: str) -> str:
-    """Parent directory path ('' is the root)."""
-    return posixpath.dirname(path)
-
-
-def ancestors(path: str) -> Iterable[str]:
-    """Proper ancestor directories of ``path``, nearest first, ending with ''."""
-    p = parent_of(path)
-    while True:
-        yield p
-        if p == "":
-            return
-        p = parent_of(p)
 
 
 def conflict_name(path: str, when: float | None = None) -> str:
@@ -961,7 +894,7 @@ class WorkingSet:
     def check_new_path(self, path: str, link: bool = False) -> None:
         """Raise unless ``path`` can be created (valid name, parent dir, not existing in
         either form). ``link``: ``path`` is the object of a new symbolic link."""
-        _check_name(path)
+        check_name(path)
         if link and not is_link(path):
             raise CacheError(f"not a symbolic link's object: {path!r}")
         reserved = reserved_name(link_name(path) if link else path)
@@ -1083,7 +1016,7 @@ class WorkingSet:
         known (nothing pending), and the markers of the directories it knows."""
         view = [ObjectInfo(r.path, r.size, r.etag, r.mtime) for r in self.files.values()
                 if r.etag and r.state != "dirty"]
-        view += [ObjectInfo(marker_of(d), 0, _md5(b""), 0.0) for d in self.local_dirs if d]
+        view += [ObjectInfo(marker_of(d), 0, md5_hex(b""), 0.0) for d in self.local_dirs if d]
         return view
 
     def set_mtime(self, path: str, mtime: float) -> None:
@@ -1202,7 +1135,7 @@ class WorkingSet:
             self.check_new_path(new)
         moves = [(p, new + p[len(old):]) for p in self.files_under(old)]
         for _, dst in moves:
-            _check_name(dst)
+            check_name(dst)
         return moves
 
     def rename(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
@@ -1355,14 +1288,14 @@ class WorkingSet:
             return {HASH_META: row.hash, STAMP_META: stamp}
 
         if is_marker(row.path):
-            return (lambda target, stamp, **c: store.put(target, b"", metadata=meta(stamp), **c)), [_md5(b"")]
+            return (lambda target, stamp, **c: store.put(target, b"", metadata=meta(stamp), **c)), [md5_hex(b"")]
         loc = self.blobs.location(row.path)
         part = self.cfg.multipart_part_bytes
         if loc.stat().st_size < self.cfg.multipart_threshold_bytes:
             data = loc.read_bytes()
             if content_hash(data) != row.hash:
                 return None, []
-            return (lambda target, stamp, **c: store.put(target, data, metadata=meta(stamp), **c)), [_md5(data)]
+            return (lambda target, stamp, **c: store.put(target, data, metadata=meta(stamp), **c)), [md5_hex(data)]
         import hashlib
 
         import xxhash
@@ -1590,21 +1523,6 @@ class WorkingSet:
             self.catalog.close()
 
 
-def _check_name(path: str) -> None:
-    """Raise unless ``path`` is a name the corpus can store (NameTooLong past the limits)."""
-    problem = path_problem(path)
-    if problem in ("path too long", "name longer than 255 bytes"):
-        raise NameTooLong(f"refused name {path[:80]!r}…: {problem}")
-    if problem or is_internal(path):
-        raise CacheError(f"refused name {path!r}: {problem or 'reserved'}")
-
-
-def _md5(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.md5(data).hexdigest()
-
-
 def commit_shadow(blobs: Blobs, path: str, shadow: str) -> tuple[int, str]:
     """Blocking half of a write commit (fsync, hash, rename); run it in a worker thread."""
     return blobs.commit_shadow(path, shadow)
@@ -1614,5 +1532,6 @@ __all__ = [
     "WorkingSet", "FetchResult", "UploadResult", "CheckReport", "CacheError", "NotFound",
     "IsADirectory", "NotADirectory", "NotEmpty", "Exists", "NoSpace", "NameTooLong",
     "WrongCorpus", "commit_shadow",
-    "file_hash", "INTERNAL_PREFIX",
+    # kept importable from here: they moved to errors.py and paths.py
+    "conflict_name", "is_marker", "other_form", "file_hash", "INTERNAL_PREFIX",
 ]

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, Config, ConfigError
 from brainfs.backend.errors import BackendError
-from brainfs.cache.local.workingset import CacheError
+from brainfs.cache.local.errors import CacheError
 
 from .. import logfmt
 from . import agents, corpus, mounting, search, wiki
