@@ -175,16 +175,18 @@ class Recall:
 def assemble_context(task: str, make_source: Callable[[SearchIndex | None], MemorySource],
                      index_path: Path | None, cfg: Config, budget: int = 8000,
                      reserve: int | None = None, k: int | None = None,
-                     drop_stale: bool = False) -> ContextWindow:
+                     drop_stale: bool = False, as_of: str | None = None,
+                     history: bool = False) -> ContextWindow:
     """Assemble a context window over the source ``make_source(index)`` builds, with the
     search index at ``index_path`` when it exists — a folder of index parts or one index
     file — (else the recall lanes stay empty and the window's ``why`` says "no search
-    index")."""
+    index"). ``as_of``/``history`` as :meth:`Memory.context`."""
     from brainfs.cache.context.assembly import assemble
     from brainfs.cache.search.shardsync import open_local
 
     if not task.strip():
         raise UsageError("empty task")
+    as_of = _context_day(as_of, history)
     if budget <= 0:
         raise UsageError(f"budget must be a positive number of tokens (got {budget})")
     if reserve is None:
@@ -194,12 +196,26 @@ def assemble_context(task: str, make_source: Callable[[SearchIndex | None], Memo
     ix = open_local(index_path) if index_path is not None and index_path.exists() else None
     try:
         return assemble(task, make_source(ix), budget=budget, reserve=reserve,
-                        stale_days=cfg.stale_days, k=k, drop_stale=drop_stale)
+                        stale_days=cfg.stale_days, k=k, drop_stale=drop_stale,
+                        as_of=as_of, history=history)
     except ValueError as e:
         raise UsageError(str(e)) from None
     finally:
         if ix is not None:
             ix.close()
+
+
+def _context_day(as_of: str | None, history: bool) -> str | None:
+    """``as_of`` as ``YYYY-MM-DD`` (None: now), with recall's errors for a day that is not
+    one and for a day with ``history``."""
+    from brainfs.cache.search.retrieval import check_day
+
+    if as_of and history:
+        raise UsageError("give as_of or history, not both")
+    try:
+        return check_day(as_of)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 class Memory:
@@ -599,10 +615,17 @@ class Memory:
     # ------------------------------------------------------------------ context
     def context(self, task: str, budget: int = 8000, reserve: int | None = None,
                 k: int | None = None, drop_stale: bool = False,
-                index: str | os.PathLike[str] | None = None) -> ContextWindow:
+                index: str | os.PathLike[str] | None = None, as_of: str | None = None,
+                history: bool = False) -> ContextWindow:
         """The context for one turn of ``task``: lanes under a token budget, every item
-        with its reason (``.to_prompt()``, ``.to_markdown()``, ``.to_json()``, ``.to_html()``)."""
+        with its reason (``.to_prompt()``, ``.to_markdown()``, ``.to_json()``, ``.to_html()``).
+
+        ``as_of`` (``YYYY-MM-DD``): the window as the memory stood at the end of that day
+        (recall as of it, freshness judged then, pages and cards as they stood, see
+        ``cache/context/asof.py``); ``history``: replaced values keep their place, marked."""
         from brainfs.cache.context.assembly import MemorySource, StoreSource
+
+        as_of = _context_day(as_of, history)
 
         spec = self.cfg.embedder or "auto"
         index_path = Path(index) if index else None
@@ -623,7 +646,8 @@ class Memory:
                 if index is not None:
                     index.close()
             make = lambda ix: StoreSource(self.store, ix, embedder=spec)  # noqa: E731
-        return assemble_context(task, make, index_path, self.cfg, budget, reserve, k, drop_stale)
+        return assemble_context(task, make, index_path, self.cfg, budget, reserve, k, drop_stale,
+                                as_of, history)
 
     # ------------------------------------------------------------------ corrections
     def correct(self, text: str, scope: str = "global") -> str:

@@ -6,7 +6,8 @@ the same cards, reasons and errors as the command line:
 
 - ``recall(query, k, as_of, history)``: the synthesis ``brainfs recall`` prints (or its
   JSON): what is true now first, a replaced value marked ``superseded by …``;
-- ``context(task, budget, reserve)``: the context window as ``brainfs context`` renders it;
+- ``context(task, budget, reserve, format, as_of, history)``: the context window as
+  ``brainfs context`` renders it (as of a day: what the memory held then);
 - ``read(path)``, ``list(folder)``: a file's text, the corpus's files under a folder;
 - ``write_note(text, topic, title)``: a new memory card under ``notes/``;
 - ``write(path, text, append)``: create, replace or append to a file;
@@ -198,12 +199,16 @@ def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
     @server.tool(description="Assemble the memory context for a task under a token budget: "
                  "scope, guide, index, pinned notes, cards, thread and files lanes, every item "
                  "with its reason. format: markdown (default), prompt (only the admitted text) "
-                 "or json.")
+                 "or json. as_of (YYYY-MM-DD): the context as the memory stood at the end of "
+                 "that day (later statements left out, values replaced later shown as they "
+                 "stood); history: replaced values keep their place, marked.")
     def context(task: str, budget: int = 8000, reserve: int | None = None,
-                format: str = "markdown") -> str:
+                format: str = "markdown", as_of: str | None = None,
+                history: bool = False) -> str:
         if format not in ("markdown", "prompt", "json"):
             raise ToolError(f"format must be markdown, prompt or json (got {format!r})")
-        w = call(lambda: memory.context(task, budget=budget, reserve=reserve))
+        w = call(lambda: memory.context(task, budget=budget, reserve=reserve, as_of=as_of,
+                                        history=history))
         if format == "json":
             return json.dumps(w.to_json(), indent=2)
         return w.to_prompt() if format == "prompt" else w.to_markdown()

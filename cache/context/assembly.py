@@ -50,6 +50,11 @@ the tokenizer is not installed. An item's ``tokens`` counts it as rendered in th
 its one-line header plus its text — so ``used`` equals the token count of
 :meth:`ContextWindow.to_prompt` (word pieces never span whitespace).
 
+As of a day (``as_of``), the window is the one the memory gave at the end of that day: recall
+runs as of it, freshness is judged then, and what is read whole (pages' lines, INDEX.md,
+GUIDE.md, the links between cards) is read as it stood (:mod:`.asof`); every reason of the
+task's lanes and the scope item say which day.
+
 Retrieval degrades like recall does (hybrid → dense → sparse → recent); with no embedder
 (``BRAINFS_EMBEDDER=none``) assembly runs in sparse mode and ``mode`` says so; with no
 index at all the recall lanes are empty and ``mode`` is ``"none"``.
@@ -70,10 +75,12 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 from brainfs.backend.keys import INTERNAL_PREFIX
 
 from brainfs.cache.search.chunker import DEFAULT_CONFIDENCE, normalize_date, parse_confidence, path_kind, split_frontmatter
-from brainfs.cache.search.retrieval import Card, age_days, as_utc, freshness_label, recall, truncate
+from brainfs.cache.search.retrieval import (Card, age_days, as_utc, check_day, freshness_label, recall,
+                                             truncate)
 from brainfs.cache.search.text import estimate_tokens
 from brainfs.cache.search.staleness import changeable, is_stale
 
+from .asof import AsOf, end_of_day
 from .claims import Claim, chunk_claims, names_page, page_claims, page_names, words
 from .guide import relevant_part
 
@@ -415,6 +422,10 @@ class ContextWindow:
     tokenizer: str = ""
     timings: dict[str, float] = field(default_factory=dict)
     now: str = ""
+    #: The day the window was assembled as of (``YYYY-MM-DD``), or None: as of now.
+    as_of: str | None = None
+    #: Replaced values kept where they match (marked), as ``recall --history``.
+    history: bool = False
 
     @property
     def available(self) -> int:
@@ -446,7 +457,8 @@ class ContextWindow:
                 "mode": self.mode, "items": [i.to_dict() for i in self.items],
                 "task": self.task, "why": self.why, "lanes": self.lane_usage(),
                 "lane_order": list(LANES), "scope": self.scope, "tokenizer": self.tokenizer,
-                "timings": self.timings, "now": self.now}
+                "timings": self.timings, "now": self.now, "as_of": self.as_of,
+                "history": self.history}
 
     def to_prompt(self) -> str:
         """Exactly the memory text given to the model: admitted items in lane order."""
@@ -455,7 +467,9 @@ class ContextWindow:
     def to_markdown(self) -> str:
         """For people: the admitted context as the model gets it, then the skipped items."""
         adm = self.admitted()
-        lines = [f"# Context for: {self.task.strip() or '(empty task)'}", "",
+        when = (f" (as of {self.as_of})" if self.as_of else
+                " (history: replaced values kept, marked)" if self.history else "")
+        lines = [f"# Context for: {self.task.strip() or '(empty task)'}{when}", "",
                  f"_{self.used} of {self.available} tokens used (budget {self.budget}, "
                  f"reserve {self.reserve} kept for the answer); mode {self.mode}"
                  + (f" — {self.why}" if self.why else "") + f"; {len(adm)} items admitted, "
@@ -726,19 +740,31 @@ class _RecallLanes(NamedTuple):
 
 def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int = 2000,
              now: _dt.datetime | None = None, k: int | None = None, stale_days: int = 180,
-             drop_stale: bool = False, wiki: WikiUse | None = None) -> ContextWindow:
+             drop_stale: bool = False, wiki: WikiUse | None = None,
+             as_of: str | None = None, history: bool = False) -> ContextWindow:
     """Assemble the memory context for one turn of ``task`` (see the module docstring).
 
     ``budget`` is the whole context budget in tokens, ``reserve`` the part kept free for
     the model's answer; items are admitted until ``budget - reserve`` is spent. ``k`` is
     the recall pool (candidates for the cards/thread/files lanes; default scales with the
     budget). ``now`` anchors freshness (default: current UTC time). ``wiki`` says how hits
-    on wiki pages are read (:class:`WikiUse`; default: as claim lines). Raises ValueError
-    on a budget that leaves nothing (``budget <= reserve``, negative numbers).
+    on wiki pages are read (:class:`WikiUse`; default: as claim lines).
+
+    ``as_of`` (``YYYY-MM-DD``): the window as the memory stood at the end of that day —
+    recall runs as of it, freshness and staleness are judged then (``now`` is the end of
+    the day), and the pages, INDEX.md, GUIDE.md and the links between cards are read as
+    they stood (:mod:`.asof`). ``history``: recall keeps replaced values where they match
+    and a card another one supersedes is admitted, marked, instead of skipped. Raises
+    ValueError on a budget that leaves nothing (``budget <= reserve``, negative numbers),
+    on a day that is not one, and on ``as_of`` with ``history``.
     """
     budget, reserve = _check_budget(budget, reserve)
+    as_of = check_day(as_of)
+    if as_of and history:
+        raise ValueError("give as_of or history, not both")
     task = task if isinstance(task, str) else str(task or "")
-    now = as_utc(now)
+    now = end_of_day(as_of) if as_of else as_utc(now)
+    when = AsOf.of(source, as_of) if as_of else None
     avail = budget - reserve
     if k is None:
         k = max(K_MIN, min(K_MAX, avail // TOKENS_PER_CANDIDATE))
@@ -748,34 +774,55 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
 
     # The guide lane is read first: the scope lane takes the project name from it.
     t = time.perf_counter()
-    guide = _guide_lane(b, source)
+    guide = _guide_lane(b, source, when)
     timings["guide_ms"] = (time.perf_counter() - t) * 1000
     index_text = source.read_cached("knowledge/INDEX.md")
     sess_index = _sessions_index(source.read_cached("sessions/index.md"))
     t = time.perf_counter()
     notes = _scan_notes(source)
     timings["scan_ms"] = (time.perf_counter() - t) * 1000
+    if when is not None:
+        sess_index = when.sessions(sess_index)
+        notes = notes._replace(paths=when.written(notes.paths), pinned=when.pinned(notes.pinned))
 
     n_pages = _count_pages(source, index_text)
     newest = max(sess_index, key=lambda s: s[1]) if sess_index else None
     scope = _scope(source, guide, notes, n_pages, len(sess_index), newest)
-    b.items.insert(0, _scope_item(scope))  # before the guide items
+    b.items.insert(0, _scope_item(scope, as_of))  # before the guide items
     if index_text:
-        b.add_file("index", "knowledge/INDEX.md", index_text,
-                   f"index: map of the knowledge wiki ({n_pages} pages), open a page for details",
-                   kind="index", stale_ok=False)
+        why = f"index: map of the knowledge wiki ({n_pages} pages), open a page for details"
+        if when is not None:
+            index_text, cut = when.index(index_text)
+            why += (f"; as of {as_of}: the map as it is now" + (
+                f", {cut} summar{'ies' if cut != 1 else 'y'} naming a value begun after "
+                f"{as_of} cut to the page's name" if cut else ""))
+        b.add_file("index", "knowledge/INDEX.md", index_text, why, kind="index", stale_ok=False)
     _pinned_lane(b, source, notes.pinned)
 
     t = time.perf_counter()
     wiki = wiki or WikiUse()
-    found = _recall_cards(source, task, k, now, stale_days, wiki)
+    found = _recall_cards(source, task, k, now, stale_days, wiki, as_of, history)
     timings["recall_ms"] = (time.perf_counter() - t) * 1000
-    lanes = _recall_lanes(found, source, notes.superseded_by, task, wiki, avail)
+    lanes = _recall_lanes(found, source, notes.superseded_by, task, wiki, avail, when)
+    if when is not None:
+        when.supersession(notes.superseded_by)  # a card replaces another from its own day
+        for it in (i for its in lanes for i in its):
+            # a recalled piece of a file read whole elsewhere is read as of the day the same way
+            if it.path == "knowledge/INDEX.md":
+                it.text = when.index(it.text)[0]
+            elif it.path == "GUIDE.md":
+                it.text = when.guide(it.text)[0]
+            elif it.path == "sessions/index.md":
+                it.text = when.sessions_text(it.text)
     b.items.extend(_cards_lane(b, source, lanes, notes))
     if found.mode not in ("recent", "none"):  # recent: nothing matched, the task continues no thread
         _thread_summary(b, source, lanes.thread, sess_index)  # the related session's summary first
     b.items.extend(lanes.thread)
     b.items.extend(lanes.files)
+    for it in (i for i in b.items if as_of and i.lane in TASK_LANES):
+        if f"as of {as_of}" not in it.reason:
+            it.reason += f"; as of {as_of}"
+        it.weak = it.weak and f"{it.weak}; as of {as_of}"
 
     count, tok_name = _counter()
     _count_tokens(b.items, count)
@@ -787,14 +834,14 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
                     if i.lane in TASK_LANES and i.status != "skipped" and not i.weak)
     task_floor = min(int(TASK_SHARE * avail), task_room)
     used = _Admission(avail, notes.superseded_by, drop_stale, stale_days, count, shares,
-                      task_floor, task).run(b.items)
+                      task_floor, task, history).run(b.items)
     timings["admit_ms"] = (time.perf_counter() - t) * 1000
     timings["total_ms"] = (time.perf_counter() - t0) * 1000
     assert used <= avail, (used, avail)
     return ContextWindow(task=task, budget=budget, reserve=reserve, used=used, mode=found.mode,
                          items=b.items, why=found.why, scope=scope, tokenizer=tok_name,
                          timings={kk: round(v, 2) for kk, v in timings.items()},
-                         now=now.isoformat())
+                         now=now.isoformat(), as_of=as_of, history=history)
 
 
 def _count_pages(source: MemorySource, index_text: str | None) -> int:
@@ -818,8 +865,9 @@ def _check_budget(budget: int, reserve: int) -> tuple[int, int]:
     return budget, reserve
 
 
-def _guide_lane(b: _Builder, source: MemorySource) -> _Guide:
-    """The global guide, the project's GUIDE.md and its ``rules/``, each whole."""
+def _guide_lane(b: _Builder, source: MemorySource, when: AsOf | None = None) -> _Guide:
+    """The global guide, the project's GUIDE.md and its ``rules/``, each whole (as of a
+    day: GUIDE.md without the lines corrections after it wrote)."""
     items: list[ContextItem] = []
     gpath = source.global_guide
     gtext = None
@@ -836,8 +884,13 @@ def _guide_lane(b: _Builder, source: MemorySource) -> _Guide:
     guide_text = source.read_cached("GUIDE.md")
     guide_meta = _body(guide_text)[0] if guide_text else {}
     if guide_text:
-        it = b.add_file("guide", "GUIDE.md", guide_text,
-                        "guide: project guide, standing instructions for every turn here",
+        why = "guide: project guide, standing instructions for every turn here"
+        if when is not None:
+            guide_text, cut = when.guide(guide_text)
+            if cut:
+                why += (f"; as of {when.day}: {cut} line{'s' if cut != 1 else ''} a correction "
+                        f"after {when.day} wrote left out")
+        it = b.add_file("guide", "GUIDE.md", guide_text, why,
                         kind="guide", stale_ok=False, default_conf=1.0)
         if it:
             items.append(it)
@@ -892,18 +945,23 @@ def _scope(source: MemorySource, guide: _Guide, notes: _NotesScan, n_pages: int,
     return scope
 
 
-def _scope_item(scope: dict[str, Any]) -> ContextItem:
-    """The scope lane's one item: project, root and what the memory holds."""
+def _scope_item(scope: dict[str, Any], as_of: str | None = None) -> ContextItem:
+    """The scope lane's one item: project, root and what the memory holds (as of a day:
+    which day, so the model reads the rest as what held then)."""
     stext = f"Project: {scope['project']}\n"
     if scope["root"] != scope["project"]:  # a corpus URL names the project itself
         stext += f"Memory root: {scope['root']}\n"
     stext += f"Memory holds: {scope['summary']}"
     if scope["notes"]:
         stext += f"\nUser's notes: {scope['notes']}"
+    reason = ("scope: folder metadata (project, notes, memory summary) from GUIDE.md "
+              "frontmatter, knowledge/INDEX.md and sessions/index.md")
+    if as_of:
+        stext += f"\nAs of: {as_of} (what the memory held at the end of that day)"
+        reason += f"; as of {as_of}: sessions up to that day, later statements left out"
     return ContextItem(
         lane="scope", status="", tokens=0, source="(folder scope)",
-        reason="scope: folder metadata (project, notes, memory summary) from GUIDE.md "
-               "frontmatter, knowledge/INDEX.md and sessions/index.md",
+        reason=reason,
         text=stext, freshness="today", confidence=1.0, kind="scope", path="")
 
 
@@ -921,7 +979,8 @@ def _pinned_lane(b: _Builder, source: MemorySource, pinned: list[tuple[str, dict
 
 
 def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
-                  stale_days: int, wiki: WikiUse | None = None) -> _Recalled:
+                  stale_days: int, wiki: WikiUse | None = None, as_of: str | None = None,
+                  history: bool = False) -> _Recalled:
     """Recall for the task; a failure leaves the recall lanes empty, never breaks the turn.
     With ``wiki.pool`` > 1, recall is asked ``pool`` × ``k`` deep (at most ``K_MAX``, as
     recall's cost grows with it) and keeps every wiki page
@@ -935,7 +994,8 @@ def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
     try:
         res = recall(source.index, task, k=max(k, min(K_MAX, int(k * wiki.pool))) if deep else k,
                      embedder=emb,
-                     now=now, stale_days=stale_days, max_chars=100_000)
+                     now=now, stale_days=stale_days, max_chars=100_000, as_of=as_of,
+                     history=history)
         why = res.why
         if emb is None and source.embedder_error:
             why += f" (embeddings unavailable: {source.embedder_error})"
@@ -956,7 +1016,8 @@ def _is_page(path: str) -> bool:
 
 def _recall_lanes(found: _Recalled, source: MemorySource,
                   superseded_by: dict[str, str], task: str = "",
-                  wiki: WikiUse | None = None, avail: int | None = None) -> _RecallLanes:
+                  wiki: WikiUse | None = None, avail: int | None = None,
+                  when: AsOf | None = None) -> _RecallLanes:
     """Each recalled card as an item of its lane (notes and wiki pages → cards, session
     files → thread, the rest → files); a note's own ``supersedes:`` joins ``superseded_by``.
     With ``wiki.claims``, a wiki page's hits become one item of claim lines, where its best
@@ -1012,7 +1073,8 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
     for i, it in enumerate(lanes.cards):
         if isinstance(it, _PagePlaceholder):
             lanes.cards[i] = _page_claims_item(source, it.path, it.rank, page_hits[it.path],
-                                               len(cards), found.mode, page_best, task, turn_refs, wiki)
+                                               len(cards), found.mode, page_best, task, turn_refs, wiki,
+                                               when)
     if wiki.after_turns:  # wiki lines take what the turns leave, in the files lane
         pages = [it for it in lanes.cards if it.path in page_hits]
         lanes.cards[:] = [it for it in lanes.cards if it.path not in page_hits]
@@ -1071,16 +1133,21 @@ class _PagePlaceholder(NamedTuple):
 
 def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
                       hits: list[tuple[int, Card]], n_cards: int, mode: str, best: float,
-                      task: str, turn_refs: set[str], wiki: WikiUse) -> ContextItem:
+                      task: str, turn_refs: set[str], wiki: WikiUse,
+                      when: AsOf | None = None) -> ContextItem:
     """One wiki page's recall hits as one cards item of claim lines (see :class:`WikiUse`):
     the lines of its recalled chunks, in recall order, that share ``wiki.overlap`` words
     with the task besides the page's names, less those whose cited turns are all recall
     hits too (``wiki.dedupe``, unless ``wiki.prefer_lines``), and repeats; a thread fragment is read as the whole timeline
     line it was cut from (or the longest fragment of the same turn). A task that names the
     page's subject also gets its lines of what is true now. A page none of whose lines is
-    left is a skipped item that says why."""
+    left is a skipped item that says why. As of a day (``when``) the page's lines are read
+    as they stood then (:meth:`.asof.AsOf.page`)."""
     meta = source.frontmatter(path)
     claims = source.claims(path)
+    view = when.page(claims) if when is not None else None
+    if view is not None:
+        claims = view.claims
     names = page_names(meta)
     want = words(task, names)
     # a task that names the page's subject gets what is true of it now, whatever its words
@@ -1129,6 +1196,10 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
               f"{n_lines} claim line{'s' if n_lines != 1 else ''}: {len(kept)} kept, {n_other} "
               f"sharing no word with the task, {n_dup} already stated by a recalled turn or "
               f"line; {top.reason}")
+    if view is not None and (view.later or view.then):
+        reason += (f"; as of {when.day}: {view.later} line{'s' if view.later != 1 else ''} "  # type: ignore[union-attr]
+                   f"not yet said or true left out, {view.then} replaced only later shown as "
+                   "they stood")
     if kept:
         srcs = list(dict.fromkeys(s for cl in kept for s in cl.sources))
         reason += "; cites " + ", ".join(srcs[:6]) + (f" and {len(srcs) - 6} more" if len(srcs) > 6 else "")
@@ -1144,6 +1215,11 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     if not kept and claims:
         it.status = "skipped"
         it.reason += " — skipped: no claim line of the recalled chunks is about the task"
+    elif not kept and view is not None and view.later:
+        it.status = "skipped"
+        it.reason += f" — skipped: every claim line of the page came after {when.day}"  # type: ignore[union-attr]
+    if view is not None and not kept and not considered:
+        it.text = ""  # the chunk as written may state what came later
     elif best > 0 and score < RELATIVE_FLOOR * best:
         it.weak = (f"cards #{lane_rank}: weak match, score {score:.4f} below "
                    f"{RELATIVE_FLOOR:.0%} of the best ({best:.4f})")
@@ -1250,8 +1326,9 @@ class _Admission:
     def __init__(self, avail: int, superseded_by: dict[str, str], drop_stale: bool,
                  stale_days: int, count: Callable[[list[str]], list[int]],
                  shares: dict[str, float] | None = None, task_floor: int = 0,
-                 task: str = "") -> None:
+                 task: str = "", history: bool = False) -> None:
         self.avail, self.superseded_by = avail, superseded_by
+        self.history = history  # a superseded card is kept, marked, rather than skipped
         self.shares = shares or LANE_SHARE
         self.task_floor, self.task = task_floor, task
         self.task_started = False  # a task lane's first item has been reached
@@ -1329,7 +1406,12 @@ class _Admission:
             it.status, it.reason = "skipped", it.weak
             return True
         newer = self.superseded_by.get(it.path)
-        if newer and it.kind not in ("guide", "rule", "index", "scope"):
+        if newer and self.history and it.kind not in ("guide", "rule", "index", "scope"):
+            if "superseded" not in it.text.rsplit("\n", 1)[-1]:
+                it.text += f"\n(superseded by {newer})"
+                it.tokens = it.full_tokens = self.count([it.rendered()])[0]
+            it.reason += f"; history: kept though {newer} supersedes it"
+        elif newer and it.kind not in ("guide", "rule", "index", "scope"):
             it.status = "skipped"
             it.reason += f" — skipped: superseded by {newer} (a newer card names it in supersedes:); the newer statement wins"
             return True

@@ -119,12 +119,14 @@ def cmd_context(args: argparse.Namespace) -> int:
         window = assemble_context(args.task, lambda ix: MemorySource(root, ix, embedder=spec),
                                   Path(args.index) if args.index else
                                   (root / INDEX_DIR if (root / INDEX_DIR).is_dir() else root / INDEX_KEY),
-                                  cfg, args.budget, args.reserve, args.k, args.drop_stale)
+                                  cfg, args.budget, args.reserve, args.k, args.drop_stale,
+                                  args.as_of, args.history)
     else:
         with Memory(args.mount or args.url, cfg) as memory:
             corpus = memory.url
             window = memory.context(args.task, budget=args.budget, reserve=args.reserve, k=args.k,
-                                    drop_stale=args.drop_stale, index=args.index)
+                                    drop_stale=args.drop_stale, index=args.index,
+                                    as_of=args.as_of, history=args.history)
     if window.why == "no search index" and args.dir:
         warn(f"no search index in {args.dir}; the cards, thread and files lanes stay empty "
              f"(pass one with --index FILE, or import the tree: `brainfs import {args.dir} "
@@ -191,7 +193,8 @@ def _add_context(sub: argparse._SubParsersAction, command: Callable[..., argpars
                  "budget, every item with its reason",
                  ['brainfs context "plan the Kyoto trip" --mount ~/memory --budget 2000',
                   'brainfs context "plan the Kyoto trip" s3://memory/alice --json | jq .used',
-                  'brainfs context "plan the Kyoto trip" --dir ./memory --html context.html'])
+                  'brainfs context "plan the Kyoto trip" --dir ./memory --html context.html',
+                  'brainfs context "where does Amara work" --mount ~/memory --as-of 2026-01-15'])
     cx.add_argument("task", metavar="TASK", help="the task or message of this turn")
     cx.add_argument("url", nargs="?", metavar="s3://BUCKET/PREFIX", help="read the corpus directly")
     where = cx.add_mutually_exclusive_group()
@@ -210,6 +213,13 @@ def _add_context(sub: argparse._SubParsersAction, command: Callable[..., argpars
                     help="recall pool size (default: scales with the budget)")
     cx.add_argument("--drop-stale", action="store_true",
                     help="skip items older than stale_days instead of flagging them")
+    when = cx.add_mutually_exclusive_group()
+    when.add_argument("--as-of", metavar="YYYY-MM-DD", default=None,
+                      help="the window as the memory stood at the end of that day: recall as "
+                      "of it, freshness judged then, page lines and cards as they stood")
+    when.add_argument("--history", action="store_true",
+                      help="replaced values keep their place (still marked superseded); "
+                      "default: what is true now first")
     out = cx.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="the window as JSON: budget, lanes, every item with its reason and tokens")
     out.add_argument("--html", metavar="FILE", help="write the context-window page to FILE")
