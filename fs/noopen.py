@@ -49,6 +49,9 @@ class NoOpenOps(Ops):
         #: path -> monotonic time of its create (commit = "quiet": its upload waits until
         #: it has been quiet, so that a create and its first writes are one version)
         self._created_at: dict[str, float] = {}
+        #: path -> the error of a write to a created file before its creator's first close
+        #: (a shadow that could not be made leaves no failed shadow to tell it)
+        self._create_failed: dict[str, Exception] = {}
         #: where the kernel mounted this file system (set by the daemon at mount), and the
         #: kernel's id of that mount (looked up once, when first needed)
         self.mountpoint: str | None = None
@@ -130,13 +133,24 @@ class NoOpenOps(Ops):
                      ctx: pyfuse3.RequestContext) -> tuple[pyfuse3.FileInfo, pyfuse3.EntryAttributes]:
         # The file becomes durable at its creator's first close (a crash before it leaves
         # no empty file that was meant to be written).
-        path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=self.commit_quiet)
+        self._writable_parent(parent_inode)
+        path = self.inodes.child(parent_inode, name)
+        before = self.ws.get(path)
+        try:
+            path, ino = self._create_entry(parent_inode, name, mode, ctx, durable=self.commit_quiet)
+        except Exception:
+            # Refused (it exists: nothing was made), or failed half-way (the catalog's disk
+            # full while its row or mode was recorded): a create that failed leaves no file.
+            if before is None and self.ws.get(path) is not None:
+                self._drop_failed_create(path)
+            raise
         # No handle: the kernel of a no-open mount sends no RELEASE, not even for a created
         # file, so the file is written, flushed and read by inode like any other. It exists
         # now, empty; the first write makes its shadow, and the first close commits and
         # uploads create and writes as one version.
         self._created[path] = ctx.pid
         self._created_at[path] = time.monotonic()
+        self._create_failed.pop(path, None)  # an earlier file of that name's, unlinked
         self.flush_needed.add(ino)
         return pyfuse3.FileInfo(fh=0, keep_cache=True), self._attrs(ino, path)
 
@@ -204,7 +218,12 @@ class NoOpenOps(Ops):
         path = self.inodes.path(fh)
         self._file_row(path)
         with self.change_in_flight(fh):
-            return await self._write_shadow(path, off, buf, ctx)
+            try:
+                return await self._write_shadow(path, off, buf, ctx)
+            except Exception as e:
+                if path in self._created:
+                    self._create_failed[path] = e  # its creator's close fails with it
+                raise
 
     @fuse_errors
     async def flush(self, fh: int, ctx: pyfuse3.RequestContext | None = None) -> None:
@@ -280,12 +299,50 @@ class NoOpenOps(Ops):
 
     async def _creators_close(self, path: str) -> None:
         """The first close of a file by its creator: the file is durable from here on,
-        written or not (its commit records it; persist() covers an empty one)."""
+        written or not (its commit records it; persist() covers an empty one). A first
+        version that cannot be committed (a write failed with ENOSPC, the catalog's disk is
+        full) takes the file away: the close fails, and no empty file stays listed."""
         del self._created[path]
         self._created_at.pop(path, None)
-        if path in self.writing or path in self.shadows.committing:
-            await self.shadows.commit_pending(path)
-        self.ws.persist(path)
+        failed = self._create_failed.pop(path, None)
+        try:
+            if failed is not None:
+                # A write that failed without a shadow to hold the failure (the shadow
+                # could not be made): later writes would commit around the missing bytes.
+                raise failed
+            if path in self.writing or path in self.shadows.committing:
+                await self.shadows.commit_pending(path)
+            self.ws.persist(path)
+        except Exception:
+            self._drop_failed_create(path)
+            raise
+        self._wake_uploader()
+
+    def _drop_failed_create(self, path: str) -> None:
+        """A created file whose first version failed: it goes, as if the create had not
+        been. Left in place it was listed as an empty file while nothing recorded it (close
+        mode: gone at the next mount, so 'visible until unmount'), or uploaded empty (quiet
+        mode), though its writer was told that its writes failed. The unlink's catalog
+        change may fail too on a full disk: the file is out of memory and of the kernel's
+        view all the same, and a row the catalog kept is an empty file again at the next
+        start, which is logged."""
+        self._created.pop(path, None)
+        self._created_at.pop(path, None)
+        self._create_failed.pop(path, None)
+        if path in self.writing:
+            self.shadows.discard(path)
+        ino = self.inodes.ino_of.get(path)
+        if self.ws.get(path) is not None:
+            try:
+                self.ws.unlink(path)
+            except Exception as e:  # noqa: BLE001 - the disk that failed the write is full
+                log.warning("%s: a create that failed could not be unrecorded: %s", path, e)
+        log.warning("%s: its first version could not be written; the created file is removed",
+                    path)
+        self.inodes.drop(path)
+        if ino is not None:
+            self.flush_needed.discard(ino)
+        self.invalidate([path])
         self._wake_uploader()
 
     # ------------------------------------------------------------------ what no close commits
@@ -322,6 +379,10 @@ class NoOpenOps(Ops):
                     await self.shadows.commit(path)
                 except Exception as e:  # noqa: BLE001 - logged; the old version stays
                     log.error("commit of %s failed: %s", path, e)
+                    if self.commit_quiet and path in self._created:
+                        # A created file has no old version to keep (with commits at
+                        # close, its creator's close commits and drops it there)
+                        self._drop_failed_create(path)
         if self.commit_quiet:
             self._release_created(now, idle)
 
@@ -335,6 +396,7 @@ class NoOpenOps(Ops):
             elif (now - at >= idle and path not in self.writing
                     and path not in self.shadows.committing):
                 del self._created[path], self._created_at[path]
+                self._create_failed.pop(path, None)
                 self.ws.persist(path)
                 released = True
         if released:
@@ -346,6 +408,7 @@ class NoOpenOps(Ops):
             self.ws.persist(path)
         self._created.clear()
         self._created_at.clear()
+        self._create_failed.clear()
 
     async def background(self) -> None:
         """Commit idle shadows every quarter of ``commit_idle_seconds`` (at least 50 ms)."""
