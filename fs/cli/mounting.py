@@ -31,6 +31,7 @@ from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
 from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
 from brainfs.fs.process import pid_alive, processes_using
 
+from . import unmounted
 from .common import (
     config_of,
     empty_hint,
@@ -427,15 +428,23 @@ def cmd_umount(args: argparse.Namespace) -> int:
             raise UsageError(f"{mp} is busy: {shown}{more}; stop or leave them, or "
                              f"`brainfs umount --force {mp}` detaches it now")
     cache_dir = st.get("cache_dir")
+    # Where the daemon's log stands now: what it writes from here on says how its flush
+    # ended, should it end with writes left (unmounted.py).
+    log_file = unmounted.daemon_log(pid)
+    log_from = unmounted.log_size(log_file)
     os.kill(pid, signal.SIGTERM)
-    if _wait_gone(pid, args.timeout):
+    try:
+        with _interruptible():
+            gone = _wait_gone(pid, args.timeout)
+    except KeyboardInterrupt:
+        return _interrupted(mp, target, pid, st)
+    if gone:
         print(f"unmounted {mp}")
         left = _pending_writes(Path(cache_dir)) if cache_dir else 0
         if left:
-            last = (st.get("backend") or {}).get("last_error") or "S3 unreachable"
-            warn(f"{left} write{'s' if left != 1 else ''} not uploaded yet ({last}): kept in "
-                 f"{cache_dir}, uploaded by the next mount of {st.get('corpus')} with that "
-                 "cache; do not delete it")
+            ending = unmounted.how_it_ended(log_file, log_from, Path(cache_dir) / CATALOG_NAME)
+            warn(unmounted.pending_message(left, ending, pid, cache_dir, str(st.get("corpus")),
+                                           (st.get("backend") or {}).get("last_error")))
             return EXIT_PENDING
         return 0
     if args.force:
@@ -451,6 +460,37 @@ def cmd_umount(args: argparse.Namespace) -> int:
         return EXIT_PENDING
     raise UsageError(f"daemon {pid} did not finish within {args.timeout:.0f}s (uploads pending?); "
                      f"`brainfs umount --force {mp}` stops it now")
+
+
+class _interruptible:
+    """While umount waits for the daemon: SIGTERM (a service manager's stop, `timeout`)
+    ends the wait as Ctrl-C does, so that umount says where the unmount stands."""
+
+    def __enter__(self) -> None:
+        def stop(signum, frame):  # noqa: ARG001
+            raise KeyboardInterrupt
+
+        self.old = signal.signal(signal.SIGTERM, stop)
+
+    def __exit__(self, *exc) -> None:
+        signal.signal(signal.SIGTERM, self.old)
+
+
+def _interrupted(mp: Path, target: str, pid: int, st: dict) -> int:
+    """umount was interrupted while the daemon flushed: the daemon goes on by itself (it
+    runs in its own session); say what is still pending and who uploads it."""
+    cache_dir = st.get("cache_dir")
+    left = _pending_writes(Path(cache_dir)) if cache_dir else 0
+    where = "still mounted, being unmounted" if in_proc_mounts(target) else "unmounted"
+    if pid_alive(pid):
+        state = (f"daemon {pid} goes on uploading {left} pending write{'s' if left != 1 else ''} "
+                 f"and exits when done (`kill {pid}` stops it now)")
+    else:
+        state = f"daemon {pid} has ended, {left} write{'s' if left != 1 else ''} not uploaded"
+    print(f"\nbrainfs: umount interrupted: {mp} is {where}; {state}. What is still pending "
+          f"stays in {cache_dir}; the next mount of {st.get('corpus')} with that cache "
+          "uploads it; do not delete it", file=sys.stderr, flush=True)
+    return 130
 
 
 #: Exit status of `brainfs umount` when the mount is gone but writes still wait in its
