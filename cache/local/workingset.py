@@ -15,11 +15,9 @@ States of a file (see ``catalog.py``)::
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import posixpath
-import socket
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -27,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from brainfs.backend.config import Config
-from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed, Unavailable
+from brainfs.backend.errors import BackendError
 # DIR_MARKER is read from here by benchmarks/crash_harness.py.
-from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, NAME_MAX, PATH_MAX,
-                                  is_internal, is_link, link_name, link_of, reserved_name)
-from brainfs.backend.store import HASH_META, STAMP_META, ObjectInfo, ObjectStore, multipart_etag
+from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, is_internal, is_link,
+                                  link_name, link_of, reserved_name)
+from brainfs.backend.store import ObjectInfo, ObjectStore
 
 from .blobs import Blobs, content_hash, file_hash
 from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
@@ -41,6 +39,7 @@ from .faults import crash_point
 from .pack import PackView, load_pack, select_preload
 from .paths import (EMPTY_HASH, ancestors, check_name, is_marker, marker_of, md5_hex,
                     other_form, parent_of)
+from .upload import UploadResult, Uploader, conflict_name
 
 log = logging.getLogger(__name__)
 
@@ -57,23 +56,6 @@ class FetchResult:
     tmp: str = ""  # staged content, installed by apply_fetched ('' = already in place)
     #: taken from the preload pack (the version the catalog named when the fetch began)
     from_pack: bool = False
-
-
-@dataclass
-class UploadResult:
-    """The outcome of carrying out one journal row."""
-
-    row: JournalRow
-    etag: str = ""
-    conflict_path: str | None = None
-    remote_etag: str = ""
-    #: size of that remote version (what the original path holds after a conflict)
-    remote_size: int = 0
-    error: BackendError | OSError | None = None
-    #: a delete not carried out: the object is another writer's newer version
-    refused: bool = False
-    #: the stamp the PUT went out with (see Catalog.sent_add)
-    stamp: str = ""
 
 
 @dataclass
@@ -116,35 +98,12 @@ def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
     return f"s3://{bucket}/{prefix}".rstrip("/")
 
 
-def conflict_name(path: str, when: float | None = None) -> str:
-    """Name of the visible copy kept when an upload loses a race with another writer."""
-    t = time.time() if when is None else when
-    # Milliseconds: two conflicts on one path within a second must not overwrite each other.
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(t)) + f"{int(t * 1000) % 1000:03d}"
-    host = socket.gethostname().split(".")[0][:20] or "host"
-    head, name = posixpath.split(path)
-    root, ext = posixpath.splitext(name)
-    if len(ext.encode("utf-8")) > 16:
-        root, ext = name, ""  # not a file type: part of the name
-    suffix = f"{CONFLICT_MARK}{stamp}-{host}{ext}".encode("utf-8")
-    # The copy must be a name the bucket and every mount accept, or its upload fails for
-    # ever and the loser's edit stays in one cache: cut the stem, never the suffix.
-    room = min(NAME_MAX, PATH_MAX - len(head.encode("utf-8")) - 1) - len(suffix)
-    if room < 1:
-        # Folders too deep to hold the suffix: the copy goes to the top, named by a hash
-        # of the whole path (the log names both).
-        digest = hashlib.sha1(path.encode("utf-8")).hexdigest()[:16]
-        return f"{digest}{suffix.decode('utf-8')}"
-    stem = root.encode("utf-8")[:room].decode("utf-8", "ignore") or "_"
-    return posixpath.join(head, stem + suffix.decode("utf-8"))
-
-
 class WorkingSet:
     """The local working set of one corpus."""
 
     def __init__(self, cache_dir: Path, store: ObjectStore | None, cfg: Config) -> None:
-        self.cfg = cfg
-        self.store = store
+        self._cfg = cfg
+        self._store = store
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         #: list every corpus file, not only the local ones (``listing = "corpus"``)
@@ -153,6 +112,8 @@ class WorkingSet:
         if store is not None:
             self._claim(corpus_identity(store.url.bucket, store.url.prefix, cfg))
         self.blobs = Blobs(cache_dir)
+        #: sends the journal's rows (the blocking half of a write; see upload.py)
+        self.uploader = Uploader(store, self.catalog, self.blobs, cfg)
         self.files: dict[str, FileRow] = {}
         #: dir path -> names of its children (files and dirs, local or remote)
         self.children: dict[str, set[str]] = {"": set()}
@@ -204,6 +165,26 @@ class WorkingSet:
         for d in self.local_dirs:
             self._add_dir(d)
             self._count_dir(d, +1)
+
+    @property
+    def store(self) -> ObjectStore | None:
+        """The backend (None: no backend, e.g. a command offline)."""
+        return self._store
+
+    @store.setter
+    def store(self, store: ObjectStore | None) -> None:
+        self._store = store
+        self.uploader.store = store
+
+    @property
+    def cfg(self) -> Config:
+        """The settings (budgets, multipart sizes, preload globs)."""
+        return self._cfg
+
+    @cfg.setter
+    def cfg(self, cfg: Config) -> None:
+        self._cfg = cfg
+        self.uploader.cfg = cfg
 
     def _claim(self, ident: str) -> None:
         """Record which corpus this cache holds; refuse a cache of another one (its
@@ -1057,7 +1038,7 @@ class WorkingSet:
         self.catalog.delete_files([row.path], db)
         # No base version is not "nothing in the bucket": an upload of ours may have landed
         # since the base was taken (a create's empty object, uploaded while its writer's
-        # shadow was open). The delete then removes only a version we sent (_is_ours).
+        # shadow was open). The delete then removes only a version we sent (Uploader.is_ours).
         if row.etag or self.catalog.sent_etags(row.path):
             self.catalog.journal_put(db, row.path, "delete", "", row.etag, wait_for=wait_for)
         else:
@@ -1267,180 +1248,13 @@ class WorkingSet:
         return self.catalog.journal()
 
     def ready(self, busy: Iterable[str] = ()) -> list[JournalRow]:
-        """The journal rows to carry out now: not those of ``busy`` paths (being written:
-        their next commit replaces the row, so one version per path is in flight), nor a
-        rename's delete whose new name has not landed yet."""
-        rows = self.catalog.journal()
-        skip = set(busy)
-        puts = {j.path for j in rows if j.op == "put"}
-        return [j for j in rows if j.path not in skip
-                and not (j.op == "delete" and j.wait_for and j.wait_for in puts)]
-
-    def _sender(self, row: JournalRow):
-        """How to send the content of ``row``: (send(target, stamp, **conditions) -> ETag,
-        the ETags the server may give it), or (None, []) when the content no longer hashes
-        to the row's (rewritten since). Small files go as one PUT from memory; big ones in
-        parts streamed from the cache file (the ETag is then the multipart one, or the
-        whole MD5, as rclone reports it)."""
-        assert self.store is not None
-        store = self.store
-        def meta(stamp: str) -> dict[str, str]:
-            return {HASH_META: row.hash, STAMP_META: stamp}
-
-        if is_marker(row.path):
-            return (lambda target, stamp, **c: store.put(target, b"", metadata=meta(stamp), **c)), [md5_hex(b"")]
-        loc = self.blobs.location(row.path)
-        part = self.cfg.multipart_part_bytes
-        if loc.stat().st_size < self.cfg.multipart_threshold_bytes:
-            data = loc.read_bytes()
-            if content_hash(data) != row.hash:
-                return None, []
-            return (lambda target, stamp, **c: store.put(target, data, metadata=meta(stamp), **c)), [md5_hex(data)]
-        import hashlib
-
-        import xxhash
-
-        whole, xh, parts = hashlib.md5(), xxhash.xxh3_128(), []
-        # One open file for hashing and sending: a commit that replaces the blob meanwhile
-        # cannot make us send other bytes than the ones whose ETags were recorded.
-        f = open(loc, "rb")  # noqa: SIM115 - closed by the caller through send.close
-        while chunk := f.read(part):
-            whole.update(chunk)
-            xh.update(chunk)
-            parts.append(hashlib.md5(chunk).digest())
-        if xh.hexdigest() != row.hash:
-            f.close()
-            return None, []
-
-        def send(target: str, stamp: str, **c) -> str:
-            f.seek(0)
-            store.put_file(target, f, part, metadata=meta(stamp), **c)
-            # The canonical ETag, as listings will show it (rclone lists the whole MD5).
-            return self._head(target).etag
-
-        send.close = f.close  # type: ignore[attr-defined]
-        return send, [whole.hexdigest(), multipart_etag(parts)]
-
-    def _head(self, path: str) -> ObjectInfo:
-        """HEAD of ``path`` for deciding whose version the bucket holds. An object with no
-        ETag is no version yet (the embedded server answers so for a PUT cut off midway,
-        whose GET fails): taken for another writer's, it made a conflict copy of identical
-        bytes; it is a temporary failure instead, and the row is tried again."""
-        assert self.store is not None
-        info = self.store.head(path)
-        if not info.etag:
-            raise Unavailable(f"head {path}: the server gives no ETag (an upload in progress "
-                              f"or cut off); trying again later")
-        return info
-
-    def _is_ours(self, path: str, remote: ObjectInfo, base: str, sending: str = "") -> bool:
-        """Whether the remote object is the version a change was based on, or one this
-        cache put there (a PUT whose outcome a crash kept us from recording, or our own
-        last upload, landed while the change was being written): replacing it loses
-        nothing of another writer's. An older version of ours back in the bucket is not
-        ours: another writer restored it.
-
-        Bytes one of our PUTs sent are judged by the PUT's stamp, not the ETag alone:
-        another writer who wrote the same bytes since (an empty file, say) made a new
-        version that a delete or overwrite from here must not take for ours. A directory
-        marker is everyone's: all are empty and mean the same directory. ``sending``: the
-        stamp of the PUT being decided, recorded before it goes out, so not yet any
-        object's (counted, it made every rewrite of the bytes another mount had put — an
-        empty file truncated, a file saved unchanged — a conflict copy)."""
-        if is_marker(path):
-            return True
-        stamps = self.catalog.sent_stamps(path, remote.etag)
-        if stamps and not (not remote.stamp or "" in stamps or remote.stamp in stamps):
-            # Another stamp: another writer's, unless the only PUT of these bytes we have
-            # is the one being decided (then it is the version the change was based on,
-            # or not, as for any object).
-            return stamps == {sending} and remote.etag == base
-        return bool(stamps) or remote.etag == base
+        """The journal rows to carry out now (see :meth:`Uploader.ready`)."""
+        return self.uploader.ready(busy)
 
     def upload(self, row: JournalRow) -> UploadResult:
-        """Carry out one journal row against the backend (blocking, no shared state but
-        the catalog, which has its own lock).
-
-        Puts and deletes are conditional on the version the change was based on: the
-        server's conditional write is used where it is honoured, else the remote ETag is
-        compared first (a HEAD). On a mismatch a put goes to a visible conflict copy beside
-        the original, and a delete is not done. A remote ETag that this cache sent is ours,
-        never a conflict: the PUT's ETag is recorded before the request goes out.
-        """
-        assert self.store is not None
-        closer = None
-        try:
-            if row.op == "delete":
-                return self._upload_delete(row)
-            send, md5s = self._sender(row)
-            closer = getattr(send, "close", None)
-            if send is None:
-                # Rewritten since this row was read: a newer row will carry it.
-                return UploadResult(row, error=OSError("content changed during upload"))
-            stamp = self.catalog.sent_add(row.path, md5s)
-            target = row.path
-            remote, remote_size = "", 0
-            if not self.store.conditional_writes():
-                with self.store.cas_section(row.path):
-                    try:
-                        info = self._head(row.path)
-                        remote, remote_size = info.etag, info.size
-                    except NoSuchKey:
-                        info = None
-                    if info is not None and not self._is_ours(row.path, info, row.base, stamp):
-                        target = conflict_name(row.path, row.created)
-                    crash_point("upload-before-put")
-                    etag = send(target, stamp)
-            else:
-                try:
-                    etag = send(target, stamp, if_match=row.base or None,
-                                if_none_match=not row.base)
-                except PreconditionFailed:
-                    try:
-                        info = self._head(row.path)
-                        remote, remote_size = info.etag, info.size
-                    except NoSuchKey:
-                        info = None
-                    if info is None:
-                        # Deleted by another writer since: ours is the only version left.
-                        etag = send(target, stamp, if_none_match=True)
-                    elif self._is_ours(row.path, info, row.base, stamp):
-                        etag = send(target, stamp, if_match=remote)
-                    else:
-                        target = conflict_name(row.path, row.created)
-                        etag = send(target, stamp)
-            crash_point("upload-after-put")
-            if target != row.path:
-                log.warning("upload conflict on %s: the bucket holds version %s, this write "
-                            "was based on %s; kept ours as %s", row.path, remote or "(none)",
-                            row.base or "(none)", target)
-                return UploadResult(row, etag, conflict_path=target, remote_etag=remote,
-                                    remote_size=remote_size, stamp=stamp)
-            return UploadResult(row, etag, stamp=stamp)
-        except (BackendError, OSError) as e:
-            return UploadResult(row, error=e)
-        finally:
-            if closer is not None:
-                closer()
-
-    def _upload_delete(self, row: JournalRow) -> UploadResult:
-        store = self.store
-        assert store is not None
-        with store.cas_section(row.path):
-            try:
-                info = self._head(row.path)
-            except NoSuchKey:
-                return UploadResult(row)  # already gone
-            remote = info.etag
-            if not is_marker(row.path) and not self._is_ours(row.path, info, row.base):
-                # Another writer's newer version: deleting it would lose it silently. It
-                # stays, and comes back into the listing at the next relist.
-                log.warning("not deleting %s: it changed in the bucket since this mount saw "
-                            "it (another writer's version is kept)", row.path)
-                return UploadResult(row, refused=True, remote_etag=remote)
-            store.delete(row.path)
-        crash_point("delete-after-request")
-        return UploadResult(row)
+        """Carry out one journal row against the backend (blocking; see
+        :meth:`Uploader.upload`). Its outcome is recorded by :meth:`apply_upload`."""
+        return self.uploader.upload(row)
 
     def apply_upload(self, res: UploadResult) -> bool:
         """Record an upload's outcome; True when the row is done."""
@@ -1532,6 +1346,6 @@ __all__ = [
     "WorkingSet", "FetchResult", "UploadResult", "CheckReport", "CacheError", "NotFound",
     "IsADirectory", "NotADirectory", "NotEmpty", "Exists", "NoSpace", "NameTooLong",
     "WrongCorpus", "commit_shadow",
-    # kept importable from here: they moved to errors.py and paths.py
+    # kept importable from here: they moved to errors.py, paths.py and upload.py
     "conflict_name", "is_marker", "other_form", "file_hash", "INTERNAL_PREFIX",
 ]
