@@ -13,7 +13,9 @@ What one cycle does
    second 0.05-1.5 s later), append (``O_APPEND``), truncate (``ftruncate``),
    rename of a file (to a free name, or over an existing one: the editor's "write
    ``NAME.tmp``, then rename over ``NAME``"), rename of a directory tree (sometimes with a
-   subdirectory), unlink. Sizes 0 B to ``--max-size`` (5 MB). Every write ends with
+   subdirectory), unlink, a write through a shared ``mmap`` with no ``msync`` (a patch in
+   place or a rewrite to a new size; the descriptor closed before or after the ``munmap``;
+   ``--no-mmap`` leaves it out). Sizes 0 B to ``--max-size`` (5 MB). Every write ends with
    ``fsync`` and ``close``; a rename or unlink with an ``fsync`` of the directory.
    About one cycle in ten works on symbolic links (brainfs only, ``--no-links`` to leave
    them out): make a link (a relative target to an existing file, or dangling), rename a
@@ -53,7 +55,9 @@ the other version is in a visible ``NAME.conflict-<time>-<host>.EXT`` copy.
 that returned is a completed step all the same. ``--commit quiet`` mounts brainfs with its
 quiet commits (fs/SEMANTICS.md): a write in flight at the kill may then also be kept as far
 as it got, as on a local disk after a crash (counted as ``torn_in_flight``, not a defect);
-anything else is judged as above.
+anything else is judged as above. A write through a mapping killed in flight may leave any
+mix of old and new pages, in either mode (fs/SEMANTICS.md: a mapping gives no atomic
+version; also ``torn_in_flight``); its close that returned is a completed step.
 The model holds a symbolic link as its target behind a tag (``link_value``) no file the
 harness writes can start with, so a link counts like a file: a link missing is lost, a
 wrong or older target, or a file where a link should be (or the reverse), is corrupted, a
@@ -152,7 +156,8 @@ BALLAST = f"{WS}/p"
 #: and a prefix of what was appended), as on a local disk after a crash.
 INFO = ("torn_in_flight",)
 LABELS = {
-    "torn_in_flight": "writes in flight kept as far as they got (allowed with --commit quiet)",
+    "torn_in_flight": "writes in flight kept as far as they got (allowed with --commit quiet; "
+                      "through a mapping, in either mode)",
     "lost": "files lost",
     "corrupted": "files corrupted (torn/empty/old/wrong)",
     "resurrected": "files resurrected",
@@ -661,13 +666,42 @@ def unlink_op(kind: str, label: str, tree: Tree, path: str) -> Op:
 
     return Op(kind, label, [("unlink", step)], [tree, after], {path})
 
+#: The write through a mapping (``op_mmap``), run as ``python -c MMAP_WRITER ROOTFD PATH
+#: OLD_SIZE NEW_SIZE OFFSET CLOSE_FIRST`` with the bytes on stdin; an errno ends it with
+#: status MMAP_ERRNO + errno.
+MMAP_ERRNO = 64
+MMAP_WRITER = f"""
+import mmap, os, sys
+rootfd, path = int(sys.argv[1]), sys.argv[2]
+old, new, off, close_first = (int(a) for a in sys.argv[3:7])
+chunk = sys.stdin.buffer.read()
+try:
+    fd = os.open(path, os.O_RDWR, dir_fd=rootfd)
+    if new != old:
+        os.ftruncate(fd, new)
+    m = mmap.mmap(fd, new, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    m[off:off + len(chunk)] = chunk   # no msync: the close writes the pages back
+    if close_first:
+        os.close(fd)
+        m.close()
+    else:
+        m.close()
+        os.close(fd)
+except OSError as e:
+    sys.exit({MMAP_ERRNO} + (e.errno or 0))
+"""
+
+
 class Generator:
     """Random operations on the model (seeded: the same sequence for every target)."""
 
     def __init__(self, seed: int, max_size: int, shared: bool, links: bool = True,
                  only: frozenset[str] | None = None, close_only: float = 0.0,
-                 pack: bool = False) -> None:
+                 pack: bool = False, mmap_on: bool = True) -> None:
         self.rng = random.Random(seed)
+        #: writes through a shared mapping (``--no-mmap`` leaves them out: the seeds'
+        #: sequences from before the operation existed)
+        self.mmap_on = mmap_on
         #: --pack: the ballast under BALLAST is left out of the counts that weigh the
         #: operations, and recreate and truncate_path join them
         self.pack = pack
@@ -744,6 +778,8 @@ class Generator:
                  "rename": 9, "atomic_save": 10, "rename_tree": 6, "unlink": 11}
         if self.pack:
             kinds.update(recreate=8, truncate_path=6, unlink_open=6)
+        if self.mmap_on:
+            kinds["mmap"] = 6
         if self.shared:
             kinds["shared"] = 12
             kinds["removed_open"] = 4
@@ -755,7 +791,7 @@ class Generator:
             kinds["create"] = 2
         if not files:
             for k in ("overwrite", "overwrite_held", "append", "truncate", "rename", "atomic_save",
-                      "unlink", "rename_tree", "removed_open",
+                      "unlink", "rename_tree", "removed_open", "mmap",
                       "recreate", "truncate_path", "unlink_open"):
                 if k in kinds:
                     kinds[k] = 0
@@ -1021,6 +1057,45 @@ class Generator:
                   f"({human(len(old))} -> {human(len(data))})",
                   [("write, B removes", step_remove), ("write, close", step_finish)],
                   [tree, removed, after], touched, uses_b=True)
+
+    def op_mmap(self, tree: Tree, files: list[str]) -> Op:
+        """Write a file through a shared mapping and no ``msync`` (issue 27): half the time a
+        patch in place (the size kept), half a rewrite to a new size (``ftruncate``, then the
+        whole mapping written); half the time the descriptor is closed while the mapping
+        still holds the dirty pages, then unmapped, else unmapped, then closed. The kernel
+        writes the pages back at that close, before its FLUSH (fs/SEMANTICS.md), so a close
+        that returned is a completed step. Killed in flight, the file may hold any mix of
+        old and new pages (a mapping gives no atomic version): ``torn_in_flight``."""
+        path = self.rng.choice(files)
+        old = tree[path]
+        patch = bool(old) and self.rng.random() < 0.5
+        if patch:
+            off = self.rng.randrange(len(old))
+            chunk = self.content(f"mmap {path}", self.rng.randint(1, min(64 * 1024, len(old) - off)))
+            new = old[:off] + chunk + old[off + len(chunk):]
+        else:
+            off, new = 0, self.content(f"mmap {path}", max(1, self.size()))
+            chunk = new
+        close_first = self.rng.random() < 0.5
+
+        def step(rootfd: int) -> None:
+            # In a process of its own: a page fault on a mapping whose mount was killed is
+            # SIGBUS, which would end the harness.
+            p = subprocess.run([sys.executable, "-I", "-S", "-c", MMAP_WRITER, str(rootfd), path,
+                                str(len(old)), str(len(new)), str(off), str(int(close_first))],
+                               input=chunk, pass_fds=(rootfd,), capture_output=True, timeout=300)
+            if p.returncode >= MMAP_ERRNO:
+                e = p.returncode - MMAP_ERRNO
+                raise OSError(e, os.strerror(e))
+            if p.returncode:
+                raise RuntimeError(f"the mapping's writer ended with {p.returncode}: "
+                                   f"{p.stderr.decode(errors='replace')[-300:]}")
+
+        what = (f"patch {human(len(chunk))} at {off}" if patch
+                else f"rewrite {human(len(old))} -> {human(len(new))}")
+        return Op("mmap", f"mmap {path}: {what}, no msync, "
+                  f"{'close, then munmap' if close_first else 'munmap, then close'}",
+                  [("write", step)], [tree, dict(tree, **{path: new})], {path})
 
     def op_recreate(self, tree: Tree, files: list[str]) -> Op:
         """Unlink a file, then create one of the same name (a packed file: before the
@@ -1351,6 +1426,19 @@ def partial_write(kind: str, got: bytes | None, before: bytes | None, after: byt
     return kind in ("create", "overwrite", "atomic_save", "removed_open")
 
 
+def mapped_mix(got: bytes | None, before: bytes | None, after: bytes | None,
+               page: int = 4096) -> bool:
+    """Whether ``got`` is what a write through a mapping may leave when killed in flight: the
+    old size or the new one, and each page either the old bytes (cut or zero-filled to that
+    size, as a ``ftruncate`` leaves them) or the new ones (fs/SEMANTICS.md: what was
+    written back is committed as it stands)."""
+    if got is None or before is None or after is None or len(got) not in (len(before), len(after)):
+        return False
+    n = len(got)
+    olds, news = (x[:n] + b"\0" * (n - len(x[:n])) for x in (before, after))
+    return all(got[i:i + page] in (olds[i:i + page], news[i:i + page]) for i in range(0, n, page))
+
+
 def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
           history: dict[str, set[str]], b_ok: bool, a_completed: bool,
           alt: dict[str, set[str | None]] | None = None,
@@ -1382,6 +1470,11 @@ def judge(op: Op, worlds: list[Tree], view: Tree, prev: Tree, ever: set[str],
         if (partial_ok and len(worlds) == 2 and p in op.touched
                 and partial_write(op.kind, got, worlds[0].get(p), final.get(p))):
             out.append(("torn_in_flight", p, f"{len(got or b'')} B of {len(final[p])} B"))
+            continue
+        if (op.kind == "mmap" and len(worlds) == 2 and p in op.touched
+                and mapped_mix(got, worlds[0].get(p), worlds[1].get(p))):
+            # in both commit modes: a mapping's pages are written back as the kernel goes
+            out.append(("torn_in_flight", p, f"old and new pages ({len(got or b'')} B)"))
             continue
         if got is None:
             want = next(a for a in allowed if a is not None)
@@ -1470,7 +1563,8 @@ class Harness:
         res.links = target.name == "brainfs" and not args.no_links
         self.gen = Generator(args.seed, args.max_size, shared=not args.no_second_writer,
                              links=res.links, only=frozenset(args.ops.split(",")) if args.ops else None,
-                             close_only=args.close_only, pack=args.pack)
+                             close_only=args.close_only, pack=args.pack,
+                             mmap_on=not args.no_mmap)
         self.est: dict[str, list[float]] = {}
         self.a: Daemon | None = None
         self.b: Daemon | None = None
@@ -1994,6 +2088,9 @@ def main(argv: list[str] | None = None) -> int:
                         "at the kill may be kept as far as it got (counted, not a defect)")
     p.add_argument("--close-only", type=float, default=0.0,
                    help="share of writes that end with close(2) alone, without fsync")
+    p.add_argument("--no-mmap", action="store_true",
+                   help="leave out the writes through a shared mapping (a seed's operations "
+                        "as before they existed)")
     p.add_argument("--no-links", action="store_true",
                    help="no symbolic-link operations (rclone never gets them)")
     p.add_argument("--ops", default="",
