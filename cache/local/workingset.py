@@ -39,6 +39,7 @@ from .faults import crash_point
 from .pack import PackView, load_pack, select_preload
 from .paths import (EMPTY_HASH, ancestors, check_name, is_marker, marker_of, md5_hex,
                     other_form, parent_of)
+from .tree import Tree
 from .upload import UploadResult, Uploader, conflict_name
 
 log = logging.getLogger(__name__)
@@ -106,32 +107,16 @@ class WorkingSet:
         self._store = store
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
-        #: list every corpus file, not only the local ones (``listing = "corpus"``)
-        self.listing_all = cfg.listing == "corpus"
         self.catalog = Catalog(cache_dir / CATALOG_NAME)
         if store is not None:
             self._claim(corpus_identity(store.url.bucket, store.url.prefix, cfg))
         self.blobs = Blobs(cache_dir)
         #: sends the journal's rows (the blocking half of a write; see upload.py)
         self.uploader = Uploader(store, self.catalog, self.blobs, cfg)
-        self.files: dict[str, FileRow] = {}
-        #: dir path -> names of its children (files and dirs, local or remote)
-        self.children: dict[str, set[str]] = {"": set()}
-        #: directories created in the mount that may have no file yet
-        self.local_dirs: set[str] = set(self.catalog.all_dirs())
-        #: dir path -> number of local files and explicit dirs beneath it (readdir shows a
-        #: directory only when this is > 0: the listing is the working set)
-        self._vis: Counter[str] = Counter()
-        #: directories whose listing (the working-set entries) may have changed since a
-        #: reader last consumed this mark: a mount that lets the kernel cache listings
-        #: re-reads exactly these. A superset is harmless; a missing entry is a stale `ls`.
-        self.listing_changed: set[str] = set()
-        #: called with each such directory as it changes (a mount that must tell the kernel
-        #: at once, rather than at the directory's next open, sets it)
-        self.on_listing_change: Callable[[str], None] | None = None
+        #: the names in memory and what listings show (see tree.py)
+        self.tree = Tree(cfg.listing == "corpus", self.catalog.all_dirs())
         #: paths with open handles: never evicted
         self.open_count: Counter[str] = Counter()
-        self.local_bytes = 0
         #: keys skipped from listings: (key, reason)
         self.skipped: list[tuple[str, str]] = []
         self.health: dict[str, object] = {"last_ok": None, "last_error": None}
@@ -147,24 +132,16 @@ class WorkingSet:
         #: the preload pack, held in memory while its files are unpacked to disk (a mount
         #: is usable before they are: see :meth:`use_pack`)
         self._pack: PackView | None = None
-        #: non-local files listed because the pack holds them, and how many of them each
-        #: directory has beneath it (they count as local for readdir)
-        self._packed: set[str] = set()
-        self._packed_dirs: Counter[str] = Counter()
         #: whether a real listing has vouched for the pack's entries since it was taken: a
         #: listing snapshot is a hint, and another writer may have changed a file after it
         #: and the pack were written (both then name the old ETag). Until then
         #: :meth:`fetch` GETs instead of serving the pack.
         self.pack_verified = True
-        #: packed paths a part of the real listing has vouched for before the whole of it
-        #: is in (:meth:`vouch_packed`): served from the pack although ``pack_verified``
-        #: is not set yet
-        self._pack_vouched: set[str] = set()
         for row in self.catalog.all_files():
-            self._insert(row)
+            self.tree.insert(row)
         for d in self.local_dirs:
-            self._add_dir(d)
-            self._count_dir(d, +1)
+            self.tree.add_dir(d)
+            self.tree.count_dir(d, +1)
 
     @property
     def store(self) -> ObjectStore | None:
@@ -186,6 +163,46 @@ class WorkingSet:
         self._cfg = cfg
         self.uploader.cfg = cfg
 
+    # The tree's state, as callers have always read it from here.
+    @property
+    def files(self) -> dict[str, FileRow]:
+        """path -> row of every corpus file, local or not (see :class:`Tree`)."""
+        return self.tree.files
+
+    @property
+    def children(self) -> dict[str, set[str]]:
+        """dir path -> names of its children (files and dirs, local or remote)."""
+        return self.tree.children
+
+    @property
+    def local_dirs(self) -> set[str]:
+        """Directories created in the mount (or marked in the bucket) that may be empty."""
+        return self.tree.local_dirs
+
+    @property
+    def listing_all(self) -> bool:
+        """Whether listings show every corpus file, not only the local ones."""
+        return self.tree.listing_all
+
+    @property
+    def local_bytes(self) -> int:
+        """Bytes of the local copies (what the cache budget counts)."""
+        return self.tree.local_bytes
+
+    @property
+    def listing_changed(self) -> set[str]:
+        """Directories whose listing may have changed (see :attr:`Tree.listing_changed`)."""
+        return self.tree.listing_changed
+
+    @property
+    def on_listing_change(self) -> Callable[[str], None] | None:
+        """Called with each directory whose listing changes (see :class:`Tree`)."""
+        return self.tree.on_listing_change
+
+    @on_listing_change.setter
+    def on_listing_change(self, fn: Callable[[str], None] | None) -> None:
+        self.tree.on_listing_change = fn
+
     def _claim(self, ident: str) -> None:
         """Record which corpus this cache holds; refuse a cache of another one (its
         pending writes would be uploaded into the wrong corpus and its files taken for
@@ -200,83 +217,22 @@ class WorkingSet:
                               f"use another --cache-dir")
 
     # ------------------------------------------------------------------ tree bookkeeping
-    def _add_dir(self, d: str) -> None:
-        """Make sure directory ``d`` and its ancestors exist in the tree (no counting)."""
-        if d in self.children:
-            return
-        self.children[d] = set()
-        if d != "":
-            parent = parent_of(d)
-            self._add_dir(parent)  # depth is bounded by the key length (< 1,024 bytes)
-            self.children[parent].add(posixpath.basename(d))
-            if self.listing_all:
-                self._listing_changed(parent)
-
-    def _count_dir(self, d: str, sign: int) -> None:
-        """A locally created directory makes its ancestors visible, exactly once."""
-        for a in ancestors(d):
-            self._vis[a] += sign
-            self._listing_changed(a)
-
-    def _listing_changed(self, d: str) -> None:
-        self.listing_changed.add(d)
-        if self.on_listing_change is not None:
-            self.on_listing_change(d)
-
-    def _insert(self, row: FileRow) -> None:
-        parent = parent_of(row.path)
-        if parent not in self.children:
-            self._add_dir(parent)
-        self.children[parent].add(posixpath.basename(row.path))
-        self.files[row.path] = row
-        if row.is_local:
-            self._count_local(row, +1)
-        elif self.listing_all:
-            self._listing_changed(parent)
-
-    def _count_local(self, row: FileRow, sign: int) -> None:
-        self.local_bytes += sign * row.size
-        # A packed file unpacked was listed already: its directories' listings stay.
-        listed = sign > 0 and self._unpack(row.path)
-        for a in ancestors(row.path):
-            self._vis[a] += sign
-            if not listed:
-                self._listing_changed(a)
-
-    def _unpack(self, path: str) -> bool:
-        """Stop listing ``path`` on the pack's behalf; whether it was."""
-        if path not in self._packed:
-            return False
-        self._packed.discard(path)
-        self._pack_vouched.discard(path)
-        for a in ancestors(path):
-            self._packed_dirs[a] -= 1
-        return True
-
     def _remove(self, path: str, keep_parent: bool = False) -> FileRow | None:
         """Take ``path`` out of the tree. ``keep_parent``: the user removed it, so an
         emptied directory stays (as on a local disk) instead of vanishing with its last
         file; a file gone remotely lets its empty directories go."""
-        row = self.files.pop(path, None)
+        row = self.tree.detach(path)
         if row is None:
             return None
-        if row.is_local:
-            self._count_local(row, -1)
-        elif self._unpack(path):
-            for a in ancestors(path):
-                self._listing_changed(a)
         parent = parent_of(path)
-        self.children[parent].discard(posixpath.basename(path))
-        if self.listing_all:
-            self._listing_changed(parent)
         if keep_parent and parent != "" and not self.children[parent] and parent not in self.local_dirs:
             # Emptied by the user: it stays, as on a local disk, and in the corpus too.
             self.local_dirs.add(parent)
             with self.catalog.transaction() as db:
                 self.catalog.set_dir(parent, True, db)
                 self._journal_marker(db, parent, True)
-            self._count_dir(parent, +1)
-        self._prune(parent)
+            self.tree.count_dir(parent, +1)
+        self.tree.prune(parent)
         return row
 
     def _drop_unmarked_dirs(self, marked: set[str], fresh: set[str], journaled: set[str]) -> None:
@@ -293,36 +249,17 @@ class WorkingSet:
                 self.catalog.drop_attrs(db, [d])
             self.attrs.pop(d, None)
             self.local_dirs.discard(d)
-            self._count_dir(d, -1)
+            self.tree.count_dir(d, -1)
             self.children.pop(d, None)
             parent = parent_of(d)
             self.children.get(parent, set()).discard(posixpath.basename(d))
-            self._listing_changed(parent)
-            self._prune(parent)
-
-    def _prune(self, d: str) -> None:
-        """Drop directories left with no children that were never created locally."""
-        while d != "" and not self.children.get(d) and d not in self.local_dirs:
-            self.children.pop(d, None)
-            parent = parent_of(d)
-            self.children[parent].discard(posixpath.basename(d))
-            if self.listing_all:
-                self._listing_changed(parent)
-            d = parent
-
-    def _set_state(self, row: FileRow, state: str, size: int | None = None) -> None:
-        if row.is_local:
-            self._count_local(row, -1)
-        row.state = state
-        if size is not None:
-            row.size = size
-        if row.is_local:
-            self._count_local(row, +1)
+            self.tree.mark_changed(parent)
+            self.tree.prune(parent)
 
     # ------------------------------------------------------------------ queries
     def is_dir(self, path: str) -> bool:
         """True for the root and any directory of the corpus or created locally."""
-        return path in self.children and path not in self.files
+        return self.tree.is_dir(path)
 
     def get(self, path: str) -> FileRow | None:
         """The file row of ``path``, or None (also for directories)."""
@@ -338,23 +275,19 @@ class WorkingSet:
 
     def has_children(self, path: str) -> bool:
         """Whether the directory ``path`` holds anything, remote files included."""
-        return bool(self.children.get(path))
+        return self.tree.has_children(path)
 
     def subdir_count(self, path: str) -> int:
         """How many subdirectories the directory ``path`` holds (its st_nlink is 2 more)."""
-        prefix = path + "/" if path else ""
-        return sum(1 for n in self.children.get(path, ()) if self.is_dir(prefix + n))
+        return self.tree.subdir_count(path)
 
     def attrs_of(self, path: str) -> Attrs | None:
         """The mode and owner given to ``path`` in the mount, or None (the defaults)."""
         return self.attrs.get(path)
 
     def take_listing_change(self, path: str) -> bool:
-        """Whether the listing of ``path`` changed since this was last asked (see
-        ``listing_changed``); the mark is cleared."""
-        changed = path in self.listing_changed
-        self.listing_changed.discard(path)
-        return changed
+        """Whether the listing of ``path`` changed since last asked; the mark is cleared."""
+        return self.tree.take_listing_change(path)
 
     def pin(self, path: str) -> None:
         """Count ``path`` as in use: no eviction takes its local copy meanwhile."""
@@ -371,34 +304,16 @@ class WorkingSet:
         return sum(self.open_count.values())
 
     def resolve(self, path: str) -> str | None:
-        """Where the name ``path`` is kept: ``path`` itself for a file or a directory, its
-        link object for a symbolic link, None when the name does not exist. A plain file or
-        directory wins over a link of the same name (only two mounts racing make both)."""
-        if path in self.files or self.is_dir(path):
-            return path
-        lp = link_of(path)
-        return lp if lp in self.files else None
+        """Where the name ``path`` is kept (see :meth:`Tree.resolve`), or None."""
+        return self.tree.resolve(path)
 
     def visible_dir(self, path: str) -> bool:
         """Whether readdir shows this directory (it holds part of the working set)."""
-        return (path == "" or self._vis[path] > 0 or path in self.local_dirs
-                or (self.listing_all and path in self.children) or self._packed_dirs[path] > 0)
+        return self.tree.visible_dir(path)
 
     def listdir(self, path: str) -> list[tuple[str, bool]]:
         """The working-set entries of a directory: sorted (name, is_dir) pairs."""
-        names = self.children.get(path)
-        if names is None:
-            raise NotFound(path)
-        out = []
-        for name in sorted(names):
-            child = f"{path}/{name}" if path else name
-            row = self.files.get(child)
-            if row is not None:
-                if row.is_local or self.listing_all or child in self._packed:
-                    out.append((name, False))
-            elif self.visible_dir(child):
-                out.append((name, True))
-        return out
+        return self.tree.listdir(path)
 
     def status(self) -> dict[str, object]:
         """Counts for ``brainfs status``."""
@@ -412,7 +327,7 @@ class WorkingSet:
             "files": len(self.files),
             "local_files": states["local"] + states["dirty"],
             "remote_files": states["remote"],
-            "unpacking_files": len(self._packed),
+            "unpacking_files": len(self.tree.packed),
             "dirty_files": states["dirty"],
             "pending_uploads": len(self.catalog.journal()),
             "local_bytes": self.local_bytes,
@@ -471,7 +386,7 @@ class WorkingSet:
                 else:
                     rep.refetch.append(row.path)
                 self.blobs.remove(row.path)
-                self._set_state(row, "remote")
+                self.tree.set_state(row, "remote")
                 row.hash = ""
                 if not row.etag:  # never uploaded and now unreadable: nothing left of it
                     self._remove(row.path)
@@ -578,8 +493,8 @@ class WorkingSet:
                 continue
             self.local_dirs.add(d)
             self.catalog.set_dir(d, True)
-            self._add_dir(d)
-            self._count_dir(d, +1)
+            self.tree.add_dir(d)
+            self.tree.count_dir(d, +1)
         # Every directory the listing implies, known before any file is placed, so that a
         # key that is also a prefix (``a`` and ``a/b``) loses to the directory whatever the
         # listing order.
@@ -602,7 +517,7 @@ class WorkingSet:
                 if self._shape_conflict(obj.path, prefixes):
                     continue
                 row = FileRow(obj.path, obj.size, obj.mtime, obj.etag, "", "remote")
-                self._insert(row)
+                self.tree.insert(row)
                 updates.append(row)
                 added += 1
             elif row.state == "dirty":
@@ -611,13 +526,13 @@ class WorkingSet:
                 if row.is_local:
                     refetch.append(row.path)
                     self.blobs.remove(row.path)
-                    self._set_state(row, "remote")
+                    self.tree.set_state(row, "remote")
                     row.hash = ""
-                elif self._unpack(row.path):
+                elif self.tree.unpack(row.path):
                     # Another writer's version: the pack's copy is not this file any more.
                     # Listed again once fetched (the relist fetches the preload's files).
                     for a in ancestors(row.path):
-                        self._listing_changed(a)
+                        self.tree.mark_changed(a)
                 row.etag, row.size, row.mtime = obj.etag, obj.size, obj.mtime
                 updates.append(row)
                 changed += 1
@@ -639,7 +554,7 @@ class WorkingSet:
             self.on_remote_changes(self.last_changes)
         # Every pack entry still listed has the ETag this listing gives its object.
         self.pack_verified = True
-        self._pack_vouched.clear()
+        self.tree.pack_vouched.clear()
         return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
 
     def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:
@@ -662,7 +577,7 @@ class WorkingSet:
     def preload_plan(self) -> list[str]:
         """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
         return [p for p in select_preload(self.files.values(), self.cfg)
-                if not self.files[p].is_local and p not in self._packed]
+                if not self.files[p].is_local and p not in self.tree.packed]
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
@@ -685,7 +600,7 @@ class WorkingSet:
             row = self.files.get(path)
             # Only what a real listing has vouched for, whole or the range holding it.
             data = (pack.get(path, row.etag) if pack is not None and row is not None
-                    and (self.pack_verified or path in self._pack_vouched) else None)
+                    and (self.pack_verified or path in self.tree.pack_vouched) else None)
             if data is None:
                 remote.append(path)
                 continue
@@ -741,11 +656,11 @@ class WorkingSet:
                 rest.append(p)
                 continue
             served.append(p)
-            if p not in self._packed:
-                self._packed.add(p)
+            if p not in self.tree.packed:
+                self.tree.packed.add(p)
                 for a in ancestors(p):
-                    self._packed_dirs[a] += 1
-                    self._listing_changed(a)
+                    self.tree.packed_dirs[a] += 1
+                    self.tree.mark_changed(a)
         if served:
             self._pack = pack
             self.pack_verified = verified
@@ -753,13 +668,13 @@ class WorkingSet:
 
     def is_packed(self, path: str) -> bool:
         """Whether ``path`` is listed on the pack's behalf (not written to disk yet)."""
-        return path in self._packed
+        return path in self.tree.packed
 
     def pack_unchecked(self, path: str) -> bool:
         """Whether ``path`` is listed on the pack's behalf on a listing snapshot's word
         alone: no real listing, whole or the range holding it, has vouched for its ETag."""
-        return (path in self._packed and not self.pack_verified
-                and path not in self._pack_vouched)
+        return (path in self.tree.packed and not self.pack_verified
+                and path not in self.tree.pack_vouched)
 
     def vouch_packed(self, objects: Iterable[ObjectInfo]) -> list[str]:
         """Take part of a real listing (one key range of it, in before the rest) as the
@@ -767,14 +682,14 @@ class WorkingSet:
         (the pack's) is served from the pack from now on. A packed file listed at another
         ETag, or missing from the part, stays unchecked until :meth:`sync_listing` has
         the whole listing (which replaces or removes it). Returns the paths vouched for."""
-        if self.pack_verified or not self._packed:
+        if self.pack_verified or not self.tree.packed:
             return []
         out: list[str] = []
         for o in objects:
-            if o.path in self._packed and o.path not in self._pack_vouched and o.etag:
+            if o.path in self.tree.packed and o.path not in self.tree.pack_vouched and o.etag:
                 row = self.files.get(o.path)
                 if row is not None and row.etag == o.etag and row.state != "dirty":
-                    self._pack_vouched.add(o.path)
+                    self.tree.pack_vouched.add(o.path)
                     out.append(o.path)
         return out
 
@@ -782,7 +697,7 @@ class WorkingSet:
         """The pack's bytes of ``path`` while it is listed on the pack's behalf and a real
         listing has vouched for the pack (else None: the file is in the bucket only)."""
         row = self.files.get(path)
-        if self._pack is None or row is None or path not in self._packed or self.pack_unchecked(path):
+        if self._pack is None or row is None or path not in self.tree.packed or self.pack_unchecked(path):
             return None
         return self._pack.get(path, row.etag)
 
@@ -790,11 +705,11 @@ class WorkingSet:
         """Free the pack once its files are unpacked; a file it still holds (its unpacking
         failed) is listed again only once fetched."""
         self._pack = None
-        for p in list(self._packed):
-            self._unpack(p)
+        for p in list(self.tree.packed):
+            self.tree.unpack(p)
             for a in ancestors(p):
-                self._listing_changed(a)
-        self._packed_dirs.clear()
+                self.tree.mark_changed(a)
+        self.tree.packed_dirs.clear()
 
     def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
         """Record fetched files as local; returns the errors by path."""
@@ -819,7 +734,7 @@ class WorkingSet:
             if r.tmp:
                 self.blobs.install(r.path, r.tmp)
             row.size, row.etag, row.hash, row.state, row.atime = r.size, r.etag, r.hash, "local", now
-            self._count_local(row, +1)
+            self.tree.count_local(row, +1)
             updates.append(row)
         with self.catalog.transaction() as db:
             self.catalog.put_files(updates, db)
@@ -856,7 +771,7 @@ class WorkingSet:
             if self.local_bytes <= target:
                 break
             self.blobs.remove(row.path)
-            self._set_state(row, "remote")
+            self.tree.set_state(row, "remote")
             row.hash = ""
             evicted.append(row.path)
         with self.catalog.transaction() as db:
@@ -908,7 +823,7 @@ class WorkingSet:
         base = self._base_etag(path)
         open(self.blobs.location(path), "wb").close()
         row = FileRow(path, 0, time.time(), base, content_hash(b""), "dirty", atime=time.time())
-        self._insert(row)
+        self.tree.insert(row)
         if durable:
             self.persist(path)
         return row
@@ -925,7 +840,7 @@ class WorkingSet:
         with self.catalog.transaction() as db:
             self.catalog.put_files([row], db)
             self.catalog.journal_put(db, lp, "put", digest, base)
-        self._insert(row)
+        self.tree.insert(row)
         return lp
 
     def readlink(self, lp: str) -> bytes:
@@ -986,9 +901,9 @@ class WorkingSet:
             self.blobs.install_shadow(path, shadow)
         if gone:
             row = new
-            self._insert(row)
+            self.tree.insert(row)
             return row
-        self._set_state(row, "dirty", size)
+        self.tree.set_state(row, "dirty", size)
         row.hash, row.mtime, row.atime, row.etag = digest, when, now, base
         return row
 
@@ -1051,8 +966,8 @@ class WorkingSet:
             self.catalog.set_dir(path, True, db)
             self._journal_marker(db, path, True)
         self.local_dirs.add(path)
-        self._add_dir(path)
-        self._count_dir(path, +1)
+        self.tree.add_dir(path)
+        self.tree.count_dir(path, +1)
 
     def _journal_marker(self, db, d: str, present: bool) -> None:
         """Journal the directory marker of ``d``: an empty directory survives in the
@@ -1079,11 +994,11 @@ class WorkingSet:
         self.attrs.pop(path, None)
         if path in self.local_dirs:
             self.local_dirs.discard(path)
-            self._count_dir(path, -1)
+            self.tree.count_dir(path, -1)
         self.children.pop(path, None)
         parent = parent_of(path)
         self.children[parent].discard(posixpath.basename(path))
-        self._prune(parent)
+        self.tree.prune(parent)
 
     def rename_plan(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
         """Check that ``old`` can be renamed to ``new`` (POSIX rules) and return the file
@@ -1212,23 +1127,23 @@ class WorkingSet:
         for (src, _), m in zip(moves, moved):
             if m.path in self.files:
                 self._remove(m.path)
-            self._insert(m)  # first: a rename within one directory never empties it
+            self.tree.insert(m)  # first: a rename within one directory never empties it
             self._remove(src, keep_parent=not is_tree)
         if is_tree:
             for d in old_dirs:
                 if d in self.local_dirs:
                     self.local_dirs.discard(d)
-                    self._count_dir(d, -1)
+                    self.tree.count_dir(d, -1)
                 if d in self.children and not self.children[d]:
                     self.children.pop(d, None)
                     parent = parent_of(d)
                     self.children.get(parent, set()).discard(posixpath.basename(d))
-            self._prune(parent_of(old))
+            self.tree.prune(parent_of(old))
             for d in sorted(new_dirs):
                 if d not in self.local_dirs:
                     self.local_dirs.add(d)
-                    self._add_dir(d)
-                    self._count_dir(d, +1)
+                    self.tree.add_dir(d)
+                    self.tree.count_dir(d, +1)
         return moves
 
     def rename_file(self, old: str, new: str) -> None:
@@ -1239,8 +1154,7 @@ class WorkingSet:
 
     def files_under(self, d: str) -> list[str]:
         """Every file path beneath directory ``d``."""
-        head = d + "/"
-        return [p for p in self.files if p.startswith(head)]
+        return self.tree.files_under(d)
 
     # ------------------------------------------------------------------ uploads
     def pending(self) -> list[JournalRow]:
@@ -1302,14 +1216,14 @@ class WorkingSet:
                                        "local", atime=time.time())
                     if res.conflict_path not in self.files:
                         self.blobs.copy_as(row.path, res.conflict_path)
-                        self._insert(conflict)
+                        self.tree.insert(conflict)
                         self.catalog.put_files([conflict], db)
                     # The path holds the other version now: its size, not ours (the
                     # kernel reads exactly the size it is told).
-                    self._set_state(f, "remote", res.remote_size)
+                    self.tree.set_state(f, "remote", res.remote_size)
                     f.etag, f.hash = res.remote_etag, ""
                 else:
-                    self._set_state(f, "local")
+                    self.tree.set_state(f, "local")
                     f.etag = res.etag
                 self.catalog.put_files([f], db)
         return True
