@@ -126,6 +126,14 @@ class Tree:
             self.mark_changed(parent)
         return row
 
+    def remove(self, path: str) -> FileRow | None:
+        """Take the file ``path`` out of the tree; directories it leaves empty go too,
+        unless created locally (a file gone remotely)."""
+        row = self.detach(path)
+        if row is not None:
+            self.prune(parent_of(path))
+        return row
+
     def prune(self, d: str) -> None:
         """Drop directories left with no children that were never created locally."""
         while d != "" and not self.children.get(d) and d not in self.local_dirs:

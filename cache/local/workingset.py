@@ -21,7 +21,7 @@ import posixpath
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from brainfs.backend.config import Config
@@ -31,6 +31,7 @@ from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, is
                                   link_name, link_of, reserved_name)
 from brainfs.backend.store import ObjectInfo, ObjectStore
 
+from . import startcheck
 from .blobs import Blobs, content_hash, file_hash
 from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
 from .errors import (CacheError, Exists, IsADirectory, NameTooLong, NoSpace, NotADirectory,
@@ -39,6 +40,7 @@ from .faults import crash_point
 from .pack import PackView, load_pack, select_preload
 from .paths import (EMPTY_HASH, ancestors, check_name, is_marker, marker_of, md5_hex,
                     other_form, parent_of)
+from .startcheck import CheckReport
 from .tree import Tree
 from .upload import UploadResult, Uploader, conflict_name
 
@@ -57,39 +59,6 @@ class FetchResult:
     tmp: str = ""  # staged content, installed by apply_fetched ('' = already in place)
     #: taken from the preload pack (the version the catalog named when the fetch began)
     from_pack: bool = False
-
-
-@dataclass
-class CheckReport:
-    """What the consistency check at start found and did."""
-
-    temp_files_removed: int = 0
-    refetch: list[str] = field(default_factory=list)
-    journal_added: list[str] = field(default_factory=list)
-    journal_dropped: list[str] = field(default_factory=list)
-    orphans_removed: int = 0
-    corrupt_dirty: list[str] = field(default_factory=list)
-    commits_completed: list[str] = field(default_factory=list)
-    #: paths whose PUT may have landed after they were deleted here: their removal is
-    #: journaled (carried out only if the object is the one this cache sent)
-    deletes_restored: list[str] = field(default_factory=list)
-    #: files whose writes a killed daemon had not committed yet (commit = "quiet"),
-    #: committed now from their recorded shadows
-    writes_recovered: list[str] = field(default_factory=list)
-
-    def summary(self) -> str:
-        """One line for the log."""
-        return (
-            f"consistency check: {self.temp_files_removed} temp files removed, "
-            f"{len(self.refetch)} damaged copies dropped for refetch, "
-            f"{len(self.journal_added)} journal entries restored, "
-            f"{len(self.journal_dropped)} stale journal entries dropped, "
-            f"{self.orphans_removed} orphan blobs removed, "
-            f"{len(self.commits_completed)} interrupted commits completed, "
-            f"{len(self.deletes_restored)} interrupted deletes restored, "
-            f"{len(self.writes_recovered)} uncommitted writes recovered, "
-            f"{len(self.corrupt_dirty)} unrecoverable dirty files"
-        )
 
 
 def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
@@ -338,110 +307,9 @@ class WorkingSet:
 
     # ------------------------------------------------------------------ start
     def check(self) -> CheckReport:
-        """Consistency check of the cache directory (blocking; run before serving).
-
-        Never serves a damaged copy: a clean file whose bytes do not hash to the catalog's
-        value goes back to 'remote' (refetched on next use); a dirty one is reported.
-        """
-        rep = CheckReport()
-        # A crash between a write's journal commit and its rename leaves the sealed shadow
-        # in tmp/: finish that commit rather than lose the write.
-        # A crash inside a rename leaves the content under the old name's blob, which no
-        # row wants any more: the same hash finds it.
-        unfinished: dict[str, list[FileRow]] = {}
-        for r in self.files.values():
-            if r.state == "dirty" and not self.blobs.verify(r.path, r.hash, r.size):
-                unfinished.setdefault(r.hash, []).append(r)
-        if unfinished:
-            wanted = {self.blobs.name(r.path) for r in self.files.values() if r.is_local}
-            found = self.blobs.orphans(wanted)
-            found.update(self.blobs.sealed_shadows())
-            for digest, rows in unfinished.items():
-                src = found.get(digest)
-                for i, r in enumerate(rows):
-                    if src is None and digest == EMPTY_HASH:
-                        self.blobs.write(r.path, b"")
-                    elif src is not None:
-                        self.blobs.adopt(r.path, src, keep=i < len(rows) - 1)
-                    else:
-                        continue
-                    rep.commits_completed.append(r.path)
-        rep.writes_recovered = self._recover_shadows()
-        rep.temp_files_removed = self.blobs.sweep()
-        journal = {j.path: j for j in self.catalog.journal()}
-        with self.catalog.transaction() as db:
-            for row in list(self.files.values()):
-                if not row.is_local:
-                    continue
-                if self.blobs.verify(row.path, row.hash, row.size):
-                    if row.state == "dirty" and row.path not in journal:
-                        self.catalog.journal_put(db, row.path, "put", row.hash, row.etag)
-                        rep.journal_added.append(row.path)
-                    continue
-                if row.state == "dirty":
-                    # The committed bytes are gone or damaged: nothing to upload safely.
-                    rep.corrupt_dirty.append(row.path)
-                    log.error("dirty file %s is damaged in the cache; its last write is lost", row.path)
-                    self.catalog.journal_drop(db, row.path)
-                else:
-                    rep.refetch.append(row.path)
-                self.blobs.remove(row.path)
-                self.tree.set_state(row, "remote")
-                row.hash = ""
-                if not row.etag:  # never uploaded and now unreadable: nothing left of it
-                    self._remove(row.path)
-                    self.catalog.delete_files([row.path], db)
-                else:
-                    self.catalog.put_files([row], db)
-            for path, j in list(journal.items()):
-                row = self.files.get(path)
-                if is_marker(path):
-                    continue
-                if j.op == "put" and (row is None or row.state != "dirty" or row.hash != j.hash):
-                    self.catalog.journal_drop(db, path)
-                    rep.journal_dropped.append(path)
-                    del journal[path]
-            # A PUT that may have landed after its file was deleted or renamed away here
-            # (a crash before its outcome was recorded): its object must go, but only if
-            # it is the one we sent (an empty base: see upload()).
-            for path in self.catalog.sent_paths():
-                if is_marker(path) and parent_of(path) in self.local_dirs:
-                    continue
-                if path not in self.files and path not in journal:
-                    self.catalog.journal_put(db, path, "delete", "", "")
-                    rep.deletes_restored.append(path)
-            # A mode given to a file whose create a crash undid must not pass to the next
-            # file of that name.
-            stale = [p for p in self.attrs if p not in self.files and not self.is_dir(p)]
-            self.catalog.drop_attrs(db, stale)
-            for p in stale:
-                del self.attrs[p]
-        wanted = {self.blobs.name(r.path) for r in self.files.values() if r.is_local}
-        for name in self.blobs.names() - wanted:
-            (self.blobs.data / name).unlink(missing_ok=True)
-            rep.orphans_removed += 1
-        return rep
-
-    def _recover_shadows(self) -> list[str]:
-        """Commit every recorded shadow still in tmp/ (blocking; start-up check only): a
-        mount that commits when quiet was killed after write(2)s it had not committed, and
-        those writes returned to their writers. Returns the paths committed."""
-        done: list[str] = []
-        for name, path, base in self.catalog.shadows():
-            tmp = self.blobs.tmp / name
-            if path not in self.files or not tmp.exists():
-                # Unlinked, or committed by a rename, after the record: nothing to keep.
-                self.catalog.shadow_drop(name)
-                continue
-            try:
-                size, digest = self.blobs.seal_shadow(str(tmp))
-                self.apply_commit(path, size, digest, str(tmp), base=base)
-            except OSError as e:
-                log.error("uncommitted write to %s could not be recovered: %s", path, e)
-                self.catalog.shadow_drop(name)
-                continue
-            done.append(path)
-        return done
+        """Consistency check of the cache directory (blocking; run before serving). See
+        startcheck.py: never serves a damaged copy."""
+        return startcheck.check(self)
 
     def record_shadow(self, path: str, tmp: str, base: str) -> None:
         """Record that the temp file ``tmp`` holds uncommitted writes to ``path`` (commit =
