@@ -16,6 +16,14 @@ question, headers and all, from the transcripts alone and from the transcripts p
 wiki, the wiki read in each way of :func:`wiki_uses` (``assembly.WikiUse``: pages as
 recall's chunks, or as claim lines); the way is chosen by leave-one-conversation-out.
 
+**Wiki lines left to their turns** (``--restated-only``, LoCoMo only; written to
+dream-answers-restated.md): the through-recall measure for the transcripts alone and for
+the transcripts plus the wiki as dream writes it, the latter read twice from one index —
+recall returning its page chunks whole (``recall(leave_to_turns=False)``, as recall did
+before) and as recall returns them (a wiki line whose cited
+turns all stand among the returned turns dropped, the list filled up again:
+``cache/search/restated.py``). A rule, not a tuned choice: the dev figure is the result.
+
 **The wiki read directly**: an agent with a question about someone or something opens
 ``knowledge/INDEX.md`` and the page of each subject the question names (a title or an alias,
 whole words), and reads them in that order until its budget — 1,000 tokens, estimated as
@@ -44,7 +52,7 @@ Columns, all from the same run:
   the subject speaks or that name it, newest session first (what ``grep`` gives).
 
 ``python benchmarks/dream_answers.py [--data FILE] [--budget 1000] [--out benchmarks/results]
-[--embed-cache /tmp/FILE.npz] [--context-only]``
+[--embed-cache /tmp/FILE.npz] [--context-only | --restated-only [--retrievers hybrid]]``
 """
 
 from __future__ import annotations
@@ -286,6 +294,141 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
             embedder.save()
         print(f"recall {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
     return rows
+
+
+# --------------------------------------------------------------------------- wiki lines left to turns
+
+#: The arms of :func:`restated_questions`: memory, and whether recall leaves a wiki line to
+#: the returned turns it cites (``RecallParams.leave_to_turns``).
+RESTATED_ARMS = {"transcripts alone": ("transcripts", True),
+                 "+ wiki, pages whole": ("wiki", False),
+                 "+ wiki, lines left to turns": ("wiki", True)}
+
+
+def restated_questions(path: Path, budget: int, embedder, retrievers: list[str]) -> list[dict]:
+    """The answer measure through recall (as :func:`recall_questions`) on each
+    conversation's transcripts alone and with the wiki as dream writes it, the wiki memory
+    read by recall with its pages whole and with lines left to the turns they cite
+    (:data:`RESTATED_ARMS`). One row per question and retriever: each arm → found or not;
+    ``wiki_tokens`` per wiki arm: how much of the budget wiki passages took."""
+    from brainfs.cache.search.index import SearchIndex
+    from brainfs.cache.search.model import token_counter
+    from brainfs.tools import locomo as L
+    from brainfs.tools.locomo_wiki import build_wiki
+
+    count = token_counter()
+    rows: list[dict] = []
+    for sample in L.read_samples(path):
+        cid = str(sample.get("sample_id"))
+        tree = L.conversation_tree(sample)
+        now = L.question_time(sample)
+        qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
+        memories = {"transcripts": tree, "wiki": {**tree, **build_wiki(tree)}}
+        by_key: dict[tuple[int, str], dict] = {}
+        with tempfile.TemporaryDirectory(prefix="brainfs-restated-") as tmp:
+            for m, (name, files) in enumerate(memories.items()):
+                ix = SearchIndex(Path(tmp) / f"memory-{m}.db")
+                try:
+                    ix.refresh([(p, L._content_hash(t)) for p, t in files.items()],
+                               lambda p: files[p].encode("utf-8"), embedder)
+                    for arm, (memory, leave) in RESTATED_ARMS.items():
+                        if memory != name:
+                            continue
+                        for retriever in retrievers:
+                            for i, q in qs:
+                                row = by_key.setdefault((i, retriever), {
+                                    "set": "locomo", "conversation": cid, "qa": i, "retriever": retriever,
+                                    "group": CATEGORIES[int(q["category"])], "wiki_tokens": {}})
+                                cards = L.recall_cards(ix, str(q["question"]), RECALL_MODES[retriever],
+                                                       embedder, now, leave_to_turns=leave)
+                                seen = L.read_within([c.text for c in cards], budget, count)
+                                row[arm] = L.answer_found(str(q["answer"]), seen)
+                                if memory == "wiki":
+                                    row["wiki_tokens"][arm] = sum(
+                                        n for c, n in zip(cards, count(seen)) if c.path.startswith("knowledge/"))
+                finally:
+                    ix.close()
+        rows += list(by_key.values())
+        if hasattr(embedder, "save"):
+            embedder.save()
+        print(f"restated {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
+    return rows
+
+
+def restated_report(rows: list[dict], budget: int) -> tuple[list[str], dict]:
+    """Markdown tables and a JSON summary of :func:`restated_questions`."""
+    arms = list(RESTATED_ARMS)
+
+    def pct(xs: list[bool]) -> float:
+        return sum(xs) / len(xs) if xs else 0.0
+
+    retrievers = list(dict.fromkeys(r["retriever"] for r in rows))
+    lines = ["| retriever | questions | " + " | ".join(arms) + " | lines left − pages whole | "
+             "lines left − transcripts |", "|---|---:|" + "---:|" * (len(arms) + 2)]
+    cat = ["| retriever | category | questions | " + " | ".join(arms) + " |",
+           "|---|---|---:|" + "---:|" * len(arms)]
+    per = ["| retriever | conversation | questions | " + " | ".join(arms) + " |",
+           "|---|---|---:|" + "---:|" * len(arms)]
+    summary: dict = {}
+    for retriever in retrievers:
+        rs = [r for r in rows if r["retriever"] == retriever]
+        v = {a: pct([r[a] for r in rs]) for a in arms}
+        tok = {a: sum(r["wiki_tokens"][a] for r in rs) / len(rs) for a in arms[1:]}
+        summary[retriever] = {"questions": len(rs), **{a: round(x, 4) for a, x in v.items()},
+                              "wiki_tokens_mean": {a: round(t, 1) for a, t in tok.items()}}
+        lines.append(f"| {retriever} | {len(rs)} | " + " | ".join(
+            f"{v[a]:.1%}" + (f" ({tok[a]:.0f})" if a in tok else "") for a in arms)
+            + f" | **{100 * (v[arms[2]] - v[arms[1]]):+.1f} points** "
+            f"| **{100 * (v[arms[2]] - v[arms[0]]):+.1f} points** |")
+        for key, table in (("group", cat), ("conversation", per)):
+            for g in dict.fromkeys(r[key] for r in rs):
+                gs = [r for r in rs if r[key] == g]
+                table.append(f"| {retriever} | {g} | {len(gs)} | " + " | ".join(
+                    f"{pct([r[a] for r in gs]):.1%}" for a in arms) + " |")
+    return [*lines, "", f"(In brackets: the mean tokens of the {budget:,} that wiki passages took.)", "",
+            "By category:", "", *cat, "", "By conversation:", "", *per], summary
+
+
+def restated_main(args: argparse.Namespace, data: Path | None, t0: float) -> int:
+    """``--restated-only``: :func:`restated_questions` and its report."""
+    if data is None:
+        print("error: --restated-only needs LoCoMo (--data FILE or BRAINFS_LOCOMO_DIR)", file=sys.stderr)
+        return 1
+    from brainfs.cache.search.embedder import load_embedder
+    from brainfs.tools.locomo import EmbeddingCache, _QueryCache
+
+    retrievers = args.retrievers.split(",") if args.retrievers else list(RECALL_MODES)
+    emb = (EmbeddingCache(load_embedder(), args.embed_cache) if args.embed_cache
+           else _QueryCache(load_embedder()))
+    rows = restated_questions(data, args.budget, emb, retrievers)
+    lines, summary = restated_report(rows, args.budget)
+    cmd = (f'python benchmarks/dream_answers.py --restated-only --data "$BRAINFS_LOCOMO_DIR"/{data.name}'
+           + (f" --retrievers {args.retrievers}" if args.retrievers else "")
+           + (f" --budget {args.budget}" if args.budget != 1000 else "")
+           + (f" --out {args.out}" if args.out else "")
+           + (f" --embed-cache {args.embed_cache}" if args.embed_cache else ""))
+    md = [f"# Answers in the first {args.budget:,} tokens recall returns: wiki lines left to their turns", "",
+          f"`{cmd}` ({time.monotonic() - t0:.0f} s)", "",
+          "The measure of `brainfs eval locomo --json` under `answers` (`tools/locomo.py`): for each LoCoMo "
+          "dev question of categories 1, 2 and 4 (yes/no answers left out), recall is asked for "
+          f"{ANSWER_K} passages, and the question counts when every content word of its gold answer "
+          f"stands in the first {args.budget:,} MiniLM word pieces of the cards' texts. `transcripts "
+          "alone`: the sessions indexed as a memory; `+ wiki`: the same memory with the pages dream "
+          "writes from it, one index; `pages whole`: recall returning page chunks as they are "
+          "(`recall(leave_to_turns=False)`); `lines left to turns`: as recall returns them, a "
+          "wiki line whose cited turns all stand among the returned turns dropped, a chunk left with "
+          "no line dropped and the list filled up to k again (`cache/search/restated.py`).", "",
+          *lines, ""]
+    print("\n".join(md))
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "dream-answers-restated.md").write_text("\n".join(md), encoding="utf-8")
+        body = {"command": cmd, "summary": summary, "arms": list(RESTATED_ARMS),
+                "columns": ["conversation", "qa", "retriever", "category", "found per arm (0/1)"],
+                "rows": [[r["conversation"], r["qa"], r["retriever"], r["group"],
+                          "".join("1" if r[a] else "0" for a in RESTATED_ARMS)] for r in rows]}
+        (args.out / "dream-answers-restated.json").write_text(json.dumps(body, indent=1), encoding="utf-8")
+    return 0
 
 
 # --------------------------------------------------------------------------- through context
@@ -797,6 +940,11 @@ def main() -> int:
                     help="keep the embeddings of the recall part in FILE (outside the repository)")
     ap.add_argument("--context-only", action="store_true",
                     help="only the measure through brainfs context (writes dream-answers-context.md/json)")
+    ap.add_argument("--restated-only", action="store_true",
+                    help="only recall with wiki lines left to their turns against pages whole "
+                         "(writes dream-answers-restated.md/json)")
+    ap.add_argument("--retrievers", default=None,
+                    help="with --restated-only: a comma-separated subset of bm25,dense,hybrid")
     args = ap.parse_args()
     data = args.data
     if data is None and os.environ.get("BRAINFS_LOCOMO_DIR"):
@@ -807,6 +955,8 @@ def main() -> int:
     t0 = time.monotonic()
     if args.context_only:
         return context_main(args, data, t0)
+    if args.restated_only:
+        return restated_main(args, data, t0)
     rows = persona_questions(args.budget)
     if data is not None:
         rows += locomo_questions(data, args.budget)

@@ -356,8 +356,10 @@ Reader = Callable[[str], list[str]]
 def recall_cards(index: SearchIndex, question: str, mode: str, embedder: Embedder | None,
                  now: _dt.datetime, k: int = ANSWER_K, **recall_kwargs: Any) -> list[Card]:
     """The cards brainfs recall returns from ``index`` in ``mode`` for the answer measure:
-    ``k`` of them, with recall's own card cut (``max_chars`` left at its default, as a mount
-    and the CLI); extra keyword arguments go to :func:`recall`."""
+    ``k`` of them, with recall's own card cut (``max_chars`` left at its default) and wiki
+    lines left to the returned turns they cite (``leave_to_turns``), as a mount and the CLI
+    (``Recaller.search``); extra keyword arguments go to :func:`recall`."""
+    recall_kwargs.setdefault("leave_to_turns", True)
     return recall(index, question, k=k, embedder=embedder, now=now, mode=mode, **recall_kwargs).cards
 
 

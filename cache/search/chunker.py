@@ -10,7 +10,9 @@ Four forms, chosen by path first and content second:
   both BM25 and the embedding see who said it and when.
 * **Markdown pages and notes**: frontmatter (title, type, scope, confidence, created,
   updated), then split by heading and, inside a section, by paragraph under a size cap.
-  The anchor is the heading's GitHub-style slug.
+  The anchor is the heading's GitHub-style slug. A chunk's ``[cite:N]`` markers are
+  resolved through the frontmatter ``sources:`` into ``Chunk.cites`` (the chunk alone
+  does not say which turn a line restates; recall needs to know).
 * **Fact records** (``knowledge/.facts.jsonl``, ``cache.facts.records``): one chunk per
   record, kind ``fact``, anchored by its id, dated from when it held.
 * **Anything else**: plain paragraphs, anchored by their first line (``L12``) so an agent
@@ -91,6 +93,10 @@ class Chunk:
     ordinal: int
     heading: str | None = None
     malformed_frontmatter: bool = field(default=False, compare=False)
+    #: the sources the chunk's ``[cite:N]`` markers name, resolved through its file's
+    #: frontmatter ``sources:`` ({N: ``sessions/s3/transcript.md#D3:6``}): recall leaves a
+    #: wiki line to the turns it cites when it returns them too (``restated``)
+    cites: dict[int, str] = field(default_factory=dict, compare=False)
 
     @property
     def ref(self) -> str:
@@ -110,6 +116,60 @@ _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _BULLET_RE = re.compile(r"^\s{0,3}[-*+]\s+\S")
 _CLAIM_CITE_RE = re.compile(r"\[cite:\s*[0-9][0-9,\s]*\]", re.I)
+_CITE_NUMBERS_RE = re.compile(r"\[cite:\s*([0-9][0-9,\s]*)\]", re.I)
+
+
+def cite_numbers(text: str) -> list[int]:
+    """The ``[cite:N]`` (and ``[cite:1,2]``) numbers in a text, in order, without duplicates."""
+    out: list[int] = []
+    for m in _CITE_NUMBERS_RE.finditer(text or ""):
+        for n in re.findall(r"\d+", m.group(1)):
+            if int(n) not in out:
+                out.append(int(n))
+    return out
+
+
+def _source_target(item: Any) -> str | None:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict):
+        for key in ("path", "source", "ref", "target", "file", "url"):
+            if isinstance(item.get(key), str):
+                return item[key]
+    return None
+
+
+def source_table(meta: dict[str, Any] | None) -> dict[int, str]:
+    """Frontmatter ``sources`` → {cite number: ref}. Accepts a list (1-based, items may be
+    strings — optionally "[3] path" — or dicts with an ``id``/``n`` and a ``path``/
+    ``source``) or a mapping keyed by number. Never raises."""
+    sources = (meta or {}).get("sources")
+    if isinstance(sources, list):
+        items: list[tuple[Any, Any]] = list(enumerate(sources, 1))
+    elif isinstance(sources, dict):
+        items = list(sources.items())
+    else:
+        return {}
+    table: dict[int, str] = {}
+    for key, item in items:
+        num: Any = key
+        if isinstance(item, dict):
+            for kk in ("id", "n", "num", "cite"):
+                if isinstance(item.get(kk), int):
+                    num = item[kk]
+                    break
+        elif isinstance(item, str):
+            m = re.match(r"^\s*\[(\d+)\][:.)]?\s+(\S.*)$", item)
+            if m:
+                num, item = int(m.group(1)), m.group(2)
+        target = _source_target(item)
+        try:
+            num = int(str(num).strip("[] "))
+        except ValueError:
+            continue
+        if target and target.strip():
+            table.setdefault(num, target.strip())
+    return table
 
 
 def path_kind(path: str) -> str:
@@ -516,6 +576,7 @@ def _chunk_markdown(path: str, meta: dict[str, Any], body: str, body_line: int,
     if not title:
         title = path.replace("\\", "/").rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
+    sources = source_table(meta)
     chunks: list[Chunk] = []
     seen_slugs: dict[str, int] = {}
     for heading, start, sec_lines in sections:
@@ -531,7 +592,8 @@ def _chunk_markdown(path: str, meta: dict[str, Any], body: str, body_line: int,
             chunks.append(Chunk(path=path, anchor=anchor, kind=kind, scope=scope,
                                 confidence=confidence, created=created, updated=updated,
                                 title=title, speaker=None, text=piece, ordinal=len(chunks),
-                                heading=heading))
+                                heading=heading,
+                                cites={n: sources[n] for n in cite_numbers(piece) if n in sources}))
         if heading is not None and not paras and heading != title:
             # A heading with no body still names a subject worth finding.
             chunks.append(Chunk(path=path, anchor=anchor, kind=kind, scope=scope,

@@ -1,6 +1,6 @@
 """The search index: one SQLite file (APSW) with a chunk catalog, FTS5 and sqlite-vec.
 
-Layout (``SCHEMA_VERSION`` 3)::
+Layout (``SCHEMA_VERSION`` 5)::
 
     meta(key PK, value)            schema_version, embedder (name), dim
     files(path PK, hash, indexed_at)
@@ -8,10 +8,12 @@ Layout (``SCHEMA_VERSION`` 3)::
         ETag, …) and is only written in the same transaction as the file's chunks, so a
         crash never leaves a file marked indexed without its chunks.
     chunks(id INTEGER PK, path, anchor, kind, scope, confidence, created, updated, title,
-           heading, speaker, text, ordinal, vec)
+           heading, speaker, text, ordinal, vec, cites)
         ``vec`` = 1 when chunks_vec holds this chunk's vector for the embedder named in
         meta; 0 = vector missing (indexed without an embedder, or embedding failed) — a
-        later refresh with an embedder fills exactly these.
+        later refresh with an embedder fills exactly these. ``cites``: the sources the
+        chunk's ``[cite:N]`` markers name (``Chunk.cites``, JSON ``{"N": ref}``), NULL when
+        it cites nothing.
     chunks_fts   FTS5 over (text, title, heading), external content = chunks, kept in step
                  by triggers; tokenizer ``porter unicode61 remove_diacritics 2``.
     chunks_vec   sqlite-vec ``vec0(embedding float[dim] distance_metric=cosine)``, rowid =
@@ -32,7 +34,9 @@ tense, "the day before yesterday", "in two weeks", "the past week" = the seven d
 An older index stays readable — recall works, with the notes it has — and says so once; the
 next refresh (``brainfs index``, a dream run) re-reads every file to bring it to the
 current version, and logs that it does. Version 4 adds ``statements`` and indexes the fact
-records (one chunk of kind ``fact`` per record).
+records (one chunk of kind ``fact`` per record). Version 5 adds ``chunks.cites`` (recall
+leaves a wiki line to the turns it cites when it returns them too); an index of an earlier
+version gets the column, empty, when opened.
 
 Dense search. Measured on this machine (2 CPUs) over 100,000 × 384-d unit vectors, top-50:
 ``vec0`` KNN ≈ 70 ms per query, numpy brute force over a cached float32 matrix ≈ 9 ms idle,
@@ -50,6 +54,7 @@ be shared by worker threads, but each call blocks — never call it on the trio 
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import threading
 import time
@@ -72,7 +77,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 #: Chunks per embedding call and per write transaction: big enough to keep the model busy,
 #: small enough that progress is visible and a crash loses little work.
 EMBED_BATCH = 256
@@ -90,7 +95,7 @@ BM25_WEIGHTS = (1.0, 0.5, 0.5)
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _CHUNK_COLS = ("id", "path", "anchor", "kind", "scope", "confidence", "created", "updated",
-               "title", "heading", "speaker", "text", "ordinal")
+               "title", "heading", "speaker", "text", "ordinal", "cites")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -113,7 +118,8 @@ CREATE TABLE IF NOT EXISTS chunks(
     speaker TEXT,                     -- turns only
     text TEXT NOT NULL,
     ordinal INTEGER NOT NULL,         -- position in the file
-    vec INTEGER NOT NULL DEFAULT 0    -- 1 = vector present in chunks_vec, 0 = missing
+    vec INTEGER NOT NULL DEFAULT 0,   -- 1 = vector present in chunks_vec, 0 = missing
+    cites TEXT                        -- JSON {"N": ref} of the chunk's [cite:N], NULL = none
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ordinal);
 CREATE INDEX IF NOT EXISTS chunks_updated ON chunks(updated);
@@ -288,6 +294,9 @@ class SearchIndex:
         """Create missing parts; rebuild FTS if its table was lost (self-repair)."""
         with self._lock, self.conn:
             self.conn.execute(_SCHEMA)
+            if "cites" not in {r[1] for r in self.conn.execute("PRAGMA table_info(chunks)")}:
+                # format < 5: the column, empty until the next refresh re-reads the files
+                self.conn.execute("ALTER TABLE chunks ADD COLUMN cites TEXT")
             fts_missing = not self._table_exists("chunks_fts")
             self.conn.execute(_FTS)
             self.conn.execute(_TRIGGERS)
@@ -489,11 +498,12 @@ class SearchIndex:
                         has_vec = vectors is not None
                         cid = self.conn.execute(
                             "INSERT INTO chunks(path, anchor, kind, scope, confidence, created, "
-                            "updated, title, heading, speaker, text, ordinal, vec) "
-                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                            "updated, title, heading, speaker, text, ordinal, vec, cites) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                             (c.path, c.anchor, c.kind, c.scope, float(c.confidence), c.created,
                              c.updated, c.title, c.heading, c.speaker, c.text, c.ordinal,
-                             1 if has_vec else 0)).fetchall()[0][0]
+                             1 if has_vec else 0,
+                             json.dumps(c.cites, sort_keys=True) if c.cites else None)).fetchall()[0][0]
                         if has_vec:
                             vec_rows.append((cid, vectors[row].astype("float32").tobytes()))
                         row += 1

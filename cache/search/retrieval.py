@@ -63,6 +63,13 @@ Formulas (named and versioned so a stored score can be traced to the code that m
             replaced value never comes before its successor. ``history`` skips this (the
             marks stay); ``as_of`` first leaves out what was said after the day.
 
+Last, a wiki line whose cited turns all stand among the returned turns is left to them
+(``restated``): dropped from its chunk's text, the chunk when nothing is left, and the list
+filled up to k from the next candidates (``recall(leave_to_turns=True)``, as
+``Recaller.search`` asks for every reader; the lines of
+``## Superseded``, of a replaced passage, and of what is true now of a page the query names
+stay).
+
 FTS5 queries are never built from raw user text: terms are extracted with the same notion
 of a token as the ``unicode61`` tokenizer (letters and digits), stopwords dropped, each term
 double-quoted, then joined with OR. As basic-memory does, a strict AND of the same terms can
@@ -84,11 +91,12 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .aliases import expansions
-from .chunker import split_frontmatter
+from .chunker import cite_numbers, source_table, split_frontmatter
 from .dates import named_period
 from .querysplit import is_list_question, split_question, without_names
 from .rerank import (date_prior, mmr, propagate_neighbours, ranked, session_cap,
                      session_prior, session_reserve, session_spread)
+from .restated import Restated, leave_to_turns
 from .sentences import best_sentence_scores
 from .staleness import is_stale
 from .validity import DEMOTE, Verdict
@@ -448,7 +456,8 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
            mode: str = "auto", rrf_k: int | None = None,
            params: RecallParams | None = None,
            alias_groups: list[list[str]] | None = None,
-           as_of: str | None = None, history: bool = False) -> RecallResult:
+           as_of: str | None = None, history: bool = False,
+           leave_to_turns: bool = False) -> RecallResult:
     """Recall the ``k`` best passages for ``query`` as cards.
 
     ``mode``: "auto"/"hybrid" (dense + BM25 fused), "dense", "sparse" or "recent"; a mode
@@ -466,6 +475,13 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     ``superseded_by``. ``history``: every passage keeps its rank (the marks stay).
     ``as_of`` (an ISO day): what held then — turns said and records begun after it are left
     out, and only changes made by then mark or demote.
+
+    ``leave_to_turns`` (:mod:`.restated`): a wiki line whose cited turns all stand among the
+    returned turns is dropped from its chunk, the chunk when no line is left, and the list
+    filled up to ``k`` again — what recall gives a reader (``Recaller.search``: ``brainfs
+    recall``, a mount's ``.recall/``, MCP, ``Memory.recall``). Off by default: ``brainfs
+    context`` asks recall deeper than it reads and leaves a line to its turn only when the
+    turn fits its window (``assembly.WikiUse.dedupe``).
 
     Stages, each optional (a stage that fails or lacks its data is skipped and named in
     ``why``): question splitting and alias expansion, the per-query lists, fusion,
@@ -505,8 +521,11 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
     cur = _currency(index, scores, rows, as_of, history)
     scores, rows = cur.scores, cur.rows
-    top_ids = _diversify(index, query, ranked(scores), scores, rows, p, k, stages)
-    top = [(scores[cid], cid) for cid in top_ids]
+    order = ranked(scores)
+    top_ids = _diversify(index, query, order, scores, rows, p, k, stages)
+    rest = (_restated(index, query, top_ids, order, rows, k, alias_groups, set(cur.verdicts), stages)
+            if leave_to_turns else Restated(top_ids))
+    top = [(scores[cid], cid) for cid in rest.ids]
     if stages and answered != "recent":
         why += " + " + "; ".join(stages)
     if cur.said:
@@ -514,7 +533,8 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     matched = _matched_terms(index, terms, [cid for _, cid in top], answered)
     found.search_ms += (time.perf_counter() - t) * 1000
 
-    cards = [_card(rows[cid], cid, score, ranks.get(cid, {}),
+    cards = [_card({**rows[cid], "text": rest.texts[cid]} if cid in rest.texts else rows[cid],
+                   cid, score, ranks.get(cid, {}),
                    [terms[i] for i in matched.get(cid, []) if i < len(terms)],
                    answered, found.notes, now, stale_days, max_chars)
              for score, cid in top]
@@ -525,6 +545,9 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
             card.reason += f"; {v.replaced.mark}"
         if card.chunk_id in cur.lifted:
             card.reason += f"; what replaced {cur.lifted[card.chunk_id]}"
+        left_to = rest.left_to.get(card.chunk_id)  # type: ignore[arg-type]
+        if left_to:
+            card.reason += "; lines left to the recalled turns they cite: " + ", ".join(left_to)
     timings = {"embed_ms": round(found.embed_ms, 2), "search_ms": round(found.search_ms, 2)}
     return RecallResult(query=query, mode=answered, cards=cards, timings=timings, why=why, terms=terms,
                         fusion=f"{FUSION}(k={p.rrf_k})+{ADJUST}", as_of=as_of,
@@ -1032,6 +1055,33 @@ def _spread(index: SearchIndex, query: str, order: list[int], scores: dict[int, 
     return order[:k]
 
 
+def _restated(index: SearchIndex, query: str, top_ids: list[int], order: list[int],
+              rows: dict[int, dict[str, Any]], k: int,
+              alias_groups: list[list[str]] | None, replaced: set[int],
+              stages: list[str]) -> Restated:
+    """The list with the wiki lines that restate a returned turn left to it, filled up to
+    ``k`` again from ``order`` (:mod:`.restated`); ``replaced`` chunks stay whole. A failure
+    returns the list as it was, and says so."""
+    groups: list[list[str]] | None = alias_groups
+
+    def names_of(row: dict[str, Any]) -> list[str]:
+        nonlocal groups
+        if groups is None:
+            groups = index.alias_groups()
+        title = str(row.get("title") or "")
+        return [title] + [n for g in groups if title.lower() in (x.lower() for x in g) for n in g]
+
+    try:
+        out = leave_to_turns(top_ids, order, rows, k, query, replaced, names_of)
+    except Exception as e:  # noqa: BLE001 - the pages stay whole
+        log.warning("leaving wiki lines to their turns failed: %s", e)
+        stages.append(f"wiki lines kept whole ({e})")
+        return Restated(list(top_ids))
+    if out.lines:
+        stages.append(out.said())
+    return out
+
+
 # --------------------------------------------------------------------------- synthesis
 
 def render_synthesis(result: RecallResult, materialized: list[str]) -> str:
@@ -1076,51 +1126,7 @@ def render_synthesis(result: RecallResult, materialized: list[str]) -> str:
     return "\n".join(lines)
 
 
-_CITE_RE = re.compile(r"\[cite:\s*([0-9][0-9,\s]*)\]", re.I)
 _SCHEME_RE = re.compile(r"^[a-z][a-z0-9+.\-]*://", re.I)
-
-
-def _source_target(item: Any) -> str | None:
-    if isinstance(item, str):
-        return item
-    if isinstance(item, dict):
-        for key in ("path", "source", "ref", "target", "file", "url"):
-            if isinstance(item.get(key), str):
-                return item[key]
-    return None
-
-
-def _source_table(meta: dict[str, Any] | None) -> dict[int, str]:
-    """Frontmatter ``sources`` → {cite number: ref}. Accepts a list (1-based, items may be
-    strings — optionally "[3] path" — or dicts with an ``id``/``n`` and a ``path``/
-    ``source``) or a mapping keyed by number."""
-    sources = (meta or {}).get("sources")
-    if isinstance(sources, list):
-        items: list[tuple[Any, Any]] = list(enumerate(sources, 1))
-    elif isinstance(sources, dict):
-        items = list(sources.items())
-    else:
-        return {}
-    table: dict[int, str] = {}
-    for key, item in items:
-        num: Any = key
-        if isinstance(item, dict):
-            for kk in ("id", "n", "num", "cite"):
-                if isinstance(item.get(kk), int):
-                    num = item[kk]
-                    break
-        elif isinstance(item, str):
-            m = re.match(r"^\s*\[(\d+)\][:.)]?\s+(\S.*)$", item)
-            if m:
-                num, item = int(m.group(1)), m.group(2)
-        target = _source_target(item)
-        try:
-            num = int(str(num).strip("[] "))
-        except ValueError:
-            continue
-        if target and target.strip():
-            table.setdefault(num, target.strip())
-    return table
 
 
 def cited_refs(text: str | bytes) -> dict[int, str]:
@@ -1130,7 +1136,7 @@ def cited_refs(text: str | bytes) -> dict[int, str]:
         if isinstance(text, bytes):
             text = text.decode("utf-8", errors="replace")
         meta, _body, _bad = split_frontmatter(text.replace("\r\n", "\n"))
-        return _source_table(meta)
+        return source_table(meta)
     except Exception:  # noqa: BLE001
         return {}
 
@@ -1144,7 +1150,7 @@ def cited_sources(text: str | bytes) -> list[str]:
         if isinstance(text, bytes):
             text = text.decode("utf-8", errors="replace")
         meta, body, _bad = split_frontmatter(text.replace("\r\n", "\n"))
-        table = _source_table(meta)
+        table = source_table(meta)
         out: list[str] = []
         for n in cites_in(body):
             target = table.get(n)
@@ -1163,9 +1169,4 @@ def cited_sources(text: str | bytes) -> list[str]:
 
 def cites_in(text: str) -> list[int]:
     """The ``[cite:N]`` numbers in a passage, in order, without duplicates."""
-    out: list[int] = []
-    for m in _CITE_RE.finditer(text or ""):
-        for n in re.findall(r"\d+", m.group(1)):
-            if int(n) not in out:
-                out.append(int(n))
-    return out
+    return cite_numbers(text)
