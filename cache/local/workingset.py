@@ -27,8 +27,8 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError
 # DIR_MARKER is read from here by benchmarks/crash_harness.py.
-from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, is_internal, is_link,
-                                  link_name, link_of, reserved_name)
+from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, is_link, link_name,
+                                  link_of, reserved_name)
 from brainfs.backend.store import ObjectInfo, ObjectStore
 
 from . import startcheck
@@ -37,6 +37,7 @@ from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
 from .errors import (CacheError, Exists, IsADirectory, NameTooLong, NoSpace, NotADirectory,
                      NotEmpty, NotFound, WrongCorpus)
 from .faults import crash_point
+from .listing import ListingSync
 from .pack import PackView, load_pack, select_preload
 from .paths import (EMPTY_HASH, ancestors, check_name, is_marker, marker_of, md5_hex,
                     other_form, parent_of)
@@ -93,9 +94,8 @@ class WorkingSet:
         #: told each listing's :attr:`last_changes` (the mount's recall re-indexes what
         #: other writers changed, added or deleted)
         self.on_remote_changes: Callable[[dict[str, list[str]]], None] | None = None
-        #: path -> monotonic time its last PUT was applied: a listing taken before then
-        #: does not know the object (or shows its old ETag) and must not undo the upload
-        self._uploaded_at: dict[str, float] = {}
+        #: reconciles the tree with listings of the bucket (see listing.py)
+        self.listing = ListingSync(self)
         #: modes and owners given in the mount, by path (files and directories)
         self.attrs: dict[str, Attrs] = self.catalog.all_attrs()
         #: the preload pack, held in memory while its files are unpacked to disk (a mount
@@ -204,27 +204,6 @@ class WorkingSet:
         self.tree.prune(parent)
         return row
 
-    def _drop_unmarked_dirs(self, marked: set[str], fresh: set[str], journaled: set[str]) -> None:
-        """An empty directory whose marker the listing no longer has goes: another mount
-        removed it, or a listing snapshot that predates the removal taught it to this
-        cache. Kept: one whose marker upload is pending or newer than the listing, and any
-        directory with something in it. ``journaled``: the paths with a journal row."""
-        for d in sorted(self.local_dirs - marked, reverse=True):  # deepest first
-            if (not d or marker_of(d) in journaled or marker_of(d) in fresh
-                    or self.children.get(d)):
-                continue
-            with self.catalog.transaction() as db:
-                self.catalog.set_dir(d, False, db)
-                self.catalog.drop_attrs(db, [d])
-            self.attrs.pop(d, None)
-            self.local_dirs.discard(d)
-            self.tree.count_dir(d, -1)
-            self.children.pop(d, None)
-            parent = parent_of(d)
-            self.children.get(parent, set()).discard(posixpath.basename(d))
-            self.tree.mark_changed(parent)
-            self.tree.prune(parent)
-
     # ------------------------------------------------------------------ queries
     def is_dir(self, path: str) -> bool:
         """True for the root and any directory of the corpus or created locally."""
@@ -323,124 +302,9 @@ class WorkingSet:
     def sync_listing(self, objects: Iterable[ObjectInfo],
                      listed_since: float | None = None,
                      writing: Iterable[str] = ()) -> dict[str, int]:
-        """Reconcile the catalog with a fresh listing of the corpus.
-
-        New objects become 'remote'; a clean local copy whose ETag changed is dropped
-        (refetched on use); objects gone remotely disappear unless they are dirty here.
-        ``listed_since``: the monotonic time the listing began; files whose upload was
-        applied after it are left as they are (the listing predates them).
-        ``writing``: paths with a write in progress (a shadow not committed yet). One
-        another writer deleted or renamed away stays: the write is newer than their
-        removal and recreates the path when it is committed (its upload finds no object
-        and puts it there), as a dirty file gone remotely does.
-        """
-        writing = set(writing)
-        fresh: set[str] = set()
-        if listed_since is not None:
-            fresh = {p for p, t in self._uploaded_at.items() if t >= listed_since}
-            self._uploaded_at = {p: t for p, t in self._uploaded_at.items()
-                                 if t >= listed_since - 600}
-        seen: set[str] = set()
-        added = changed = removed = 0
-        updates: list[FileRow] = []
-        dropped: list[str] = []
-        objs = [o for o in objects
-                if not is_internal(o.path)]
-        # Directory markers make directories, not files (an empty directory of the corpus
-        # is shown like one made in this mount).
-        # A marker this mount removed (pending, or landed after the listing began) is the
-        # listing's past: it must not bring the directory back.
-        journal = self.catalog.journal()  # read once for the whole reconciliation
-        deleting = {j.path for j in journal if j.op == "delete"}
-        removing = deleting | fresh
-        marked = {parent_of(o.path) for o in objs
-                  if is_marker(o.path) and o.path not in removing}
-        objs = [o for o in objs if not is_marker(o.path)]
-        for d in sorted(marked - self.local_dirs):
-            if d == "" or d in self.files or any(a in self.files for a in ancestors(d)):
-                continue
-            self.local_dirs.add(d)
-            self.catalog.set_dir(d, True)
-            self.tree.add_dir(d)
-            self.tree.count_dir(d, +1)
-        # Every directory the listing implies, known before any file is placed, so that a
-        # key that is also a prefix (``a`` and ``a/b``) loses to the directory whatever the
-        # listing order.
-        prefixes = {a for o in objs for a in ancestors(o.path)}
-        # A file deleted here but not yet in S3 must not come back from the listing; nor
-        # may one whose PUT is in flight (its outcome, not the listing, decides: a file
-        # deleted meanwhile has its object removed once the PUT is recorded).
-        deleting |= self.catalog.sent_paths()
-        refetch: list[str] = []
-        for obj in objs:
-            seen.add(obj.path)
-            if obj.path in deleting or obj.path in fresh:
-                continue
-            if not obj.etag:
-                # No ETag: not a version yet (a PUT in progress or cut off, whose GET
-                # fails). What this cache knows of the path stays until one is listed.
-                continue
-            row = self.files.get(obj.path)
-            if row is None:
-                if self._shape_conflict(obj.path, prefixes):
-                    continue
-                row = FileRow(obj.path, obj.size, obj.mtime, obj.etag, "", "remote")
-                self.tree.insert(row)
-                updates.append(row)
-                added += 1
-            elif row.state == "dirty":
-                continue
-            elif row.etag != obj.etag:
-                if row.is_local:
-                    refetch.append(row.path)
-                    self.blobs.remove(row.path)
-                    self.tree.set_state(row, "remote")
-                    row.hash = ""
-                elif self.tree.unpack(row.path):
-                    # Another writer's version: the pack's copy is not this file any more.
-                    # Listed again once fetched (the relist fetches the preload's files).
-                    for a in ancestors(row.path):
-                        self.tree.mark_changed(a)
-                row.etag, row.size, row.mtime = obj.etag, obj.size, obj.mtime
-                updates.append(row)
-                changed += 1
-        for path, row in list(self.files.items()):
-            if (path not in seen and row.state != "dirty" and row.etag and path not in fresh
-                    and path not in deleting and path not in writing):
-                self.blobs.remove(path)
-                self._remove(path)
-                dropped.append(path)
-                removed += 1
-        self._drop_unmarked_dirs(marked, fresh, {j.path for j in journal})
-        with self.catalog.transaction() as db:
-            self.catalog.put_files(updates, db)
-            self.catalog.delete_files(dropped, db)
-        #: what this listing changed, for a mount to invalidate the kernel's view
-        self.last_changes = {"updated": [r.path for r in updates], "removed": dropped,
-                             "refetch": refetch}
-        if self.on_remote_changes is not None and (updates or dropped):
-            self.on_remote_changes(self.last_changes)
-        # Every pack entry still listed has the ETag this listing gives its object.
-        self.pack_verified = True
-        self.tree.pack_vouched.clear()
-        return {"added": added, "changed": changed, "removed": removed, "total": len(self.files)}
-
-    def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:
-        """A key that is also a prefix of other keys (``a`` and ``a/b``): the directory
-        wins, the file is skipped with a warning; a file on the way of a path likewise."""
-        reason = None
-        if path in self.children or path in prefixes:
-            reason = "is also a directory prefix"
-        else:
-            for a in ancestors(path):
-                if a in self.files:
-                    reason = f"its parent {a!r} is a file"
-                    break
-        if reason:
-            self.skipped.append((path, reason))
-            log.warning("skipping object %r: %s", path, reason)
-            return True
-        return False
+        """Reconcile the catalog with a fresh listing of the corpus (see
+        :meth:`ListingSync.sync`); returns counts of what it added, changed, removed."""
+        return self.listing.sync(objects, listed_since, writing)
 
     def preload_plan(self) -> list[str]:
         """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
@@ -1047,7 +911,7 @@ class WorkingSet:
             return False
         self._note_health(None)
         # Puts and deletes alike: a listing taken before now does not know this outcome.
-        self._uploaded_at[row.path] = time.monotonic()
+        self.listing.landed(row.path)
         with self.catalog.transaction() as db:
             # Recorded now: nothing of this path is in flight any more.
             if row.op == "put" and not res.conflict_path:
