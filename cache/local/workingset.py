@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import posixpath
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -27,20 +26,19 @@ from pathlib import Path
 from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError
 # DIR_MARKER is read from here by benchmarks/crash_harness.py.
-from brainfs.backend.keys import (CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX, is_link, link_name,
-                                  link_of, reserved_name)
+from brainfs.backend.keys import CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX
 from brainfs.backend.store import ObjectInfo, ObjectStore
 
-from . import startcheck
-from .blobs import Blobs, content_hash, file_hash
+from . import rename, startcheck
+from .blobs import Blobs, file_hash
 from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
+# The error classes live in errors.py; they are named here too, where callers found them.
 from .errors import (CacheError, Exists, IsADirectory, NameTooLong, NoSpace, NotADirectory,
                      NotEmpty, NotFound, WrongCorpus)
-from .faults import crash_point
 from .listing import ListingSync
+from .namespace import Namespace
 from .pack import PackView, load_pack, select_preload
-from .paths import (EMPTY_HASH, ancestors, check_name, is_marker, marker_of, md5_hex,
-                    other_form, parent_of)
+from .paths import ancestors, is_marker, marker_of, md5_hex, other_form
 from .startcheck import CheckReport
 from .tree import Tree
 from .upload import UploadResult, Uploader, conflict_name
@@ -96,6 +94,8 @@ class WorkingSet:
         self.on_remote_changes: Callable[[dict[str, list[str]]], None] | None = None
         #: reconciles the tree with listings of the bucket (see listing.py)
         self.listing = ListingSync(self)
+        #: creates, removes and renames names (see namespace.py and rename.py)
+        self.names = Namespace(self)
         #: modes and owners given in the mount, by path (files and directories)
         self.attrs: dict[str, Attrs] = self.catalog.all_attrs()
         #: the preload pack, held in memory while its files are unpacked to disk (a mount
@@ -184,25 +184,6 @@ class WorkingSet:
             self.catalog.close()
             raise WrongCorpus(f"the cache {self.cache_dir} belongs to {have}, not {ident}; "
                               f"use another --cache-dir")
-
-    # ------------------------------------------------------------------ tree bookkeeping
-    def _remove(self, path: str, keep_parent: bool = False) -> FileRow | None:
-        """Take ``path`` out of the tree. ``keep_parent``: the user removed it, so an
-        emptied directory stays (as on a local disk) instead of vanishing with its last
-        file; a file gone remotely lets its empty directories go."""
-        row = self.tree.detach(path)
-        if row is None:
-            return None
-        parent = parent_of(path)
-        if keep_parent and parent != "" and not self.children[parent] and parent not in self.local_dirs:
-            # Emptied by the user: it stays, as on a local disk, and in the corpus too.
-            self.local_dirs.add(parent)
-            with self.catalog.transaction() as db:
-                self.catalog.set_dir(parent, True, db)
-                self._journal_marker(db, parent, True)
-            self.tree.count_dir(parent, +1)
-        self.tree.prune(parent)
-        return row
 
     # ------------------------------------------------------------------ queries
     def is_dir(self, path: str) -> bool:
@@ -519,79 +500,26 @@ class WorkingSet:
             )
 
     # ------------------------------------------------------------------ writes
+    # ------------------------------------------------------------------ names (namespace.py)
     def check_new_path(self, path: str, link: bool = False) -> None:
-        """Raise unless ``path`` can be created (valid name, parent dir, not existing in
-        either form). ``link``: ``path`` is the object of a new symbolic link."""
-        check_name(path)
-        if link and not is_link(path):
-            raise CacheError(f"not a symbolic link's object: {path!r}")
-        reserved = reserved_name(link_name(path) if link else path)
-        if reserved:
-            raise CacheError(f"refused name {path!r}: {reserved}")
-        if not self.is_dir(parent_of(path)):
-            raise NotFound(parent_of(path))
-        other = other_form(path)
-        if path in self.files or path in self.children or other in self.files or self.is_dir(other):
-            raise Exists(path)
-
-    def _base_etag(self, path: str) -> str:
-        """The remote version a new write of ``path`` replaces: the ETag of the file we
-        have, or of the object a still-pending delete was going to remove ('' = none)."""
-        row = self.files.get(path)
-        if row is not None:
-            return row.etag
-        for j in self.catalog.journal():
-            if j.path == path and j.op == "delete":
-                return j.base
-        return ""
+        """Raise unless ``path`` can be created (see :meth:`Namespace.check_new_path`)."""
+        self.names.check_new_path(path, link)
 
     def create(self, path: str, durable: bool = True) -> FileRow:
-        """A new, empty file (dirty, nothing uploaded yet).
-
-        ``durable=False``: in memory only until :meth:`persist` or a commit records it, so
-        a crash before the creator's first close leaves the path as it was before the
-        create (absent), never an empty file that was meant to be written."""
-        self.check_new_path(path)
-        base = self._base_etag(path)
-        open(self.blobs.location(path), "wb").close()
-        row = FileRow(path, 0, time.time(), base, content_hash(b""), "dirty", atime=time.time())
-        self.tree.insert(row)
-        if durable:
-            self.persist(path)
-        return row
+        """A new, empty file (dirty; see :meth:`Namespace.create`)."""
+        return self.names.create(path, durable)
 
     def symlink(self, path: str, target: bytes) -> str:
-        """A new symbolic link ``path`` to ``target``, durable and journaled for upload in
-        one transaction. Returns the path of its object (``path.brainfs-link``)."""
-        lp = link_of(path)
-        self.check_new_path(lp, link=True)
-        base = self._base_etag(lp)
-        digest = self.blobs.write(lp, target)
-        now = time.time()
-        row = FileRow(lp, len(target), now, base, digest, "dirty", atime=now)
-        with self.catalog.transaction() as db:
-            self.catalog.put_files([row], db)
-            self.catalog.journal_put(db, lp, "put", digest, base)
-        self.tree.insert(row)
-        return lp
+        """A new symbolic link ``path`` to ``target``; the path of its object."""
+        return self.names.symlink(path, target)
 
     def readlink(self, lp: str) -> bytes:
         """The target of the symbolic link kept at ``lp`` (its content must be local)."""
-        if not is_link(lp) or lp not in self.files:
-            raise NotFound(lp)
-        return self.blobs.location(lp).read_bytes()
+        return self.names.readlink(lp)
 
     def persist(self, path: str) -> None:
-        """Record a file made by ``create(durable=False)`` that no commit has recorded yet
-        (its creator closed it without writing): the catalog row and its upload."""
-        row = self.files.get(path)
-        j = self.catalog.journal_row(path)
-        # A pending delete is the unlink of the name's earlier file: this file replaces it.
-        if row is None or row.state != "dirty" or (j is not None and j.op == "put"):
-            return
-        with self.catalog.transaction() as db:
-            self.catalog.put_files([row], db)
-            self.catalog.journal_put(db, path, "put", row.hash, row.etag)
+        """Record a file made by ``create(durable=False)`` (see :meth:`Namespace.persist`)."""
+        self.names.persist(path)
 
     def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None,
                      base: str | None = None, mtime: float | None = None) -> FileRow:
@@ -648,235 +576,33 @@ class WorkingSet:
         return view
 
     def set_mtime(self, path: str, mtime: float) -> None:
-        """Record the mtime ``utimensat(2)`` gave a file with no write in progress (kept
-        by this cache: S3 stores the upload time)."""
-        row = self.files.get(path)
-        if row is None:
-            raise NotFound(path)
-        row.mtime = mtime
-        with self.catalog.transaction() as db:
-            self.catalog.put_files([row], db)
+        """Record the mtime ``utimensat(2)`` gave a file with no write in progress."""
+        self.names.set_mtime(path, mtime)
 
     def set_attrs(self, path: str, attrs: Attrs) -> None:
-        """Record the mode and owner of a file or directory (chmod, chown, or the mode a
-        create or mkdir asked for). The mount's kernel checks who may change them."""
-        if path not in self.files and not self.is_dir(path):
-            raise NotFound(path)
-        with self.catalog.transaction() as db:
-            self.catalog.put_attrs(db, path, attrs)
-        self.attrs[path] = attrs
+        """Record the mode and owner of a file or directory."""
+        self.names.set_attrs(path, attrs)
 
     def unlink(self, path: str) -> None:
         """Remove a file locally and journal its deletion in the corpus."""
-        row = self.files.get(path)
-        if row is None:
-            raise IsADirectory(path) if self.is_dir(path) else NotFound(path)
-        self._remove(path, keep_parent=True)
-        self.blobs.remove(path)
-        self.attrs.pop(path, None)
-        with self.catalog.transaction() as db:
-            self._record_removal(db, row)
-
-    def _record_removal(self, db, row: FileRow, wait_for: str = "") -> None:
-        """In the catalog transaction ``db``: ``row``'s file is gone, and its delete in the
-        bucket is journaled (conditional on the version it was based on). ``wait_for``: a
-        path whose PUT must land first (the name's new object, when a rename replaces it)."""
-        self.catalog.drop_attrs(db, [row.path])
-        self.catalog.delete_files([row.path], db)
-        # No base version is not "nothing in the bucket": an upload of ours may have landed
-        # since the base was taken (a create's empty object, uploaded while its writer's
-        # shadow was open). The delete then removes only a version we sent (Uploader.is_ours).
-        if row.etag or self.catalog.sent_etags(row.path):
-            self.catalog.journal_put(db, row.path, "delete", "", row.etag, wait_for=wait_for)
-        else:
-            self.catalog.journal_drop(db, row.path)
+        self.names.unlink(path)
 
     def mkdir(self, path: str) -> None:
         """Create a directory (kept locally until a file lands in it)."""
-        self.check_new_path(path)
-        with self.catalog.transaction() as db:
-            self.catalog.set_dir(path, True, db)
-            self._journal_marker(db, path, True)
-        self.local_dirs.add(path)
-        self.tree.add_dir(path)
-        self.tree.count_dir(path, +1)
-
-    def _journal_marker(self, db, d: str, present: bool) -> None:
-        """Journal the directory marker of ``d``: an empty directory survives in the
-        corpus (a remount, a fresh cache, another machine)."""
-        if d == "":
-            return
-        if present:
-            self.catalog.journal_put(db, marker_of(d), "put", EMPTY_HASH, "")
-        else:
-            self.catalog.journal_put(db, marker_of(d), "delete", "", "")
+        self.names.mkdir(path)
 
     def rmdir(self, path: str) -> None:
         """Remove an empty directory."""
-        if path in self.files:
-            raise NotADirectory(path)
-        if not self.is_dir(path) or path == "":
-            raise NotFound(path)
-        if self.children.get(path):
-            raise NotEmpty(path)
-        with self.catalog.transaction() as db:
-            self.catalog.set_dir(path, False, db)
-            self._journal_marker(db, path, False)
-            self.catalog.drop_attrs(db, [path])
-        self.attrs.pop(path, None)
-        if path in self.local_dirs:
-            self.local_dirs.discard(path)
-            self.tree.count_dir(path, -1)
-        self.children.pop(path, None)
-        parent = parent_of(path)
-        self.children[parent].discard(posixpath.basename(path))
-        self.tree.prune(parent)
+        self.names.rmdir(path)
 
     def rename_plan(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
-        """Check that ``old`` can be renamed to ``new`` (POSIX rules) and return the file
-        moves it means: one for a file, one per file beneath a directory. Raises the error
-        the caller should see; changes nothing."""
-        if old == new:
-            return []
-        # ``new`` is in ``old``'s form (a link object's path for a link): the same name
-        # in the other form is replaced too (a file renamed over a link, or the reverse).
-        other = other_form(new)
-        new_is_dir = self.is_dir(link_name(new) if is_link(new) else new)
-        target_exists = new in self.files or other in self.files or new_is_dir
-        if target_exists and noreplace:
-            raise Exists(new)
-        if old in self.files:
-            if new_is_dir:
-                raise IsADirectory(new)
-            if not target_exists:
-                self.check_new_path(new, link=is_link(old))
-            return [(old, new)]
-        if old == "" or not self.is_dir(old):
-            raise NotFound(old)
-        if new == "" or new.startswith(old + "/"):
-            raise CacheError(f"cannot move {old!r} into itself")
-        if new in self.files or other in self.files:
-            raise NotADirectory(new)
-        if target_exists and self.children.get(new):
-            raise NotEmpty(new)
-        if not target_exists:
-            self.check_new_path(new)
-        moves = [(p, new + p[len(old):]) for p in self.files_under(old)]
-        for _, dst in moves:
-            check_name(dst)
-        return moves
+        """The file moves renaming ``old`` to ``new`` means, or the error (see rename.py)."""
+        return rename.plan(self.names, old, new, noreplace)
 
     def rename(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
-        """Rename a file or a directory tree, atomically against a crash: one catalog
-        transaction records every new row, the uploads of the new names and the deletes of
-        the old ones; the local content moves after it (the start-up check finishes the
-        moves if a crash falls in between). The content of every file moved must be
-        local. Returns the file moves done.
-
-        In the bucket, each old name's delete waits until the new name's PUT has landed,
-        so the bucket never holds neither. An editor's atomic save (write ``x.tmp``,
-        rename it over ``x``) replaces the target's remote version: not a conflict.
-        """
-        moves = self.rename_plan(old, new, noreplace)
-        if not moves and old == new:
-            return []
-        for src, _ in moves:
-            if not self.files[src].is_local:
-                raise CacheError(f"{src} is not local")
-        is_tree = old not in self.files
-        # A file renamed over a link of the same name, or a link over a file: the name's
-        # other form goes in the same transaction.
-        dropped = None if is_tree else self.files.get(other_form(new))
-        now = time.time()
-        moved: list[FileRow] = []
-        old_dirs = sorted((d for d in self.children if d == old or d.startswith(old + "/")),
-                          reverse=True) if is_tree else []
-        new_dirs = [new + d[len(old):] for d in old_dirs
-                    if d in self.local_dirs or d == old]
-        # Modes and owners go with their names; a replaced target's go with it.
-        renamed = list(moves) + [(d, new + d[len(old):]) for d in old_dirs]
-        attrs_after = dict(self.attrs)
-        for _, dst in renamed:
-            attrs_after.pop(dst, None)
-        if dropped is not None:
-            attrs_after.pop(dropped.path, None)
-        for src, dst in renamed:
-            a = attrs_after.pop(src, None)
-            if a is not None:
-                attrs_after[dst] = a
-        with self.catalog.transaction() as db:
-            self.catalog.drop_attrs(db, [p for p in self.attrs if p not in attrs_after])
-            for p, a in attrs_after.items():
-                if self.attrs.get(p) != a:
-                    self.catalog.put_attrs(db, p, a)
-            if dropped is not None:
-                # As for the old names: the name's other form goes from the bucket only
-                # once its new object is there, so the bucket never holds neither.
-                self._record_removal(db, dropped, wait_for=new)
-            # A write in progress to a replaced name belongs to its writers' descriptors
-            # now, not to the name: a crash after this transaction must not apply its
-            # recorded shadow over the file moved there (commit = "quiet").
-            self.catalog.shadow_drop_paths([dst for _, dst in moves], db)
-            for src, dst in moves:
-                row = self.files[src]
-                base = self._base_etag(dst)
-                # A rename keeps the file's mtime, as on a local disk.
-                m = FileRow(dst, row.size, row.mtime, base, row.hash, "dirty", row.pinned, now)
-                moved.append(m)
-                self.catalog.delete_files([src], db)
-                self.catalog.put_files([m], db)
-                self.catalog.journal_put(db, dst, "put", m.hash, base)
-                pending = self.catalog.journal_row(src)
-                src_base = row.etag if row.state != "dirty" or pending is None else pending.base
-                if src_base or self.catalog.sent_etags(src):
-                    self.catalog.journal_put(db, src, "delete", "", src_base, wait_for=dst)
-                else:
-                    self.catalog.journal_drop(db, src)
-            for d in old_dirs:
-                self.catalog.set_dir(d, False, db)
-                if d in self.local_dirs:
-                    self._journal_marker(db, d, False)
-            for d in new_dirs:
-                self.catalog.set_dir(d, True, db)
-                self._journal_marker(db, d, True)
-            if not is_tree:
-                parent = parent_of(old)
-                if parent and parent != parent_of(new) and parent not in self.local_dirs \
-                        and self.children.get(parent) == {
-                        posixpath.basename(old)}:
-                    # The renamed file was the last in its directory: the directory stays,
-                    # as on a local disk.
-                    self.catalog.set_dir(parent, True, db)
-                    self._journal_marker(db, parent, True)
-        crash_point("rename-after-catalog")
-        self.attrs = attrs_after
-        if dropped is not None:
-            self._remove(dropped.path, keep_parent=True)
-            self.blobs.remove(dropped.path)
-        for src, dst in moves:
-            self.blobs.move(src, dst)
-        # Memory last: it mirrors what the catalog now says.
-        for (src, _), m in zip(moves, moved):
-            if m.path in self.files:
-                self._remove(m.path)
-            self.tree.insert(m)  # first: a rename within one directory never empties it
-            self._remove(src, keep_parent=not is_tree)
-        if is_tree:
-            for d in old_dirs:
-                if d in self.local_dirs:
-                    self.local_dirs.discard(d)
-                    self.tree.count_dir(d, -1)
-                if d in self.children and not self.children[d]:
-                    self.children.pop(d, None)
-                    parent = parent_of(d)
-                    self.children.get(parent, set()).discard(posixpath.basename(d))
-            self.tree.prune(parent_of(old))
-            for d in sorted(new_dirs):
-                if d not in self.local_dirs:
-                    self.local_dirs.add(d)
-                    self.tree.add_dir(d)
-                    self.tree.count_dir(d, +1)
-        return moves
+        """Rename a file or a directory tree, atomically against a crash (see rename.py).
+        The content of every file moved must be local. Returns the file moves done."""
+        return rename.rename(self.names, old, new, noreplace)
 
     def rename_file(self, old: str, new: str) -> None:
         """Rename a file (the content must be local); replaces an existing target file."""
