@@ -143,8 +143,7 @@ class ListingSync:
         if ws.on_remote_changes is not None and (updates or dropped):
             ws.on_remote_changes(ws.last_changes)
         # Every pack entry still listed has the ETag this listing gives its object.
-        ws.pack_verified = True
-        ws.tree.pack_vouched.clear()
+        ws.preload.listed()
         return {"added": added, "changed": changed, "removed": removed, "total": len(ws.files)}
 
     def _shape_conflict(self, path: str, prefixes: set[str]) -> bool:

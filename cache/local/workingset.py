@@ -29,7 +29,7 @@ from brainfs.backend.errors import BackendError
 from brainfs.backend.keys import CONFLICT_MARK, DIR_MARKER, INTERNAL_PREFIX
 from brainfs.backend.store import ObjectInfo, ObjectStore
 
-from . import rename, startcheck
+from . import preload, rename, startcheck
 from .blobs import Blobs, file_hash
 from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
 # The error classes live in errors.py; they are named here too, where callers found them.
@@ -37,8 +37,9 @@ from .errors import (CacheError, Exists, IsADirectory, NameTooLong, NoSpace, Not
                      NotEmpty, NotFound, WrongCorpus)
 from .listing import ListingSync
 from .namespace import Namespace
-from .pack import PackView, load_pack, select_preload
-from .paths import ancestors, is_marker, marker_of, md5_hex, other_form
+from .pack import PackView
+from .preload import Preload
+from .paths import is_marker, marker_of, md5_hex, other_form
 from .startcheck import CheckReport
 from .tree import Tree
 from .upload import UploadResult, Uploader, conflict_name
@@ -98,14 +99,8 @@ class WorkingSet:
         self.names = Namespace(self)
         #: modes and owners given in the mount, by path (files and directories)
         self.attrs: dict[str, Attrs] = self.catalog.all_attrs()
-        #: the preload pack, held in memory while its files are unpacked to disk (a mount
-        #: is usable before they are: see :meth:`use_pack`)
-        self._pack: PackView | None = None
-        #: whether a real listing has vouched for the pack's entries since it was taken: a
-        #: listing snapshot is a hint, and another writer may have changed a file after it
-        #: and the pack were written (both then name the old ETag). Until then
-        #: :meth:`fetch` GETs instead of serving the pack.
-        self.pack_verified = True
+        #: the preload pack while a mount starts (see preload.py)
+        self.preload = Preload(self.tree)
         for row in self.catalog.all_files():
             self.tree.insert(row)
         for d in self.local_dirs:
@@ -289,8 +284,7 @@ class WorkingSet:
 
     def preload_plan(self) -> list[str]:
         """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
-        return [p for p in select_preload(self.files.values(), self.cfg)
-                if not self.files[p].is_local and p not in self.tree.packed]
+        return self.preload.plan(self.cfg)
 
     # ------------------------------------------------------------------ fetching
     def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
@@ -302,7 +296,7 @@ class WorkingSet:
         """
         results: list[FetchResult] = []
         remote: list[str] = []
-        pack = self._pack
+        pack = self.preload.pack
 
         def note(r: FetchResult) -> None:
             results.append(r)
@@ -313,7 +307,7 @@ class WorkingSet:
             row = self.files.get(path)
             # Only what a real listing has vouched for, whole or the range holding it.
             data = (pack.get(path, row.etag) if pack is not None and row is not None
-                    and (self.pack_verified or path in self.tree.pack_vouched) else None)
+                    and (self.preload.verified or path in self.tree.pack_vouched) else None)
             if data is None:
                 remote.append(path)
                 continue
@@ -342,87 +336,42 @@ class WorkingSet:
         self.store.get_many(remote, done, work=stage)
         return results
 
+    # ------------------------------------------------------------------ preload pack
     def load_pack(self) -> PackView | None:
-        """Download the preload pack (blocking; no shared state touched). None when the
-        bucket has none or it cannot be read (the files are then fetched one by one)."""
-        if self.store is None:
-            return None
-        try:
-            return load_pack(self.store)
-        except BackendError as e:
-            log.warning("preload pack unreadable, fetching files one by one: %s", e)
-            return None
+        """Download the preload pack (blocking; see :func:`preload.load`)."""
+        return preload.load(self.store)
 
     def use_pack(self, pack: PackView, paths: Iterable[str],
                  verified: bool = True) -> tuple[list[str], list[str]]:
-        """Serve ``paths`` from ``pack`` from now on: each one it holds at the catalog's
-        ETag is listed at once, as if local, and unpacked to disk on first use or by
-        :meth:`fetch` in the background. ``verified=False``: the catalog's ETags came from
-        a listing snapshot, so :meth:`fetch` serves nothing from the pack until a real
-        listing (:meth:`sync_listing`) has checked them. Returns (paths the pack serves,
-        the rest)."""
-        served: list[str] = []
-        rest: list[str] = []
-        for p in paths:
-            row = self.files.get(p)
-            if row is None or row.is_local or not pack.holds(p, row.etag):
-                rest.append(p)
-                continue
-            served.append(p)
-            if p not in self.tree.packed:
-                self.tree.packed.add(p)
-                for a in ancestors(p):
-                    self.tree.packed_dirs[a] += 1
-                    self.tree.mark_changed(a)
-        if served:
-            self._pack = pack
-            self.pack_verified = verified
-        return served, rest
+        """Serve ``paths`` from ``pack`` (see :meth:`Preload.use`); returns (paths the pack
+        serves, the rest)."""
+        return self.preload.use(pack, paths, verified)
+
+    @property
+    def pack_verified(self) -> bool:
+        """Whether a real listing has vouched for the pack's entries (see :class:`Preload`)."""
+        return self.preload.verified
 
     def is_packed(self, path: str) -> bool:
         """Whether ``path`` is listed on the pack's behalf (not written to disk yet)."""
-        return path in self.tree.packed
+        return self.preload.is_packed(path)
 
     def pack_unchecked(self, path: str) -> bool:
-        """Whether ``path`` is listed on the pack's behalf on a listing snapshot's word
-        alone: no real listing, whole or the range holding it, has vouched for its ETag."""
-        return (path in self.tree.packed and not self.pack_verified
-                and path not in self.tree.pack_vouched)
+        """Whether ``path`` is listed on the pack's behalf on a listing snapshot's word."""
+        return self.preload.unchecked(path)
 
     def vouch_packed(self, objects: Iterable[ObjectInfo]) -> list[str]:
-        """Take part of a real listing (one key range of it, in before the rest) as the
-        word on the packed files it lists: each one it shows at the ETag the catalog has
-        (the pack's) is served from the pack from now on. A packed file listed at another
-        ETag, or missing from the part, stays unchecked until :meth:`sync_listing` has
-        the whole listing (which replaces or removes it). Returns the paths vouched for."""
-        if self.pack_verified or not self.tree.packed:
-            return []
-        out: list[str] = []
-        for o in objects:
-            if o.path in self.tree.packed and o.path not in self.tree.pack_vouched and o.etag:
-                row = self.files.get(o.path)
-                if row is not None and row.etag == o.etag and row.state != "dirty":
-                    self.tree.pack_vouched.add(o.path)
-                    out.append(o.path)
-        return out
+        """Take part of a real listing as the word on the packed files it lists; returns
+        the paths vouched for (see :meth:`Preload.vouch`)."""
+        return self.preload.vouch(objects)
 
     def packed_copy(self, path: str) -> bytes | None:
-        """The pack's bytes of ``path`` while it is listed on the pack's behalf and a real
-        listing has vouched for the pack (else None: the file is in the bucket only)."""
-        row = self.files.get(path)
-        if self._pack is None or row is None or path not in self.tree.packed or self.pack_unchecked(path):
-            return None
-        return self._pack.get(path, row.etag)
+        """The pack's bytes of ``path`` while the pack serves it (else None)."""
+        return self.preload.copy(path)
 
     def drop_pack(self) -> None:
-        """Free the pack once its files are unpacked; a file it still holds (its unpacking
-        failed) is listed again only once fetched."""
-        self._pack = None
-        for p in list(self.tree.packed):
-            self.tree.unpack(p)
-            for a in ancestors(p):
-                self.tree.mark_changed(a)
-        self.tree.packed_dirs.clear()
+        """Free the pack once its files are unpacked (see :meth:`Preload.drop`)."""
+        self.preload.drop()
 
     def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
         """Record fetched files as local; returns the errors by path."""
