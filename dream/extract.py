@@ -21,11 +21,13 @@ from .subjects import is_role
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v14"  # v14: procedures told and amended (procedures.py)
+EXTRACTION = "facts-v15"  # v15: requests that state a standing preference or format are facts
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
+#: What a request can state as a standing choice of the speaker's.
+_STANDING = frozenset(("preference", "format"))
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
                          r"remind me|tell me|draft|write|send|show me|give me|find)\b", re.I)
 
@@ -212,13 +214,18 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         if c.question or c.n_words < 4:
             continue
         t = c.turn
-        if ses.is_assistant(t.speaker) or _REQUEST_RE.match(c.text):
+        if ses.is_assistant(t.speaker):
+            continue
+        who = _antecedent(cands, i)
+        rels = R.extract(c.text, who)
+        if _REQUEST_RE.match(c.text) and not any(r.attr in _STANDING for r in rels):
+            # a request to the assistant is no fact, unless it states how things are to
+            # come from now on ("Please send reports as PDF", "Give me temperatures in °F")
             continue
         fact = _fact(ses, c)
-        who = _antecedent(cands, i)
         if who:
             fact["antecedent"] = who
-        has_rel = bool(R.extract(c.text, who))
+        has_rel = bool(rels)
         if fact["about_speaker"]:
             fact["subjects"] = {t.speaker: "person", **fact["subjects"]}
             a = T.attribute_of(c.text)

@@ -54,6 +54,29 @@ _SAID_DAY_RE = re.compile(
     rf"|(?P<iso>\d{{4}}-\d{{2}}-\d{{2}}))\b", re.I)
 
 
+_VALUE_DAY_RE = re.compile(rf"(?:(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<m1>{_MON})|(?P<m2>{_MON})\s+(?P<d2>\d{{1,2}})"
+                           rf"(?:st|nd|rd|th)?)(?:,?\s+(?P<y>\d{{4}}))?\s*$", re.I)
+
+
+def day_of_value(value: str, said: str | None) -> str | None:
+    """The ISO day a value ends in ("Lisbon on 3 May"), said on ``said``: in its own year, else
+    the first such day on or after ``said`` (None when it names no day of a month)."""
+    m = _VALUE_DAY_RE.search(value or "")
+    base = T.parse_day(said)
+    if not m or (base is None and not m.group("y")):
+        return None
+    d, mon = int(m.group("d1") or m.group("d2")), _MONTHS[(m.group("m1") or m.group("m2")).lower()]
+    years = [int(m.group("y"))] if m.group("y") else [base.year, base.year + 1]
+    for y in years:
+        try:
+            got = _dt.date(y, mon, d)
+        except ValueError:
+            return None
+        if m.group("y") or got >= base:
+            return got.isoformat()
+    return None
+
+
 def said_day(sentence: str, day: str | None, value: str = "",
              when: Iterable[Iterable[str]] = ()) -> str | None:
     """The day ``sentence`` (said on ``day``) gives for what it reports, as an ISO day:
@@ -129,6 +152,21 @@ class Stay:
         return self.next is not None
 
 
+def _typo(x: str, y: str) -> bool:
+    """Are two words one, mistyped: equal, two letters swapped, or one letter changed,
+    added or dropped (in words of four letters or more)?"""
+    if x == y:
+        return True
+    if min(len(x), len(y)) < 4 or abs(len(x) - len(y)) > 1:
+        return False
+    if len(x) == len(y):
+        diff = [i for i in range(len(x)) if x[i] != y[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and x[diff[0]] == y[diff[1]] and x[diff[1]] == y[diff[0]])
+    short, long_ = (x, y) if len(x) < len(y) else (y, x)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
 def _same(a: str, b: str) -> bool:
     """One value said twice: the same words, or a one-word name that is the first word of
     the other ("Mei" / "Mei Lin" is no change of manager: nothing says it is another
@@ -136,6 +174,9 @@ def _same(a: str, b: str) -> bool:
     wa, wb = T.words(a), T.words(b)
     if wa == wb:
         return True
+    if len(wa) == len(wb) >= 2 and wa[0] == wb[0] and wa[0][:1].isdigit() and \
+            all(_typo(x, y) for x, y in zip(wa[1:], wb[1:])):
+        return True  # "30 days" / "30 dyas": the same quantity, its unit mistyped
     short, long_ = (wa, wb) if len(wa) < len(wb) else (wb, wa)
     return len(short) == 1 and len(long_) > 1 and long_[0] == short[0] and a[:1].isupper() \
         and b[:1].isupper()
@@ -149,7 +190,8 @@ def stays(group: list["Stated"], key: str = "") -> list[Stay]:
     cur: Stay | None = None
     for st in group:
         if st.op == "end":
-            if cur is not None and _same(cur.last.value, st.value):
+            # an end without a value ends whatever holds ("Crete's off": the trip to Crete)
+            if cur is not None and (not st.value or _same(cur.last.value, st.value)):
                 cur.ended_by = st
                 cur = None
             continue
@@ -184,7 +226,7 @@ def _is_correction(st: "Stated") -> bool:
 def _when(st: "Stated") -> tuple[str | None, str]:
     """(day, basis) a statement gives for its change (see :func:`said_day`)."""
     f = st.fact
-    got = said_day(f["text"], f.get("date"), st.value if st.attr in ("deadline",) else "",
+    got = said_day(f["text"], f.get("date"), st.value if st.attr in ("deadline", "trip") else "",
                    f.get("when") or ())
     if got:
         return got, "said"

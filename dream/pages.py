@@ -35,7 +35,7 @@ from .synth import Claim
 
 #: Attributes with one value at a time (a newer value replaces the older one).
 SINGLE = {"employer", "role", "manager", "project", "home", "contact", "preference",
-          "number", "deadline", "format", "species", "lead"}
+          "number", "deadline", "format", "species", "lead", "trip"}
 
 
 @dataclass
@@ -128,9 +128,11 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
             value = subs.by_slug[vslug].title if vslug else r.value
             if vslug == subj:
                 continue
-            if r.attr == "employer" and r.detail == "with" and not _organization(r.value, subs) and \
+            if r.attr == "employer" and r.detail in ("with", "move") and not _organization(r.value, subs) and \
                     (f.get("subjects") or {}).get(r.value) != "organization":
-                continue  # "She's with Tom Hansen now": whom one is with is no employer
+                # "She's with Tom Hansen now": whom one is with is no employer; "she's gone
+                # to Lisbon": where one went is none either
+                continue
             out.append(Stated(subj, r.attr, r.key, value, vslug, r.op, f, r.detail,
                               r.phrase or _phrase(r.key), neg, r.event))
     return out
@@ -201,6 +203,7 @@ def now_text(st: Stated, title: str) -> str:
         "family": f"{v} is {title}'s {st.detail or 'relative'}",
         "contact": f"{v} is {title}'s {_contact(st.key)}contact",
         "lead": f"{v} leads {title}",
+        "trip": f"{title} is going to {v}",
         "species": f"{title} is {a_or_an(v)} {v}",
         "preference": (f"{title}'s {st.key} is {v}" if st.key.startswith("favorite ")
                        else f"{title} prefers {v}"),
@@ -220,6 +223,7 @@ def _past_text(st: Stated, title: str) -> str:
         "home": f"{title} lived in {v}",
         "contact": f"{v} was {title}'s {_contact(st.key)}contact",
         "lead": f"{v} led {title}",
+        "trip": f"{title} was going to {v}",
         "species": f"{title} was {a_or_an(v)} {v}",
         "preference": (f"{title}'s {st.key} was {v}" if st.key.startswith("favorite ")
                        else f"{title} preferred {v}"),
@@ -272,6 +276,7 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
     quantity ("threshold|alert" / "threshold|alert congestion") share a group."""
     groups: dict[tuple, list[Stated]] = defaultdict(list)
     keys: dict[tuple[str, str], list[str]] = defaultdict(list)
+    trips: dict[tuple[str, str], tuple[int, str | None]] = {}
     for st in sorted(stated, key=lambda s: (s.fact.get("date") or "", s.fact.get("order", 0))):
         if st.attr not in SINGLE:
             groups[(st.subject, st.attr, st.value.lower())].append(st)
@@ -281,6 +286,25 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
             # "X is no longer my contact" ends X wherever X is a contact
             key = next((k for (s2, a2, k) in groups if s2 == st.subject and a2 == "contact"
                         and any(_same(g.value, st.value) for g in groups[(s2, a2, k)])), key)
+        if st.attr == "contact" and key:
+            # "my contact at Brookside Lettings" / "Brookside … as my contact": one place
+            # named shorter is the same place (the words of one among the other's)
+            known = keys[(st.subject, st.attr)]
+            words = set(key.split()[1:])
+            match = next((k for k in known if words and (set(k.split()[1:]) <= words
+                                                         or words <= set(k.split()[1:]))), None)
+            if match is None:
+                known.append(key)
+            key = match or key
+        if st.attr == "trip":
+            # a trip to the same place said after the last one's day is another trip
+            n, last = trips.get((st.subject, key), (0, None))
+            if st.op == "set":
+                said = (st.fact.get("date") or "")[:10]
+                if last and said > last:
+                    n += 1
+                trips[(st.subject, key)] = (n, FX.day_of_value(st.value, said) or last)
+            key = f"{key}#{n}" if n else key
         if st.attr in ("number", "deadline"):
             known = keys[(st.subject, st.attr)]
             hits = [k for k in known if R.same_key(k, st.key)]

@@ -37,7 +37,10 @@ NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|
 UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|month|year)|\s*(?:%|percent|per\s*cent|(?:centi|milli|kilo)?met(?:re|er)s?|feet|foot|inch(?:es)?|miles?|tonnes?|kilos?|(?:milli)?lit(?:re|er)s?|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
          r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
          r"nurses|beds|pages|words|items|users|mb|gb|tb|kb|ms|px|dpi|°c|°f|degrees|hz|khz|mhz|ghz|"
-         r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples))?")
+         r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples|ppm|ppb|mmol|mg/l)"
+         # a count of anything, by its plural noun ("36 cartons", "12 pallets")
+         r"|\s+(?!(?:this|was|has|his|its|is|us|yes|plus|minus|less|across|towards|unless|thus|as|always|"
+         r"perhaps|sometimes|besides|whereas|afterwards|says|does|goes|gets|makes|seems|looks)\b)[a-z]{3,}(?<!ss)s(?![\w-]))?")
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
 DATE = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{_MONTHS})\s+\d{{1,2}}"
@@ -162,11 +165,23 @@ def is_job(title: str) -> bool:
     return any(h in _JOB_WORDS or _JOB_SUFFIX.search(h) for h in heads)
 
 
-#: Patterns whose value must pass :func:`is_job`.
+def _a_job(m: re.Match[str], v: str, op: str = "set") -> bool:
+    """Does the title a match read (group ``j``, else its value) name an occupation, and
+    more than a word too vague alone ("I'm the head of the queue"; a role that ended may be
+    one word: "I stepped down as chair")?"""
+    title = (m.groupdict().get("j") or v).strip().lower()
+    return is_job(title) and (op == "end" or title not in _VAGUE_TITLES)
+
+
+#: Patterns whose value must pass :func:`is_job` (the title in group ``j`` when there is one).
 _JOB_ONLY: set[re.Pattern[str]] = set()
+#: Employer patterns of a verb of moving ("gone to X", "left for X", "X poached me"): a job
+#: only when X is an organisation (``detail`` "move", checked where pages are known).
+_MOVES: set[re.Pattern[str]] = set()
 
 # role (lower-case job title)
-_ROLE = r"(?P<v>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)"
+#: (never a participle that starts what follows: "a pharmacist based in Accra")
+_ROLE = r"(?P<v>[a-z][a-z\-]+(?:\s+(?!(?:based|living|working|located)\b)[a-z][a-z\-]+){0,3}?)"
 _f("role", _IM + _SELF + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:at|for|with|in)\s+(?:the\s+)?[A-Z]")
 _f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+)?)\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
@@ -256,6 +271,10 @@ _f("preference", r"\bit['’]s\s+(?:all\s+|just\s+)?(?P<v>(?-i:" + NAME + r")|[a
    r"(?:these\s+days|nowadays|now)\b")
 _f("favorite", _MY + r"(?:new\s+)?fav(?:ou?rite)\s+(?P<k>[a-z][a-z ]{1,30}?)\s+(?:is|are)\s+(?:now\s+)?(?P<v>[\w'’ \-]{2,40}?)(?=[.,;!]|\s+(?:now|because)\b|$)")
 # formats and tools a person wants: "export charts as SVG", "send it as a PDF"
+#: File formats by name: "Charts should be SVG from now on" (not "should be OK").
+_FILE_FORMATS = (r"PDF|PNG|SVG|JPE?G|GIF|TIFF?|CSV|TSV|XLSX?|DOCX?|PPTX?|HTML|TXT|EPS|WEBP|JSON|XML|ODT|ODS|RTF|"
+                 r"MP3|MP4|WAV|FLAC|EPUB|HEIC|Markdown|Word|Excel")
+_f("format", r"(?:^|[.;!:,]\s+|\b(?:the|all|my|our|future)\s+)(?P<k>[a-z]+?)s?\s+(?:should|must|need\s+to|have\s+to|can|will|are\s+to)\s+(?:always\s+)?be\s+(?:in\s+|saved\s+as\s+|exported\s+as\s+|sent\s+as\s+)?(?:an?\s+)?(?P<v>(?-i:" + _FILE_FORMATS + r"))\b")
 _f("format", r"\b(?:export|send|save|share|deliver|submit)\s+(?:the\s+|all\s+|my\s+|our\s+|future\s+)?(?:[\w\-]+\s+){0,2}?(?P<k>[a-z]+?)s?\s+(?:files?\s+)?as\s+(?:an?\s+)?(?P<v>[A-Z]{2,5}|[A-Za-z]+ files)\b")
 
 # third person: "Hana Ito works at the Royal College of Nursing", "Elena Sokolova leads Project Lantern"
@@ -315,32 +334,155 @@ _t("lead", r"\b(?:[Tt]he)\s+(?:new\s+)?(?:lead|owner|project\s+lead)\s+(?:on|of|
 _t("lead", r"\b(?:I['’]m|I\s+am)\s+(?:now\s+)?the\s+(?:new\s+)?(?:lead|owner)\s+(?:on|of|for)\s+(?:the\s+)?" + _N_P + r"(?P<self>)", vtype="person")
 _t("lead", r"\bI\s+(?:have\s+|['’]ve\s+)?(?:took|taken)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?(?:the\s+)?" + _N_P + r"\s+from\s+(?-i:" + NAME + r")(?P<self>)", event=True, vtype="person")
 
+# ---- change of state by verb class ---------------------------------------------------
+# The rules above name a slot by its wording; these read it by what the words do: a title
+# that names an occupation (:func:`is_job`) wherever a person is said to be it, an
+# organisation someone went to by any verb of moving (the value must be an organisation:
+# ``detail`` "move", checked by the page layer), a role or job that ended, a project or
+# lead handed on, a home one is based or living in. Each was written against sentences of
+# other wordings than the labelled sets' (tests/dream/test_dream_supersession_rules.py).
+
+#: A title as said, "of" a field included ("head of design"), never a participle that
+#: starts what follows it ("a pharmacist based in Accra").
+_NOT_TITLE = r"(?!(?:based|living|working|located|from|no|not|never|also|still|just|going|leaving|done|back|off|on|in|at|now|so|very|really|sure|afraid|glad|happy|sorry)\b)"
+_TITLE = (r"(?P<v>" + _NOT_TITLE + r"[a-z][a-z\-]+(?:\s+(?!(?:based|living|working|located|from|now)\b)[a-z][a-z\-]+){0,3}?"
+          r"(?:\s+of\s+(?!(?:the|a|an|my|our|his|her|their)\b)[a-z][a-z\-]+)?)")
+#: What may follow a title: the clause's end, a workplace, a time.
+_AFTER_TITLE = (r"(?=\s*(?:[.,;!:)]|$)|\s+(?:at|for|with|in|on|of|now|again|since|from|these|nowadays|effective|as\s+of|"
+                r"based|living|working|last|this|yesterday|today|earlier|after|before|when|because|and|but|so)\b)")
+#: Titles too vague alone to be anyone's job ("I'm the head of the queue", "I'm the lead").
+_VAGUE_TITLES = frozenset("head lead chief owner partner member principal chair fellow associate rep agent".split())
+# a self-introduction at a sentence's start, the name in lower case as chat writes it
+# ("ravi sethi, support engineer", "nadia el-amin. data engineer at X", "hiya im jess tandy,
+# barista at X"): the speaker's job (capitalised names are read as third person, _INTRO)
+_SELF_INTRO = (r"^(?:(?:hi|hey|hello|hiya|morning|evening)\s*[.,!]*\s+)?(?:(?:i['’]m|im|i\s+am|this\s+is|it['’]s)\s+)?"
+               r"(?!(?:my|our|his|her|their|your|the|a|an|ok|okay|so|and|but|thanks|thank|yes|no|well|sorry|sure)\b)"
+               r"(?-i:[a-z][\w'’\-]+(?:\s+[a-z][\w'’\-]+){0,2})(?:\s+here)?\s*[,.–—:-]\s*(?:(?:i['’]m|im)\s+)?(?:an?\s+|the\s+)?")
+_f("role", _SELF_INTRO + _TITLE + _AFTER_TITLE)
+_JOB_ONLY.add(_FIRST[-1][1])
+_f("employer", _SELF_INTRO + r"(?P<j>[a-z][a-z\-]+(?:\s+[a-z][a-z\-]+){0,3}?)\s+(?:at|for|with)\s+" + _THE + _N, vtype="organization")
+_JOB_ONLY.add(_FIRST[-1][1])
+# the speaker is a title, with an article or without ("I'm deputy head at X", "I'm now acting
+# headteacher", "Since the reorg I'm the platform architect", "I'm a staff nurse on the
+# cardiac ward"); "also" adds a role rather than replacing one, so it is left out
+_f("role", _IM + _SELF + r"(?:now\s+|currently\s+|officially\s+)?(?:working\s+as\s+)?(?:an?\s+|the\s+)?" + _TITLE + _AFTER_TITLE)
+_JOB_ONLY.add(_FIRST[-1][1])
+# a role that ended: "I stepped down as treasurer", "I'm no longer release manager", "I'm not
+# the team lead any more", "I retired as head of sales"
+_f("role", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:stepped\s+down|resigned|retired|stood\s+down|quit)\s+as\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + _AFTER_TITLE, op="end", event=True)
+_JOB_ONLY.add(_FIRST[-1][1])
+_f("role", _IM + r"no\s+longer\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + _AFTER_TITLE, op="end", event=True)
+_JOB_ONLY.add(_FIRST[-1][1])
+_f("role", _IM + r"not\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + r"\s+(?:any\s*more|now)\b", op="end", event=True)
+_JOB_ONLY.add(_FIRST[-1][1])
+_f("role", _I + r"(?:was|were|have\s+been|'ve\s+been|been|got|just\s+got|finally\s+got)\s+(?:made|named|appointed)\s+(?:an?\s+|the\s+)?" + _TITLE + _AFTER_TITLE, event=True)
+_JOB_ONLY.add(_FIRST[-1][1])
+# promoted to is a title by the verb ("ward sister", "staff sergeant"), whatever its words
+_f("role", _I + r"(?:was|were|have\s+been|'ve\s+been|been|got|just\s+got|finally\s+got)\s+(?:promoted|bumped\s+up)\s+to\s+(?:an?\s+|the\s+)?" + _TITLE + _AFTER_TITLE, event=True)
+# working somewhere, in every tense and as contractor ("I'm contracting at X", "workin at X
+# since last wk" with the subject left out, as chat does)
+_f("employer", _IM + _NOW + r"(?:contracting|freelancing|consulting|temping|interning|working|employed)\s+(?:at|for|with|by)\s+" + _THE + _N, vtype="organization")
+_f("employer", r"(?:^|[.;!:]\s+)(?:now\s+|currently\s+)?(?:working|workin['’]?|employed)\s+(?:at|for)\s+" + _THE + _N + r"(?=\s+(?:now|since|these\s+days|from)\b|\s*[.,;!]|$)", vtype="organization")
+# a job that ended: "my contract at X ended in May", "my placement with X is over"
+_f("employer", _MY + r"(?:contract|job|position|role|placement|secondment|internship|time)\s+(?:at|with)\s+" + _THE + _N + r"\s+(?:has\s+|had\s+)?(?:ended|finished|ends|is\s+over|was\s+over|came\s+to\s+an\s+end|was\s+terminated|wasn['’]t\s+renewed)", op="end", event=True, vtype="organization")
+# moving to an organisation by any verb of moving ("I moved to X", "I've gone over to X",
+# "left A for X", "switched to X"): a job only when X is an organisation (detail "move")
+_f("employer", _I + r"(?:just\s+|finally\s+)?(?:moved|gone|went|switched|jumped\s+ship|defected)\s+(?:over\s+)?to\s+" + _THE + _N, event=True, vtype="organization")
+_MOVES.add(_FIRST[-1][1])
+_f("employer", r"(?:\b(?:I|we)(?:['’]ve|\s+have)?\s+|(?:^|[.;!:]\s+)(?:finally\s+|just\s+)?)left\s+(?:[\w&'’\- ]{1,40}?\s+)?for\s+" + _THE + _N, event=True, vtype="organization")
+_MOVES.add(_FIRST[-1][1])
+# the organisation as the one acting: "Threadline poached me", "X hired me", "X took me on"
+_f("employer", r"(?:^|[.;!:,]\s+|\bso\s+)(?P<v>(?-i:" + NAME + r"))\s+(?:have\s+|has\s+|just\s+|finally\s+)?(?:poached|hired|recruited|headhunted|took\s+on|signed)\s+me\b", event=True, vtype="organization")
+_MOVES.add(_FIRST[-1][1])
+# someone else moving: "X has gone to Y", "X left for Y", "X was poached by Y", "X signed with Y"
+_t("employer", _S + r"\s+(?:has\s+|have\s+|just\s+|finally\s+)*(?:gone|went|moved|switched|jumped\s+ship)\s+(?:over\s+)?to\s+" + _THE + _N, event=True, vtype="organization")
+_MOVES.add(_THIRD[-1][1])
+_t("employer", _S + r"\s+(?:has\s+|just\s+)*left\s+(?:[\w&'’\- ]{1,40}?\s+)?for\s+" + _THE + _N, event=True, vtype="organization")
+_MOVES.add(_THIRD[-1][1])
+_t("employer", _S + r"\s+(?:has\s+been|was|got|has|just\s+got)\s+(?:poached|hired|recruited|headhunted|snapped\s+up)\s+by\s+" + _THE + _N, event=True, vtype="organization")
+_MOVES.add(_THIRD[-1][1])
+_t("employer", _S + r"\s+(?:has\s+|just\s+)*signed\s+(?:on\s+)?with\s+" + _THE + _N, event=True, vtype="organization")
+_MOVES.add(_THIRD[-1][1])
+# someone else's title, with a phrase between name and verb ("Chloe Abbott on my team is a
+# junior designer", "Omar from accounts is now the finance lead")
+_BETWEEN = r"(?:\s+(?:on|in|from|at)\s+(?:my|our|the|his|her|their)\s+[a-z]+|\s+from\s+[a-z]+)?"
+_t("role", _S + _BETWEEN + r"\s+is\s+(?:now\s+)?(?:an?\s+|the\s+)" + _TITLE + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|since|these\s+days|again)\b)")
+_JOB_ONLY.add(_THIRD[-1][1])
+_t("role", _S + r"\s+(?:has\s+)?(?:stepped\s+down|resigned|retired|stood\s+down)\s+as\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + _AFTER_TITLE, op="end", event=True)
+_JOB_ONLY.add(_THIRD[-1][1])
+_t("role", _S + r"\s+is\s+no\s+longer\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + _AFTER_TITLE, op="end", event=True)
+_JOB_ONLY.add(_THIRD[-1][1])
+# an introduction of title alone ("Tobias Wirth, product manager."), the speaker's or another's
+_t("role", _INTRO + r"(?P<v>" + _JOB + r")(?=\s*(?:[.;!]|$)|\s*,\s*(?:living|based|mostly|working)\b)")
+_JOB_ONLY.add(_THIRD[-1][1])
+# someone else's manager: "Pete Lindqvist on my team reports to X", "X now reports to Y"
+_t("manager", _S + _BETWEEN + r"\s+(?:now\s+|still\s+)?(?:reports|is\s+reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
+# the speaker's, as a clause of a sentence about them ("I started at X on Monday, reporting to Y")
+_f("manager", r"^(?:I|we)\b[^.;]*?,\s+(?:now\s+)?reporting\s+(?:directly\s+)?to\s+" + _N, vtype="person")
+# a project handed on or run by someone, in the passive and the active: "P is led by X",
+# "X handed P over to Y", "X owns P", "owner of P: X", "P owner -> X", "… stepping back from
+# P; Y runs it"
+_t("lead", _N_P + r"\s+(?:is|was)\s+(?:now\s+)?(?:led|run|owned|headed|managed|coordinated)\s+by\s+" + _V_P, vtype="person")
+_t("lead", _V_P + r"\s+(?:now\s+)?(?:owns|coordinates)\s+" + _THE + _N_P, vtype="person")
+_t("lead", r"(?-i:" + NAME + r")\s+(?:has\s+)?(?:handed|passed)\s+(?:over\s+|on\s+)?(?:the\s+)?" + _N_P + r"\s+(?:over\s+|on\s+)?to\s+" + _V_P, event=True, vtype="person")
+_t("lead", _V_P + r"\s+(?:took|has\s+taken|is\s+taking|takes)\s+over\s+(?:the\s+)?" + _N_P + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|this|last|on|since|as|from)\b)", event=True, vtype="person")
+_t("lead", r"\b(?i:lead|owner|project\s+lead|tech\s+lead|product\s+owner)\s+(?:of|on|for)\s+(?:the\s+)?" + _N_P + r"\s*(?::|=|->|→|=>|–|—)\s*(?:now\s+)?" + _V_P, vtype="person")
+_t("lead", _N_P + r"\s+(?i:lead|owner|project\s+lead|tech\s+lead)\s*(?::|=|->|→|=>|is\s+now|is)\s*(?:now\s+)?" + _V_P, vtype="person")
+_t("lead", r"\b(?i:from|off|on|of|leaving|left|quitting)\s+(?:the\s+)?" + _N_P + r"\b[^.;]{0,60}?[;,]\s*(?:and\s+|so\s+)?" + _V_P + r"\s+(?:now\s+)?(?:runs|leads|owns|heads|is\s+running|is\s+leading|has)\s+it\b", vtype="person")
+# a home one is based or living in ("I'm a pharmacist based in Accra", "Pablo Herrera,
+# product designer, living in Valencia"), moved to with the subject left out ("Big month:
+# moved to Madrid")
+_f("home", _IM + r"(?:an?\s+[a-z][a-z\- ]{1,40}?\s+)?(?:based|living)\s+(?:in|out\s+of)\s+" + _N, vtype="place")
+_f("home", _SELF_INTRO + r"(?:[a-z][\w\- ]{1,40}?,\s*)?(?:based|living)\s+in\s+" + _N, vtype="place")
+_t("home", _INTRO + r"(?:[a-z][\w\- ]{1,40}?,\s*)?(?:based|living)\s+in\s+" + _N, vtype="place")
+_f("home", r"(?:^|[.;!:]\s+)(?:just\s+|finally\s+|we\s+|I\s+)?(?:moved|relocated)\s+(?:back\s+)?to\s+" + _N + r"(?=\s*(?:[.,;!]|$)|\s+(?:on|in|last|this|and|with|from)\b)", event=True, vtype="place")
+# a project one was moved onto: "they moved me off A onto B", "I've been put on B"
+_f("project", r"\b(?:moved|put|switched|reassigned|transferred|shifted|pulled)\s+me\s+(?:off\s+(?:the\s+)?(?-i:" + NAME + r")\s+)?(?:on|onto|on\s+to|over\s+to)\s+(?:the\s+)?" + _N, event=True, vtype="project")
+_f("project", _I + r"(?:was|have\s+been|'ve\s+been|been|got)\s+(?:moved|put|switched|reassigned|transferred|shifted)\s+(?:off\s+(?:the\s+)?(?-i:" + NAME + r")\s+)?(?:onto|on\s+to|over\s+to)\s+(?:the\s+)?" + _N, event=True, vtype="project")
+# a contact someone assigned: "Brookside have switched me to Callum Reid as my contact"
+_f("contact", r"(?-i:(?P<k>" + NAME + r"))\s+(?:have\s+|has\s+)?(?:switched|moved|assigned|reassigned|passed|handed)\s+me\s+(?:over\s+)?to\s+" + _N + r"\s+as\s+(?:my|our)\s+(?:new\s+)?(?:main\s+)?contact\b", vtype="person")
+_f("contact", _N + r"\s+is\s+(?:now\s+)?(?:my|our)\s+(?:new\s+)?(?:main\s+)?contact\s+(?:at|with|in)\s+(?:the\s+)?(?P<k>(?-i:" + NAME + r"))", vtype="person")
+
 # numbers and deadlines, keyed by their head noun
 _QTY_HEADS = (r"threshold|limit|budget|target|cap|quota|minimum|maximum|max|min|rate|score|size|"
               r"count|number|price|fee|salary|rent|deposit|goal|distance|height|width|length|"
               r"depth|weight|temperature|interval|timeout|dose|dosage|headcount|sample size|tolerance|margin|"
-              r"capacity|duration")
+              r"capacity|duration|point|level|frequency|ratio|speed|ceiling|floor|setpoint|buffer|allowance|"
+              r"reserve|retention|concentration")
 _QTY = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
     rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|was changed to|has changed to|"
     rf"changed to|moved to|went up to|went down to|is now|will be|should be|of|"
-    rf"(?:moved|went|changed|went up|went down|dropped|rose|fell)\s+from\s+{NUMBER}{UNIT}\s+to)\s+(?:now\s+|set to\s+|at\s+)?"
+    rf"(?:moved|went|changed|went up|went down|dropped|rose|fell)\s+from\s+{NUMBER}{UNIT}\s+to|"
+    # terse: "batch size up to 128 now", "the reorder point raised to 36"
+    rf"(?:(?:is|are|was|has\s+been|got)\s+)?(?:now\s+)?(?:up|down|back|raised|lowered|increased|reduced|bumped(?:\s+up|\s+down)?|cut)\s+to)\s+(?:now\s+|set to\s+|at\s+)?"
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,4}}?)(?:(?P<head>deadline|due date)\s+"
     rf"(?:(?:for|of|on)\s+(?:the\s+)?(?P<of>[\w\-]+(?:\s+[\w\-]+){{0,3}}?)\s+)?"
     rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now)\s+(?:now\s+)?"
     rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:from\s+(?:the\s+)?{DATE}\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
-    rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+)"
+    rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+|"
+    rf"(?<=[a-z]\s)(?P<head4>due)\s+(?:on\s+|by\s+)?|(?<=[a-z]\s)(?P<head5>date)\s+(?:is|was|has\s+been|will\s+be)\s+(?:now\s+)?(?:moved\s+to\s+|set\s+for\s+)?)"
     rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
 _QTY_VERB = re.compile(
     rf"\b(?:lowered|raised|increased|reduced|changed|set|moved|bumped|dropped|cut|updated|adjusted)\s+"
     rf"(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
-    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:from\s+{NUMBER}{UNIT}\s+)?to\s+"
+    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?(?:\s+(?:up|down|back))?\s+(?:from\s+{NUMBER}{UNIT}\s+)?to\s+"
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE_VERB = re.compile(
     rf"\b(?:pushed|moved|postponed|brought forward|extended|changed)\s+(?:the\s+|our\s+|my\s+)?"
     rf"(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:deadline|due date)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<v>{DATE})\b", re.I)
+#: A date that moved, by the verb of moving ("launch slipped to 23 September", "the review got
+#: pushed back to Friday", "the handover date has been moved to 3 May"): keyed by what moved.
+_DEADLINE_SLIP = re.compile(
+    rf"(?:^|\b(?:the|our|my|their)\s+|[.;:!,]\s+)(?P<mods>(?:[\w\-]+\s+){{0,2}}?[\w\-]+)\s+(?:date\s+|deadline\s+)?"
+    rf"(?:(?:has|have|had|was|were|is|got|been|just)\s+)*(?:slipped|slips|pushed(?:\s+back|\s+out)?|postponed|delayed|"
+    rf"put\s+back|brought\s+forward|bumped|shifted|moved(?:\s+back|\s+out)?|rescheduled)\s+(?:back\s+|out\s+)?to\s+"
+    rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
+#: Words that are no name of something due (a subject pronoun, a verb left in front).
+_NOT_DUE = frozenset("i we you he she they it this that which who what there here me us him her them "
+                     "is are was were be been has have had get got just also when if".split())
 #: A bound stated as one ("the white oak has to be under 9 percent moisture") and a bound
 #: named after its value ("it's 7 percent max for the oak, not 9"): keyed max/min + what it
 #: bounds, so the two are one quantity.
@@ -362,7 +504,7 @@ _QTY_SIZE = re.compile(
     rf"(?P<v>{NUMBER}\s*{_MEASURE})(?![\w-])", re.I)
 _LOWER_BOUND = ("over", "above", "more than", "at least", "no less than")
 _NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
-_STOP_MODS = frozenset("the a an our my its this that new old current now also for".split())
+_STOP_MODS = frozenset("the a an our my its this that new old current now also for it them".split())
 
 
 def _mods(s: str) -> str:
@@ -437,11 +579,33 @@ def needs_antecedent(sentence: str) -> int | None:
     return min(at) if at else None
 
 
+#: Chat's spellings of the first person ("im at X now", "ive joined X", "i work at X").
+_CHAT_SPELLING = [(re.compile(r"\b[Ii]m\b"), "I'm"), (re.compile(r"\b[Ii]ve\b"), "I've"),
+                  (re.compile(r"\bi(?=\s|['’])"), "I"), (re.compile(r"\bIm\b"), "I'm")]
+
+
+def _chat_spelling(sentence: str) -> str:
+    """``sentence`` with chat's first person written out, so every rule reads it."""
+    for rx, rep in _CHAT_SPELLING:
+        sentence = rx.sub(rep, sentence)
+    return sentence
+
+
 def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     """Every relation stated in ``sentence`` (first-person subjects are ``""``);
     ``antecedent``: the person a "he"/"she" of the sentence stands for."""
+    in_lower_case = sentence == sentence.lower()
+    sentence = _chat_spelling(sentence)
     out = (_first_person(sentence) + _third_person(sentence) + _quantities(sentence)
-           + _bounds(sentence) + _deadlines(sentence))
+           + _bounds(sentence) + _deadlines(sentence) + _trips(sentence)
+           + (_lower_case_people(sentence) if in_lower_case else []))
+    out += [r for r in _dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
+    # a setting for once ("for today's run only, set the batch size to 32") changes no
+    # standing value; a quantity someone else owns ("my husband set his step goal to 7000")
+    # is not the speaker's
+    if _TEMPORARY.search(sentence):
+        out = [r for r in out if r.attr not in _SETTINGS]
+    out = [r for r in out if not (r.attr in ("number", "deadline") and _OTHERS_RE.search(r.phrase or ""))]
     if antecedent and _PRONOUN_MANAGER.search(sentence):
         out.append(Relation("", "manager", antecedent, "set", "", False, "person"))
     if antecedent:
@@ -459,6 +623,134 @@ _IRREALIS = re.compile(r"\b(?:if|unless|suppose|supposing|imagine|whether|in\s+c
                        re.I)
 
 
+#: Closed sets of values of one dimension of how a person wants things (a standing choice
+#: among them): a newer choice in the same dimension replaces the older, whatever the verb
+#: ("I use British spelling" → "Actually I prefer American spelling now"; "Give me
+#: temperatures in Fahrenheit" → "Switch to Celsius please"). (dimension, pattern, canonical
+#: spellings of one value).
+_DIMENSIONS: list[tuple[str, re.Pattern[str], dict[str, str]]] = [
+    ("spelling", re.compile(r"\b(?P<v>(?:British|American|UK|US|Australian|Canadian|Oxford)\s+(?:English\s+)?spelling)\b"),
+     {"uk": "British", "us": "American"}),
+    ("temperature unit", re.compile(r"\b(?:degrees\s+)?(?P<v>Celsius|Fahrenheit|centigrade|celsius|fahrenheit)\b"),
+     {"centigrade": "Celsius", "celsius": "Celsius", "fahrenheit": "Fahrenheit"}),
+    ("units", re.compile(r"\b(?P<v>metric|imperial)(?:\s+units|\s+measurements)?\b", re.I), {}),
+    ("layout", re.compile(r"\b(?P<v>(?:(?:full|short|proper|longer|plain)\s+)?paragraphs|prose|bullet(?:ed)?\s+(?:points|lists?)|bullets|"
+                          r"numbered\s+lists?|tables)\b", re.I),
+     {"bullets": "bullet points", "bullet list": "bullet points", "bulleted list": "bullet points",
+      "bullet lists": "bullet points", "bulleted lists": "bullet points", "bullet points": "bullet points"}),
+    ("time format", re.compile(r"\b(?P<v>(?:24|12)[- ]hour\s+(?:clock|time|format))\b", re.I), {}),
+]
+#: What makes a value of a dimension the speaker's standing choice: their own stance ("I
+#: prefer", "I use", "I like replies as …"), a switch ("switch to X", "I've gone back to X"),
+#: or an instruction opening the sentence ("Give me temperatures in X", "From now on write to
+#: me in X"); a stance that ends ("I don't need bullet points anymore") ends it.
+_DIM_TRIGGER = re.compile(
+    r"\b(?:I|we)(?:['’]d|\s+would)?\s+(?:(?:now|really|actually|mostly|always|usually|still|much|generally)\s+)*(?P<stance>prefer|use|like|want|"
+    r"write\s+in|work\s+in|think\s+in|rather\s+have)\b"
+    r"|(?:^|[.;!:]\s+|\b(?:I|we)(?:['’]ve|\s+have|['’]ll|\s+will)?\s+(?:just\s+|now\s+)?|\bplease\s+|\blet['’]s\s+)(?P<switch>switch|switched|"
+    r"change|changed|go\s+back|gone\s+back|went\s+back|move|moved)(?:\s+(?:over|back))?(?:\s+from\s+[^.;!?]{1,40}?)?\s+to\b"
+    r"|^(?:(?:please|always|from\s+now\s+on|going\s+forward|in\s+future|from\s+today)\s*,?\s+)*(?:just\s+)?(?P<order>give|send|write|reply|"
+    r"answer|format|put|show|keep|do|use|list|express|set\s+out)\b"
+    r"|\b(?:I|we)\s+(?:don['’]t|do\s+not|no\s+longer|won['’]t)\s+(?P<stop>want|need|use|like)\b", re.I)
+#: Words between an instruction and its value that make it about one thing, not a standing
+#: choice ("Write this in bullet points", "give me today's forecast in Celsius").
+_ONE_OFF = re.compile(r"\b(?:this|that|these|those|it|today['’]s|tonight['’]s|the\s+(?:last|attached|above|following))\b", re.I)
+_NOT_CHOSEN = re.compile(r"(?:\bnot|\brather\s+than|\binstead\s+of|\bover|\bfrom|\bthan|\bno\s+more)\s+(?:in\s+|as\s+)?$", re.I)
+
+
+def _dimensions(sentence: str) -> list[Relation]:
+    """The speaker's standing choices of a :data:`_DIMENSIONS` value (see there)."""
+    out: list[Relation] = []
+    for t in _DIM_TRIGGER.finditer(sentence):
+        if _hypothetical(sentence, t.start()):
+            continue
+        end = re.search(r"[.;!?]|\s+but\b", sentence[t.end():])
+        clause = sentence[t.end():t.end() + end.start()] if end else sentence[t.end():]
+        for dim, rx, canon in _DIMENSIONS:
+            for m in rx.finditer(clause):
+                if _NOT_CHOSEN.search(clause[:m.start()]) or (t.group("order") and _ONE_OFF.search(clause[:m.start()])):
+                    continue
+                v = m.group("v")
+                v = canon.get(v.lower(), v)
+                if dim == "spelling":
+                    first, rest = v.split(None, 1)
+                    v = f"{canon.get(first.lower(), first)} {rest}"
+                op = "end" if t.group("stop") else "set"
+                if not any(r.key == f"preference {dim}" for r in out):
+                    out.append(Relation("", "preference", v, op, f"preference {dim}"))
+                break
+    return out
+
+
+#: A day of a month, as a trip is dated (a weekday alone names a day of any week).
+DAY_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{_MONTHS})\s+\d{{1,2}}"
+             rf"(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)")
+#: A trip: where to and when, keyed by where ("I'm flying to Lisbon on 3 May" → "now I'm
+#: flying to Lisbon on 10 May instead"; "Crete's off, we cancelled it" ends it). A trip
+#: there said after the last one's day is another trip, not a change (:mod:`.pages`).
+_TRIP = re.compile(
+    rf"\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:now\s+|still\s+)?(?:flying|going|travelling|traveling|"
+    rf"heading|driving|sailing|off)\s+(?:back\s+)?to\s+(?P<dest>(?-i:{NAME}))\s+(?:on|from)\s+(?:the\s+)?(?P<date>{DAY_MONTH})\b", re.I)
+_TRIP_OFF = re.compile(
+    rf"(?:^|[.;!:,]\s+)(?:the\s+|our\s+|my\s+)?(?P<dest>(?-i:{NAME}))(?:\s+trip|\s+holiday)?(?:['’]s|\s+is)\s+(?:now\s+)?(?:off|cancelled|canceled)\b"
+    rf"|\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|cancel|called\s+off|call\s+off)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+(?:trip|holiday|flight)",
+    re.I)
+
+
+def _trips(sentence: str) -> list[Relation]:
+    """Trips the speaker is making or called off (see :data:`_TRIP`)."""
+    out: list[Relation] = []
+    for m in _TRIP.finditer(sentence):
+        if not _hypothetical(sentence, m.start()) and m.group("dest").split()[0].lower() not in _BAD_VALUES:
+            out.append(Relation("", "trip", f"{m.group('dest')} on {m.group('date')}", "set",
+                                "trip|" + m.group("dest").lower(), event=True))
+    for m in _TRIP_OFF.finditer(sentence):
+        dest = m.group("dest") or m.group("dest2")
+        if not _hypothetical(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
+            out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
+    return out
+
+
+#: Someone named in lower case where a person is the value ("my line manager is tariq aziz"),
+#: in a sentence written all in lower case (a writer who capitalises nothing): two words
+#: that are no common word of chat, nor read as an adjective, adverb or participle.
+_LOWER_PERSON = re.compile(r"\bmy\s+(?:new\s+)?(?:line\s+manager|manager|boss|supervisor|team\s+lead)(?:\s+is|['’]s)\s+(?:now\s+)?"
+                           r"(?P<v>[a-z]{2,}\s+[a-z]{2,})(?=\s*(?:[,.;!]|$)|\s+now\b)")
+_NOT_NAME_WORDS = frozenset("""
+a an the my our his her their your this that it is was be on off in out at to of for and or but so
+very really super pretty quite kinda sorta so too rather bit lot much more most less least not no
+new old nice great good bad fine ok okay cool chill strict lovely awesome terrible awful busy sick
+ill away back here there now today tomorrow yesterday still also just leave holiday vacation gone
+leaving retiring moving great amazing brilliant decent fair hard tough kind mean rude lazy sound
+the best worst same different another someone somebody nobody everyone younger older tiny huge
+""".split())
+_NOT_NAME_END = re.compile(r"(?:ly|ing|ed|ful|ous|ive|ic|able|ible|less|est)$")
+
+
+def _lower_case_people(sentence: str) -> list[Relation]:
+    """The speaker's manager named in lower case (see :data:`_LOWER_PERSON`), of a sentence
+    written in lower case."""
+    out = []
+    for m in _LOWER_PERSON.finditer(sentence):
+        words = m.group("v").split()
+        if _hypothetical(sentence, m.start()) or any(w in _NOT_NAME_WORDS or _NOT_NAME_END.search(w) for w in words):
+            continue
+        out.append(Relation("", "manager", " ".join(w.capitalize() for w in words), "set", "", False, "person"))
+    return out
+
+
+#: What holds for once or for a while, not from now on.
+_TEMPORARY = re.compile(r"\b(?:(?:only|just)\s+for\s+(?:today|tonight|now|this\s+(?:once|run|time|test|one|week|batch))"
+                        r"|for\s+(?:today|tonight|now|this\s+(?:once|run|time|test|one))\s+only"
+                        r"|for\s+(?:today|tonight|this\s+week)['’]s\s+[\w\- ]{1,30}?\s+only"
+                        r"|temporar(?:y|ily)|one[- ]off|this\s+once|for\s+the\s+time\s+being|just\s+this\s+(?:once|time|run))\b",
+                        re.I)
+#: Attributes a one-off leaves as they were (a job said "for now" is still a job).
+_SETTINGS = frozenset("number deadline preference format".split())
+#: A quantity's name that says whose it is, when that is someone else's.
+_OTHERS_RE = re.compile(r"^(?:his|her|their|your)\b", re.I)
+
+
 def _hypothetical(sentence: str, at: int) -> bool:
     """Is the text at ``at`` inside a condition, supposition or wish of ``sentence``?"""
     return bool(_IRREALIS.search(sentence[:at]))
@@ -473,7 +765,7 @@ def _first_person(sentence: str) -> list[Relation]:
             v = _clean_value(_own_value(sentence, m, "v"))
             if not v or v.lower() in _BAD_VALUES or _hypothetical(sentence, m.end()):
                 continue
-            if rx in _JOB_ONLY and not is_job(v):
+            if rx in _JOB_ONLY and not _a_job(m, v, op):
                 continue
             key = ""
             a = attr
@@ -492,7 +784,7 @@ def _first_person(sentence: str) -> list[Relation]:
                 key = "format of " + m.group("k").lower().rstrip("s")
             elif attr == "contact" and m.groupdict().get("k"):
                 key = "contact " + _mods(m.group("k"))
-            detail = (m.groupdict().get("d") or "").lower()
+            detail = "move" if rx in _MOVES else (m.groupdict().get("d") or "").lower()
             if attr == "family" and v.lower() in _PET_WORDS:
                 continue
             if attr == "preference" and v[:1].isupper() and not v.split()[0].isupper() and \
@@ -533,9 +825,9 @@ def _third_person(sentence: str) -> list[Relation]:
                 v = SELF  # "I'm the lead on P": the speaker
             else:
                 v = _clean_value(_own_value(sentence, m, "v")) if m.groupdict().get("v") else ""
-            if rx in _JOB_ONLY and not is_job(v):
+            if rx in _JOB_ONLY and not _a_job(m, v, op):
                 continue
-            detail = (m.groupdict().get("d") or "").lower()
+            detail = "move" if rx in _MOVES else (m.groupdict().get("d") or "").lower()
             if attr == "species":
                 v = detail = _singular(detail)
             if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
@@ -671,6 +963,12 @@ def _deadlines(sentence: str) -> list[Relation]:
         # "the Lakeview Cottage has to be done by April 30": the thing due, not its modal
         end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
         mods = _mods(sentence[start:end] + " " + (m.group("of") or ""))
+        if m.group("head4") or m.group("head5"):
+            # "thesis draft due 1 june", "our launch date is 9 September": what is due must
+            # be named ("due 3 May" alone, "the date is …" name nothing)
+            if not mods or set(mods.split()) & _NOT_DUE:
+                continue
+            head = "deadline"
         if head in ("is", "are"):
             head = "deadline"
         elif head not in ("deadline", "due date"):
@@ -681,6 +979,15 @@ def _deadlines(sentence: str) -> list[Relation]:
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
                             _with_front(f"deadline|{mods}" + _names_key(span, start), sentence, m.start("v")),
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
+    for m in _DEADLINE_SLIP.finditer(sentence):
+        start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
+        what = " ".join(sentence[start:m.end("mods")].split())
+        mods = _mods(what)
+        if not mods or set(mods.split()) & _NOT_DUE or _hypothetical(sentence, m.start()):
+            continue
+        out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
+                            f"deadline|{mods}" + _names_key(sentence[start:m.end("mods")], start), False, "",
+                            phrase=f"deadline for {what}"))
     for m in _DEADLINE_VERB.finditer(sentence):
         what = " ".join(m.group("mods").split())
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",

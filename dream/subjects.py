@@ -231,12 +231,15 @@ _SIGNED_RE = re.compile(r"\b(?i:best|cheers|regards|best wishes|all the best|tha
 _VOCATIVE_RE = re.compile(r"^[^:\"“]*?,\s+((?-i:[A-Z][a-z]+))\s*[.!]$")
 
 
-#: A self-introduction written in lower case: "mateo ruiz here", "i'm mateo ruiz", "this is
-#: mateo ruiz".
+#: A self-introduction written in lower case: "mateo ruiz here", "i'm mateo ruiz", "im mateo
+#: ruiz", "this is mateo ruiz", "mateo ruiz, welder".
 _W = r"[a-z][a-z'’\-]+"
 _LOWER_SELF_RE = re.compile(
     rf"(?:(?:^|[.,!:;]\s*|\b(?i:hi|hey|hello|hiya)\b[\s,.!]*)(?P<first>{_W})\s+(?P<last>{_W})\s+here\b"
-    rf"|\b(?:[Ii]['’]m|[Ii]\s+am|[Mm]y\s+name\s+is|[Tt]his\s+is)\s+(?P<first2>{_W})\s+(?P<last2>{_W})(?=\s*[.,!]|\s*$))")
+    rf"|\b(?:[Ii]['’]?m|[Ii]\s+am|[Mm]y\s+name\s+is|[Tt]his\s+is)\s+(?P<first2>{_W})\s+(?P<last2>{_W})(?=\s*[.,!]|\s*$)"
+    # the name alone opening what the speaker says, then what they do ("ravi sethi, support
+    # engineer", "nadia el-amin. data engineer at X")
+    rf"|^(?:(?i:hi|hey|hello|hiya)\b[\s,.!]*)?(?P<first3>{_W})\s+(?P<last3>{_W})(?=\s*[.,:;!–—]))")
 #: Words that follow a name without being a surname ("mateo again here", "mateo from x").
 _NOT_SURNAME = frozenset("""
 again here back from also just still now too and or but the a an at in on with of is was
@@ -256,7 +259,8 @@ def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]
         if spk in out or is_role(spk) or " " in spk.strip():
             continue
         for m in _LOWER_SELF_RE.finditer(sent):
-            first, last = m.group("first") or m.group("first2"), m.group("last") or m.group("last2")
+            first = m.group("first") or m.group("first2") or m.group("first3")
+            last = m.group("last") or m.group("last2") or m.group("last3")
             if first.lower() == spk.strip().lower() and last not in common and \
                     last not in _NOT_SURNAME and clean_name(last.capitalize()):
                 out[spk] = f"{spk.strip()} {last.capitalize()}"
@@ -380,6 +384,13 @@ def _place_in_place(n: str, m: str, kinds: dict[str, str | None], placey: set[st
     return kinds.get(m) != "person" and m not in people
 
 
+def _first_name_of(n: str, m: str, kinds: dict[str, str | None], people: set[str]) -> bool:
+    """Is the person ``n`` the first name of ``m``, known as a person's full name whatever its
+    head word says ("Zoe" for the speaker's "Zoe Park", "Ana" for "Ana Hill")?"""
+    return (kinds.get(n) == "person" or n in people) and m in people and len(m.split()) == 2 \
+        and m.split()[0] == n
+
+
 def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
               speakers: set[str] | frozenset[str] = frozenset(),
               placey: set[str] | frozenset[str] = frozenset(),
@@ -411,7 +422,8 @@ def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,
                 ml = [t.lower() for t in m.split()]
                 if len(toks) > 1 and (ml[:len(low)] == low or ml[-len(low):] == low):
                     targets.append(m)  # "St Aldric" → "St Aldric Hospital"
-                elif len(toks) == 1 and low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey) \
+                elif len(toks) == 1 and ((low[0] in _distinctive(m) and _kind_allows(n, m, kinds, placey))
+                                         or _first_name_of(n, m, kinds, people)) \
                         and not _place_in_place(n, m, kinds, placey, people):
                     targets.append(m)
         if not targets and len(toks) == 1:
@@ -730,8 +742,9 @@ def build(facts: list[dict], speakers: set[str], settings: Settings,
                              men.votes)
     placey = {n for n in men.counts if (evidence.strong.get(n) or {}).get("place")
               or (evidence.cues.get(n) or {}).get("place")}
+    # a speaker's full name is a person's whatever its head word ("Zoe Park", "Ana Hill")
     people = {n for n in men.counts if (evidence.strong.get(n) or {}).get("person")
-              or (evidence.cues.get(n) or {}).get("person")}
+              or (evidence.cues.get(n) or {}).get("person")} | set(extra_names or {})
     canon = merge_map(men.counts, {n: _majority(men.votes.get(n)) for n in men.counts}, set(human),
                       placey, people)
     if related is None:
