@@ -1,6 +1,10 @@
 """The working set: which corpus files are local, fetching them, writing them, uploading.
 
-This is the core the mount calls; it never imports ``fs``. Threading discipline (S3QL's):
+This is the core the mount calls; it never imports ``fs``. :class:`WorkingSet` is the front
+the mount and the commands use; its parts, each in its own module, are the tree of names in
+memory (``tree.py``), the name operations (``namespace.py``, ``rename.py``), the listing
+sync (``listing.py``), the preload pack (``preload.py``), the uploader (``upload.py``) and
+the start-up check (``startcheck.py``). Threading discipline (S3QL's):
 methods named ``fetch``, ``commit_shadow``, ``upload`` and ``check`` do blocking I/O and
 touch no shared in-memory state, so the FUSE loop runs them in a worker thread; every
 other method mutates state, is fast, and must be called from the owning thread (the trio
@@ -20,7 +24,6 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from brainfs.backend.config import Config
@@ -32,33 +35,20 @@ from brainfs.backend.store import ObjectInfo, ObjectStore
 from . import preload, rename, startcheck
 from .blobs import Blobs, file_hash
 from .catalog import CATALOG_NAME, Attrs, Catalog, FileRow, JournalRow
+from .copies import FetchResult, LocalCopies
 # The error classes live in errors.py; they are named here too, where callers found them.
 from .errors import (CacheError, Exists, IsADirectory, NameTooLong, NoSpace, NotADirectory,
                      NotEmpty, NotFound, WrongCorpus)
 from .listing import ListingSync
 from .namespace import Namespace
 from .pack import PackView
-from .preload import Preload
 from .paths import is_marker, marker_of, md5_hex, other_form
+from .preload import Preload
 from .startcheck import CheckReport
 from .tree import Tree
 from .upload import UploadResult, Uploader, conflict_name
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class FetchResult:
-    """The outcome of fetching one file (from a worker thread)."""
-
-    path: str
-    size: int = 0
-    etag: str = ""
-    hash: str = ""
-    error: BackendError | OSError | None = None
-    tmp: str = ""  # staged content, installed by apply_fetched ('' = already in place)
-    #: taken from the preload pack (the version the catalog named when the fetch began)
-    from_pack: bool = False
 
 
 def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
@@ -69,7 +59,9 @@ def corpus_identity(bucket: str, prefix: str, cfg: Config) -> str:
 
 
 class WorkingSet:
-    """The local working set of one corpus."""
+    """The local working set of one corpus: the one object the mount and the commands
+    hold. It owns the catalog, the blobs and the tree, and hands each kind of work to the
+    part that does it (see the module's docstring); what callers read from it stays here."""
 
     def __init__(self, cache_dir: Path, store: ObjectStore | None, cfg: Config) -> None:
         self._cfg = cfg
@@ -101,6 +93,8 @@ class WorkingSet:
         self.attrs: dict[str, Attrs] = self.catalog.all_attrs()
         #: the preload pack while a mount starts (see preload.py)
         self.preload = Preload(self.tree)
+        #: fetches, records and evicts local copies (see copies.py)
+        self.copies = LocalCopies(self)
         for row in self.catalog.all_files():
             self.tree.insert(row)
         for d in self.local_dirs:
@@ -180,7 +174,7 @@ class WorkingSet:
             raise WrongCorpus(f"the cache {self.cache_dir} belongs to {have}, not {ident}; "
                               f"use another --cache-dir")
 
-    # ------------------------------------------------------------------ queries
+    # -------------------------------------------------------------------------------- queries
     def is_dir(self, path: str) -> bool:
         """True for the root and any directory of the corpus or created locally."""
         return self.tree.is_dir(path)
@@ -239,6 +233,10 @@ class WorkingSet:
         """The working-set entries of a directory: sorted (name, is_dir) pairs."""
         return self.tree.listdir(path)
 
+    def files_under(self, d: str) -> list[str]:
+        """Every file path beneath directory ``d``."""
+        return self.tree.files_under(d)
+
     def status(self) -> dict[str, object]:
         """Counts for ``brainfs status``."""
         states = Counter(r.state for r in self.files.values())
@@ -260,21 +258,13 @@ class WorkingSet:
             "backend": dict(self.health),
         }
 
-    # ------------------------------------------------------------------ start
+    # --------------------------------------------------------- start-up check (startcheck.py)
     def check(self) -> CheckReport:
         """Consistency check of the cache directory (blocking; run before serving). See
         startcheck.py: never serves a damaged copy."""
         return startcheck.check(self)
 
-    def record_shadow(self, path: str, tmp: str, base: str) -> None:
-        """Record that the temp file ``tmp`` holds uncommitted writes to ``path`` (commit =
-        "quiet": the start-up check commits it if the daemon dies first)."""
-        self.catalog.shadow_add(os.path.basename(tmp), path, base)
-
-    def drop_shadow(self, tmp: str) -> None:
-        """Forget a recorded shadow (discarded, or its commit failed)."""
-        self.catalog.shadow_drop(os.path.basename(tmp))
-
+    # ------------------------------------------------------------------ listings (listing.py)
     def sync_listing(self, objects: Iterable[ObjectInfo],
                      listed_since: float | None = None,
                      writing: Iterable[str] = ()) -> dict[str, int]:
@@ -282,61 +272,11 @@ class WorkingSet:
         :meth:`ListingSync.sync`); returns counts of what it added, changed, removed."""
         return self.listing.sync(objects, listed_since, writing)
 
+    # -------------------------------------------------------------- preload pack (preload.py)
     def preload_plan(self) -> list[str]:
         """Paths to fetch at mount: the globs, then the newest transcripts, within budget."""
         return self.preload.plan(self.cfg)
 
-    # ------------------------------------------------------------------ fetching
-    def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
-        """Bring ``paths`` into blobs (blocking; no shared state touched): from the
-        preload pack when it holds a path at the catalog's ETag, else by parallel GETs.
-
-        Thread-safe with respect to the owner thread: results are applied later by
-        :meth:`apply_fetched`.
-        """
-        results: list[FetchResult] = []
-        remote: list[str] = []
-        pack = self.preload.pack
-
-        def note(r: FetchResult) -> None:
-            results.append(r)
-            if on_progress is not None:
-                on_progress(len(results))
-
-        for path in paths:
-            row = self.files.get(path)
-            # Only what a real listing has vouched for, whole or the range holding it.
-            data = (pack.get(path, row.etag) if pack is not None and row is not None
-                    and (self.preload.verified or path in self.tree.pack_vouched) else None)
-            if data is None:
-                remote.append(path)
-                continue
-            try:
-                tmp, h = self.blobs.stage(data, durable=False)
-            except OSError as e:  # a full disk: the read fails, the mount goes on
-                note(FetchResult(path, error=e))
-            else:
-                note(FetchResult(path, len(data), row.etag, h, tmp=tmp, from_pack=True))
-        if not remote:
-            return results
-        if self.store is None:
-            raise CacheError("no backend")
-
-        def stage(path: str, data: bytes) -> tuple[int, str, str]:
-            tmp, h = self.blobs.stage(data, durable=False)
-            return len(data), h, tmp
-
-        def done(path: str, out, etag: str, err) -> None:
-            if err is not None:
-                note(FetchResult(path, error=err))
-            else:
-                size, h, tmp = out
-                note(FetchResult(path, size, etag, h, tmp=tmp))
-
-        self.store.get_many(remote, done, work=stage)
-        return results
-
-    # ------------------------------------------------------------------ preload pack
     def load_pack(self) -> PackView | None:
         """Download the preload pack (blocking; see :func:`preload.load`)."""
         return preload.load(self.store)
@@ -373,45 +313,22 @@ class WorkingSet:
         """Free the pack once its files are unpacked (see :meth:`Preload.drop`)."""
         self.preload.drop()
 
+    # --------------------------------------------------------------- local copies (copies.py)
+    def fetch(self, paths: Iterable[str], on_progress=None) -> list[FetchResult]:
+        """Bring ``paths`` into blobs (blocking; no shared state touched; see
+        :meth:`LocalCopies.fetch`). Results are applied later by :meth:`apply_fetched`."""
+        return self.copies.fetch(paths, on_progress)
+
     def apply_fetched(self, results: Iterable[FetchResult]) -> dict[str, Exception]:
         """Record fetched files as local; returns the errors by path."""
-        errors: dict[str, Exception] = {}
-        updates: list[FileRow] = []
-        now = time.time()
-        for r in results:
-            row = self.files.get(r.path)
-            if r.error is not None:
-                errors[r.path] = r.error
-                self._note_health(r.error)
-                continue
-            self._note_health(None)
-            if (row is None or row.is_local
-                    or (r.from_pack and row.etag != r.etag)):
-                # Deleted, rewritten (and maybe uploaded since) or fetched by another in the
-                # mount while the fetch ran: keep the local truth. A pack entry that a
-                # listing has since found changed is the old version.
-                if r.tmp:
-                    self.blobs.discard(r.tmp)
-                continue
-            if r.tmp:
-                self.blobs.install(r.path, r.tmp)
-            row.size, row.etag, row.hash, row.state, row.atime = r.size, r.etag, r.hash, "local", now
-            self.tree.count_local(row, +1)
-            updates.append(row)
-        with self.catalog.transaction() as db:
-            self.catalog.put_files(updates, db)
-        return errors
+        return self.copies.apply_fetched(results)
 
     def materialize(self, paths: Iterable[str]) -> dict[str, Exception]:
         """Fetch and record (for callers without an event loop)."""
-        todo = [p for p in paths if (r := self.files.get(p)) is not None and not r.is_local]
-        if not todo:
-            return {}
-        errs = self.apply_fetched(self.fetch(todo))
-        self.evict()
-        return errs
+        return self.copies.materialize(paths)
 
-    def _note_health(self, err: Exception | None) -> None:
+    def note_health(self, err: Exception | None) -> None:
+        """Record the outcome of a request to the backend, for ``brainfs status``."""
         if err is None:
             self.health["last_ok"] = time.time()
         else:
@@ -419,37 +336,13 @@ class WorkingSet:
 
     def evict(self) -> list[str]:
         """Drop least recently used clean, unpinned, closed files beyond the budget."""
-        budget = self.cfg.cache_budget_bytes
-        if self.local_bytes <= budget:
-            return []
-        target = int(budget * 0.9)
-        victims = sorted(
-            (r for r in self.files.values()
-             if r.state == "local" and not r.pinned and not self.open_count[r.path]),
-            key=lambda r: r.atime,
-        )
-        evicted: list[str] = []
-        for row in victims:
-            if self.local_bytes <= target:
-                break
-            self.blobs.remove(row.path)
-            self.tree.set_state(row, "remote")
-            row.hash = ""
-            evicted.append(row.path)
-        with self.catalog.transaction() as db:
-            self.catalog.put_files([self.files[p] for p in evicted], db)
-        return evicted
+        return self.copies.evict()
 
     def persist_atimes(self) -> None:
         """Write in-memory access times to the catalog (batched, called periodically)."""
-        with self.catalog.transaction() as db:
-            db.executemany(
-                "UPDATE files SET atime = ? WHERE path = ?",
-                [(r.atime, r.path) for r in self.files.values() if r.is_local],
-            )
+        self.copies.persist_atimes()
 
-    # ------------------------------------------------------------------ writes
-    # ------------------------------------------------------------------ names (namespace.py)
+    # ------------------------------------------------------------------- names (namespace.py)
     def check_new_path(self, path: str, link: bool = False) -> None:
         """Raise unless ``path`` can be created (see :meth:`Namespace.check_new_path`)."""
         self.names.check_new_path(path, link)
@@ -469,6 +362,51 @@ class WorkingSet:
     def persist(self, path: str) -> None:
         """Record a file made by ``create(durable=False)`` (see :meth:`Namespace.persist`)."""
         self.names.persist(path)
+
+    def set_mtime(self, path: str, mtime: float) -> None:
+        """Record the mtime ``utimensat(2)`` gave a file with no write in progress."""
+        self.names.set_mtime(path, mtime)
+
+    def set_attrs(self, path: str, attrs: Attrs) -> None:
+        """Record the mode and owner of a file or directory."""
+        self.names.set_attrs(path, attrs)
+
+    def unlink(self, path: str) -> None:
+        """Remove a file locally and journal its deletion in the corpus."""
+        self.names.unlink(path)
+
+    def mkdir(self, path: str) -> None:
+        """Create a directory (kept locally until a file lands in it)."""
+        self.names.mkdir(path)
+
+    def rmdir(self, path: str) -> None:
+        """Remove an empty directory."""
+        self.names.rmdir(path)
+
+    def rename_plan(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
+        """The file moves renaming ``old`` to ``new`` means, or the error (see rename.py)."""
+        return rename.plan(self.names, old, new, noreplace)
+
+    def rename(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
+        """Rename a file or a directory tree, atomically against a crash (see rename.py).
+        The content of every file moved must be local. Returns the file moves done."""
+        return rename.rename(self.names, old, new, noreplace)
+
+    def rename_file(self, old: str, new: str) -> None:
+        """Rename a file (the content must be local); replaces an existing target file."""
+        if old not in self.files:
+            raise NotFound(old)
+        self.rename(old, new)
+
+    # --------------------------------------------------------------------------------- writes
+    def record_shadow(self, path: str, tmp: str, base: str) -> None:
+        """Record that the temp file ``tmp`` holds uncommitted writes to ``path`` (commit =
+        "quiet": the start-up check commits it if the daemon dies first)."""
+        self.catalog.shadow_add(os.path.basename(tmp), path, base)
+
+    def drop_shadow(self, tmp: str) -> None:
+        """Forget a recorded shadow (discarded, or its commit failed)."""
+        self.catalog.shadow_drop(os.path.basename(tmp))
 
     def apply_commit(self, path: str, size: int, digest: str, shadow: str | None = None,
                      base: str | None = None, mtime: float | None = None) -> FileRow:
@@ -524,46 +462,7 @@ class WorkingSet:
         view += [ObjectInfo(marker_of(d), 0, md5_hex(b""), 0.0) for d in self.local_dirs if d]
         return view
 
-    def set_mtime(self, path: str, mtime: float) -> None:
-        """Record the mtime ``utimensat(2)`` gave a file with no write in progress."""
-        self.names.set_mtime(path, mtime)
-
-    def set_attrs(self, path: str, attrs: Attrs) -> None:
-        """Record the mode and owner of a file or directory."""
-        self.names.set_attrs(path, attrs)
-
-    def unlink(self, path: str) -> None:
-        """Remove a file locally and journal its deletion in the corpus."""
-        self.names.unlink(path)
-
-    def mkdir(self, path: str) -> None:
-        """Create a directory (kept locally until a file lands in it)."""
-        self.names.mkdir(path)
-
-    def rmdir(self, path: str) -> None:
-        """Remove an empty directory."""
-        self.names.rmdir(path)
-
-    def rename_plan(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
-        """The file moves renaming ``old`` to ``new`` means, or the error (see rename.py)."""
-        return rename.plan(self.names, old, new, noreplace)
-
-    def rename(self, old: str, new: str, noreplace: bool = False) -> list[tuple[str, str]]:
-        """Rename a file or a directory tree, atomically against a crash (see rename.py).
-        The content of every file moved must be local. Returns the file moves done."""
-        return rename.rename(self.names, old, new, noreplace)
-
-    def rename_file(self, old: str, new: str) -> None:
-        """Rename a file (the content must be local); replaces an existing target file."""
-        if old not in self.files:
-            raise NotFound(old)
-        self.rename(old, new)
-
-    def files_under(self, d: str) -> list[str]:
-        """Every file path beneath directory ``d``."""
-        return self.tree.files_under(d)
-
-    # ------------------------------------------------------------------ uploads
+    # -------------------------------------------------------------------------------- uploads
     def pending(self) -> list[JournalRow]:
         """Journal rows waiting for the backend."""
         return self.catalog.journal()
@@ -581,10 +480,10 @@ class WorkingSet:
         """Record an upload's outcome; True when the row is done."""
         row = res.row
         if res.error is not None:
-            self._note_health(res.error if isinstance(res.error, BackendError) else None)
+            self.note_health(res.error if isinstance(res.error, BackendError) else None)
             log.warning("upload of %s failed (will retry): %s", row.path, res.error)
             return False
-        self._note_health(None)
+        self.note_health(None)
         # Puts and deletes alike: a listing taken before now does not know this outcome.
         self.listing.landed(row.path)
         with self.catalog.transaction() as db:
