@@ -102,7 +102,7 @@ _f("employer", _I + _NOW + r"(?:work|am working|'m working|have been working|'ve
 _f("employer", _IM + r"(?:now\s+)?(?:at|with|employed (?:at|by))\s+" + _THE + _N + r"(?=\s+(?:now|as|since)|[.,;!]|$)", vtype="organization")
 _f("employer", _MY + _NEW + r"(?:job|position|employer|workplace|role)\s+is\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _MY + _NEW + r"employer\s+is\s+" + _THE + _N, vtype="organization")
-_f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started working (?:at|for)|got (?:a|the) (?:new )?job (?:at|with)|accepted (?:a|an|the) (?:offer|job|position) (?:from|at))\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started working (?:at|for)|got (?:a|the) (?:new )?job (?:at|with)|accepted (?:a|an|the) (?:new )?(?:offer|job|position|role|post|contract) (?:from|at|with))\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _MY + r"last\s+day\s+(?:at|with)\s+" + _THE + _N, op="end", event=True, vtype="organization")
@@ -186,7 +186,7 @@ _f("role", _IM + _SELF + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:
 _f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+)?)\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _IM + r"now\s+(?:officially\s+)?an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
-_f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
+_f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:now\s+)?(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since|this|last|today|yesterday)\b|$)", event=True)
 # "I'm a senior designer now", "As of this month I'm a staff engineer again" (not "I'm also a
 # union rep now": one more role, not another one): only a title
@@ -344,8 +344,10 @@ _t("lead", r"\bI\s+(?:have\s+|['’]ve\s+)?(?:took|taken)\s+over\s+(?:the\s+lead
 
 #: A title as said, "of" a field included ("head of design"), never a participle that
 #: starts what follows it ("a pharmacist based in Accra").
-_NOT_TITLE = r"(?!(?:based|living|working|located|from|no|not|never|also|still|just|going|leaving|done|back|off|on|in|at|now|so|very|really|sure|afraid|glad|happy|sorry)\b)"
-_TITLE = (r"(?P<v>" + _NOT_TITLE + r"[a-z][a-z\-]+(?:\s+(?!(?:based|living|working|located|from|now)\b)[a-z][a-z\-]+){0,3}?"
+_NOT_TITLE = (r"(?!(?:based|living|working|located|from|no|not|never|also|still|just|going|leaving|done|back|off|on|in|"
+              r"at|now|so|very|really|sure|afraid|glad|happy|sorry|retiring|joining|becoming|starting|stepping|"
+              r"moving|getting|being|as|to|by|with|and|or|but|the|my|our)\b)")
+_TITLE = (r"(?:(?:new|current)\s+)?(?P<v>" + _NOT_TITLE + r"[a-z][a-z\-]+(?:\s+" + _NOT_TITLE + r"[a-z][a-z\-]+){0,3}?"
           r"(?:\s+of\s+(?!(?:the|a|an|my|our|his|her|their)\b)[a-z][a-z\-]+)?)")
 #: What may follow a title: the clause's end, a workplace, a time.
 _AFTER_TITLE = (r"(?=\s*(?:[.,;!:)]|$)|\s+(?:at|for|with|in|on|of|now|again|since|from|these|nowadays|effective|as\s+of|"
@@ -443,6 +445,30 @@ _f("project", _I + r"(?:was|have\s+been|'ve\s+been|been|got)\s+(?:moved|put|swit
 _f("contact", r"(?-i:(?P<k>" + NAME + r"))\s+(?:have\s+|has\s+)?(?:switched|moved|assigned|reassigned|passed|handed)\s+me\s+(?:over\s+)?to\s+" + _N + r"\s+as\s+(?:my|our)\s+(?:new\s+)?(?:main\s+)?contact\b", vtype="person")
 _f("contact", _N + r"\s+is\s+(?:now\s+)?(?:my|our)\s+(?:new\s+)?(?:main\s+)?contact\s+(?:at|with|in)\s+(?:the\s+)?(?P<k>(?-i:" + NAME + r"))", vtype="person")
 
+# more of the same classes, in the wordings they are also said in
+# a role taken or left: "I've taken over as head of sales", "I became a team lead", "I'm
+# retiring as head teacher", "Promoted to staff engineer last week" (no subject)
+_f("role", _I + r"(?:have\s+|'ve\s+|just\s+)*(?:taken|took)\s+over\s+as\s+(?:the\s+|an?\s+)?" + _TITLE + _AFTER_TITLE, event=True)
+_f("role", _I + r"(?:have\s+|'ve\s+|just\s+)*(?:became|become)\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + _AFTER_TITLE, event=True)
+_JOB_ONLY.add(_FIRST[-1][1])
+_f("role", _IM + r"(?:retiring|stepping\s+down|resigning|standing\s+down)\s+as\s+(?:the\s+|an?\s+|our\s+)?" + _TITLE + _AFTER_TITLE, op="end", event=True)
+_JOB_ONLY.add(_FIRST[-1][1])
+_f("role", r"(?:^|[.;!:]\s+)(?:just\s+|finally\s+)?(?:got\s+|been\s+|was\s+)?promoted\s+to\s+(?:an?\s+|the\s+)?" + _TITLE + _AFTER_TITLE, event=True)
+_f("employer", r"(?:^|[.;!:]\s+)(?:just\s+|finally\s+|recently\s+)?joined\s+" + _THE + _N, event=True, vtype="organization")
+# someone else's title after "our/my/the new" or "became" at a clause's end ("X is our new
+# finance director", "X became head of research")
+_t("role", _S + r"\s+(?:is\s+(?:now\s+)?(?:our|my|their|the|an?)\s+(?:new\s+)?|(?:has\s+)?become\s+(?:our\s+|the\s+|an?\s+)?(?:new\s+)?|became\s+(?:our\s+|the\s+|an?\s+)?(?:new\s+)?)" + _TITLE + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|since|from|in|last|this|on)\b)", event=True)
+_JOB_ONLY.add(_THIRD[-1][1])
+# one person replacing another: "Ruth Obi replaced Tom Hale as my manager", "… as lead on P"
+_f("manager", _N + r"\s+(?:has\s+)?(?:replaced|took\s+over\s+from|succeeded)\s+(?-i:" + NAME + r")\s+as\s+my\s+(?:new\s+)?" + _MANAGER + r"\b", vtype="person")
+_t("lead", _V_P + r"\s+(?:has\s+)?(?:replaced|took\s+over\s+from|succeeded)\s+(?-i:" + NAME + r")\s+as\s+(?:the\s+)?(?:lead|owner|project\s+lead)\s+(?:of|on|for)\s+(?:the\s+)?" + _N_P, event=True, vtype="person")
+_t("lead", _N_P + r"\s*:\s*" + _V_P + r"\s+is\s+(?:now\s+)?(?:the\s+)?(?:new\s+)?(?:lead|owner)\b", vtype="person")
+# a home said as what it is ("Home is Leeds now", "we call Leeds home"), someone's move
+_f("home", r"(?:^|[.;!:]\s+|\b(?:my|our)\s+)(?:new\s+)?home\s+is\s+(?:now\s+)?(?:in\s+)?" + _N + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|these\s+days|since)\b)", vtype="place")
+_t("home", _S + r"\s+(?:has\s+)?relocated\s+to\s+" + _N, event=True, vtype="place")
+# a project one was moved to, when it is named as one ("I've been moved to Project Heron")
+_f("project", _I + r"(?:was|have\s+been|'ve\s+been|been|got)\s+(?:moved|put|switched|reassigned|transferred)\s+(?:over\s+)?to\s+(?:the\s+)?(?P<v>(?-i:Project\s+" + NAME + r"))", event=True, vtype="project")
+
 # numbers and deadlines, keyed by their head noun
 _QTY_HEADS = (r"threshold|limit|budget|target|cap|quota|minimum|maximum|max|min|rate|score|size|"
               r"count|number|price|fee|salary|rent|deposit|goal|distance|height|width|length|"
@@ -455,18 +481,22 @@ _QTY = re.compile(
     rf"changed to|moved to|went up to|went down to|is now|will be|should be|of|"
     rf"(?:moved|went|changed|went up|went down|dropped|rose|fell)\s+from\s+{NUMBER}{UNIT}\s+to|"
     # terse: "batch size up to 128 now", "the reorder point raised to 36"
-    rf"(?:(?:is|are|was|has\s+been|got)\s+)?(?:now\s+)?(?:up|down|back|raised|lowered|increased|reduced|bumped(?:\s+up|\s+down)?|cut)\s+to)\s+(?:now\s+|set to\s+|at\s+)?"
+    rf"(?:(?:is|are|was|has\s+been|have\s+been|got)\s+)?(?:now\s+)?(?:up|down|back|raised|lowered|increased|decreased|reduced|"
+    rf"bumped(?:\s+up|\s+down)?|cut|dropped|fell|rose|climbed|jumped|went\s+up|went\s+down|moved|changed)\s+to|"
+    # "Alert threshold: 85% now", "max batch size = 64"
+    rf"\s*(?::|=|->|→|=>))\s+(?:now\s+|set to\s+|at\s+)?"
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 _DEADLINE = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,4}}?)(?:(?P<head>deadline|due date)\s+"
     rf"(?:(?:for|of|on)\s+(?:the\s+)?(?P<of>[\w\-]+(?:\s+[\w\-]+){{0,3}}?)\s+)?"
-    rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now)\s+(?:now\s+)?"
+    rf"(?:is|was|has|will be|moved|was moved|has been moved|changed|got moved|is now|:|=|->|→)\s*(?:now\s+)?"
     rf"(?:moved\s+|pushed\s+|changed\s+|back\s+)?(?:from\s+(?:the\s+)?{DATE}\s+)?(?:to\s+|on\s+|for\s+)?|(?P<head2>is|are)\s+(?:now\s+)?due\s+"
     rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+|"
     rf"(?<=[a-z]\s)(?P<head4>due)\s+(?:on\s+|by\s+)?|(?<=[a-z]\s)(?P<head5>date)\s+(?:is|was|has\s+been|will\s+be)\s+(?:now\s+)?(?:moved\s+to\s+|set\s+for\s+)?)"
     rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
 _QTY_VERB = re.compile(
-    rf"\b(?:lowered|raised|increased|reduced|changed|set|moved|bumped|dropped|cut|updated|adjusted)\s+"
+    rf"\b(?:lowered|raised|increased|decreased|reduced|changed|set|moved|bumped|dropped|cut|updated|adjusted|"
+    rf"lower|raise|increase|decrease|reduce|change|bump|drop|update|adjust)\s+"
     rf"(?:the\s+|our\s+|my\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
     rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?(?:\s+(?:up|down|back))?\s+(?:from\s+{NUMBER}{UNIT}\s+)?to\s+"
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
@@ -580,12 +610,15 @@ def needs_antecedent(sentence: str) -> int | None:
 
 
 #: Chat's spellings of the first person ("im at X now", "ive joined X", "i work at X").
-_CHAT_SPELLING = [(re.compile(r"\b[Ii]m\b"), "I'm"), (re.compile(r"\b[Ii]ve\b"), "I've"),
+_CHAT_SPELLING = [(re.compile(r"(?<=\w):\s+"), " : "),  # "Alert threshold: 85%" reads as "threshold : 85%"
+                  (re.compile(r"(?<=[a-z])['’]s\s+(?=(?:due|now|still|up|down|back|off|cancelled|canceled|set|at\s+\d|\d))"), " is "),
+                  (re.compile(r"\b[Ii]m\b"), "I'm"), (re.compile(r"\b[Ii]ve\b"), "I've"),
                   (re.compile(r"\bi(?=\s|['’])"), "I"), (re.compile(r"\bIm\b"), "I'm")]
 
 
 def _chat_spelling(sentence: str) -> str:
-    """``sentence`` with chat's first person written out, so every rule reads it."""
+    """``sentence`` with chat's first person written out ("im" → "I'm", "the report's due" →
+    "the report is due") and a colon spaced, so every rule reads it."""
     for rx, rep in _CHAT_SPELLING:
         sentence = rx.sub(rep, sentence)
     return sentence
@@ -634,7 +667,7 @@ _DIMENSIONS: list[tuple[str, re.Pattern[str], dict[str, str]]] = [
     ("temperature unit", re.compile(r"\b(?:degrees\s+)?(?P<v>Celsius|Fahrenheit|centigrade|celsius|fahrenheit)\b"),
      {"centigrade": "Celsius", "celsius": "Celsius", "fahrenheit": "Fahrenheit"}),
     ("units", re.compile(r"\b(?P<v>metric|imperial)(?:\s+units|\s+measurements)?\b", re.I), {}),
-    ("layout", re.compile(r"\b(?P<v>(?:(?:full|short|proper|longer|plain)\s+)?paragraphs|prose|bullet(?:ed)?\s+(?:points|lists?)|bullets|"
+    ("layout", re.compile(r"\b(?P<v>(?:(?:full|short|proper|longer|plain)\s+)?paragraphs|(?:full|complete|short)\s+sentences|prose|bullet(?:ed)?\s+(?:points|lists?)|bullets|"
                           r"numbered\s+lists?|tables)\b", re.I),
      {"bullets": "bullet points", "bullet list": "bullet points", "bulleted list": "bullet points",
       "bullet lists": "bullet points", "bulleted lists": "bullet points", "bullet points": "bullet points"}),
@@ -648,10 +681,12 @@ _DIM_TRIGGER = re.compile(
     r"\b(?:I|we)(?:['’]d|\s+would)?\s+(?:(?:now|really|actually|mostly|always|usually|still|much|generally)\s+)*(?P<stance>prefer|use|like|want|"
     r"write\s+in|work\s+in|think\s+in|rather\s+have)\b"
     r"|(?:^|[.;!:]\s+|\b(?:I|we)(?:['’]ve|\s+have|['’]ll|\s+will)?\s+(?:just\s+|now\s+)?|\bplease\s+|\blet['’]s\s+)(?P<switch>switch|switched|"
-    r"change|changed|go\s+back|gone\s+back|went\s+back|move|moved)(?:\s+(?:over|back))?(?:\s+from\s+[^.;!?]{1,40}?)?\s+to\b"
+    r"change|changed|go\s+back|gone\s+back|went\s+back|move|moved|stick|stay)(?:\s+(?:over|back))?(?:\s+from\s+[^.;!?]{1,40}?)?\s+(?:to|with)\b"
+    r"|^(?:please\s+)?(?P<marker>from\s+now\s+on|going\s+forward|in\s+future|from\s+today)\b"
     r"|^(?:(?:please|always|from\s+now\s+on|going\s+forward|in\s+future|from\s+today)\s*,?\s+)*(?:just\s+)?(?P<order>give|send|write|reply|"
     r"answer|format|put|show|keep|do|use|list|express|set\s+out)\b"
-    r"|\b(?:I|we)\s+(?:don['’]t|do\s+not|no\s+longer|won['’]t)\s+(?P<stop>want|need|use|like)\b", re.I)
+    r"|\b(?:I|we)\s+(?:don['’]t|do\s+not|no\s+longer|won['’]t)\s+(?P<stop>want|need|use|like)\b"
+    r"|^(?:please\s+)?(?P<stop2>no\s+more)\b", re.I)
 #: Words between an instruction and its value that make it about one thing, not a standing
 #: choice ("Write this in bullet points", "give me today's forecast in Celsius").
 _ONE_OFF = re.compile(r"\b(?:this|that|these|those|it|today['’]s|tonight['’]s|the\s+(?:last|attached|above|following))\b", re.I)
@@ -662,7 +697,7 @@ def _dimensions(sentence: str) -> list[Relation]:
     """The speaker's standing choices of a :data:`_DIMENSIONS` value (see there)."""
     out: list[Relation] = []
     for t in _DIM_TRIGGER.finditer(sentence):
-        if _hypothetical(sentence, t.start()):
+        if _unrealised(sentence, t.start()):
             continue
         end = re.search(r"[.;!?]|\s+but\b", sentence[t.end():])
         clause = sentence[t.end():t.end() + end.start()] if end else sentence[t.end():]
@@ -675,7 +710,7 @@ def _dimensions(sentence: str) -> list[Relation]:
                 if dim == "spelling":
                     first, rest = v.split(None, 1)
                     v = f"{canon.get(first.lower(), first)} {rest}"
-                op = "end" if t.group("stop") else "set"
+                op = "end" if t.group("stop") or t.group("stop2") else "set"
                 if not any(r.key == f"preference {dim}" for r in out):
                     out.append(Relation("", "preference", v, op, f"preference {dim}"))
                 break
@@ -691,9 +726,14 @@ DAY_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{
 _TRIP = re.compile(
     rf"\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:now\s+|still\s+)?(?:flying|going|travelling|traveling|"
     rf"heading|driving|sailing|off)\s+(?:back\s+)?to\s+(?P<dest>(?-i:{NAME}))\s+(?:on|from)\s+(?:the\s+)?(?P<date>{DAY_MONTH})\b", re.I)
+_TRIP_MOVED = re.compile(
+    rf"\b(?:our|my|the)\s+(?:trip|holiday|flight)\s+to\s+(?P<dest>(?-i:{NAME}))\s+is\s+(?:now\s+)?(?:on|from)\s+(?:the\s+)?(?P<date>{DAY_MONTH})\b"
+    rf"|\b(?:moved|pushed|changed|rebooked|shifted|postponed|put\s+back|brought\s+forward)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+"
+    rf"(?:trip|holiday|flight)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<date2>{DAY_MONTH})\b", re.I)
 _TRIP_OFF = re.compile(
     rf"(?:^|[.;!:,]\s+)(?:the\s+|our\s+|my\s+)?(?P<dest>(?-i:{NAME}))(?:\s+trip|\s+holiday)?(?:['’]s|\s+is)\s+(?:now\s+)?(?:off|cancelled|canceled)\b"
-    rf"|\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|cancel|called\s+off|call\s+off)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+(?:trip|holiday|flight)",
+    rf"|\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|cancel|called\s+off|call\s+off)\s+(?:the|our|my)\s+"
+    rf"(?:(?P<dest2>(?-i:{NAME}))\s+(?:trip|holiday|flight)|(?:trip|holiday|flight)\s+to\s+(?P<dest3>(?-i:{NAME})))",
     re.I)
 
 
@@ -701,12 +741,16 @@ def _trips(sentence: str) -> list[Relation]:
     """Trips the speaker is making or called off (see :data:`_TRIP`)."""
     out: list[Relation] = []
     for m in _TRIP.finditer(sentence):
-        if not _hypothetical(sentence, m.start()) and m.group("dest").split()[0].lower() not in _BAD_VALUES:
+        if not _unrealised(sentence, m.start()) and m.group("dest").split()[0].lower() not in _BAD_VALUES:
             out.append(Relation("", "trip", f"{m.group('dest')} on {m.group('date')}", "set",
                                 "trip|" + m.group("dest").lower(), event=True))
+    for m in _TRIP_MOVED.finditer(sentence):
+        dest, day = m.group("dest") or m.group("dest2"), m.group("date") or m.group("date2")
+        if not _unrealised(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
+            out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
     for m in _TRIP_OFF.finditer(sentence):
-        dest = m.group("dest") or m.group("dest2")
-        if not _hypothetical(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
+        dest = m.group("dest") or m.group("dest2") or m.group("dest3")
+        if not _unrealised(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
             out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
     return out
 
@@ -749,6 +793,20 @@ _TEMPORARY = re.compile(r"\b(?:(?:only|just)\s+for\s+(?:today|tonight|now|this\s
 _SETTINGS = frozenset("number deadline preference format".split())
 #: A quantity's name that says whose it is, when that is someone else's.
 _OTHERS_RE = re.compile(r"^(?:his|her|their|your)\b", re.I)
+
+
+#: A modal or an intention right before a verb of change: it may happen, it has not ("I might
+#: raise the pager threshold to 800", "we're thinking of moving the launch to May").
+_MODAL_BEFORE = re.compile(r"\b(?:might|may|could|would|should|maybe|perhaps|probably|possibly|"
+                           r"want(?:s|ed)?\s+to|plan(?:s|ning|ned)?\s+to|going\s+to|gonna|hope\s+to|"
+                           r"thinking\s+(?:of|about)|considering|wondering\s+(?:if|whether)|if)"
+                           r"(?:\s+[\w'’]+){0,2}\s*$", re.I)
+
+
+def _unrealised(sentence: str, at: int) -> bool:
+    """Is what starts at ``at`` hypothetical (:func:`_hypothetical`) or only possible, meant or
+    planned (a modal right before it)?"""
+    return _hypothetical(sentence, at) or bool(_MODAL_BEFORE.search(sentence[:at]))
 
 
 def _hypothetical(sentence: str, at: int) -> bool:
@@ -872,7 +930,7 @@ def _quantities(sentence: str) -> list[Relation]:
     """Named quantities ("the QC spike threshold is 40 cm"), keyed by head and modifiers."""
     out: list[Relation] = []
     for m in _QTY_MINMAX.finditer(sentence):
-        if _hypothetical(sentence, m.start()):
+        if _unrealised(sentence, m.start()):
             continue
         head = _head(m.group("head"))
         what = " ".join(x for x in (m.group("noun"), m.group("of")) if x)
@@ -889,7 +947,7 @@ def _quantities(sentence: str) -> list[Relation]:
             mods = _mods(topic.group("t"))  # "Correction on step-free routing: the threshold is …"
         phrase = " ".join(sentence[start:m.end("of") if m.group("of") else m.end("head")].split())
         span = sentence[start:m.end("of") if m.group("of") else m.start("head")]
-        if _hypothetical(sentence, m.start()):
+        if _unrealised(sentence, m.start()):
             continue
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
                             _with_front(f"{_head(m.group('head'))}|{mods}" + _names_key(span, start),
@@ -983,12 +1041,14 @@ def _deadlines(sentence: str) -> list[Relation]:
         start = _after_determiner(sentence, m.start("mods"), m.end("mods"))
         what = " ".join(sentence[start:m.end("mods")].split())
         mods = _mods(what)
-        if not mods or set(mods.split()) & _NOT_DUE or _hypothetical(sentence, m.start()):
+        if not mods or set(mods.split()) & _NOT_DUE or _unrealised(sentence, m.start()):
             continue
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
                             f"deadline|{mods}" + _names_key(sentence[start:m.end("mods")], start), False, "",
                             phrase=f"deadline for {what}"))
     for m in _DEADLINE_VERB.finditer(sentence):
+        if _unrealised(sentence, m.start()):
+            continue
         what = " ".join(m.group("mods").split())
         out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
                             f"deadline|{_mods(what)}", False, "",
@@ -1049,7 +1109,12 @@ def same_key(a: str, b: str) -> bool:
 
 #: Words a capitalised run at a sentence's start holds that are never part of a subject's name.
 _NOT_SUBJECT_WORDS = frozenset("if when unless so but and because once since while though although "
-                               "whether after before as maybe i i'm i’m i'd i’d i've i’ve i'll i’ll".split())
+                               "whether after before as maybe i i'm i’m i'd i’d i've i’ve i'll i’ll "
+                               # adverbs that open a sentence whose subject is left out ("Just
+                               # joined X", "Finally moved to Y")
+                               "just finally also now then today yesterday recently actually well oh ok "
+                               "okay anyway btw still already officially we we've we’ve we're we’re we'd we’d "
+                               "we'll we’ll they they're they’re you".split())
 
 #: Words the value patterns catch that are never a value ("I'm on it", "my manager is away").
 _BAD_VALUES = frozenset("""

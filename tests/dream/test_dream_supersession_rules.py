@@ -385,3 +385,87 @@ def test_a_manager_named_in_lower_case_by_a_lower_case_writer() -> None:
     for sentence in ("my manager is super nice", "my boss is on leave", "my line manager is really strict",
                      "my manager is dana kowal, Helen says"):  # capitals elsewhere: names would be too
         assert not [g for g in _got(sentence) if g[1] == "manager"], sentence
+
+
+@pytest.mark.parametrize("sentence, expected", [
+    ("I've taken over as head of sales.", ("", "role", "head of sales", "set")),
+    ("I became a team lead in March.", ("", "role", "team lead", "set")),
+    ("I'm the new office manager.", ("", "role", "office manager", "set")),
+    ("My title is now principal engineer.", ("", "role", "principal engineer", "set")),
+    ("I'm retiring as head teacher this summer.", ("", "role", "head teacher", "end")),
+    ("Promoted to staff engineer last week.", ("", "role", "staff engineer", "set")),
+    ("Marcus Lee is our new finance director.", ("Marcus Lee", "role", "finance director", "set")),
+    ("Marcus Lee became head of research.", ("Marcus Lee", "role", "head of research", "set")),
+    ("Just joined Copperfield Bank as a cashier.", ("", "employer", "Copperfield Bank", "set")),
+    ("I've accepted a role at Kingsley Partners.", ("", "employer", "Kingsley Partners", "set")),
+    ("Ruth Obi replaced Tom Hale as my manager.", ("", "manager", "Ruth Obi", "set")),
+    ("Project Heron: Ruth Obi is lead now.", ("Project Heron", "lead", "Ruth Obi", "set")),
+    ("Ruth Obi took over from Tom Hale as lead on Project Heron.", ("Project Heron", "lead", "Ruth Obi", "set")),
+    ("Home is Leeds now.", ("", "home", "Leeds", "set")),
+    ("We've relocated to Leeds.", ("", "home", "Leeds", "set")),
+    ("Marcus Lee relocated to Leeds.", ("Marcus Lee", "home", "Leeds", "set")),
+    ("I've been moved to Project Heron.", ("", "project", "Project Heron", "set")),
+])
+def test_more_wordings_of_the_same_classes(sentence: str, expected: tuple) -> None:
+    assert expected in _got(sentence)
+
+
+def test_no_subject_from_an_opening_adverb_or_we() -> None:
+    assert all(g[0] in ("", "Copperfield Bank") for g in _got("Just joined Copperfield Bank."))
+    assert all(g[0] == "" for g in _got("We've relocated to Leeds."))
+    assert not [g for g in _got("I'm retiring as soon as I can.") if g[1] == "role"]
+
+
+def test_quantities_and_dates_said_with_a_colon_or_a_verb_of_change() -> None:
+    assert ("", "number", "85%", "set", "threshold|alert") in _all("Alert threshold: 85% now.")
+    assert ("", "number", "3000 euros", "set", "budget|monthly") in _all("Our monthly budget dropped to 3000 euros.")
+    assert ("", "number", "5000 euros", "set", "budget|") in _all("Budget's 5000 euros now.")
+    assert ("", "deadline", "14 June", "set", "deadline|report") in _all("Deadline for the report: 14 June.")
+    assert ("", "deadline", "14 June", "set", "deadline|report") in _all("The report's due on 14 June instead.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "I might raise the pager threshold to 800 if it keeps waking me up.",
+    "We're thinking of moving the launch to 3 May.",
+    "Maybe push the review back to 12 June?",
+    "I might switch to Celsius at some point.",
+    "We could move the Rome trip to 10 June.",
+])
+def test_nothing_changes_that_only_might(sentence: str) -> None:
+    assert not [g for g in _all(sentence) if g[1] in ("number", "deadline", "preference", "trip")]
+
+
+def test_preferences_by_a_marker_alone_stick_to_and_no_more() -> None:
+    assert ("", "preference", "British spelling", "set", "preference spelling") in _all(
+        "Going forward, British spelling please.")
+    assert ("", "preference", "full sentences", "set", "preference layout") in _all(
+        "Please reply in full sentences from now on.")
+    assert ("", "preference", "bullet points", "set", "preference layout") in _all("Stick to bullet points please.")
+    assert ("", "preference", "bullet points", "end", "preference layout") in _all("No more bullet points please.")
+
+
+def test_trips_moved_in_other_words() -> None:
+    assert ("", "trip", "Rome on 10 June", "set", "trip|rome") in _all("Our trip to Rome is now on 10 June.")
+    assert ("", "trip", "Rome on 10 June", "set", "trip|rome") in _all("We moved the Rome trip to 10 June.")
+    assert ("", "trip", "", "end", "trip|rome") in _all("We cancelled our trip to Rome.")
+    # a weekday names no trip: "on Tuesday" said every week is no trip moved
+    assert not [g for g in _all("I'm travelling to Osaka on Tuesday.") if g[1] == "trip"]
+
+
+def test_a_trip_said_after_the_last_ones_day_is_another_trip() -> None:
+    """"Flying to Lisbon on 10 May" said before 3 May moves the 3 May trip; said in June, after
+    it, it is the next trip there: dream over two-session memories."""
+    from benchmarks.supersession import run
+
+    def case(id_: str, second_day: str, second: str) -> dict:
+        return {"id": id_, "sessions": [
+            {"date": "2026-03-01", "turns": ["Aino: I'm Aino Virtanen. I'm flying to Lisbon on 3 May.",
+                                             "Assistant: Lovely."]},
+            {"date": second_day, "turns": [f"Aino: {second}", "Assistant: Noted."]}]}
+    moved = dict(case("moved", "2026-04-20", "Now I'm flying to Lisbon on 10 May instead."),
+                 expect={"subject": "aino-virtanen", "attribute": "trip", "old": "Lisbon on 3 May",
+                         "new": "Lisbon on 10 May"})
+    figs = run({"changes": [moved],
+                "no_change": [case("next-trip", "2026-06-20", "I'm flying to Lisbon on 10 August for a wedding.")]})
+    assert figs["false"] == 0, figs["false_supersessions"]
+    assert figs["true"] == 1, figs["missed"]
