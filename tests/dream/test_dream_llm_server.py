@@ -28,7 +28,20 @@ from brainfs.dream.llm import LLMSettings, LLMSynthesizer
 from brainfs.dream.llmclient import OpenAIChat
 from brainfs.dream.synth import DeterministicSynthesizer
 
-from dream_helpers import S1, pages, view_of, write
+from dream_helpers import pages, view_of, write
+
+#: One short session: a few pages and a summary, so that a run at the small model's speed
+#: on a busy 2-CPU machine stays within a few minutes (every file is one request).
+S1 = """---
+session: s1
+date: 2023-05-08T10:00:00
+participants: ["Mara", "Ana"]
+---
+
+[D1:1] Mara: Hi Ana! I adopted a dog last weekend. His name is Max and he is a beagle.
+
+[D1:2] Ana: I decided to join Sora City Lab next month as a designer.
+"""
 
 
 def _need_server() -> None:
@@ -54,8 +67,8 @@ def server(tmp_path_factory) -> Iterator[llama_server.Server]:
 
 def settings(url: str, **kw) -> LLMSettings:
     # one request at a time (llama.cpp's server answers one at a time); a page's answer is
-    # bounded at 200 tokens (~4 s at the model's 50 tokens/s) so that the run stays short
-    kw = {"timeout": 300.0, "max_attempts": 1, "concurrency": 1, "max_output_tokens": 200} | kw
+    # bounded at 120 tokens (~2.5 s at the model's 50 tokens/s) so that the run stays short
+    kw = {"timeout": 300.0, "max_attempts": 1, "concurrency": 1, "max_output_tokens": 120} | kw
     return LLMSettings(url, llama_server.MODEL_ALIAS, **kw)
 
 
@@ -104,7 +117,7 @@ def test_dream_with_a_real_model_server(server, store, corpus, cfg, tmp_path: Pa
     monkeypatch.delenv("AWS_SECRET_ACCESS_KEY", raising=False)
     monkeypatch.setenv("OPENAI_BASE_URL", server.url)
     monkeypatch.setenv("BRAINFS_LLM_MODEL", llama_server.MODEL_ALIAS)
-    for k, v in {"CONCURRENCY": "1", "TIMEOUT": "300", "MAX_ATTEMPTS": "1", "MAX_OUTPUT_TOKENS": "200"}.items():
+    for k, v in {"CONCURRENCY": "1", "TIMEOUT": "300", "MAX_ATTEMPTS": "1", "MAX_OUTPUT_TOKENS": "120"}.items():
         monkeypatch.setenv(f"BRAINFS_LLM_{k}", v)
     store.put("sessions/s1/transcript.md", S1.encode())
     assert main(["dream", str(corpus), "--synth", "llm", "--no-embed", "--no-index"]) == 0
@@ -170,5 +183,7 @@ def test_a_slow_server_and_garbage_lose_nothing(server, tree: Path) -> None:
     res = run_local(tree, None, synthesizer=LLMSynthesizer(settings(server.url, max_output_tokens=3)))
     rep = _every_file_is_the_models_or_fell_back(tree, res, det)
     assert rep["asked"] >= 3 and rep["files_by_model"] == 0
-    assert set(rep["fallbacks"].values()) == {"answer had no cited sentence"}
+    # three tokens hold no sentence, or only a citation of evidence it was not given
+    assert rep["fallbacks"] and all(w == "answer had no cited sentence" or w.startswith("cited evidence it was not given")
+                                    for w in rep["fallbacks"].values()), rep["fallbacks"]
     assert rep["output_tokens"] <= 3 * rep["asked"]
