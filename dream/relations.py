@@ -457,7 +457,7 @@ _f("role", r"(?:^|[.;!:]\s+)(?:just\s+|finally\s+)?(?:got\s+|been\s+|was\s+)?pro
 _f("employer", r"(?:^|[.;!:]\s+)(?:just\s+|finally\s+|recently\s+)?joined\s+" + _THE + _N, event=True, vtype="organization")
 # someone else's title after "our/my/the new" or "became" at a clause's end ("X is our new
 # finance director", "X became head of research")
-_t("role", _S + r"\s+(?:is\s+(?:now\s+)?(?:our|my|their|the|an?)\s+(?:new\s+)?|(?:has\s+)?become\s+(?:our\s+|the\s+|an?\s+)?(?:new\s+)?|became\s+(?:our\s+|the\s+|an?\s+)?(?:new\s+)?)" + _TITLE + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|since|from|in|last|this|on)\b)", event=True)
+_t("role", _S + r"\s+(?:is\s+(?:now\s+)?(?:(?:our|their)\s+(?:new\s+)?(?!(?:[a-z]+\s+)?(?:manager|boss|supervisor|lead|contact)\b)|(?:the|an?)\s+(?:new\s+)?)|(?:has\s+)?become\s+(?:our\s+|the\s+|an?\s+)?(?:new\s+)?|became\s+(?:our\s+|the\s+|an?\s+)?(?:new\s+)?)" + _TITLE + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|since|from|in|last|this|on)\b)", event=True)
 _JOB_ONLY.add(_THIRD[-1][1])
 # one person replacing another: "Ruth Obi replaced Tom Hale as my manager", "… as lead on P"
 _f("manager", _N + r"\s+(?:has\s+)?(?:replaced|took\s+over\s+from|succeeded)\s+(?-i:" + NAME + r")\s+as\s+my\s+(?:new\s+)?" + _MANAGER + r"\b", vtype="person")
@@ -538,13 +538,50 @@ _STOP_MODS = frozenset("the a an our my its this that new old current now also f
 
 
 def _mods(s: str) -> str:
-    words = [w.lower() for w in re.findall(r"[\w\-]+", s or "") if w.lower() not in _STOP_MODS]
+    # "s" alone is what a possessive leaves ("the report's deadline"): no modifier
+    words = [w.lower() for w in re.findall(r"[\w\-]+", s or "") if w.lower() not in _STOP_MODS and w.lower() != "s"]
     return " ".join(words)
+
+
+#: Who owns a quantity or a date by a possessive before its name.
+_OWNER_RE = re.compile(r"(?:\b(?P<p>his|her|their|your)\s+|(?P<w>[A-Za-z][\w\-]*)['’](?:s\s+)?)$")
+_TIME_OWNERS = frozenset("today tonight tomorrow yesterday week month year weekend quarter season "
+                         "monday tuesday wednesday thursday friday saturday sunday".split())
+_KIN_WORDS = frozenset(_KIN.split("|")) | frozenset("kid kids child children colleague friend boss manager "
+                                                    "neighbour neighbor flatmate roommate client".split())
+
+
+def _owner(sentence: str, at: int) -> str | None:
+    """Whose is the quantity or date named from ``at``: "" for the speaker's or nobody's in
+    particular, a word to key it by for a thing's ("the project's deadline" → "project"), None
+    for another person's ("his step goal", "my daughter's deadline", "Tom's budget")."""
+    m = _OWNER_RE.search(sentence[:at])
+    if m is None:
+        return ""
+    if m.group("p"):
+        return None
+    w = m.group("w")
+    if w.lower() in _TIME_OWNERS:
+        return ""
+    if w.lower() in _KIN_WORDS or w[:1].isupper():
+        return None
+    return w.lower()
 
 
 #: A verb right after a value "X and Y": Y starts a new clause ("I work at Sora City Lab and
 #: Tidepool is my project"), so the value is X alone.
 _NEXT_CLAUSE_RE = re.compile(r"\s+(?:is|are|was|were|has|have|had|will|would|can|said|says)\b")
+
+
+#: What may follow a name in the possessive that is still the name ("McDonald's now").
+_AFTER_POSSESSIVE = re.compile(r"\s+(?!(?:now|since|as|these|in|on|at|for|and|but|so|too|again|from|until|then|"
+                               r"anymore|any|today|yesterday|last|this|with)\b)[a-z]")
+
+
+def _possessive(sentence: str, m: re.Match[str], group: str) -> bool:
+    """Is the value a name in the possessive before what it owns ("I left Argent Media's party
+    early": the party, not Argent Media)?"""
+    return bool(re.search(r"['’]s$", m.group(group))) and bool(_AFTER_POSSESSIVE.match(sentence, m.end(group)))
 
 
 def _own_value(sentence: str, m: re.Match[str], group: str) -> str:
@@ -638,6 +675,8 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     # is not the speaker's
     if _TEMPORARY.search(sentence):
         out = [r for r in out if r.attr not in _SETTINGS]
+    if _COVER.search(sentence):
+        out = [r for r in out if r.attr not in _STATES]
     out = [r for r in out if not (r.attr in ("number", "deadline") and _OTHERS_RE.search(r.phrase or ""))]
     if antecedent and _PRONOUN_MANAGER.search(sentence):
         out.append(Relation("", "manager", antecedent, "set", "", False, "person"))
@@ -690,6 +729,24 @@ _DIM_TRIGGER = re.compile(
 #: Words between an instruction and its value that make it about one thing, not a standing
 #: choice ("Write this in bullet points", "give me today's forecast in Celsius").
 _ONE_OFF = re.compile(r"\b(?:this|that|these|those|it|today['’]s|tonight['’]s|the\s+(?:last|attached|above|following))\b", re.I)
+#: One thing named before the value ("Write the summary in bullet points", "give me the
+#: answer in Celsius"): a singular noun after a determiner. Plural things ("the monthly
+#: reports as PDF", "temperatures in °F") are a kind of thing, asked for every time.
+_ONE_THING = re.compile(r"\b(?:the|this|that|my|your|our)\s+(?:[\w\-]+\s+){0,2}(?P<n>[\w\-]+)\s+(?:in|as|to|into|using|with)\s*$", re.I)
+_STANDING_MARK = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|in\s+future|from\s+today|always|every\s+time|anymore|any\s+more)\b", re.I)
+
+
+def _for_once(before: str, sentence: str) -> bool:
+    """Is an instruction about one thing, not a standing choice (see :data:`_ONE_OFF`,
+    :data:`_ONE_THING`; "from now on", "always" make it standing)?"""
+    if _STANDING_MARK.search(sentence):
+        return False
+    if _ONE_OFF.search(before):
+        return True
+    m = _ONE_THING.search(before)
+    return bool(m) and not m.group("n").lower().endswith("s")
+
+
 _NOT_CHOSEN = re.compile(r"(?:\bnot|\brather\s+than|\binstead\s+of|\bover|\bfrom|\bthan|\bno\s+more)\s+(?:in\s+|as\s+)?$", re.I)
 
 
@@ -703,7 +760,8 @@ def _dimensions(sentence: str) -> list[Relation]:
         clause = sentence[t.end():t.end() + end.start()] if end else sentence[t.end():]
         for dim, rx, canon in _DIMENSIONS:
             for m in rx.finditer(clause):
-                if _NOT_CHOSEN.search(clause[:m.start()]) or (t.group("order") and _ONE_OFF.search(clause[:m.start()])):
+                if _NOT_CHOSEN.search(clause[:m.start()]) or (
+                        (t.group("order") or t.group("switch")) and _for_once(clause[:m.start()], sentence)):
                     continue
                 v = m.group("v")
                 v = canon.get(v.lower(), v)
@@ -791,6 +849,15 @@ _TEMPORARY = re.compile(r"\b(?:(?:only|just)\s+for\s+(?:today|tonight|now|this\s
                         re.I)
 #: Attributes a one-off leaves as they were (a job said "for now" is still a job).
 _SETTINGS = frozenset("number deadline preference format".split())
+#: A state that stands in for another for a while ("Temporarily I report to X", "While Tom
+#: is away, X is my manager", "My manager is on leave, so I report to X"): it replaces
+#: nothing. Not "acting" or "interim", which are titles ("acting headteacher").
+_COVER = re.compile(r"\b(?:temporar(?:y|ily)|for\s+the\s+time\s+being|covering\s+(?:for|as)|cover(?:ing)?\s+for"
+                    r"|while\s+(?:he|she|they|[A-Z][\w\-]+)(?:['’]s|\s+is|\s+are)\s+(?:away|off|out|on\s+leave|sick)"
+                    r"|until\s+(?:he|she|they|[A-Z][\w\-]+)\s+(?:is|gets|comes|returns)(?:\s+back)?"
+                    r"|(?:is|['’]s|are)\s+(?:on\s+(?:leave|holiday|vacation|sabbatical|maternity\s+leave|paternity\s+leave)|off\s+sick))\b",
+                    re.I)
+_STATES = frozenset("employer role manager project home contact lead".split())
 #: A quantity's name that says whose it is, when that is someone else's.
 _OTHERS_RE = re.compile(r"^(?:his|her|their|your)\b", re.I)
 
@@ -809,9 +876,16 @@ def _unrealised(sentence: str, at: int) -> bool:
     return _hypothetical(sentence, at) or bool(_MODAL_BEFORE.search(sentence[:at]))
 
 
+#: A time gone by governs what follows it: "When I was at Argent Media, we had a budget of
+#: 5000" (the rest of the sentence); "I used to …", "back in 2019 …" (the rest of the clause).
+_PAST_FRAME = re.compile(r"\b(?:when|while)\s+(?:I|we)\s+(?:was|were)\b[^.;!?]*$"
+                         r"|\b(?:used\s+to|back\s+in\s+\d{4}|back\s+then|in\s+my\s+(?:old|last|previous)\s+job)\b[^.;!?,]*$", re.I)
+
+
 def _hypothetical(sentence: str, at: int) -> bool:
-    """Is the text at ``at`` inside a condition, supposition or wish of ``sentence``?"""
-    return bool(_IRREALIS.search(sentence[:at]))
+    """Is the text at ``at`` inside a condition, supposition or wish of ``sentence``, or in a
+    time gone by?"""
+    return bool(_IRREALIS.search(sentence[:at]) or _PAST_FRAME.search(sentence[:at]))
 
 
 def _first_person(sentence: str) -> list[Relation]:
@@ -821,7 +895,7 @@ def _first_person(sentence: str) -> list[Relation]:
     for attr, rx, op, event, vtype in _FIRST:
         for m in rx.finditer(sentence):
             v = _clean_value(_own_value(sentence, m, "v"))
-            if not v or v.lower() in _BAD_VALUES or _hypothetical(sentence, m.end()):
+            if not v or v.lower() in _BAD_VALUES or _hypothetical(sentence, m.end()) or _possessive(sentence, m, "v"):
                 continue
             if rx in _JOB_ONLY and not _a_job(m, v, op):
                 continue
@@ -879,6 +953,8 @@ def _third_person(sentence: str) -> list[Relation]:
             s = _clean_value(m.group("s") or m.groupdict().get("s2") or "")
             if set(s.lower().split()) & _NOT_SUBJECT_WORDS:
                 continue  # "If I moved to Oslo": a conjunction and "I" are nobody's name
+            if m.groupdict().get("v") and _possessive(sentence, m, "v"):
+                continue
             if m.groupdict().get("self") is not None:
                 v = SELF  # "I'm the lead on P": the speaker
             else:
@@ -949,6 +1025,10 @@ def _quantities(sentence: str) -> list[Relation]:
         span = sentence[start:m.end("of") if m.group("of") else m.start("head")]
         if _unrealised(sentence, m.start()):
             continue
+        owner = _owner(sentence, m.start("mods"))
+        if owner is None:
+            continue  # "my son's budget": someone else's
+        mods = (owner + " " + mods).strip()
         out.append(Relation("", "number", _clean_value(m.group("v")), "set",
                             _with_front(f"{_head(m.group('head'))}|{mods}" + _names_key(span, start),
                                         sentence, m.start("v")), False, "", phrase=phrase))
@@ -1021,6 +1101,10 @@ def _deadlines(sentence: str) -> list[Relation]:
         # "the Lakeview Cottage has to be done by April 30": the thing due, not its modal
         end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
         mods = _mods(sentence[start:end] + " " + (m.group("of") or ""))
+        owner = _owner(sentence, m.start("mods"))
+        if owner is None:
+            continue  # "my daughter's deadline": someone else's
+        mods = (owner + " " + mods).strip()
         if m.group("head4") or m.group("head5"):
             # "thesis draft due 1 june", "our launch date is 9 September": what is due must
             # be named ("due 3 May" alone, "the date is …" name nothing)

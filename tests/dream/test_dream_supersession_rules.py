@@ -469,3 +469,34 @@ def test_a_trip_said_after_the_last_ones_day_is_another_trip() -> None:
                 "no_change": [case("next-trip", "2026-06-20", "I'm flying to Lisbon on 10 August for a wedding.")]})
     assert figs["false"] == 0, figs["false_supersessions"]
     assert figs["true"] == 1, figs["missed"]
+
+
+@pytest.mark.parametrize("sentence", [
+    "My daughter's deadline is 3 May.",          # someone else's
+    "My son's budget is 200 pounds.",
+    "Tom's budget is 200 pounds.",
+    "When I was at Argent Media, we had a budget of 5000.",   # a time gone by
+    "I used to live in Leeds.",
+    "Temporarily I report to Ruth Obi.",         # a stand-in, for a while
+    "While Tom is away, Ruth Obi is my manager.",
+    "My line manager is on leave, so I report to Ruth Obi.",
+    "I left Argent Media's party early.",        # a possessive names what it owns
+    "Give me the answer in Celsius.",            # one thing, not a standing choice
+    "Write the summary in bullet points.",
+])
+def test_no_standing_value_from_others_the_past_a_stand_in_or_one_thing(sentence: str) -> None:
+    got = [g for g in _all(sentence) if g[1] in ("number", "deadline", "manager", "home", "employer", "preference")]
+    assert got == [], got
+
+
+def test_what_stays_a_value_beside_those() -> None:
+    assert ("", "deadline", "3 May", "set", "deadline|project") in _all("The project's deadline is 3 May.")
+    assert ("", "number", "5", "set", "limit|") in _all("Today's limit is 5.")
+    assert ("", "employer", "McDonald's", "set") in _got("I work at McDonald's now.") or \
+        ("", "employer", "McDonald", "set") in _got("I work at McDonald's now.")
+    assert ("", "preference", "bullet points", "set", "preference layout") in _all(
+        "From now on write the summary in bullet points.")
+    assert ("", "format", "PDF", "set", "format of report") in _all("Send the monthly reports as PDF.")
+    assert ("", "manager", "Ruth Obi", "set") in _got("I report to Ruth Obi now that Tom has left.")
+    # "X is my manager" names whom the speaker reports to, not X's title
+    assert not [g for g in _got("Ruth Obi is our manager now.") if g[1] == "role"]
