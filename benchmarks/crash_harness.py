@@ -1423,7 +1423,7 @@ def partial_write(kind: str, got: bytes | None, before: bytes | None, after: byt
         return False
     if kind == "append":
         return before is not None and got.startswith(before)
-    return kind in ("create", "overwrite", "atomic_save", "removed_open")
+    return kind in ("create", "overwrite", "overwrite_held", "atomic_save", "removed_open")
 
 
 def mapped_mix(got: bytes | None, before: bytes | None, after: bytes | None,

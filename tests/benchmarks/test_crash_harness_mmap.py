@@ -86,3 +86,11 @@ def test_crash_harness_runs_mmap_cycles(tmp_path: Path) -> None:
     assert r["error"] is None and r["cycles"] == 4, log
     assert r["ops"].get("mmap", 0) >= 2, r["ops"]  # the first cycles create files to map
     assert not any(work.iterdir())
+
+
+def test_a_shells_overwrite_killed_in_flight_may_be_empty_only_with_quiet_commits() -> None:
+    """`cmd > f` (overwrite_held) killed before its write: with quiet commits the O_TRUNC
+    may be kept (fs/SEMANTICS.md: 'for O_TRUNC possibly an empty file'), as for a plain
+    overwrite; with commits at close it is a defect."""
+    assert _kinds(OLD, NEW, b"", True, kind="overwrite_held") == ["torn_in_flight"]
+    assert _kinds(OLD, NEW, b"", False, kind="overwrite_held") == ["corrupted"]
