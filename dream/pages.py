@@ -123,15 +123,16 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
             if r.attr == "home" and _organization(r.value, subs):
                 # "I moved to Tessellate Labs" is a job, not a home
                 r = R.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
-            vslug = (subs.slug_for(r.value) if (r.value_type or r.attr in ("friend", "contact"))
+            vslug = (subs.slug_for(r.value) if (r.value_type or r.attr in ("friend", "contact") or r.detail == "move")
                      and r.value not in shared else None)  # "Emi" with two Emis: as said
             value = subs.by_slug[vslug].title if vslug else r.value
             if vslug == subj:
                 continue
             if r.attr == "employer" and r.detail in ("with", "move") and not _organization(r.value, subs) and \
-                    (f.get("subjects") or {}).get(r.value) != "organization":
+                    (r.detail == "move" or (f.get("subjects") or {}).get(r.value) != "organization"):
                 # "She's with Tom Hansen now": whom one is with is no employer; "she's gone
-                # to Lisbon": where one went is none either
+                # to Lisbon": where one went is none either (by its head word or page type,
+                # not the extractor's label alone, which calls "York" an organisation)
                 continue
             out.append(Stated(subj, r.attr, r.key, value, vslug, r.op, f, r.detail,
                               r.phrase or _phrase(r.key), neg, r.event))

@@ -932,7 +932,9 @@ def _first_person(sentence: str) -> list[Relation]:
             if (a, key or v) in seen:
                 continue
             seen.add((a, key or v))
-            out.append(Relation("", a, v, op, key, event, vtype, detail))
+            # a verb of moving says nothing of its place's type ("gone to Lisbon"): no type
+            # evidence, the page layer asks the place to be an organisation already
+            out.append(Relation("", a, v, op, key, event, "" if rx in _MOVES else vtype, detail))
     return out
 
 
@@ -966,7 +968,7 @@ def _third_person(sentence: str) -> list[Relation]:
                 v = detail = _singular(detail)
             if not s or s.split()[0].lower() in _BAD_VALUES or (v and v.lower() in _BAD_VALUES):
                 continue
-            rel = Relation(s, attr, v, op, "", event, vtype, detail)
+            rel = Relation(s, attr, v, op, "", event, "" if rx in _MOVES else vtype, detail)
             if not any((o.subject, o.attr, o.value, o.op) == (s, attr, v, op) for o in out):
                 out.append(rel)
     return out

@@ -99,7 +99,13 @@ _ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics",
                                        "pharma", "pharmaceuticals", "biotech", "insurance",
                                        "shipping", "freight", "airlines", "airways", "motors",
                                        "software", "shipyard", "print", "printing", "couriers",
-                                       "brewery", "bakery", "group", "consultancy", "associates"}
+                                       "brewery", "bakery", "group", "consultancy", "associates",
+                                       # firms named by their trade ("Ostrander Legal", "Ochre
+                                       # Records", "Orrin Mutual", "Caldera Ports")
+                                       "legal", "law", "llp", "records", "mutual", "ports",
+                                       "publishing", "architects", "engineering", "construction",
+                                       "builders", "accountants", "lettings", "estates", "dental",
+                                       "pharmacy", "roasters", "coffee", "kitchen", "kitchens"}
 _PROJECT_HEADS = frozenset("project program programme initiative pilot study survey campaign "
                            "app dashboard atlas forecast platform tool plugin model report "
                            "book podcast series corpus dataset database archive thesis "
@@ -481,7 +487,7 @@ def _distinctive(name: str) -> set[str]:
 
 
 #: A company's legal form at the end of its name: its first word can stand for it.
-_LEGAL_SUFFIXES = frozenset("co co. inc inc. ltd ltd. llc plc gmbh ag sa corp corp.".split())
+_LEGAL_SUFFIXES = frozenset("co co. inc inc. ltd ltd. llc llp plc gmbh ag sa corp corp.".split())
 
 
 def head_type(name: str) -> str | None:

@@ -500,3 +500,23 @@ def test_what_stays_a_value_beside_those() -> None:
     assert ("", "manager", "Ruth Obi", "set") in _got("I report to Ruth Obi now that Tom has left.")
     # "X is my manager" names whom the speaker reports to, not X's title
     assert not [g for g in _got("Ruth Obi is our manager now.") if g[1] == "role"]
+
+
+def test_gone_to_a_place_is_no_new_employer() -> None:
+    """"Gone to York for the week" ends no job and starts none (its place must be an
+    organisation by its head word or page, not by the extractor's label alone); "gone to
+    Ostrander Legal" is a new job: dream over two-session memories."""
+    from benchmarks.supersession import run
+
+    def case(id_: str, second: str) -> dict:
+        return {"id": id_, "sessions": [
+            {"date": "2026-01-10", "turns": ["Ines: I'm Ines Moura. Tom Hale works at Fenwick Trust.",
+                                             "Assistant: Noted."]},
+            {"date": "2026-03-10", "turns": [f"Ines: {second}", "Assistant: Thanks."]}]}
+    moved = dict(case("moved", "Tom Hale has gone to Ostrander Legal."),
+                 expect={"subject": "tom-hale", "attribute": "employer", "old": "Fenwick Trust",
+                         "new": "Ostrander Legal"})
+    figs = run({"changes": [moved], "no_change": [case("away", "Tom Hale has gone to York for the week."),
+                                                  case("left", "Tom Hale left for Paris on Friday.")]})
+    assert figs["false"] == 0, figs["false_supersessions"]
+    assert figs["true"] == 1, figs["missed"]
