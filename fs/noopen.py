@@ -318,6 +318,11 @@ class NoOpenOps(Ops):
             raise
         self._wake_uploader()
 
+    def _forget_created(self, *roots: str) -> None:
+        for table in (self._created_at, self._create_failed):
+            for p in [p for p in table if any(p == r or p.startswith(r + "/") for r in roots)]:
+                del table[p]
+
     def _drop_failed_create(self, path: str) -> None:
         """A created file whose first version failed: it goes, as if the create had not
         been. Left in place it was listed as an empty file while nothing recorded it (close
@@ -329,6 +334,14 @@ class NoOpenOps(Ops):
         self._created.pop(path, None)
         self._created_at.pop(path, None)
         self._create_failed.pop(path, None)
+        row = self.ws.get(path)
+        if row is not None and row.size > 0:
+            # Bytes were committed at this name since the create (another process's close
+            # of the file, a quiet commit, a file renamed over it): they are somebody's
+            # version and stay; only the failed writes are lost, and their close says so.
+            log.warning("%s: a write to it failed; its last committed version (%d bytes) stays",
+                        path, row.size)
+            return
         if path in self.writing:
             self.shadows.discard(path)
         ino = self.inodes.ino_of.get(path)

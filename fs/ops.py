@@ -715,10 +715,17 @@ class Ops(pyfuse3.Operations):
             if dst != new:
                 self.inodes.drop(dst)
         # The moved files are uploaded under their new names now, closed or not.
+        # A created file renamed over is the moved file now: the creator's claim on the
+        # name goes with it (left behind, a failed create there would take the moved file).
         self._created = {p: pid for p, pid in self._created.items()
-                         if p != old and not p.startswith(old + "/")}
+                         if not any(p == x or p.startswith(x + "/") for x in (old, new))}
+        self._forget_created(old, new)
         self.inodes.move(old, new)
         self._wake_uploader()
+
+    def _forget_created(self, *roots: str) -> None:
+        """What a mode keeps of files created under ``roots`` besides ``_created`` (no-open
+        mode: their create times and failures); nothing here."""
 
     async def _settle_writes(self, moves: list[tuple[str, str]]) -> None:
         """Before a rename: S3 has no rename, the new names are uploaded from local copies.

@@ -125,3 +125,37 @@ def test_a_failed_create_is_never_uploaded_empty(corpus: CorpusURL, store: Objec
     settle(mp)
     assert s3get(store, "notes/other.md") == b"after\n"
     assert s3get(store, NEW) is None
+
+
+def test_a_failed_write_never_takes_what_another_close_committed(
+        corpus: CorpusURL, store: ObjectStore, cfg: Config, mounter,
+        small_cache_disk: Path, tmp_path: Path) -> None:
+    """``{ cmd1; cmd2; } > f``: the shell creates f, cmd1 (another process) writes and closes
+    it (a commit), then cmd2's write fails with ENOSPC. The shell's close may fail, but cmd1's
+    committed version stays: a failed create takes only a file that holds nothing committed."""
+    import subprocess
+
+    m = mounter(corpus, cfg=cfg.override(cache_dir=small_cache_disk),
+                env_extra={"BRAINFS_CACHE_BUDGET_BYTES": str(1024**3)})
+    mp = m.mountpoint
+    (mp / "notes").mkdir()
+    ready, go = tmp_path / "ready", tmp_path / "go"
+    script = (f"{{ /usr/bin/printf 'cmd1 output\\n'; touch {ready}; "
+              f"while [ ! -e {go} ]; do sleep 0.05; done; "
+              f"head -c 262144 /dev/urandom; }} > {mp / NEW}")
+    proc = subprocess.Popen(["bash", "-c", script], stderr=subprocess.PIPE)
+    try:
+        wait_for(ready.exists, timeout=30, what="cmd1 done")
+        assert (mp / NEW).read_bytes() == b"cmd1 output\n"  # committed at cmd1's close
+        filler = _fill(small_cache_disk)
+        go.touch()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert b"No space left" in proc.stderr.read()
+    assert _listed(mp) and (mp / NEW).read_bytes() == b"cmd1 output\n"
+    filler.unlink()
+    settle(mp)
+    assert s3get(store, NEW) == b"cmd1 output\n"
