@@ -296,7 +296,11 @@ class SearchIndex:
             self.conn.execute(_SCHEMA)
             if "cites" not in {r[1] for r in self.conn.execute("PRAGMA table_info(chunks)")}:
                 # format < 5: the column, empty until the next refresh re-reads the files
-                self.conn.execute("ALTER TABLE chunks ADD COLUMN cites TEXT")
+                try:
+                    self.conn.execute("ALTER TABLE chunks ADD COLUMN cites TEXT")
+                except apsw.SQLError as e:
+                    if "duplicate column" not in str(e):  # another process added it first
+                        raise
             fts_missing = not self._table_exists("chunks_fts")
             self.conn.execute(_FTS)
             self.conn.execute(_TRIGGERS)

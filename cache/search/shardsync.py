@@ -278,10 +278,13 @@ def _copy_rows(ix: SearchIndex, src: Path, members: list[str], meta: dict[str, s
             for k, v in meta.items():
                 c.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (k, v))
             c.execute("INSERT INTO files SELECT * FROM src.files WHERE path IN (SELECT path FROM want)")
-            c.execute("INSERT INTO chunks(id, path, anchor, kind, scope, confidence, created, updated, "
-                      "title, heading, speaker, text, ordinal, vec) SELECT id, path, anchor, kind, "
-                      "scope, confidence, created, updated, title, heading, speaker, text, ordinal, vec "
-                      "FROM src.chunks WHERE path IN (SELECT path FROM want)")
+            # a page chunk's cited turns (format 5) go with it; an older source has none
+            cols = "id, path, anchor, kind, scope, confidence, created, updated, title, heading, " \
+                   "speaker, text, ordinal, vec"
+            if "cites" in {r[1] for r in c.execute("PRAGMA src.table_info(chunks)")}:
+                cols += ", cites"
+            c.execute(f"INSERT INTO chunks({cols}) SELECT {cols} FROM src.chunks "
+                      "WHERE path IN (SELECT path FROM want)")
             c.execute("INSERT INTO aliases(path, name) SELECT path, name FROM src.aliases "
                       "WHERE path IN (SELECT path FROM want) ORDER BY rowid")
             c.execute("INSERT INTO files_fts(path, body) SELECT path, body FROM src.files_fts "

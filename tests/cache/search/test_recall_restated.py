@@ -243,3 +243,25 @@ def test_what_recall_gives_a_reader_leaves_the_line_to_its_turn(ix: SearchIndex,
     pages = _page_cards(res)
     assert pages and not any("painted a lake" in c.text for c in pages)
     assert any("running farther" in c.text for c in pages)
+
+
+def test_a_page_chunks_cited_turns_survive_the_split_into_parts(tmp_path: Path) -> None:
+    """An index of one file split into parts (shardsync.split_index) keeps each page chunk's
+    cited turns: the parts leave a wiki line to its turns as the whole index did."""
+    from brainfs.cache.search.shardsync import split_index
+
+    whole = _index(tmp_path / "whole.sqlite")
+    want = {r[0]: r[1] for r in whole.conn.execute(
+        "SELECT id, cites FROM chunks WHERE path = ?", (PAGE_PATH,))}
+    whole.close()
+    assert any(want.values())
+    names = split_index(tmp_path / "whole.sqlite", tmp_path / "parts")
+    got: dict = {}
+    for n in names:
+        part = SearchIndex(tmp_path / "parts" / f"{n}.sqlite")
+        try:
+            got |= {r[0]: r[1] for r in part.conn.execute(
+                "SELECT id, cites FROM chunks WHERE path = ?", (PAGE_PATH,))}
+        finally:
+            part.close()
+    assert got == want
