@@ -37,13 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 from brainfs.cache.facts.records import FACTS_PATH, FactFormatError, FactRecord, FactSet
 from brainfs.cache.search.chunker import human_date, normalize_date
+from brainfs.cache.search.validity import DAY as _DAY, iso_day as day_of
 
 from .claims import Claim
 
 if TYPE_CHECKING:
     from .assembly import MemorySource
 
-_DAY = r"\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]+ \d{4}"
 #: The tail dream puts on a replaced value's line (validity reads the same words).
 _TAIL = re.compile(
     rf"\s+—\s+(?:until (?P<d1>{_DAY}),\s+(?:replaced by .+|ended)"
@@ -56,19 +56,6 @@ _PART = re.compile(r"\s*(?P<v>[^\[]+?)\s*\[cite:\s*(?P<n>\d+)\]\s*,?")
 _CORRECTED = re.compile(r"\(corrected (?P<d>\d{4}-\d{2}-\d{2}); was .+\)\s*$")
 _ROW_DAY = re.compile(r"\|\s*(\d{4}-\d{2}-\d{2})")
 _INDEX_LINE = re.compile(r"^(?P<head>\s*-\s*\[\[[^\]]+\]\][^;]*?)(?P<gist>;.*)$")
-
-
-def day_of(text: str | None) -> str | None:
-    """"2 February 2026" or "2026-02-02…" → "2026-02-02"; None when it is not a day."""
-    if not text:
-        return None
-    text = str(text).strip()
-    try:
-        return _dt.datetime.strptime(text, "%d %B %Y").date().isoformat()
-    except ValueError:
-        pass
-    iso = normalize_date(text)
-    return iso[:10] if iso else None
 
 
 def end_of_day(day: str) -> _dt.datetime:

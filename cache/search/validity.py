@@ -80,13 +80,14 @@ CURRENT = Verdict()
 
 _CITE_RE = re.compile(r"\s*\[cite:\s*([0-9][0-9,\s]*)\]", re.I)
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
-_DAY = r"\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]+ \d{4}"
+#: A day as pages write it: ISO, or "2 February 2026".
+DAY = r"\d{4}-\d{2}-\d{2}|\d{1,2} [A-Z][a-z]+ \d{4}"
 #: "… — until 2 February 2026, replaced by Sora City Lab", "— until …, ended",
 #: "— corrected 2026-12-02: figures as SVG, not PDF", "— contradicted on 2026-04-29: …"
 _TAIL_RE = re.compile(
-    rf"\s+—\s+(?:until (?P<d1>{_DAY}),\s+(?:replaced by (?P<v1>.+)|(?P<ended>ended))"
-    rf"|corrected (?P<d2>{_DAY}):\s+(?P<v2>.+)"
-    rf"|contradicted on (?P<d3>{_DAY}):\s+(?P<v3>.+))$")
+    rf"\s+—\s+(?:until (?P<d1>{DAY}),\s+(?:replaced by (?P<v1>.+)|(?P<ended>ended))"
+    rf"|corrected (?P<d2>{DAY}):\s+(?P<v2>.+)"
+    rf"|contradicted on (?P<d3>{DAY}):\s+(?P<v3>.+))$")
 _SOURCE_LINE_RE = re.compile(r"^Source:\s*(\S+)\s*$", re.M)
 
 
