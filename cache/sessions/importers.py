@@ -55,10 +55,14 @@ class UnknownFormat(ImportInputError):
 
 @dataclass
 class Turn:
+    """One turn; ``said_as``: the speaker as the source names it, when a ``--speaker``
+    mapping renamed it (so a re-import under another mapping finds the turn again)."""
+
     speaker: str
     text: str
     time: _dt.datetime | None = None
     tool: bool = False
+    said_as: str | None = None
 
 
 @dataclass
@@ -66,7 +70,9 @@ class Conversation:
     """One conversation at its source. ``key`` names it there (a session id, a ChatGPT
     conversation id, a file name) and stays the same when the conversation grows.
     ``timed``: the source gives each turn its own time (written to the transcript's
-    ``turn_times``); ``warnings``: what was left out of the file and why."""
+    ``turn_times``); ``dated``: where ``start`` came from, as the import's output says it
+    ("from its title ('3 November 2026')"); ``warnings``: what was left out of the file and
+    why, ``bad_lines`` how many of its lines that was."""
 
     key: str
     file: str
@@ -76,6 +82,8 @@ class Conversation:
     turns: list[Turn] = field(default_factory=list)
     timed: bool = False
     warnings: list[str] = field(default_factory=list)
+    dated: str = ""
+    bad_lines: int = 0
 
 
 @dataclass
@@ -288,7 +296,9 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
     key = f"claude-code:{log.session_id or path.stem}"
     start = next((t.time for t in log.turns if t.time), None)
     return [Conversation(key, str(path), "claude-code", log.title, start, log.turns,
-                         timed=any(t.time for t in log.turns), warnings=warnings)]
+                         timed=any(t.time for t in log.turns), warnings=warnings,
+                         dated="from its first turn's timestamp" if start else "",
+                         bad_lines=len(warnings))]
 
 
 def _cc_records(path: Path, data: bytes, warnings: list[str] | None = None) -> list[dict]:
@@ -497,7 +507,8 @@ def parse_chatgpt(path: Path, data: bytes) -> list[Conversation]:
             cid = hashlib.sha1(f"{conv.get('title')}|{conv.get('create_time')}".encode()).hexdigest()[:16]
         out.append(Conversation(f"chatgpt:{cid}", str(path), "chatgpt", conv.get("title") or None,
                                 start or next((t.time for t in turns if t.time), None), turns,
-                                timed=any(t.time and t.time != start for t in turns)))
+                                timed=any(t.time and t.time != start for t in turns),
+                                dated="from the conversation's create_time" if start else ""))
     return out
 
 
@@ -570,7 +581,8 @@ def parse_claude_ai(path: Path, data: bytes) -> list[Conversation]:
             f"{conv.get('name')}|{conv.get('created_at')}".encode()).hexdigest()[:16]
         out.append(Conversation(f"claude-ai:{cid}", str(path), "claude-ai", conv.get("name") or None,
                                 start or next((t.time for t in turns if t.time), None), turns,
-                                timed=any(t.time and t.time != start for t in turns)))
+                                timed=any(t.time and t.time != start for t in turns),
+                                dated="from the conversation's created_at" if start else ""))
     return out
 
 
@@ -627,10 +639,12 @@ def _messages_conv(path: Path, obj: dict | list, index: int | None) -> Conversat
     meta = obj if isinstance(obj, dict) else {}
     cid = meta.get("id") or meta.get("conversation_id") or (
         f"{path.name}#{index}" if index is not None else path.name)
-    start = _msg_time(meta) or next((t.time for t in turns if t.time), None)
+    start = _msg_time(meta)
+    dated = "from the conversation's own time" if start else ""
+    start = start or next((t.time for t in turns if t.time), None)
     return Conversation(f"messages:{cid}", str(path), "messages",
                         meta.get("title") if isinstance(meta.get("title"), str) else None, start, turns,
-                        timed=any(t.time for t in turns))
+                        timed=any(t.time for t in turns), dated=dated)
 
 
 def _message_turns(m: dict, speaker: str, when: _dt.datetime | None, turns: list[Turn],
@@ -697,7 +711,9 @@ _META_KEYS = {"date", "title", "session", "participants", "source", "time", "sub
 _DATE_IN_NAME = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
-def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conversation]:
+def parse_text(path: Path, data: bytes) -> list[Conversation]:
+    """A Markdown or plain-text transcript (``Speaker: text`` lines). Its date is the one
+    it states (:func:`_text_heading`); None when it states none (the caller dates it)."""
     try:
         text = data.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
     except UnicodeDecodeError:
@@ -713,7 +729,7 @@ def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conv
         raise UnknownFormat(f"{path}: no 'Speaker: text' lines found (each turn starts a line "
                                f"with its speaker and a colon, e.g. 'User: hello')")
     first = min(starts)
-    title, when = _text_heading(lines[:first], meta, path, mtime)
+    title, when, why = _text_heading(lines[:first], meta, path)
     turns: list[Turn] = []
     for i in range(first, len(lines)):
         if i in starts:
@@ -723,7 +739,8 @@ def parse_text(path: Path, data: bytes, mtime: float | None = None) -> list[Conv
             turns[-1].text += "\n" + lines[i]
     turns = [Turn(t.speaker, t.text.strip(), t.time) for t in turns if t.text.strip()]
     key = f"text:{meta.get('session') or path.name}"
-    return [Conversation(key, str(path), "text", str(title) if title else None, when, turns)]
+    return [Conversation(key, str(path), "text", str(title) if title else None, when, turns,
+                         dated=why)]
 
 
 def _turn_starts(lines: list[str], meta: dict) -> dict[int, tuple[str, str]]:
@@ -754,29 +771,37 @@ def _turn_starts(lines: list[str], meta: dict) -> dict[int, tuple[str, str]]:
                  or name.lower() in _KNOWN_SPEAKERS)}
 
 
-def _text_heading(head: list[str], meta: dict, path: Path,
-                  mtime: float | None) -> tuple[str | None, _dt.datetime | None]:
-    """Title and date from the frontmatter, the lines before the first turn, the file's
-    name or its mtime, in that order."""
+def _text_heading(head: list[str], meta: dict,
+                  path: Path) -> tuple[str | None, _dt.datetime | None, str]:
+    """Title, date and where the date came from: the frontmatter, a ``Date:`` line, a date
+    written in the title or the lines before the first turn, the file's name, in that order.
+    Never the file's modification time: a copied, downloaded or unzipped transcript gets the
+    time of the copy, which would pass for the conversation's."""
     title = meta.get("title")
     when = parse_time(meta.get("date"))
+    why = "from its frontmatter's date" if when else ""
     for line in head:
         h = re.match(r"^#\s+(.+?)\s*#*$", line)
         if h and not title:
             title = h.group(1)
         kv = re.match(r"^\s*(?:\*\*)?(date|title)(?:\*\*)?\s*:\s*(.+)$", line, re.I)
         if kv and kv.group(1).lower() == "date" and when is None:
-            when = parse_time(kv.group(2).strip())
+            when = parse_time(kv.group(2).strip()) or written_date(kv.group(2))
+            why = f"from its line {one_line(line, 60)!r}" if when else ""
         elif kv and kv.group(1).lower() == "title" and not title:
             title = kv.group(2).strip()
     if when is None:  # "# Planning call, 3 November 2026", "Weekly sync — Nov 3, 2026"
-        when = next((d for d in (written_date(x) for x in [str(title or "")] + head) if d), None)
+        for where, text in [("its title", str(title or ""))] + [("the line before its first turn", x)
+                                                                for x in head]:
+            found = written_date_match(text)
+            if found:
+                when, why = found[0], f"from {where} ({found[1]!r})"
+                break
     if when is None:
         m = _DATE_IN_NAME.search(path.name)
         when = parse_time(m.group(1)) if m else None
-    if when is None and mtime is not None:
-        when = parse_time(mtime)
-    return title, when
+        why = f"from its file name ({m.group(1)!r})" if when else ""
+    return title, when, why
 
 
 _MONTHS = {m: i for i, m in enumerate(
@@ -794,6 +819,12 @@ _WRITTEN_DATES = (
 def written_date(text: str) -> _dt.datetime | None:
     """The first calendar date written in ``text`` — "2026-11-03", "3 November 2026",
     "Nov 3, 2026" — as midnight UTC, or None."""
+    found = written_date_match(text)
+    return found[0] if found else None
+
+
+def written_date_match(text: str) -> tuple[_dt.datetime, str] | None:
+    """:func:`written_date` and the words that wrote it ("3 November 2026")."""
     for pat in _WRITTEN_DATES:
         m = pat.search(text or "")
         if not m:
@@ -802,7 +833,7 @@ def written_date(text: str) -> _dt.datetime | None:
         month = int(g["m"]) if g.get("m") else next(
             v for k, v in _MONTHS.items() if k.startswith(g["mon"].lower().rstrip(".")[:3]))
         try:
-            return _dt.datetime(int(g["y"]), month, int(g["d"]), tzinfo=_dt.timezone.utc)
+            return _dt.datetime(int(g["y"]), month, int(g["d"]), tzinfo=_dt.timezone.utc), m.group(0)
         except ValueError:
             continue
     return None
@@ -892,29 +923,36 @@ def read_source(path: Path, fmt: str = "auto", options: ImportOptions | None = N
     if opts.speakers:
         for c in convs:
             for t in c.turns:
-                t.speaker = opts.speakers.get(t.speaker, t.speaker)
+                if t.speaker in opts.speakers:
+                    t.said_as, t.speaker = t.speaker, opts.speakers[t.speaker]
     return convs
 
 
 def _read_source(path: Path, fmt: str, opts: ImportOptions) -> list[Conversation]:
     try:
         data = b"" if path.suffix.lower() == ".zip" else path.read_bytes()
-        mtime = path.stat().st_mtime
     except OSError as e:
         raise ImportInputError(f"{path}: {e.strerror or e}") from None
     if not data.strip() and path.suffix.lower() != ".zip":
         raise ImportInputError(f"{path}: empty file (remove it or give a non-empty one)")
     kind = detect(path, data) if fmt == "auto" else fmt
-    if kind == "text":
-        convs = parse_text(path, data, mtime)
-        if opts.date is not None:  # the user's word over what the file seems to say
-            for c in convs:
-                c.start = opts.date
-                for t in c.turns:
-                    t.time = opts.date
-        return convs
-    convs = PARSERS[kind](path, data)
+    convs = parse_text(path, data) if kind == "text" else PARSERS[kind](path, data)
     for c in convs:
-        if c.start is None:
-            c.start = parse_time(mtime)
+        _date(c, opts.date)
     return convs
+
+
+def _date(c: Conversation, date: _dt.datetime | None) -> None:
+    """Give ``c`` its date and say where it came from: ``--date`` over what a plain transcript
+    says, the source's own times (kept over ``--date``: they are the record), else the import
+    time (the file's modification time is the time of a copy as often as of the talk)."""
+    if date is not None and (c.fmt == "text" or c.start is None):
+        c.start, c.dated = date, "from --date"
+        for t in c.turns:
+            t.time = date if c.fmt == "text" else t.time
+        return
+    if c.start is not None:
+        c.dated = c.dated or "from its own times"
+        return
+    c.start = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+    c.dated = "at import (the file states no date; give --date DATE)"

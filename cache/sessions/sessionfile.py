@@ -61,6 +61,10 @@ MAX_TURN_CHARS = 6000
 #: The list of sessions dream keeps (``- id | date | title`` lines).
 SESSIONS_INDEX = "sessions/index.md"
 
+#: Speaker names that are a role standing for the user, not a person; dream reads them as
+#: the memory's owner (``dream/subjects.py`` USER_ROLES, the ones an import writes).
+USER_ROLES = frozenset({"user", "human", "me"})
+
 _ID_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-(?:.+-)?(?P<h>[0-9a-f]{8})$")
 _HEADING_RE = re.compile(r"^#{1,6}\s")
 _ANCHOR_RE = re.compile(r"^D(\d+):(\d+)$")
@@ -79,6 +83,10 @@ class Draft:
     turns: list[Turn]
     #: the source gives each turn its own time: the transcript keeps it (``turn_times``)
     timed: bool = False
+    #: where ``date`` came from, in words ("from its title ('3 November 2026')")
+    dated: str = ""
+    #: ``date`` is a time the source recorded (a log's timestamp, an export's create_time)
+    stamped: bool = False
 
 
 def _iso(t: _dt.datetime) -> str:
@@ -93,13 +101,19 @@ class Report:
     new: int = 0
     grown: int = 0
     unchanged: int = 0
+    retimed: int = 0  # sessions given the turn times they lacked, nothing else changed
     turns_added: int = 0
     tool_turns: int = 0
     rewritten: list[str] = field(default_factory=list)  # sessions whose source changed earlier turns
     skipped: list[str] = field(default_factory=list)  # files of no known format (in a directory)
     paths: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the files held that was left out
+    bad_lines: int = 0  # lines of the sources left out as unreadable (each with a warning)
     indexed: int = 0  # new sessions added to sessions/index.md
+    #: (session id, day, where the day came from, a time the source recorded) of new sessions
+    dates: list[tuple[str, str, str, bool]] = field(default_factory=list)
+    #: a role speaker that stands for the user ("User") → how many sessions written keep it
+    roles_kept: dict[str, int] = field(default_factory=dict)
 
     def line(self, url: str) -> str:
         fmts = ", ".join(f"{k} {v}" for k, v in sorted(self.files.items()))
@@ -108,8 +122,31 @@ class Report:
                f"{self.turns_added} turns written ({self.tool_turns} tool calls summarised)")
         if self.empty:
             out += f"; {self.empty} empty conversation(s) skipped"
+        if self.retimed:
+            out += f"; {self.retimed} given their turns' own times"
+        if self.bad_lines:
+            out += f"; {self.bad_lines} unreadable line(s) left out (see the warnings)"
         if self.indexed:
             out += f"; {self.indexed} added to {SESSIONS_INDEX}"
+        return out
+
+    def notes(self, listed: int = 10) -> list[str]:
+        """What the import decided for the user, one line each: the date of each new session
+        and why (those the source did not time itself first, ``listed`` at most), and a role
+        speaker kept as written, which dream reads as the memory's owner."""
+        out: list[str] = []
+        shown = sorted(self.dates, key=lambda d: (d[3], d[0]))
+        for sid, day, why, _stamped in shown[:listed]:
+            out.append(f"{sid}: dated {day} {why}")
+        rest = shown[listed:]
+        if rest:
+            out.append(f"… and {len(rest)} more session(s) dated "
+                       + ("by their own timestamps" if all(d[3] for d in rest) else "likewise"))
+        for role, n in sorted(self.roles_kept.items()):
+            out.append(f"speaker {role!r} kept as {role!r} in {n} session(s): dream takes {role!r} "
+                       f"for the memory's owner (the person who speaks most in it); if {role!r} "
+                       f"is someone else, give --speaker {role}=NAME (or the import_speakers "
+                       f"setting)")
         return out
 
 
@@ -149,15 +186,20 @@ def drafts_of(conv: Conversation) -> list[Draft]:
     name = slug(conv.title) or slug(first_user)
     out = []
     for n, turns in enumerate(parts, 1):
-        when = next((t.time for t in turns if t.time), None) or (conv.start if n == 1 else None)
+        when = next((t.time for t in turns if t.time), None)
+        own = conv.timed and when is not None
+        if when is None and n == 1:
+            when = conv.start
+        why = "from its first turn's own time" if own else conv.dated
         h = _hash(conv.key, n)
         day = when.date().isoformat() if when else "undated"
         sid = "-".join(x for x in (day, name, h) if x)
         title = conv.title or (one_title(first_user) if first_user else None)
         if title and len(parts) > 1:
             title = f"{title} (part {n})"
+        stamped = own or (conv.fmt != "text" and why.startswith("from ") and why != "from --date")
         out.append(Draft(h, sid, n, when, title, f"{conv.fmt} {conv.key.split(':', 1)[1]}", turns,
-                         conv.timed))
+                         conv.timed, why, stamped))
     return out
 
 
@@ -235,23 +277,31 @@ def existing_turns(text: str) -> list[tuple[str, str, str]]:
 
 
 def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
-    """``text`` (a transcript already in the corpus) with the draft's turns it lacks appended.
-    Returns (new text, the turns added, whether the source changed turns already imported)."""
+    """``text`` (a transcript already in the corpus) with the draft's turns it lacks appended,
+    and the source's times of the turns it holds that ``turn_times`` lacks (a transcript
+    imported before turn times were kept gets them). Returns (new text, the turns added,
+    whether the source changed turns already imported)."""
     have = existing_turns(text)
     j = matched = 0
     new: list[Turn] = []
+    held: dict[str, _dt.datetime] = {}  # anchor of a turn the transcript holds -> source's time
     for t in _nonempty(d.turns):
-        key = (speaker_name(t.speaker), _norm(turn_body(t.text)))
-        k = next((k for k in range(j, len(have)) if (have[k][1], _norm(have[k][2])) == key), None)
+        # a turn imported before a --speaker mapping was given is still this turn
+        names = {speaker_name(x) for x in (t.speaker, t.said_as) if x}
+        body = _norm(turn_body(t.text))
+        k = next((k for k in range(j, len(have)) if have[k][1] in names and _norm(have[k][2]) == body),
+                 None)
         if k is None:
             new.append(t)
         else:
             matched += 1
             j = k + 1
+            if d.timed and t.time:
+                held[have[k][0]] = t.time
     # a source that only grew holds every imported turn, in order, before its new ones
     skipped = matched < len(have)
     if not new:
-        return text, [], False
+        return _add_times(text, held), [], False
     nums = [_ANCHOR_RE.match(a) for a, _s, _t in have]
     nums = [m for m in nums if m]
     part = int(nums[0].group(1)) if nums else d.part
@@ -273,7 +323,24 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
             changed = True
         if changed:
             text = frontmatter(meta) + "\n" + body
-    return text.rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped
+    return _add_times(text, held).rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped
+
+
+def _add_times(text: str, held: dict[str, _dt.datetime]) -> str:
+    """``text`` with the times of ``held`` (anchor -> time) that its ``turn_times`` lacks;
+    a time already there is the transcript's and stays."""
+    if not held:
+        return text
+    meta, body, bad = split_frontmatter(text)
+    if meta is None or bad:
+        return text
+    times = meta.get("turn_times")
+    times = dict(times) if isinstance(times, dict) else {}
+    missing = {a: _iso(t) for a, t in held.items() if a not in times}
+    if not missing:
+        return text
+    meta["turn_times"] = {**times, **missing}
+    return frontmatter(meta) + "\n" + body
 
 
 # --------------------------------------------------------------------------- the import
@@ -314,7 +381,7 @@ def read_all(src: Path, fmt: str = "auto", skipped: list[str] | None = None,
 
 
 class _Imported(NamedTuple):
-    """What importing one draft did: ``kind`` is "new", "grown" or "unchanged" (a
+    """What importing one draft did: ``kind`` is "new", "grown", "retimed" or "unchanged" (a
     :class:`Report` counter), with the turns and tool turns it added, whether the source
     changed turns already imported, and the transcript's path."""
 
@@ -337,7 +404,8 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         raise ImportInputError(f"{src}: no file in it is of a known session format (e.g. "
                                f"{skipped[0]}); give --format or a session file")
     rep = Report(files=counts, conversations=len(convs), skipped=skipped,
-                 warnings=[w for c in convs for w in c.warnings])
+                 warnings=[w for c in convs for w in c.warnings],
+                 bad_lines=sum(c.bad_lines for c in convs))
     _redact_forgotten(convs, forget_phrases(store))
     drafts = _drafts(convs, rep)
     known = _known_sessions(store)
@@ -364,6 +432,15 @@ def import_sessions(src: Path, store, fmt: str = "auto",
     pool.shutdown()
     new = [d for d in todo if f"sessions/{d.sid}/transcript.md" in rep.paths and d.hash not in known]
     rep.indexed = add_to_sessions_index(store, new)
+    rep.dates = [(d.sid, d.date.date().isoformat() if d.date else "undated", d.dated, d.stamped)
+                 for d in new]
+    paths = set(rep.paths)
+    for d in todo:
+        if {f"sessions/{known.get(d.hash, (d.sid,))[0]}/transcript.md",
+                f"sessions/{d.sid}/transcript.md"} & paths:
+            for role in {speaker_name(t.speaker) for t in d.turns if not t.tool}:
+                if role.lower() in USER_ROLES:
+                    rep.roles_kept[role] = rep.roles_kept.get(role, 0) + 1
     return rep
 
 
@@ -454,10 +531,13 @@ def _import_one(store, known: dict[str, tuple[str, str]], d: Draft) -> _Imported
         except NoSuchKey:
             data = None
         if data is not None:
-            text, added, skipped = grow(data.decode("utf-8", errors="replace"), d)
-            if not added:
+            old = data.decode("utf-8", errors="replace")
+            text, added, skipped = grow(old, d)
+            if text == old:
                 return _Imported("unchanged", 0, 0, False, path)
             store.put(path, text.encode("utf-8"), if_match=etag)
+            if not added:  # only the turns' times the transcript lacked
+                return _Imported("retimed", 0, 0, False, path)
             return _Imported("grown", len(added), sum(1 for t in added if t.tool), skipped, path)
     path = f"sessions/{d.sid}/transcript.md"
     text, n = render(d)

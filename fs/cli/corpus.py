@@ -266,6 +266,8 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
         warn(f"{path}: turns already imported differ from the source's (edited in the source or "
               "in the transcript); the transcript's stay, the source's versions were appended as new turns")
     print(rep.line(str(url)))
+    for note in rep.notes():
+        print(note)
     if rep.paths:
         from brainfs.cache.local.pack import build_pack
 
@@ -405,10 +407,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                     help="the source format; auto: from each file's name and content")
     se.add_argument("--speaker", action="append", metavar="ROLE=NAME",
                     help="write NAME for the source's speaker ROLE, e.g. User=Nadia (repeatable; "
-                    "the import_speakers setting gives defaults); unset, 'User' stays 'User'")
+                    "the import_speakers setting gives defaults); unset, 'User' stays 'User', "
+                    "which dream takes for the memory's owner (the output says so)")
     se.add_argument("--date", metavar="DATE",
                     help="the date of a plain-text transcript (2026-11-03, 3 November 2026), over "
-                    "what the file says or its modification time")
+                    "what the file says, and of a source that records no time (else the import's "
+                    "time); the output says each new session's date and where it came from")
     se.set_defaults(func=cmd_import_sessions)
 
     sa = command(sub, "sample", "write a sample memory tree of a synthetic persona",

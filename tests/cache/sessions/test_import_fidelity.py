@@ -159,6 +159,7 @@ def test_garbage_last_line_warned_and_counted(tmp_path, corpus: CorpusURL, store
     r = cli(str(f), str(corpus), env=env)
     assert r.returncode == 0, r.stderr
     assert f"{f}:4: the last line is not a JSON record" in r.stderr and "1 line left out" in r.stderr
+    assert "1 unreadable line(s) left out (see the warnings)" in r.stdout, r.stdout  # counted
     ((meta, body),) = transcripts(store).values()
     assert body.count("[D1:") == 3
 
@@ -209,3 +210,83 @@ def test_new_sessions_listed_in_sessions_index_at_once(tmp_path, corpus: CorpusU
     r = cli(str(tmp_path / "call.md"), str(corpus), env=env)  # again: nothing new, nothing added
     assert r.returncode == 0 and "added to" not in r.stdout
     assert store.get("sessions/index.md")[0].decode() == text
+
+
+def test_import_says_each_sessions_date_and_where_it_came_from(tmp_path, corpus: CorpusURL,
+                                                               store: ObjectStore, env):
+    """A copied file's modification time is not when the talk happened: a transcript that
+    states no date is dated at import (and says so, with how to give one); the output names
+    each new session's date and its source."""
+    (tmp_path / "call.md").write_text(PLAIN)
+    undated = tmp_path / "undated.md"
+    undated.write_text(PLAIN.replace("# Planning call, 3 November 2026", "# Planning call"))
+    for f in (tmp_path / "call.md", undated):
+        os.utime(f, (1_700_000_000, 1_700_000_000))  # 14 November 2023
+    before = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    r = cli(str(tmp_path), str(corpus), env=env)
+    after = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    assert r.returncode == 0, r.stderr
+    sids = {str(m["title"]): p.split("/")[1] for p, (m, _b) in transcripts(store).items()}
+    titled = sids["Planning call, 3 November 2026"]
+    assert f"{titled}: dated 2026-11-03 from its title ('3 November 2026')" in r.stdout, r.stdout
+    plain = sids["Planning call"]
+    assert plain[:10] in (before, after) and "2023-11-14" not in r.stdout, r.stdout
+    assert f"{plain}: dated {plain[:10]} at import (the file states no date; give --date DATE)" \
+        in r.stdout, r.stdout
+    # --date dates a source that records no time; a log keeps its own timestamps
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "chat.json").write_text(json.dumps(
+        {"id": "m-1", "messages": [{"role": "user", "content": "The loom needs a new heddle."}]}))
+    (tmp_path / "more" / "s-1.jsonl").write_text("\n".join(json.dumps(x) for x in CC) + "\n")
+    r = cli(str(tmp_path / "more"), str(corpus), "--date", "2026-08-01", env=env)
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if ": dated " in x]
+    assert any(x.startswith("2026-08-01-") and x.endswith("dated 2026-08-01 from --date") for x in lines), lines
+    assert any(x.startswith("2026-10-05-") and x.endswith("dated 2026-10-05 from its first turn's own time")
+               for x in lines), lines
+
+
+def test_user_kept_as_written_is_said_and_a_later_mapping_finds_its_turns(
+        tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """Without a mapping "User" stays "User", and the output says that dream takes it for
+    the memory's owner; importing again with ``--speaker User=Nadia`` does not append the
+    same turns a second time under the new name."""
+    f = tmp_path / "s-1.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in CC) + "\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert ("speaker 'User' kept as 'User' in 1 session(s): dream takes 'User' for the memory's "
+            "owner") in r.stdout and "--speaker User=NAME" in r.stdout, r.stdout
+    r = cli(str(f), str(corpus), "--speaker", "User=Nadia", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "0 new session(s), 0 grown, 1 unchanged" in r.stdout and "kept as" not in r.stdout, r.stdout
+    ((_meta, body),) = transcripts(store).values()
+    assert body.count("[D1:") == 3
+
+
+def test_a_transcript_imported_before_turn_times_gets_them_and_reads_as_before(
+        tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """A transcript without ``turn_times`` (as imports wrote them before) is read as before:
+    every turn dated by ``date``. Importing its source again adds the turns' own times and
+    nothing else; a third import writes nothing."""
+    f = tmp_path / "s-1.jsonl"
+    f.write_text("\n".join(json.dumps(x) for x in CC) + "\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    ((path, (meta, body)),) = transcripts(store).items()
+    del meta["turn_times"]  # the form of an earlier import
+    import yaml
+
+    old = "---\n" + yaml.safe_dump(meta, sort_keys=False) + "---\n" + body
+    store.put(path, old.encode())
+    chunks = {c.anchor: c for c in chunk_file(path, old.encode())}
+    assert [c.updated[:16] for c in chunks.values()] == ["2026-10-05T08:00"] * 3
+    assert chunks["D1:3"].text.startswith("User (5 October 2026): Back from Awaji")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0 and "1 given their turns' own times" in r.stdout, r.stdout
+    ((meta2, body2),) = transcripts(store).values()
+    assert body2 == body and meta2["turn_times"]["D1:3"] == "2026-10-05T13:30:00Z"
+    chunks = {c.anchor: c for c in chunk_file(path, store.get(path)[0])}
+    assert chunks["D1:3"].updated.startswith("2026-10-05T13:30")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0 and "0 grown, 1 unchanged" in r.stdout and "given their" not in r.stdout
