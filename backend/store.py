@@ -167,10 +167,11 @@ class ObjectStore:
             if not self.cfg.endpoint_url:
                 # The usual cause is not AWS at all: a local or other S3 service whose
                 # endpoint was not given, so the request went to Amazon S3.
-                return AccessDenied("no AWS credentials found: with AWS_ENDPOINT_URL unset, "
-                                    "brainfs tried Amazon S3 itself. For another S3 service "
-                                    "(`brainfs s3 serve`, MinIO, R2) set AWS_ENDPOINT_URL="
-                                    "http://HOST:PORT; for AWS set AWS_ACCESS_KEY_ID and "
+                return AccessDenied(f"{self.url}: no AWS credentials found: with no endpoint "
+                                    "given, brainfs tried Amazon S3 itself. For another S3 "
+                                    "service (`brainfs s3 serve`, MinIO, R2) set AWS_ENDPOINT_URL="
+                                    "http://HOST:PORT (or endpoint_url in the config file, "
+                                    "--config FILE); for AWS set AWS_ACCESS_KEY_ID and "
                                     "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE")
             return AccessDenied(f"no credentials found for {endpoint} (set AWS_ACCESS_KEY_ID and "
                                 "AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)")
