@@ -230,16 +230,21 @@ def _load_json(path: Path, data: bytes, what: str) -> Any:
                                f"{what} must be one JSON document") from None
 
 
-def json_error(e: ValueError) -> str:
+def json_error(e: ValueError, what: str = "file") -> str:
     """A JSON parse error as one phrase with its place: "unterminated string starting at
-    line 1, column 5012 (the file ends inside it)" (``json``'s own message ends in "at" and
-    leaves the place to be added, once)."""
+    line 1, column 5012 (the file ends inside it: is it complete?)" (``json``'s own message
+    ends in "at" and leaves the place to be added, once). An error where the text ends says
+    so: a download or copy cut short is the usual cause. ``what``: the text parsed (a file,
+    a line)."""
     msg = (getattr(e, "msg", None) or str(e)).strip()
     msg = re.sub(r"\s+at$", "", msg)
     lineno, colno = getattr(e, "lineno", None), getattr(e, "colno", None)
     out = msg[:1].lower() + msg[1:] + (f" at line {lineno}, column {colno}" if lineno is not None else "")
+    doc, pos = getattr(e, "doc", None), getattr(e, "pos", None)
     if msg.startswith("Unterminated string"):
-        out += " (the file ends inside it)"
+        out += f" (the {what} ends inside it: is it complete?)"
+    elif isinstance(doc, str) and isinstance(pos, int) and pos >= len(doc.rstrip()):
+        out += f" (the {what} ends there: is it complete?)"
     return out
 
 
@@ -318,7 +323,7 @@ def _cc_records(path: Path, data: bytes, warnings: list[str] | None = None) -> l
         except ValueError as e:
             if n == len(lines):
                 if warnings is not None:
-                    warnings.append(f"{path}:{n}: the last line is not a JSON record ({json_error(e)}); "
+                    warnings.append(f"{path}:{n}: the last line is not a JSON record ({json_error(e, 'line')}); "
                                     f"1 line left out (a log still being written is read whole by "
                                     f"the next import; a damaged one: fix or remove that line)")
                 break

@@ -194,6 +194,12 @@ def test_truncated_chatgpt_export_says_where(tmp_path, corpus: CorpusURL, env):
     assert r.returncode == 1
     line = r.stderr.strip().splitlines()[-1]
     assert "at at" not in line and "unterminated string starting at line 1, column" in line, line
+    assert "(the file ends inside it: is it complete?)" in line, line
+    f.write_text(text[:text.index('"n3": {')])  # cut between two messages
+    r = cli(str(f), str(corpus), env=env)
+    line = r.stderr.strip().splitlines()[-1]
+    assert r.returncode == 1 and "expecting property name enclosed in double quotes at line 1, column" \
+        in line and "(the file ends there: is it complete?)" in line, line
 
 
 def test_new_sessions_listed_in_sessions_index_at_once(tmp_path, corpus: CorpusURL,
