@@ -802,10 +802,12 @@ def _text_heading(head: list[str], meta: dict,
             if found:
                 when, why = found[0], f"from {where} ({found[1]!r})"
                 break
-    if when is None:
+    if when is None:  # "standup-2026-11-03.md", "Planning call 3 November 2026.txt"
         m = _DATE_IN_NAME.search(path.name)
-        when = parse_time(m.group(1)) if m else None
-        why = f"from its file name ({m.group(1)!r})" if when else ""
+        found = (parse_time(m.group(1)), m.group(1)) if m else written_date_match(
+            re.sub(r"[_.]+", " ", path.stem))
+        if found and found[0]:
+            when, why = found[0], f"from its file name ({found[1]!r})"
     return title, when, why
 
 

@@ -140,8 +140,14 @@ class Report:
             out.append(f"{sid}: dated {day} {why}")
         rest = shown[listed:]
         if rest:
-            out.append(f"… and {len(rest)} more session(s) dated "
-                       + ("by their own timestamps" if all(d[3] for d in rest) else "likewise"))
+            kinds: dict[str, int] = {}
+            for _sid, _day, why, stamped in rest:
+                kind = ("their own timestamps" if stamped else "--date" if why == "from --date"
+                        else "the import's time" if why.startswith("at import")
+                        else "a date their file states")
+                kinds[kind] = kinds.get(kind, 0) + 1
+            out.append(f"… and {len(rest)} more new session(s) dated by "
+                       + ", ".join(f"{k} ({n})" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])))
         for role, n in sorted(self.roles_kept.items()):
             out.append(f"speaker {role!r} kept as {role!r} in {n} session(s): dream takes {role!r} "
                        f"for the memory's owner (the person who speaks most in it); if {role!r} "

@@ -296,3 +296,20 @@ def test_a_transcript_imported_before_turn_times_gets_them_and_reads_as_before(
     assert chunks["D1:3"].updated.startswith("2026-10-05T13:30")
     r = cli(str(f), str(corpus), env=env)
     assert r.returncode == 0 and "0 grown, 1 unchanged" in r.stdout and "given their" not in r.stdout
+
+
+def test_many_new_sessions_dates_listed_then_summed_and_a_date_in_the_file_name(
+        tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """Ten sessions' dates are listed one a line (those the source did not time first), the
+    rest summed by where their dates came from; a date written in a file's name dates it."""
+    d = tmp_path / "calls"
+    d.mkdir()
+    (d / "Planning call 3 November 2026.txt").write_text("User: Book the small room.\nAssistant: Done.\n")
+    for i in range(11):
+        (d / f"chat-{i}.md").write_text(f"User: Question number {i} about the kiln.\nAssistant: Answer {i}.\n")
+    r = cli(str(d), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if ": dated " in x]
+    assert len(lines) == 10, r.stdout
+    assert lines[0].endswith(": dated 2026-11-03 from its file name ('3 November 2026')"), lines
+    assert "… and 2 more new session(s) dated by the import's time (2)" in r.stdout, r.stdout
