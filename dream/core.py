@@ -188,6 +188,8 @@ class _Run:
     gone: list[str]
     forget_now: dict[str, str]
     hand_edits: list[E.Edit]
+    #: derived files another writer changed or deleted since dream wrote them (path → how)
+    overwritten: dict[str, str] = field(default_factory=dict)
     state: DreamState = field(default_factory=DreamState)
     reasons: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))
     deferred: list[str] = field(default_factory=list)
@@ -258,18 +260,21 @@ def orient(tree: Tree, synth: Synthesizer, settings: dict | None, prog: Progress
         gone=sorted(set(prev.sessions) - set(transcripts)),
         forget_now={p: e for p, e in listing.items() if p.startswith(FORGET_DIR)},
         # pages a person edited (or deleted) since dream wrote them: their edits are inputs
-        hand_edits=E.detect(tree, listing, prev.written))
+        hand_edits=E.detect(tree, listing, prev.written),
+        overwritten=E.overwritten(tree, listing, prev.owned))
 
 
 def inputs_changed(run: _Run) -> bool:
     """Whether anything but the sessions changed: forget requests, corrections, the skill
-    and settings (``skill_hash``), the synthesizer, a hand edit."""
+    and settings (``skill_hash``), the synthesizer, a hand edit, a derived file another
+    writer changed (written again)."""
     corr_now = {p: e for p, e in run.listing.items() if p.startswith(CORRECTIONS_DIR)}
     return (run.forget_now != run.prev.forget
             or any(run.prev.corrections.get(p) != e for p, e in corr_now.items())
             or run.skill_hash != run.prev.skill_hash
             or run.synth.name != run.prev.synthesizer
-            or bool(run.hand_edits))
+            or bool(run.hand_edits)
+            or bool(run.overwritten))
 
 
 def start_state(run: _Run) -> None:
@@ -763,6 +768,12 @@ def diff_against_previous(run: _Run) -> None:
     managed files and, per page, what dream wrote (to tell a hand edit next run)."""
     files, listing, state, excluded = run.files, run.listing, run.state, run.excluded
     managed_prev = set(run.prev.managed)
+    for p, how in run.overwritten.items():
+        # first: why a file nothing else changed is written (a derived file is not kept as
+        # edited; what it should say goes through a correction, a note or the page)
+        run.reasons[p].insert(0, f"{how} outside dream since its last run; written again from the "
+                                 "memory (to change what it says: `brainfs correct`, a note, or "
+                                 "the subject's page)")
     for p in sorted(files):
         if p in excluded:
             continue
@@ -778,6 +789,7 @@ def diff_against_previous(run: _Run) -> None:
             run.changes.append(Change(p, "delete", _why_gone(run.previous[p], run.phrases)))
     state.managed = sorted((set(files) - excluded | (managed_prev & excluded)) - set(run.hand_events)
                            - set(run.external))
+    state.owned = {p: T.md5_hex(files[p]) for p in state.managed if p in files and not E.is_page(p)}
     # What dream wrote, line by line, so that the next run can tell a hand edit (edits.py).
     written = {}
     for p in sorted(state.managed):

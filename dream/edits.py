@@ -23,7 +23,10 @@ claim they deleted would come back. Here:
   contradicts, and the hand line cites that card.
 
 Frontmatter edits are not kept (dream owns the frontmatter); nor are edits of INDEX.md,
-summaries or cards, which are regenerated (edit the page, or ``brainfs correct``).
+summaries, ``sessions/index.md``, cards or the fact records, which are derived: the state
+keeps the MD5 of what dream wrote in each (``owned``), so the next run notices one that
+another writer changed or deleted (:func:`overwritten`), even when nothing else is new, and
+writes it again, saying so (edit the page, write a note, or ``brainfs correct`` instead).
 """
 
 from __future__ import annotations
@@ -166,6 +169,23 @@ def detect(tree: Any, listing: dict[str, str], written: dict[str, dict]) -> list
         if edit.added or edit.removed or edit.dropped_hand:
             edits.append(edit)
     return edits
+
+
+def overwritten(tree: Any, listing: dict[str, str], owned: dict[str, str]) -> dict[str, str]:
+    """Derived files dream owns (``DreamState.owned``: path → MD5 of what it wrote) that
+    another writer changed or deleted since: path → "changed" or "deleted"."""
+    out = {}
+    for path, md5 in sorted(owned.items()):
+        if listing.get(path) == md5:
+            continue
+        if path not in listing:
+            out[path] = "deleted"
+            continue
+        text = tree.read(path)
+        if text is not None and md5_hex(text) == md5:
+            continue  # a multipart ETag, same bytes
+        out[path] = "changed"
+    return out
 
 
 #: The section a person's own page is kept under once dream writes a page at its path.

@@ -42,6 +42,11 @@ class DreamState:
     written: dict[str, dict] = field(default_factory=dict)
     #: every file dream manages
     managed: list[str] = field(default_factory=list)
+    #: every managed file that is not a page (INDEX.md, sessions/index.md, summaries, cards,
+    #: the fact records) → the MD5 of what dream wrote in it: another writer's change (a
+    #: mount, an import, an S3 client) is noticed by the next run, which writes it again
+    #: (a page's change is a hand edit instead: ``written``)
+    owned: dict[str, str] = field(default_factory=dict)
     #: the verification cache (claim and source hash → verdict)
     verified: dict[str, Any] = field(default_factory=dict)
     #: what the last run's verification of each file found, keyed by a hash of the file and

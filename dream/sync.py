@@ -330,6 +330,7 @@ def upload(store: ObjectStore, res: RunResult, listing: dict[str, str], rep: Syn
         # A conflicting file keeps the other writer's version; forget that dream manages it
         # so that it is not deleted later, and re-check it next run.
         state.managed = [p for p in state.managed if p not in rep.conflicts]
+        state.owned = {p: m for p, m in state.owned.items() if p not in rep.conflicts}
     store.put(STATE_PATH, state.to_json().encode())
     rep.uploaded.append(STATE_PATH)
 
