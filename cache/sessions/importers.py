@@ -294,7 +294,7 @@ def _cc_user_text(text: str) -> str:
 
 def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
     warnings: list[str] = []
-    records = _cc_records(path, data, warnings)
+    records, bad = _cc_records(path, data, warnings)
     log = _ClaudeCodeLog({r.get("uuid") for r in records if r.get("uuid")})
     for rec in records:
         log.record(rec)
@@ -303,40 +303,59 @@ def parse_claude_code(path: Path, data: bytes) -> list[Conversation]:
     return [Conversation(key, str(path), "claude-code", log.title, start, log.turns,
                          timed=any(t.time for t in log.turns), warnings=warnings,
                          dated="from its first turn's timestamp" if start else "",
-                         bad_lines=len(warnings))]
+                         bad_lines=bad)]
 
 
-def _cc_records(path: Path, data: bytes, warnings: list[str] | None = None) -> list[dict]:
-    """The JSON records of a Claude Code log; ImportInputError when it is not one. A last
-    line that is not JSON (a log being written, or a damaged one) is left out with a
-    warning in ``warnings``: the next import reads it if it was only half-written."""
+#: Damaged lines of one log named one by one in the warnings; more are counted.
+_BAD_LINES_NAMED = 3
+
+
+def _cc_records(path: Path, data: bytes, warnings: list[str] | None = None) -> tuple[list[dict], int]:
+    """The JSON records of a Claude Code log and how many of its lines are not JSON records,
+    each left out with a warning in ``warnings`` (a last line cut short is a log being
+    written: the next import reads it whole; elsewhere, two processes writing at once or a
+    damaged copy). ImportInputError when the file is not a log at all: more damaged lines
+    than records, or no user or assistant record."""
     try:
         lines = data.decode("utf-8-sig").splitlines()
     except UnicodeDecodeError:
         raise ImportInputError(f"{path}: not UTF-8 text (a Claude Code log is UTF-8 JSONL)") from None
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
     records: list[dict] = []
+    bad: list[str] = []
+    first_bad = 0
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             rec = json.loads(line)
         except ValueError as e:
-            if n == len(lines):
-                if warnings is not None:
-                    warnings.append(f"{path}:{n}: the last line is not a JSON record ({json_error(e, 'line')}); "
-                                    f"1 line left out (a log still being written is read whole by "
-                                    f"the next import; a damaged one: fix or remove that line)")
-                break
-            raise ImportInputError(f"{path}:{n}: not a JSON record (a Claude Code log has one JSON "
-                                   f"object per line; fix or remove that line)") from None
+            first_bad = first_bad or n
+            if n == last:
+                bad.append(f"{path}:{n}: the last line is not a JSON record ({json_error(e, 'line')}); "
+                           f"1 line left out (a log still being written is read whole by the next "
+                           f"import; a damaged one: fix or remove that line)")
+            else:
+                bad.append(f"{path}:{n}: not a JSON record ({json_error(e, 'line')}); left out "
+                           f"(a damaged line: fix or remove it)")
+            continue
         if not isinstance(rec, dict):
             raise ImportInputError(f"{path}:{n}: not a JSON object (a Claude Code log has one JSON "
                                    f"object per line; use --format to choose another format)")
         records.append(rec)
+    if bad and len(bad) > len(records):
+        raise ImportInputError(f"{path}: {len(bad)} of its {len(bad) + len(records)} lines are not "
+                               f"JSON records (the first: line {first_bad}); not a Claude "
+                               f"Code log (one JSON object per line)")
     if records and not any(r.get("type") in ("user", "assistant", "summary") for r in records):
         raise ImportInputError(f"{path}: no user or assistant records; not a Claude Code session log "
                                f"(use --format to choose another format)")
-    return records
+    if warnings is not None:
+        warnings += bad[:_BAD_LINES_NAMED]
+        if len(bad) > _BAD_LINES_NAMED:
+            warnings.append(f"{path}: … and {len(bad) - _BAD_LINES_NAMED} more lines that are not "
+                            f"JSON records, left out")
+    return records, len(bad)
 
 
 class _ClaudeCodeLog:

@@ -164,6 +164,26 @@ def test_garbage_last_line_warned_and_counted(tmp_path, corpus: CorpusURL, store
     assert body.count("[D1:") == 3
 
 
+def test_garbage_line_in_the_middle_warned_counted_and_the_rest_imported(
+        tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """A damaged line inside a log (two processes writing at once, a bad copy) is left out as
+    the last one is: named in a warning, counted in the summary; the log's other turns are
+    imported. A file with more damaged lines than records is no log and is refused."""
+    f = tmp_path / "s-1.jsonl"
+    recs = [json.dumps(x) for x in CC]
+    f.write_text("\n".join(recs[:2] + ['{"type": "user", "message": {"content": "cut'] + recs[2:]) + "\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert f"{f}:3: not a JSON record (unterminated string starting at line 1, column" in r.stderr, r.stderr
+    assert "1 unreadable line(s) left out" in r.stdout and "1 new session(s)" in r.stdout, r.stdout
+    ((_meta, body),) = transcripts(store).values()
+    assert "[D1:3] User: Back from Awaji" in body
+    g = tmp_path / "notes.jsonl"
+    g.write_text("plain text\nmore text\n" + recs[0] + "\n")
+    r = cli(str(g), str(corpus), env=env)
+    assert r.returncode == 1 and "2 of its 3 lines are not JSON records (the first: line 1)" in r.stderr
+
+
 def test_claude_ai_export_recognised(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
     d = tmp_path / "claude-export"
     d.mkdir()

@@ -429,8 +429,8 @@ def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.Com
 
 
 @pytest.mark.parametrize("name,content,expect", [
-    ("broken.jsonl", jsonl(CLAUDE_RECORDS[:3]) + "{not json\n" + jsonl(CLAUDE_RECORDS[3:5]),
-     r"broken\.jsonl:4: not a JSON record .*fix or remove that line"),
+    ("broken.jsonl", "{not json\n" + jsonl(CLAUDE_RECORDS[3:4]) + "nor this\n",
+     r"broken\.jsonl: 2 of its 3 lines are not JSON records \(the first: line 1\); not a Claude Code log"),
     ("conversations.json", '[{"title": "x", "mapping": {}}, {"title": "y"}]',
      r"conversations\.json: conversation 1 has no 'mapping'"),
     ("chat.json", '{"messages": [{"content": "no role"}]}', r"chat\.json: message 0 has no 'role'"),
