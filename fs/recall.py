@@ -19,9 +19,9 @@ Recall follows the bucket, not only this mount's writes: what a relist learns an
 changed, added or deleted (text files recall indexes) is re-indexed in the background from
 the cache's copy or one GET (``others_wrote``), at most ``recall_follow_max_files`` files
 and ``recall_follow_max_bytes`` per listing (the rest is logged, counted in the status and
-left to ``brainfs index``). Until a file is re-indexed, an answer never quotes it as current: a
-passage whose file is gone is dropped, and one whose file changed since it was indexed is
-re-read first (up to :data:`QUERY_REREAD_MAX` files) or else marked stale.
+left to ``brainfs index``; each answer says how many: "N files not yet indexed"). Until a
+file is re-indexed, an answer never quotes it as current: a passage whose file is gone is
+dropped, and one whose file changed since it was indexed is re-read first (up to :data:`QUERY_REREAD_MAX` files) or else marked stale.
 """
 
 from __future__ import annotations
@@ -543,6 +543,11 @@ class RecallService:
             if state.get(c.path) == "changed":
                 c.stale = True
                 c.reason += f"; {CHANGED_SINCE_INDEXED}"
+        if self.stale:
+            # what the answer cannot hold (a new file over the cap is in no card): said once
+            n = len(self.stale)
+            result.why += (f"; {n} file{'s' if n > 1 else ''} not yet indexed (changed in the "
+                           f"bucket, over the mount's re-index cap): run `brainfs index {self.url}`")
         return result
 
     async def query(self, name: str) -> bytes:
