@@ -690,8 +690,9 @@ class Memory:
         """Import sessions people already have (Claude Code logs, a ChatGPT or Claude.ai
         export, messages JSON, ``Speaker:`` text) as transcripts, as ``brainfs
         import-sessions`` does; ``speakers`` as its ``--speaker`` (``{"User": "Nadia"}``),
-        ``date`` as its ``--date``. Returns the report (``.line(url)``, ``.paths`` written,
-        ``.warnings``). Idempotent. A bad file raises :class:`UsageError` before anything
+        ``date`` as its ``--date``. Returns the report (``.line(url)``, ``.notes()``: each
+        new session's date and where it came from, a ``User`` kept as written; ``.paths``
+        written, ``.warnings``). Idempotent. A bad file raises :class:`UsageError` before anything
         is written."""
         from brainfs.cache.sessions.importers import ImportInputError, make_options
         from brainfs.cache.local.pack import build_pack
