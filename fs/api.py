@@ -91,6 +91,8 @@ def dream_owned(path: str) -> str | None:
         return "a session summary, which dream writes from the transcript"
     if path.startswith("notes/corrections/"):
         return "a correction card, which dream writes from corrections/"
+    if path.startswith("notes/learned/"):
+        return "a card dream learns from the sessions (a preference or a standing rule)"
     return None
 
 
