@@ -84,6 +84,9 @@ class Conversation:
     warnings: list[str] = field(default_factory=list)
     dated: str = ""
     bad_lines: int = 0
+    #: a plain transcript's turns' written times, one per turn: a time of day (h, m, s) to
+    #: be put on the session's day once it is known, a full time, or None
+    clocks: list[tuple[int, int, int] | _dt.datetime | None] = field(default_factory=list)
 
 
 @dataclass
@@ -755,44 +758,97 @@ def parse_text(path: Path, data: bytes) -> list[Conversation]:
     first = min(starts)
     title, when, why = _text_heading(lines[:first], meta, path)
     turns: list[Turn] = []
+    clocks: list = []
     for i in range(first, len(lines)):
         if i in starts:
-            name, t = starts[i]
+            name, t, stamp = starts[i]
             turns.append(Turn(name, t, when))
+            clocks.append(_clock(stamp))
         elif turns and not re.match(r"^#{1,6}\s", lines[i]):
             turns[-1].text += "\n" + lines[i]
-    turns = [Turn(t.speaker, t.text.strip(), t.time) for t in turns if t.text.strip()]
+    kept = [(Turn(t.speaker, t.text.strip(), t.time), c) for t, c in zip(turns, clocks) if t.text.strip()]
     key = f"text:{meta.get('session') or path.name}"
-    return [Conversation(key, str(path), "text", str(title) if title else None, when, turns,
-                         dated=why)]
+    return [Conversation(key, str(path), "text", str(title) if title else None, when,
+                         [t for t, _c in kept], dated=why,
+                         clocks=[c for _t, c in kept] if any(c for _t, c in kept) else [])]
 
 
-def _turn_starts(lines: list[str], meta: dict) -> dict[int, tuple[str, str]]:
-    """Line number → (speaker, text) of each line that starts a turn."""
-    # candidate turn starts: (line, name, text, how it was marked)
-    cands: list[tuple[int, str, str, str]] = []
+#: A time written before a turn's speaker, as chat and meeting tools write them: "[10:02]
+#: Nadia: …", "10:02:33 Nadia: …", "[10:02 PM] Nadia: …", "[2026-11-03 10:02] Nadia: …".
+_STAMP_RE = re.compile(r"^\s*(?P<open>\[)?(?P<stamp>(?:\d{4}-\d{2}-\d{2}[ T])?\d{1,2}:\d{2}(?::\d{2})?"
+                       r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?)(?(open)\]|)\s+(?=\S)")
+
+
+def _clock(stamp: str | None) -> tuple[int, int, int] | _dt.datetime | None:
+    """A turn's written time: a full time when it has a date, else (hour, minute, second)."""
+    if not stamp:
+        return None
+    if re.match(r"\d{4}-", stamp):
+        return parse_time(stamp)
+    m = re.match(r"(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?\s?(?:([AaPp])\.?[Mm]\.?)?$", stamp)
+    if not m:
+        return None
+    h, mi, sec = int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)
+    if m.group(4):
+        if not 1 <= h <= 12:
+            return None
+        h = h % 12 + (12 if m.group(4).lower() == "p" else 0)
+    return (h, mi, sec) if h < 24 and mi < 60 and sec < 60 else None
+
+
+def _clock_times(c: Conversation, day: _dt.datetime | None) -> None:
+    """Time a plain transcript's turns by their written times: a time of day on ``day``
+    (the session's stated day; None: its times of day are not used), a day later each time
+    the clock goes back (past midnight); a turn without one said when the one before was."""
+    prev: _dt.datetime | None = None
+    for t, clock in zip(c.turns, c.clocks):
+        if isinstance(clock, _dt.datetime):
+            t.time = clock
+        elif clock is not None and day is not None:
+            t.time = day.replace(hour=clock[0], minute=clock[1], second=clock[2], microsecond=0)
+            while prev is not None and t.time < prev:
+                t.time += _dt.timedelta(days=1)
+        else:
+            t.time = prev or (day if day is not None else None)
+        prev = t.time or prev
+    c.timed = any(isinstance(k, _dt.datetime) or (k is not None and day is not None) for k in c.clocks)
+
+
+def _turn_starts(lines: list[str], meta: dict) -> dict[int, tuple[str, str, str | None]]:
+    """Line number → (speaker, text, the time written before the speaker) of each line that
+    starts a turn."""
+    # candidate turn starts: (line, name, text, how it was marked, written time)
+    cands: list[tuple[int, str, str, str, str | None]] = []
     for i, line in enumerate(lines):
+        st = _STAMP_RE.match(line)  # "[10:02] Nadia: …" is a time, not a brainfs anchor
+        m = _SPEAKER_RE.match(line[st.end():]) if st else None
+        if m and len(m.group("name").split()) <= 4:
+            # a log writes its times one way: "[10:02]" and "10:02" are two marks
+            how = "stamped[" if st.group("open") else "stamped"
+            cands.append((i, m.group("name").strip(), m.group("text") or "", how, st.group("stamp")))
+            continue
         m = TURN_RE.match(line.strip())
         if m:  # already in the brainfs form: the anchor is dropped, the speaker kept
-            cands.append((i, m.group("speaker").strip(), m.group("text"), "anchor"))
+            cands.append((i, m.group("speaker").strip(), m.group("text"), "anchor", None))
             continue
         m = _SPEAKER_RE.match(line)
         if m and len(m.group("name").split()) <= 4:
             bold = line.lstrip(" -*").startswith(("**", "__")) or line.lstrip().startswith(("**", "__"))
-            cands.append((i, m.group("name").strip(), m.group("text") or "", "bold" if bold else "plain"))
+            cands.append((i, m.group("name").strip(), m.group("text") or "", "bold" if bold else "plain", None))
     counts: dict[str, int] = {}
-    for _i, name, _t, _how in cands:
+    for _i, name, _t, _how, _st in cands:
         counts[name] = counts.get(name, 0) + 1
     named = meta.get("participants")
     named = {str(x) for x in named} if isinstance(named, list) else set()
     # A speaker: named in the frontmatter, a known role, marked in bold, or at the start of
     # two lines or more ("Note: …" once inside a turn is text, not a speaker). When the file
-    # is in the anchored form, its anchored lines are its turns.
-    anchored = bool(cands) and cands[0][3] == "anchor"
-    return {i: (name, t) for i, name, t, how in cands
-            if (how == "anchor") == anchored and name.lower() not in _META_KEYS
-            and (anchored or name in named or how == "bold" or counts[name] >= 2
-                 or name.lower() in _KNOWN_SPEAKERS)}
+    # is in the anchored form, its anchored lines are its turns; when its first turn has a
+    # time, its timed lines are ("09:00 Standup: …" inside another file's turn stays text).
+    form = cands[0][3] if cands and cands[0][3] in ("anchor", "stamped", "stamped[") else None
+    return {i: (name, t, st) for i, name, t, how, st in cands
+            if name.lower() not in _META_KEYS
+            and (how == form if form else how not in ("anchor", "stamped[") and (
+                name in named or how == "bold" or counts[name] >= 2 or name.lower() in _KNOWN_SPEAKERS))}
 
 
 def _text_heading(head: list[str], meta: dict,
@@ -976,9 +1032,10 @@ def _date(c: Conversation, date: _dt.datetime | None) -> None:
         c.start, c.dated = date, "from --date"
         for t in c.turns:
             t.time = date if c.fmt == "text" else t.time
-        return
-    if c.start is not None:
+    elif c.start is not None:
         c.dated = c.dated or "from its own times"
-        return
-    c.start = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
-    c.dated = "at import (the file states no date; give --date DATE)"
+    else:
+        c.start = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        c.dated = "at import (the file states no date; give --date DATE)"
+    if c.clocks:  # times of day count on a day the file or the user gave, not on a guess
+        _clock_times(c, None if c.dated.startswith("at import") else c.start)

@@ -196,7 +196,9 @@ def drafts_of(conv: Conversation) -> list[Draft]:
         own = conv.timed and when is not None
         if when is None and n == 1:
             when = conv.start
-        why = "from its first turn's own time" if own else conv.dated
+        # a plain transcript's day is the one it states, whatever time its first turn says
+        stated = conv.fmt == "text" and not conv.dated.startswith("at import")
+        why = "from its first turn's own time" if own and not stated else conv.dated
         h = _hash(conv.key, n)
         day = when.date().isoformat() if when else "undated"
         sid = "-".join(x for x in (day, name, h) if x)

@@ -333,3 +333,28 @@ def test_many_new_sessions_dates_listed_then_summed_and_a_date_in_the_file_name(
     assert len(lines) == 10, r.stdout
     assert lines[0].endswith(": dated 2026-11-03 from its file name ('3 November 2026')"), lines
     assert "… and 2 more new session(s) dated by the import's time (2)" in r.stdout, r.stdout
+
+
+def test_plain_transcript_times_before_speakers_are_kept(tmp_path, corpus: CorpusURL,
+                                                         store: ObjectStore, env):
+    """A chat or meeting log's "[23:58] Nadia: …" lines keep their times in turn_times, on the
+    day the transcript states (past midnight the next day); a full "[2026-11-03 10:02]" dates
+    the session itself. A time in an agenda line inside a turn stays text."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    (d / "late.md").write_text("# Planning call, 3 November 2026\n\n[23:58] Nadia: Can we move the review?\n"
+                               "[23:59] Omar: Yes.\n09:00 Standup: moves to Thursday\n"
+                               "[00:01] Nadia: Good night.\n")
+    (d / "chat.txt").write_text("[2026-10-20 10:02] Nadia: The kiln is fixed.\n"
+                                "[2026-10-20 10:05] Omar: Great, firing on Tuesday.\n")
+    r = cli(str(d), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    got = {str(m["source"]): (m, b) for m, b in transcripts(store).values()}
+    meta, body = got["text late.md"]
+    assert meta["turn_times"] == {"D1:1": "2026-11-03T23:58:00Z", "D1:2": "2026-11-03T23:59:00Z",
+                                  "D1:3": "2026-11-04T00:01:00Z"}
+    assert "[D1:2] Omar: Yes.\n09:00 Standup: moves to Thursday\n\n[D1:3] Nadia: Good night." in body
+    assert "dated 2026-11-03 from its title ('3 November 2026')" in r.stdout, r.stdout
+    meta, body = got["text chat.txt"]
+    assert meta["turn_times"]["D1:2"] == "2026-10-20T10:05:00Z" and str(meta["date"]).startswith("2026-10-20T10:02")
+    assert "dated 2026-10-20 from its first turn's own time" in r.stdout, r.stdout
