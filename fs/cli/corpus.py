@@ -57,8 +57,16 @@ def cmd_s3_serve(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- import
 def cmd_import(args: argparse.Namespace) -> int:
     src = Path(args.src)
+    if args.sessions_option:
+        raise UsageError("--date, --speaker and --format are options of `brainfs import-sessions` "
+                         "(session logs, chat exports, transcripts): `brainfs import-sessions "
+                         f"{src} {args.url} …`; `brainfs import` uploads a memory tree as it is")
+    if src.is_file():  # a chat export or a transcript: the command for it is import-sessions
+        raise UsageError(f"{src} is a file: `brainfs import` uploads a memory tree (a directory); "
+                         f"for a session log, a chat export or a transcript run `brainfs "
+                         f"import-sessions {src} {args.url}`")
     if not src.is_dir():
-        raise UsageError(f"{src} is not a directory")
+        raise UsageError(f"{src}: no such directory (`brainfs import` uploads a memory tree)")
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
     store = ObjectStore(url, cfg)
@@ -384,6 +392,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     im.add_argument("--overwrite", action="store_true",
                     help="write every source file that differs, even over a newer version in "
                     "the bucket (a mount's edit, dream's page) or where it was deleted since")
+    # import-sessions' options, given to import by mistake: answered with the right command
+    im.add_argument("--date", "--speaker", "--format", dest="sessions_option", action="append",
+                    help=argparse.SUPPRESS)
     im.set_defaults(func=cmd_import)
 
     se = command(sub, "import-sessions", "import sessions people already have (Claude Code "
