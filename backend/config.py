@@ -272,8 +272,9 @@ class Config:
 
     # --- import-sessions --------------------------------------------------------------
     #: The names to write for a source's roles, ``"User=Nadia"`` (several: comma-separated);
-    #: ``--speaker`` adds to them. Unset, "User" stays "User" (dream then names the user only
-    #: when a session says who they are), never silently the memory's owner.
+    #: ``--speaker`` adds to them. Unset, "User" stays "User" in the transcripts, and dream
+    #: takes it for the memory's owner (the person who speaks most in it): the import's
+    #: output says so, with the ``--speaker`` that names someone else.
     import_speakers: str = ""
 
     # --- recall -----------------------------------------------------------------------
