@@ -1,6 +1,6 @@
 """Sessions people already have → conversations (turns with speakers and times).
 
-Four source formats, each read whole and checked before anything is written (see
+Five source formats, each read whole and checked before anything is written (see
 ``cache/FORMAT.md`` for what they become and :mod:`brainfs.cache.sessions.sessionfile` for the
 writing):
 
@@ -10,9 +10,14 @@ writing):
 * ``chatgpt`` — a ChatGPT data export's ``conversations.json`` (or the export's .zip): a
   list of conversations with ``title``, ``create_time`` and a ``mapping`` of nodes; the
   conversation is the chain from ``current_node`` up to the root (the branch shown last).
+* ``claude-ai`` — a Claude.ai data export's ``conversations.json`` (or the export's .zip):
+  conversations with ``uuid``, ``name``, ``created_at`` and ``chat_messages`` (``sender``
+  human/assistant, ``text`` or ``content`` blocks, ``created_at``).
 * ``messages`` — OpenAI-style ``[{"role": …, "content": …}]`` or ``{"messages": […]}``
   (Anthropic content blocks and OpenAI ``tool_calls`` too).
-* ``text`` — Markdown or plain text with ``Speaker: text`` lines.
+* ``text`` — Markdown or plain text with ``Speaker: text`` lines (``[10:02] Speaker: text``
+  keeps the turn's time); dated by what it states (frontmatter, a ``Date:`` line, its title,
+  its name), ``--date``, else the import's time — never the file's modification time.
 
 A tool call and its result become one short turn of the assistant, ``[tool: Bash] ls -la
 (312 lines of output: total 48)``: the call's gist and the output's first line, never its
