@@ -1040,7 +1040,9 @@ def _date(c: Conversation, date: _dt.datetime | None) -> None:
     elif c.start is not None:
         c.dated = c.dated or "from its own times"
     else:
-        c.start = _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0)
+        # the day only: the time of the import says nothing of the talk's, and the same
+        # transcript imported again that day renders the same bytes (no read to compare)
+        c.start = _dt.datetime.now(_dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
         c.dated = "at import (the file states no date; give --date DATE)"
     if c.clocks:  # times of day count on a day the file or the user gave, not on a guess
         _clock_times(c, None if c.dated.startswith("at import") else c.start)
