@@ -885,7 +885,7 @@ def _text_heading(head: list[str], meta: dict,
     if when is None:  # "standup-2026-11-03.md", "Planning call 3 November 2026.txt"
         m = _DATE_IN_NAME.search(path.name)
         found = (parse_time(m.group(1)), m.group(1)) if m else written_date_match(
-            re.sub(r"[_.]+", " ", path.stem))
+            path.stem.replace("_", " "))
         if found and found[0]:
             when, why = found[0], f"from its file name ({found[1]!r})"
     return title, when, why
@@ -898,7 +898,9 @@ _MON = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july
        r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _WRITTEN_DATES = (
     re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
-    re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+" + _MON + r",?\s+(?P<y>\d{4})\b", re.I),
+    # "2026/11/03", "2026.11.03": year first is never ambiguous (03/11/2026 is, and is left)
+    re.compile(r"\b(?P<y>\d{4})(?P<sep>[/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})\b"),
+    re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MON + r",?\s+(?P<y>\d{4})\b", re.I),
     re.compile(r"\b" + _MON + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b", re.I),
 )
 

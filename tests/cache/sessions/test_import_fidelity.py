@@ -358,3 +358,17 @@ def test_plain_transcript_times_before_speakers_are_kept(tmp_path, corpus: Corpu
     meta, body = got["text chat.txt"]
     assert meta["turn_times"]["D1:2"] == "2026-10-20T10:05:00Z" and str(meta["date"]).startswith("2026-10-20T10:02")
     assert "dated 2026-10-20 from its first turn's own time" in r.stdout, r.stdout
+
+
+def test_dates_written_year_first_with_slashes_or_dots(tmp_path, corpus: CorpusURL,
+                                                       store: ObjectStore, env):
+    """'2026/11/06' in a title and 'standup_2026.11.05' as a name date their transcripts
+    ('03/11/2026' is day or month first depending on who wrote it, and is not read)."""
+    d = tmp_path / "notes"
+    d.mkdir()
+    (d / "standup_2026.11.05.md").write_text("User: The kiln is fixed.\nAssistant: Good.\n")
+    (d / "sync.md").write_text("# Sync, 2026/11/06\n\nUser: Firing on Tuesday.\nAssistant: Noted.\n")
+    r = cli(str(d), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "dated 2026-11-05 from its file name ('2026.11.05')" in r.stdout, r.stdout
+    assert "dated 2026-11-06 from its title ('2026/11/06')" in r.stdout, r.stdout
