@@ -898,8 +898,10 @@ _MON = r"(?P<mon>jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july
        r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 _WRITTEN_DATES = (
     re.compile(r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"),
-    # "2026/11/03", "2026.11.03": year first is never ambiguous (03/11/2026 is, and is left)
-    re.compile(r"\b(?P<y>\d{4})(?P<sep>[/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})\b"),
+    # "2026/11/03", "2026.11.03": year first is never ambiguous (03/11/2026 is, and is left);
+    # dotted, two digits each, as a version number "2024.1.2" is not a date
+    re.compile(r"\b(?P<y>\d{4})/(?P<m>\d{1,2})/(?P<d>\d{1,2})\b"),
+    re.compile(r"(?<![\d.])(?P<y>\d{4})\.(?P<m>\d{2})\.(?P<d>\d{2})(?![\d.]*\d)"),
     re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?(?:\s+of)?\s+" + _MON + r",?\s+(?P<y>\d{4})\b", re.I),
     re.compile(r"\b" + _MON + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b", re.I),
 )
