@@ -136,8 +136,11 @@ class Report:
         speaker kept as written, which dream reads as the memory's owner."""
         out: list[str] = []
         shown = sorted(self.dates, key=lambda d: (d[3], d[0]))
+        today = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
         for sid, day, why, _stamped in shown[:listed]:
-            out.append(f"{sid}: dated {day} {why}")
+            # "Launch plan for 3 December" written in November: the title's day is a plan's
+            late = " — a day still to come: give --date DATE if the talk was earlier" if day > today else ""
+            out.append(f"{sid}: dated {day} {why}{late}")
         rest = shown[listed:]
         if rest:
             kinds: dict[str, int] = {}

@@ -372,3 +372,14 @@ def test_dates_written_year_first_with_slashes_or_dots(tmp_path, corpus: CorpusU
     assert r.returncode == 0, r.stderr
     assert "dated 2026-11-05 from its file name ('2026.11.05')" in r.stdout, r.stdout
     assert "dated 2026-11-06 from its title ('2026/11/06')" in r.stdout, r.stdout
+
+
+def test_a_date_still_to_come_is_pointed_out(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """A title that names a plan's day ('Launch plan for 3 December 2099') dates the session
+    by it, and the output says that day is still to come and how to give the talk's."""
+    f = tmp_path / "launch.md"
+    f.write_text("# Launch plan for 3 December 2099\n\nUser: Book the hall.\nAssistant: Booked.\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert ("dated 2099-12-03 from its title ('3 December 2099') — a day still to come: give "
+            "--date DATE if the talk was earlier") in r.stdout, r.stdout
