@@ -409,7 +409,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
                  "unless --format is given. Tool calls and results become one-line summary turns. "
                  "Idempotent: a re-run adds only new sessions and the new turns of grown ones "
                  "(turn ids never change). Every file is read and checked before the first "
-                 "upload: a bad one stops the import with one line, nothing written.")
+                 "upload: a bad one stops the import with one line, nothing written (a damaged line "
+                 "of a log is left out with a warning, and counted).")
     se.add_argument("src", metavar="SRC", help="a session file, an export (.zip or conversations.json), "
                     "or a directory of them")
     se.add_argument("url", metavar="s3://BUCKET/PREFIX", help=URL_HELP)
@@ -423,7 +424,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     se.add_argument("--date", metavar="DATE",
                     help="the date of a plain-text transcript (2026-11-03, 3 November 2026), over "
                     "what the file says, and of a source that records no time (else the import's "
-                    "time); the output says each new session's date and where it came from")
+                    "day); the output says each new session's date and where it came from")
     se.set_defaults(func=cmd_import_sessions)
 
     sa = command(sub, "sample", "write a sample memory tree of a synthetic persona",
