@@ -19,16 +19,25 @@ the same cards, reasons and errors as the command line:
 
 two resources, ``memory://knowledge/INDEX.md`` and ``memory://GUIDE.md``, and the template
 ``memory://{+path}`` for any file. A tool's
-error is a tool result with ``isError`` and one line naming the fix. Nothing but protocol
-goes to stdout: logging goes to stderr.
+error is a tool result with ``isError`` and one line that starts with the tool's name and
+names the fix (a rejected argument too); a resource's is a protocol error with the same
+line. ``--read-only`` offers the reading tools (history, diff and dream_status among them)
+and answers a call of a writing tool, ``dream`` included, with why it is refused. Nothing
+but protocol goes to stdout: logging goes to stderr.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 import logging
+import os
+import pickle
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from .api import Memory, UsageError
@@ -48,11 +57,12 @@ INSTRUCTIONS = (
 
 def build_server(memory: Memory, read_only: bool = False) -> Any:
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. With
-    ``read_only`` the writing tools are not offered."""
+    ``read_only`` the writing tools are not offered, and a call of one says why."""
     from .cli.common import version
 
-    server = _strict_server_class()("brainfs", version=version(), instructions=INSTRUCTIONS,
-                       log_level="WARNING")
+    refused = {n: _read_only_refusal(n, memory) for n in WRITING_TOOLS} if read_only else {}
+    server = _strict_server_class(refused)("brainfs", version=version(),
+                                           instructions=INSTRUCTIONS, log_level="WARNING")
     call = _one_call_at_a_time()
     runs = DreamRuns(memory)
     _add_reading_tools(server, memory, call, runs)
@@ -63,31 +73,62 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     return server
 
 
-def _strict_server_class() -> type:
+#: The tools a ``--read-only`` server does not offer: they write to the memory or start a
+#: dream run (which writes the wiki), or hand out dream's pending work.
+WRITING_TOOLS = ("write_note", "write", "correct", "forget", "dream", "dream_pending",
+                 "dream_submit")
+
+
+def _read_only_refusal(name: str, memory: Memory) -> str:
+    """What a read-only server answers to a call of the writing tool ``name``."""
+    why = f"{name}: this server is read-only (brainfs mcp --read-only)"
+    if name == "dream":
+        return (f"{why} and starts no dream run; dream_status tells whether one is running, "
+                f"`brainfs dream {memory.url}` or a server without --read-only starts one")
+    return (f"{why} and writes nothing to the memory; recall, context, read, list, history, "
+            "diff and dream_status answer")
+
+
+def _strict_server_class(refused: dict[str, str] | None = None) -> type:
     """``MCPServer`` that refuses a tool call naming an argument the tool does not have.
     The SDK's argument models drop unknown keys, so ``list(foldr="notes")`` would list
     the whole memory and ``recall(query=..., limit=3)`` would return the default count:
-    a misspelt argument must be an error the model can read and fix, not a wrong answer."""
+    a misspelt argument must be an error the model can read and fix, not a wrong answer.
+
+    Every tool error is one line starting with the tool's name ("recall: …"), whether the
+    arguments were rejected or the call failed; a tool this server does not offer is
+    answered with ``refused[name]`` (a read-only server's writing tools) or the list of
+    the tools it has."""
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from pydantic import ValidationError
+
+    refused = refused or {}
 
     class StrictServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             known = {t.name: t for t in await self.list_tools()}
             tool = known.get(name)
-            if tool is not None:
-                allowed = set((tool.input_schema or {}).get("properties", {}))
-                unknown = sorted(set(arguments) - allowed)
-                if unknown:
-                    raise ToolError(f"{name} has no argument {', '.join(map(repr, unknown))}; "
-                                    f"its arguments are {', '.join(sorted(allowed)) or 'none'}")
+            if tool is None:
+                raise ToolError(refused.get(name) or f"{name}: no such tool; the tools are "
+                                f"{', '.join(sorted(known))}")
+            allowed = set((tool.input_schema or {}).get("properties", {}))
+            unknown = sorted(set(arguments or {}) - allowed)
+            if unknown:
+                raise ToolError(f"{name}: no argument {', '.join(map(repr, unknown))}; "
+                                f"its arguments are {', '.join(sorted(allowed)) or 'none'}")
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as e:
                 if isinstance(e.__cause__, ValidationError):
                     raise ToolError(argument_errors(name, e.__cause__, tool)) from None
-                raise
+                if isinstance(e, UnexpectedToolError):  # a crash: the SDK logs its traceback
+                    raise UnexpectedToolError(
+                        f"{name}: failed ({type(e.__cause__).__name__}); the server's log on "
+                        "stderr has the details") from e.__cause__
+                # The SDK's "Error executing tool NAME: why" as the argument errors say it.
+                msg = str(e).removeprefix(f"Error executing tool {name}: ")
+                raise ToolError(msg if msg.startswith(f"{name}: ") else f"{name}: {msg}") from None
 
     return StrictServer
 
@@ -138,44 +179,114 @@ def _one_call_at_a_time() -> Callable[[Callable[[], T]], T]:
 
 
 class DreamRuns:
-    """The dream run asked for through this server, run in a thread of its own on a second
-    :class:`Memory` of the same bucket (a run takes minutes; the tools keep answering)."""
+    """The dream runs asked for through ``brainfs mcp`` on this machine. A run is a process
+    of its own, in a session of its own as a background mount's daemon is: it takes minutes
+    without slowing the tools, and it finishes when the client ends this server (MCP
+    clients end and restart servers at will; a run killed half way would lose its work
+    and hold the dream lease for up to 15 minutes). Its state and report are a JSON file in the
+    memory's cache, so the next server tells how the run went."""
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
-        self.thread: threading.Thread | None = None
-        self.state: dict[str, Any] = {"state": "none asked"}
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def path(self) -> Path:
+        """The run's state file, beside dream's own work in the memory's cache."""
+        url = self.memory.url
+        return self.memory.cfg.cache_dir_for(url.bucket, url.prefix) / "dream" / "asked.json"
 
     def start(self, dry_run: bool) -> str:
-        if self.thread is not None and self.thread.is_alive():
-            return f"a dream run asked for here is in progress (since {self.state['started']}); dream_status tells when it ends"
-        import datetime as _dt
-
-        self.state = {"state": "running", "dry_run": dry_run,
-                      "started": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
-        self.thread = threading.Thread(target=self._run, args=(dry_run,), daemon=True, name="dream")
-        self.thread.start()
-        return (f"started a dream run{' (dry run)' if dry_run else ''} on {self.memory.url}; "
-                "dream_status tells when it ends and what it changed")
-
-    def _run(self, dry_run: bool) -> None:
-        from brainfs.backend.errors import BackendError
-
-        try:
-            with Memory(str(self.memory.url), self.memory.cfg) as m:
-                rep = m.dream(dry_run=dry_run)
-            res = rep.result
-            self.state.update(state="done", nothing_new=bool(res.nothing_new),
-                              changes=[str(c) for c in res.changes][:50],
-                              commit=getattr(rep, "commit", None))
-        except (UsageError, BackendError) as e:
-            self.state.update(state="failed", error=" ".join(str(e).split()))
-        except Exception as e:  # noqa: BLE001 - reported to the client, never kills the server
-            log.exception("dream run failed")
-            self.state.update(state="failed", error=f"{type(e).__name__}: {e}")
+        """Start a run unless one asked for here is still going; say which."""
+        st = self.status()
+        if st["state"] == "running":
+            return (f"a dream run asked for here is in progress (since {st['started']}, "
+                    f"process {st['pid']}); dream_status tells when it ends")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        run_log = self.path.with_name("asked.log")
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+        with open(run_log, "wb") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", "from brainfs.fs.mcpserver import dream_child; dream_child()"],
+                stdin=subprocess.PIPE, stdout=out, stderr=out, env=env, start_new_session=True)
+        state = {"state": "running", "dry_run": dry_run, "pid": proc.pid, "started": _now(),
+                 "log": str(run_log)}
+        # Written before the child has its orders, so its report always comes after.
+        _write_json(self.path, state)
+        assert proc.stdin is not None
+        with proc.stdin:
+            pickle.dump((str(self.memory.url), self.memory.cfg, dry_run, str(self.path), state),
+                        proc.stdin)
+        self.proc = proc
+        return (f"started a dream run{' (dry run)' if dry_run else ''} on {self.memory.url} "
+                f"(process {proc.pid}); dream_status tells when it ends and what it changed")
 
     def status(self) -> dict[str, Any]:
-        return dict(self.state)
+        """The last run asked for here: ``state`` (none asked, running, done, failed), when
+        it started, and once ended what it changed (``changes``, ``commit``) or ``error``."""
+        if self.proc is not None:
+            self.proc.poll()  # reaped: an ended child of ours is not "alive"
+        for attempt in range(2):
+            try:
+                st = json.loads(self.path.read_text())
+            except (OSError, ValueError):
+                return {"state": "none asked"}
+            if st.get("state") != "running" or _alive(int(st.get("pid") or 0)):
+                return st
+            # Ended: its report may have been written since the first read.
+        st.update(state="failed", error=f"the run's process ended without a report (killed?); "
+                  f"its log: {st.get('log')}")
+        return st
+
+
+def dream_child() -> None:
+    """The process :meth:`DreamRuns.start` starts: one dream run with the orders it reads
+    (pickled) from stdin, its report written to the run's state file."""
+    from brainfs.backend.errors import BackendError
+
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    url, cfg, dry_run, path, state = pickle.load(sys.stdin.buffer)
+    try:
+        with Memory(url, cfg) as m:
+            rep = m.dream(dry_run=dry_run)
+        res = rep.result
+        state.update(state="done", nothing_new=bool(res.nothing_new),
+                     changes=[str(c) for c in res.changes][:50], commit=getattr(rep, "commit", None))
+    except (UsageError, BackendError) as e:
+        state.update(state="failed", error=" ".join(str(e).split()))
+    except Exception as e:  # noqa: BLE001 - reported through dream_status
+        log.exception("dream run failed")
+        state.update(state="failed", error=f"{type(e).__name__}: {e}")
+    state["ended"] = _now()
+    _write_json(Path(path), state)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=2))
+    os.replace(tmp, path)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, whose parent has not reaped it, does not)."""
+    if pid <= 0:
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any],
@@ -240,16 +351,26 @@ def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
         return call(lambda: memory.diff(path, old, new)) or f"{path}: no change between {old} and {new}\n"
 
     @server.tool(description="Whether a dream run (the wiki maintainer) is in progress on this "
-                 "memory, the last run that changed the wiki, and how a run asked for here "
-                 "(the dream tool) went.")
+                 "memory, the last run that changed the wiki, and how the last run asked for with "
+                 "the dream tool went (requested_here; one asked for through an earlier server "
+                 "too).")
     def dream_status() -> str:
         got = call(memory.dream_status)
         got["requested_here"] = runs.status()
         return json.dumps(got, indent=2)
 
 
-def _add_resources(server: Any, memory: Memory, call: Callable[[Callable[[], Any]], Any]) -> None:
-    """The wiki's index and the user's guide, as resources."""
+def _add_resources(server: Any, memory: Memory, tool_call: Callable[[Callable[[], Any]], Any]) -> None:
+    """The wiki's index, the user's guide and any file by its path, as resources. A read
+    that fails is a resource error with the tool's one line ("x.md: no such file in
+    s3://…"), not the SDK's "Error reading resource" without the reason."""
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+    def call(fn: Callable[[], str]) -> str:
+        try:
+            return tool_call(fn)
+        except ToolError as e:
+            raise ResourceError(str(e)) from None
 
     @server.resource("memory://knowledge/INDEX.md", name="wiki index", mime_type="text/markdown",
                      description="The wiki's index: one line per subject, the user first")
@@ -276,8 +397,9 @@ def _add_writing_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
 
     @server.tool(description="Ask for a run of the wiki maintainer (dream): it summarizes new "
                  "sessions, applies corrections and forget requests, and updates the wiki. It "
-                 "runs in the background (minutes on a large memory); dream_status tells when "
-                 "it ends and what it changed. dry_run: compute the changes, write nothing.")
+                 "runs in the background, in a process of its own that finishes even when this "
+                 "server ends (minutes on a large memory); dream_status tells when it ends "
+                 "and what it changed. dry_run: compute the changes, write nothing.")
     def dream(dry_run: bool = False) -> str:
         return runs.start(dry_run)
 

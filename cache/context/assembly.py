@@ -13,14 +13,17 @@ Lanes, in admission order (``LANES``):
 ``guide``   standing instructions: the global guide (``$BRAINFS_GLOBAL_GUIDE``, default
             ``~/.config/brainfs/GUIDE.md``), the memory's ``GUIDE.md``, then ``rules/*.md``.
             A rule is applied strictly, so it is admitted whole or skipped — never cut.
-``index``   ``knowledge/INDEX.md``, the compact map of the wiki (cut to fit when large).
+``index``   ``knowledge/INDEX.md``, the compact map of the wiki (cut to its entries about the
+            task when large, see rule 5).
 ``pinned``  note cards whose frontmatter says ``pinned: true``, newest first.
 ``cards``   persistent cards: hybrid recall hits in ``notes/`` and ``knowledge/``; the hits
             on one wiki page dream wrote are one item of its claim lines about the task,
             dated, without markers (``claims.py``, :class:`WikiUse`).
 ``thread``  evidence from past sessions: the summary of the session the task continues
-            (the newest of the sessions most related to it; none when no session is), then
-            recall hits in ``sessions/`` (transcript turns and summaries).
+            (the newest of the sessions most related to it by recall that are about it:
+            their name shares a word with the task or their summary half of its words;
+            none when no such session is), then recall hits
+            in ``sessions/`` (transcript turns and summaries).
 ``files``   any other file the recall found relevant.
 
 Rules of admission (in this order, for each item):
@@ -37,12 +40,31 @@ Rules of admission (in this order, for each item):
    decision does not go stale. Guide, rules and the index are standing material, never stale;
 4. *lane share* — a lane may spend at most ``LANE_SHARE[lane]`` of the budget that is
    left when it starts, so one lane cannot starve the next; an item over its lane's share
-   waits (the index, being a list, is cut to its share instead), and what the later lanes
-   leave unused is handed back to waiting items in a final **backfill** pass, in the same
-   lane order;
+   waits (an index, being a list, and a lane's first item — the thread's summary, a pinned
+   card — are cut to the share instead, so a lane with room is never left empty), and what
+   the later lanes leave unused is handed back to waiting items in a final **backfill**
+   pass, in the same lane order;
 5. *fit* — an item that fits is admitted; one that fits only shortened (at least
-   ``MIN_TRUNCATED_TOKENS`` left) is cut at a word boundary and marked ``truncated``;
-   otherwise it is skipped with what it needed and what was left.
+   ``MIN_TRUNCATED_TOKENS`` left) is cut and marked ``truncated``: a guide or an index
+   (``CUT_TO_TASK``) to its paragraphs and list items that share a word with the task,
+   under their headings, most task words first (:func:`guide.relevant_part`); anything
+   else, or one of those with no such line, at a word boundary. Otherwise it is skipped
+   with what it needed and what was left.
+
+Priority classes, which decide a small window (the numbers are fractions of the window,
+``budget - reserve``, never tuned to one memory):
+
+a. *strict rules* (``rules/*.md``) are decided before anything else, whole: a rule is never
+   dropped for the guide's prose, the index or evidence; one larger than the whole window
+   is skipped, saying so;
+b. *the task's own evidence* (the cards, thread and files lanes) is guaranteed
+   ``TASK_SHARE`` of the window: the guide's prose, the index and pinned cards spend only
+   what leaves that much free in the first pass (the reason of an item cut or skipped for
+   it says how many tokens were kept), and the first ``TASK_MIN_ITEMS`` pieces of evidence
+   split the room left for them, so a window holds several of them rather than one long one;
+c. *standing prose and maps* (GUIDE.md, the global guide, INDEX.md, pinned cards) take
+   what is left, cut to their part about the task (rule 5);
+d. the *backfill* hands what any lane left unused to the items that waited, in lane order.
 
 Tokens are counted with the MiniLM word-piece tokenizer (``model.token_counter``, read
 from the model package, offline), falling back to a documented ``chars/4`` estimate when
@@ -121,6 +143,12 @@ K_MIN, K_MAX = 24, 200
 #: Characters read from the start of a note to find its frontmatter (pinned, supersedes).
 HEAD_BYTES = 4096
 STATUSES = ("admitted", "truncated", "skipped")
+#: Kinds of long standing text cut to their part about the task (``guide.relevant_part``)
+#: rather than to their first tokens: a guide's prose, and an index (INDEX.md, a
+#: sessions/index.md recall returned), whose lines are one entry each.
+CUT_TO_TASK = ("guide", "index")
+#: The last line of a text cut to its part about the task (a cut at a word ends in "…").
+CUT_MARK = "\n…"
 ENV_GLOBAL_GUIDE = "BRAINFS_GLOBAL_GUIDE"
 
 
@@ -1272,41 +1300,65 @@ def _cards_lane(b: _Builder, source: MemorySource, lanes: _RecallLanes,
     return cards_lane
 
 
-#: Sessions whose best recalled passage scores at least this share of the best session's
-#: are "most related" to the task; the thread lane opens with the newest one's summary.
+#: Sessions whose recalled passages' scores sum to at least this share of the best
+#: session's sum are "most related" to the task by recall.
 THREAD_RELATED = 0.8
 
 
 def _thread_summary(b: _Builder, source: MemorySource, hits: list[ContextItem],
                     sess_index: list[tuple[str, str, str]]) -> None:
-    """The summary of the session the task continues, at the head of the thread lane: of
-    the sessions most related to the task (recall hits whose best score is within
-    ``THREAD_RELATED`` of the best session's), the newest. No related session, no summary:
-    the newest session whatever the task would be noise."""
+    """The summary of the session the task continues, at the head of the thread lane.
+
+    The sessions most related to the task are those whose recalled passages' scores sum
+    to within ``THREAD_RELATED`` of the best session's sum (recall's evidence for the
+    session: one strong turn of a session about something else weighs less than the many
+    turns of the session the task continues). A recalled passage can come from a
+    session about something else (a turn that names the task's funder in passing), so a
+    session counts only when it is itself about the task: its name (id and title) shares a
+    word with the task, or its summary at least half of the task's words (a summary names
+    much in passing; a name is the topic). Of those, the newest with a summary is taken
+    (recent first: the thread's latest state). None of them, no summary: the newest
+    session whatever the task, or one met only in passing, would be noise — and when the
+    session the task continues has no summary, its own passages lead the lane."""
     best: dict[str, float] = {}
     n_hits: dict[str, int] = {}
     for it in hits:
         parts = it.path.split("/")
         if it.status == "skipped" or it.weak or len(parts) < 3 or it.score is None:
             continue
-        best[parts[1]] = max(best.get(parts[1], 0.0), it.score)
+        best[parts[1]] = best.get(parts[1], 0.0) + it.score
         n_hits[parts[1]] = n_hits.get(parts[1], 0) + 1
-    if not best:
+    want = words(b.task)
+    if not best or not want:
         return
     top = max(best.values())
     dates = {sid: (date, title) for sid, date, title in sess_index}
-    related = [sid for sid, sc in best.items() if sc >= THREAD_RELATED * top]
-    sid = max(related, key=lambda x: (dates.get(x, ("", ""))[0], best[x]))
-    sp = f"sessions/{sid}/summary.md"
-    stext = source.read(sp)
-    if not stext:
+    by_score = [sid for sid, sc in best.items() if sc >= THREAD_RELATED * top]
+    newest_first = sorted(by_score, key=lambda x: (dates.get(x, ("", ""))[0], best[x], x), reverse=True)
+    for sid in newest_first:
+        date, title = dates.get(sid, ("", ""))
+        named = want & words(f"{sid.replace('-', ' ')} {title}")
+        sp = f"sessions/{sid}/summary.md"
+        stext = source.read(sp)
+        summed = want & words(_body(stext)[1]) if stext else set()
+        if not named and 2 * len(summed) < len(want):
+            continue  # met in passing: not the thread the task continues
+        common = named | summed
+        if not stext:
+            return  # the newest session about the task has no summary: its passages lead
+        said = f" ({date[:10]}, \"{title}\")" if date else ""
+        n, m = n_hits[sid], len(by_score)
+        b.add_file("thread", sp, stext,
+                   f"thread: summary of the session the task continues{said}: the newest of the "
+                   f"{m} session{'s' if m != 1 else ''} most related to the task by recall that is "
+                   f"about it (its name or summary shares {', '.join(_task_words(b.task, common))}"
+                   f"); {n} recalled passage{'s' if n != 1 else ''} of it")
         return
-    date, title = dates.get(sid, ("", ""))
-    said = f" ({date[:10]}, \"{title}\")" if date else ""
-    b.add_file("thread", sp, stext,
-               f"thread: summary of the session the task continues{said}: "
-               f"{n_hits[sid]} recalled passage{'s' if n_hits[sid] != 1 else ''} of it, the newest "
-               f"of {len(related)} session{'s' if len(related) != 1 else ''} most related to the task")
+
+
+def _task_words(task: str, stems: set[str]) -> list[str]:
+    """The task's own words whose stems (:func:`claims.words`) are in ``stems``, in order."""
+    return list(dict.fromkeys(w for w in re.findall(r"[^\W_]+", task.lower()) if words(w) & stems))
 
 
 def _count_tokens(items: list[ContextItem], count: Callable[[list[str]], list[int]]) -> None:
@@ -1439,8 +1491,9 @@ class _Admission:
         cap = self._task_cap(it)
         if cap is not None and it.tokens > cap and min(cap, lane_left) >= MIN_TRUNCATED_TOKENS:
             return False  # one of the task's first items: cut to its part rather than wait
+        first = not self.lane_used.get(it.lane)  # a lane's first item is cut, never left waiting
         if (it.tokens > lane_left and self.shares.get(it.lane, 1.0) < 1.0 and it.tokens <= left
-                and not (it.kind == "index" and lane_left >= MIN_TRUNCATED_TOKENS)):
+                and not ((it.kind == "index" or first) and lane_left >= MIN_TRUNCATED_TOKENS)):
             it.status = "skipped"
             it.reason += (f" — skipped: {it.lane} lane share ({self.shares[it.lane]:.0%} of the "
                           f"{self.lane_start[it.lane]} tokens left at its start) spent")
@@ -1487,14 +1540,15 @@ class _Admission:
                 it.status = "skipped"
                 it.reason = old_reason
 
-    def _guide_part(self, it: ContextItem, limit: int, why_short: str) -> bool:
-        """A guide too long for ``limit``: its lines about the task, under their headings
-        (:func:`guide.relevant_part`), instead of its first ``limit`` tokens."""
+    def _relevant_part(self, it: ContextItem, limit: int, why_short: str) -> bool:
+        """A guide or an index too long for ``limit``: its paragraphs and list items about
+        the task, under their headings (:func:`guide.relevant_part`), instead of its first
+        ``limit`` tokens — the first lines of a map are about whatever sorts first."""
         full_text, full = it.text, it.tokens
         it.status = "truncated"  # the header says so; count it in
 
         def measure(text: str) -> int:
-            it.text = text
+            it.text = text + CUT_MARK  # the model sees that lines were left out, as in any cut
             return self.count([it.rendered()])[0]
 
         got = relevant_part(full_text, self.task, limit, measure)
@@ -1502,11 +1556,10 @@ class _Admission:
             it.text, it.status = full_text, ""
             return False
         text, kept, total = got
-        it.text = text
         it.tokens = measure(text)
         self._take(it, "truncated")
-        it.reason += (f" — cut to its part about the task: {kept} of its {total} paragraphs and "
-                      f"list items, {full} tokens to {it.tokens} ({why_short} {limit})")
+        it.reason += (f" — truncated to its part about the task: {kept} of its {total} paragraphs "
+                      f"and list items, {full} tokens to {it.tokens} ({why_short} {limit})")
         return True
 
     def _take(self, it: ContextItem, status: str) -> None:
@@ -1532,7 +1585,8 @@ class _Admission:
             it.reason += (f" — skipped: a rule is applied whole and needs {it.tokens} tokens, "
                           f"{why_short} {limit}")
             return True
-        if it.kind == "guide" and limit >= MIN_TRUNCATED_TOKENS and self._guide_part(it, limit, why_short):
+        if (it.kind in CUT_TO_TASK and limit >= MIN_TRUNCATED_TOKENS
+                and self._relevant_part(it, limit, why_short)):
             return True
         if limit >= MIN_TRUNCATED_TOKENS:
             full = it.tokens

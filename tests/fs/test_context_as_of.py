@@ -291,7 +291,7 @@ def test_mcp_context_before_and_after_the_move(memory: CorpusURL, cfg: Config, t
                 "context", {"task": TASK, "budget": 3000, "format": "prompt", "as_of": BEFORE}))
             for tool, args in (("context", {"task": TASK}), ("recall", {"query": TASK})):
                 bad = await client.call_tool(tool, {**args, "as_of": "February"})
-                got[f"bad {tool}"] = (bad.is_error, text(bad).replace(f"tool {tool}:", "tool:"))
+                got[f"bad {tool}"] = (bad.is_error, text(bad).removeprefix(f"{tool}: "))
 
     anyio.run(main)
     _check_before(got[BEFORE])

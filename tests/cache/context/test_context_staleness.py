@@ -33,6 +33,11 @@ def test_only_what_is_likely_to_change_goes_stale(tmp_path: Path):
         "notes/work/kyoto.md": card("fact", "Nadia plans to present the palette study in Kyoto next month.", OLD),
         "notes/work/lead.md": card("fact", "Omar leads the palette study team at the institute.", OLD),
         "notes/work/kyoto-new.md": card("fact", "Nadia will present the palette study in Kyoto next week.", recent),
+        # a turn is a dated record of what was said that day, never stale however it is worded
+        "sessions/2025-01-10-palette-call/transcript.md": (
+            f"---\nsession: 2025-01-10-palette-call\ndate: {OLD}T09:00:00+00:00\n---\n"
+            "# Palette call\n\n[D1:1] Nadia: Omar currently leads the palette study team, and we "
+            "will present it in Kyoto next month.\n"),
     }
     root = tmp_path / "memory"
     for rel, text in tree.items():
@@ -51,6 +56,10 @@ def test_only_what_is_likely_to_change_goes_stale(tmp_path: Path):
     assert r.returncode == 0, r.stderr
     items = {i["source"].split("#")[0]: i for i in json.loads(r.stdout)["items"]
              if i["source"].startswith("notes/")}
+    turns = [i for i in json.loads(r.stdout)["items"] if i["source"].startswith("sessions/")]
+    assert turns and not any(i["stale"] or "(stale)" in i["freshness"] or "stale" in i["reason"]
+                             for i in turns), turns
+    tree = {p: t for p, t in tree.items() if p.startswith("notes/")}
     assert set(items) == set(tree), sorted(items)
     stale = {p for p, i in items.items() if i["stale"]}
     assert stale == {"notes/work/kyoto.md", "notes/work/lead.md"}, stale
@@ -67,6 +76,7 @@ def test_changeable_kinds():
     assert changeable("Her birthday is on 3 March.") is None
     assert changeable("We decided to use LaTeX.") is None
     assert changeable("She plans to move.", kind="decision") is None
+    assert changeable("Omar currently leads the team.", kind="turn") is None  # a dated record
     assert not is_stale("She will move to Berlin.", "fact", 30, 180)
     assert is_stale("She will move to Berlin.", "fact", 400, 180)
     assert not is_stale("She will move to Berlin.", "fact", None, 180)
