@@ -96,6 +96,26 @@ def dream_owned(path: str) -> str | None:
     return None
 
 
+def replaces_dream_page(path: str, text: str, current: str | None) -> str | None:
+    """Why writing ``text`` over ``current`` at ``path`` would gut a page dream wrote (a
+    phrase for an error), or None. Dream keeps a page's hand edits and takes a claim gone
+    from it as deleted for good (dream/edits.py), so a replacement that is not an edited
+    copy of the page (no frontmatter: "oops") would silently retire every claim it held."""
+    if not (path.startswith("knowledge/") and path.endswith(".md") and path != "knowledge/INDEX.md"):
+        return None
+    if current is None or text.lstrip().startswith("---"):
+        return None
+    from brainfs.cache.search.chunker import split_frontmatter
+
+    meta = split_frontmatter(current)[0] or {}
+    if not meta.get("generator"):
+        return None  # a page a person wrote: theirs to replace
+    claims = sum(1 for ln in current.splitlines() if "[cite:" in ln)
+    return (f"a page dream writes, and this text would replace it whole: dream keeps a page's "
+            f"hand edits, so its {claims} cited line{'s' if claims != 1 else ''} would be taken "
+            "as deleted by hand and not written again")
+
+
 #: How long a recall from the bucket reuses its listing to count files not yet indexed.
 UNINDEXED_TTL_S = 30.0
 
@@ -538,6 +558,12 @@ class Memory:
         when this returns (close(2) commits); in the bucket it is one PUT."""
         p = self.check_path(path, writing=True)
         data = text.encode("utf-8")
+        gutted = replaces_dream_page(p, text, self._current_page(p))
+        if gutted:
+            raise UsageError(f"{p}: {gutted}; to add to it, append a line (append); to change "
+                             "what it says, record a correction (`brainfs correct \"...\"`, the "
+                             "correct tool) or write the page back with its frontmatter and the "
+                             "lines to keep")
         if self.mountpoint is not None:
             f = self.mountpoint / p
             f.parent.mkdir(parents=True, exist_ok=True)
@@ -604,6 +630,18 @@ class Memory:
             path = f"notes/{topic_p}/{now:%Y-%m-%d}-{slug}-{n}.md"
             n += 1
         return self.write(path, content)
+
+    def _current_page(self, p: str) -> str | None:
+        """The text at ``p`` when it is a wiki page that exists (what a write would
+        replace), else None; other paths cost no read."""
+        if not (p.startswith("knowledge/") and p.endswith(".md")):
+            return None
+        try:
+            if self.mountpoint is not None:
+                return (self.mountpoint / p).read_bytes().decode("utf-8", errors="replace")
+            return self.store.get(p)[0].decode("utf-8", errors="replace")
+        except (OSError, NoSuchKey):
+            return None
 
     def _exists(self, p: str) -> bool:
         if self.mountpoint is not None:
