@@ -21,9 +21,10 @@ two resources, ``memory://knowledge/INDEX.md`` and ``memory://GUIDE.md``, and th
 ``memory://{+path}`` for any file. A tool's
 error is a tool result with ``isError`` and one line that starts with the tool's name and
 names the fix (a rejected argument too); a resource's is a protocol error with the same
-line. ``--read-only`` offers the reading tools (history, diff and dream_status among them)
-and answers a call of a writing tool, ``dream`` included, with why it is refused. Nothing
-but protocol goes to stdout: logging goes to stderr.
+line. ``--read-only``, or a mount mounted read-only, offers the reading tools (history,
+diff and dream_status among them) and answers a call of a writing tool, ``dream``
+included, with why it is refused. Nothing but protocol goes to stdout: logging goes to
+stderr.
 """
 
 from __future__ import annotations
@@ -57,10 +58,17 @@ INSTRUCTIONS = (
 
 def build_server(memory: Memory, read_only: bool = False) -> Any:
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. With
-    ``read_only`` the writing tools are not offered, and a call of one says why."""
+    ``read_only``, or over a mount mounted read-only, the writing tools are not offered,
+    and a call of one says why."""
+    from .api import status_of
     from .cli.common import version
 
-    refused = {n: _read_only_refusal(n, memory) for n in WRITING_TOOLS} if read_only else {}
+    why = "brainfs mcp --read-only" if read_only else ""
+    if not read_only and memory.mountpoint is not None:
+        # Its writes would fail with EROFS, and a dream run would write the bucket behind it.
+        if status_of(memory.mountpoint).get("read_only"):
+            read_only, why = True, f"{memory.mountpoint} is mounted read-only"
+    refused = {n: _read_only_refusal(n, memory, why) for n in WRITING_TOOLS} if read_only else {}
     server = _strict_server_class(refused)("brainfs", version=version(),
                                            instructions=INSTRUCTIONS, log_level="WARNING")
     call = _one_call_at_a_time()
@@ -79,9 +87,10 @@ WRITING_TOOLS = ("write_note", "write", "correct", "forget", "dream", "dream_pen
                  "dream_submit")
 
 
-def _read_only_refusal(name: str, memory: Memory) -> str:
-    """What a read-only server answers to a call of the writing tool ``name``."""
-    why = f"{name}: this server is read-only (brainfs mcp --read-only)"
+def _read_only_refusal(name: str, memory: Memory, reason: str) -> str:
+    """What a read-only server (read-only for ``reason``) answers to a call of the writing
+    tool ``name``."""
+    why = f"{name}: this server is read-only ({reason})"
     if name == "dream":
         return (f"{why} and starts no dream run; dream_status tells whether one is running, "
                 f"`brainfs dream {memory.url}` or a server without --read-only starts one")

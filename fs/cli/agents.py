@@ -45,5 +45,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     mc.add_argument("--mount", metavar="MOUNTPOINT", help="a running mount to serve instead")
     mc.add_argument("--read-only", action="store_true",
                     help="offer only the reading tools (recall, context, read, list, history, "
-                    "diff, dream_status); the others answer that the server is read-only")
+                    "diff, dream_status); the others answer that the server is read-only (so "
+                    "does a --mount mounted read-only)")
     mc.set_defaults(func=cmd_mcp)

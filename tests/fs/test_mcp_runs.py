@@ -19,6 +19,8 @@ from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.api import Memory
 
+from helpers import CLI_TREE
+
 from test_mcp import READING, _env, _indexed, _session, _text
 
 pytest.importorskip("mcp", reason="the MCP SDK (extra 'mcp') is not installed")
@@ -127,3 +129,29 @@ def test_mcp_read_only_answers_history_and_status_and_refuses_dream_saying_why(
         assert is_error and text.startswith(want) and "\n" not in text.strip(), (key, text)
     assert got["res_missing"][0] and "nope.md: no such file in" in got["res_missing"][1]
     assert got["res_page"] == (False, index_before.decode())
+
+
+@pytest.mark.mount
+def test_mcp_over_a_read_only_mount_is_read_only(tmp_path: Path, cfg: Config, corpus: CorpusURL,
+                                                 store: ObjectStore, mounter) -> None:
+    """Through a mount mounted --read-only, `brainfs mcp --mount` (without --read-only)
+    offers the reading tools and says why it writes nothing, instead of a write failing
+    with the mount's EROFS and a dream run writing the bucket behind the mount."""
+    _indexed(store, cfg, tmp_path)
+    m = mounter(corpus, env_extra={"BRAINFS_EMBEDDER": "none"}, args=["--read-only"])
+
+    async def body(client) -> dict:
+        got: dict = {"tools": {t.name for t in (await client.list_tools()).tools}}
+        for name, args in (("write", {"path": "notes/a.md", "text": "x"}), ("dream", {}),
+                           ("read", {"path": "notes/pets/dog.md"})):
+            r = await client.call_tool(name, args)
+            got[name] = (r.is_error, _text(r))
+        return got
+
+    got = _session(["--mount", str(m.mountpoint)], _env(cfg, tmp_path), body)
+    assert got["tools"] == READING
+    assert got["write"][0] and got["write"][1].startswith(
+        f"write: this server is read-only ({m.mountpoint} is mounted read-only)"), got["write"]
+    assert got["dream"][0] and "starts no dream run" in got["dream"][1]
+    assert got["read"] == (False, CLI_TREE["notes/pets/dog.md"])
+    assert not list((tmp_path / "mcp-cache").glob("**/dream/asked.json"))  # no run started
