@@ -1168,8 +1168,9 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     with the task besides the page's names, less those whose cited turns are all recall
     hits too (``wiki.dedupe``, unless ``wiki.prefer_lines``), and repeats; a thread fragment is read as the whole timeline
     line it was cut from (or the longest fragment of the same turn). A task that names the
-    page's subject also gets its lines of what is true now. A page none of whose lines is
-    left is a skipped item that says why. As of a day (``when``) the page's lines are read
+    page's subject also gets its lines of what is true now; a procedure page, its numbered
+    steps first, all of them in order. A page none of whose lines is left is a skipped item
+    that says why. As of a day (``when``) the page's lines are read
     as they stood then (:meth:`.asof.AsOf.page`)."""
     meta = source.frontmatter(path)
     claims = source.claims(path)
@@ -1197,10 +1198,18 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     n_lines = n_other = n_dup = 0
     # the lines gathered across sessions of a page the task names come first, recalled or not
     gathered = [cl for cl in claims.values() if cl.section == "gathered"] if wiki.gathered and named else []
-    for cl in [cl for cl in gathered if want & words(cl.text)] + [
-            cl for _rank, c in hits for cl in chunk_claims(c.text, claims)]:
+    # A procedure's steps come whole and in order, whichever of its chunks recall found: a
+    # step rarely shares a word with the task that asks for the procedure, and no turn
+    # states the steps as they stand once amended, so none is left to a turn either.
+    steps = [cl for cl in claims.values() if cl.section == "step"]
+    for cl in steps + [cl for cl in gathered if want & words(cl.text)] + [
+            cl for _rank, c in hits for cl in chunk_claims(c.text, claims) if cl.section != "step"]:
         n_lines += 1
         considered.append(cl)
+        if cl.section == "step":
+            kept.append(cl)
+            seen_text.add(cl.render())
+            continue
         if cl.section == "thread":
             if not wiki.threads:
                 n_other += 1
@@ -1221,7 +1230,9 @@ def _page_claims_item(source: MemorySource, path: str, lane_rank: int,
     score = max(c.score for _r, c in hits)
     reason = (f"cards #{lane_rank} (recall #{first_rank} of {n_cards}, {mode}), score {score:.4f}: "
               f"wiki page, {len(hits)} recalled chunk{'s' if len(hits) != 1 else ''} holding "
-              f"{n_lines} claim line{'s' if n_lines != 1 else ''}: {len(kept)} kept, {n_other} "
+              f"{n_lines} claim line{'s' if n_lines != 1 else ''}: {len(kept)} kept"
+              + (f" ({len(steps)} step{'s' if len(steps) != 1 else ''} of the procedure, in order)"
+                 if steps else "") + f", {n_other} "
               f"sharing no word with the task, {n_dup} already stated by a recalled turn or "
               f"line; {top.reason}")
     if view is not None and (view.later or view.then):

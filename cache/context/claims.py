@@ -11,7 +11,9 @@ inside a small budget. Here a page is parsed into :class:`Claim` lines, each wit
 section, its date and the transcript turns it cites, so that assembly can admit only the
 lines of the recalled chunks that share a word with the task, render each in a few tokens
 ("12 July 2023 — Melanie ran a charity race."), and drop a line whose cited turn is
-already in the context.
+already in the context. A procedure page's numbered steps are claims of section ``step``
+that keep their number: assembly reads them together, in order (a step rarely shares a
+word with the task that asks for the procedure).
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ from brainfs.cache.search.retrieval import STOPWORDS
 CLAIM_SECTIONS = {"": "now", "timeline": "timeline", "superseded": "superseded",
                   "threads": "thread", "across sessions": "gathered"}
 _BULLET = re.compile(r"^\s{0,3}[-*+]\s+(?P<body>\S.*)$")
+#: A numbered line under a page's intro: a step of a procedure page (``type: procedure``,
+#: dream/procedures.py), read as a claim of section ``step`` that keeps its number.
+_NUMBERED = re.compile(r"^\s{0,3}(?P<n>\d{1,3})[.)]\s+(?P<body>\S.*)$")
 _DATED = re.compile(r"^(?P<date>\d{4}-\d{2}-\d{2})(?:\s*[–-]\s*\d{4}-\d{2}-\d{2})?\s+[—–-]+\s+(?P<text>.+)$")
 _CITE = re.compile(r"\s*\[cite:\s*(?P<n>[0-9][0-9,\s]*)\]")
 _ISO = re.compile(r"\b(\d{4}-\d{2}-\d{2})\b")
@@ -37,9 +42,10 @@ _WORD = re.compile(r"[^\W_]+")
 
 @dataclass(frozen=True)
 class Claim:
-    """One line of a knowledge page: its section (``now``, ``timeline``, ``superseded``,
-    ``thread``), date (ISO day or None), text without citation markers, and the sources
-    (``sessions/<id>/transcript.md#D1:3``) its ``[cite:N]`` markers resolve to."""
+    """One line of a knowledge page: its section (``now``, ``step``, ``timeline``,
+    ``superseded``, ``thread``, ``gathered``), date (ISO day or None), text without
+    citation markers, and the sources (``sessions/<id>/transcript.md#D1:3``) its
+    ``[cite:N]`` markers resolve to."""
 
     page: str
     section: str
@@ -55,6 +61,8 @@ class Claim:
         (ISO): when the line is dated otherwise (an event "last Friday" is dated that
         Friday), the line says both, as people date such events by when they were told."""
         text = _ISO.sub(lambda m: human_date(m.group(1)) or m.group(1), self.text)
+        if self.section == "step":  # "2. Write a one-page summary": its number is its place
+            return text
         head = (human_date(self.date) or self.date) if self.date else ""
         if head and said and said[:10] != self.date:
             head += f" (said {human_date(said) or said})"
@@ -80,6 +88,9 @@ def page_claims(path: str, text: str) -> dict[str, Claim]:
         if line.startswith("### ") or section is None:
             continue
         m = _BULLET.match(line)
+        step = None if m or section != "now" else _NUMBERED.match(line)
+        if step:
+            m = step
         if not m:
             continue
         cites: list[str] = []
@@ -92,7 +103,10 @@ def page_claims(path: str, text: str) -> dict[str, Claim]:
         plain = _CITE.sub("", m.group("body")).strip()
         d = _DATED.match(plain)
         date, claim_text = (d.group("date"), d.group("text")) if d else (None, plain)
-        out[_key(line)] = Claim(path, section, date, claim_text.strip(), tuple(dict.fromkeys(cites)), line)
+        if step:
+            claim_text = f"{step.group('n')}. {plain}"
+        out[_key(line)] = Claim(path, "step" if step else section, date, claim_text.strip(),
+                                tuple(dict.fromkeys(cites)), line)
     return out
 
 

@@ -35,6 +35,49 @@ participants: [Nadia, Assistant]
 """
 
 
+#: The same workflow amended in passing a week later, and the procedure page dream renders
+#: from both (dream/procedures.py: the steps numbered in their current order, each cited).
+AMENDED = """---
+session: 2026-05-27-funder-report-check
+date: 2026-05-27T09:00:00+00:00
+participants: [Nadia, Assistant]
+---
+# Funder report check
+
+[D100:1] Nadia: One change to the funder report routine: the alt text check happens between the one-page summary and Priya's check.
+
+[D100:2] Assistant: Understood, the alt text check now comes after the summary.
+"""
+PROCEDURE = """---
+title: Funder report routine
+type: procedure
+aliases: []
+updated: '2026-05-27'
+sources:
+- sessions/2026-05-20-funder-report-routine/transcript.md#D99:1
+- sessions/2026-05-27-funder-report-check/transcript.md#D100:1
+generator: deterministic-v3
+---
+
+# Funder report routine
+
+Funder report routine is a procedure, as Nadia Rahman described it on 20 May 2026: 5 steps, in their current order.
+
+1. Export the latency figures from the analysis notebook as PDF [cite:1]
+2. Write a one-page summary in Overleaf [cite:1]
+3. The alt text check [cite:2]
+4. Ask Priya to check the numbers [cite:1]
+5. Put the draft email to the funder in my drafts folder [cite:1]
+
+## Timeline
+
+- 2026-05-20 — Told: "Here is how I send a funder report: first export the latency figures from the analysis notebook as PDF, then write a one-page summary in Overleaf, then ask Priya to check the numbers, and only then put the draft email to the funder in my drafts folder." [cite:1]
+- 2026-05-27 — Amended: "the alt text check happens between the one-page summary and Priya's check." [cite:2]
+"""
+STEPS = ["1. Export the latency figures", "2. Write a one-page summary", "3. The alt text check",
+         "4. Ask Priya to check the numbers", "5. Put the draft email to the funder"]
+
+
 @pytest.fixture(scope="module")
 def memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("persona") / "memory"
@@ -42,6 +85,10 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     wf = root / "sessions/2026-05-20-funder-report-routine/transcript.md"
     wf.parent.mkdir(parents=True)
     wf.write_text(WORKFLOW, encoding="utf-8")
+    am = root / "sessions/2026-05-27-funder-report-check/transcript.md"
+    am.parent.mkdir(parents=True)
+    am.write_text(AMENDED, encoding="utf-8")
+    (root / "knowledge/funder-report-routine.md").write_text(PROCEDURE, encoding="utf-8")
     # a page written since the last dream: INDEX.md does not list it yet
     (root / "knowledge/okabe-ito-palette.md").write_text(
         "---\ntitle: Okabe-Ito palette\ntype: topic\nupdated: 2026-05-30\n---\n"
@@ -105,6 +152,17 @@ def test_1500_tokens_hold_a_workflow_described_once(memory, tmp_path):
            and "2026-05-20-funder-report-routine" in i["source"]]
     assert any("first export the latency figures" in i["text"] for i in got), \
         [(i["source"], i["status"], i["reason"]) for i in w["items"]][:20]
+
+
+def test_1500_tokens_hold_the_procedure_as_it_stands(memory, tmp_path):
+    # The procedure page dream keeps: every step, in its amended order, though no step
+    # shares a word with the task and the turn that first told it is recalled too.
+    w = context(memory, "what are the steps of my funder report routine", 1500, tmp_path)
+    page = next(i for i in w["items"] if i["source"] == "knowledge/funder-report-routine.md")
+    assert page["status"] == "admitted", page["reason"]
+    assert "5 steps of the procedure, in order" in page["reason"]
+    at = [page["text"].find(s) for s in STEPS]
+    assert -1 not in at and at == sorted(at), page["text"]
 
 
 def thread_head(w: dict) -> dict | None:
