@@ -32,6 +32,13 @@ Modes
                       pyfuse3's flush filter (``brainfs-warm`` answers a file with nothing
                       to commit in C).
 ``brainfs-naive``     ``brainfs mount --naive``: every FUSE operation is an S3 request.
+``c-flush-warm``      the floor of the protocol: ``benchmarks/flushfloor.c`` (compiled here with
+                      gcc and libfuse3), a read-only passthrough of the sample directory in C,
+                      one thread, in no-open mode like brainfs, answering every FLUSH at once
+                      with 0 -- one round trip per close and nothing else, as the default
+                      mount's commits at close need. Warm only (nothing remote to be cold).
+``c-noflush-warm``    the same server answering FLUSH with ENOSYS (no FLUSH after the first),
+                      as ``--commit quiet`` and ``--read-only`` do.
 ``rclone-off-*``      ``rclone mount --vfs-cache-mode off``  (cold: fresh mount; warm: repeat).
 ``rclone-full-*``     ``rclone mount --vfs-cache-mode full`` (own --cache-dir per mount).
 ``s3fs-*``            Debian's s3fs-fuse with default options.
@@ -99,7 +106,12 @@ ALL_MODES = (
     "rclone-full-warm",
     "s3fs-cold",
     "s3fs-warm",
+    "c-flush-warm",
+    "c-noflush-warm",
 )
+#: the C passthrough that measures what a FLUSH round trip per close costs at the least
+FLOOR_SOURCE = Path(__file__).with_name("flushfloor.c")
+FLOOR_FLAVOURS = ("c-flush", "c-noflush")
 #: ``brainfs mount`` flavours with a cold/warm pair (see the module docstring).
 BRAINFS_FLAVOURS = ("brainfs", "brainfs-ro", "brainfs-quiet", "brainfs-opens", "brainfs-nofilter")
 #: The issue's targets, checked in the report.
@@ -360,6 +372,8 @@ class Bench:
             m = self._mount_rclone(system.split("-", 1)[1])
         elif system == "s3fs":
             m = self._mount_s3fs()
+        elif system in FLOOR_FLAVOURS:
+            m = self._mount_floor(system)
         else:
             raise ValueError(system)
         return m
@@ -459,6 +473,30 @@ class Bench:
                "--config", str(self.rclone_conf), "--vfs-cache-mode", cache_mode,
                "--cache-dir", str(cache), "--log-level", "ERROR"]
         return self._spawn(f"rclone-{cache_mode}", mp, cmd, env, cache / "rclone.log")
+
+    def _floor_binary(self) -> Path:
+        """``flushfloor.c`` compiled once per run (RuntimeError if gcc or libfuse3 is missing)."""
+        exe = self.tmp / "flushfloor"
+        if not exe.exists():
+            flags = subprocess.run(["pkg-config", "--cflags", "--libs", "fuse3"], capture_output=True,
+                                   text=True)
+            if flags.returncode != 0:
+                raise RuntimeError("pkg-config finds no fuse3 (install libfuse3-dev pkg-config)")
+            r = subprocess.run(["gcc", "-O2", "-o", str(exe), str(FLOOR_SOURCE), *flags.stdout.split()],
+                               capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"flushfloor.c does not compile: {r.stderr[-400:]}")
+        return exe
+
+    def _mount_floor(self, system: str) -> Mounted:
+        mp, cache = self._fresh(system)
+        cache.mkdir()
+        env = dict(os.environ)
+        env.pop("FLUSHFLOOR_ENOSYS", None)
+        if system == "c-noflush":
+            env["FLUSHFLOOR_ENOSYS"] = "1"
+        cmd = [str(self._floor_binary()), str(self.sample), str(mp)]
+        return self._spawn(system, mp, cmd, env, cache / "flushfloor.log")
 
     def _mount_s3fs(self) -> Mounted:
         assert self.proxy is not None
@@ -1223,7 +1261,7 @@ def main(argv: list[str] | None = None) -> int:
                 if limit > b.limit:
                     say(f"  naive grep limit {limit:.0f}s (enough to show {TARGET_NAIVE_OVER_WARM:.0f}× brainfs-warm)")
                 results[mode] = bench_naive(b, args.reps, say, limit)
-            elif args.warm_only:
+            elif args.warm_only or mode.rsplit("-", 1)[0] in FLOOR_FLAVOURS:
                 system = mode.rsplit("-", 1)[0]
                 results[mode] = bench_warm(b, system, args.reps, say)
             else:
