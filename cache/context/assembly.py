@@ -4,6 +4,10 @@
 fixed order until ``budget - reserve`` tokens are spent, and records a decision with a
 one-line reason for every item it looked at — admitted, truncated or skipped. Nothing is
 dropped silently. The reserve is never spent: it is the room left for the model's answer.
+Each lane's ``why`` (:meth:`ContextWindow.lane_usage`, a column of the Markdown table)
+counts its cuts and skips by cause, and :meth:`ContextWindow.priorities` says how the
+priority classes below fell: the strict rules kept, the room the task's evidence was
+guaranteed and what it got.
 
 Lanes, in admission order (``LANES``):
 
@@ -454,6 +458,9 @@ class ContextWindow:
     as_of: str | None = None
     #: Replaced values kept where they match (marked), as ``recall --history``.
     history: bool = False
+    #: Tokens the task's evidence was guaranteed (``TASK_SHARE`` of the window, or less
+    #: when its candidates needed less).
+    task_floor: int = 0
 
     @property
     def available(self) -> int:
@@ -467,16 +474,33 @@ class ContextWindow:
     def skipped(self) -> list[ContextItem]:
         return [i for i in self.items if i.status == "skipped"]
 
-    def lane_usage(self) -> dict[str, dict[str, int]]:
-        """Per lane: tokens used and item counts by status."""
-        out: dict[str, dict[str, int]] = {}
+    def lane_usage(self) -> dict[str, dict[str, Any]]:
+        """Per lane: tokens used, item counts by status, and ``why``: what decided the lane
+        (its items' cuts and skips counted by cause, from their reasons)."""
+        out: dict[str, dict[str, Any]] = {}
         for lane in LANES:
             its = [i for i in self.items if i.lane == lane]
             if not its:
                 continue
             out[lane] = {"tokens": sum(i.tokens for i in its if i.status != "skipped"),
-                         **{s: sum(1 for i in its if i.status == s) for s in STATUSES}}
+                         **{s: sum(1 for i in its if i.status == s) for s in STATUSES},
+                         "why": _lane_why(lane, its)}
         return out
+
+    def priorities(self) -> str:
+        """One line on the priority classes as they fell in this window: the strict rules
+        kept whole, and the room the task's evidence was guaranteed and got."""
+        rules = [i for i in self.items if i.kind == "rule"]
+        task = [i for i in self.items if i.lane in TASK_LANES and i.status != "skipped"]
+        bits = []
+        if rules:
+            kept = sum(1 for i in rules if i.status == "admitted")
+            bits.append(f"strict rules first, whole: {kept} of {len(rules)} kept")
+        bits.append(f"the task's evidence: {len(task)} item{'s' if len(task) != 1 else ''}, "
+                    f"{sum(i.tokens for i in task)} tokens ({self.task_floor} guaranteed: "
+                    f"{TASK_SHARE:.0%} of the window, or all it needed, before the guide's "
+                    f"prose, the index and pinned cards)")
+        return "; ".join(bits)
 
     # -- renderers -----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -486,7 +510,8 @@ class ContextWindow:
                 "task": self.task, "why": self.why, "lanes": self.lane_usage(),
                 "lane_order": list(LANES), "scope": self.scope, "tokenizer": self.tokenizer,
                 "timings": self.timings, "now": self.now, "as_of": self.as_of,
-                "history": self.history}
+                "history": self.history, "task_floor": self.task_floor,
+                "priorities": self.priorities()}
 
     def to_prompt(self) -> str:
         """Exactly the memory text given to the model: admitted items in lane order."""
@@ -501,12 +526,14 @@ class ContextWindow:
                  f"_{self.used} of {self.available} tokens used (budget {self.budget}, "
                  f"reserve {self.reserve} kept for the answer); mode {self.mode}"
                  + (f" — {self.why}" if self.why else "") + f"; {len(adm)} items admitted, "
-                 f"{len(self.skipped())} skipped; tokens by {self.tokenizer}_", ""]
+                 f"{len(self.skipped())} skipped; tokens by {self.tokenizer}_", "",
+                 f"_Priorities: {self.priorities()}_", ""]
         usage = self.lane_usage()
-        lines.append("| lane | tokens | admitted | truncated | skipped |")
-        lines.append("|---|---:|---:|---:|---:|")
+        lines.append("| lane | tokens | admitted | truncated | skipped | why |")
+        lines.append("|---|---:|---:|---:|---:|---|")
         for lane, u in usage.items():
-            lines.append(f"| {lane} | {u['tokens']} | {u['admitted']} | {u['truncated']} | {u['skipped']} |")
+            lines.append(f"| {lane} | {u['tokens']} | {u['admitted']} | {u['truncated']} | "
+                         f"{u['skipped']} | {_md_cell(u['why'])} |")
         lines += ["", "## Context given to the model", ""]
         if adm:
             lines.append(self.to_prompt())
@@ -539,6 +566,46 @@ class ContextWindow:
         from .page import render
 
         return render(self, base)
+
+
+#: How an item's reason says it was cut or skipped → the cause a lane's ``why`` counts.
+_CAUSES = (("truncated to its part about the task", "cut to its part about the task"),
+           ("one of the task's first", "cut to share the task's room"),
+           ("after the task's share", "held back for the task's share"),
+           ("lane share", "over the lane's share"),
+           ("a rule is applied whole", "a rule too long to apply whole"),
+           ("duplicate of", "duplicate"),
+           ("weak match", "weak match"),
+           ("superseded by", "superseded"),
+           ("skipped: stale", "stale"),
+           ("stated by a line", "stated by a page line"),
+           ("a list of links", "links only"),
+           ("no claim line", "no line about the task"),
+           ("came after", "later than the day asked"),
+           ("truncated:", "cut to fit"),
+           ("needs ", "no room left"))
+
+
+def _lane_why(lane: str, items: list[ContextItem]) -> str:
+    """What decided a lane, from its items' reasons: the cuts and skips counted by cause,
+    the items the backfill took; the guide lane says its rules come first and whole."""
+    counts: dict[str, int] = {}
+    for it in items:
+        if it.status == "admitted" and "(admitted in backfill" in it.reason:
+            counts["taken in the backfill"] = counts.get("taken in the backfill", 0) + 1
+        if it.status == "admitted":
+            continue
+        tail = it.reason.split(" — ", 1)[-1] if " — " in it.reason else it.reason
+        cause = next((c for key, c in _CAUSES if key in tail), "other")
+        if it.status == "skipped" and cause.startswith("cut"):
+            cause = "no room left"
+        counts[cause] = counts.get(cause, 0) + 1
+    bits = [f"{n} {c}" for c, n in counts.items()]
+    if lane == "guide" and any(i.kind == "rule" for i in items):
+        bits.insert(0, "strict rules first, whole")
+    if lane in TASK_LANES and not bits:
+        bits.append("all admitted")
+    return "; ".join(bits) or "all admitted"
 
 
 def _article(what: str) -> str:
@@ -869,7 +936,7 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     return ContextWindow(task=task, budget=budget, reserve=reserve, used=used, mode=found.mode,
                          items=b.items, why=found.why, scope=scope, tokenizer=tok_name,
                          timings={kk: round(v, 2) for kk, v in timings.items()},
-                         now=now.isoformat(), as_of=as_of, history=history)
+                         now=now.isoformat(), as_of=as_of, history=history, task_floor=task_floor)
 
 
 def _count_pages(source: MemorySource, index_text: str | None) -> int:

@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -103,15 +104,16 @@ def memory(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, db
 
 
-def context(memory: tuple[Path, Path], task: str, budget: int, tmp_path: Path) -> dict:
+def context(memory: tuple[Path, Path], task: str, budget: int, tmp_path: Path,
+            as_json: bool = True) -> Any:
     root, db = memory
     env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/dev/null",
                BRAINFS_GLOBAL_GUIDE=str(tmp_path / "none.md"))
     r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "context", task, "--dir", str(root),
-                        "--index", str(db), "--budget", str(budget), "--json"],
+                        "--index", str(db), "--budget", str(budget)] + (["--json"] if as_json else []),
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
+    return json.loads(r.stdout) if as_json else r.stdout
 
 
 def test_800_tokens_hold_every_strict_rule_and_three_task_items(memory, tmp_path):
@@ -130,6 +132,16 @@ def test_800_tokens_hold_every_strict_rule_and_three_task_items(memory, tmp_path
     guide = by_src["GUIDE.md"]
     # the guide's prose gave way to the task, never to the point of a rule being dropped
     assert guide["status"] == "skipped" or guide["tokens"] < guide["full_tokens"]
+    # the window says why, lane by lane, and how the priority classes fell
+    assert w["priorities"].startswith("strict rules first, whole: 4 of 4 kept"), w["priorities"]
+    assert f"{len(task_items)} items" in w["priorities"]
+    assert w["lanes"]["guide"]["why"].startswith("strict rules first, whole")
+    if guide["status"] == "skipped":
+        assert "held back for the task's share" in w["lanes"]["guide"]["why"]
+    shown = context(memory, TASK, 800, tmp_path, as_json=False)
+    assert "_Priorities: strict rules first, whole: 4 of 4 kept; the task's evidence:" in shown
+    assert "| lane | tokens | admitted | truncated | skipped | why |" in shown
+    assert "| guide | " in shown and "| strict rules first, whole" in shown
 
 
 def test_1500_tokens_cut_the_guide_to_its_part_about_the_task(memory, tmp_path):
