@@ -72,7 +72,7 @@ from .validity import Validity, statements_of
 if TYPE_CHECKING:
     import numpy as np
 
-    from .embedder import Embedder
+    from .embedder import Embedder, PendingEmbedder
     from .int8vectors import FloatRows, Int8Vectors
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,9 @@ SCHEMA_VERSION = 5
 #: Chunks per embedding call and per write transaction: big enough to keep the model busy,
 #: small enough that progress is visible and a crash loses little work.
 EMBED_BATCH = 256
+#: Batches waiting between the stages of a pipelined refresh (read → embed → write): two
+#: let the reader and the writer finish a batch while the model embeds the next.
+PIPELINE_DEPTH = 2
 #: Above this many bytes of int8 codes in memory (a byte per component), dense search uses
 #: vec0 KNN instead.
 NUMPY_MAX_BYTES = 512 * 1024 * 1024
@@ -537,16 +540,24 @@ class SearchIndex:
             self._ensure_schema()
 
     def refresh(self, files: Iterable[tuple[str, str]], read: Callable[[str], bytes],
-                embedder: Embedder | None,
-                progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                embedder: Embedder | PendingEmbedder | None,
+                progress: Callable[[int, int], None] | None = None,
+                pipeline: bool = True) -> dict[str, Any]:
         """Bring the index in line with the corpus ``files`` = (path, content hash) pairs.
 
         Only files whose hash changed are read (with ``read(path)``), re-chunked and
         re-embedded; indexed files absent from ``files`` are removed; chunks still missing a
-        vector (an earlier build without embedder) are embedded when ``embedder`` is given.
-        Without an embedder only FTS is built. A file whose read fails is skipped and keeps
-        its previous entry (retried next refresh). Returns stats: files_indexed, chunks,
-        skipped (unchanged), removed, failed, embedded, seconds, chunks_per_s.
+        vector (an earlier build without embedder) are embedded when ``embedder`` is given
+        (it may still be loading: :class:`~.embedder.PendingEmbedder`, waited for when the
+        first batch is ready). Without an embedder only FTS is built. A file whose read
+        fails is skipped and keeps its previous entry (retried next refresh).
+
+        ``pipeline`` (the default) reads and chunks files, embeds, and writes in three
+        threads joined by short queues, so that the model is never idle waiting for a read
+        or a write; the rows and vectors written are those of the serial build
+        (``pipeline=False``), in the same order. Returns stats: files_indexed, chunks,
+        skipped (unchanged), removed, failed, embedded, seconds, chunks_per_s, and where
+        the time went (``*_seconds``).
         """
         t0 = time.perf_counter()
         current = dict(files)
@@ -557,18 +568,22 @@ class SearchIndex:
         for p in removed:
             self.remove_file(p)
             stats.removed += 1
-        batches = _Batches(self, self._vector_embedder(embedder, stats), stats)
-        for i, path in enumerate(todo):
-            chunks = self._read_chunks(path, read, stats)
-            if chunks is None:
-                continue
-            batches.add(path, current[path], chunks)
-            if progress:
-                progress(i + 1, len(todo))
-        batches.flush()
-        if batches.embedder is not None:
-            stats.embedded += self._fill_missing_vectors(batches.embedder)
-            stats.embed_cache_hits = getattr(batches.embedder, "hits", 0)
+        if pipeline:
+            emb = self._refresh_pipelined(todo, current, read, embedder, stats, progress)
+        else:
+            batches = _Batches(self, self._vector_embedder(self._resolve(embedder, stats), stats), stats)
+            for i, path in enumerate(todo):
+                chunks = self._read_chunks(path, read, stats)
+                if chunks is None:
+                    continue
+                batches.add(path, current[path], chunks)
+                if progress:
+                    progress(i + 1, len(todo))
+            batches.flush()
+            emb = batches.embedder
+        if emb is not None:
+            stats.embedded += self._fill_missing_vectors(emb)
+            stats.embed_cache_hits = getattr(emb, "hits", 0)
         if old_format and not stats.failed:
             with self._lock, self.conn:
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
@@ -586,6 +601,142 @@ class SearchIndex:
             known = {p: "" for p in known}
         return known, old_format
 
+    @staticmethod
+    def _resolve(embedder: Embedder | PendingEmbedder | None, stats: _RefreshStats) -> Embedder | None:
+        """The embedder, once loaded (the time waited for it noted in ``stats``)."""
+        from .embedder import PendingEmbedder
+
+        if not isinstance(embedder, PendingEmbedder):
+            return embedder
+        t = time.perf_counter()
+        try:
+            return embedder.result()
+        finally:
+            stats.model_wait_seconds += time.perf_counter() - t
+
+    def _refresh_pipelined(self, todo: list[str], current: dict[str, str],
+                           read: Callable[[str], bytes], embedder: Embedder | PendingEmbedder | None,
+                           stats: _RefreshStats, progress: Callable[[int, int], None] | None
+                           ) -> Embedder | None:
+        """Write the chunks of ``todo`` (and their vectors), the way the serial loop of
+        :meth:`refresh` does, with reading and embedding in threads of their own; returns
+        the embedder vectors were made with (None: none, or it failed).
+
+        A reader thread reads and chunks files into batches of ``EMBED_BATCH`` chunks, an
+        embedding thread turns each batch into vectors, and the calling thread writes them
+        in the order read (so chunk ids are the serial build's). Each queue holds at most
+        ``PIPELINE_DEPTH`` batches: memory stays at a few batches whatever the corpus. An
+        exception in a thread stops the others and is raised here; so is an interrupt."""
+        import queue
+
+        to_embed: queue.Queue = queue.Queue(maxsize=PIPELINE_DEPTH)
+        to_write: queue.Queue = queue.Queue(maxsize=PIPELINE_DEPTH)
+        stop = threading.Event()
+        want_vectors = embedder is not None
+        made_with: list[Embedder | None] = [None]
+
+        def put(q: queue.Queue, item: object) -> bool:
+            while not stop.is_set():
+                try:
+                    q.put(item, timeout=0.2)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        def reader() -> None:
+            try:
+                pending: list[tuple[str, str, list[Chunk]]] = []
+                n = 0
+                for i, path in enumerate(todo):
+                    if stop.is_set():
+                        return
+                    chunks = self._read_chunks(path, read, stats)
+                    if chunks is not None:
+                        pending.append((path, current[path], chunks))
+                        n += len(chunks)
+                    if pending and (n >= EMBED_BATCH or len(pending) >= EMBED_BATCH
+                                    or i == len(todo) - 1):
+                        t = time.perf_counter()
+                        texts = [x for _, _, cs in pending for x in embed_texts(cs)] if want_vectors else []
+                        stats.chunk_seconds += time.perf_counter() - t
+                        if not put(to_embed, (pending, texts, i + 1)):
+                            return
+                        pending, n = [], 0
+                put(to_embed, None)
+            except BaseException as e:  # noqa: BLE001 - raised in the calling thread
+                put(to_embed, _Failed(e))
+
+        def get(q: queue.Queue) -> object:
+            while not stop.is_set():
+                try:
+                    return q.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+            return None
+
+        def embedding() -> None:
+            emb: Embedder | None = None
+            resolved = False
+            try:
+                while True:
+                    t = time.perf_counter()
+                    item = get(to_embed)
+                    stats.embed_idle_seconds += time.perf_counter() - t
+                    if isinstance(item, _Failed) or stop.is_set():
+                        put(to_write, item)
+                        return
+                    if not resolved:  # also with nothing to embed: missing vectors are filled
+                        emb = self._vector_embedder(self._resolve(embedder, stats), stats)
+                        made_with[0] = emb
+                        resolved = True
+                    if item is None:
+                        put(to_write, None)
+                        return
+                    pending, texts, upto = item
+                    vectors = None
+                    if emb is not None and texts:
+                        t = time.perf_counter()
+                        try:
+                            vectors = emb.embed(texts)
+                            stats.embedded += len(texts)
+                        except Exception as e:  # noqa: BLE001 - degrade to FTS-only, say so
+                            log.warning("embedding failed, continuing without vectors: %s", e)
+                            stats.embed_error = str(e)
+                            emb = made_with[0] = None
+                        stats.embed_seconds += time.perf_counter() - t
+                    if not put(to_write, (pending, vectors, upto)):
+                        return
+            except BaseException as e:  # noqa: BLE001 - raised in the calling thread
+                put(to_write, _Failed(e))
+
+        threads = [threading.Thread(target=reader, name="brainfs-index-read", daemon=True),
+                   threading.Thread(target=embedding, name="brainfs-index-embed", daemon=True)]
+        for th in threads:
+            th.start()
+        try:
+            while True:
+                item = to_write.get()
+                if item is None:
+                    break
+                if isinstance(item, _Failed):
+                    raise item.error
+                pending, vectors, upto = item
+                t = time.perf_counter()
+                self._write_batch(pending, vectors)
+                stats.write_seconds += time.perf_counter() - t
+                stats.files_indexed += len(pending)
+                stats.chunks += sum(len(cs) for _, _, cs in pending)
+                if progress:
+                    progress(upto, len(todo))
+        finally:
+            stop.set()
+        for th in threads:
+            th.join()
+        if todo and progress:
+            progress(len(todo), len(todo))
+        return made_with[0]
+
     def _vector_embedder(self, embedder: Embedder | None, stats: _RefreshStats) -> Embedder | None:
         """The embedder to make vectors with (memoised), or None when there is none or the
         vector table cannot take its vectors (said in ``stats.embed_error``)."""
@@ -600,16 +751,21 @@ class SearchIndex:
                      stats: _RefreshStats) -> list[Chunk] | None:
         """One file's chunks (its page names noted for the alias table); None when it
         cannot be read."""
+        t = time.perf_counter()
         try:
             data = read(path)
         except Exception as e:  # noqa: BLE001 - one unreadable file must not stop the rest
             log.warning("cannot read %s for indexing: %s", path, e)
             stats.failed += 1
             return None
+        finally:
+            stats.read_wait_seconds += time.perf_counter() - t
+        t = time.perf_counter()
         text = decode(data if data is not None else b"")
         chunks = index_chunks(path, text)
         self._names[path] = page_names(path, text)
         self._stmts[path] = statements_of(path, text)
+        stats.chunk_seconds += time.perf_counter() - t
         return chunks
 
     def _fill_missing_vectors(self, embedder: Embedder) -> int:
@@ -1048,6 +1204,13 @@ class _RefreshStats:
     #: texts the embedding memo answered (reported only when vectors were made)
     embed_cache_hits: int | None = None
     embed_seconds: float = 0.0
+    #: where the rest of the time went: waiting for a file's bytes, chunking, writing,
+    #: waiting for the model to load, and the model waiting for chunks (pipelined build)
+    read_wait_seconds: float = 0.0
+    chunk_seconds: float = 0.0
+    write_seconds: float = 0.0
+    model_wait_seconds: float = 0.0
+    embed_idle_seconds: float = 0.0
 
     def to_dict(self, secs: float) -> dict[str, Any]:
         """The stats as refresh returns them, with the run's ``secs``."""
@@ -1059,8 +1222,22 @@ class _RefreshStats:
             out["embed_cache_hits"] = self.embed_cache_hits
         out["seconds"] = round(secs, 3)
         out["embed_seconds"] = round(self.embed_seconds, 3)
+        for k in TIMING_KEYS:
+            out[k] = round(getattr(self, k), 3)
         out["chunks_per_s"] = round(self.chunks / secs, 1) if secs > 0 and self.chunks else 0.0
         return out
+
+
+#: The time spent per stage of a refresh, as its stats name them (besides embed_seconds).
+TIMING_KEYS = ("read_wait_seconds", "chunk_seconds", "write_seconds", "model_wait_seconds",
+               "embed_idle_seconds")
+
+
+class _Failed:
+    """An exception raised in a thread of the pipelined refresh, carried to the caller."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 class _Batches:

@@ -26,7 +26,7 @@ from brainfs.backend.keys import CONFLICT_MARK, INDEX_KEY, INDEX_MANIFEST_KEY, i
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.facts.records import FACTS_PATH
 
-from .embedder import Embedder, EmbedderUnavailable, load_embedder
+from .embedder import Embedder, EmbedderUnavailable, PendingEmbedder, load_embedder
 from .forget import FORGET_DIR, request_phrases
 from .forget import is_request as is_forget_request
 from .index import SearchIndex
@@ -59,11 +59,16 @@ def is_indexable(path: str) -> bool:
             and not path.startswith(FORGET_DIR)) or path == FACTS_PATH
 
 
-def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
+def build_index(store: ObjectStore, local: Path, embedder: Embedder | PendingEmbedder | None,
                 progress: Callable[[int, int], None] | None = None) -> dict:
     """Refresh the index of the whole corpus and upload the parts that changed (``brainfs
-    index``, dream); ``local`` is the folder of the local copy. The caller rebuilds the
-    preload pack if it wants it in step: that is the working set's, not the index's."""
+    index``, dream); ``local`` is the folder of the local copy. ``embedder`` may still be
+    loading (:class:`~.embedder.PendingEmbedder`): the listing and the first fetches go on
+    meanwhile. The caller rebuilds the preload pack if it wants it in step: that is the
+    working set's, not the index's. The stats include where the time went
+    (``list_seconds``, ``fetch_wait_seconds``, ``*_seconds`` of ``SearchIndex.refresh``,
+    ``upload_seconds``)."""
+    t = time.perf_counter()
     objects = list(store.list())
     listing = [(o.path, o.etag) for o in objects
                if not is_internal(o.path) and is_indexable(o.path)]
@@ -71,7 +76,10 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | None,
     phrases: list[str] = []
     for path in requests:
         phrases += request_phrases(store.get(path)[0].decode("utf-8", "replace"))
-    return refresh_parts(store, local, listing, phrases, embedder, progress)
+    listed = time.perf_counter() - t
+    stats = refresh_parts(store, local, listing, phrases, embedder, progress)
+    stats["list_seconds"] = round(listed, 3)
+    return stats
 
 
 class RecallerClosed(RuntimeError):

@@ -19,6 +19,7 @@ import hashlib
 import logging
 import os
 import re
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,12 +30,14 @@ from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY
 from brainfs.backend.store import ObjectStore
 
-from .index import SCHEMA_VERSION, SearchIndex
+from .index import SCHEMA_VERSION, TIMING_KEYS, SearchIndex
 from .shardmap import DEFAULT_PERIOD, Manifest, ShardInfo, files_digest, phrases_digest, shard_key, shard_of
 from .sharded import ShardedIndex
 
+from .embedder import resolve_embedder
+
 if TYPE_CHECKING:
-    from .embedder import Embedder
+    from .embedder import Embedder, PendingEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +306,7 @@ def _copy_rows(ix: SearchIndex, src: Path, members: list[str], meta: dict[str, s
 # ---------------------------------------------------------------------- refresh
 
 def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]],
-                  phrases: list[str], embedder: Embedder | None,
+                  phrases: list[str], embedder: Embedder | PendingEmbedder | None,
                   progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Bring the bucket's index in line with ``listing`` ((path, ETag) of every indexable
     file) and upload what changed (``brainfs index``, dream): only the parts whose files,
@@ -330,12 +333,26 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
     stats: dict[str, Any] = {}
     done = 0
     written: dict[str, bool] = {}  # part → refreshed (False: it has no file left)
-    for name in todo:
-        files = groups.get(name, [])
+
+    def prepare(name: str, before: _PartFiles | None) -> _PartFiles | None:
+        # The next part's files are fetched once the current part's are all here: while
+        # the current part is embedded, and at most two parts' files in memory.
+        if before is not None:
+            before.fetched.wait()
         info = manifest.shards.get(name)
         if info is not None and not migrated:
             fetch_part(store, local, name, info)
-        if not files:
+        files = groups.get(name, [])
+        return _PartFiles(store, SearchIndex(part_path(local, name)), files) if files else None
+
+    nxt = _Background(prepare, todo[0], None) if todo else None
+    for k, name in enumerate(todo):
+        t = time.perf_counter()
+        job = nxt.result()  # type: ignore[union-attr]
+        stats["fetch_wait_seconds"] = stats.get("fetch_wait_seconds", 0.0) + time.perf_counter() - t
+        nxt = _Background(prepare, todo[k + 1], job) if k + 1 < len(todo) else None
+        files = groups.get(name, [])
+        if job is None:
             written[name] = False
             continue
         offset = done
@@ -344,16 +361,21 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
             if progress:
                 progress(_o + i, total)
 
-        ix = SearchIndex(part_path(local, name))
+        ix = job.index
         try:
             forgotten = ix.forget(phrases)
-            st = _refresh_one(store, ix, files, embedder, step)
+            st = ix.refresh(files, job.read, embedder, step)
             st["forgotten_chunks"] = forgotten
+        except BaseException:
+            if nxt is not None:  # the next part, once prepared, is closed unused
+                nxt.then_close()
+            raise
         finally:
-            ix.close()
+            job.close()
         _add(stats, st)
         done += len(files)
         written[name] = True
+    t_upload = time.perf_counter()
     # Everything local is done before the first upload: an interrupted run uploads nothing.
     uploaded = 0
     for name, refreshed in written.items():
@@ -369,6 +391,7 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
     if written or migrated:
         store.put(INDEX_MANIFEST_KEY, manifest.to_bytes())
     (local / MANIFEST_NAME).write_bytes(manifest.to_bytes())
+    stats["upload_seconds"] = round(time.perf_counter() - t_upload, 3)
     if migrated:
         # The parts replace it; a mount of this version follows the manifest.
         store.delete(INDEX_KEY)
@@ -391,46 +414,116 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
 
 
 def _stale(info: ShardInfo | None, files: list[tuple[str, str]], forget: str,
-           embedder: Embedder | None) -> bool:
+           embedder: Embedder | PendingEmbedder | None) -> bool:
     """Whether a part must be refreshed: new, its files changed, the deletion log or the
-    index format changed, or vectors are wanted and missing or from another embedder."""
+    index format changed, or vectors are wanted and missing or from another embedder (a
+    model still loading is waited for only here, for a part otherwise current)."""
     if info is None:
         return True
     if info.files_digest != files_digest(files) or info.forget_digest != forget:
         return True
     if info.schema_version < SCHEMA_VERSION:
         return True
-    if embedder is not None and (info.embedder != embedder.name or info.vectors < info.chunks):
+    emb = resolve_embedder(embedder)
+    if emb is not None and (info.embedder != emb.name or info.vectors < info.chunks):
         return True
     return False
 
 
-def _refresh_one(store: ObjectStore, ix: SearchIndex, files: list[tuple[str, str]],
-                 embedder: Embedder | None, progress: Callable[[int, int], None]) -> dict[str, Any]:
-    """Refresh one part from the bucket: fetch the files whose ETag changed, then
-    ``SearchIndex.refresh``."""
-    known = ix.file_hashes()
-    # A part of an earlier format is read whole again (``SearchIndex.refresh`` re-reads
-    # every file of it): fetching only the changed files failed the others' reads, and the
-    # part stayed in its old format for ever.
-    old = int(ix.meta("schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION
-    changed = [p for p, h in files if old or known.get(p) != h]
-    contents: dict[str, bytes] = {}
+class _Background:
+    """``fn(*args)`` in a daemon thread (one that never holds up the exit of a command
+    interrupted meanwhile); :meth:`result` waits for it and raises what it raised."""
 
-    def got(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:
-        if data is not None:
-            contents[path] = data
-        else:
-            log.warning("index: cannot read %s: %s", path, err)
+    def __init__(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._out: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(fn, args), daemon=True,
+                                        name="brainfs-index-fetch")
+        self._thread.start()
 
-    store.get_many(changed, got)
+    def _run(self, fn: Callable[..., Any], args: tuple) -> None:
+        try:
+            self._out = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - raised by result()
+            self._error = e
 
-    def read(path: str) -> bytes:
-        if path not in contents:
-            raise OSError(f"{path} could not be fetched")
-        return contents.pop(path)
+    def then_close(self) -> None:
+        """Close what the function returns, whenever it returns (its result is dropped)."""
+        def close() -> None:
+            self._thread.join()
+            if self._out is not None:
+                self._out.close()
 
-    return ix.refresh(files, read, embedder, progress)
+        threading.Thread(target=close, daemon=True).start()
+
+    def result(self) -> Any:
+        """What the function returned (waiting for it)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._out
+
+
+class _PartFiles:
+    """One part's index, opened, and the files of it whose ETag changed, fetched in the
+    background as ``SearchIndex.refresh`` reads them: the first file is chunked (and the
+    model fed) as soon as it arrives instead of after the part's last."""
+
+    def __init__(self, store: ObjectStore, index: SearchIndex, files: list[tuple[str, str]]) -> None:
+        self.index = index
+        known = index.file_hashes()
+        # A part of an earlier format is read whole again (``SearchIndex.refresh`` re-reads
+        # every file of it): fetching only the changed files failed the others' reads, and
+        # the part stayed in its old format for ever.
+        old = int(index.meta("schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION
+        # In the order refresh reads them, so that it seldom waits for a file.
+        self._wanted = set(p for p, h in files if old or known.get(p) != h)
+        self._contents: dict[str, bytes] = {}
+        self._errors: dict[str, str] = {}
+        self._cond = threading.Condition()
+        #: set when every file has arrived or failed
+        self.fetched = threading.Event()
+        self._thread = threading.Thread(target=self._fetch, args=(store, sorted(self._wanted)),
+                                        daemon=True, name="brainfs-index-get")
+        self._thread.start()
+
+    def _fetch(self, store: ObjectStore, paths: list[str]) -> None:
+        def got(path: str, data: bytes | None, etag: str, err: BackendError | None) -> None:
+            with self._cond:
+                if data is not None:
+                    self._contents[path] = data
+                else:
+                    log.warning("index: cannot read %s: %s", path, err)
+                    self._errors[path] = str(err)
+                self._cond.notify_all()
+
+        try:
+            store.get_many(paths, got)
+        except BaseException as e:  # noqa: BLE001 - the files not fetched fail their read
+            with self._cond:
+                for p in paths:
+                    if p not in self._contents:
+                        self._errors.setdefault(p, f"{type(e).__name__}: {e}")
+        finally:
+            with self._cond:
+                self.fetched.set()
+                self._cond.notify_all()
+
+    def read(self, path: str) -> bytes:
+        """The bytes of ``path`` (waiting for them); OSError when they could not be fetched."""
+        with self._cond:
+            while (path in self._wanted and path not in self._contents
+                   and path not in self._errors and not self.fetched.is_set()):
+                self._cond.wait()
+            if path in self._contents:
+                return self._contents.pop(path)
+        raise OSError(f"{path} could not be fetched")
+
+    def close(self) -> None:
+        """Close the part's index (what was not read is dropped)."""
+        self.index.close()
+        with self._cond:
+            self._contents.clear()
 
 
 def _upload_part(store: ObjectStore, local: Path, name: str, files: list[tuple[str, str]],
@@ -463,7 +556,7 @@ def _upload_part(store: ObjectStore, local: Path, name: str, files: list[tuple[s
 def _add(total: dict[str, Any], part: dict[str, Any]) -> None:
     """Sum one part's refresh stats into the run's."""
     for k in ("files_indexed", "skipped", "removed", "failed", "embedded", "embed_seconds",
-              "forgotten_chunks"):
+              "forgotten_chunks", *TIMING_KEYS):
         total[k] = total.get(k, 0) + (part.get(k) or 0)
     total["chunks_written"] = total.get("chunks_written", 0) + (part.get("chunks") or 0)
     if part.get("embed_error"):

@@ -25,7 +25,6 @@ from brainfs.backend.store import IMPORT_META, ObjectStore, is_md5
 from .common import (
     LazyBar,
     config_of,
-    embedder_or_none,
     open_corpus,
     progress_bar,
     refuse_empty,
@@ -330,12 +329,18 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    import time
+
     from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.search.embedder import PendingEmbedder
     from brainfs.cache.search.recaller import build_index, local_index_path
 
+    # The model loads while the bucket is checked and listed and the first files are
+    # fetched and chunked; the build waits for it only when its first batch is ready.
+    embedder = None if args.no_embed else PendingEmbedder(
+        config_of(args).embedder, on_unavailable=lambda e: warn(f"{e}; building keyword (BM25) search only"))
     cfg, url, store = open_corpus(args)
     refuse_empty(store, url, cfg, "nothing to index")
-    embedder = None if args.no_embed else embedder_or_none(cfg)
     local = local_index_path(cfg.cache_dir_for(url.bucket, url.prefix))
     local.parent.mkdir(parents=True, exist_ok=True)
     progress = LazyBar("index")
@@ -344,7 +349,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         stats = build_index(store, local, embedder, progress)
         # Whatever changed the corpus (new sessions, hand edits) changed what a mount
         # preloads: keep the pack in step.
+        t = time.perf_counter()
         stats["pack"] = build_pack(store, cfg)
+        stats["pack_seconds"] = round(time.perf_counter() - t, 3)
     except KeyboardInterrupt:
         # The fetches not started yet are dropped (closing the store cancels them); the
         # ones in flight end within the request timeouts.
@@ -354,12 +361,62 @@ def cmd_index(args: argparse.Namespace) -> int:
               f"unchanged; run the same command again to finish", file=sys.stderr)
         return 130
     progress.close()
+    vectors = embedder is not None and embedder.result() is not None
     print(f"indexed {url}: {stats.get('files_indexed', 0)} files (re)indexed, "
           f"{stats.get('skipped', 0)} unchanged, {stats.get('removed', 0)} removed; "
           f"{stats.get('chunks_total', stats.get('chunks', 0))} chunks, "
           f"{stats['index_bytes'] / 1e6:.1f} MB, {stats.get('seconds', 0):.1f}s"
-          + ("" if embedder else " (no vectors)"))
+          + ("" if vectors else " (no vectors)"))
+    log_index_timings(stats, embedder)
     return 0
+
+
+def log_index_timings(stats: dict, embedder: object) -> None:
+    """Where ``brainfs index``'s time went, logged at -v: from the process's start to its
+    end, the build's stages (summed over the threads that overlap them) and the command's
+    rate beside the build's."""
+    import logging
+    import resource
+    import time
+
+    log = logging.getLogger("brainfs.index")
+    if not log.isEnabledFor(logging.INFO):
+        return
+    wall = process_seconds()
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = ru.ru_utime + ru.ru_stime
+    chunks = stats.get("chunks_written", 0)
+    build = stats.get("seconds", 0.0)
+    model = getattr(embedder, "seconds", None)
+    startup = wall - (time.perf_counter() - _T0) if wall is not None else None
+    f = lambda k: f"{stats.get(k, 0.0):.2f}s"  # noqa: E731
+    log.info(
+        "index timings: start-up and imports %s, model load %s (build waited %s), list %s, "
+        "waits for index parts and files %s + %s, chunking %s, embedding %s (model idle %s), "
+        "SQLite writes %s, upload %s, preload pack %s; build %.2fs, %s chunks: %s chunks/s "
+        "in the build, %s for the whole command (wall %s, CPU %.2fs, %s CPUs busy)",
+        f"{startup:.2f}s" if startup is not None else "?",
+        f"{model:.2f}s" if model is not None else "-", f("model_wait_seconds"),
+        f("list_seconds"), f("fetch_wait_seconds"), f("read_wait_seconds"), f("chunk_seconds"),
+        f("embed_seconds"), f("embed_idle_seconds"), f("write_seconds"), f("upload_seconds"),
+        f("pack_seconds"), build, chunks, f"{chunks / build:.1f}" if build else "-",
+        f"{chunks / wall:.1f}" if wall else "?", f"{wall:.2f}s" if wall else "?", cpu,
+        f"{cpu / wall:.2f}" if wall else "?")
+
+
+#: When this module was imported: what start-up cost before the command ran is the rest.
+_T0 = __import__("time").perf_counter()
+
+
+def process_seconds() -> float | None:
+    """Seconds since this process started (Linux: /proc), None elsewhere."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+        start = int(open("/proc/self/stat").read().rsplit(")", 1)[1].split()[19]) / ticks
+        uptime = float(open("/proc/uptime").read().split()[0])
+        return max(0.0, uptime - start)
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 
