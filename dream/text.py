@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from brainfs.cache.search import dates
-from brainfs.cache.search.chunker import chunk_file, human_date, normalize_date, split_frontmatter
+from brainfs.cache.search.chunker import chunk_file, normalize_date, split_frontmatter
 from brainfs.cache.search.retrieval import STOPWORDS
 from brainfs.cache.search.text import slug_words
 
@@ -88,12 +88,11 @@ def parse_transcript(path: str, text: str) -> Transcript:
     for ch in chunk_file(path, text):
         if ch.kind != "turn" or not ch.speaker:
             continue
-        body = ch.text
-        # the chunker's searchable prefix ("Mara (8 May 2023): "); the turn's own words follow
-        shown = human_date(date)
-        prefix = f"{ch.speaker} ({shown}): " if shown else f"{ch.speaker}: "
-        if body.startswith(prefix):
-            body = body[len(prefix):]
+        # The chunker's searchable prefix ("Mara (8 May 2023): "); the turn's own words
+        # follow. Its date is the turn's own where ``turn_times`` gives one, which need not
+        # be the session's day (a talk that runs past midnight), so any date is taken off.
+        prefix = re.match(re.escape(ch.speaker) + r"(?: \([^()]*\))?: ", ch.text)
+        body = ch.text[prefix.end():] if prefix else ch.text
         turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns)))
     speakers = list(dict.fromkeys(t.speaker for t in turns))
     title = " ".join(str(meta.get("title") or "").split()) or None

@@ -151,3 +151,16 @@ def test_demo_samples_core_subjects_are_typed_as_generated(demo: dict[str, str])
     # the publication venues the persona cites are all one type, and no employer
     venues = {n: demo[n] for n in sample.VENUES if n in demo}
     assert "CHI" in venues and set(venues.values()) == {"topic"}, venues
+
+
+def test_a_turn_dated_on_another_day_than_its_session_reads_without_its_date() -> None:
+    """A turn whose own time (``turn_times``) falls on the next day -- a talk that runs past
+    midnight -- is read as its own words: the chunker's "Speaker (date): " prefix carries
+    the turn's day, not the session's, and must not stay in the text dream quotes."""
+    tr = T.parse_transcript("sessions/s1/transcript.md",
+        "---\nsession: s1\ndate: 2026-10-05T23:50:00Z\n"
+        "turn_times:\n  \"D1:2\": '2026-10-06T00:05:00Z'\n---\n\n"
+        "[D1:1] User: Packing for Awaji tonight.\n\n"
+        "[D1:2] User: Back from Awaji (finally): the ferry was late.\n")
+    assert [t.text for t in tr.turns] == ["Packing for Awaji tonight.",
+                                          "Back from Awaji (finally): the ferry was late."]
