@@ -31,7 +31,7 @@ from brainfs.cache.search.forget import is_request as is_forget_request
 from . import edits as E
 from . import reach, redact
 from . import text as T
-from .corrections import CARDS_DIR, CORRECTIONS_DIR, process_corrections
+from .corrections import CARDS_DIR, CORRECTIONS_DIR, merge_twins, process_corrections, twins
 # `brainfs correct` (fs/cli, fs/api) imports the event writer from here
 from .corrections import correction_event as correction_event
 from .entities import Extractor, get_extractor
@@ -274,7 +274,8 @@ def inputs_changed(run: _Run) -> bool:
             or run.skill_hash != run.prev.skill_hash
             or run.synth.name != run.prev.synthesizer
             or bool(run.hand_edits)
-            or bool(run.overwritten))
+            or bool(run.overwritten)
+            or bool(twins(run.prev.cards)))
 
 
 def start_state(run: _Run) -> None:
@@ -290,6 +291,9 @@ def start_state(run: _Run) -> None:
     else:
         state.synth_cache = None
     E.record(state, run.hand_edits)
+    for twin, first in merge_twins(state.cards):
+        run.reasons[twin].append(f"the same correction as {first}: merged into it")
+        run.reasons[first].append(f"stands again: {twin} said the same")
     for s in run.gone:
         state.sessions.pop(s, None)
     run.state = state
@@ -786,7 +790,8 @@ def diff_against_previous(run: _Run) -> None:
     for p in sorted(managed_prev - set(files)):
         if p in listing:
             run.previous[p] = run.tree.read(p)
-            run.changes.append(Change(p, "delete", _why_gone(run.previous[p], run.phrases)))
+            run.changes.append(Change(p, "delete", "; ".join(dict.fromkeys(run.reasons.get(p, [])))
+                                      or _why_gone(run.previous[p], run.phrases)))
     state.managed = sorted((set(files) - excluded | (managed_prev & excluded)) - set(run.hand_events)
                            - set(run.external))
     state.owned = {p: T.md5_hex(files[p]) for p in state.managed if p in files and not E.is_page(p)}

@@ -116,6 +116,44 @@ def same_correction(cards: dict[str, dict], text: str, scope: str, page: str = "
     return None
 
 
+def _twin_key(card: dict) -> tuple[str, str, str]:
+    return (norm(card["text"]).rstrip(" .!"), card.get("scope", "global"), card.get("hand_page", ""))
+
+
+def twins(cards: dict[str, dict]) -> list[tuple[str, str]]:
+    """(twin, first) pairs: a card that supersedes one saying the same (a "-2" twin the
+    same correction recorded twice made before :func:`same_correction` merged them)."""
+    return sorted((cp, c["supersedes"]) for cp, c in cards.items()
+                  if c.get("supersedes") in cards and _twin_key(c) == _twin_key(cards[c["supersedes"]]))
+
+
+def merge_twins(cards: dict[str, dict]) -> list[tuple[str, str]]:
+    """Fold every twin (:func:`twins`) into the card it superseded, which stands again in
+    its place (confirmed when the twin was, superseded by what superseded the twin, its
+    sources and reach joined); returns the (twin, kept card) pairs, the twins removed."""
+    done = []
+    while pairs := twins(cards):
+        twin, first = pairs[0]
+        t, f = cards.pop(twin), cards[first]
+        f["updated"] = max(str(f["updated"]), str(t["updated"]))
+        f["superseded_by"] = t.get("superseded_by")
+        f.setdefault("also_sources", [])
+        for src in [t["source"], *t.get("also_sources", [])]:
+            if src not in f["also_sources"] and src != f["source"]:
+                f["also_sources"].append(src)
+        for note in t.get("supersedes_notes", []):
+            f.setdefault("supersedes_notes", [])
+            if note not in f["supersedes_notes"]:
+                f["supersedes_notes"].append(note)
+        for c in cards.values():
+            if c.get("supersedes") == twin:
+                c["supersedes"] = first
+            if c.get("superseded_by") == twin:
+                c["superseded_by"] = first
+        done.append((twin, first))
+    return done
+
+
 def render_card(card: dict, closes: list[str] | None = None) -> str:
     """A correction card as its file says it (frontmatter with its confidence and what it
     supersedes, then the corrected statement). ``closes``: the fact records

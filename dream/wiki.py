@@ -185,7 +185,9 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     thread_claims = threads(by_slug, qualifying, titles, pool.facts,
                             lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
                             lambda f: P.statement(f, subs), P.ref_of, settings, previous_topics)
-    card_of = {card["source"]: cp for cp, card in state.cards.items() if cp in cards.files}
+    # a correction recorded again was merged into the card that says it (also_sources)
+    card_of = {src: cp for cp, card in state.cards.items() if cp in cards.files
+               for src in [card["source"], *card.get("also_sources", [])]}
     last_day = max((f["date"] for f in pool.facts if f.get("date")), default=None)
     gathered = G.gathered(by_slug, qualifying, titles, subs.slug_for,
                           lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
