@@ -790,8 +790,9 @@ def diff_against_previous(run: _Run) -> None:
     for p in sorted(managed_prev - set(files)):
         if p in listing:
             run.previous[p] = run.tree.read(p)
-            run.changes.append(Change(p, "delete", "; ".join(dict.fromkeys(run.reasons.get(p, [])))
-                                      or _why_gone(run.previous[p], run.phrases)))
+            merged = p.startswith(CARDS_DIR) and run.reasons.get(p)  # a twin card (merge_twins)
+            run.changes.append(Change(p, "delete", "; ".join(dict.fromkeys(merged)) if merged
+                                      else _why_gone(run.previous[p], run.phrases)))
     state.managed = sorted((set(files) - excluded | (managed_prev & excluded)) - set(run.hand_events)
                            - set(run.external))
     state.owned = {p: T.md5_hex(files[p]) for p in state.managed if p in files and not E.is_page(p)}
