@@ -374,21 +374,52 @@ class Memory:
                 if index is None:
                     raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
                 self._recaller = Recaller(local, self.cfg, index=index)
-            return Recall(self._vet_in_bucket(self._recaller.search(query, k, as_of, history)),
-                          corpus=str(self.url))
+            return Recall(self._search_in_bucket(query, k, as_of, history), corpus=str(self.url))
 
-    def _vet_in_bucket(self, result: RecallResult) -> RecallResult:
+    #: searches one recall may make while it finds files deleted since the index was built
+    _GONE_ROUNDS = 3
+
+    def _search_in_bucket(self, query: str, k: int | None, as_of: str | None,
+                          history: bool) -> RecallResult:
         """The bucket's index may predate the objects (the next `brainfs index` or dream
-        brings it current): a passage whose object is gone is left out, and one whose
-        object changed since it was indexed is marked stale. One HEAD per file cited."""
-        from concurrent.futures import ThreadPoolExecutor
-
+        brings it current): a file cited whose object is gone is searched again without
+        (so the list is filled up to k, and a wiki line left to a turn of a deleted
+        transcript comes back), and a passage whose object changed since it was indexed is
+        marked stale. One HEAD per file cited."""
         from brainfs.fs.recall import CHANGED_SINCE_INDEXED
 
         assert self._recaller is not None
-        paths = list(dict.fromkeys(c.path for c in result.cards))
+        gone: set[str] = set()
+        for _ in range(self._GONE_ROUNDS):
+            result = self._recaller.search(query, k, as_of, history, exclude=gone)
+            now = self._etags_now([c.path for c in result.cards])
+            found = {p for p, e in now.items() if e is None}
+            if not found:
+                break
+            gone |= found
+        # Still gone after the last round (a bucket emptied under us): left out all the same.
+        result.cards = [c for c in result.cards if c.path not in gone]
+        if gone:
+            result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
+                           f"the index was built left out (`brainfs index {self.url}`)")
+        indexed = self._recaller.index.file_hashes()
+        for c in result.cards:
+            if indexed.get(c.path) not in (None, now.get(c.path)):
+                c.stale = True
+                c.reason += f"; {CHANGED_SINCE_INDEXED}"
+        unindexed = self._unindexed(indexed)
+        if unindexed:
+            result.why += (f"; {unindexed} file{'s' if unindexed > 1 else ''} not yet indexed "
+                           f"(written since the index was built): run `brainfs index {self.url}`")
+        return result
+
+    def _etags_now(self, paths: list[str]) -> dict[str, str | None]:
+        """Each path's ETag in the bucket now (None: no such object), HEADs in parallel."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        paths = list(dict.fromkeys(paths))
         if not paths:
-            return result
+            return {}
 
         def etag(path: str) -> str | None:
             try:
@@ -397,22 +428,7 @@ class Memory:
                 return None
 
         with ThreadPoolExecutor(max_workers=min(8, len(paths))) as pool:
-            now = dict(zip(paths, pool.map(etag, paths)))
-        indexed = self._recaller.index.file_hashes()
-        gone = {p for p, e in now.items() if e is None}
-        if gone:
-            result.cards = [c for c in result.cards if c.path not in gone]
-            result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
-                           f"the index was built left out (`brainfs index {self.url}`)")
-        for c in result.cards:
-            if indexed.get(c.path) not in (None, now[c.path]):
-                c.stale = True
-                c.reason += f"; {CHANGED_SINCE_INDEXED}"
-        unindexed = self._unindexed(indexed)
-        if unindexed:
-            result.why += (f"; {unindexed} file{'s' if unindexed > 1 else ''} not yet indexed "
-                           f"(written since the index was built): run `brainfs index {self.url}`")
-        return result
+            return dict(zip(paths, pool.map(etag, paths)))
 
     def _unindexed(self, indexed: dict[str, Any]) -> int:
         """How many files recall would index are not in the index (one LIST, reused for

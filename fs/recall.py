@@ -33,6 +33,7 @@ import re
 import threading
 import time
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -526,15 +527,23 @@ class RecallService:
         indexed = await self._indexed(recaller)
         state = {p: self._differs(p, indexed) for p in {c.path for c in result.cards}}
         changed = [p for p, why in state.items() if why == "changed"]
-        if reread and changed:
+        gone = {p for p, why in state.items() if why == "gone"}
+        if reread and (changed or gone):
             for path in changed[:QUERY_REREAD_MAX]:
                 row = self.ops.ws.get(path)
                 if row is not None and row.size <= self.cfg.recall_follow_max_bytes:
                     await self._reindex(recaller, path, row.etag)
-            result = await trio.to_thread.run_sync(recaller.search, question, k, as_of, history,
-                                                   limiter=self.limiter)
-            return await self._vet(recaller, result, question, k, False, as_of, history)
-        gone = {p for p, why in state.items() if why == "gone"}
+            # Searched again without the deleted files (not only their cards dropped after):
+            # a wiki line left to a turn of a deleted transcript (retrieval's
+            # leave_to_turns) comes back, and the list is filled up to k.
+            result = await trio.to_thread.run_sync(
+                partial(recaller.search, question, k, as_of, history, exclude=gone),
+                limiter=self.limiter)
+            result = await self._vet(recaller, result, question, k, False, as_of, history)
+            if gone:
+                result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
+                               "the index was built left out")
+            return result
         if gone:
             result.cards = [c for c in result.cards if c.path not in gone]
             result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "

@@ -18,7 +18,7 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 
 from brainfs.backend.config import Config
@@ -168,17 +168,18 @@ class Recaller:
             return self._embedder
 
     def search(self, query: str, k: int | None = None, as_of: str | None = None,
-               history: bool = False) -> RecallResult:
+               history: bool = False, exclude: Collection[str] = ()) -> RecallResult:
         """Hybrid recall (blocking: run it in a worker thread from an event loop); what is
         true now first, or as of a day, or everything in rank (``history``). A wiki line
         whose cited turns the answer returns too is left to them (``retrieval.recall``'s
-        ``leave_to_turns``): a reader does not pay twice for one statement."""
+        ``leave_to_turns``): a reader does not pay twice for one statement. ``exclude``:
+        paths the caller knows are deleted since the index was built."""
         with self._lock:
             idx = self.index
         missing = idx.missing() if isinstance(idx, ShardedIndex) else []
         result = recall(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
                         stale_days=self.cfg.stale_days, as_of=as_of, history=history,
-                        leave_to_turns=True)
+                        leave_to_turns=True, exclude=exclude)
         if missing:
             have = idx.names()
             # Said in the answer: older sessions may hold a better passage.

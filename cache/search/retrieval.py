@@ -87,6 +87,7 @@ import math
 import re
 import time
 import unicodedata
+from collections.abc import Collection
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -457,7 +458,7 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
            params: RecallParams | None = None,
            alias_groups: list[list[str]] | None = None,
            as_of: str | None = None, history: bool = False,
-           leave_to_turns: bool = False) -> RecallResult:
+           leave_to_turns: bool = False, exclude: Collection[str] = ()) -> RecallResult:
     """Recall the ``k`` best passages for ``query`` as cards.
 
     ``mode``: "auto"/"hybrid" (dense + BM25 fused), "dense", "sparse" or "recent"; a mode
@@ -482,6 +483,10 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
     recall``, a mount's ``.recall/``, MCP, ``Memory.recall``). Off by default: ``brainfs
     context`` asks recall deeper than it reads and leaves a line to its turn only when the
     turn fits its window (``assembly.WikiUse.dedupe``).
+
+    ``exclude``: paths whose passages must not be returned (files deleted since the index
+    was built, as the caller knows): left out before the list is chosen, so the list is
+    filled from the next candidates and no wiki line is left to a turn of a gone file.
 
     Stages, each optional (a stage that fails or lacks its data is skipped and named in
     ``why``): question splitting and alias expansion, the per-query lists, fusion,
@@ -521,6 +526,9 @@ def recall(index: SearchIndex, query: str, k: int = 10, embedder: Embedder | Non
         scores, rows = _rerank(index, query, scores, rows, p, k, stages, file_lists)
     cur = _currency(index, scores, rows, as_of, history)
     scores, rows = cur.scores, cur.rows
+    if exclude:
+        gone = set(exclude)
+        scores = {c: s for c, s in scores.items() if rows.get(c, {}).get("path") not in gone}
     order = ranked(scores)
     top_ids = _diversify(index, query, order, scores, rows, p, k, stages)
     rest = (_restated(index, query, top_ids, order, rows, k, alias_groups, set(cur.verdicts), stages)

@@ -265,3 +265,17 @@ def test_a_page_chunks_cited_turns_survive_the_split_into_parts(tmp_path: Path) 
         finally:
             part.close()
     assert got == want
+
+
+def test_a_wiki_line_is_not_left_to_a_turn_of_a_file_the_caller_knows_is_deleted(ix: SearchIndex) -> None:
+    # A caller that knows the transcript is gone (a mount's listing, a HEAD in the bucket)
+    # excludes it: its turn is not returned, so the wiki line that cites it stays, and the
+    # list holds k passages of files that exist. Dropping the turn's card after the search
+    # lost the statement with it.
+    q = "Who painted a lake at sunrise for the school fair?"
+    gone = "sessions/s3/transcript.md"
+    after = [c for c in recall(ix, q, k=5, now=NOW, leave_to_turns=True).cards if c.path != gone]
+    assert not any("painted a lake" in c.text for c in after)  # what dropping afterwards did
+    res = recall(ix, q, k=5, now=NOW, leave_to_turns=True, exclude={gone})
+    assert not any(c.path == gone for c in res.cards)
+    assert any("painted a lake" in c.text for c in _page_cards(res)), [c.text for c in res.cards]
