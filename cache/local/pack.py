@@ -190,6 +190,14 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
 
 def build_pack(store: ObjectStore, cfg: Config) -> dict:
     """Rebuild the pack from the corpus and the preload rules of ``cfg`` (blocking)."""
+    blob, stats = pack_blob(store, cfg)
+    store.put(PACK_KEY, blob)
+    return stats
+
+
+def pack_blob(store: ObjectStore, cfg: Config) -> tuple[bytes, dict]:
+    """The pack :func:`build_pack` uploads, and its stats, without uploading it (``brainfs
+    index`` reads the files while the model embeds and uploads once the index is done)."""
     rows = [FileRow(o.path, o.size, o.mtime, o.etag) for o in store.list()
             if not is_internal(o.path)]
     chosen = select_preload(rows, cfg)
@@ -206,5 +214,4 @@ def build_pack(store: ObjectStore, cfg: Config) -> dict:
     store.get_many(chosen, done)
     entries = [(p, got[p][0], got[p][1]) for p in chosen if p in got]
     blob = encode(entries)
-    store.put(PACK_KEY, blob)
-    return {"files": len(entries), "bytes": len(blob), "failed": failed}
+    return blob, {"files": len(entries), "bytes": len(blob), "failed": failed}

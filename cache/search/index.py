@@ -542,7 +542,7 @@ class SearchIndex:
     def refresh(self, files: Iterable[tuple[str, str]], read: Callable[[str], bytes],
                 embedder: Embedder | PendingEmbedder | None,
                 progress: Callable[[int, int], None] | None = None,
-                pipeline: bool = True) -> dict[str, Any]:
+                pipeline: bool = True, on_read: Callable[[], None] | None = None) -> dict[str, Any]:
         """Bring the index in line with the corpus ``files`` = (path, content hash) pairs.
 
         Only files whose hash changed are read (with ``read(path)``), re-chunked and
@@ -555,7 +555,11 @@ class SearchIndex:
         ``pipeline`` (the default) reads and chunks files, embeds, and writes in three
         threads joined by short queues, so that the model is never idle waiting for a read
         or a write; the rows and vectors written are those of the serial build
-        (``pipeline=False``), in the same order. Returns stats: files_indexed, chunks,
+        (``pipeline=False``), in the same order. ``on_read`` is called once every file
+        has been read and chunked (the embedding and writing of the last batches may still
+        run): a caller refreshing several indexes starts reading the next one then, so
+        that the model goes from one to the next without waiting. Returns stats:
+        files_indexed, chunks,
         skipped (unchanged), removed, failed, embedded, seconds, chunks_per_s, and where
         the time went (``*_seconds``).
         """
@@ -569,7 +573,7 @@ class SearchIndex:
             self.remove_file(p)
             stats.removed += 1
         if pipeline:
-            emb = self._refresh_pipelined(todo, current, read, embedder, stats, progress)
+            emb = self._refresh_pipelined(todo, current, read, embedder, stats, progress, on_read)
         else:
             batches = _Batches(self, self._vector_embedder(self._resolve(embedder, stats), stats), stats)
             for i, path in enumerate(todo):
@@ -579,6 +583,8 @@ class SearchIndex:
                 batches.add(path, current[path], chunks)
                 if progress:
                     progress(i + 1, len(todo))
+            if on_read:
+                on_read()
             batches.flush()
             emb = batches.embedder
         if emb is not None:
@@ -616,8 +622,8 @@ class SearchIndex:
 
     def _refresh_pipelined(self, todo: list[str], current: dict[str, str],
                            read: Callable[[str], bytes], embedder: Embedder | PendingEmbedder | None,
-                           stats: _RefreshStats, progress: Callable[[int, int], None] | None
-                           ) -> Embedder | None:
+                           stats: _RefreshStats, progress: Callable[[int, int], None] | None,
+                           on_read: Callable[[], None] | None = None) -> Embedder | None:
         """Write the chunks of ``todo`` (and their vectors), the way the serial loop of
         :meth:`refresh` does, with reading and embedding in threads of their own; returns
         the embedder vectors were made with (None: none, or it failed).
@@ -664,6 +670,8 @@ class SearchIndex:
                             return
                         pending, n = [], 0
                 put(to_embed, None)
+                if on_read:
+                    on_read()
             except BaseException as e:  # noqa: BLE001 - raised in the calling thread
                 put(to_embed, _Failed(e))
 
@@ -697,14 +705,17 @@ class SearchIndex:
                     vectors = None
                     if emb is not None and texts:
                         t = time.perf_counter()
-                        try:
-                            vectors = emb.embed(texts)
-                            stats.embedded += len(texts)
-                        except Exception as e:  # noqa: BLE001 - degrade to FTS-only, say so
-                            log.warning("embedding failed, continuing without vectors: %s", e)
-                            stats.embed_error = str(e)
-                            emb = made_with[0] = None
-                        stats.embed_seconds += time.perf_counter() - t
+                        with _MODEL_TURN:
+                            stats.turn_wait_seconds += time.perf_counter() - t
+                            t = time.perf_counter()
+                            try:
+                                vectors = emb.embed(texts)
+                                stats.embedded += len(texts)
+                            except Exception as e:  # noqa: BLE001 - degrade to FTS-only, say so
+                                log.warning("embedding failed, continuing without vectors: %s", e)
+                                stats.embed_error = str(e)
+                                emb = made_with[0] = None
+                            stats.embed_seconds += time.perf_counter() - t
                     if not put(to_write, (pending, vectors, upto)):
                         return
             except BaseException as e:  # noqa: BLE001 - raised in the calling thread
@@ -1211,6 +1222,8 @@ class _RefreshStats:
     write_seconds: float = 0.0
     model_wait_seconds: float = 0.0
     embed_idle_seconds: float = 0.0
+    #: waiting for another refresh's model call to end (two parts overlap)
+    turn_wait_seconds: float = 0.0
 
     def to_dict(self, secs: float) -> dict[str, Any]:
         """The stats as refresh returns them, with the run's ``secs``."""
@@ -1230,7 +1243,10 @@ class _RefreshStats:
 
 #: The time spent per stage of a refresh, as its stats name them (besides embed_seconds).
 TIMING_KEYS = ("read_wait_seconds", "chunk_seconds", "write_seconds", "model_wait_seconds",
-               "embed_idle_seconds")
+               "embed_idle_seconds", "turn_wait_seconds")
+#: One model call at a time among the pipelined refreshes of a process (the embedders
+#: serialise their calls anyway; this one lets a refresh time its wait apart).
+_MODEL_TURN = threading.Lock()
 
 
 class _Failed:

@@ -331,7 +331,6 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
             if migrated or _stale(manifest.shards.get(n), groups.get(n, []), forget, embedder)]
     total = sum(len(groups.get(n, [])) for n in todo)
     stats: dict[str, Any] = {}
-    done = 0
     written: dict[str, bool] = {}  # part → refreshed (False: it has no file left)
 
     def prepare(name: str, before: _PartFiles | None) -> _PartFiles | None:
@@ -345,36 +344,59 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
         files = groups.get(name, [])
         return _PartFiles(store, SearchIndex(part_path(local, name)), files) if files else None
 
+    # Parts are refreshed one after another, except that the next one starts reading and
+    # chunking as soon as the current one has read its last file: the model then goes from
+    # the current part's last batch to the next part's first without waiting for the
+    # writes, the index's close and the first reads in between (at most two parts at once;
+    # one model call at a time, each embedder has its lock).
+    counts: dict[str, int] = {}
+    counts_lock = threading.Lock()
+    inflight: list[tuple[threading.Thread, dict[str, Any]]] = []
+
+    def finish() -> None:
+        th, box = inflight.pop(0)
+        th.join()
+        if "error" in box:
+            raise box["error"]
+        _add(stats, box["stats"])
+
     nxt = _Background(prepare, todo[0], None) if todo else None
-    for k, name in enumerate(todo):
-        t = time.perf_counter()
-        job = nxt.result()  # type: ignore[union-attr]
-        stats["fetch_wait_seconds"] = stats.get("fetch_wait_seconds", 0.0) + time.perf_counter() - t
-        nxt = _Background(prepare, todo[k + 1], job) if k + 1 < len(todo) else None
-        files = groups.get(name, [])
-        if job is None:
-            written[name] = False
-            continue
-        offset = done
+    try:
+        for k, name in enumerate(todo):
+            t = time.perf_counter()
+            job = nxt.result()  # type: ignore[union-attr]
+            stats["fetch_wait_seconds"] = stats.get("fetch_wait_seconds", 0.0) + time.perf_counter() - t
+            nxt = _Background(prepare, todo[k + 1], job) if k + 1 < len(todo) else None
+            files = groups.get(name, [])
+            if job is None:
+                written[name] = False
+                continue
 
-        def step(i: int, n: int, _o: int = offset) -> None:
-            if progress:
-                progress(_o + i, total)
+            def step(i: int, n: int, _name: str = name) -> None:
+                if progress:
+                    with counts_lock:
+                        counts[_name] = i
+                        progress(sum(counts.values()), total)
 
-        ix = job.index
-        try:
-            forgotten = ix.forget(phrases)
-            st = ix.refresh(files, job.read, embedder, step)
-            st["forgotten_chunks"] = forgotten
-        except BaseException:
-            if nxt is not None:  # the next part, once prepared, is closed unused
-                nxt.then_close()
-            raise
-        finally:
-            job.close()
-        _add(stats, st)
-        done += len(files)
-        written[name] = True
+            read_all = threading.Event()
+            box: dict[str, Any] = {}
+            th = threading.Thread(target=_refresh_part, name=f"brainfs-index-part-{name}",
+                                  args=(job, files, phrases, embedder, step, read_all, box),
+                                  daemon=True)
+            th.start()
+            inflight.append((th, box))
+            read_all.wait()
+            while len(inflight) > 1:
+                finish()
+            if "error" in box:
+                finish()
+            written[name] = True
+        while inflight:
+            finish()
+    except BaseException:
+        if nxt is not None:  # the next part, once prepared, is closed unused
+            nxt.then_close()
+        raise
     t_upload = time.perf_counter()
     # Everything local is done before the first upload: an interrupted run uploads nothing.
     uploaded = 0
@@ -411,6 +433,25 @@ def refresh_parts(store: ObjectStore, local: Path, listing: list[tuple[str, str]
     secs = stats["seconds"]
     stats["chunks_per_s"] = round(stats.get("chunks_written", 0) / secs, 1) if secs else 0.0
     return stats
+
+
+def _refresh_part(job: _PartFiles, files: list[tuple[str, str]], phrases: list[str],
+                  embedder: Embedder | PendingEmbedder | None, step: Callable[[int, int], None],
+                  read_all: threading.Event, box: dict[str, Any]) -> None:
+    """Refresh one part (in a thread of its own): its stats, or the exception it raised,
+    go into ``box``; ``read_all`` is set once its files are all read (or it failed)."""
+    try:
+        forgotten = job.index.forget(phrases)
+        st = job.index.refresh(files, job.read, embedder, step, on_read=read_all.set)
+        st["forgotten_chunks"] = forgotten
+        box["stats"] = st
+    except BaseException as e:  # noqa: BLE001 - raised by the caller
+        box["error"] = e
+    finally:
+        try:
+            job.close()
+        finally:
+            read_all.set()
 
 
 def _stale(info: ShardInfo | None, files: list[tuple[str, str]], forget: str,

@@ -331,7 +331,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
 def cmd_index(args: argparse.Namespace) -> int:
     import time
 
-    from brainfs.cache.local.pack import build_pack
+    from brainfs.cache.local.pack import pack_blob
     from brainfs.cache.search.embedder import PendingEmbedder
     from brainfs.cache.search.recaller import build_index, local_index_path
 
@@ -344,14 +344,31 @@ def cmd_index(args: argparse.Namespace) -> int:
     local = local_index_path(cfg.cache_dir_for(url.bucket, url.prefix))
     local.parent.mkdir(parents=True, exist_ok=True)
     progress = LazyBar("index")
+    # Whatever changed the corpus (new sessions, hand edits) changed what a mount preloads:
+    # the pack is kept in step. Its files are read while the model embeds (a few hundred
+    # small GETs) and it is uploaded after the index, so an interrupted run uploads nothing.
+    pack: dict = {}
 
+    def read_pack() -> None:
+        t = time.perf_counter()
+        try:
+            pack["blob"], pack["stats"] = pack_blob(store, cfg)
+        except BaseException as e:  # noqa: BLE001 - raised below, as build_pack's was
+            pack["error"] = e
+        pack["seconds"] = time.perf_counter() - t
+
+    packer = threading.Thread(target=read_pack, name="brainfs-pack", daemon=True)
+    packer.start()
     try:
         stats = build_index(store, local, embedder, progress)
-        # Whatever changed the corpus (new sessions, hand edits) changed what a mount
-        # preloads: keep the pack in step.
         t = time.perf_counter()
-        stats["pack"] = build_pack(store, cfg)
-        stats["pack_seconds"] = round(time.perf_counter() - t, 3)
+        packer.join()
+        if "error" in pack:
+            raise pack["error"]
+        store.put(PACK_KEY, pack["blob"])
+        stats["pack"] = pack["stats"]
+        stats["pack_seconds"] = round(pack["seconds"], 3)
+        stats["pack_wait_seconds"] = round(time.perf_counter() - t, 3)
     except KeyboardInterrupt:
         # The fetches not started yet are dropped (closing the store cancels them); the
         # ones in flight end within the request timeouts.
@@ -392,14 +409,14 @@ def log_index_timings(stats: dict, embedder: object) -> None:
     f = lambda k: f"{stats.get(k, 0.0):.2f}s"  # noqa: E731
     log.info(
         "index timings: start-up and imports %s, model load %s (build waited %s), list %s, "
-        "waits for index parts and files %s + %s, chunking %s, embedding %s (model idle %s), "
-        "SQLite writes %s, upload %s, preload pack %s; build %.2fs, %s chunks: %s chunks/s "
+        "waits for index parts and files %s + %s, chunking %s, embedding %s (model idle %s, calls waiting for another part's %s), "
+        "SQLite writes %s, upload %s, preload pack %s (then waited for %s); build %.2fs, %s chunks: %s chunks/s "
         "in the build, %s for the whole command (wall %s, CPU %.2fs, %s CPUs busy)",
         f"{startup:.2f}s" if startup is not None else "?",
         f"{model:.2f}s" if model is not None else "-", f("model_wait_seconds"),
         f("list_seconds"), f("fetch_wait_seconds"), f("read_wait_seconds"), f("chunk_seconds"),
-        f("embed_seconds"), f("embed_idle_seconds"), f("write_seconds"), f("upload_seconds"),
-        f("pack_seconds"), build, chunks, f"{chunks / build:.1f}" if build else "-",
+        f("embed_seconds"), f("embed_idle_seconds"), f("turn_wait_seconds"), f("write_seconds"), f("upload_seconds"),
+        f("pack_seconds"), f("pack_wait_seconds"), build, chunks, f"{chunks / build:.1f}" if build else "-",
         f"{chunks / wall:.1f}" if wall else "?", f"{wall:.2f}s" if wall else "?", cpu,
         f"{cpu / wall:.2f}" if wall else "?")
 
