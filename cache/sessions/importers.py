@@ -325,7 +325,10 @@ def _cc_records(path: Path, data: bytes, warnings: list[str] | None = None) -> t
     damaged copy). ImportInputError when the file is not a log at all: more damaged lines
     than records, or no user or assistant record."""
     try:
-        lines = data.decode("utf-8-sig").splitlines()
+        # Records end at "\n" only: str.splitlines() also breaks at U+2028, U+2029 and U+0085,
+        # which JSON writers (Node's JSON.stringify among them) leave raw inside strings, so a
+        # pasted paragraph separator would cut a good record in two damaged lines.
+        lines = [ln.removesuffix("\r") for ln in data.decode("utf-8-sig").split("\n")]
     except UnicodeDecodeError:
         raise ImportInputError(f"{path}: not UTF-8 text (a Claude Code log is UTF-8 JSONL)") from None
     last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)

@@ -287,32 +287,46 @@ def existing_turns(text: str) -> list[tuple[str, str, str]]:
     return [(a, s, t) for a, s, t in out]
 
 
-def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
+def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool, int]:
     """``text`` (a transcript already in the corpus) with the draft's turns it lacks appended,
     and the source's times of the turns it holds that ``turn_times`` lacks (a transcript
     imported before turn times were kept gets them). Returns (new text, the turns added,
-    whether the source changed turns already imported)."""
+    whether the source changed turns already imported, how many of the turns added the
+    source holds before a turn already imported: appended after it all the same, as the
+    anchors already cited must stay)."""
     have = existing_turns(text)
     j = matched = 0
     new: list[Turn] = []
+    by_body: dict[str, list[int]] = {}  # a turn's text, whitespace collapsed -> its places
+    for k, (_a, _s, body) in enumerate(have):
+        by_body.setdefault(_norm(body), []).append(k)
+    used: set[int] = set()  # the transcript's turns matched so far
+    late = 0  # turns added so far that no imported turn has followed yet
+    before = 0  # turns added that come before an imported one in the source
     held: dict[str, _dt.datetime] = {}  # anchor of a turn the transcript holds -> source's time
     for t in _nonempty(d.turns):
         # a turn imported before a --speaker mapping was given is still this turn
         names = {speaker_name(x) for x in (t.speaker, t.said_as) if x}
         body = _norm(turn_body(t.text))
-        k = next((k for k in range(j, len(have)) if have[k][1] in names and _norm(have[k][2]) == body),
-                 None)
+        same = [k for k in by_body.get(body, ()) if k not in used and have[k][1] in names]
+        # the next one in order; else one an earlier import appended after turns it follows
+        # in the source (a line fixed since, an edited turn): found, not appended again
+        k = next((k for k in same if k >= j), same[0] if same else None)
         if k is None:
             new.append(t)
+            late += 1
         else:
+            before += late
+            late = 0
             matched += 1
-            j = k + 1
+            used.add(k)
+            j = max(j, k + 1)
             if d.timed and t.time:
                 held[have[k][0]] = t.time
     # a source that only grew holds every imported turn, in order, before its new ones
     skipped = matched < len(have)
     if not new:
-        return _add_times(text, held), [], False
+        return _add_times(text, held), [], False, 0
     nums = [_ANCHOR_RE.match(a) for a, _s, _t in have]
     nums = [m for m in nums if m]
     part = int(nums[0].group(1)) if nums else d.part
@@ -334,7 +348,7 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool]:
             changed = True
         if changed:
             text = frontmatter(meta) + "\n" + body
-    return _add_times(text, held).rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped
+    return _add_times(text, held).rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped, before
 
 
 def _add_times(text: str, held: dict[str, _dt.datetime]) -> str:
@@ -401,6 +415,8 @@ class _Imported(NamedTuple):
     tools: int
     rewritten: bool
     path: str
+    #: turns added after imported turns that the source holds before them
+    late: int = 0
 
 
 def import_sessions(src: Path, store, fmt: str = "auto",
@@ -432,6 +448,13 @@ def import_sessions(src: Path, store, fmt: str = "auto",
                 rep.paths.append(r.path)
             if r.rewritten:
                 rep.rewritten.append(r.path)
+            if r.late:
+                # A line an earlier import left out as damaged, now readable: the transcript
+                # gains it, but after the turns it preceded (their anchors may be cited).
+                rep.warnings.append(
+                    f"{r.path}: {r.late} turn(s) the source holds before turns already imported "
+                    f"(left out by an earlier import, readable now) were added at the end, "
+                    f"after the turns they preceded")
             done += 1
             if progress:
                 progress(done, len(todo))
@@ -543,13 +566,14 @@ def _import_one(store, known: dict[str, tuple[str, str]], d: Draft) -> _Imported
             data = None
         if data is not None:
             old = data.decode("utf-8", errors="replace")
-            text, added, skipped = grow(old, d)
+            text, added, skipped, late = grow(old, d)
             if text == old:
                 return _Imported("unchanged", 0, 0, False, path)
             store.put(path, text.encode("utf-8"), if_match=etag)
             if not added:  # only the turns' times the transcript lacked
                 return _Imported("retimed", 0, 0, False, path)
-            return _Imported("grown", len(added), sum(1 for t in added if t.tool), skipped, path)
+            return _Imported("grown", len(added), sum(1 for t in added if t.tool), skipped, path,
+                             0 if skipped else late)
     path = f"sessions/{d.sid}/transcript.md"
     text, n = render(d)
     store.put(path, text.encode("utf-8"), if_none_match=True)

@@ -184,6 +184,47 @@ def test_garbage_line_in_the_middle_warned_counted_and_the_rest_imported(
     assert r.returncode == 1 and "2 of its 3 lines are not JSON records (the first: line 1)" in r.stderr
 
 
+def test_a_damaged_line_fixed_later_is_imported_and_said_to_be_out_of_place(
+        tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """A line left out as damaged and fixed in the source is imported by the next import:
+    after the turns it preceded (their anchors stay as cited), with its own time and a
+    warning that says so, not silently out of order."""
+    f = tmp_path / "s-1.jsonl"
+    recs = [json.dumps(x) for x in CC]
+    mid = json.dumps({"type": "user", "sessionId": "s-1", "uuid": "u2b",
+                      "timestamp": "2026-10-05T08:10:00.000Z",
+                      "message": {"role": "user", "content": "And the spare battery."}})
+    f.write_text("\n".join(recs[:2] + [mid[:40]] + recs[2:]) + "\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0 and "1 unreadable line(s) left out" in r.stdout, (r.stdout, r.stderr)
+    f.write_text("\n".join(recs[:2] + [mid] + recs[2:]) + "\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0 and "1 grown" in r.stdout and "1 turns written" in r.stdout, r.stdout
+    ((path, (meta, body)),) = transcripts(store).items()
+    assert "[D1:3] User: Back from Awaji" in body and "[D1:4] User: And the spare battery." in body
+    assert meta["turn_times"]["D1:4"] == "2026-10-05T08:10:00Z"
+    assert (f"{path}: 1 turn(s) the source holds before turns already imported (left out by an "
+            f"earlier import, readable now) were added at the end") in r.stderr, r.stderr
+    r = cli(str(f), str(corpus), env=env)
+    assert "0 grown, 1 unchanged" in r.stdout and "added at the end" not in r.stderr, (r.stdout, r.stderr)
+
+
+def test_a_record_holding_a_line_separator_is_one_record(tmp_path, corpus: CorpusURL,
+                                                         store: ObjectStore, env):
+    """A message with a raw U+2028 or U+0085 (pasted from a PDF or a web page; JSON writers
+    leave them unescaped) is one line of the log: imported whole, not cut in two lines left
+    out as damaged."""
+    recs = [dict(x, message=dict(x["message"])) for x in CC]
+    recs[0]["message"]["content"] = "Packing list from the PDF:\u2028tripod, spare battery\u0085and the map."
+    f = tmp_path / "s-1.jsonl"
+    f.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in recs) + "\n", encoding="utf-8")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "not a JSON record" not in r.stderr and "unreadable" not in r.stdout, (r.stdout, r.stderr)
+    ((_meta, body),) = transcripts(store).values()
+    assert body.count("[D1:") == 3 and "tripod, spare battery" in body, body
+
+
 def test_claude_ai_export_recognised(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
     d = tmp_path / "claude-export"
     d.mkdir()
