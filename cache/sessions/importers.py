@@ -804,17 +804,24 @@ def _clock(stamp: str | None) -> tuple[int, int, int] | _dt.datetime | None:
     return (h, mi, sec) if h < 24 and mi < 60 and sec < 60 else None
 
 
+#: How far a written time of day may go back and still be the same day: a line written out
+#: of order (an edit, two people's clocks). Past midnight the clock goes back by nearly a day
+#: (23:58, then 00:03), so a longer step back is the next day.
+_CLOCK_BACK = _dt.timedelta(hours=1)
+
+
 def _clock_times(c: Conversation, day: _dt.datetime | None) -> None:
     """Time a plain transcript's turns by their written times: a time of day on ``day``
     (the session's stated day; None: its times of day are not used), a day later each time
-    the clock goes back (past midnight); a turn without one said when the one before was."""
+    the clock goes back by more than ``_CLOCK_BACK`` (past midnight); a turn without one
+    said when the one before was."""
     prev: _dt.datetime | None = None
     for t, clock in zip(c.turns, c.clocks):
         if isinstance(clock, _dt.datetime):
             t.time = clock
         elif clock is not None and day is not None:
             t.time = day.replace(hour=clock[0], minute=clock[1], second=clock[2], microsecond=0)
-            while prev is not None and t.time < prev:
+            while prev is not None and t.time < prev - _CLOCK_BACK:
                 t.time += _dt.timedelta(days=1)
         else:
             t.time = prev or (day if day is not None else None)

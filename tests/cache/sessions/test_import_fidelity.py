@@ -401,6 +401,21 @@ def test_plain_transcript_times_before_speakers_are_kept(tmp_path, corpus: Corpu
     assert "dated 2026-10-20 from its first turn's own time" in r.stdout, r.stdout
 
 
+def test_a_time_written_a_minute_out_of_order_stays_on_the_same_day(tmp_path, corpus: CorpusURL,
+                                                                    store: ObjectStore, env):
+    """A meeting log whose line is a minute behind the one before (an edit, two clocks) is
+    one session on its stated day: only a step back of more than an hour is past midnight."""
+    f = tmp_path / "standup.md"
+    f.write_text("# Standup, 3 November 2026\n\n[10:02] Nadia: The caption study is on track.\n"
+                 "[10:05] Omar: I will send the figures today.\n[10:04] Nadia: Also book the room.\n"
+                 "[10:06] Omar: Done.\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0 and "1 new session(s)" in r.stdout, (r.stdout, r.stderr)
+    ((path, (meta, body)),) = transcripts(store).items()
+    assert "/2026-11-03-" in path and meta["turn_times"]["D1:3"] == "2026-11-03T10:04:00Z", meta
+    assert "[D1:4] Omar: Done." in body
+
+
 def test_dates_written_year_first_with_slashes_or_dots(tmp_path, corpus: CorpusURL,
                                                        store: ObjectStore, env):
     """'2026/11/06' in a title and 'standup_2026.11.05' as a name date their transcripts
