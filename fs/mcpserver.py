@@ -280,15 +280,26 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+#: What the command line of a run's process holds (:meth:`DreamRuns.start`).
+_CHILD_MARK = b"import dream_child"
+
+
 def _alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, whose parent has not reaped it, does not)."""
+    """Whether process ``pid`` is a dream run that runs (a zombie, whose parent has not
+    reaped it, does not). The state file outlives its run (a reboot, a run killed), and
+    its process id may be another program's since: that one is no run."""
     if pid <= 0:
         return False
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        pass
+    if Path("/proc/self/stat").exists():  # Linux; elsewhere the signal 0 test below
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+                return False
+            return _CHILD_MARK in Path(f"/proc/{pid}/cmdline").read_bytes()
+        except FileNotFoundError:
+            return False
+        except (OSError, IndexError):
+            pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -155,3 +155,35 @@ def test_mcp_over_a_read_only_mount_is_read_only(tmp_path: Path, cfg: Config, co
     assert got["dream"][0] and "starts no dream run" in got["dream"][1]
     assert got["read"] == (False, CLI_TREE["notes/pets/dog.md"])
     assert not list((tmp_path / "mcp-cache").glob("**/dream/asked.json"))  # no run started
+
+
+@pytest.mark.s3
+def test_mcp_run_whose_process_id_is_now_another_process_is_not_running(
+        tmp_path: Path, cfg: Config, corpus: CorpusURL, store: ObjectStore) -> None:
+    """The state file outlives the run (a reboot, a killed run): a process id it names that
+    is now another program's is no dream run, so dream_status does not say "running" and the
+    dream tool starts a run instead of waiting on it forever."""
+    import subprocess
+    import sys
+
+    _indexed(store, cfg, tmp_path)
+    env = _env(cfg, tmp_path)
+    state = tmp_path / "mcp-cache" / "dream" / "asked.json"
+    state.parent.mkdir(parents=True)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        state.write_text(json.dumps({"state": "running", "dry_run": False, "pid": other.pid,
+                                     "started": "2026-11-30T09:00:00+00:00", "log": "x"}))
+
+        async def body(client) -> dict:
+            st = json.loads(_text(await client.call_tool("dream_status", {})))
+            return {"status": st["requested_here"],
+                    "dream": _text(await client.call_tool("dream", {"dry_run": True}))}
+
+        got = _session([str(corpus)], env, body)
+    finally:
+        other.kill()
+        other.wait()
+        _stop_runs(tmp_path / "mcp-cache")
+    assert got["status"]["state"] == "failed" and "ended without a report" in got["status"]["error"], got
+    assert got["dream"].startswith("started a dream run (dry run)"), got["dream"]
