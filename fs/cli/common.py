@@ -15,6 +15,8 @@ from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.api import NoAnswer, UsageError  # noqa: F401 - the commands' errors
 
+from .options import config_of, size_arg  # noqa: F401 - every command's config and size type
+
 #: Set from -q: no progress bars, no warnings (errors only).
 _QUIET = False
 
@@ -73,21 +75,6 @@ class LazyBar:
         """Take the bar off the terminal, if it was shown."""
         if self.bar is not None:
             self.bar.close()
-
-
-def config_of(args: argparse.Namespace) -> Config:
-    """The config (defaults < file < environment), overridden by this command's flags."""
-    cfg = Config.load(Path(args.config) if getattr(args, "config", None) else None)
-    return cfg.override(
-        cache_dir=getattr(args, "cache_dir", None),
-        preload_budget_bytes=getattr(args, "preload_budget", None),
-        preload_in_background=True if getattr(args, "preload_background", False) else None,
-        allow_other=True if getattr(args, "allow_other", False) else None,
-        read_only=True if getattr(args, "read_only", False) else None,
-        allow_external_links=True if getattr(args, "allow_external_links", False) else None,
-        listing=getattr(args, "listing", None),
-        commit=getattr(args, "commit", None),
-    )
 
 
 def open_corpus(args: argparse.Namespace) -> tuple[Config, CorpusURL, ObjectStore]:
@@ -181,13 +168,6 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 (got {n})")
     return n
-
-
-def size_arg(text: str) -> int:
-    try:
-        return parse_size(text)
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def common_options(defaults: bool) -> argparse.ArgumentParser:

@@ -1,8 +1,9 @@
 """Commands about mounts: ``mount`` (foreground or a spawned daemon), ``umount``, ``status``,
 ``ls`` (the whole corpus, beside a mount's working set) and ``demo``.
 
-The mount options are declared once (:func:`add_mount_options`); the daemon a background
-mount spawns gets the same options back from the parsed arguments (:func:`daemon_argv`).
+The mount options are declared once (``options.MOUNT_OPTIONS``, each naming the config field
+it sets); the daemon a background mount spawns gets the same options back from the parsed
+arguments (:func:`daemon_argv`).
 """
 
 from __future__ import annotations
@@ -39,66 +40,31 @@ from .common import (
     NoAnswer,
     progress_bar,
     quiet,
-    size_arg,
     URL_HELP,
     UsageError,
     warn,
 )
 from .common import command as make_command
+from .options import MOUNT_OPTIONS
 
 log = logging.getLogger("brainfs")
 
 
-#: The options of ``brainfs mount``, declared once: :func:`add_mount_options` adds them to
-#: the parser, :func:`daemon_argv` passes the given ones on to the daemon a background mount
-#: spawns. ``daemon`` False: the parent sets it itself (or it only makes sense there).
-MOUNT_OPTIONS: list[tuple[tuple[str, ...], dict, bool]] = [
-    (("--cache-dir",), dict(metavar="DIR", help="working-set directory (default: per corpus "
-                                             "under $XDG_CACHE_HOME/brainfs or ~/.cache/brainfs)"), True),
-    (("--preload-budget",), dict(type=size_arg, metavar="SIZE",
-                                 help="bytes to preload at mount: 256M, 2G, 1.5GiB, or a number of "
-                                 "bytes (default: preload_budget_bytes in the config, 256 MiB)"), True),
-    (("--preload-background",), dict(action="store_true",
-                                     help="usable at once; the preload continues in the background"), True),
-    (("--foreground", "-f"), dict(action="store_true", help="stay in the foreground and log to "
-                                  "stderr (for systemd and debugging)"), False),
-    (("--naive",), dict(action="store_true",
-                        help="benchmark baseline: every operation is a remote request, no cache"), True),
-    (("--allow-other",), dict(action="store_true", help="let other users see the mount"), True),
-    (("--read-only",), dict(action="store_true",
-                            help="refuse writes (EROFS); close(2) then never waits for the daemon"), True),
-    (("--allow-external-links",), dict(action="store_true",
-                                       help="follow symbolic links whose target leaves the mount "
-                                       "(absolute, or .. above its root); by default they are "
-                                       "not followed (EPERM), as anyone who can write the "
-                                       "bucket can plant one"), True),
-    (("--listing",), dict(choices=("working-set", "corpus"), default=None,
-                          help="what ls/find/grep -r see: the local working set (default), or "
-                          "every file of the corpus, fetched when read"), True),
-    (("--commit",), dict(choices=("close", "quiet"), default=None,
-                         help="when a write becomes a version to upload: at each close "
-                         "(default), or at fsync / after commit_idle_seconds of quiet, so "
-                         "that close(2) never waits for the daemon (see fs/SEMANTICS.md)"), True),
-    # Between a background mount and its daemon only.
-    (("--notify-fd",), dict(type=int, help=argparse.SUPPRESS), False),
-    (("--log-file",), dict(help=argparse.SUPPRESS), False),
-]
-
 def add_mount_options(parser: argparse.ArgumentParser) -> None:
     """Add every mount option to ``parser`` (the ``mount`` command's)."""
-    for flags, kwargs, _to_daemon in MOUNT_OPTIONS:
-        parser.add_argument(*flags, **kwargs)
+    for o in MOUNT_OPTIONS:
+        parser.add_argument(*o.flags, **o.kwargs)
 
 
 def option_flag(name: str) -> tuple[str, bool] | None:
     """mount(8)'s ``-o NAME`` as a ``brainfs mount`` flag: ``("--read-only", False)`` for
     ``read_only`` (the bool: whether it takes a value); None when NAME is no mount option.
     The options between a mount and its daemon are not offered."""
-    for flags, kwargs, _to_daemon in MOUNT_OPTIONS:
-        if kwargs.get("help") is argparse.SUPPRESS:
+    for o in MOUNT_OPTIONS:
+        if o.kwargs.get("help") is argparse.SUPPRESS:
             continue
-        if flags[0][2:].replace("-", "_") == name:
-            return flags[0], kwargs.get("action") != "store_true"
+        if o.dest == name:
+            return o.flags[0], not o.is_switch
     return None
 
 
@@ -111,11 +77,11 @@ def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: i
             *["-v"] * args.verbose, *["-q"] * args.quiet, "--log-format", args.log_format]
     if args.config is not None:
         argv += ["--config", str(args.config)]
-    for flags, kwargs, to_daemon in MOUNT_OPTIONS:
-        value = getattr(args, flags[0][2:].replace("-", "_"), None)
-        if not to_daemon or value is None or value is False:
+    for o in MOUNT_OPTIONS:
+        value = o.value(args)
+        if not o.to_daemon or value is None:
             continue
-        argv += [flags[0]] if kwargs.get("action") == "store_true" else [flags[0], str(value)]
+        argv += [o.flags[0]] if o.is_switch else [o.flags[0], str(value)]
     return argv
 
 

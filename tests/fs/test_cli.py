@@ -408,7 +408,7 @@ def test_demo_refuses_a_non_empty_directory_before_starting(tmp_path: Path, base
 @pytest.mark.unit
 def test_mount_options_declared_once() -> None:
     """Every mount option reaches the daemon a background mount spawns, and mount(8)'s -o
-    form, from the one declaration (cli/mounting.py's MOUNT_OPTIONS)."""
+    form, from the one declaration (cli/options.py's MOUNT_OPTIONS)."""
     import argparse
 
     from brainfs.backend.keys import CorpusURL
@@ -426,15 +426,14 @@ def test_mount_options_declared_once() -> None:
                  "naive", "allow_other", "read_only", "listing"):
         assert getattr(again, dest) == getattr(args, dest), dest
     assert again.preload_budget == 512 * 1024**2 and again.log_file == "/l" and again.notify_fd == 7
-    public = [f for f, kw, _ in MOUNT_OPTIONS if kw.get("help") is not argparse.SUPPRESS]
+    public = [o.flags for o in MOUNT_OPTIONS if o.kwargs.get("help") is not argparse.SUPPRESS]
     assert {f[0] for f in public} >= {"--cache-dir", "--read-only", "--listing", "--allow-other"}
-    for flags, kw, _ in MOUNT_OPTIONS:
-        name = flags[0][2:].replace("-", "_")
-        if kw.get("help") is argparse.SUPPRESS:
+    for o in MOUNT_OPTIONS:
+        if o.kwargs.get("help") is argparse.SUPPRESS:
             with pytest.raises(ValueError):
-                parse_options([f"{name}=3"])
-        elif kw.get("action") == "store_true":
-            assert parse_options([name])[0] == [flags[0]]
+                parse_options([f"{o.dest}=3"])
+        elif o.is_switch:
+            assert parse_options([o.dest])[0] == [o.flags[0]]
         else:
-            assert parse_options([f"{name}=x"])[0] == [flags[0], "x"]
+            assert parse_options([f"{o.dest}=x"])[0] == [o.flags[0], "x"]
     assert parse_options(["ro"])[0] == ["--read-only"]
