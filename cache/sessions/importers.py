@@ -1039,8 +1039,17 @@ def _read_source(path: Path, fmt: str, opts: ImportOptions) -> list[Conversation
     kind = detect(path, data) if fmt == "auto" else fmt
     convs = parse_text(path, data) if kind == "text" else PARSERS[kind](path, data)
     for c in convs:
+        # A file name that is not UTF-8 (an old Latin-1 disk, a zip from elsewhere) reaches
+        # Python with surrogates, which no transcript or hash can encode: it is named with
+        # U+FFFD where its bytes are not text, the same on every import.
+        c.key, c.file = _text_name(c.key), _text_name(c.file)
         _date(c, opts.date)
     return convs
+
+
+def _text_name(name: str) -> str:
+    """``name`` (a path as Python reads it) with undecodable bytes as U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _date(c: Conversation, date: _dt.datetime | None) -> None:

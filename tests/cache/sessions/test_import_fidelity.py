@@ -416,6 +416,23 @@ def test_a_time_written_a_minute_out_of_order_stays_on_the_same_day(tmp_path, co
     assert "[D1:4] Omar: Done." in body
 
 
+def test_a_file_name_that_is_not_utf8_is_imported(tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """A transcript whose name is Latin-1 bytes (an old disk, a zip from elsewhere) in a
+    folder of others is imported, named with U+FFFD, and found again by the next import;
+    before, the whole folder failed with 'surrogates not allowed'."""
+    d = tmp_path / "calls"
+    d.mkdir()
+    with open(os.path.join(os.fsencode(d), b"caf\xe9 call.md"), "wb") as f:
+        f.write(PLAIN.encode())
+    (d / "other.md").write_text(PLAIN.replace("Thursday", "Friday"))
+    r = cli(str(d), str(corpus), env=env)
+    assert r.returncode == 0 and "2 new session(s)" in r.stdout, (r.stdout, r.stderr)
+    sources = sorted(str(m["source"]) for m, _b in transcripts(store).values())
+    assert sources == ["text caf\ufffd call.md", "text other.md"], sources
+    r = cli(str(d), str(corpus), env=env)
+    assert r.returncode == 0 and "0 new session(s), 0 grown, 2 unchanged" in r.stdout, (r.stdout, r.stderr)
+
+
 def test_dates_written_year_first_with_slashes_or_dots(tmp_path, corpus: CorpusURL,
                                                        store: ObjectStore, env):
     """'2026/11/06' in a title and 'standup_2026.11.05' as a name date their transcripts
