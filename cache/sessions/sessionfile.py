@@ -309,6 +309,8 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool, int]:
         names = {speaker_name(x) for x in (t.speaker, t.said_as) if x}
         body = _norm(turn_body(t.text))
         same = [k for k in by_body.get(body, ()) if k not in used and have[k][1] in names]
+        if not same and t.tool:
+            same = _call_without_result(body, by_body, have, used, names)
         # the next one in order; else one an earlier import appended after turns it follows
         # in the source (a line fixed since, an edited turn): found, not appended again
         k = next((k for k in same if k >= j), same[0] if same else None)
@@ -349,6 +351,20 @@ def grow(text: str, d: Draft) -> tuple[str, list[Turn], bool, int]:
         if changed:
             text = frontmatter(meta) + "\n" + body
     return _add_times(text, held).rstrip("\n") + "\n\n" + "\n\n".join(paras) + "\n", new, skipped, before
+
+
+def _call_without_result(body: str, by_body: dict[str, list[int]], have: list[tuple[str, str, str]],
+                         used: set[int], names: set[str]) -> list[int]:
+    """The transcript's places of a tool turn ``body`` imported before its result was in
+    the source ("[tool: Bash] ls", now "[tool: Bash] ls (2 lines of output: a.txt)"): a
+    log imported while its session was running. The turn is that one, not a new one."""
+    out: list[int] = []
+    at = body.find(" (")
+    while at > 0 and not out:
+        out = [k for k in by_body.get(body[:at], ()) if k not in used and have[k][1] in names
+               and body[:at].startswith("[tool: ")]
+        at = body.find(" (", at + 1)
+    return out
 
 
 def _add_times(text: str, held: dict[str, _dt.datetime]) -> str:

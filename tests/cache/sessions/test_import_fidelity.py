@@ -209,6 +209,29 @@ def test_a_damaged_line_fixed_later_is_imported_and_said_to_be_out_of_place(
     assert "0 grown, 1 unchanged" in r.stdout and "added at the end" not in r.stderr, (r.stdout, r.stderr)
 
 
+def test_a_log_imported_during_a_tool_call_grows_without_a_second_call(
+        tmp_path, corpus: CorpusURL, store: ObjectStore, env):
+    """A Claude Code log imported while its session runs can end between a tool call and its
+    result. The next import finds that call's turn (now with its result) instead of writing
+    the call again and warning that imported turns were edited."""
+    use = {"type": "assistant", "sessionId": "s-1", "uuid": "t1", "timestamp": "2026-10-05T08:00:05.000Z",
+           "message": {"role": "assistant", "id": "m2", "content": [
+               {"type": "tool_use", "id": "tu1", "name": "Bash", "input": {"command": "ls (the tripod photos)"}}]}}
+    res = {"type": "user", "sessionId": "s-1", "uuid": "t2", "timestamp": "2026-10-05T08:00:06.000Z",
+           "message": {"role": "user", "content": [
+               {"type": "tool_result", "tool_use_id": "tu1", "content": "a.jpg\nb.jpg"}]}}
+    f = tmp_path / "s-1.jsonl"
+    recs = [json.dumps(x) for x in CC[:2] + [use]]
+    f.write_text("\n".join(recs) + "\n")
+    assert cli(str(f), str(corpus), env=env).returncode == 0
+    f.write_text("\n".join(recs + [json.dumps(res), json.dumps(CC[2])]) + "\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0 and "1 grown" in r.stdout and "1 turns written" in r.stdout, r.stdout
+    assert "differ from the source's" not in r.stderr, r.stderr
+    ((_meta, body),) = transcripts(store).values()
+    assert body.count("[tool: Bash]") == 1 and "[D1:4] User: Back from Awaji" in body, body
+
+
 def test_a_record_holding_a_line_separator_is_one_record(tmp_path, corpus: CorpusURL,
                                                          store: ObjectStore, env):
     """A message with a raw U+2028 or U+0085 (pasted from a PDF or a web page; JSON writers
