@@ -117,11 +117,17 @@ class Edit:
     removed: list[dict] = field(default_factory=list)  # dream claims deleted: {"refs", "text"}
     dropped_hand: list[str] = field(default_factory=list)  # ids of hand lines deleted again
     deleted_page: bool = False
+    #: the page was replaced whole: no frontmatter and none of dream's lines left ("oops",
+    #: an empty file), which is no edit of it: its claims stay, its new lines are kept
+    replaced: bool = False
 
     def describe(self) -> str:
         if self.deleted_page:
             return "page deleted by hand: subject retired"
         parts = []
+        if self.replaced:
+            parts.append("replaced whole without its frontmatter, which deletes no claim (to "
+                         "delete one, edit the page or `brainfs correct`): written again")
         if self.added:
             parts.append(f"+{len(self.added)} hand line{'s' if len(self.added) != 1 else ''} kept")
         if self.removed:
@@ -145,7 +151,7 @@ def detect(tree: Any, listing: dict[str, str], written: dict[str, dict]) -> list
         if text is None or md5_hex(text) == rec["md5"]:
             continue  # a multipart ETag, same bytes
         sources, lines = _body_lines(text)
-        edit = Edit(path)
+        edit = Edit(path, replaced=split_frontmatter(text)[0] is None)
         present = set()
         section, prev = None, ""
         for ln in lines:
@@ -159,14 +165,18 @@ def detect(tree: Any, listing: dict[str, str], written: dict[str, dict]) -> list
                 edit.added.append({"id": h, "text": ln.rstrip(), "after": prev, "section": section,
                                    "refs": _cited_refs(ln, sources)})
             prev = ln.rstrip()
+        # "echo oops >" through a mount, a truncated write, another file's text: not an
+        # edited copy of the page (the write API refuses it), so its claims are not taken
+        # as deleted by hand, which would retire every one of them for good
+        edit.replaced = edit.replaced and not present & set(rec["lines"])
         for h, entry in rec["lines"].items():
-            if h in present:
+            if h in present or edit.replaced:
                 continue
             if entry.get("hand"):
                 edit.dropped_hand.append(entry["hand"])
             elif entry.get("refs"):
                 edit.removed.append({"refs": entry["refs"], "q": entry.get("q")})
-        if edit.added or edit.removed or edit.dropped_hand:
+        if edit.added or edit.removed or edit.dropped_hand or edit.replaced:
             edits.append(edit)
     return edits
 

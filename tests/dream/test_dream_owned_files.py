@@ -73,3 +73,32 @@ def test_local_run_restores_index_but_keeps_a_page_hand_edit(tmp_path: Path) -> 
     run_local(tree, None, apply=True)
     assert "allergic to cats" in page.read_text()
     assert run_local(tree, None, apply=True).nothing_new
+
+
+@pytest.mark.s3
+def test_a_page_replaced_whole_keeps_its_claims(
+        tmp_path: Path, cfg: Config, corpus: CorpusURL, store: ObjectStore) -> None:
+    """`echo oops > knowledge/mara.md` through a mount (or an S3 PUT) is no edited copy of
+    the page, as the write API says when it refuses it: the next dream keeps every claim and
+    the new line, instead of taking each claim as deleted by hand and retiring it for good.
+    An edited copy (a claim line removed, the frontmatter kept) still deletes that claim."""
+    for p, t in {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2}.items():
+        store.put(p, t.encode())
+    _dream(corpus, cfg, tmp_path)
+    page = store.get("knowledge/mara.md")[0].decode()
+    claims = [ln for ln in page.splitlines() if "[cite:" in ln]
+    assert len(claims) >= 3
+    store.put("knowledge/mara.md", b"oops\n")
+    r = _dream(corpus, cfg, tmp_path)
+    line = next(ln for ln in r.stdout.splitlines() if "knowledge/mara.md" in ln)
+    assert "replaced whole without its frontmatter" in line and "deleted by hand" not in line, line
+    now = store.get("knowledge/mara.md")[0].decode()
+    assert now.startswith("---\n") and "oops" in now
+    for c in claims:
+        assert c.split(" [cite:")[0] in now, (c, now)
+    # an edited copy: one claim line deleted, the rest and the frontmatter kept
+    gone = next(c for c in claims if c.startswith("- "))
+    store.put("knowledge/mara.md", now.replace(gone.split(" [cite:")[0], "", 1).encode())
+    r = _dream(corpus, cfg, tmp_path)
+    assert "deleted by hand" in r.stdout, r.stdout
+    assert gone.split(" [cite:")[0] not in store.get("knowledge/mara.md")[0].decode()
