@@ -31,7 +31,7 @@ from typing import NamedTuple
 import logging
 
 import yaml
-from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.errors import NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import path_problem
 from brainfs.cache.search.chunker import _TURN_RE as TURN_RE
 from brainfs.cache.search.chunker import split_frontmatter
@@ -569,8 +569,29 @@ def _known_sessions(store) -> dict[str, tuple[str, str]]:
     return known
 
 
+#: Times one transcript is read and written again after another writer changed it between
+#: the read and the conditional PUT (two imports of one log at once, a mount's edit).
+RACE_RETRIES = 3
+
+
 def _import_one(store, known: dict[str, tuple[str, str]], d: Draft) -> _Imported:
-    """Write one draft: new, grown by the turns the corpus's copy lacks, or left alone."""
+    """Write one draft: new, grown by the turns the corpus's copy lacks, or left alone. A
+    conditional PUT that lost to another writer reads the transcript again and grows what
+    that writer left, so neither's turns are lost and the import does not stop."""
+    for attempt in range(RACE_RETRIES + 1):
+        try:
+            return _import_once(store, known, d)
+        except PreconditionFailed:
+            if attempt == RACE_RETRIES:
+                raise
+            # the other writer's transcript (created or grown) is the one to grow now
+            sid = known.get(d.hash, (d.sid, ""))[0]
+            known = {**known, d.hash: (sid, "")}
+    raise AssertionError("unreachable")
+
+
+def _import_once(store, known: dict[str, tuple[str, str]], d: Draft) -> _Imported:
+    """One attempt of :func:`_import_one`."""
     if d.hash in known:
         sid, etag = known[d.hash]
         path = f"sessions/{sid}/transcript.md"

@@ -411,6 +411,53 @@ def test_source_edited_earlier_turns(tmp_path: Path, store: ObjectStore) -> None
     assert import_sessions(f, store).turns_added == 0
 
 
+class _Racing:
+    """The store as another writer racing an import sees it: the first conditional PUT of a
+    transcript finds it changed since it was read (that writer's version is put first) and
+    fails as S3 fails it (the loopback test server does not check conditions itself)."""
+
+    def __init__(self, store: ObjectStore, other: dict[str, bytes]) -> None:
+        self.store, self.other = store, dict(other)
+
+    def __getattr__(self, name: str):
+        return getattr(self.store, name)
+
+    def put(self, path: str, data: bytes, **kw):
+        from brainfs.backend.errors import PreconditionFailed
+
+        if path in self.other and (kw.get("if_match") or kw.get("if_none_match")):
+            self.store.put(path, self.other.pop(path))
+            raise PreconditionFailed(f"{path}: object changed concurrently")
+        return self.store.put(path, data, **kw)
+
+
+def test_two_imports_at_once_lose_no_turn(tmp_path: Path, store: ObjectStore) -> None:
+    """Two imports of a growing source at once (or an import racing a mount's edit): the
+    conditional PUT that loses reads the transcript again and grows it, instead of stopping
+    the import with 'object changed concurrently' or dropping the other writer's turns."""
+    f = write(tmp_path / "a" / "conversations.json", CHATGPT[:1])
+    paths = import_sessions(f, store).paths
+    edited = json.loads(json.dumps(CHATGPT[:1]))
+    edited[0]["mapping"]["n6"]["message"]["content"]["parts"] = ["Regenerated: it peaked at 2.1x."]
+    write(f, edited)
+    # every transcript the import reads is changed by the other writer before its PUT
+    others = {x: store.get(x)[0].rstrip(b"\n") + b"\n\n[D1:99] Mara Lind: Added elsewhere.\n"
+              for x in paths}
+    rep = import_sessions(f, _Racing(store, others))
+    bodies = "\n".join(store.get(x)[0].decode() for x in paths)
+    assert "Regenerated: it peaked at 2.1x." in bodies and rep.turns_added == 1, bodies
+    grown = [x for x in paths if "Regenerated" in store.get(x)[0].decode()]
+    assert len(grown) == 1 and "Added elsewhere." in store.get(grown[0])[0].decode()
+    # a new session that another import created between the listing and the PUT: found
+    g = write(tmp_path / "b" / "conversations.json", CHATGPT[1:2])
+    created = {x: store.get(x)[0] for x in import_sessions(g, store).paths}
+    for x in created:
+        store.delete(x)
+    rep = import_sessions(g, _Racing(store, created))
+    assert rep.new == 0 and rep.unchanged == len(created), rep
+    assert all(store.get(x)[0] == b for x, b in created.items())
+
+
 # --------------------------------------------------------------------------- the command
 
 @pytest.fixture
