@@ -32,8 +32,9 @@ Lanes, in admission order (``LANES``):
 
 Rules of admission (in this order, for each item):
 
-1. *duplicate* — the same passage (path#anchor, a chunk of a file already admitted whole,
-   or the same text) is skipped, naming what it duplicates;
+1. *duplicate* — the same passage (path#anchor holding the same lines, a chunk of a file
+   already admitted whole, or the same text) is skipped, naming what it duplicates; another
+   chunk under the same anchor (a long list's next lines) is not a duplicate;
 2. *superseded* — newer statements win: a card whose path is named by another card's
    ``supersedes:`` frontmatter is skipped, naming the newer card. When a superseded card
    matches the task and the newer one did not, the newer one is pulled in right after it;
@@ -1516,8 +1517,18 @@ class _Admission:
         return max(MIN_TRUNCATED_TOKENS, (self.avail - self.used) // slots)
 
     def _duplicate(self, it: ContextItem) -> ContextItem | None:
-        return (self.seen_ref.get(it.source) or self.whole.get(it.path)
+        return (self._same_passage(it) or self.whole.get(it.path)
                 or self.seen_text.get(_text_key(it.text)))
+
+    def _same_passage(self, it: ContextItem) -> ContextItem | None:
+        """The item admitted for ``it``'s passage (its ``path#anchor``), when it holds
+        ``it``'s text or ``it`` holds its text. A long section or list is indexed as several
+        chunks under one anchor: the second holds other lines, and is no duplicate."""
+        prev = self.seen_ref.get(it.source)
+        if prev is None:
+            return None
+        a, b = " ".join(prev.text.lower().split()), " ".join(it.text.lower().split())
+        return prev if a in b or b in a else None
 
     def _ruled_out(self, it: ContextItem) -> bool:
         """Rules 1–3: a duplicate, a weak match, a superseded card or (with ``drop_stale``)

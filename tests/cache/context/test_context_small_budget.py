@@ -227,3 +227,27 @@ def test_scope_counts_the_pages_there_are(memory, tmp_path):
     w = context(memory, TASK, 800, tmp_path)
     assert w["scope"]["knowledge_pages"] == len(pages)
     assert f"{len(pages)} knowledge pages" in w["items"][0]["text"]
+
+
+def test_a_long_list_recalled_in_several_chunks_is_not_its_own_duplicate(tmp_path):
+    """A page whose list runs over several index chunks (one anchor, other lines in each):
+    the chunks after the first are more of the list, not duplicates of the first, so the
+    window holds the list the task asks for rather than the page's opening line alone."""
+    root = tmp_path / "memory"
+    (root / "knowledge").mkdir(parents=True)
+    items = "\n".join(f"{i}. Camping gear item {i}: spare batch {i} of tent pegs and rope"
+                      for i in range(1, 61))
+    (root / "knowledge/camping-gear-list.md").write_text(
+        "---\ntitle: Camping gear list\ntype: topic\n---\n# Camping gear list\n\n"
+        f"The camping gear list Nadia keeps for the Awaji trip.\n\n{items}\n", encoding="utf-8")
+    db = tmp_path / "index.sqlite"
+    ix = SearchIndex(db)
+    ix.refresh([("knowledge/camping-gear-list.md", "1")],
+               lambda rel: (root / rel).read_bytes(), None)
+    ix.close()
+    w = context((root, db), "what camping gear should I pack for Awaji", 4000, tmp_path)
+    got = [i for i in w["items"] if i["source"].startswith("knowledge/camping-gear-list.md")]
+    assert len(got) >= 3, [(i["source"], i["status"], i["reason"]) for i in w["items"]]
+    assert not any("duplicate of" in i["reason"] for i in got), [i["reason"] for i in got]
+    kept = "\n".join(i["text"] for i in got if i["status"] != "skipped")
+    assert "item 60:" in kept and "item 30:" in kept, kept
