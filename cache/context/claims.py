@@ -79,6 +79,7 @@ def page_claims(path: str, text: str) -> dict[str, Claim]:
     collapsed), so a recalled chunk's lines find their claims."""
     meta, body, bad = split_frontmatter(text.replace("\r\n", "\n"))
     sources = [str(s) for s in ((meta or {}).get("sources") or [])] if not bad else []
+    procedure = not bad and (meta or {}).get("type") == "procedure"
     out: dict[str, Claim] = {}
     section: str | None = CLAIM_SECTIONS[""]
     for line in body.split("\n"):
@@ -88,7 +89,9 @@ def page_claims(path: str, text: str) -> dict[str, Claim]:
         if line.startswith("### ") or section is None:
             continue
         m = _BULLET.match(line)
-        step = None if m or section != "now" else _NUMBERED.match(line)
+        # only a procedure's numbered lines are its steps: elsewhere (a numbered hand line in
+        # a person's page) a line that always comes whole would crowd out the task's lines
+        step = None if m or section != "now" or not procedure else _NUMBERED.match(line)
         if step:
             m = step
         if not m:

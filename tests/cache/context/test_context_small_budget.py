@@ -251,3 +251,30 @@ def test_a_long_list_recalled_in_several_chunks_is_not_its_own_duplicate(tmp_pat
     assert not any("duplicate of" in i["reason"] for i in got), [i["reason"] for i in got]
     kept = "\n".join(i["text"] for i in got if i["status"] != "skipped")
     assert "item 60:" in kept and "item 30:" in kept, kept
+
+
+def test_a_numbered_line_of_a_page_that_is_no_procedure_is_no_step(tmp_path):
+    """Only a procedure page's numbered lines are steps that come whole whatever the task:
+    a numbered hand line in a person's page is one of its lines, kept when it is about the
+    task, not a 'step of the procedure' that crowds out the lines that are."""
+    root = tmp_path / "memory"
+    (root / "knowledge").mkdir(parents=True)
+    (root / "sessions/s1").mkdir(parents=True)
+    (root / "sessions/s1/transcript.md").write_text(
+        "---\nsession: s1\ndate: 2026-05-01T09:00:00Z\nparticipants: [Mara]\n---\n\n"
+        "[D1:1] Mara: I moved to Kyoto last week.\n", encoding="utf-8")
+    (root / "knowledge/mara.md").write_text(
+        "---\ntitle: Mara\ntype: person\nsources:\n- sessions/s1/transcript.md#D1:1\n"
+        "- knowledge/mara.md#hand-0123456789ab\ngenerator: deterministic-v3\n---\n# Mara\n\n"
+        "Mara is the person whose memory this is.\n\n- Mara lives in Kyoto [cite:1]\n"
+        "- Mara keeps a sketchbook [cite:1]\n\n"
+        "1. The dentist appointment is every March [cite:2]\n", encoding="utf-8")
+    db = tmp_path / "index.sqlite"
+    ix = SearchIndex(db)
+    ix.refresh([(p, "1") for p in ("knowledge/mara.md", "sessions/s1/transcript.md")],
+               lambda rel: (root / rel).read_bytes(), None)
+    ix.close()
+    w = context((root, db), "where does Mara live now", 2000, tmp_path)
+    page = next(i for i in w["items"] if i["source"].startswith("knowledge/mara.md"))
+    assert "step" not in page["reason"] and "dentist" not in page["text"], (page["reason"], page["text"])
+    assert "Kyoto" in page["text"]
