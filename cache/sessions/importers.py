@@ -787,6 +787,9 @@ _STAMP_RE = re.compile(r"^\s*(?P<open>\[)?(?P<stamp>(?:\d{4}-\d{2}-\d{2}[ T])?\d
                        r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?)(?(open)\]|)\s+(?=\S)")
 
 
+_MERIDIEM_RE = re.compile(r"[AaPp]\.?[Mm]\.?")
+
+
 def _clock(stamp: str | None) -> tuple[int, int, int] | _dt.datetime | None:
     """A turn's written time: a full time when it has a date, else (hour, minute, second)."""
     if not stamp:
@@ -837,6 +840,8 @@ def _turn_starts(lines: list[str], meta: dict) -> dict[int, tuple[str, str, str 
     for i, line in enumerate(lines):
         st = _STAMP_RE.match(line)  # "[10:02] Nadia: …" is a time, not a brainfs anchor
         m = _SPEAKER_RE.match(line[st.end():]) if st else None
+        if m and _MERIDIEM_RE.fullmatch(m.group("name").strip()):
+            m = None  # "1:00 PM: lunch", an agenda line: the time's own PM, not a speaker
         if m and len(m.group("name").split()) <= 4:
             # a log writes its times one way: "[10:02]" and "10:02" are two marks
             how = "stamped[" if st.group("open") else "stamped"

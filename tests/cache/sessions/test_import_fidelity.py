@@ -456,6 +456,22 @@ def test_a_file_name_that_is_not_utf8_is_imported(tmp_path, corpus: CorpusURL, s
     assert r.returncode == 0 and "0 new session(s), 0 grown, 2 unchanged" in r.stdout, (r.stdout, r.stderr)
 
 
+def test_an_agenda_of_pm_times_inside_a_turn_stays_text(tmp_path, corpus: CorpusURL,
+                                                       store: ObjectStore, env):
+    """'1:00 PM: lunch' inside a turn is an agenda line: its 'PM' is the time's, not a
+    speaker 'PM' whose turns take the agenda's times (read as 01:00) and the next line."""
+    f = tmp_path / "offsite.md"
+    f.write_text("# Offsite plan, 3 November 2026\n\nNadia: Here is the agenda for Friday.\n"
+                 "1:00 PM: lunch at the harbour\n2:30 PM: review of the caption study\n"
+                 "Omar: Looks good.\nNadia: Book the room then.\nOmar: Booked.\n")
+    r = cli(str(f), str(corpus), env=env)
+    assert r.returncode == 0, r.stderr
+    ((meta, body),) = transcripts(store).values()
+    assert meta["participants"] == ["Nadia", "Omar"] and "turn_times" not in meta, meta
+    assert "[D1:1] Nadia: Here is the agenda for Friday.\n1:00 PM: lunch at the harbour\n" in body, body
+    assert "[D1:2] Omar: Looks good." in body
+
+
 def test_dates_written_year_first_with_slashes_or_dots(tmp_path, corpus: CorpusURL,
                                                        store: ObjectStore, env):
     """'2026/11/06' in a title and 'standup_2026.11.05' as a name date their transcripts
