@@ -358,10 +358,23 @@ def cmd_index(args: argparse.Namespace) -> int:
         pack["seconds"] = time.perf_counter() - t
 
     packer = threading.Thread(target=read_pack, name="brainfs-pack", daemon=True)
-    packer.start()
+    started: list[bool] = []
+
+    def start_packer() -> None:
+        if not started:  # the build reports progress from one thread at a time
+            started.append(True)
+            packer.start()
+
+    def step(done: int, total: int) -> None:
+        # The pack's GETs start once the first batch is written: started with the build,
+        # they queued ahead of the first part's files and held up the model's first call.
+        start_packer()
+        progress(done, total)
+
     try:
-        stats = build_index(store, local, embedder, progress)
+        stats = build_index(store, local, embedder, step)
         t = time.perf_counter()
+        start_packer()
         packer.join()
         if "error" in pack:
             raise pack["error"]
