@@ -100,17 +100,24 @@ def replaces_dream_page(path: str, text: str, current: str | None) -> str | None
     """Why writing ``text`` over ``current`` at ``path`` would gut a page dream wrote (a
     phrase for an error), or None. Dream keeps a page's hand edits and takes a claim gone
     from it as deleted for good (dream/edits.py), so a replacement that is not an edited
-    copy of the page (no frontmatter: "oops") would silently retire every claim it held."""
+    copy of the page would silently retire every claim it held. An edited copy keeps dream's
+    frontmatter (its ``generator``) or at least one of its cited lines; "oops", or "---" over
+    "oops", is neither."""
     if not (path.startswith("knowledge/") and path.endswith(".md") and path != "knowledge/INDEX.md"):
         return None
-    if current is None or text.lstrip().startswith("---"):
+    if current is None:
         return None
     from brainfs.cache.search.chunker import split_frontmatter
 
     meta = split_frontmatter(current)[0] or {}
     if not meta.get("generator"):
         return None  # a page a person wrote: theirs to replace
-    claims = sum(1 for ln in current.splitlines() if "[cite:" in ln)
+    cited = [ln.strip() for ln in current.splitlines() if "[cite:" in ln]
+    new_meta = split_frontmatter(text)[0] if text.lstrip().startswith("---") else None
+    if (isinstance(new_meta, dict) and new_meta.get("generator")) or any(
+            ln in text for ln in cited):
+        return None  # an edited copy: dream sees the lines taken out as deleted by hand
+    claims = len(cited)
     return (f"a page dream writes, and this text would replace it whole: dream keeps a page's "
             f"hand edits, so its {claims} cited line{'s' if claims != 1 else ''} would be taken "
             "as deleted by hand and not written again")

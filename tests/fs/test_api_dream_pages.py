@@ -33,6 +33,11 @@ def test_replacing_a_dream_page_whole_is_refused_editing_it_is_not(
         assert msg.startswith("knowledge/kyoto.md: a page dream writes") and "cited line" in msg
         assert "append" in msg and "brainfs correct" in msg, msg
         assert m.read("knowledge/kyoto.md") == page  # nothing written
+        # frontmatter of its own does not make a copy: neither dream's nor a cited line kept
+        for text in ("---\n---\noops\n", "---\ntitle: Kyoto\n---\n# Kyoto\n\nA city.\n"):
+            with pytest.raises(UsageError, match="a page dream writes"):
+                m.write("knowledge/kyoto.md", text)
+        assert m.read("knowledge/kyoto.md") == page
         # an edited copy (frontmatter kept) is a hand edit; so is an appended line
         m.write("knowledge/kyoto.md", page.rstrip("\n") + "\n- Kyoto has a famous bamboo grove.\n")
         m.append("knowledge/kyoto.md", "- Kyoto was the capital for a thousand years.\n")
