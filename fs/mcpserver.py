@@ -30,6 +30,7 @@ stderr.
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import json
 import logging
 import os
@@ -206,12 +207,23 @@ class DreamRuns:
         return self.memory.cfg.cache_dir_for(url.bucket, url.prefix) / "dream" / "asked.json"
 
     def start(self, dry_run: bool) -> str:
-        """Start a run unless one asked for here is still going; say which."""
+        """Start a run unless one asked for here is still going; say which. Two servers on
+        this machine asking at once take turns (a lock beside the state file): the second
+        sees the first's run, rather than starting one the dream lease then refuses and
+        writing its failure over the running one's state."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path.with_name("asked.lock"), os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            return self._start(dry_run)
+        finally:
+            os.close(fd)  # and the lock with it
+
+    def _start(self, dry_run: bool) -> str:
         st = self.status()
         if st["state"] == "running":
             return (f"a dream run asked for here is in progress (since {st['started']}, "
                     f"process {st['pid']}); dream_status tells when it ends")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         run_log = self.path.with_name("asked.log")
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         with open(run_log, "wb") as out:

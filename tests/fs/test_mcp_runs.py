@@ -187,3 +187,33 @@ def test_mcp_run_whose_process_id_is_now_another_process_is_not_running(
         _stop_runs(tmp_path / "mcp-cache")
     assert got["status"]["state"] == "failed" and "ended without a report" in got["status"]["error"], got
     assert got["dream"].startswith("started a dream run (dry run)"), got["dream"]
+
+
+@pytest.mark.s3
+def test_two_servers_asking_for_a_run_at_once_start_one(
+        tmp_path: Path, cfg: Config, corpus: CorpusURL, store: ObjectStore) -> None:
+    """Two ``brainfs mcp`` servers of one memory on one machine asked for a dream at the same
+    moment: one run starts, the other server says it is in progress (a lock beside the
+    state file), instead of a second run the dream lease refuses writing "failed" over the
+    first's state."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from brainfs.fs.mcpserver import DreamRuns
+
+    _indexed(store, cfg, tmp_path)
+    quiet = cfg.override(embedder="none", cache_dir=tmp_path / "mcp-cache")
+    with Memory(str(corpus), quiet) as a, Memory(str(corpus), quiet) as b:
+        runs = [DreamRuns(a), DreamRuns(b)]
+        try:
+            with ThreadPoolExecutor(2) as pool:
+                said = list(pool.map(lambda r: r.start(True), runs))
+            started = [s for s in said if s.startswith("started a dream run")]
+            assert len(started) == 1, said
+            assert any("in progress" in s for s in said), said
+            deadline = time.monotonic() + 300
+            while runs[0].status()["state"] == "running":
+                assert time.monotonic() < deadline
+                time.sleep(0.3)
+            assert runs[1].status()["state"] == "done", runs[1].status()
+        finally:
+            _stop_runs(tmp_path / "mcp-cache")
