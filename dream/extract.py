@@ -21,7 +21,7 @@ from .subjects import is_role
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v15"  # v15: requests that state a standing preference or format are facts
+EXTRACTION = "facts-v16"  # v16: jobs, titles, managers and homes read by meaning (meaning.py) where no pattern reads one
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 

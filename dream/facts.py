@@ -174,6 +174,9 @@ def _same(a: str, b: str) -> bool:
     wa, wb = T.words(a), T.words(b)
     if wa == wb:
         return True
+    # "Ridley & Sons" / "Ridley and Sons": one name, its "and" written either way
+    if [w for w in wa if w not in ("and", "&")] == [w for w in wb if w not in ("and", "&")] and wa:
+        return True
     if len(wa) == len(wb) >= 2 and wa[0] == wb[0] and wa[0][:1].isdigit() and \
             all(_typo(x, y) for x, y in zip(wa[1:], wb[1:])):
         return True  # "30 days" / "30 dyas": the same quantity, its unit mistyped

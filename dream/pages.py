@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 
 from . import facts as FX
 from . import reach
+from . import meaning
 from . import relations as R
 from . import text as T
 from .prose import a_or_an, human_day, third_person
@@ -101,6 +102,8 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
                 subj = subs.slug_for(r.subject)
                 if subj and _first_name_only(r.subject, subs.by_slug[subj]):
                     continue
+                if subj and r.by_meaning and subs.by_slug[subj].type != "person":
+                    continue  # "Signbridge goes with X": a job or a home is a person's
                 if subj and r.inferred and subs.by_slug[subj].type != "person":
                     # a "she" read as the last name before it, which names no person here
                     # ("Sanne de Vries left Ortelius Maps. She's with …"): the last person
@@ -167,7 +170,11 @@ def _organization(name: str, subs: Subjects) -> bool:
     if head_type(name) == "organization":
         return True
     slug = subs.slug_for(name)
-    return bool(slug) and subs.by_slug[slug].type == "organization"
+    if bool(slug) and subs.by_slug[slug].type == "organization":
+        return True
+    # a trade the name carries that no head word lists ("Fennick Wholesale"), read by meaning
+    # (a one-word name is most often a place: "Kreuzberg" is no firm)
+    return head_type(name) is None and len(name.split()) > 1 and meaning.kind_of_name(name) == "organization"
 
 
 def _shared_first_names(facts: list[dict]) -> set[str]:

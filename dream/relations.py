@@ -67,6 +67,7 @@ class Relation:
     detail: str = ""        # e.g. a pet's species; "with" for an employer said as "she's with X now"
     phrase: str = ""        # a quantity as the sentence names it ("QC spike threshold for the atlas")
     inferred: bool = False  # the subject is a "he"/"she" of the sentence, named before it
+    by_meaning: bool = False  # read by meaning (meaning.py): a named subject must be a person
 
 
 #: The value of a relation whose value is the speaker ("I'm the lead on P now"): the page
@@ -686,6 +687,14 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
             if v and v.lower() not in _BAD_VALUES and v != antecedent:
                 out.append(Relation(antecedent, attr, v, op, "", event, "organization",
                                     (m.groupdict().get("d") or "").lower(), inferred=True))
+    # what the patterns above do not read, read by meaning (a job, title, manager or home
+    # stated in other words): never a second value beside one the patterns read, nothing
+    # while someone stands in
+    from . import meaning
+
+    if not _COVER.search(sentence):
+        out += [r for r in meaning.relations(sentence, antecedent)
+                if not any(o.attr == r.attr and (o.subject == r.subject or o.inferred) for o in out)]
     return out
 
 

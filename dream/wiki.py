@@ -17,6 +17,7 @@ from brainfs.cache.search.forget import norm
 from . import edits as E
 from . import facts as FX
 from . import gather as G
+from . import meaning
 from . import pages as P
 from . import procedures as PR
 from . import reach
@@ -237,8 +238,13 @@ def _procedures(w: _Build, pool: _Pool, subs: S.Subjects, titles: dict[str, str]
     return procs
 
 
-#: Changes with relations.py: relations a run read with other rules are read again.
-_RULES = T.md5_hex(Path(R.__file__).read_bytes())
+#: Changes with relations.py and meaning.py: relations a run read with other rules are read
+#: again (and with or without the sentence model meaning.py reads by).
+_RULES = T.md5_hex(Path(R.__file__).read_bytes() + Path(meaning.__file__).read_bytes())
+
+
+def _rules() -> str:
+    return f"{_RULES}:{'meaning' if meaning.available() else 'patterns'}"
 
 
 _REL_FIELDS = [x.name for x in fields(R.Relation)]
@@ -251,9 +257,10 @@ def _relation_key(f: dict) -> str:
 def _known_relations(state: DreamState, facts: list[dict]) -> dict[int, list]:
     """id(fact) → its relations, for the facts whose relations the last run read with the
     same rules (``state.relations``): a sentence's relations are a function of its text
-    and antecedent alone (relations.py is regular expressions), so a fact is read once."""
+    and antecedent alone (relations.py is regular expressions, meaning.py a fixed local
+    model), so a fact is read once."""
     rec = state.relations or {}
-    if rec.get("rules") != _RULES:
+    if rec.get("rules") != _rules():
         return {}
     known = rec.get("facts") or {}
     out: dict[int, list] = {}
@@ -266,7 +273,7 @@ def _known_relations(state: DreamState, facts: list[dict]) -> dict[int, list]:
 
 def _keep_relations(state: DreamState, facts: list[dict], rel_cache: dict[int, list]) -> None:
     """What the next run reuses (:func:`_known_relations`): every current fact's relations."""
-    state.relations = {"rules": _RULES, "facts": {
+    state.relations = {"rules": _rules(), "facts": {
         _relation_key(f): [[getattr(r, a) for a in _REL_FIELDS] for r in rel_cache[id(f)]]
         for f in facts if id(f) in rel_cache}}
 
@@ -626,6 +633,12 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
         if rels is None:
             rels = rel_cache[id(f)] = R.extract(f["text"], f.get("antecedent", ""))
         for r in rels:
+            if r.by_meaning:
+                # read by meaning only where the patterns read nothing: it votes no type (its
+                # subject must be a person by other evidence, pages.py)
+                if not r.subject and r.value_type and r.attr in _ANCHORS:
+                    anchored.add(S.clean_name(r.value) or r.value)
+                continue
             # "my head of department is Mr Kunle Ajayi": the name without its title
             value = S.clean_name(r.value) or r.value if r.value_type else r.value
             if r.value_type and r.value:

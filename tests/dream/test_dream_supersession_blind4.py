@@ -1,8 +1,10 @@
 """The fourth supersession set (tests/data/supersession-blind4.yaml), written blind while the
 rules were being generalised against the third set, and measured once after that round
-(6 of 59, 1 false, at 84bef0f; benchmarks/results/supersession.md): today's generalisation
-figure. The floors are that figure, so a change that loses a supersession dream makes on it,
-or invents another, fails; raising them means fitting the set, which then stops measuring."""
+(6 of 59, 1 false, at 84bef0f; benchmarks/results/supersession.md), then once more after
+dream/meaning.py (8 of 59, 1 false). No rule or setting was fitted to it, but its first cases
+were read for the format before that work: it is no longer blind, only a floor. The floors
+are the last figure, so a change that loses a supersession dream makes on it, or invents
+another, fails."""
 
 from __future__ import annotations
 
@@ -14,8 +16,8 @@ pytestmark = pytest.mark.unit
 
 BLIND4 = Path(__file__).resolve().parent.parent / "data" / "supersession-blind4.yaml"
 
-#: measured once, before any rule was changed for this set: 6 of 59 (recall 0.102), 1 false
-RECALL_FLOOR = 0.10
+#: measured after dream/meaning.py, no rule changed for this set: 8 of 59 (recall 0.136), 1 false
+RECALL_FLOOR = 0.13
 FALSE_CEILING = 1
 
 
