@@ -242,20 +242,24 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
 
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
+    src = Path(args.src)
+    if not src.exists():
+        # Before anything is created in the bucket: a mistyped path leaves no empty bucket.
+        raise UsageError(f"{args.src}: no such file or directory; nothing imported")
+    try:
+        options = make_options(cfg.import_speakers, args.speaker, args.date)
+    except ImportInputError as e:
+        raise UsageError(str(e)) from None
     store = ObjectStore(url, cfg)
     try:
         store.check()
     except NoSuchBucket:
         store.create_bucket()
         print(f"created bucket {url.bucket}", file=sys.stderr)
-    try:
-        options = make_options(cfg.import_speakers, args.speaker, args.date)
-    except ImportInputError as e:
-        raise UsageError(str(e)) from None
     progress = LazyBar("import-sessions")
 
     try:
-        rep = import_sessions(Path(args.src), store, args.format, progress, cfg.max_workers, options)
+        rep = import_sessions(src, store, args.format, progress, cfg.max_workers, options)
     except ImportInputError as e:
         raise UsageError(f"{e}; nothing imported") from None
     except KeyboardInterrupt:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from brainfs.backend.config import Config
+from brainfs.backend.errors import NoSuchBucket
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.chunker import chunk_file, split_frontmatter
@@ -583,3 +584,17 @@ def test_index_names_a_transcript_outside_the_format(corpus: CorpusURL, store: O
     assert any("sessions/nodate/transcript.md: transcript frontmatter has no 'date'" in w for w in warnings)
     r = cli("recall", "Biscuit", str(corpus), "--json", env=env)
     assert any(c["path"] == "sessions/plain/transcript.md" for c in json.loads(r.stdout)["cards"])
+
+
+def test_a_missing_source_creates_no_bucket(tmp_path: Path, cfg: Config, env: dict[str, str]) -> None:
+    """A mistyped source path is said before anything is made in S3: no new, empty bucket
+    is left behind by an import that imported nothing."""
+    fresh = CorpusURL.parse(f"s3://nobucket{os.getpid()}x/alice")
+    store = ObjectStore(fresh, cfg)
+    r = cli("import-sessions", str(tmp_path / "nope.json"), str(fresh), env=env)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    (line,) = r.stderr.strip().splitlines()
+    assert "nope.json: no such file or directory; nothing imported" in line, line
+    assert "created bucket" not in r.stderr
+    with pytest.raises(NoSuchBucket):
+        store.check()
