@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from . import gather as G
 from . import procedures as PR
+from . import meaning
 from . import relations as R
 from . import subjects as S
 from . import text as T
@@ -217,7 +218,7 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         if ses.is_assistant(t.speaker):
             continue
         who = _antecedent(cands, i)
-        rels = R.extract(c.text, who)
+        rels = meaning.extract(c.text, who)
         if _REQUEST_RE.match(c.text) and not any(r.attr in _STANDING for r in rels):
             # a request to the assistant is no fact, unless it states how things are to
             # come from now on ("Please send reports as PDF", "Give me temperatures in °F")

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from . import relations as pattern
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -595,3 +597,17 @@ def relations(sentence: str, antecedent: str = "") -> list["Relation"]:
     if not available():
         return []
     return list(_relations(sentence, antecedent))
+
+
+def extract(sentence: str, antecedent: str = "") -> list["Relation"]:
+    """Every relation stated in ``sentence``: what the patterns read
+    (:func:`relations.extract`), then what they do not, read by meaning (a job, title,
+    manager or home stated in other words) — never a second value beside one the patterns
+    read, nothing while someone stands in. ``antecedent``: the person a "he"/"she" of the
+    sentence stands for."""
+    out = pattern.extract(sentence, antecedent)
+    read = pattern.read_as(sentence)
+    if not pattern.stands_in(read):
+        out += [r for r in relations(read, antecedent)
+                if not any(o.attr == r.attr and (o.subject == r.subject or o.inferred) for o in out)]
+    return out

@@ -93,7 +93,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
-            rels = rel_cache[id(f)] = R.extract(f["text"], f.get("antecedent", ""))
+            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""))
         neg = tuple(R.negated_values(f["text"]))
         for r in rels:
             if r.subject:

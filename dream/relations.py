@@ -687,15 +687,19 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
             if v and v.lower() not in _BAD_VALUES and v != antecedent:
                 out.append(Relation(antecedent, attr, v, op, "", event, "organization",
                                     (m.groupdict().get("d") or "").lower(), inferred=True))
-    # what the patterns above do not read, read by meaning (a job, title, manager or home
-    # stated in other words): never a second value beside one the patterns read, nothing
-    # while someone stands in
-    from . import meaning
-
-    if not _COVER.search(sentence):
-        out += [r for r in meaning.relations(sentence, antecedent)
-                if not any(o.attr == r.attr and (o.subject == r.subject or o.inferred) for o in out)]
     return out
+
+
+def read_as(sentence: str) -> str:
+    """``sentence`` as :func:`extract` reads it (chat's spellings of the first person made
+    plain: "im at X" → "I'm at X")."""
+    return _chat_spelling(sentence)
+
+
+def stands_in(sentence: str) -> bool:
+    """Whether someone stands in for someone else in ``sentence`` (cover, an acting role):
+    nothing it says of a job is the person's own."""
+    return bool(_COVER.search(sentence))
 
 
 #: A condition, a supposition or a wish governs what follows it in its sentence ("If I moved

@@ -357,7 +357,7 @@ def _pool(w: _Build) -> _Pool:
             if req:
                 w.forgotten[req] += 1
                 continue
-            if says_nothing(f["text"]) and not R.extract(f["text"], f.get("antecedent", "")):
+            if says_nothing(f["text"]) and not meaning.extract(f["text"], f.get("antecedent", "")):
                 # "Sora City Lab is waiting on it.": what "it" is, another turn said ("She is
                 # my boss from now on" says who, through its antecedent: a relation stays)
                 continue
@@ -631,7 +631,7 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
-            rels = rel_cache[id(f)] = R.extract(f["text"], f.get("antecedent", ""))
+            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""))
         for r in rels:
             if r.by_meaning:
                 # read by meaning only where the patterns read nothing: it votes no type (its
