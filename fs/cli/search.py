@@ -11,6 +11,7 @@ from pathlib import Path
 
 from brainfs.backend.keys import INDEX_DIR, INDEX_KEY
 from brainfs.fs.api import RESERVE_MAX, default_reserve
+from brainfs.fs.recall import MAX_K
 
 from .common import (
     config_of,
@@ -20,6 +21,15 @@ from .common import (
     warn,
 )
 from .common import command as make_command
+
+
+def recall_k(text: str) -> int:
+    """argparse's type for recall's ``-k``: a whole number from 1 to MAX_K (a value out of
+    range is a malformed command line, exit 2, as ``-k 0`` is)."""
+    n = positive_int(text)
+    if n > MAX_K:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_K} (got {n})")
+    return n
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -172,8 +182,8 @@ def _add_recall(sub: argparse._SubParsersAction, command: Callable[..., argparse
                     help="search the corpus directly (its index is downloaded to the cache)")
     rc.add_argument("--mount", metavar="MOUNTPOINT",
                     help="a running mount to ask (files get materialized there)")
-    rc.add_argument("-k", type=positive_int, default=None, metavar="N",
-                    help="number of passages, at most 200 (default: recall_k in the config, 10; "
+    rc.add_argument("-k", type=recall_k, default=None, metavar="N",
+                    help=f"number of passages, at most {MAX_K} (default: recall_k in the config, 10; "
                     "through a mount: the mount's)")
     rc.add_argument("--json", action="store_true", help="the cards as JSON instead of the synthesis")
     when = rc.add_mutually_exclusive_group()

@@ -437,3 +437,12 @@ def test_mount_options_declared_once() -> None:
         else:
             assert parse_options([f"{o.dest}=x"])[0] == [o.flags[0], "x"]
     assert parse_options(["ro"])[0] == ["--read-only"]
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("k, said", [("0", "must be at least 1 (got 0)"), ("201", "must be at most 200 (got 201)")])
+def test_recall_k_out_of_range_is_a_malformed_command_line(base_env: dict[str, str], k: str, said: str) -> None:
+    # Both ends of the range answer alike: exit 2, the command's name, before any S3 request.
+    r = run("recall", "x", "-k", k, "s3://memory/x", env=base_env)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.strip().startswith("brainfs recall: error: argument -k: " + said), r.stderr

@@ -188,7 +188,7 @@ def test_recall_through_a_mount(tmp_path: Path, env, corpus, store, mounter) -> 
             assert len(data["cards"]) == 4 and set(data["materialized"]) >= {c["path"] for c in data["cards"]}
         else:
             assert len(re.findall(r"^- `", r.stdout, re.M)) == 4, r.stdout
-    assert "k must be between 1 and 200" in one_error_line(
+    assert "argument -k: must be at most 200 (got 201)" in one_error_line(
         cli("recall", "Kyoto", "--mount", str(m.mountpoint), "-k", "201", env=env))
     # The magic file itself: a bad k is an answer naming the limit, not a failed read.
     assert "k must be" in (m.mountpoint / ".recall" / "Kyoto [k=0].json").read_text()
