@@ -11,7 +11,6 @@ from pathlib import Path
 
 from brainfs.backend.keys import INDEX_DIR, INDEX_KEY
 from brainfs.fs.api import RESERVE_MAX, default_reserve
-from brainfs.fs.recall import MAX_K
 
 from .common import (
     config_of,
@@ -26,6 +25,8 @@ from .common import command as make_command
 def recall_k(text: str) -> int:
     """argparse's type for recall's ``-k``: a whole number from 1 to MAX_K (a value out of
     range is a malformed command line, exit 2, as ``-k 0`` is)."""
+    from brainfs.fs.recall import MAX_K  # only when -k is given: the mount's module is not light
+
     n = positive_int(text)
     if n > MAX_K:
         raise argparse.ArgumentTypeError(f"must be at most {MAX_K} (got {n})")
@@ -183,7 +184,7 @@ def _add_recall(sub: argparse._SubParsersAction, command: Callable[..., argparse
     rc.add_argument("--mount", metavar="MOUNTPOINT",
                     help="a running mount to ask (files get materialized there)")
     rc.add_argument("-k", type=recall_k, default=None, metavar="N",
-                    help=f"number of passages, at most {MAX_K} (default: recall_k in the config, 10; "
+                    help="number of passages, at most 200 (default: recall_k in the config, 10; "
                     "through a mount: the mount's)")
     rc.add_argument("--json", action="store_true", help="the cards as JSON instead of the synthesis")
     when = rc.add_mutually_exclusive_group()
