@@ -57,6 +57,19 @@ def _text(result) -> str:
     return "".join(getattr(c, "text", "") for c in result.content)
 
 
+async def _dream_ended(client, timeout: float = 600) -> dict:
+    """Poll ``dream_status`` until the run asked for here is no longer running; its status."""
+    import anyio
+
+    deadline = time.monotonic() + timeout
+    while True:
+        st = json.loads(_text(await client.call_tool("dream_status", {})))
+        if st["requested_here"]["state"] != "running":
+            return st
+        assert time.monotonic() < deadline, st
+        await anyio.sleep(0.5)
+
+
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
     from brainfs.cache.local.pack import build_pack
     from brainfs.cache.search.recaller import build_index

@@ -6,7 +6,6 @@ line like the other tool errors (not pydantic's report and its documentation lin
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from brainfs.backend.store import ObjectStore
 
 from helpers import CLI_TREE
 
-from test_mcp import _env, _indexed, _session, _text
+from test_mcp import _dream_ended, _env, _indexed, _session, _text
 
 pytest.importorskip("mcp", reason="the MCP SDK (extra 'mcp') is not installed")
 
@@ -29,8 +28,6 @@ def test_mcp_history_dream_resource_template_and_argument_errors(tmp_path: Path,
     _indexed(store, cfg, tmp_path)
 
     async def body(client) -> dict:
-        import anyio
-
         got: dict = {}
         got["templates"] = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
         dog = await client.read_resource("memory://notes/pets/dog.md")
@@ -42,14 +39,7 @@ def test_mcp_history_dream_resource_template_and_argument_errors(tmp_path: Path,
         got["index_write"] = (r.is_error, _text(r))
         got["before"] = json.loads(_text(await client.call_tool("dream_status", {})))
         got["started"] = _text(await client.call_tool("dream", {}))
-        deadline = time.monotonic() + 600
-        while True:
-            st = json.loads(_text(await client.call_tool("dream_status", {})))
-            if st["requested_here"]["state"] != "running":
-                break
-            assert time.monotonic() < deadline, st
-            await anyio.sleep(0.5)
-        got["after"] = st
+        got["after"] = await _dream_ended(client)
         got["history"] = _text(await client.call_tool("history", {"path": "knowledge/INDEX.md"}))
         got["diff"] = _text(await client.call_tool("diff", {"path": "knowledge/INDEX.md"}))
         bad = await client.call_tool("diff", {"path": "knowledge/INDEX.md", "old": "--output=/tmp/x"})

@@ -21,7 +21,7 @@ from brainfs.fs.api import Memory
 
 from helpers import CLI_TREE
 
-from test_mcp import READING, _env, _indexed, _session, _text
+from test_mcp import READING, _dream_ended, _env, _indexed, _session, _text
 
 pytest.importorskip("mcp", reason="the MCP SDK (extra 'mcp') is not installed")
 
@@ -48,15 +48,7 @@ def test_mcp_dream_run_outlives_the_server_and_the_next_one_reports_it(
         return _text(await client.call_tool("dream", {}))
 
     async def follow(client) -> dict:
-        import anyio
-
-        deadline = time.monotonic() + 600
-        while True:
-            st = json.loads(_text(await client.call_tool("dream_status", {})))
-            if st["requested_here"]["state"] != "running":
-                break
-            assert time.monotonic() < deadline, st
-            await anyio.sleep(0.5)
+        st = await _dream_ended(client)
         again = _text(await client.call_tool("dream", {"dry_run": True}))
         hist = _text(await client.call_tool("history", {"path": "knowledge/INDEX.md"}))
         return {"status": st, "again": again, "history": hist}

@@ -5,7 +5,6 @@ the cap is in no answer's cards, so only the answer's own words can say it is mi
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -13,20 +12,12 @@ import pytest
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.recaller import build_index
 
-from helpers import upload_tree, write_tree
+from helpers import upload_tree, wait_for, write_tree
 
 pytestmark = [pytest.mark.mount]
 
 TREE = {"notes/backup.md": "The Hollowmere backup job runs at 02:15 UTC on the Kestrel host.\n",
         "notes/tea.md": "Afternoon tea is Darjeeling with the Marlowe biscuits.\n"}
-
-
-def _eventually(pred, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.2)
 
 
 def test_mount_recall_counts_files_not_yet_indexed(store: ObjectStore, corpus, mounter,
@@ -40,7 +31,7 @@ def test_mount_recall_counts_files_not_yet_indexed(store: ObjectStore, corpus, m
     assert "not yet indexed" not in (mp / ".recall" / "Marlowe biscuits").read_text()
     store.put("notes/ferry.md", b"The Quillback ferry leaves the harbour at dawn.\n")
     store.put("notes/vet.md", b"Biscuit's vet is Dr Okafor.\n")
-    _eventually(lambda: m.status()["index"].get("stale_files") == 2, "the relist's news")
+    wait_for(lambda: m.status()["index"].get("stale_files") == 2, what="the relist's news")
     text = (mp / ".recall" / "Quillback ferry harbour").read_text()
     assert f"2 files not yet indexed (changed in the bucket, over the mount's re-index cap): " \
            f"run `brainfs index {corpus}`" in text, text
