@@ -96,6 +96,11 @@ def dream_owned(path: str) -> str | None:
     return None
 
 
+def is_wiki_page(path: str) -> bool:
+    """Whether ``path`` is a page of the wiki (INDEX.md is not: dream owns it whole)."""
+    return path.startswith("knowledge/") and path.endswith(".md") and path != "knowledge/INDEX.md"
+
+
 def replaces_dream_page(path: str, text: str, current: str | None) -> str | None:
     """Why writing ``text`` over ``current`` at ``path`` would gut a page dream wrote (a
     phrase for an error), or None. Dream keeps a page's hand edits and takes a claim gone
@@ -103,9 +108,7 @@ def replaces_dream_page(path: str, text: str, current: str | None) -> str | None
     copy of the page would silently retire every claim it held. An edited copy keeps dream's
     frontmatter (its ``generator``) or at least one of its cited lines; "oops", or "---" over
     "oops", is neither."""
-    if not (path.startswith("knowledge/") and path.endswith(".md") and path != "knowledge/INDEX.md"):
-        return None
-    if current is None:
+    if current is None or not is_wiki_page(path):
         return None
     from brainfs.cache.search.chunker import split_frontmatter
 
@@ -657,7 +660,7 @@ class Memory:
     def _current_page(self, p: str) -> str | None:
         """The text at ``p`` when it is a wiki page that exists (what a write would
         replace), else None; other paths cost no read."""
-        if not (p.startswith("knowledge/") and p.endswith(".md")):
+        if not is_wiki_page(p):
             return None
         try:
             if self.mountpoint is not None:
