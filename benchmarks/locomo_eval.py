@@ -544,7 +544,7 @@ def main(argv: list[str] | None = None) -> int:
     res: dict[str, Any] = {
         "data": args.data.name, "conversations": ev["conversations"], "questions": ev["questions"],
         "skipped_questions": ev["skipped_questions"], "embedder": model.name,
-        "index_format": __import__("brainfs.cache.search.index", fromlist=["x"]).SCHEMA_VERSION,
+        "index_format": __import__("brainfs.cache.search.indexschema", fromlist=["x"]).SCHEMA_VERSION,
         "eval_seconds": round(time.perf_counter() - t, 1),
         "generated": _dt.datetime.now().strftime("%Y-%m-%d %H:%M"),
         "machine": (f"{platform.machine()}, {os.cpu_count()} CPUs, load avg "

@@ -30,7 +30,9 @@ from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY
 from brainfs.backend.store import ObjectStore
 
-from .index import SCHEMA_VERSION, TIMING_KEYS, SearchIndex
+from .index import SearchIndex
+from .indexrefresh import TIMING_KEYS
+from .indexschema import SCHEMA_VERSION
 from .shardmap import DEFAULT_PERIOD, Manifest, ShardInfo, files_digest, phrases_digest, shard_key, shard_of
 from .sharded import ShardedIndex
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.search import index as index_mod
+from brainfs.cache.search import indexrefresh
 from brainfs.cache.search.embedder import PendingEmbedder
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.recaller import is_indexable
@@ -56,7 +56,7 @@ def test_pipelined_build_writes_what_the_serial_build_writes(
 
     monkeypatch.setenv("BRAINFS_EMBED_CACHE", "off")
     # Small batches: many of them queue between the threads, on a corpus that embeds fast.
-    monkeypatch.setattr(index_mod, "EMBED_BATCH", 16)
+    monkeypatch.setattr(indexrefresh, "EMBED_BATCH", 16)
     paths = sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file())
     files = [(p, str(os.path.getmtime(tree / p))) for p in paths if is_indexable(p)]
     broken = files[3][0]  # one file fails its read in both builds: skipped, counted
@@ -104,14 +104,14 @@ def test_a_failing_read_thread_stops_the_build_with_its_error(
 
     paths = sorted(str(p.relative_to(tree)) for p in tree.rglob("*.md"))
     ix = SearchIndex(tmp_path / "x.sqlite")
-    original = index_mod.index_chunks
+    original = indexrefresh.index_chunks
 
     def chunks(path: str, text: str):
         if path == paths[5]:
             raise ValueError("chunker bug")
         return original(path, text)
 
-    monkeypatch.setattr(index_mod, "index_chunks", chunks)
+    monkeypatch.setattr(indexrefresh, "index_chunks", chunks)
     try:
         with pytest.raises(ValueError, match="chunker bug"):
             ix.refresh([(p, "h") for p in paths], lambda p: (tree / p).read_bytes(),

@@ -17,7 +17,8 @@ import pytest
 
 from brainfs.backend.config import Config
 from brainfs.cache.search.chunker import chunk_file
-from brainfs.cache.search.index import SCHEMA_VERSION, SearchIndex
+from brainfs.cache.search.index import SearchIndex
+from brainfs.cache.search.indexschema import SCHEMA_VERSION
 from brainfs.cache.search.restated import leave_to_turns, left_lines
 from brainfs.cache.search.recaller import Recaller
 from brainfs.cache.search.retrieval import cited_refs, cites_in, recall

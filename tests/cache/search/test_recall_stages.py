@@ -15,7 +15,8 @@ import pytest
 from brainfs.cache.search import retrieval
 from brainfs.cache.search.aliases import expansions
 from brainfs.cache.search.dates import date_notes, resolve
-from brainfs.cache.search.index import SCHEMA_VERSION, SearchIndex
+from brainfs.cache.search.index import SearchIndex
+from brainfs.cache.search.indexschema import SCHEMA_VERSION
 from brainfs.tools.locomo import _content_hash, conversation_tree
 from brainfs.cache.search.querysplit import split_question
 from brainfs.cache.search.rerank import mmr, propagate_neighbours, session_cap, session_prior
