@@ -526,10 +526,10 @@ def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everyt
     turns; the rank at which recall's turns (hybrid, :data:`MISS_DEPTH` deep, as context
     asks it) first hold every answer word; and whether the first ``budget`` tokens of those
     turns' texts, read without any header, hold them (the ceiling of packing)."""
-    from brainfs.cache.context import assembly as A
+    from brainfs.cache.context import recalled as R
     from brainfs.tools import locomo as L
 
-    cards = A.recall(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
+    cards = R.recall(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
                      max_chars=100_000).cards
     turns = [c.text for c in cards if c.path.startswith("sessions/")]
     want = set(L.content_words(answer))
@@ -561,7 +561,7 @@ def _diagnose_lines(diag: dict, answer: str, cited: dict[str, list[str]], budget
 
 
 class _MemoRecall:
-    """``assembly.recall`` remembered per (index, question, k): every setting of the grid
+    """``recalled.recall`` remembered per (index, question, k): every setting of the grid
     asks the same recall, which is the costly part (the cards are not modified)."""
 
     def __init__(self, inner) -> None:
@@ -585,6 +585,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
     ``diag`` (:func:`_diagnose`, and ``in_line``: one wiki claim line holds every answer
     word), and the transcripts alone are read with :data:`SHORT_HEADERS` too."""
     from brainfs.cache.context import assembly as A
+    from brainfs.cache.context import recalled as R
     from brainfs.cache.context.claims import page_claims
     from brainfs.cache.search.index import SearchIndex
     from brainfs.cache.search.model import token_counter
@@ -594,10 +595,10 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
 
     uses = uses if uses is not None else wiki_uses()
     rows: list[dict] = []
-    real_recall = A.recall
-    floor0 = A.RELATIVE_FLOOR
+    real_recall = R.recall
+    floor0 = R.RELATIVE_FLOOR
     try:
-        A.recall = _MemoRecall(real_recall)
+        R.recall = _MemoRecall(real_recall)
         for sample in L.read_samples(path):
             cid = str(sample.get("sample_id"))
             tree = L.conversation_tree(sample)
@@ -626,7 +627,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                                 if name == "transcripts" else uses)
                         for arm, kw in arms.items():
                             kw = dict(kw)
-                            A.RELATIVE_FLOOR = kw.pop("_floor", floor0)
+                            R.RELATIVE_FLOOR = kw.pop("_floor", floor0)
                             short = kw.pop("_short", False)
                             use = A.WikiUse(**kw)
                             with _short_turn_headers() if short else nullcontext():
@@ -636,7 +637,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                                     by_q[i][arm] = L.answer_found(str(q["answer"]), [w.to_prompt()])
                                     by_q[i]["tokens"][arm] = {
                                         lane: u["tokens"] for lane, u in w.lane_usage().items()}
-                            A.RELATIVE_FLOOR = floor0
+                            R.RELATIVE_FLOOR = floor0
                         if diagnose and name == "transcripts":
                             top = ix.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
                             everything = [r["text"] or "" for r in ix.chunks_by_id(range(1, top + 1)).values()]
@@ -662,8 +663,8 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                 embedder.save()
             print(f"context {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
     finally:
-        A.recall = real_recall
-        A.RELATIVE_FLOOR = floor0
+        R.recall = real_recall
+        R.RELATIVE_FLOOR = floor0
     return rows
 
 

@@ -42,7 +42,7 @@ from brainfs.cache.search.validity import DAY as _DAY, iso_day as day_of
 from .claims import Claim
 
 if TYPE_CHECKING:
-    from .assembly import MemorySource
+    from .sources import MemorySource
 
 #: The tail dream puts on a replaced value's line (validity reads the same words).
 _TAIL = re.compile(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .assembly import ContextWindow
+    from .window import ContextWindow
 
 #: One colour per lane, on the bar, the legend and the rows.
 LANE_COLORS = {"scope": "#6b7280", "guide": "#7c3aed", "index": "#0e7490", "pinned": "#c2410c",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.context.assembly import (RELATIVE_FLOOR, MemorySource, WikiUse, _recall_lanes,
-                                            _Recalled, _stated_turns)
+from brainfs.cache.context.assembly import RELATIVE_FLOOR, MemorySource, WikiUse
+from brainfs.cache.context.recalled import _recall_lanes, _Recalled, _stated_turns
 from brainfs.cache.search.retrieval import Card
 
 pytestmark = pytest.mark.unit
