@@ -47,7 +47,7 @@ from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.pack import build_pack
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.recaller import build_index, is_indexable
+from brainfs.cache.search.localindex import build_index, is_indexable
 from brainfs.cache.search.shardmap import shard_of
 from brainfs.tools.sample import generate
 

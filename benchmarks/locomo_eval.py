@@ -43,7 +43,7 @@ from brainfs.cache.search.index import SearchIndex
 from brainfs.tools.locomo import (CATEGORIES, ENV_DIR, KS, EmbeddingCache, _content_hash,
                                   _QueryCache, conversation_tree, dev_split, evaluate,
                                   index_retriever, wiki_retriever)
-from brainfs.cache.search.retrieval import DEFAULT_PARAMS, RecallParams, recall
+from brainfs.cache.search.retrieval import DEFAULT_PARAMS, RecallParams, retrieve
 
 OUT = Path(__file__).resolve().parent / "results"
 
@@ -147,7 +147,7 @@ def latency_check(data: Path, model: Any, index_embedder: Any, points: dict[str,
                     for ix, now, qs in indexes:
                         for q in qs:
                             t = time.perf_counter()
-                            recall(ix, q, k=20, embedder=model, now=now, params=params)
+                            retrieve(ix, q, k=20, embedder=model, now=now, params=params)
                             ms.append((time.perf_counter() - t) * 1000)
                     res[phase] = {"p50": pct(ms, 0.5), "p95": pct(ms, 0.95), "n": len(ms)}
                 out["points"][name] = res

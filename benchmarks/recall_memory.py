@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     mark("the mount's imports")
     from brainfs.backend.config import Config
     from brainfs.cache.search import shardsync
-    from brainfs.cache.search.recaller import Recaller
+    from brainfs.cache.search.localindex import LocalIndex
     from brainfs.fs import heap
 
     from benchmarks.index_shard_bench import QUESTIONS
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         index.part(name).warm()
     heap.release_free_memory()
     mark("every part's vectors loaded")
-    rec = Recaller(args.index, Config(), index=index)
+    rec = LocalIndex(args.index, Config(), index=index)
     rec.embedder()
     heap.release_free_memory()
     mark("model loaded")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from brainfs.cache.search.retrieval import STOPWORDS
+from brainfs.cache.search.queryterms import STOPWORDS
 
 from .text import strip_annotations
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from brainfs.cache.search.chunker import split_frontmatter
-from brainfs.cache.search.retrieval import cited_sources
+from brainfs.cache.search.citations import cited_sources
 
 from .validate import INDEX_PATH, LINK_RE
 

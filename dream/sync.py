@@ -372,7 +372,7 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
         except BackendError as e:
             log.warning("preload pack not refreshed: %s", e)
         if reindex:
-            from brainfs.cache.search.recaller import build_index, local_index_path
+            from brainfs.cache.search.localindex import build_index, local_index_path
 
             local = local_index_path(workdir)
             prog.phase("indexing")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from brainfs.cache.search import dates
 from brainfs.cache.search.chunker import chunk_file, normalize_date, split_frontmatter
-from brainfs.cache.search.retrieval import STOPWORDS
+from brainfs.cache.search.queryterms import STOPWORDS
 from brainfs.cache.search.text import slug_words
 
 # --------------------------------------------------------------------------- transcripts

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from brainfs.cache.search.retrieval import STOPWORDS
+from brainfs.cache.search.queryterms import STOPWORDS
 
 from .gather import FRAME_WORDS as GATHER_FRAME
 from .text import content_words, strip_annotations

@@ -33,7 +33,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, CorpusURL, is_link, link_name,
                                   path_problem, reserved_name)
-from brainfs.cache.search.recaller import local_index_path
+from brainfs.cache.search.localindex import local_index_path
 from brainfs.fs.fusectl import brainfs_mount_above
 
 if TYPE_CHECKING:
@@ -41,9 +41,9 @@ if TYPE_CHECKING:
 
     from brainfs.backend.store import ObjectStore
     from brainfs.cache.context.assembly import ContextWindow, MemorySource
+    from brainfs.cache.search.cards import RecallResult
     from brainfs.cache.search.index import SearchIndex
-    from brainfs.cache.search.recaller import Recaller
-    from brainfs.cache.search.retrieval import RecallResult
+    from brainfs.cache.search.localindex import LocalIndex
 
 #: How long a question asked of a mount's index copy waits for the mount's recall to take
 #: the index (fetching its first parts, after a mount: seconds).
@@ -191,7 +191,7 @@ class Recall:
 
     def text(self) -> str:
         """The extractive synthesis ``brainfs recall`` prints."""
-        from brainfs.cache.search.retrieval import render_synthesis
+        from brainfs.cache.search.cards import render_synthesis
 
         out = render_synthesis(self.result, self.materialized)
         if self.failed:
@@ -240,7 +240,7 @@ def assemble_context(task: str, make_source: Callable[[SearchIndex | None], Memo
 def _context_day(as_of: str | None, history: bool) -> str | None:
     """``as_of`` as ``YYYY-MM-DD`` (None: now), with recall's errors for a day that is not
     one and for a day with ``history``."""
-    from brainfs.cache.search.retrieval import check_day
+    from brainfs.cache.search.currency import check_day
 
     if as_of and history:
         raise UsageError("give as_of or history, not both")
@@ -263,7 +263,7 @@ class Memory:
         self.cfg = config if isinstance(config, Config) else Config.load(Path(config) if config else None)
         self._lock = threading.RLock()
         self._store: ObjectStore | None = None
-        self._recaller: Recaller | None = None
+        self._recaller: LocalIndex | None = None
         self._listing: tuple[float, list[str]] | None = None  # (when, indexable paths)
         where_s = os.fspath(where)
         scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", where_s)
@@ -357,7 +357,7 @@ class Memory:
         replaced it and its card says ``superseded_by`` (value, date, source). ``as_of``
         (``YYYY-MM-DD``) answers with what was true on that day; ``history`` keeps every
         passage where it matches (still marked)."""
-        from brainfs.cache.search.retrieval import check_day
+        from brainfs.cache.search.currency import check_day
         from brainfs.fs.recall import MAX_K
 
         if not query.strip():
@@ -373,7 +373,7 @@ class Memory:
         with self._lock:
             if self.mountpoint is not None:
                 return self._recall_through_mount(query, k, as_of, history)
-            from brainfs.cache.search.recaller import Recaller, download_all
+            from brainfs.cache.search.localindex import LocalIndex, download_all
 
             if self._recaller is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
@@ -383,7 +383,7 @@ class Memory:
                 index = download_all(self.store, local)
                 if index is None:
                     raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
-                self._recaller = Recaller(local, self.cfg, index=index)
+                self._recaller = LocalIndex(local, self.cfg, index=index)
             return Recall(self._search_in_bucket(query, k, as_of, history), corpus=str(self.url))
 
     #: searches one recall may make while it finds files deleted since the index was built
@@ -444,7 +444,7 @@ class Memory:
         """How many files recall would index are not in the index (one LIST, reused for
         ``UNINDEXED_TTL_S``: a recall loop must not list a large corpus each time)."""
         from brainfs.backend.keys import is_internal
-        from brainfs.cache.search.recaller import is_indexable
+        from brainfs.cache.search.localindex import is_indexable
 
         now = time.monotonic()
         if self._listing is None or now - self._listing[0] > UNINDEXED_TTL_S:
@@ -454,7 +454,7 @@ class Memory:
 
     def _recall_through_mount(self, query: str, k: int | None, as_of: str | None = None,
                               history: bool = False) -> Recall:
-        from brainfs.cache.search.retrieval import Card, RecallResult
+        from brainfs.cache.search.cards import Card, RecallResult
         from brainfs.fs.recall import with_options
 
         assert self.mountpoint is not None
@@ -489,7 +489,7 @@ class Memory:
         passage whose file the mount no longer has is left out."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from brainfs.cache.search.recaller import Recaller, files_for
+        from brainfs.cache.search.localindex import LocalIndex, files_for
         from brainfs.cache.search.shardsync import open_local
 
         assert self.mountpoint is not None
@@ -518,7 +518,7 @@ class Memory:
             if index is None:
                 raise UsageError(f"recall through {mp}: no search index yet: run "
                                  f"`brainfs index {self.url}`")
-            self._recaller = Recaller(local, self.cfg, index=index)
+            self._recaller = LocalIndex(local, self.cfg, index=index)
         result = self._recaller.search(query, k, as_of, history)
 
         def read(path: str) -> bytes | None:
@@ -702,7 +702,7 @@ class Memory:
                 index_path = local_index_path(self._cache_dir)
             make = lambda ix: MemorySource(self.mountpoint, ix, embedder=spec, name=str(self.url))  # noqa: E731
         else:
-            from brainfs.cache.search.recaller import download_all
+            from brainfs.cache.search.localindex import download_all
 
             if index_path is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))

@@ -40,7 +40,7 @@ import trio
 
 from brainfs.cache.search import shardsync
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.recaller import Recaller, files_for, is_indexable, local_index_path
+from brainfs.cache.search.localindex import LocalIndex, files_for, is_indexable, local_index_path
 from brainfs.cache.search.shardmap import Manifest
 from brainfs.cache.search.sharded import ShardedIndex
 
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from brainfs.backend.keys import CorpusURL
     from brainfs.backend.store import ObjectStore
 
-    from brainfs.cache.search.retrieval import RecallResult
+    from brainfs.cache.search.cards import RecallResult
 
     from .ops import Ops
 
@@ -99,7 +99,7 @@ def split_options(question: str) -> tuple[str, int | None, str | None, bool]:
     """``"where is Ana [as-of=2026-05-01] [k=5]"`` -> ``("where is Ana", 5, "2026-05-01",
     False)``: the question, k, the as-of day and whether ``[history]`` was asked. Raises
     ValueError for a k outside 1..MAX_K, a day that is not one, or as-of with history."""
-    from brainfs.cache.search.retrieval import check_day
+    from brainfs.cache.search.currency import check_day
 
     k: int | None = None
     as_of: str | None = None
@@ -137,7 +137,7 @@ class RecallService:
         self.store, self.cfg, self.cache_dir, self.url = store, cfg, cache_dir, url
         #: the mount's operations, once they exist (attach): recall materializes through them
         self.ops: Ops | None = None
-        self.recaller: Recaller | None = None
+        self.recaller: LocalIndex | None = None
         self.ready = trio.Event()
         self.problem: str | None = None
         self.limiter = trio.CapacityLimiter(1)  # one query at a time: the model is shared
@@ -179,7 +179,7 @@ class RecallService:
         if index is None:
             self.problem = self.problem or f"no search index yet: run `brainfs index {self.url}`"
         else:
-            self.recaller = Recaller(local, self.cfg, index=index)
+            self.recaller = LocalIndex(local, self.cfg, index=index)
             self.problem = None
         self.ready.set()
         await self._catch_up()
@@ -193,8 +193,8 @@ class RecallService:
                 await self._fetch_rest(local, manifest)
 
     @contextlib.asynccontextmanager
-    async def _holding(self, recaller: Recaller) -> AsyncIterator[Recaller]:
-        """Hold ``recaller`` for the block (:meth:`Recaller.hold`): a reload meanwhile
+    async def _holding(self, recaller: LocalIndex) -> AsyncIterator[LocalIndex]:
+        """Hold ``recaller`` for the block (:meth:`LocalIndex.hold`): a reload meanwhile
         closes it after the block, in a worker thread. Enter it where the recaller is taken
         (``async with`` enters with no checkpoint)."""
         recaller.acquire()
@@ -313,7 +313,7 @@ class RecallService:
         # On the trio thread, where every user takes the recaller and holds it: a query
         # that took the old one reads it to its end (its connections keep reading the
         # replaced files), and it closes when the last holder lets go.
-        old, self.recaller = self.recaller, Recaller(local, self.cfg, index=index)
+        old, self.recaller = self.recaller, LocalIndex(local, self.cfg, index=index)
         self.problem = None
         self._hashes = None
         if old is not None:
@@ -341,7 +341,7 @@ class RecallService:
         async with self._holding(recaller):
             await self._catch_up_held(recaller, ops)
 
-    async def _catch_up_held(self, recaller: Recaller, ops: Ops) -> None:
+    async def _catch_up_held(self, recaller: LocalIndex, ops: Ops) -> None:
         indexed = await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
         for path, etag in list(self._written.items()):
             if self.recaller is not recaller:
@@ -356,7 +356,7 @@ class RecallService:
                 continue  # indexed, or changed again since (that upload brings it)
             await self._index_local_copy(recaller, path, etag)
 
-    async def _index_local_copy(self, recaller: Recaller, path: str, etag: str) -> None:
+    async def _index_local_copy(self, recaller: LocalIndex, path: str, etag: str) -> None:
         """Index the cache's copy of ``path`` (uploaded as ``etag``)."""
         assert self.ops is not None
         try:
@@ -406,7 +406,7 @@ class RecallService:
             except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
                 log.warning("recall could not follow other writers' changes: %s", e)
 
-    async def _indexed(self, recaller: Recaller) -> dict[str, str]:
+    async def _indexed(self, recaller: LocalIndex) -> dict[str, str]:
         """path -> ETag of every file ``recaller``'s index holds, which the caller holds
         (the current index's: read again after each change)."""
         if recaller is not self.recaller:
@@ -440,7 +440,7 @@ class RecallService:
         async with self._holding(recaller):
             await self._bring_current_held(recaller, ops, paths)
 
-    async def _bring_current_held(self, recaller: Recaller, ops: Ops, paths: list[str] | None) -> None:
+    async def _bring_current_held(self, recaller: LocalIndex, ops: Ops, paths: list[str] | None) -> None:
         indexed = await self._indexed(recaller)
         if paths is None:
             paths = [p for p in ops.ws.files if is_indexable(p)]
@@ -488,7 +488,7 @@ class RecallService:
                         self.cfg.recall_follow_max_files, self.cfg.recall_follow_max_bytes,
                         self.url)
 
-    async def _reindex(self, recaller: Recaller, path: str, etag: str) -> None:
+    async def _reindex(self, recaller: LocalIndex, path: str, etag: str) -> None:
         """Index another writer's version of ``path`` (the listing's ``etag``): the cache's
         copy when it holds that version, else one GET (a text file: small)."""
         assert self.ops is not None
@@ -516,7 +516,7 @@ class RecallService:
         finally:
             self._hashes = None
 
-    async def _vet(self, recaller: Recaller, result: RecallResult, question: str,
+    async def _vet(self, recaller: LocalIndex, result: RecallResult, question: str,
                    k: int | None, reread: bool = True, as_of: str | None = None,
                    history: bool = False) -> RecallResult:
         """Never an answer quoting a file as current that is not: passages of deleted files
@@ -592,7 +592,7 @@ class RecallService:
             out["failed"] = {p: str(e) for p, e in errors.items()}
             out["timings"] = timings
             return (json.dumps(out, indent=2) + "\n").encode()
-        from brainfs.cache.search.retrieval import render_synthesis
+        from brainfs.cache.search.cards import render_synthesis
 
         text = render_synthesis(result, paths)
         if errors:

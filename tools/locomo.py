@@ -55,7 +55,11 @@ from brainfs.cache.search.embedder import Embedder, load_embedder
 from brainfs.cache.search.model import token_counter
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search import retrieval as _rt
-from brainfs.cache.search.retrieval import STOPWORDS, Card, cited_refs, cites_in, recall
+from brainfs.cache.search.candidates import STRICT_FIRST
+from brainfs.cache.search.cards import Card
+from brainfs.cache.search.citations import cited_refs, cites_in
+from brainfs.cache.search.fusion import ADJUST, FUSION, RRF_K
+from brainfs.cache.search.queryterms import STOPWORDS
 
 if TYPE_CHECKING:
     import numpy as np
@@ -287,7 +291,7 @@ def content_words(text: str) -> list[str]:
     * numbers are words, however short, without leading zeros ("07" = "7"); number
       words stay words ("two" ≠ "2");
     * an ISO date reads as a person writes it: "2023-05-07" → 7, may, 2023;
-    * stop words (``retrieval.STOPWORDS``, the list recall's keyword search drops) are
+    * stop words (``queryterms.STOPWORDS``, the list recall's keyword search drops) are
       dropped: "the", "a", "of", "before"…;
     * plural endings are folded: "groups" = "group", "stories" = "story", "boxes" =
       "box" ("bus", "glass", "tennis" stay); verb endings are not ("painted" ≠ "paint").
@@ -358,9 +362,10 @@ def recall_cards(index: SearchIndex, question: str, mode: str, embedder: Embedde
     """The cards brainfs recall returns from ``index`` in ``mode`` for the answer measure:
     ``k`` of them, with recall's own card cut (``max_chars`` left at its default) and wiki
     lines left to the returned turns they cite (``leave_to_turns``), as a mount and the CLI
-    (``Recaller.search``); extra keyword arguments go to :func:`recall`."""
+    (``LocalIndex.search``); extra keyword arguments go to ``retrieval.retrieve``."""
     recall_kwargs.setdefault("leave_to_turns", True)
-    return recall(index, question, k=k, embedder=embedder, now=now, mode=mode, **recall_kwargs).cards
+    return _rt.retrieve(index, question, k=k, embedder=embedder, now=now, mode=mode,
+                        **recall_kwargs).cards
 
 
 def recall_reader(index: SearchIndex, mode: str, embedder: Embedder | None,
@@ -459,8 +464,8 @@ def index_retriever(mode: str, **recall_kwargs: Any) -> RetrieverFactory:
 
     def factory(ctx: ConversationContext) -> Retriever:
         def retrieve(question: str, k: int) -> list[Passage]:
-            res = recall(ctx.index, question, k=k, embedder=ctx.embedder, now=ctx.now,
-                         max_chars=EVAL_MAX_CHARS, mode=mode, **recall_kwargs)
+            res = _rt.retrieve(ctx.index, question, k=k, embedder=ctx.embedder, now=ctx.now,
+                               max_chars=EVAL_MAX_CHARS, mode=mode, **recall_kwargs)
             if res.mode != mode:
                 # Scoring a degraded retriever under another's name would be a lie. The one
                 # legitimate case is a question with no keyword in the corpus: BM25 then
@@ -523,11 +528,11 @@ def wiki_retriever(build_wiki: Callable[[dict[str, str]], dict[str, str]],
             # 3k deep: passages skipped as already credited must not leave the list short
             lists = []
             for index, w, files in ((ctx.index, 1.0, ctx.tree), (ix, weight, wiki)):
-                res = recall(index, question, k=3 * k, embedder=ctx.embedder, now=ctx.now,
-                             max_chars=EVAL_MAX_CHARS, mode=mode,
-                             params=params if index is ctx.index else None,
-                             alias_groups=groups)
-                lists.append([(w / (_rt.RRF_K + r), index is ix, r,
+                res = _rt.retrieve(index, question, k=3 * k, embedder=ctx.embedder, now=ctx.now,
+                                   max_chars=EVAL_MAX_CHARS, mode=mode,
+                                   params=params if index is ctx.index else None,
+                                   alias_groups=groups)
+                lists.append([(w / (RRF_K + r), index is ix, r,
                                Passage(c.ref, c.text, passage_turns(c.ref, c.text, files, sources)))
                               for r, c in enumerate(res.cards, 1)])
             return _merge_wiki(lists[0] + lists[1], k, min_new_turns)
@@ -805,7 +810,7 @@ def evaluate(path: Path, limit_conversations: int | None = None,
         "index": {**{k: round(v, 3) if isinstance(v, float) else v
                      for k, v in asdict(tally.index).items()},
                   "chunks_per_s": round(tally.index.chunks / secs, 1) if secs else 0.0},
-        "config": {"fusion": f"{_rt.FUSION}(k={_rt.RRF_K})+{_rt.ADJUST}", "strict_first": _rt.STRICT_FIRST,
+        "config": {"fusion": f"{FUSION}(k={RRF_K})+{ADJUST}", "strict_first": STRICT_FIRST,
                    "embedder": embedder.name if embedder is not None else None,
                    "data": Path(path).name},
     }

@@ -4,7 +4,7 @@ the sub-queries that each find one of them.
 "What subject have Caroline and Melanie both painted?" asks about two people's turns, and a
 single query matches best the turns that mention painting *and* one of them; the other
 person's turn falls below the cut. Retrieving for "What subject have Caroline painted" and
-"… Melanie painted" separately, then fusing the lists (``retrieval.recall``), gives each part
+"… Melanie painted" separately, then fusing the lists (``retrieval.retrieve``), gives each part
 its own head of the list. Three shapes are split, by rules (no model):
 
 * coordinated names or short phrases — "Caroline and Melanie", "in Sapporo and in Tallinn",

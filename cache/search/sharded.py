@@ -1,7 +1,7 @@
 """Several index parts (``shardmap``) searched as one index.
 
 :class:`ShardedIndex` offers the reading methods of :class:`~brainfs.cache.search.index.
-SearchIndex` that ``retrieval.recall`` calls, over the parts that are present, so recall
+SearchIndex` that ``retrieval.retrieve`` calls, over the parts that are present, so recall
 runs unchanged. Chunk ids are made global by the part's position: ``(position << 40) |
 id`` (position 0 keeps its ids, so one part answers exactly as a plain index).
 
@@ -85,7 +85,7 @@ class ShardedIndex:
                 old, self._parts[i] = self._parts[i], part
                 self._hits = {k: v for k, v in self._hits.items() if k[0] != i}
                 # A query may hold it in its snapshot: closed with the index, whose
-                # holders (Recaller.hold) all let go first.
+                # holders (LocalIndex.hold) all let go first.
                 self._retired.append(old)
             else:
                 self._names.append(name)

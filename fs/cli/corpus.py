@@ -337,7 +337,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     from brainfs.cache.local.pack import pack_blob
     from brainfs.cache.search.embedder import PendingEmbedder
-    from brainfs.cache.search.recaller import build_index, local_index_path
+    from brainfs.cache.search.localindex import build_index, local_index_path
 
     # The model loads while the bucket is checked and listed and the first files are
     # fetched and chunked; the build waits for it only when its first batch is ready.

@@ -12,7 +12,7 @@ import pytest
 
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.dates import meaning
-from brainfs.cache.search.retrieval import cited_refs
+from brainfs.cache.search.citations import cited_refs
 from brainfs.dream import core
 from brainfs.dream.core import correction_event, run_local
 from brainfs.dream.synth import DeterministicSynthesizer
@@ -336,7 +336,7 @@ def _upload(store, files: dict[str, str]) -> None:
 
 @pytest.mark.s3
 def test_s3_run_commits_uploads_and_reindexes(store, tmp_path: Path) -> None:
-    from brainfs.cache.search.recaller import INDEX_MANIFEST_KEY
+    from brainfs.cache.search.localindex import INDEX_MANIFEST_KEY
     from brainfs.dream.sync import run_s3, wiki_log
 
     _upload(store, {"sessions/s1/transcript.md": S1, "sessions/s2/transcript.md": S2})

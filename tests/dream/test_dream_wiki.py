@@ -14,7 +14,7 @@ import pytest
 
 from benchmarks.dream_personas import PERSONAS, as_user_role, load, run, score
 from brainfs.cache.search.chunker import split_frontmatter
-from brainfs.cache.search.retrieval import cited_refs
+from brainfs.cache.search.citations import cited_refs
 from brainfs.dream import relations as R
 from brainfs.dream import subjects as S
 from brainfs.dream.core import correction_event, run_local
@@ -355,7 +355,7 @@ def test_correct_reaches_guide_and_card_over_s3(store, tmp_path: Path) -> None:
 def test_recall_and_context_put_the_correction_above_the_old_card(tree: Path, tmp_path: Path) -> None:
     from brainfs.cache.context.assembly import MemorySource, assemble
     from brainfs.cache.search.index import SearchIndex
-    from brainfs.cache.search.retrieval import recall
+    from brainfs.cache.search.retrieval import retrieve
 
     run_local(tree, None, apply=True)
     p, c = correction_event("Figures should be SVG, not PDF.",
@@ -368,7 +368,7 @@ def test_recall_and_context_put_the_correction_above_the_old_card(tree: Path, tm
     ix.refresh(files, lambda rel: (tree / rel).read_bytes(), None)
     try:
         now = _dt.datetime(2026, 7, 3, tzinfo=_dt.timezone.utc)
-        hits = [h.path for h in recall(ix, "figure format", k=10, now=now, mode="sparse").cards]
+        hits = [h.path for h in retrieve(ix, "figure format", k=10, now=now, mode="sparse").cards]
         new = next(i for i, h in enumerate(hits) if h.startswith("notes/corrections/"))
         old = next((i for i, h in enumerate(hits) if h == "notes/preferences/figure-formats.md"), len(hits))
         assert new < old, hits

@@ -20,7 +20,7 @@ from helpers import CLI_TREE, upload_tree, wait_for, write_tree
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
     """The CLI_TREE uploaded and a keyword index built and uploaded (no model)."""
     from brainfs.cache.local.pack import build_pack
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "build-index.sqlite", None)

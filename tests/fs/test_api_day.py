@@ -18,7 +18,7 @@ from helpers import CLI_TREE, upload_tree, write_tree
 
 
 def _corpus(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "build-index.sqlite", None)

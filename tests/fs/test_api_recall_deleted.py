@@ -25,7 +25,7 @@ def test_recall_searches_around_a_transcript_deleted_since_the_index(
         tmp_path: Path, cfg: Config, corpus: CorpusURL, store: ObjectStore,
         monkeypatch: pytest.MonkeyPatch) -> None:
     from brainfs import Memory
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     monkeypatch.setenv("BRAINFS_GLOBAL_GUIDE", str(tmp_path / "no-global-guide.md"))
     quiet = cfg.override(embedder="none")

@@ -585,7 +585,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
 def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config, env, corpus,
                                           store) -> None:
     from benchmarks.s3proxy import S3Proxy
-    from brainfs.cache.search.recaller import INDEX_MANIFEST_KEY
+    from brainfs.cache.search.localindex import INDEX_MANIFEST_KEY
 
     for i in range(300):
         store.put(f"notes/n{i:03d}.md", f"---\ntype: fact\n---\n\nnote {i} about Kyoto\n".encode())

@@ -125,7 +125,7 @@ def test_graph_picture_and_page(tmp_path: Path, env, corpus: CorpusURL, store: O
 
 def test_context_page(tmp_path: Path, env, cfg: Config, corpus: CorpusURL, store: ObjectStore) -> None:
     from brainfs.cache.local.pack import build_pack
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "ix.sqlite", None)

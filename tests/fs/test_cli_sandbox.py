@@ -44,7 +44,7 @@ def _in(script: Path, mem: Path, mode: str, cmd: str) -> subprocess.CompletedPro
 def test_bubblewrap_recipe(tmp_path: Path, repo_root: Path, cfg, corpus, store: ObjectStore,
                            mounter) -> None:
     from brainfs.cache.local.pack import build_pack
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "ix.sqlite", None)

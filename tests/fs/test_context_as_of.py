@@ -196,7 +196,7 @@ def test_assembly_of_a_plain_tree_before_and_after_the_move(tmp_path: Path) -> N
 @pytest.fixture
 def memory(store: ObjectStore, cfg: Config, tmp_path: Path) -> CorpusURL:
     """The memory above in the bucket, indexed (keyword search)."""
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
     build_index(store, tmp_path / "build-index", None)

@@ -72,7 +72,7 @@ async def _dream_ended(client, timeout: float = 600) -> dict:
 
 def _indexed(store: ObjectStore, cfg: Config, tmp_path: Path) -> None:
     from brainfs.cache.local.pack import build_pack
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     build_index(store, tmp_path / "build-index.sqlite", None)

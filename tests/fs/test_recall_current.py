@@ -127,7 +127,7 @@ def memory(store: ObjectStore, cfg: Config, tmp_path: Path) -> CorpusURL:
     """The memory above in the bucket, indexed (keyword search: the ranking rules under
     test do not depend on the model), with its preload pack."""
     from brainfs.cache.local.pack import build_pack
-    from brainfs.cache.search.recaller import build_index
+    from brainfs.cache.search.localindex import build_index
 
     upload_tree(store, write_tree(tmp_path / "src", TREE))
     build_index(store, tmp_path / "build-index", None)

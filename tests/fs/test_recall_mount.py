@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.search.recaller import INDEX_MANIFEST_KEY, build_index
+from brainfs.cache.search.localindex import INDEX_MANIFEST_KEY, build_index
 
 from helpers import RECALL_OLD, RECALL_TREE, upload_tree, write_tree
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.search.recaller import build_index
+from brainfs.cache.search.localindex import build_index
 
 from helpers import upload_tree, wait_for, write_tree
 

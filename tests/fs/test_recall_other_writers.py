@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.search.recaller import build_index
+from brainfs.cache.search.localindex import build_index
 from brainfs.fs.api import Memory
 
 from helpers import upload_tree, write_tree

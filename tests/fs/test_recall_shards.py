@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from brainfs.backend.store import ObjectStore
-from brainfs.cache.search.recaller import build_index
+from brainfs.cache.search.localindex import build_index
 from brainfs.cache.search.shardsync import read_manifest
 
 from helpers import NO_RELIST, upload_tree, wait_for, write_tree

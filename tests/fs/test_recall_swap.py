@@ -23,7 +23,8 @@ import trio
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.workingset import WorkingSet
-from brainfs.cache.search.recaller import Recaller, RecallerClosed, build_index, download_all, local_index_path
+from brainfs.cache.search.localindex import (LocalIndex, LocalIndexClosed, build_index,
+                                             download_all, local_index_path)
 from brainfs.fs.daemonopen import DaemonOpenOps
 from brainfs.fs.recall import RecallService
 
@@ -55,7 +56,7 @@ def _service(store: ObjectStore, corpus: CorpusURL, cfg, tmp_path: Path) -> Reca
     svc = RecallService(store, cfg, cache, corpus)
     svc.attach(DaemonOpenOps(ws, cfg))
     local = local_index_path(cache)
-    svc.recaller = Recaller(local, cfg, index=download_all(store, local))
+    svc.recaller = LocalIndex(local, cfg, index=download_all(store, local))
     svc.ready.set()
     return svc
 
@@ -100,7 +101,7 @@ def test_a_recall_during_an_index_swap_answers(order, store, corpus, cfg, tmp_pa
     # The new index is the one searched from now on; the old one is closed once no query
     # holds it.
     assert svc.recaller is not first and out.get("reloaded")
-    with pytest.raises(RecallerClosed):
+    with pytest.raises(LocalIndexClosed):
         with first.hold():
             pass
     again = json.loads(trio.run(svc.query, "heron pond.json"))
@@ -120,7 +121,7 @@ def test_close_waits_for_the_last_holder(store, corpus, cfg, tmp_path) -> None:
         got = trio.run(trio.to_thread.run_sync, r.search, "heron pond")
         assert "notes/pets/heron.md" in {c.path for c in got.cards}
         assert r.index.file_hashes()
-    with pytest.raises(RecallerClosed):
+    with pytest.raises(LocalIndexClosed):
         with r.hold():
             pass
     import apsw

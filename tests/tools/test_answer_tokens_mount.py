@@ -20,7 +20,7 @@ import pytest
 from brainfs.backend.store import ObjectStore
 from brainfs.tools.locomo import (ANSWER_K, answer_found, answer_scored, conversation_tree,
                                   evaluate, read_samples, read_within, wiki_retriever)
-from brainfs.cache.search.recaller import build_index
+from brainfs.cache.search.localindex import build_index
 from brainfs.tools.locomo_wiki import build_wiki
 from brainfs.fs.recall import with_k
 

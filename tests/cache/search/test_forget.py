@@ -9,7 +9,7 @@ import pytest
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.forget import forgotten_by, request_phrases
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.recaller import build_index
+from brainfs.cache.search.localindex import build_index
 
 pytestmark = pytest.mark.s3
 

@@ -19,7 +19,7 @@ import pytest
 from brainfs.cache.search import indexrefresh
 from brainfs.cache.search.embedder import PendingEmbedder
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.recaller import is_indexable
+from brainfs.cache.search.localindex import is_indexable
 
 pytestmark = pytest.mark.model
 

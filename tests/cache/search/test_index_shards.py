@@ -17,8 +17,9 @@ import pytest
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.recaller import build_index, download_all, is_indexable
-from brainfs.cache.search.retrieval import fts_query, query_terms, recall
+from brainfs.cache.search.localindex import build_index, download_all, is_indexable
+from brainfs.cache.search.queryterms import fts_query, query_terms
+from brainfs.cache.search.retrieval import retrieve
 from brainfs.cache.search.shardmap import CORE, Manifest, shard_of
 from brainfs.cache.search.sharded import ShardedIndex
 from brainfs.cache.search.shardsync import read_manifest
@@ -103,8 +104,8 @@ def test_parts_answer_as_the_whole_index(store: ObjectStore, sample_tree: Path, 
                 naive_differs |= [round(s, 6) for s, _ in naive] != [round(s, 6) for _, s in a]
             qv = emb.embed([q])[0]
             assert ranked(whole, whole.dense_search(qv, 30)) == ranked(parts, parts.dense_search(qv, 30))
-            ra = recall(whole, q, k=10, embedder=emb, now=NOW)
-            rb = recall(parts, q, k=10, embedder=emb, now=NOW)
+            ra = retrieve(whole, q, k=10, embedder=emb, now=NOW)
+            rb = retrieve(parts, q, k=10, embedder=emb, now=NOW)
             # The same top k in the same order (scores may differ slightly where a list
             # holds ties: RRF then takes them in the order of ids, which differ).
             assert [c.ref for c in ra.cards] == [c.ref for c in rb.cards], q
@@ -144,7 +145,7 @@ def test_refresh_touches_only_the_changed_part(store: ObjectStore, sample_tree: 
     assert {n for n in after if after[n] != before[n]} == {part}
     assert set(after) == set(before)
     with download_all(store, tmp_path / "fresh") as ix:
-        hits = recall(ix, "okapi mascot Ferdinand", k=3, embedder=emb, now=NOW)
+        hits = retrieve(ix, "okapi mascot Ferdinand", k=3, embedder=emb, now=NOW)
         assert hits.cards[0].path == path
 
     # Nothing changed: nothing is refreshed or uploaded.
@@ -192,7 +193,7 @@ def test_one_file_index_is_read_then_split_once(store: ObjectStore, sample_tree:
 
     old = download_all(store, tmp_path / "reader")  # read as it is
     assert isinstance(old, SearchIndex)
-    expected = [c.ref for c in recall(old, QUESTIONS[0], k=10, embedder=emb, now=NOW).cards]
+    expected = [c.ref for c in retrieve(old, QUESTIONS[0], k=10, embedder=emb, now=NOW).cards]
     old.close()
 
     counting = CountingBow()
@@ -206,7 +207,7 @@ def test_one_file_index_is_read_then_split_once(store: ObjectStore, sample_tree:
     assert INDEX_KEY not in keys and INDEX_MANIFEST_KEY in keys
     with download_all(store, tmp_path / "reader2") as parts:
         assert isinstance(parts, ShardedIndex) and len(parts.names()) > 4
-        assert [c.ref for c in recall(parts, QUESTIONS[0], k=10, embedder=emb, now=NOW).cards] == expected
+        assert [c.ref for c in retrieve(parts, QUESTIONS[0], k=10, embedder=emb, now=NOW).cards] == expected
 
 
 def test_manifest_rejects_a_newer_format() -> None:

@@ -19,8 +19,8 @@ import pytest
 from brainfs.cache.search import int8vectors
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.int8vectors import exact_top, quantize
-from brainfs.cache.search.recaller import is_indexable
-from brainfs.cache.search.retrieval import recall
+from brainfs.cache.search.localindex import is_indexable
+from brainfs.cache.search.retrieval import retrieve
 from brainfs.cache.search.sharded import ShardedIndex
 from brainfs.cache.search.shardsync import split_index
 from brainfs.tools.sample import generate
@@ -250,8 +250,8 @@ def test_real_model_recall_top10_unchanged(tree: Path, tmp_path: Path) -> None:
             for n in (10, 50):
                 assert_same(ix.dense_search(q, n), ref.dense_search(q, n), (i, n))
         for question in QUESTIONS:
-            a = recall(ix, question, k=10, embedder=emb, now=NOW)
-            b = recall(ref, question, k=10, embedder=emb, now=NOW)
+            a = retrieve(ix, question, k=10, embedder=emb, now=NOW)
+            b = retrieve(ref, question, k=10, embedder=emb, now=NOW)
             assert a.mode == b.mode == "hybrid"
             assert [c.ref for c in a.cards] == [c.ref for c in b.cards], question
             assert np.allclose([c.score for c in a.cards], [c.score for c in b.cards], atol=1e-6)

@@ -8,11 +8,11 @@ import datetime as _dt
 
 import pytest
 
-from brainfs.cache.search import retrieval
+from brainfs.cache.search import ordering
 from brainfs.cache.search.dates import Period, named_period
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.rerank import date_prior
-from brainfs.cache.search.retrieval import RecallParams, recall
+from brainfs.cache.search.retrieval import RecallParams, retrieve
 from helpers import BowEmbedder
 
 NOW = _dt.datetime(2024, 6, 1, tzinfo=_dt.timezone.utc)
@@ -71,8 +71,8 @@ def _session_days(res) -> list[str]:
 @pytest.mark.unit
 def test_recall_lifts_the_turns_said_on_the_day_a_question_names(mini_index: SearchIndex) -> None:
     q = "What did Ines do on 12 April, 2024?"  # session 3 was on 12 April 2024
-    plain = recall(mini_index, q, k=6, embedder=BOW, now=NOW, params=OFF)
-    on = recall(mini_index, q, k=6, embedder=BOW, now=NOW, params=ON)
+    plain = retrieve(mini_index, q, k=6, embedder=BOW, now=NOW, params=OFF)
+    on = retrieve(mini_index, q, k=6, embedder=BOW, now=NOW, params=ON)
     assert _session_days(plain).count("mini-1-s3") < 6
     assert _session_days(on) == ["mini-1-s3"] * 6  # session 3's six turns
     assert "said on 12 April 2024" in on.why and "said on" not in plain.why
@@ -80,11 +80,11 @@ def test_recall_lifts_the_turns_said_on_the_day_a_question_names(mini_index: Sea
     s3 = [c.ref for c in plain.cards if "mini-1-s3" in c.path]
     assert [c.ref for c in on.cards if c.ref in s3] == s3
     # a month with its year: every session of April 2024 (only session 3 here)
-    month = recall(mini_index, "What did Ines do in April 2024?", k=6, embedder=BOW, now=NOW, params=ON)
+    month = retrieve(mini_index, "What did Ines do in April 2024?", k=6, embedder=BOW, now=NOW, params=ON)
     assert _session_days(month) == ["mini-1-s3"] * 6
     # no date named: nothing changes
-    none = recall(mini_index, "What pets does Ines have?", k=6, embedder=BOW, now=NOW, params=ON)
-    assert [c.ref for c in none.cards] == [c.ref for c in recall(
+    none = retrieve(mini_index, "What pets does Ines have?", k=6, embedder=BOW, now=NOW, params=ON)
+    assert [c.ref for c in none.cards] == [c.ref for c in retrieve(
         mini_index, "What pets does Ines have?", k=6, embedder=BOW, now=NOW, params=OFF).cards]
 
 
@@ -96,9 +96,9 @@ def _broken(*_a, **_k):
 @pytest.mark.parametrize("attr", ["named_period", "date_prior"])
 def test_recall_answers_with_the_date_stage_broken(mini_index: SearchIndex, monkeypatch, attr: str) -> None:
     q = "What did Ines do on 12 April, 2024?"
-    plain = recall(mini_index, q, k=6, embedder=BOW, now=NOW, params=OFF)
-    monkeypatch.setattr(retrieval, attr, _broken)
-    res = recall(mini_index, q, k=6, embedder=BOW, now=NOW, params=ON)
+    plain = retrieve(mini_index, q, k=6, embedder=BOW, now=NOW, params=OFF)
+    monkeypatch.setattr(ordering, attr, _broken)
+    res = retrieve(mini_index, q, k=6, embedder=BOW, now=NOW, params=ON)
     assert res.mode == "hybrid" and "date stage skipped" in res.why, res.why
     assert [c.ref for c in res.cards] == [c.ref for c in plain.cards]  # as if off
 
@@ -106,9 +106,9 @@ def test_recall_answers_with_the_date_stage_broken(mini_index: SearchIndex, monk
 @pytest.mark.unit
 def test_the_chain_still_degrades_with_the_date_stage_on(mini_index: SearchIndex) -> None:
     q = "What did Ines do on 12 April, 2024?"
-    dense = recall(mini_index, q, k=6, embedder=BOW, now=NOW, params=ON, mode="dense")
-    sparse = recall(mini_index, q, k=6, embedder=None, now=NOW, params=ON)
-    recent = recall(mini_index, "", k=6, embedder=None, now=NOW, params=ON)
+    dense = retrieve(mini_index, q, k=6, embedder=BOW, now=NOW, params=ON, mode="dense")
+    sparse = retrieve(mini_index, q, k=6, embedder=None, now=NOW, params=ON)
+    recent = retrieve(mini_index, "", k=6, embedder=None, now=NOW, params=ON)
     assert (dense.mode, sparse.mode, recent.mode) == ("dense", "sparse", "recent")
     assert _session_days(dense)[0] == _session_days(sparse)[0] == "mini-1-s3"
     assert "said on" in dense.why and "said on" in sparse.why

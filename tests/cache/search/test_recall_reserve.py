@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.cache.search import retrieval
+from brainfs.cache.search import ordering
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.rerank import session_key, session_reserve
-from brainfs.cache.search.retrieval import RecallParams, recall
+from brainfs.cache.search.retrieval import RecallParams, retrieve
 from brainfs.tools.locomo import _content_hash, conversation_tree
 from helpers import BowEmbedder
 
@@ -95,8 +95,8 @@ def _sessions(res) -> set[str]:
 @pytest.mark.unit
 def test_recall_reserves_the_tail_of_a_list_question_for_new_sessions(pets_index: SearchIndex) -> None:
     q = "What pets does Ines have?"
-    plain = recall(pets_index, q, k=10, embedder=BOW, now=NOW, params=OFF)
-    on = recall(pets_index, q, k=10, embedder=BOW, now=NOW, params=ON)
+    plain = retrieve(pets_index, q, k=10, embedder=BOW, now=NOW, params=OFF)
+    on = retrieve(pets_index, q, k=10, embedder=BOW, now=NOW, params=ON)
     assert len(plain.cards) == len(on.cards) == 10
     assert len(_sessions(plain)) < 3  # the cat session fills the list
     assert _sessions(on) == {session_key(c.path) for c in on.cards} and len(_sessions(on)) == 3
@@ -104,7 +104,7 @@ def test_recall_reserves_the_tail_of_a_list_question_for_new_sessions(pets_index
     assert {c.anchor for c in on.cards[8:]} == {"D2:1", "D3:1"}
     assert "new sessions" in on.why and "new sessions" not in plain.why
     # a question for one fact is not a list: nothing reserved
-    one = recall(pets_index, "Where is Pimenta sleeping?", k=10, embedder=BOW, now=NOW, params=ON)
+    one = retrieve(pets_index, "Where is Pimenta sleeping?", k=10, embedder=BOW, now=NOW, params=ON)
     assert "new sessions" not in one.why
 
 
@@ -120,9 +120,9 @@ def _broken(*_a, **_k):
 def test_recall_answers_with_the_stage_broken(pets_index: SearchIndex, monkeypatch,
                                               attr: str, said: str) -> None:
     q = "What pets does Ines have?"
-    plain = recall(pets_index, q, k=10, embedder=BOW, now=NOW, params=OFF)
-    monkeypatch.setattr(retrieval, attr, _broken)
-    res = recall(pets_index, q, k=10, embedder=BOW, now=NOW, params=ON)
+    plain = retrieve(pets_index, q, k=10, embedder=BOW, now=NOW, params=OFF)
+    monkeypatch.setattr(ordering, attr, _broken)
+    res = retrieve(pets_index, q, k=10, embedder=BOW, now=NOW, params=ON)
     assert res.mode == "hybrid" and said in res.why, res.why
     assert [c.ref for c in res.cards] == [c.ref for c in plain.cards]  # as if off
 
@@ -130,9 +130,9 @@ def test_recall_answers_with_the_stage_broken(pets_index: SearchIndex, monkeypat
 @pytest.mark.unit
 def test_the_chain_still_degrades_with_the_stage_on(pets_index: SearchIndex) -> None:
     q = "What pets does Ines have?"
-    dense = recall(pets_index, q, k=10, embedder=BOW, now=NOW, params=ON, mode="dense")
-    sparse = recall(pets_index, q, k=10, embedder=None, now=NOW, params=ON)
-    recent = recall(pets_index, "", k=10, embedder=None, now=NOW, params=ON)
+    dense = retrieve(pets_index, q, k=10, embedder=BOW, now=NOW, params=ON, mode="dense")
+    sparse = retrieve(pets_index, q, k=10, embedder=None, now=NOW, params=ON)
+    recent = retrieve(pets_index, "", k=10, embedder=None, now=NOW, params=ON)
     assert (dense.mode, sparse.mode, recent.mode) == ("dense", "sparse", "recent")
     assert len(_sessions(dense)) == 3 and "new sessions" in sparse.why
     assert "new sessions" not in recent.why and len(recent.cards) == 10

@@ -17,11 +17,12 @@ import pytest
 
 from brainfs.backend.config import Config
 from brainfs.cache.search.chunker import chunk_file
+from brainfs.cache.search.citations import cited_refs, cites_in
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.indexschema import SCHEMA_VERSION
+from brainfs.cache.search.localindex import LocalIndex
 from brainfs.cache.search.restated import leave_to_turns, left_lines
-from brainfs.cache.search.recaller import Recaller
-from brainfs.cache.search.retrieval import cited_refs, cites_in, recall
+from brainfs.cache.search.retrieval import retrieve
 
 pytestmark = pytest.mark.unit
 
@@ -135,8 +136,8 @@ def test_the_chunker_resolves_a_page_chunks_cites_and_the_index_keeps_them(ix: S
 
 
 def test_a_wiki_line_whose_turn_recall_returns_is_left_to_it(ix: SearchIndex) -> None:
-    res = recall(ix, "Who painted a lake at sunrise for the school fair?", k=10, now=NOW,
-                 leave_to_turns=True)
+    res = retrieve(ix, "Who painted a lake at sunrise for the school fair?", k=10, now=NOW,
+                   leave_to_turns=True)
     refs = [c.ref for c in res.cards]
     assert "sessions/s3/transcript.md#D3:6" in refs
     pages = _page_cards(res)
@@ -152,17 +153,17 @@ def test_a_wiki_line_whose_turn_recall_returns_is_left_to_it(ix: SearchIndex) ->
     assert cited_refs(PAGE)[cites_in(kept[0].text)[0]] == "sessions/s2/transcript.md#D2:4"
 
     # without the rule (brainfs context's recall: it applies its own), the chunk is whole
-    whole = recall(ix, "Who painted a lake at sunrise for the school fair?", k=10, now=NOW)
+    whole = retrieve(ix, "Who painted a lake at sunrise for the school fair?", k=10, now=NOW)
     assert any("painted a lake" in c.text and "running farther" in c.text for c in _page_cards(whole))
 
 
 def test_a_chunk_left_with_no_line_is_dropped_and_the_list_filled_up(ix: SearchIndex) -> None:
     q = "Who carried the kayak to the lake shore at dawn with the new paddles?"
-    before = recall(ix, q, k=3, now=NOW)
+    before = retrieve(ix, q, k=3, now=NOW)
     kayak = [c for c in before.cards if c.path == PAGE_PATH and "kayak" in c.text]
     assert kayak and kayak[0].text.count("\n") == 0  # the line alone in its chunk
     assert "sessions/s3/transcript.md#D3:7" in [c.ref for c in before.cards]
-    after = recall(ix, q, k=3, now=NOW, leave_to_turns=True)
+    after = retrieve(ix, q, k=3, now=NOW, leave_to_turns=True)
     assert not any(c.path == PAGE_PATH and "kayak" in c.text for c in after.cards)
     assert "sessions/s3/transcript.md#D3:7" in [c.ref for c in after.cards]
     assert len(after.cards) == 3  # filled up from the next candidates
@@ -170,18 +171,18 @@ def test_a_chunk_left_with_no_line_is_dropped_and_the_list_filled_up(ix: SearchI
 
 
 def test_what_is_true_now_of_a_page_the_question_names_stays(ix: SearchIndex) -> None:
-    named = recall(ix, "Is Melanie's husband Ben?", k=10, now=NOW, leave_to_turns=True)
+    named = retrieve(ix, "Is Melanie's husband Ben?", k=10, now=NOW, leave_to_turns=True)
     assert "sessions/s1/transcript.md#D1:2" in [c.ref for c in named.cards]
     assert any("husband is Ben" in c.text for c in _page_cards(named))
     # the same line, the page not named: the turn says it in full
-    unnamed = recall(ix, "Whose husband is Ben?", k=10, now=NOW, leave_to_turns=True)
+    unnamed = retrieve(ix, "Whose husband is Ben?", k=10, now=NOW, leave_to_turns=True)
     assert "sessions/s1/transcript.md#D1:2" in [c.ref for c in unnamed.cards]
     assert not any("husband is Ben" in c.text for c in _page_cards(unnamed))
 
 
 def test_a_superseded_line_stays_with_its_turns(ix: SearchIndex) -> None:
-    res = recall(ix, "Did they live in Denver before moving to Boulder?", k=10, now=NOW,
-                 leave_to_turns=True)
+    res = retrieve(ix, "Did they live in Denver before moving to Boulder?", k=10, now=NOW,
+                   leave_to_turns=True)
     refs = [c.ref for c in res.cards]
     assert {"sessions/s1/transcript.md#D1:2", "sessions/s3/transcript.md#D3:1"} <= set(refs)
     assert any("replaced by Boulder" in c.text for c in _page_cards(res))
@@ -225,20 +226,20 @@ def test_an_index_of_format_4_gets_the_column_and_returns_pages_whole_until_refr
     try:
         q = "Who painted a lake at sunrise for the school fair?"
         assert any("painted a lake" in c.text
-                   for c in _page_cards(recall(ix, q, k=10, now=NOW, leave_to_turns=True)))
+                   for c in _page_cards(retrieve(ix, q, k=10, now=NOW, leave_to_turns=True)))
         ix.refresh([(rel, str(hash(text))) for rel, text in FILES.items()],
                    lambda rel: FILES[rel].encode("utf-8"), None)
         assert ix.meta("schema_version") == str(SCHEMA_VERSION)
         assert not any("painted a lake" in c.text
-                       for c in _page_cards(recall(ix, q, k=10, now=NOW, leave_to_turns=True)))
+                       for c in _page_cards(retrieve(ix, q, k=10, now=NOW, leave_to_turns=True)))
     finally:
         ix.close()
 
 
 def test_what_recall_gives_a_reader_leaves_the_line_to_its_turn(ix: SearchIndex, tmp_path: Path) -> None:
-    """``Recaller.search`` is what ``brainfs recall``, a mount's ``.recall/``, MCP and
+    """``LocalIndex.search`` is what ``brainfs recall``, a mount's ``.recall/``, MCP and
     ``Memory.recall`` answer with (keyword search here: no model)."""
-    res = Recaller(tmp_path, Config(embedder="none"), index=ix).search(
+    res = LocalIndex(tmp_path, Config(embedder="none"), index=ix).search(
         "Who painted a lake at sunrise for the school fair?", k=10)
     assert "sessions/s3/transcript.md#D3:6" in [c.ref for c in res.cards]
     pages = _page_cards(res)
@@ -275,8 +276,8 @@ def test_a_wiki_line_is_not_left_to_a_turn_of_a_file_the_caller_knows_is_deleted
     # lost the statement with it.
     q = "Who painted a lake at sunrise for the school fair?"
     gone = "sessions/s3/transcript.md"
-    after = [c for c in recall(ix, q, k=5, now=NOW, leave_to_turns=True).cards if c.path != gone]
+    after = [c for c in retrieve(ix, q, k=5, now=NOW, leave_to_turns=True).cards if c.path != gone]
     assert not any("painted a lake" in c.text for c in after)  # what dropping afterwards did
-    res = recall(ix, q, k=5, now=NOW, leave_to_turns=True, exclude={gone})
+    res = retrieve(ix, q, k=5, now=NOW, leave_to_turns=True, exclude={gone})
     assert not any(c.path == gone for c in res.cards)
     assert any("painted a lake" in c.text for c in _page_cards(res)), [c.text for c in res.cards]

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache.search import retrieval
+from brainfs.cache.search import candidates
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.retrieval import RecallParams, recall
+from brainfs.cache.search.retrieval import RecallParams, retrieve
 from brainfs.cache.search.sentences import (MAX_SENTENCES, SentenceMemo, best_sentence_scores,
                                             sentences)
 from brainfs.tools.locomo import _content_hash
@@ -145,14 +145,14 @@ def _rank(res, anchor: str) -> int:
 
 @pytest.mark.unit
 def test_recall_ranks_a_turn_by_its_best_sentence(index: SearchIndex) -> None:
-    off = recall(index, QUESTION, k=7, embedder=BOW, now=NOW, params=OFF, mode="dense")
-    on = recall(index, QUESTION, k=7, embedder=BOW, now=NOW, params=ON, mode="dense")
+    off = retrieve(index, QUESTION, k=7, embedder=BOW, now=NOW, params=OFF, mode="dense")
+    on = retrieve(index, QUESTION, k=7, embedder=BOW, now=NOW, params=ON, mode="dense")
     assert "best sentence of" in on.why and "best sentence" not in off.why
     assert not any("dense:sentences" in c.ranks for c in off.cards)
     assert on.cards[0].anchor == "D1:1" and on.cards[0].ranks["dense:sentences"] == 1
     assert "dense:sentences #1" in on.cards[0].reason
     assert _rank(on, "D1:1") < _rank(off, "D1:1")
-    hybrid = recall(index, QUESTION, k=7, embedder=BOW, now=NOW, params=ON)
+    hybrid = retrieve(index, QUESTION, k=7, embedder=BOW, now=NOW, params=ON)
     assert hybrid.mode == "hybrid" and "best sentence of" in hybrid.why
 
 
@@ -164,7 +164,7 @@ def test_the_pool_bounds_what_is_embedded(index: SearchIndex) -> None:
     import brainfs.cache.search.sentences as S
     saved, S.MEMO = S.MEMO, SentenceMemo()
     try:
-        res = recall(index, QUESTION, k=5, embedder=emb, now=NOW, params=p)
+        res = retrieve(index, QUESTION, k=5, embedder=emb, now=NOW, params=p)
     finally:
         S.MEMO = saved
     assert "best sentence of 2" in res.why
@@ -182,8 +182,8 @@ def _broken(*_a, **_k):
 
 @pytest.mark.unit
 def test_a_failing_sentence_stage_is_skipped_and_named(index: SearchIndex, monkeypatch) -> None:
-    monkeypatch.setattr(retrieval, "best_sentence_scores", _broken)
-    res = recall(index, QUESTION, k=5, embedder=BOW, now=NOW, params=ON)
+    monkeypatch.setattr(candidates, "best_sentence_scores", _broken)
+    res = retrieve(index, QUESTION, k=5, embedder=BOW, now=NOW, params=ON)
     assert res.mode == "hybrid" and len(res.cards) == 5
     assert "sentence stage skipped (stage broken for the test)" in res.why
     assert not any("dense:sentences" in c.ranks for c in res.cards)
@@ -191,9 +191,9 @@ def test_a_failing_sentence_stage_is_skipped_and_named(index: SearchIndex, monke
 
 @pytest.mark.unit
 def test_the_chain_still_degrades_with_the_sentence_stage_on(index: SearchIndex) -> None:
-    sparse = recall(index, QUESTION, k=5, embedder=None, now=NOW, params=ON)
-    asked = recall(index, QUESTION, k=5, embedder=BOW, now=NOW, params=ON, mode="sparse")
-    recent = recall(index, "", k=5, embedder=BOW, now=NOW, params=ON)
+    sparse = retrieve(index, QUESTION, k=5, embedder=None, now=NOW, params=ON)
+    asked = retrieve(index, QUESTION, k=5, embedder=BOW, now=NOW, params=ON, mode="sparse")
+    recent = retrieve(index, "", k=5, embedder=BOW, now=NOW, params=ON)
     assert (sparse.mode, asked.mode, recent.mode) == ("sparse", "sparse", "recent")
     assert len(recent.cards) == 5
     for r in (sparse, asked, recent):

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache.search import retrieval
+from brainfs.cache.search import candidates, ordering
 from brainfs.cache.search.aliases import expansions
 from brainfs.cache.search.dates import date_notes, resolve
 from brainfs.cache.search.index import SearchIndex
@@ -20,7 +20,7 @@ from brainfs.cache.search.indexschema import SCHEMA_VERSION
 from brainfs.tools.locomo import _content_hash, conversation_tree
 from brainfs.cache.search.querysplit import split_question
 from brainfs.cache.search.rerank import mmr, propagate_neighbours, session_cap, session_prior
-from brainfs.cache.search.retrieval import RecallParams, recall
+from brainfs.cache.search.retrieval import RecallParams, retrieve
 from helpers import LOCOMO_MINI as MINI
 from helpers import BowEmbedder
 
@@ -83,7 +83,7 @@ def test_dates_are_resolved_into_the_index(mini_index: SearchIndex) -> None:
     d31 = next(r for r in rows.values() if r["anchor"] == "D3:1")
     assert d31["text"].endswith("[last weekend: 6–7 April 2024]")
     # a question naming the date finds the turn that said "last weekend", keyword search alone
-    res = recall(mini_index, "What happened on 6 April 2024?", k=3, mode="sparse", now=NOW)
+    res = retrieve(mini_index, "What happened on 6 April 2024?", k=3, mode="sparse", now=NOW)
     assert res.cards[0].anchor == "D3:1"
     assert mini_index.meta("schema_version") == str(SCHEMA_VERSION)
 
@@ -104,14 +104,14 @@ def test_an_index_of_the_older_format_is_read_then_rebuilt(tmp_path: Path, caplo
         ix = SearchIndex(tmp_path / "old.db")
     assert "index format 1 predates resolved dates" in caplog.text
     # readable as it is
-    assert recall(ix, "pottery workshop", k=2, mode="sparse", now=NOW).cards
+    assert retrieve(ix, "pottery workshop", k=2, mode="sparse", now=NOW).cards
     caplog.clear()
     with caplog.at_level("WARNING"):
         st = ix.refresh(files, lambda p: tree[p].encode(), None)
     assert st["files_indexed"] == len(files)  # every file re-read although none changed
     assert f"updating the index from format 1 to {SCHEMA_VERSION}" in caplog.text
     assert ix.meta("schema_version") == str(SCHEMA_VERSION)
-    assert recall(ix, "What happened on 6 April 2024?", k=1, mode="sparse", now=NOW).cards[0].anchor == "D3:1"
+    assert retrieve(ix, "What happened on 6 April 2024?", k=1, mode="sparse", now=NOW).cards[0].anchor == "D3:1"
     assert ix.refresh(files, lambda p: tree[p].encode(), None)["files_indexed"] == 0
     ix.close()
 
@@ -138,9 +138,9 @@ def test_aliases_from_wiki_pages_expand_the_query(tmp_path: Path) -> None:
     ix.refresh([(p, _content_hash(t)) for p, t in files.items()], lambda p: files[p].encode(), None)
     try:
         assert ix.alias_groups() == [["Melanie Ortiz", "Mel"]]
-        with_aliases = recall(ix, "what did Mel make", k=3, mode="sparse", now=NOW)
-        without = recall(ix, "what did Mel make", k=3, mode="sparse", now=NOW,
-                         params=RecallParams(aliases=False))
+        with_aliases = retrieve(ix, "what did Mel make", k=3, mode="sparse", now=NOW)
+        without = retrieve(ix, "what did Mel make", k=3, mode="sparse", now=NOW,
+                           params=RecallParams(aliases=False))
         assert "notes/a.md" in [c.path for c in with_aliases.cards]
         assert without.mode == "sparse" and [c.path for c in without.cards] == ["notes/b.md"]
         assert "aliases: Melanie Ortiz" in with_aliases.why
@@ -191,11 +191,11 @@ def test_mmr_and_session_cap_spread_the_list() -> None:
 @pytest.mark.unit
 def test_split_question_finds_both_people_through_recall(mini_index: SearchIndex) -> None:
     q = "What have Ines and Tomas both painted?"
-    on = recall(mini_index, q, k=3, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW,
-                params=RecallParams(split_weight=1.0))
+    on = retrieve(mini_index, q, k=3, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW,
+                  params=RecallParams(split_weight=1.0))
     assert "split into 2" in on.why
     assert any("sub-query list" in c.reason for c in on.cards)
-    off = recall(mini_index, q, k=3, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW)
+    off = retrieve(mini_index, q, k=3, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW)
     assert "split" not in off.why and not any("sub-query" in c.reason for c in off.cards)
 
 
@@ -213,19 +213,19 @@ def _broken(*_a, **_k):
 
 @pytest.mark.unit
 @pytest.mark.parametrize("target,attr,said", [
-    (retrieval, "split_question", "question splitting failed"),
+    (candidates, "split_question", "question splitting failed"),
     (SearchIndex, "alias_groups", "alias expansion failed"),
     (SearchIndex, "neighbour_ids", "neighbours skipped"),
-    (retrieval, "session_prior", "session-first skipped"),
+    (ordering, "session_prior", "session-first skipped"),
     (SearchIndex, "vectors", "mmr skipped"),
 ])
 def test_each_stage_can_fail_and_recall_still_answers(mini_index: SearchIndex, monkeypatch,
                                                       target, attr, said) -> None:
     q = "What have Ines and Tomas both painted?"
-    good = recall(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON)
+    good = retrieve(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON)
     assert good.mode == "hybrid" and len(good.cards) == 5
     monkeypatch.setattr(target, attr, _broken)
-    res = recall(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON)
+    res = retrieve(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON)
     assert res.mode == "hybrid" and len(res.cards) == 5
     assert said in res.why, res.why
 
@@ -233,9 +233,9 @@ def test_each_stage_can_fail_and_recall_still_answers(mini_index: SearchIndex, m
 @pytest.mark.unit
 def test_the_chain_still_degrades_with_every_stage_on(mini_index: SearchIndex) -> None:
     q = "What have Ines and Tomas both painted?"
-    dense = recall(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON, mode="dense")
-    sparse = recall(mini_index, q, k=5, embedder=None, now=NOW, params=ALL_ON)
-    recent = recall(mini_index, "", k=5, embedder=None, now=NOW, params=ALL_ON)
+    dense = retrieve(mini_index, q, k=5, embedder=BowEmbedder(dim=64, name="test-bow"), now=NOW, params=ALL_ON, mode="dense")
+    sparse = retrieve(mini_index, q, k=5, embedder=None, now=NOW, params=ALL_ON)
+    recent = retrieve(mini_index, "", k=5, embedder=None, now=NOW, params=ALL_ON)
     assert (dense.mode, sparse.mode, recent.mode) == ("dense", "sparse", "recent")
     assert all(len(r.cards) == 5 for r in (dense, sparse, recent))
     assert "no embedder" in sparse.why

@@ -9,11 +9,11 @@ import datetime as _dt
 
 import pytest
 
-from brainfs.cache.search import retrieval
+from brainfs.cache.search import candidates, ordering
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.querysplit import is_list_question, without_names
 from brainfs.cache.search.rerank import session_key, session_spread
-from brainfs.cache.search.retrieval import RecallParams, recall
+from brainfs.cache.search.retrieval import RecallParams, retrieve
 from helpers import BowEmbedder
 
 NOW = _dt.datetime(2024, 5, 3, tzinfo=_dt.timezone.utc)
@@ -54,27 +54,27 @@ def test_without_names_gives_nothing_when_nothing_is_removed_or_left(question: s
 @pytest.mark.unit
 def test_recall_adds_the_unnamed_query_for_a_speaker_only(mini_index: SearchIndex) -> None:
     q = "What did Ines make at the pottery workshop?"
-    on = recall(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON)
+    on = retrieve(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON)
     assert on.mode == "hybrid" and "without Ines" in on.why, on.why
     assert any({"dense:unnamed", "bm25:unnamed"} & set(c.ranks) for c in on.cards)
     assert any("unnamed" in c.reason for c in on.cards)
-    off = recall(mini_index, q, k=5, embedder=BOW, now=NOW, params=OFF)
+    off = retrieve(mini_index, q, k=5, embedder=BOW, now=NOW, params=OFF)
     assert "without" not in off.why
     assert not any(n.endswith(":unnamed") for c in off.cards for n in c.ranks)
     # Porto and Lisbon are in capitals but speak no turn: nothing is removed
-    place = recall(mini_index, "Where is the ceramics course, Porto or Lisbon?", k=5,
-                   embedder=BOW, now=NOW, params=ON)
+    place = retrieve(mini_index, "Where is the ceramics course, Porto or Lisbon?", k=5,
+                     embedder=BOW, now=NOW, params=ON)
     assert "without" not in place.why
 
 
 @pytest.mark.unit
 def test_the_unnamed_query_uses_the_lists_that_answered(mini_index: SearchIndex) -> None:
     q = "What did Ines make at the pottery workshop?"
-    sparse = recall(mini_index, q, k=5, embedder=None, now=NOW, params=ON)
+    sparse = retrieve(mini_index, q, k=5, embedder=None, now=NOW, params=ON)
     assert sparse.mode == "sparse" and "without Ines" in sparse.why
     assert all("dense:unnamed" not in c.ranks for c in sparse.cards)
     assert any("bm25:unnamed" in c.ranks for c in sparse.cards)
-    dense = recall(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON, mode="dense")
+    dense = retrieve(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON, mode="dense")
     assert dense.mode == "dense" and all("bm25:unnamed" not in c.ranks for c in dense.cards)
 
 
@@ -126,13 +126,13 @@ def test_recall_spreads_a_list_question_only(mini_index: SearchIndex) -> None:
         return len({session_key(c.path) for c in res.cards})
 
     q = "What pets does Ines have?"
-    spread = recall(mini_index, q, k=4, embedder=BOW, now=NOW, params=ON)
-    plain = recall(mini_index, q, k=4, embedder=BOW, now=NOW, params=OFF)
+    spread = retrieve(mini_index, q, k=4, embedder=BOW, now=NOW, params=ON)
+    plain = retrieve(mini_index, q, k=4, embedder=BOW, now=NOW, params=OFF)
     assert "list question" in spread.why and "list question" not in plain.why
     assert sessions(spread) >= sessions(plain)
     assert sessions(spread) == 4  # four sessions, four cards, strength 1: one each
-    single = recall(mini_index, "How long did Tomas take for the half marathon?", k=4,
-                    embedder=BOW, now=NOW, params=ON)
+    single = retrieve(mini_index, "How long did Tomas take for the half marathon?", k=4,
+                      embedder=BOW, now=NOW, params=ON)
     assert "list question" not in single.why
 
 
@@ -143,18 +143,18 @@ def _broken(*_a, **_k):
 
 
 @pytest.mark.unit
-@pytest.mark.parametrize("attr,said", [
-    ("without_names", "unnamed query skipped"),
-    ("is_list_question", "session spread skipped"),
-    ("session_spread", "session spread skipped"),
+@pytest.mark.parametrize("stage,attr,said", [
+    (candidates, "without_names", "unnamed query skipped"),
+    (ordering, "is_list_question", "session spread skipped"),
+    (ordering, "session_spread", "session spread skipped"),
 ])
-def test_each_new_stage_can_fail_and_recall_still_answers(mini_index: SearchIndex, monkeypatch,
+def test_each_new_stage_can_fail_and_recall_still_answers(mini_index: SearchIndex, monkeypatch, stage,
                                                           attr: str, said: str) -> None:
     q = "What pets does Ines have?"
-    good = recall(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON)
+    good = retrieve(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON)
     assert good.mode == "hybrid" and len(good.cards) == 5 and said not in good.why
-    monkeypatch.setattr(retrieval, attr, _broken)
-    res = recall(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON)
+    monkeypatch.setattr(stage, attr, _broken)
+    res = retrieve(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON)
     assert res.mode == "hybrid" and len(res.cards) == 5
     assert said in res.why, res.why
     if attr == "without_names":  # its lists are gone with it
@@ -164,9 +164,9 @@ def test_each_new_stage_can_fail_and_recall_still_answers(mini_index: SearchInde
 @pytest.mark.unit
 def test_the_chain_still_degrades_with_the_new_stages_on(mini_index: SearchIndex) -> None:
     q = "What pets does Ines have?"
-    dense = recall(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON, mode="dense")
-    sparse = recall(mini_index, q, k=5, embedder=None, now=NOW, params=ON)
-    recent = recall(mini_index, "", k=5, embedder=None, now=NOW, params=ON)
+    dense = retrieve(mini_index, q, k=5, embedder=BOW, now=NOW, params=ON, mode="dense")
+    sparse = retrieve(mini_index, q, k=5, embedder=None, now=NOW, params=ON)
+    recent = retrieve(mini_index, "", k=5, embedder=None, now=NOW, params=ON)
     assert (dense.mode, sparse.mode, recent.mode) == ("dense", "sparse", "recent")
     assert all(len(r.cards) == 5 for r in (dense, sparse, recent))
     assert "without" not in recent.why and "list question" not in recent.why

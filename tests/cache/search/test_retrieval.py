@@ -10,21 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from brainfs.cache.search import retrieval as rt
+from brainfs.cache.search import fusion
+from brainfs.cache.search.cards import (Card, RecallResult, freshness_label, render_synthesis,
+                                        truncate)
+from brainfs.cache.search.citations import cited_sources
+from brainfs.cache.search.fusion import adjust_factor, rrf
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.retrieval import (
-    Card,
-    RecallResult,
-    adjust_factor,
-    cited_sources,
-    freshness_label,
-    fts_query,
-    query_terms,
-    recall,
-    render_synthesis,
-    rrf,
-    truncate,
-)
+from brainfs.cache.search.queryterms import fts_query, query_terms
+from brainfs.cache.search.retrieval import RecallParams, retrieve
 
 NOW = dt.datetime(2024, 6, 1, 12, 0, tzinfo=dt.timezone.utc)
 
@@ -107,7 +100,7 @@ def test_hostile_queries_never_raise(tmp_path: Path, query: str) -> None:
             ix.sparse_search(fts_query(terms), 10)
             ix.sparse_search(fts_query(terms, "AND"), 10)
         for mode in ("auto", "sparse"):
-            res = recall(ix, query, k=3, mode=mode, now=NOW)
+            res = retrieve(ix, query, k=3, mode=mode, now=NOW)
             assert res.mode in ("sparse", "recent")
             assert res.cards  # degrades to recent rather than returning nothing
     finally:
@@ -135,7 +128,7 @@ def test_rrf_prefers_agreement_and_is_versioned() -> None:
     assert ranks[2] == {"dense": 2, "bm25": 2}
     assert ranks[4] == {"bm25": 1}
     assert set(order[1:3]) == {1, 4}  # first of each list tie
-    assert rt.FUSION == "rrf-v1" and rt.ADJUST == "adj-v2"
+    assert fusion.FUSION == "rrf-v1" and fusion.ADJUST == "adj-v2"
 
 
 @pytest.mark.unit
@@ -157,8 +150,8 @@ def test_hybrid_order_is_rrf_times_adjustment(tmp_path: Path) -> None:
     try:
         # the fusion alone: the stages after it (speaker, neighbours, …) are off here and
         # tested on their own in test_recall_stages.py
-        plain = rt.RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0, sentence_weight=0.0)
-        res = recall(ix, "dog parks Kyoto", k=6, embedder=emb, now=NOW, params=plain)
+        plain = RecallParams(neighbour=0.0, speaker=0.0, mmr_lambda=1.0, sentence_weight=0.0)
+        res = retrieve(ix, "dog parks Kyoto", k=6, embedder=emb, now=NOW, params=plain)
         assert res.mode == "hybrid"
         assert res.fusion == f"rrf-v1(k={plain.rrf_k})+adj-v2"
         scores = [c.score for c in res.cards]
@@ -166,7 +159,7 @@ def test_hybrid_order_is_rrf_times_adjustment(tmp_path: Path) -> None:
         for c in res.cards:
             base = sum(1 / (plain.rrf_k + r) for r in c.ranks.values())
             row = ix.chunks_by_id([c.chunk_id])[c.chunk_id]
-            days = rt.age_days(row["updated"] or row["created"], NOW)
+            days = fusion.age_days(row["updated"] or row["created"], NOW)
             assert c.score == pytest.approx(base * adjust_factor(row["confidence"], days, plain.rrf_k),
                                             rel=1e-4)
         top = res.cards[0]
@@ -183,7 +176,7 @@ def test_confidence_breaks_ties(tmp_path: Path) -> None:
     }
     ix = build(tmp_path, None, tree)
     try:
-        res = recall(ix, "wifi password", k=2, now=NOW)
+        res = retrieve(ix, "wifi password", k=2, now=NOW)
         assert [c.path for c in res.cards] == ["notes/a/high.md", "notes/a/low.md"]
         assert [c.confidence_pct for c in res.cards] == [100, 20]
     finally:
@@ -198,24 +191,24 @@ def test_degradation_chain_is_labelled(tmp_path: Path) -> None:
     ix = build(tmp_path, emb)
     try:
         assert ix.has_vectors() and ix.has_fts()
-        assert recall(ix, "dog", embedder=emb, now=NOW).mode == "hybrid"
+        assert retrieve(ix, "dog", embedder=emb, now=NOW).mode == "hybrid"
 
         # No embedder given → sparse, and it says why.
-        res = recall(ix, "dog", embedder=None, now=NOW)
+        res = retrieve(ix, "dog", embedder=None, now=NOW)
         assert res.mode == "sparse" and "no embedder" in res.why
 
         # The embedder fails at query time → sparse.
-        res = recall(ix, "dog", embedder=BrokenEmbedder(), now=NOW)
+        res = retrieve(ix, "dog", embedder=BrokenEmbedder(), now=NOW)
         assert res.mode == "sparse" and "dense search failed" in res.why
 
         # No keyword matches → dense alone answers.
-        res = recall(ix, "zzzunknownword", embedder=emb, now=NOW)
+        res = retrieve(ix, "zzzunknownword", embedder=emb, now=NOW)
         assert res.mode == "dense" and "no keyword match" in res.why
 
         # The vector table is gone → sparse still answers, labelled.
         ix.conn.execute("DROP TABLE chunks_vec")
         assert not ix.has_vectors()
-        res = recall(ix, "dog", embedder=emb, now=NOW)
+        res = retrieve(ix, "dog", embedder=emb, now=NOW)
         assert res.mode == "sparse" and "no vectors" in res.why
         # (a turn next to a match may join: the neighbour stage, test_recall_stages.py)
         assert res.cards and all("bm25 #" in c.reason or c.reason == "next to a match"
@@ -226,7 +219,7 @@ def test_degradation_chain_is_labelled(tmp_path: Path) -> None:
         # FTS gone too → the most recent chunks, labelled.
         ix.conn.execute("DROP TABLE chunks_fts")
         assert not ix.has_fts()
-        res = recall(ix, "dog", embedder=emb, now=NOW)
+        res = retrieve(ix, "dog", embedder=emb, now=NOW)
         assert res.mode == "recent" and "no FTS" in res.why
         assert res.cards[0].path == "knowledge/kyoto.md"  # updated 2024-05-25, the newest
         assert all(c.reason.startswith("recent #") for c in res.cards)
@@ -237,11 +230,11 @@ def test_degradation_chain_is_labelled(tmp_path: Path) -> None:
     ix = SearchIndex(tmp_path / "index.db")
     try:
         assert ix.has_fts() and not ix.has_vectors()
-        assert recall(ix, "dog", now=NOW).mode == "sparse"
+        assert retrieve(ix, "dog", now=NOW).mode == "sparse"
         ix.refresh([(p, str(zlib.crc32(t.encode()))) for p, t in TREE.items()],
                    lambda p: TREE[p].encode(), emb)
         assert ix.has_vectors()
-        assert recall(ix, "dog", embedder=emb, now=NOW).mode == "hybrid"
+        assert retrieve(ix, "dog", embedder=emb, now=NOW).mode == "hybrid"
     finally:
         ix.close()
 
@@ -251,15 +244,15 @@ def test_forced_modes(tmp_path: Path) -> None:
     emb = FakeEmbedder()
     ix = build(tmp_path, emb)
     try:
-        assert recall(ix, "dog", embedder=emb, mode="dense", now=NOW).mode == "dense"
-        assert recall(ix, "dog", embedder=emb, mode="sparse", now=NOW).mode == "sparse"
-        assert recall(ix, "dog", embedder=emb, mode="recent", now=NOW).mode == "recent"
+        assert retrieve(ix, "dog", embedder=emb, mode="dense", now=NOW).mode == "dense"
+        assert retrieve(ix, "dog", embedder=emb, mode="sparse", now=NOW).mode == "sparse"
+        assert retrieve(ix, "dog", embedder=emb, mode="recent", now=NOW).mode == "recent"
         # dense asked, none possible → next in the chain
-        assert recall(ix, "dog", embedder=None, mode="dense", now=NOW).mode == "sparse"
-        res = recall(ix, "", embedder=emb, now=NOW)
+        assert retrieve(ix, "dog", embedder=None, mode="dense", now=NOW).mode == "sparse"
+        res = retrieve(ix, "", embedder=emb, now=NOW)
         assert res.mode == "recent" and "empty query" in res.why
         with pytest.raises(ValueError):
-            recall(ix, "dog", mode="bogus")
+            retrieve(ix, "dog", mode="bogus")
     finally:
         ix.close()
 
@@ -271,7 +264,7 @@ def test_cards_carry_every_field(tmp_path: Path) -> None:
     emb = FakeEmbedder()
     ix = build(tmp_path, emb)
     try:
-        res = recall(ix, "dog parks", k=10, embedder=emb, now=NOW, stale_days=180)
+        res = retrieve(ix, "dog parks", k=10, embedder=emb, now=NOW, stale_days=180)
         d = res.to_dict()
         assert set(d) >= {"query", "mode", "why", "cards", "timings", "fusion"}
         assert set(d["timings"]) == {"embed_ms", "search_ms"}
@@ -304,11 +297,11 @@ def test_truncation_flag(tmp_path: Path) -> None:
     long = "---\ntitle: Long\n---\n" + " ".join(f"word{i}" for i in range(200)) + "\n"
     ix = build(tmp_path, None, {"knowledge/long.md": long})
     try:
-        res = recall(ix, "word5", k=1, max_chars=50, now=NOW)
+        res = retrieve(ix, "word5", k=1, max_chars=50, now=NOW)
         c = res.cards[0]
         assert c.truncated and len(c.text) <= 50 and c.text.endswith("…")
         assert not c.text[:-1].endswith("word")  # cut at a word boundary, not mid-word
-        full = recall(ix, "word5", k=1, max_chars=100_000, now=NOW).cards[0]
+        full = retrieve(ix, "word5", k=1, max_chars=100_000, now=NOW).cards[0]
         assert not full.truncated
     finally:
         ix.close()
@@ -359,8 +352,8 @@ def test_refresh_is_incremental_and_robust(tmp_path: Path) -> None:
         assert st["files_indexed"] == 1 and st["removed"] == 1 and st["failed"] == 1
         assert seen and seen[-1][1] == 2
         assert "GUIDE.md" not in ix.file_hashes() and "notes/x/bad.md" not in ix.file_hashes()
-        assert not recall(ix, "English", mode="sparse", now=NOW).cards[0].path == "GUIDE.md"
-        assert recall(ix, "cats", embedder=emb, now=NOW).cards[0].path == "notes/pets/dog.md"
+        assert not retrieve(ix, "English", mode="sparse", now=NOW).cards[0].path == "GUIDE.md"
+        assert retrieve(ix, "cats", embedder=emb, now=NOW).cards[0].path == "notes/pets/dog.md"
         # vectors and chunks stay in step
         s = ix.stats()
         assert s["vectors"] == s["chunks"]
@@ -374,12 +367,12 @@ def test_fts_only_build_then_vectors_filled_and_embedder_switch(tmp_path: Path) 
     ix = build(tmp_path, None)
     try:
         assert ix.has_fts() and not ix.has_vectors()
-        assert recall(ix, "dog", embedder=FakeEmbedder(), now=NOW).mode == "sparse"
+        assert retrieve(ix, "dog", embedder=FakeEmbedder(), now=NOW).mode == "sparse"
         emb = FakeEmbedder()
         st = ix.refresh([(p, str(zlib.crc32(t.encode()))) for p, t in TREE.items()],
                         lambda p: TREE[p].encode(), emb)
         assert st["files_indexed"] == 0 and st["embedded"] == ix.stats()["chunks"]
-        assert recall(ix, "dog", embedder=emb, now=NOW).mode == "hybrid"
+        assert retrieve(ix, "dog", embedder=emb, now=NOW).mode == "hybrid"
 
         class Other(FakeEmbedder):
             name = "other-model"
@@ -387,12 +380,12 @@ def test_fts_only_build_then_vectors_filled_and_embedder_switch(tmp_path: Path) 
 
         other = Other()
         # Vectors from another model are never compared with this one's queries.
-        res = recall(ix, "dog", embedder=other, now=NOW)
+        res = retrieve(ix, "dog", embedder=other, now=NOW)
         assert res.mode == "sparse" and "not other-model" in res.why
         ix.refresh([(p, str(zlib.crc32(t.encode()))) for p, t in TREE.items()],
                    lambda p: TREE[p].encode(), other)
         assert ix.embedder_name() == "other-model"
-        assert recall(ix, "dog", embedder=other, now=NOW).mode == "hybrid"
+        assert retrieve(ix, "dog", embedder=other, now=NOW).mode == "hybrid"
     finally:
         ix.close()
 
@@ -406,7 +399,7 @@ def test_non_utf8_and_garbage_files_index(tmp_path: Path) -> None:
     try:
         st = ix.refresh([(p, "h") for p in blobs], lambda p: blobs[p], FakeEmbedder())
         assert st["files_indexed"] == 3 and st["failed"] == 0
-        assert recall(ix, "body words", mode="sparse", now=NOW).cards[0].path == "notes/a/fm.md"
+        assert retrieve(ix, "body words", mode="sparse", now=NOW).cards[0].path == "notes/a/fm.md"
         assert ix.upsert_file("notes/a/new.md", "h2", b"fresh \xff text", None) == 1
         assert ix.remove_file("notes/a/new.md") and not ix.remove_file("notes/a/new.md")
     finally:
@@ -420,7 +413,7 @@ def test_render_synthesis_is_deterministic_and_grouped(tmp_path: Path) -> None:
     emb = FakeEmbedder()
     ix = build(tmp_path, emb)
     try:
-        res = recall(ix, "dog Kyoto", k=6, embedder=emb, now=NOW)
+        res = retrieve(ix, "dog Kyoto", k=6, embedder=emb, now=NOW)
         mat = ["sessions/s1/transcript.md", "knowledge/kyoto.md"]
         a = render_synthesis(res, mat)
         assert a == render_synthesis(res, mat)
@@ -480,12 +473,12 @@ def test_real_model_finds_paraphrase_that_bm25_cannot(tmp_path: Path, minilm) ->
 
     ix = build(tmp_path, minilm)
     try:
-        sparse = recall(ix, "new puppy at home", mode="sparse", embedder=minilm, now=NOW)
+        sparse = retrieve(ix, "new puppy at home", mode="sparse", embedder=minilm, now=NOW)
         assert sparse.mode == "recent"  # no keyword in common with any chunk
-        res = recall(ix, "new puppy at home", k=3, embedder=minilm, now=NOW)
+        res = retrieve(ix, "new puppy at home", k=3, embedder=minilm, now=NOW)
         assert res.mode == "dense"
         assert any(c.anchor == "D1:1" or c.path == "notes/pets/dog.md" for c in res.cards[:2])
-        res = recall(ix, "which organisations did Mara meet in Kyoto", k=3, embedder=minilm, now=NOW)
+        res = retrieve(ix, "which organisations did Mara meet in Kyoto", k=3, embedder=minilm, now=NOW)
         assert res.mode == "hybrid"
         assert res.cards[0].path == "knowledge/kyoto.md"
         # both retrievers found it (the question without "Mara" adds its own lists)

@@ -23,7 +23,7 @@ from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.chunker import chunk_file, split_frontmatter
 from brainfs.cache.search.index import SearchIndex
-from brainfs.cache.search.retrieval import recall
+from brainfs.cache.search.retrieval import retrieve
 
 PLAIN = """# Planning call, 3 November 2026
 
@@ -132,7 +132,7 @@ def test_turn_times_kept_and_recall_dates_turns_exactly(tmp_path, corpus: Corpus
     ix.refresh(files, lambda p: store.get(p)[0], None)
     chunks = {c.anchor: c for p in got for c in chunk_file(p, store.get(p)[0])}
     assert chunks["D1:3"].updated.startswith("2026-10-05T13:30")
-    res = recall(ix, "tripod leg snapped on the pier", k=3, embedder=None)
+    res = retrieve(ix, "tripod leg snapped on the pier", k=3, embedder=None)
     top = res.cards[0]
     assert top.anchor == "D1:3" and top.updated.startswith("2026-10-05T13:30"), top
     ix.close()

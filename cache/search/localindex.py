@@ -1,5 +1,6 @@
-"""Recall over a corpus: keep the search index in step with the bucket, answer queries, and
-name the files a mount should materialize for an answer.
+"""The bucket's search index on this machine: which files it indexes, building it and
+uploading what changed (:func:`build_index`), the local copy queried and kept in step with
+writes (:class:`LocalIndex`), and the files a mount should materialize for an answer.
 
 The index is stored in the bucket in parts under ``.brainfs/index/`` with a manifest
 (``shardmap``: the wiki, cards and summaries in one part, transcripts by quarter).
@@ -29,8 +30,10 @@ from brainfs.cache.facts.records import FACTS_PATH
 from .embedder import Embedder, EmbedderUnavailable, PendingEmbedder, load_embedder
 from .forget import FORGET_DIR, request_phrases
 from .forget import is_request as is_forget_request
+from .cards import RecallResult
+from .citations import cited_sources
 from .index import SearchIndex
-from .retrieval import RecallResult, cited_sources, recall
+from .retrieval import retrieve
 from .sharded import ShardedIndex
 from .shardsync import download_all, open_local, refresh_parts
 
@@ -39,7 +42,7 @@ log = logging.getLogger(__name__)
 #: Folder of the local copy of the bucket's index in a cache (or dream work) directory.
 LOCAL_INDEX_NAME = "index"
 
-__all__ = ["INDEX_KEY", "INDEX_MANIFEST_KEY", "Recaller", "RecallerClosed", "build_index", "download_all",
+__all__ = ["INDEX_KEY", "INDEX_MANIFEST_KEY", "LocalIndex", "LocalIndexClosed", "build_index", "download_all",
            "files_for", "is_indexable", "local_index_path", "open_local"]
 
 
@@ -82,16 +85,16 @@ def build_index(store: ObjectStore, local: Path, embedder: Embedder | PendingEmb
     return stats
 
 
-class RecallerClosed(RuntimeError):
-    """A recaller was held after its index was closed (a caller kept it past a swap)."""
+class LocalIndexClosed(RuntimeError):
+    """A local index was held after it was closed (a caller kept it past a swap)."""
 
 
-class Recaller:
+class LocalIndex:
     """Queries against a local copy of the index (``index``, or what ``index_path`` holds:
     a folder of parts or one index file); the embedder loads on first use.
 
-    A mount replaces its recaller when a new index arrives (``RecallService.reload``) while
-    queries may still be reading the old one: a caller holds (:meth:`hold`) the recaller it
+    A mount replaces its local index when a new index arrives (``RecallService.reload``) while
+    queries may still be reading the old one: a caller holds (:meth:`hold`) the one it
     took for as long as it uses it, and :meth:`close` leaves the index's connections open
     until the last holder lets go (closed at once, they failed a first recall with
     ``apsw.ConnectionClosedError``: issue 27)."""
@@ -114,15 +117,15 @@ class Recaller:
         self._closed = False
 
     def acquire(self) -> None:
-        """Hold the index open (see :meth:`hold`); RecallerClosed when it is closed already.
-        Take it where the recaller is taken, with no wait in between."""
+        """Hold the index open (see :meth:`hold`); LocalIndexClosed when it is closed already.
+        Take it where the local index is taken, with no wait in between."""
         with self._holds:
             if self._closed:
-                raise RecallerClosed("the search index was replaced and closed")
+                raise LocalIndexClosed("the search index was replaced and closed")
             self._holders += 1
 
     def release(self) -> bool:
-        """Let go of a hold. True when it was the last hold of a recaller asked to close
+        """Let go of a hold. True when it was the last hold of a local index asked to close
         meanwhile: the caller then calls :meth:`close` (in a worker thread, from an event
         loop), which closes it now."""
         with self._holds:
@@ -130,7 +133,7 @@ class Recaller:
             return self._closing and self._holders == 0 and not self._closed
 
     @contextlib.contextmanager
-    def hold(self) -> Iterator[Recaller]:
+    def hold(self) -> Iterator[LocalIndex]:
         """Keep the index open for the block, whatever :meth:`close` is called meanwhile
         (blocking at its end when it closes the index then)."""
         self.acquire()
@@ -171,15 +174,15 @@ class Recaller:
                history: bool = False, exclude: Collection[str] = ()) -> RecallResult:
         """Hybrid recall (blocking: run it in a worker thread from an event loop); what is
         true now first, or as of a day, or everything in rank (``history``). A wiki line
-        whose cited turns the answer returns too is left to them (``retrieval.recall``'s
+        whose cited turns the answer returns too is left to them (``retrieval.retrieve``'s
         ``leave_to_turns``): a reader does not pay twice for one statement. ``exclude``:
         paths the caller knows are deleted since the index was built."""
         with self._lock:
             idx = self.index
         missing = idx.missing() if isinstance(idx, ShardedIndex) else []
-        result = recall(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
-                        stale_days=self.cfg.stale_days, as_of=as_of, history=history,
-                        leave_to_turns=True, exclude=exclude)
+        result = retrieve(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
+                          stale_days=self.cfg.stale_days, as_of=as_of, history=history,
+                          leave_to_turns=True, exclude=exclude)
         if missing:
             have = idx.names()
             # Said in the answer: older sessions may hold a better passage.
