@@ -22,7 +22,7 @@ from .subjects import is_role
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v16"  # v16: jobs, titles, managers and homes read by meaning (meaning.py) where no pattern reads one
+EXTRACTION = "facts-v17"  # v17: a possessed date or quantity is its possessor's; family names of three words; "teh"; titles without "staying"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 

@@ -608,6 +608,6 @@ def extract(sentence: str, antecedent: str = "") -> list["Relation"]:
     out = pattern.extract(sentence, antecedent)
     read = pattern.read_as(sentence)
     if not pattern.stands_in(read):
-        out += [r for r in relations(read, antecedent)
+        out += [pattern.plain_title(r) for r in relations(read, antecedent)
                 if not any(o.attr == r.attr and (o.subject == r.subject or o.inferred) for o in out)]
     return out

@@ -347,10 +347,17 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     # a card's "not X" closes a current value X of the same kind
     card_negs = [(c, R.negated_values(c["text"])) for c in cards]
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
+    turn_texts: dict[tuple, str] = defaultdict(str)
+    for f in facts:
+        if f.get("session"):
+            turn_texts[(f["session"], f.get("anchor"))] += " " + f["text"]
     n_replaced = 0
     ledger = FX.FactLedger()
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
+        _said_before(group, facts, subj, attr, key, subs)
+        if attr in ("role", "employer"):
+            _kept_alongside(group, turn_texts)
         title = subs.by_slug[subj].title
         got = FX.stays(group, key if attr in SINGLE else "")
         ledger.add((subj, attr, key), got,
@@ -389,6 +396,76 @@ def _apply_cards(group: list[Stated], card_negs: list[tuple[dict, list[str]]], s
                                     cur.detail, cur.phrase))
             else:
                 group.append(Stated(subj, attr, key, cur.value, cur.value_slug, "end", c))
+
+
+def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str,
+                 subs: Subjects) -> None:
+    """A correction "X works at B, not A" names the value it replaces: when no statement
+    of the group says A, the last earlier turn that names both the subject and A is where
+    the memory learned it ("Hedda Lindqvist, who is doing our pension review, works at
+    Wexmoor Mutual" — words no pattern reads), and becomes the first statement A, which the
+    correction then closes. Nothing is added when no turn names both."""
+    for i, st in enumerate(list(group)):
+        if not FX._is_correction(st) or st.op != "set":
+            continue
+        for new, old in reach.pairs(st.fact["text"]):
+            # the word before "not" is the new value or its last word ("an occupational
+            # therapist, not a physiotherapist")
+            fits = new is None or _same(new, st.value) or st.value.lower().endswith(" " + new.lower())
+            if not old or not fits or _same(old, st.value):
+                continue
+            if old[:1].islower():
+                # a title in lower case is as many words as the new one ("a charge nurse, not
+                # a staff nurse"): the words after "not"
+                k = len(st.value.split())
+                m = re.search(rf"\bnot\s+(?:an?\s+|the\s+)?({re.escape(old)}(?:\s+[\w\-]+){{0,{k - 1}}})",
+                              st.fact["text"])
+                old = m.group(1) if m else old
+            if any(_mentions((old,), g.value) or re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", g.value, re.I)
+                   for g in group if g.op == "set"):
+                continue
+            rx = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])", re.I)
+            day = st.fact.get("date") or ""
+            said = [f for f in facts if f.get("session") and (f.get("date") or "") <= day
+                    and rx.search(f["text"]) and _names_subject(f, subj, st, subs)]
+            if not said:
+                continue
+            f = max(said, key=lambda f: (f.get("date") or "", f.get("order", 0)))
+            m = rx.search(f["text"])
+            value = m.group(0) if old[:1].isupper() or not m.group(0)[:1].isupper() else old
+            group.insert(group.index(st), Stated(subj, attr, key, value, subs.slug_for(value), "set",
+                                                 f, st.detail, st.phrase))
+            break
+
+
+def _kept_alongside(group: list[Stated], turn_texts: dict[tuple, str]) -> None:
+    """A new job or title said in a turn that keeps the current one ("I've just become a
+    volunteer coach on saturdays! day job unchanged, still paralegal") is one more, not a
+    replacement: it leaves the group (it stays on the timeline)."""
+    for st in list(group):
+        if st.op != "set" or FX._is_correction(st):
+            continue
+        cur = play(group[:group.index(st)]).current
+        if cur is None or _same(cur.value, st.value):
+            continue
+        turn = turn_texts.get((st.fact.get("session"), st.fact.get("anchor")), st.fact["text"])
+        if re.search(rf"\b(?:still|also)\s+(?:an?\s+|the\s+|at\s+|with\s+|for\s+)?{re.escape(cur.value)}(?![\w-])"
+                     rf"|(?<![\w-]){re.escape(cur.value)}\s+(?:too|as\s+well|still)\b", turn, re.I):
+            group.remove(st)
+
+
+def _names_subject(f: dict, subj: str, st: Stated, subs: Subjects) -> bool:
+    """Is ``f`` about the subject and attribute of ``st``: it names the subject, or, for a
+    quantity or a date keyed by what it measures ("the soil moisture threshold"), its
+    speaker is the subject and it names what is measured ("water when soil moisture drops
+    below 40%")."""
+    if subj in fact_slugs(f, subs):
+        return True
+    if st.attr not in ("number", "deadline", "trip") or subs.slug_for(f.get("speaker", "")) != subj:
+        return False
+    head, _, mods = st.key.partition("|")
+    words = set(T.content_words(mods.split("@")[0])) or set(T.content_words(head))
+    return bool(words) and words <= set(T.content_words(f["text"]))
 
 
 def _named_with(st: Stated, subj: str, subs: Subjects) -> set[str]:

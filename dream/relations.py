@@ -22,6 +22,7 @@ Pure regular expressions over the sentence: no model, reproducible.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -211,7 +212,7 @@ _f("manager", r"(?P<v>(?-i:[A-Z][\w'’\-]*(?:\s+(?:de\s+|van\s+|von\s+)?[A-Z][\
 # ("my sister Lena lives in Boston"), so it stays on the timeline too (event)
 _KIN = (r"husband|wife|partner|fianc[eé]e?|spouse|boyfriend|girlfriend|son|daughter|sister|brother|"
         r"mother|father|mum|mom|dad|grandmother|grandfather|cousin|aunt|uncle|niece|nephew")
-_f("family", _MY + r"(?:late\s+|little\s+|older\s+|younger\s+|big\s+)?(?P<d>" + _KIN + r")\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)?))", op="add", event=True, vtype="person")
+_f("family", _MY + r"(?:late\s+|little\s+|older\s+|younger\s+|big\s+)?(?P<d>" + _KIN + r")\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))", op="add", event=True, vtype="person")
 # project
 _f("project", _IM + _NOW + r"(?:working on|leading|running|building|developing|on)\s+" + _THE + _N + r"(?=[.,;!]|\s+(?:now|project|team|as|since|from|with|for|at|in|until)\b|$)", vtype="project")
 _f("project", r"\bfrom (?:today|now on|this week|monday)\s*,?\s*(?:I'm|I am|we're|we are)\s+(?:on|working on)\s+" + _THE + _N, event=True, vtype="project")
@@ -552,6 +553,17 @@ _KIN_WORDS = frozenset(_KIN.split("|")) | frozenset("kid kids child children col
                                                     "neighbour neighbor flatmate roommate client".split())
 
 
+_POSSESSOR_RE = re.compile(r"(?<![\w\-])(?P<n>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)+)['’](?:s\s+)?$")
+
+
+def _possessor(sentence: str, at: int) -> str:
+    """The full name (two words or more) that owns what is named from ``at``
+    ("Gwendolyn Sefton-Ali's Fairbourne report deadline"): the quantity or date is that
+    person's (or organisation's), which the pages resolve; "" when none is named so."""
+    m = _POSSESSOR_RE.search(sentence[:at])
+    return m.group("n") if m else ""
+
+
 def _owner(sentence: str, at: int) -> str | None:
     """Whose is the quantity or date named from ``at``: "" for the speaker's or nobody's in
     particular, a word to key it by for a thing's ("the project's deadline" → "project"), None
@@ -651,7 +663,12 @@ def needs_antecedent(sentence: str) -> int | None:
 _CHAT_SPELLING = [(re.compile(r"(?<=\w):\s+"), " : "),  # "Alert threshold: 85%" reads as "threshold : 85%"
                   (re.compile(r"(?<=[a-z])['’]s\s+(?=(?:due|now|still|up|down|back|off|cancelled|canceled|set|at\s+\d|\d))"), " is "),
                   (re.compile(r"\b[Ii]m\b"), "I'm"), (re.compile(r"\b[Ii]ve\b"), "I've"),
-                  (re.compile(r"\bi(?=\s|['’])"), "I"), (re.compile(r"\bIm\b"), "I'm")]
+                  (re.compile(r"\bi(?=\s|['’])"), "I"), (re.compile(r"\bIm\b"), "I'm"),
+                  # the article mistyped ("im teh team lead now")
+                  (re.compile(r"\b(?:teh|hte)\b"), "the")]
+#: Words that open a role's phrase without being part of the title ("staying senior
+#: technician", "still paralegal")
+_NOT_TITLE = frozenset("staying remaining still being currently".split())
 
 
 def _chat_spelling(sentence: str) -> str:
@@ -679,6 +696,7 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     if _COVER.search(sentence):
         out = [r for r in out if r.attr not in _STATES]
     out = [r for r in out if not (r.attr in ("number", "deadline") and _OTHERS_RE.search(r.phrase or ""))]
+    out = [plain_title(r) for r in out]
     if antecedent and _PRONOUN_MANAGER.search(sentence):
         out.append(Relation("", "manager", antecedent, "set", "", False, "person"))
     if antecedent:
@@ -688,6 +706,17 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
                 out.append(Relation(antecedent, attr, v, op, "", event, "organization",
                                     (m.groupdict().get("d") or "").lower(), inferred=True))
     return out
+
+
+def plain_title(r: Relation) -> Relation:
+    """A role without the words that only open its phrase ("staying senior technician" is
+    the title "senior technician")."""
+    if r.attr != "role":
+        return r
+    words = r.value.split()
+    while len(words) > 1 and words[0].lower() in _NOT_TITLE:
+        words.pop(0)
+    return r if len(words) == len(r.value.split()) else dataclasses.replace(r, value=" ".join(words))
 
 
 def read_as(sentence: str) -> str:
@@ -1041,10 +1070,11 @@ def _quantities(sentence: str) -> list[Relation]:
         if _unrealised(sentence, m.start()):
             continue
         owner = _owner(sentence, m.start("mods"))
-        if owner is None:
+        whose = _possessor(sentence, m.start("mods"))
+        if owner is None and not whose:
             continue  # "my son's budget": someone else's
-        mods = (owner + " " + mods).strip()
-        out.append(Relation("", "number", _clean_value(m.group("v")), "set",
+        mods = ((owner or "") + " " + mods).strip()
+        out.append(Relation(whose, "number", _clean_value(m.group("v")), "set",
                             _with_front(f"{_head(m.group('head'))}|{mods}" + _names_key(span, start),
                                         sentence, m.start("v")), False, "", phrase=phrase))
     return out
@@ -1117,9 +1147,10 @@ def _deadlines(sentence: str) -> list[Relation]:
         end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
         mods = _mods(sentence[start:end] + " " + (m.group("of") or ""))
         owner = _owner(sentence, m.start("mods"))
-        if owner is None:
+        whose = _possessor(sentence, m.start("mods"))
+        if owner is None and not whose:
             continue  # "my daughter's deadline": someone else's
-        mods = (owner + " " + mods).strip()
+        mods = ((owner or "") + " " + mods).strip()
         if m.group("head4") or m.group("head5"):
             # "thesis draft due 1 june", "our launch date is 9 September": what is due must
             # be named ("due 3 May" alone, "the date is …" name nothing)
@@ -1133,7 +1164,7 @@ def _deadlines(sentence: str) -> list[Relation]:
             head = "deadline"
         what = " ".join(sentence[start:end].split())
         span = sentence[start:end] + (" " + m.group("of") if m.group("of") else "")
-        out.append(Relation("", "deadline", _clean_value(m.group("v")), "set",
+        out.append(Relation(whose, "deadline", _clean_value(m.group("v")), "set",
                             _with_front(f"deadline|{mods}" + _names_key(span, start), sentence, m.start("v")),
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     for m in _DEADLINE_SLIP.finditer(sentence):

@@ -124,6 +124,11 @@ def clean_name(name: str) -> str | None:
     while words and (words[0].lower().strip(",.:;!") in SALUTATIONS
                      or words[0].lower() in _TITLES):
         words.pop(0)
+    # "Marisol Ekwueme, Giles left": a comma inside a run ends the name (the extractor may
+    # join two names across it)
+    cut = next((i for i, w in enumerate(words[:-1]) if w.endswith((",", ";"))), None)
+    if cut is not None:
+        words = words[:cut + 1]
     words = [w.strip(",.:;!?\"'()") for w in words]
     words = [w for w in words if w]
     if not words:

@@ -381,6 +381,10 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
     if owner_texts is not None:
         full_names.update(_owner_full_name(w, pool, full_names, owner_texts))
     strong, anchored = strong_types(pool.facts, rel_cache)
+    # whom a correction states something about is someone the user cares to have right
+    _s, card_anchored = strong_types([{"text": c["text"]} for c in w.state.cards.values()
+                                      if not c.get("superseded_by")], {})
+    anchored |= card_anchored
     values = preference_values(pool.facts, rel_cache)
     case: dict[str, list[int]] = {}
     for sid in order:
@@ -655,6 +659,10 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
                 out[r.subject]["person"] += 1
             if not r.subject and r.value_type and r.attr in _ANCHORS:
                 anchored.add(value)
+            elif r.subject and r.attr in _OWN_ATTRS and len(r.subject.split()) > 1:
+                # "Casimir Ondaatje works at Redfern Glassworks": a person said in full with
+                # a job, a title, a manager or a home is someone to remember, named once
+                anchored.add(S.clean_name(r.subject) or r.subject)
     return out, anchored
 
 
@@ -681,7 +689,9 @@ _TRAVEL_RE = re.compile(r"\b(?:travel(?:l)?ing to|travel(?:l)?ed to|went to|goin
 #: A job title's last word ("grant manager", "hardware engineer", "audiologist").
 _JOB_RE = re.compile(r"(?:er|or|ist|ian|ant|ent|eer|officer|manager|lead|head|chair|nurse|"
                      r"doctor|student|intern|advisor|adviser|organizer|organiser|coordinator)$")
-_ANCHORS = frozenset("employer manager home project pet friend contact".split())
+_ANCHORS = frozenset("employer manager home project pet friend contact family".split())
+#: a named person's own attributes: one statement of them makes the person worth a page
+_OWN_ATTRS = frozenset("employer role manager home".split())
 
 
 def _as_fact(c: Claim) -> dict:

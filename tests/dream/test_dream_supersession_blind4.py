@@ -16,9 +16,10 @@ pytestmark = pytest.mark.unit
 
 BLIND4 = Path(__file__).resolve().parent.parent / "data" / "supersession-blind4.yaml"
 
-#: measured after dream/meaning.py, no rule changed for this set: 8 of 59 (recall 0.136), 1 false
-RECALL_FLOOR = 0.13
-FALSE_CEILING = 1
+#: measured after dream/meaning.py, no rule changed for this set: 8 of 59 (recall 0.136), 1 false;
+#: 9 of 59 (0.153), 0 false after the one-turn pages and the comma that ends a name
+RECALL_FLOOR = 0.15
+FALSE_CEILING = 0
 
 
 def test_the_fourth_supersession_set() -> None:

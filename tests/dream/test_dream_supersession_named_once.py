@@ -1,0 +1,101 @@
+"""Supersessions that need no second mention: a correction that names the value it replaces
+("…, not A") finds the turn that said A; a person said in full with a job, a title, a
+manager, a home or as family is worth a page from one turn; a date or quantity in a named
+person's possessive is theirs; a title said beside the one kept ("still X") is one more,
+not a replacement. Each in wordings of its own, with the near misses that must close
+nothing. Real dream runs over small memories (no mount, no model server)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+import pytest
+
+from brainfs.dream import relations as R
+from brainfs.dream import subjects as S
+
+pytestmark = pytest.mark.unit
+
+
+def _records(sessions: list[tuple[str, list[str]]], corrections: list[tuple[str, str]] = ()) -> list:
+    from benchmarks.supersession import tree_of
+
+    from brainfs.cache.facts.records import FACTS_PATH, loads
+    from brainfs.dream.core import DictTree, dream
+
+    case = {"sessions": [{"date": _dt.date.fromisoformat(d), "turns": t} for d, t in sessions],
+            "corrections": [{"date": d, "text": t} for d, t in corrections]}
+    staged = dream(DictTree(tree_of(case))).staged
+    return [r for r in loads(staged.get(FACTS_PATH, "")) if r.kind != "procedure"]
+
+
+def _closed(recs: list) -> list[tuple[str, str, str, str | None]]:
+    by_id = {r.id: r for r in recs}
+    return sorted((r.subject, r.attribute, r.value, by_id[r.superseded_by].value if r.superseded_by else None)
+                  for r in recs if not r.is_open)
+
+
+@pytest.mark.parametrize("turn, correction, subject, attr, old, new", [
+    # a relative clause hides the first statement from every pattern
+    ("Quick note: Edgar Pilsudski, the surveyor we hired, works at Granary Partners.",
+     "Edgar Pilsudski works at Kestle Surveys, not Granary Partners.",
+     "edgar-pilsudski", "employer", "Granary Partners", "Kestle Surveys"),
+    # said once, as family, with a name of three words
+    ("My aunt Morwenna Ap Rhys lives in Swansea, we visit at Easter.",
+     "Morwenna Ap Rhys lives in Cardiff, not Swansea.",
+     "morwenna-ap-rhys", "home", "Swansea", "Cardiff"),
+    ("My neighbour Dorota Wilk-Haines is a physiotherapist at the clinic.",
+     "Dorota Wilk-Haines is an occupational therapist, not a physiotherapist.",
+     "dorota-wilk-haines", "role", "physiotherapist", "occupational therapist"),
+])
+def test_a_correction_closes_the_value_it_names(turn: str, correction: str, subject: str, attr: str,
+                                                old: str, new: str) -> None:
+    recs = _records([("2026-03-02", ["Ines: Hi, I'm Ines Carvalho.", turn, "Assistant: Noted."])],
+                    [("2026-03-09", correction)])
+    assert (subject, attr, old, new) in _closed(recs), [(r.subject, r.attribute, r.value) for r in recs]
+    new_rec = next(r for r in recs if r.subject == subject and r.attribute == attr and r.is_open)
+    assert new_rec.origin == "corrected"
+    old_rec = next(r for r in recs if r.subject == subject and r.value == old)
+    assert old_rec.sources[0].startswith("sessions/"), "the replaced value cites the turn that said it"
+
+
+def test_a_correction_names_a_value_no_turn_said_of_that_subject() -> None:
+    """"…, not A" where A was said of somebody else: nothing of A is invented for the subject."""
+    recs = _records([("2026-03-02", ["Ines: Hi, I'm Ines Carvalho.",
+                                     "Ines: My brother Tiago Carvalho-Reis works at Lumenor.",
+                                     "Ines: Edgar Pilsudski is a surveyor.", "Assistant: Noted."])],
+                    [("2026-03-09", "Edgar Pilsudski works at Kestle Surveys, not Lumenor.")])
+    assert not [c for c in _closed(recs) if c[0] == "edgar-pilsudski"], _closed(recs)
+
+
+def test_a_persons_date_by_possessive_is_theirs() -> None:
+    got = [(r.subject, r.attr, r.value) for r in R.extract("Ines Carvalho's tax return deadline is 31 January.")]
+    assert ("Ines Carvalho", "deadline", "31 January") in got
+    # a first name alone stays someone unknown's, nobody's setting
+    assert not R.extract("Tom's budget is 500 euros.")
+    assert [(r.subject, r.value) for r in R.extract("Tom Baker's budget is 500 euros.")] == [("Tom Baker", "500 euros")]
+
+
+def test_a_title_kept_beside_a_new_one_is_no_replacement() -> None:
+    recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho, I'm a pharmacist at Boots Row."]),
+                     ("2026-05-01", ["Ines: Big news, I'm now a volunteer firefighter at weekends! "
+                                     "Still a pharmacist in the week, of course."])])
+    assert not _closed(recs), _closed(recs)
+    # and a real change in the same wording without "still" does close it
+    recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho, I'm a pharmacist at Boots Row."]),
+                     ("2026-05-01", ["Ines: Big news, I'm now a pharmacy manager at Boots Row!"])])
+    assert ("ines-carvalho", "role", "pharmacist", "pharmacy manager") in _closed(recs), _closed(recs)
+
+
+@pytest.mark.parametrize("sentence, role", [
+    ("im teh shift supervisor now", "shift supervisor"),
+    ("Staying a nurse, I turned the manager job down.", None),
+])
+def test_a_title_without_the_words_that_open_it(sentence: str, role: str | None) -> None:
+    roles = [r.value for r in R.extract(sentence) if r.attr == "role"]
+    assert roles == ([role] if role else []) or all(not v.lower().startswith("staying") for v in roles), roles
+
+
+def test_a_comma_ends_a_name() -> None:
+    assert S.clean_name("Marisol Ekwueme, Giles") == "Marisol Ekwueme"
+    assert S.clean_name("Dear Amara") == "Amara"
