@@ -529,8 +529,8 @@ def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everyt
     from brainfs.cache.context import recalled as R
     from brainfs.tools import locomo as L
 
-    cards = R.recall(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
-                     max_chars=100_000).cards
+    cards = R.retrieve(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
+                       max_chars=100_000).cards
     turns = [c.text for c in cards if c.path.startswith("sessions/")]
     want = set(L.content_words(answer))
     have: set[str] = set()
@@ -561,7 +561,7 @@ def _diagnose_lines(diag: dict, answer: str, cited: dict[str, list[str]], budget
 
 
 class _MemoRecall:
-    """``recalled.recall`` remembered per (index, question, k): every setting of the grid
+    """``recalled.retrieve`` remembered per (index, question, k): every setting of the grid
     asks the same recall, which is the costly part (the cards are not modified)."""
 
     def __init__(self, inner) -> None:
@@ -595,10 +595,10 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
 
     uses = uses if uses is not None else wiki_uses()
     rows: list[dict] = []
-    real_recall = R.recall
+    real_recall = R.retrieve
     floor0 = R.RELATIVE_FLOOR
     try:
-        R.recall = _MemoRecall(real_recall)
+        R.retrieve = _MemoRecall(real_recall)
         for sample in L.read_samples(path):
             cid = str(sample.get("sample_id"))
             tree = L.conversation_tree(sample)
@@ -663,7 +663,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                 embedder.save()
             print(f"context {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
     finally:
-        R.recall = real_recall
+        R.retrieve = real_recall
         R.RELATIVE_FLOOR = floor0
     return rows
 

@@ -1,6 +1,6 @@
 """The context window as of a past day: what the memory held at the end of that day.
 
-Recall answers "as of" a day by itself (``retrieval.recall(as_of=…)``, :mod:`..search.validity`):
+Recall answers "as of" a day by itself (``retrieval.retrieve(as_of=…)``, :mod:`..search.validity`):
 turns said later are left out and only changes made by then mark a passage replaced. The
 rest of the window is read from files as they are now, and a file dream rewrites states
 today's values: a page's current lines, its ``## Superseded`` lines ("… — until 2 February

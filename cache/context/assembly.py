@@ -100,7 +100,8 @@ from __future__ import annotations
 import datetime as _dt
 import time
 
-from brainfs.cache.search.retrieval import as_utc, check_day
+from brainfs.cache.search.currency import check_day
+from brainfs.cache.search.fusion import as_utc
 
 from .admission import _Admission
 from .asof import AsOf, end_of_day

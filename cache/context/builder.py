@@ -8,7 +8,8 @@ from typing import Any
 
 from brainfs.cache.search.chunker import (DEFAULT_CONFIDENCE, normalize_date, parse_confidence,
                                           path_kind, split_frontmatter)
-from brainfs.cache.search.retrieval import age_days, freshness_label
+from brainfs.cache.search.cards import freshness_label
+from brainfs.cache.search.fusion import age_days
 from brainfs.cache.search.staleness import is_stale
 
 from .sources import MemorySource

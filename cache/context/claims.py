@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from brainfs.cache.search.chunker import human_date, split_frontmatter
-from brainfs.cache.search.retrieval import STOPWORDS
+from brainfs.cache.search.queryterms import STOPWORDS
 
 #: Sections whose lines are claims, by the heading that opens them ("" = the lines under
 #: the intro: what is true now). ``## Related`` (links) and ``## Corrections`` (cards that
@@ -135,7 +135,7 @@ def stem(word: str) -> str:
 
 def words(text: str, drop: frozenset[str] = frozenset()) -> set[str]:
     """Stems (:func:`stem`) of the lower-case words of ``text`` longer than two letters
-    (digits kept), less stop words (``retrieval.STOPWORDS``) and the words in ``drop``."""
+    (digits kept), less stop words (``queryterms.STOPWORDS``) and the words in ``drop``."""
     return {stem(w) for w in _WORD.findall(text.lower())
             if (len(w) > 2 or w.isdigit()) and w not in drop and w not in STOPWORDS}
 

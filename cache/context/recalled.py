@@ -9,7 +9,8 @@ import logging
 import re
 from typing import NamedTuple
 
-from brainfs.cache.search.retrieval import Card, recall
+from brainfs.cache.search.cards import Card
+from brainfs.cache.search.retrieval import retrieve
 from brainfs.cache.search.text import estimate_tokens
 
 from .asof import AsOf
@@ -54,10 +55,10 @@ def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
     wiki = wiki or WikiUse()
     deep = wiki.claims and wiki.pool > 1
     try:
-        res = recall(source.index, task, k=max(k, min(K_MAX, int(k * wiki.pool))) if deep else k,
-                     embedder=emb,
-                     now=now, stale_days=stale_days, max_chars=100_000, as_of=as_of,
-                     history=history)
+        res = retrieve(source.index, task, k=max(k, min(K_MAX, int(k * wiki.pool))) if deep else k,
+                       embedder=emb,
+                       now=now, stale_days=stale_days, max_chars=100_000, as_of=as_of,
+                       history=history)
         why = res.why
         if emb is None and source.embedder_error:
             why += f" (embeddings unavailable: {source.embedder_error})"

@@ -9,7 +9,7 @@ import logging
 from typing import Callable
 
 from brainfs.cache.search.model import EmbedderUnavailable, token_counter
-from brainfs.cache.search.retrieval import truncate
+from brainfs.cache.search.cards import truncate
 from brainfs.cache.search.text import estimate_tokens
 
 from .window import ContextItem

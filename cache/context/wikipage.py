@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from brainfs.cache.search.chunker import normalize_date
-from brainfs.cache.search.retrieval import Card
+from brainfs.cache.search.cards import Card
 
 from .asof import AsOf
 from .claims import Claim, chunk_claims, names_page, page_names, words

@@ -45,11 +45,6 @@ from .queryterms import query_terms
 from .rerank import ranked
 from .restated import Restated
 
-# What cache/context imports from here, from before these moved to the modules above.
-from .cards import Card, freshness_label, truncate  # noqa: F401
-from .fusion import age_days  # noqa: F401
-from .queryterms import STOPWORDS  # noqa: F401
-
 if TYPE_CHECKING:
     from .embedder import Embedder
     from .index import SearchIndex
@@ -276,7 +271,3 @@ def _fuse(index: SearchIndex, found: Lists, answered: str, terms: list[str], dep
             log.warning("feedback stage failed: %s", e)
             stages.append(f"feedback skipped ({e})")
     return fused, ranks
-
-
-#: The pipeline's name before ``retrieve``, which cache/context still calls.
-recall = retrieve

@@ -11,7 +11,7 @@ import pytest
 
 from brainfs.cache.context.assembly import RELATIVE_FLOOR, MemorySource, WikiUse
 from brainfs.cache.context.recalled import _recall_lanes, _Recalled, _stated_turns
-from brainfs.cache.search.retrieval import Card
+from brainfs.cache.search.cards import Card
 
 pytestmark = pytest.mark.unit
 
