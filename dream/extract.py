@@ -22,7 +22,7 @@ from .subjects import is_role
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v17"  # v17: a possessed date or quantity is its possessor's; family names of three words; "teh"; titles without "staying"
+EXTRACTION = "facts-v17"  # v17: a possessed date or quantity is its possessor's; family names of three words; "teh"; titles without "staying"; a fact dated by its turn's own day (turn_times)
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
@@ -119,10 +119,14 @@ def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
     # one batched call per session (nlp.pipe), not one per sentence; a role's turns ("Assistant")
     # state no facts, so they are not sent to the model (the NER is most of dream's time)
     todo = [i for i, (t, _s) in enumerate(sents) if not ses.is_assistant(t.speaker)]
-    got = extractor.extract([sents[i][1] for i in todo], tr.date, ses.speakers)
     found: list[list] = [[] for _ in sents]
-    for i, ents in zip(todo, got):
-        found[i] = ents
+    # one call per day the turns were said on (most sessions: one), so "yesterday" is read
+    # from the turn's own day
+    days = sorted({sents[i][0].day or tr.date or "" for i in todo})
+    for day in days:
+        some = [i for i in todo if (sents[i][0].day or tr.date or "") == day]
+        for i, ents in zip(some, extractor.extract([sents[i][1] for i in some], day or None, ses.speakers)):
+            found[i] = ents
     cands: list[_Candidate] = []
     for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
         ents: dict[str, str] = {}
@@ -134,7 +138,7 @@ def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
         # what the extractor did not resolve ("on Friday" is a DATE "Friday" to spaCy): the
         # sentence's relative dates, read in its tense (text.relative_dates, cache.search.dates)
         known_when = {x for w in when for x in w}
-        when += [w for w in T.relative_dates(s, tr.date) if not known_when & set(w)]
+        when += [w for w in T.relative_dates(s, t.day or tr.date) if not known_when & set(w)]
         cands.append(_Candidate(t, s, ents, s.rstrip().endswith("?"), T.is_first_person(s),
                                 len(T.words(s)), _score_sentence(s, ses.tf, len(ents)), order, when))
     return cands
@@ -199,8 +203,9 @@ def _fact(ses: _Session, c: _Candidate) -> dict:
     lead = [n for n, pos in runs if pos == 0 and n not in with_me]  # an opener: a name only if known otherwise
     about_self = c.first_person and len(T.content_words(c.text)) >= 3
     return {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c.order,
-            "date": tr.date, "speaker": t.speaker,
-            "text": T.resolve_relative_dates(c.text, tr.date),
+            # a talk that runs over days: the turn's own day, where the source gave one
+            "date": t.day or tr.date, "speaker": t.speaker,
+            "text": T.resolve_relative_dates(c.text, t.day or tr.date),
             "subjects": subjects, "names": names, "lead": lead, "kind": T.fact_kind(c.text), "attr": None,
             "score": round(c.score, 4), "when": c.when, "about_speaker": about_self}
 

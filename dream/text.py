@@ -29,6 +29,7 @@ class Turn:
     speaker: str
     text: str
     ordinal: int
+    day: str | None = None  # the turn's own day (``turn_times``) when it is not the session's
 
     @property
     def ref(self) -> str:
@@ -93,7 +94,9 @@ def parse_transcript(path: str, text: str) -> Transcript:
         # be the session's day (a talk that runs past midnight), so any date is taken off.
         prefix = re.match(re.escape(ch.speaker) + r"(?: \([^()]*\))?: ", ch.text)
         body = ch.text[prefix.end():] if prefix else ch.text
-        turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns)))
+        own = (ch.created or "")[:10] or None
+        turns.append(Turn(session, ch.anchor, ch.speaker, body.strip(), len(turns),
+                          own if own and own != day else None))
     speakers = list(dict.fromkeys(t.speaker for t in turns))
     title = " ".join(str(meta.get("title") or "").split()) or None
     return Transcript(session, day, [str(p) for p in parts] or speakers, turns, title)
