@@ -14,6 +14,7 @@ import math
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,10 +33,11 @@ from brainfs.cache.local.workingset import WorkingSet
 
 from .daemonopen import DaemonOpenOps
 from .firstlist import FirstListing
-from .fusectl import connection_of, is_mountpoint
+from .fusectl import connection_of
 from . import watchdog
 from .heap import GcStats, freeze_long_lived
 from .magic import RecallFn, StatusFn
+from .mountpoint import MountError, check_mountpoint  # noqa: F401 - MountError: callers take it from here
 from .noopen import NoOpenOps
 from .ops import KERNEL_CACHE_FLAGS, NO_OPEN_SUPPORT, Ops
 from .recall import RecallService
@@ -61,31 +63,18 @@ def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
     return cls(ws, cfg, recall=recall, status=status)
 
 
-class MountError(Exception):
-    """The mount cannot start (one line for the user)."""
-
-
-def check_mountpoint(mp: Path) -> None:
-    """Refuse a mountpoint that is a file, not empty, or already mounted; create it if
-    missing."""
-    if is_mountpoint(mp):
-        raise MountError(f"{mp} is already a mountpoint (unmount it first: brainfs umount {mp})")
-    if mp.exists() and not mp.is_dir():
-        raise MountError(f"{mp} is not a directory")
-    if mp.exists() and any(mp.iterdir()):
-        raise MountError(f"{mp} is not empty")
-    mp.mkdir(parents=True, exist_ok=True)
-
-
 class Daemon:
     """One mount of one corpus."""
 
     def __init__(self, url: CorpusURL, mountpoint: Path, cfg: Config,
-                 progress: Callable[[str, int, int], None] | None = None) -> None:
+                 progress: Callable[[str, int, int], None] | None = None,
+                 notice: Callable[[str], None] | None = None) -> None:
         self.url = url
         self.mountpoint = mountpoint.resolve()
         self.cfg = cfg
         self.progress = progress or (lambda stage, done, total: None)
+        #: tells the user who ran the mount command a warning (its stderr, not the log)
+        self.notice = notice or (lambda message: None)
         self.store = ObjectStore(url, cfg)
         # Absolute: status and umount name it to a user who may be in another directory.
         self.cache_dir = cfg.cache_dir_for(url.bucket, url.prefix).absolute()
@@ -147,6 +136,10 @@ class Daemon:
         except WrongCorpus as e:
             raise MountError(str(e)) from None
         empty_cache = not ws.file_count() and not ws.local_dirs
+        # An empty cache preloads, and the pack is most of it: its download starts now, while
+        # the listing is read and taken in, rather than after them.
+        pack_download = (_Background(ws.load_pack) if empty_cache and self.cfg.preload_pack
+                         and not self.cfg.preload_in_background else None)
         report = ws.check()
         log.info("%s", report.summary())
         t1 = time.monotonic()
@@ -167,6 +160,8 @@ class Daemon:
             self._listed = objs
         self._internal = _internal_etags(objs)
         self._internal_objs = [o for o in objs if is_internal(o.path)]
+        if not any(not is_internal(o.path) for o in objs):
+            self._say_empty()
         sync = ws.sync_listing(objs)
         t2 = time.monotonic()
         log.info("listing (from the %s): %s", self.listing_source, sync)
@@ -191,7 +186,9 @@ class Daemon:
         # answers, the pack could not be checked: its files are fetched instead.
         from_snapshot = self.listing_source == "snapshot"
         use = self.cfg.preload_pack and (self.cfg.preload_unpack_background or not from_snapshot)
-        pack = ws.load_pack() if plan and use else None
+        pack = None
+        if plan and use:
+            pack = pack_download.result() if pack_download is not None else ws.load_pack()
         if pack is not None:
             packed, rest = ws.use_pack(pack, plan, verified=not from_snapshot)
             del pack  # the working set holds it until it is unpacked
@@ -215,6 +212,18 @@ class Daemon:
                         "preload_errors": len(errors), "listing_from": self.listing_source,
                         "corpus_files": len(ws.files)}
         log.info("ready: %s", self.timings)
+
+    def _say_empty(self) -> None:
+        """An empty prefix mounts (a new memory starts empty, as with rclone and
+        mount-s3) but is named, since it is more often a typo."""
+        from brainfs.fs.cli.common import empty_hint
+
+        message = f"{self.url} holds no files: mounting an empty memory"
+        try:
+            message += empty_hint(self.url, self.cfg)
+        except Exception as e:  # noqa: BLE001 - the hint is a courtesy
+            log.debug("no hint for an empty prefix: %s", e)
+        self.notice(message)
 
     def status(self) -> dict:
         """The JSON behind ``brainfs status``."""
@@ -274,6 +283,7 @@ class Daemon:
     def mount(self) -> None:
         """Hand the mountpoint to the kernel."""
         assert self.ws is not None
+        t0 = time.monotonic()
         self.recall = RecallService(self.store, self.cfg, self.cache_dir, self.url)
         self.ops = make_ops(self.ws, self.cfg, recall=self.recall.query, status=self.status)
         self.recall.attach(self.ops)
@@ -305,6 +315,7 @@ class Daemon:
         self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)
         if self.busy_poll_us:
             pyfuse3.set_busy_poll(self.busy_poll_us)
+        self.timings["mount_s"] = time.monotonic() - t0
 
     async def serve(self) -> None:
         """Run the FUSE loop with the background tasks until unmounted or signalled."""
@@ -727,6 +738,32 @@ class Daemon:
             log.warning("could not write the listing snapshot: %s", e)
 
 
+class _Background:
+    """A call run in a thread of its own, its result (or exception) taken once needed.
+    Daemonic: a mount that fails to start must not wait for it."""
+
+    def __init__(self, fn: Callable[[], object]) -> None:
+        self._fn = fn
+        self._out: tuple[bool, object] | None = None
+        self._thread = threading.Thread(target=self._run, name=f"bg-{fn.__name__}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._out = (True, self._fn())
+        except BaseException as e:  # noqa: BLE001 - raised again in result()
+            self._out = (False, e)
+
+    def result(self):
+        """What the call returned; raises what it raised."""
+        self._thread.join()
+        assert self._out is not None
+        ok, value = self._out
+        if not ok:
+            raise value  # type: ignore[misc]
+        return value
+
+
 def _nothing_to_list(objs: list, snapshot: tuple[str, str]) -> bool:
     """A corpus with no file and no snapshot yet gets none: a mount of a mistyped prefix
     must leave nothing there (an existing snapshot is kept current, emptied or not)."""
@@ -818,13 +855,14 @@ def busy_poll_us(wanted: float) -> float:
 
 def run_foreground(url: CorpusURL, mountpoint: Path, cfg: Config,
                    notify: Callable[[str], None] | None = None) -> int:
-    """Prepare, mount, serve until unmounted; ``notify`` gets progress/ready/error lines."""
+    """Prepare, mount, serve until unmounted; ``notify`` gets progress/warn/ready/error
+    lines."""
     say = notify or (lambda line: None)
 
     def progress(stage: str, done: int, total: int) -> None:
         say(f"progress {stage} {done} {total}")
 
-    daemon = Daemon(url, mountpoint, cfg, progress)
+    daemon = Daemon(url, mountpoint, cfg, progress, notice=lambda message: say(f"warn {message}"))
     try:
         daemon.prepare()
         daemon.mount()

@@ -147,7 +147,7 @@ def _check_new_mountpoint(mp: Path) -> None:
 
 
 def cmd_mount(args: argparse.Namespace) -> int:
-    from brainfs.fs.daemon import MountError, check_mountpoint, run_foreground
+    from brainfs.fs.mountpoint import MountError, check_mountpoint
 
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
@@ -157,24 +157,24 @@ def cmd_mount(args: argparse.Namespace) -> int:
         # (its parent would look like a live daemon of the mount to it).
         _recover_mountpoint(mp)
     if not args.foreground:
-        # The daemon re-checks all of this; checking here gives the error at once.
+        # The mountpoint is refused here at once. The bucket is not: the daemon checks it
+        # and says what is wrong through the pipe (checked here too, a mount paid the
+        # checks twice, and waited for this process's S3 client before the daemon began).
         _check_new_mountpoint(mp)
         check_mountpoint(mp)
-        _check_corpus_for_mount(url, cfg)
         return _spawn_daemon(args, cfg, url, mp)
     notify = _notifier(args.notify_fd)
     try:
         _check_new_mountpoint(mp)
-        if args.notify_fd is None:
-            # Started in the foreground by hand (or by systemd): warn here. Behind
-            # _spawn_daemon the parent has warned already.
-            _check_corpus_for_mount(url, cfg)
         log.debug("mounting %s at %s with %s", url, mp.resolve(), _safe_config(cfg))
         if args.naive:
             from brainfs.tools.naive import run_naive
 
             check_mountpoint(mp)
+            _check_corpus_for_mount(url, cfg, lambda message: notify(f"warn {message}"))
             return run_naive(url, mp, cfg, notify)
+        from brainfs.fs.daemon import run_foreground
+
         return run_foreground(url, mp, cfg, notify)
     except (UsageError, MountError, BackendError, CacheError, ConfigError, OSError) as e:
         notify(f"error {e}")
@@ -183,14 +183,14 @@ def cmd_mount(args: argparse.Namespace) -> int:
         notify("stopping")
 
 
-def _check_corpus_for_mount(url: CorpusURL, cfg: Config) -> None:
+def _check_corpus_for_mount(url: CorpusURL, cfg: Config, say=warn) -> None:
     """The bucket must exist; an empty prefix mounts (a new memory starts empty, as with
-    rclone and mount-s3) but is named, since it is more often a typo."""
+    rclone and mount-s3) but is named, since it is more often a typo (``say``s it)."""
     store = ObjectStore(url, cfg)
     try:
         store.check()
         if is_empty(store):
-            warn(f"{url} holds no files: mounting an empty memory{empty_hint(url, cfg)}")
+            say(f"{url} holds no files: mounting an empty memory{empty_hint(url, cfg)}")
     finally:
         store.close()
 
@@ -216,6 +216,9 @@ def _notifier(fd: int | None):
 
     def say(line: str) -> None:
         kind, _, rest = line.partition(" ")
+        if kind == "warn" and stream is None:
+            warn(rest)  # started by hand: this process's stderr is the user's
+            return
         if kind == "ready":
             sd_notify(f"READY=1\nMAINPID={os.getpid()}\nSTATUS=mounted")
         elif kind == "error":
@@ -281,6 +284,8 @@ def _follow_daemon(child: subprocess.Popen, r: int, url: CorpusURL, mp: Path, lo
                     bar = progress_bar(int(total), "preload")
                 bar.n = int(done)
                 bar.refresh()
+            elif kind == "warn":
+                warn(rest)
             elif kind == "ready":
                 if bar:
                     bar.close()
