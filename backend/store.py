@@ -22,6 +22,7 @@ import botocore.config
 import botocore.exceptions
 import urllib3.exceptions
 
+from . import listparse
 from .caslock import CasLock
 from .config import Config
 from .errors import (
@@ -119,6 +120,7 @@ class ObjectStore:
                 aws_access_key_id=access, aws_secret_access_key=secret, aws_session_token=token
             )
         self._client = boto3.session.Session().client("s3", **kwargs)
+        listparse.install(self._client)
         self._pool = ThreadPoolExecutor(max_workers=cfg.max_workers, thread_name_prefix="s3")
         self._cond_put: bool | None = None
         self._lock = threading.Lock()
