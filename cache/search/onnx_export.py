@@ -32,9 +32,12 @@ import os
 import sys
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
+# onnx, onnxruntime, torch and transformers (the optional "embed" dependencies) are
+# imported in the functions that export: importing this module does not need them.
 from .model import minilm_model_dir
 from .onnx_embedder import (EXPORT_VERSION, MANIFEST, VARIANT_FILES, default_onnx_dir,
                             external_names, source_fingerprint)
@@ -131,8 +134,6 @@ def _export_fp32(model_dir: Path, dest: Path) -> None:
     enc = SentenceEncoder(bert).eval()
     ids = torch.ones((2, 16), dtype=torch.int64)
     mask = torch.ones((2, 16), dtype=torch.int64)
-    import warnings
-
     with torch.no_grad(), warnings.catch_warnings():
         # The TorchScript exporter warns that it is the legacy one and that shape checks are
         # traced as constants; the outputs are compared with the reference in the tests.

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable
 
 from .embedcache import with_cache
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy costs ~90 ms to import; the CLI's startup path imports us
     import numpy as np
 
     from .embedder import Embedder

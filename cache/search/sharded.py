@@ -29,10 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from .index import SearchIndex
+from .int8vectors import exact_top, one_blas_thread
 from .shardmap import CORE, DEFAULT_PERIOD, newest_first, shard_of
 from .validity import Validity
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy costs ~90 ms to import; the CLI's startup path imports us
     import numpy as np
 
     from .embedder import Embedder
@@ -252,8 +253,6 @@ class ShardedIndex:
         search vectors (the caller degrades)."""
         import numpy as np
 
-        from .int8vectors import exact_top
-
         q = np.asarray(qvec, dtype=np.float32).reshape(-1)
         got: list[tuple[int, float]] = []
         errors = []
@@ -437,8 +436,6 @@ def _one_blas_thread() -> contextlib.AbstractContextManager:
     small, and waking BLAS's threads for each costs more than it saves — on 2 busy CPUs,
     14 parts took 37 ms threaded against 13 ms on one thread (the whole index's one
     product: 19 ms). Without threadpoolctl, BLAS keeps its own setting."""
-    from .int8vectors import one_blas_thread
-
     return one_blas_thread()
 
 
