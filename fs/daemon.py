@@ -315,7 +315,7 @@ class Daemon:
         self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)
         if self.busy_poll_us:
             pyfuse3.set_busy_poll(self.busy_poll_us)
-        self.timings["mount_s"] = time.monotonic() - t0
+        self.timings["kernel_mount_s"] = time.monotonic() - t0
 
     async def serve(self) -> None:
         """Run the FUSE loop with the background tasks until unmounted or signalled."""

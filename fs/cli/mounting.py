@@ -14,6 +14,7 @@ import logging
 import functools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -243,6 +244,7 @@ def _notifier(fd: int | None):
 def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Path) -> int:
     """Start the daemon in its own session; follow its progress until it is ready."""
     cache_dir = cfg.cache_dir_for(url.bucket, url.prefix)
+    fresh = not cache_dir.exists()
     cache_dir.mkdir(parents=True, exist_ok=True)
     log_path = cache_dir / "mount.log"
     err_path = cache_dir / "mount.stderr"
@@ -256,6 +258,12 @@ def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Pat
     os.close(w)
     try:
         return _follow_daemon(child, r, url, mp, log_path, err_path)
+    except UsageError:
+        if fresh and child.poll() is not None:
+            # A mount that never started (a mistyped bucket, an unreachable endpoint: the
+            # daemon checks them) leaves no cache directory behind; the error was said.
+            shutil.rmtree(cache_dir, ignore_errors=True)
+        raise
     except KeyboardInterrupt:
         # Ctrl-C while the preload runs: the user no longer wants this mount. The daemon
         # is in its own session (it must outlive this terminal), so stop it here.

@@ -100,11 +100,12 @@ def test_mount_errors_reach_the_command_as_one_line(tmp_path: Path, env, corpus,
     line = one_error_line(cli("mount", f"s3://no-such-bucket-{os.getpid()}/p", str(mp), env=env))
     assert f"'no-such-bucket-{os.getpid()}' does not exist" in line, line
     assert not is_mounted(mp)
+    assert not (tmp_path / "cache").exists(), "a mount that never started left its cache"
     dead = f"http://127.0.0.1:{free_port()}"
     line = one_error_line(cli("mount", str(corpus), str(mp), env=dict(
         env, AWS_ENDPOINT_URL=dead, BRAINFS_MAX_ATTEMPTS="1")))
     assert "cannot reach" in line and dead in line, line
-    assert not is_mounted(mp)
+    assert not is_mounted(mp) and not (tmp_path / "cache").exists()
     # The mountpoint is refused before any daemon starts, as before.
     (mp / "x").write_text("in the way\n")
     line = one_error_line(cli("mount", str(corpus), str(mp), env=env))
