@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from brainfs.cache.context.assembly import MemorySource, assemble
+from brainfs.cache.layout import SESSIONS_INDEX
 from brainfs.cache.search.index import SearchIndex
 from brainfs.tools.locomo import (CATEGORIES, _QueryCache, _sessions, clean_evidence,
                                   conversation_tree, parse_locomo_date, passage_turns)
@@ -51,7 +52,7 @@ def write_conversation(sample: dict, root: Path) -> tuple[dict[str, str], _dt.da
         sid = f"{sample.get('sample_id') or 'conv'}-s{n}"
         lines.append(f"- {sid} | {(d or '')[:10] or '0000-00-00'} | session {n}")
     tree = dict(tree)
-    tree["sessions/index.md"] = "\n".join(lines) + "\n"
+    tree[SESSIONS_INDEX] = "\n".join(lines) + "\n"
     for rel, text in tree.items():
         p = root / rel
         p.parent.mkdir(parents=True, exist_ok=True)

@@ -71,13 +71,14 @@ from pathlib import Path
 
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.tools.locomo import ANSWER_K, content_words
+from brainfs.cache.layout import INDEX_PATH, SESSIONS, in_knowledge
 from brainfs.cache.search.text import CHARS_PER_TOKEN, estimate_tokens
 from brainfs.dream import text as T
 from brainfs.dream.core import DictTree, dream
 
 PERSONAS = Path(__file__).resolve().parent.parent / "tests" / "personas"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
-INDEX = "knowledge/INDEX.md"
+INDEX = INDEX_PATH
 ARMS = ("wiki", "wiki as read", "page, no cap", "transcripts")
 
 
@@ -126,7 +127,7 @@ def named_pages(question: str, wiki: dict[str, str]) -> list[str]:
     low = f" {' '.join(re.findall(r'[a-z0-9]+', question.lower()))} "
     hits = []
     for p, text in wiki.items():
-        if not p.startswith("knowledge/") or p == INDEX:
+        if not in_knowledge(p) or p == INDEX:
             continue
         meta = split_frontmatter(text)[0] or {}
         names = [str(meta.get("title") or "")] + [str(a) for a in meta.get("aliases") or []]
@@ -286,7 +287,7 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
                             row[name] = L.answer_found(str(q["answer"]), seen)
                             if name != "transcripts":  # how much of the budget the wiki took
                                 row["wiki_tokens"][name] = sum(
-                                    n for c, n in zip(cards, count(seen)) if c.path.startswith("knowledge/"))
+                                    n for c, n in zip(cards, count(seen)) if in_knowledge(c.path))
                 finally:
                     ix.close()
         rows += list(by_key.values())
@@ -345,7 +346,7 @@ def restated_questions(path: Path, budget: int, embedder, retrievers: list[str])
                                 row[arm] = L.answer_found(str(q["answer"]), seen)
                                 if memory == "wiki":
                                     row["wiki_tokens"][arm] = sum(
-                                        n for c, n in zip(cards, count(seen)) if c.path.startswith("knowledge/"))
+                                        n for c, n in zip(cards, count(seen)) if in_knowledge(c.path))
                 finally:
                     ix.close()
         rows += list(by_key.values())
@@ -531,7 +532,7 @@ def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everyt
 
     cards = R.retrieve(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
                        max_chars=100_000).cards
-    turns = [c.text for c in cards if c.path.startswith("sessions/")]
+    turns = [c.text for c in cards if c.path.startswith(SESSIONS)]
     want = set(L.content_words(answer))
     have: set[str] = set()
     depth = None
@@ -542,7 +543,7 @@ def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everyt
             break
     return {"anywhere": L.answer_found(answer, everything), "depth": depth,
             "bare": L.answer_found(answer, L.read_within(turns, budget, count)),
-            "_turns": [(c.ref, c.text) for c in cards if c.path.startswith("sessions/")]}
+            "_turns": [(c.ref, c.text) for c in cards if c.path.startswith(SESSIONS)]}
 
 
 def _diagnose_lines(diag: dict, answer: str, cited: dict[str, list[str]], budget: int, count) -> None:
@@ -605,7 +606,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
             now = L.question_time(sample)
             qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
             staged = dream(DictTree(dict(tree)), settings=dict(_ablation())).staged
-            wiki = {p: t for p, t in staged.items() if p.startswith("knowledge/") and p.endswith(".md")
+            wiki = {p: t for p, t in staged.items() if in_knowledge(p) and p.endswith(".md")
                     and (with_index or p != INDEX)}
             by_q = {i: {"set": "locomo", "conversation": cid, "qa": i, "retriever": "hybrid",
                         "group": CATEGORIES[int(q["category"])], "tokens": {}} for i, q in qs}

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import yaml
+from brainfs.cache.layout import in_knowledge, transcript_path
 
 PERSONAS = Path(__file__).resolve().parent.parent / "tests" / "personas"
 
@@ -53,7 +54,7 @@ def transcripts(persona: dict) -> dict[str, str]:
         sid = f"p{i:02d}"
         day = s["date"] if isinstance(s["date"], str) else s["date"].isoformat()
         head = f"---\nsession: {sid}\ndate: {day}T10:00:00\nparticipants: {json.dumps(speakers)}\n---\n\n"
-        out[f"sessions/{sid}/transcript.md"] = head + "\n\n".join(body) + "\n"
+        out[transcript_path(sid)] = head + "\n\n".join(body) + "\n"
     return out
 
 
@@ -85,13 +86,13 @@ def score(pages: dict[str, str], labels: dict) -> dict:
 
     names: dict[str, tuple[str, str, str]] = {}  # lower name → (path, type, body)
     for p, text in pages.items():
-        if not p.startswith("knowledge/") or not p.endswith(".md") or p.endswith("INDEX.md"):
+        if not in_knowledge(p) or not p.endswith(".md") or p.endswith("INDEX.md"):
             continue
         meta, body, _bad = split_frontmatter(text)
         meta = meta or {}
         for n in [meta.get("title") or ""] + list(meta.get("aliases") or []):
             names.setdefault(str(n).lower(), (p, str(meta.get("type") or ""), body))
-    page_paths = {p for p in pages if p.startswith("knowledge/") and p.endswith(".md")
+    page_paths = {p for p in pages if in_knowledge(p) and p.endswith(".md")
                   and not p.endswith("INDEX.md")}
     found, typed, matched_paths = [], [], set()
     for k in labels["key"]:
@@ -179,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
             out[n] = figs
             if args.show == n:
                 for path in sorted(staged):
-                    if path.startswith("knowledge/"):
+                    if in_knowledge(path):
                         print(f"==== {path}\n{staged[path]}")
     if args.json:
         print(json.dumps(out, indent=1))

@@ -44,6 +44,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from brainfs.cache.layout import in_knowledge
 from brainfs.dream.progress import Progress
 
 NEW_SESSIONS = 10
@@ -155,14 +156,14 @@ def one_run(root: Path, embed: bool, settings: dict) -> dict:
     t_end = time.monotonic()
     acts = Counter(c.action for c in res.changes)
     knowledge = Counter(c.action for c in res.changes
-                        if c.path.startswith("knowledge/"))
+                        if in_knowledge(c.path))
     phases = dict(prog.times)
     if prog.first_phase_at is not None:
         phases = {"orient": round(prog.first_phase_at - t_loaded, 3), **phases,
                   "validate+diff": round(t_dream - (prog.last_done_at or t_dream), 3)}
     state = root / STATE_PATH
     pages_threads_only = sum(
-        1 for c in res.changes if c.path.startswith("knowledge/") and c.action == "modify"
+        1 for c in res.changes if in_knowledge(c.path) and c.action == "modify"
         and res.previous.get(c.path) is not None
         and without_threads(res.previous[c.path]) == without_threads(res.staged[c.path]))
     return {

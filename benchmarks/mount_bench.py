@@ -43,6 +43,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
+from brainfs.cache.layout import GUIDE_PATH
 from brainfs.cache.local.pack import build_pack
 from brainfs.tools.sample import generate
 
@@ -68,7 +69,7 @@ def mount_once(env: dict[str, str], mp: Path, cache: Path, grep: bool = True) ->
     try:
         # A preloaded file read at once: from the pack, once the real LIST has vouched
         # for it when the mount started from the snapshot.
-        (mp / "GUIDE.md").read_bytes()
+        (mp / GUIDE_PATH).read_bytes()
         first_read = time.monotonic() - t0
         startup = json.loads((mp / ".brainfs/status").read_text())["startup"]
         if not grep:

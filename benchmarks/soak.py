@@ -34,6 +34,8 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from brainfs.cache.layout import page_path, transcript_path
+
 #: A word every few corpus files carry, so ``grep -r`` has something to find.
 NEEDLE = "zebrafish-needle"
 _WORDS = ("kyoto sora city lab mara nadia shelter volunteer dog map wheelchair sendai "
@@ -50,11 +52,11 @@ def make_corpus(seed: int, files: int = 80, max_kb: int = 48) -> dict[str, bytes
     for i in range(files):
         kind = i % 4
         if kind == 0:
-            path = f"knowledge/subject-{i:03d}.md"
+            path = page_path(f"subject-{i:03d}")
         elif kind == 1:
             path = f"notes/topic-{i % 7}/card-{i:03d}.md"
         else:
-            path = f"sessions/2025-{1 + i % 12:02d}-{i:03d}/transcript.md"
+            path = transcript_path(f"2025-{1 + i % 12:02d}-{i:03d}")
         n = rng.randint(1, max_kb) * 1024
         words = []
         size = 0

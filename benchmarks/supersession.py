@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+from brainfs.cache.layout import in_knowledge, transcript_path
 
 LABELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersession.yaml"
 RESULTS = Path(__file__).resolve().parent / "results" / "supersession.md"
@@ -55,7 +56,7 @@ def tree_of(case: dict) -> dict[str, str]:
     for n, ses in enumerate(case["sessions"], 1):
         speakers = sorted({t.split(":", 1)[0].strip() for t in ses["turns"]})
         body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(ses["turns"], 1))
-        files[f"sessions/s{n}/transcript.md"] = (
+        files[transcript_path(f"s{n}")] = (
             f"---\nsession: s{n}\ndate: {ses['date']}T10:00:00\nparticipants: {json.dumps(speakers)}\n"
             f"---\n\n{body}\n")
     for c in case.get("corrections") or []:
@@ -130,7 +131,7 @@ def run(labels: dict | None = None, show: str | None = None) -> dict:
         res = dream(DictTree(tree_of(case)))
         if show == case["id"]:
             for p in sorted(res.staged):
-                if p.startswith("knowledge/"):
+                if in_knowledge(p):
                     print(f"==== {p}\n{res.staged[p]}")
         results.append(score_case(case, res.staged))
     tp = sum(r.found for r in results)

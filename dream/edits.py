@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from brainfs.cache.layout import is_page as layout_is_page
+from brainfs.cache.layout import slug_of, turn_ref
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.forget import forgotten_by, norm
 
@@ -44,7 +46,7 @@ from .corrections import correction_event
 from .state import DreamState
 from .synth import frontmatter
 from .text import md5_hex
-from .validate import CITE_ANY_RE, CITE_OK_RE, INDEX_PATH, LINK_RE
+from .validate import CITE_ANY_RE, CITE_OK_RE, LINK_RE
 
 _HEADING_RE = re.compile(r"^#{1,6}\s")
 _QUOTED_RE = re.compile(r"“([^”]{3,})”")
@@ -52,7 +54,7 @@ _QUOTED_RE = re.compile(r"“([^”]{3,})”")
 
 def is_page(path: str) -> bool:
     """A page whose hand edits are kept (not the INDEX, which is derived)."""
-    return path.startswith("knowledge/") and path.endswith(".md") and path != INDEX_PATH
+    return layout_is_page(path)
 
 
 def line_hash(line: str) -> str:
@@ -263,7 +265,7 @@ def forgot(hand: dict | None, fact: dict) -> bool:
     """Did a person delete this fact's claim from this page?"""
     if not hand:
         return False
-    ref = f"sessions/{fact['session']}/transcript.md#{fact['anchor']}"
+    ref = turn_ref(fact["session"], fact["anchor"])
     for fg in hand.get("forget", []):
         # the deleted line's first cited source is the claim's own (a Superseded line also
         # cites what superseded it); a quoted line names its fact, a paraphrase (no quote)
@@ -369,7 +371,7 @@ def conflict_events(state: DreamState, facts_of: dict[str, list[dict]], titles: 
     there. Records the event on the hand line."""
     out = {}
     for path, h in sorted(state.hand.items()):
-        slug = path[len("knowledge/"):-3]
+        slug = slug_of(path)
         title = titles.get(slug)
         for x in h.get("lines", []):
             if x.get("event") is not None or _HEADING_RE.match(x["text"]):

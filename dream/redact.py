@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from brainfs.cache.layout import GUIDE_PATH, KNOWLEDGE, NOTES, SESSIONS, TRANSCRIPT_RE
 from brainfs.cache.search.forget import MARK, phrase_re, redact
 
 __all__ = ["MARK", "phrase_re", "redact_file", "is_redactable", "apply"]
@@ -51,11 +52,11 @@ def is_redactable(path: str, dream_dirs: tuple[str, ...],
     """Transcripts, GUIDE.md, and the Markdown a person (or an import) wrote under
     ``notes/``, ``knowledge/`` and ``sessions/``; not dream's own output (``dream_dirs``,
     ``dream_files``: what it renders, which drops the phrase itself), not the forget log."""
-    if re.fullmatch(r"sessions/[^/]+/transcript\.md", path) or path == "GUIDE.md":
+    if TRANSCRIPT_RE.match(path) or path == GUIDE_PATH:
         return True
     if path in dream_files or path.startswith(dream_dirs) or not path.endswith(".md"):
         return False
-    return path.startswith(("notes/", "knowledge/", "sessions/"))
+    return path.startswith((NOTES, KNOWLEDGE, SESSIONS))
 
 
 def apply(read: Callable[[str], str | None], listing: dict[str, str], phrases: list[str],

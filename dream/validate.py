@@ -27,6 +27,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from brainfs.cache.facts.records import FACTS_PATH, FactFormatError, loads
+# the index's path, named by the tree's layout (re-exported: dream's modules read it here)
+from brainfs.cache.layout import INDEX_PATH as INDEX_PATH
+from brainfs.cache.layout import NOTES, in_knowledge, page_path
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.text import estimate_tokens
 
@@ -34,7 +37,6 @@ CITE_ANY_RE = re.compile(r"\[\s*cite\b[^\]]*\]", re.I)
 CITE_OK_RE = re.compile(r"\[cite:([1-9][0-9]*(?:,\s*[1-9][0-9]*)*)\]")
 LINK_RE = re.compile(r"\[\[([^\]\|#]+)(?:[#|][^\]]*)?\]\]")
 TURN_SRC_RE = re.compile(r"^sessions/([^/]+)/transcript\.md#(.+)$")
-INDEX_PATH = "knowledge/INDEX.md"
 
 #: text → its split frontmatter, until :func:`clear_parsed`: one run validates its files
 #: three or four times and verifies them once, each reading the same frontmatter.
@@ -151,7 +153,7 @@ def validate_page(path: str, text: str, view: CorpusView, staged: dict[str, str]
                                         f"claim without citation: {line.strip()[:80]!r}"))
     for m in LINK_RE.finditer(body):
         slug = m.group(1).strip()
-        if f"knowledge/{slug}.md" not in staged:
+        if page_path(slug) not in staged:
             problems.append(Problem(path, "link-unresolved", f"[[{slug}]] names no page"))
     return problems
 
@@ -175,7 +177,7 @@ def validate_tree(staged: dict[str, str], view: CorpusView, index_cap_tokens: in
                                         f"INDEX is ~{estimate_tokens(text)} tokens, over the cap of {index_cap_tokens}"))
             for m in LINK_RE.finditer(text):
                 slug = m.group(1).strip()
-                if f"knowledge/{slug}.md" not in staged:
+                if page_path(slug) not in staged:
                     problems.append(Problem(path, "link-unresolved", f"[[{slug}]] names no page"))
             continue
         hit = memo.get((path, text)) if memo is not None else None
@@ -204,7 +206,7 @@ def _file_problems(path: str, text: str, view: CorpusView,
     problems: list[Problem] = []
     if path == FACTS_PATH:
         return validate_facts(path, text, view, staged), None, None
-    if path.startswith("knowledge/") and path.endswith(".md"):
+    if in_knowledge(path) and path.endswith(".md"):
         problems += validate_page(path, text, view, staged)
         meta, body, _ = frontmatter_of(text)
         title = str(meta.get("title") or "").strip().lower() if meta else None
@@ -221,7 +223,7 @@ def _file_problems(path: str, text: str, view: CorpusView,
             problems.append(Problem(path, "frontmatter-field", "frontmatter 'type' must be 'summary'"))
         if _cites(body):
             _check_sources(path, meta, body, view, staged, problems)
-    elif path.startswith("notes/") and path.endswith(".md"):
+    elif path.startswith(NOTES) and path.endswith(".md"):
         meta, body, bad = frontmatter_of(text)
         if bad or meta is None:
             problems.append(Problem(path, "frontmatter", "missing or malformed YAML frontmatter"))

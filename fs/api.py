@@ -33,6 +33,8 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, CorpusURL, is_link, link_name,
                                   path_problem, reserved_name)
+from brainfs.cache.layout import (CARDS_DIR, INDEX_PATH, KNOWLEDGE, LEARNED_DIR, SESSIONS, SESSIONS_INDEX,
+                                  is_page)
 from brainfs.cache.search.localindex import local_index_path
 from brainfs.fs.fusectl import brainfs_mount_above
 
@@ -81,24 +83,24 @@ def dream_owned(path: str) -> str | None:
     a file a person or an agent may write. Pages (``knowledge/<subject>.md``) are not
     among them: dream keeps their hand edits (dream/edits.py)."""
     parts = path.split("/")
-    if path == "knowledge/INDEX.md":
+    if path == INDEX_PATH:
         return "the wiki's index, which dream writes from the pages"
-    if path.startswith("knowledge/.") or path.startswith("knowledge/") and parts[-1].startswith("."):
+    if path.startswith(KNOWLEDGE + ".") or path.startswith(KNOWLEDGE) and parts[-1].startswith("."):
         return "a record dream keeps of the wiki"
-    if path == "sessions/index.md":
+    if path == SESSIONS_INDEX:
         return "the list of sessions, which dream and import-sessions write"
-    if len(parts) == 3 and parts[0] == "sessions" and parts[2] == "summary.md":
+    if len(parts) == 3 and path.startswith(SESSIONS) and parts[2] == "summary.md":
         return "a session summary, which dream writes from the transcript"
-    if path.startswith("notes/corrections/"):
+    if path.startswith(CARDS_DIR):
         return "a correction card, which dream writes from corrections/"
-    if path.startswith("notes/learned/"):
+    if path.startswith(LEARNED_DIR):
         return "a card dream learns from the sessions (a preference or a standing rule)"
     return None
 
 
 def is_wiki_page(path: str) -> bool:
     """Whether ``path`` is a page of the wiki (INDEX.md is not: dream owns it whole)."""
-    return path.startswith("knowledge/") and path.endswith(".md") and path != "knowledge/INDEX.md"
+    return is_page(path)
 
 
 def replaces_dream_page(path: str, text: str, current: str | None) -> str | None:

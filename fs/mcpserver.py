@@ -42,6 +42,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH
+
 from .api import Memory, UsageError
 
 log = logging.getLogger("brainfs.mcp")
@@ -404,15 +406,15 @@ def _add_resources(server: Any, memory: Memory, tool_call: Callable[[Callable[[]
         except ToolError as e:
             raise ResourceError(str(e)) from None
 
-    @server.resource("memory://knowledge/INDEX.md", name="wiki index", mime_type="text/markdown",
+    @server.resource(f"memory://{INDEX_PATH}", name="wiki index", mime_type="text/markdown",
                      description="The wiki's index: one line per subject, the user first")
     def wiki_index() -> str:
-        return call(lambda: memory.read("knowledge/INDEX.md"))
+        return call(lambda: memory.read(INDEX_PATH))
 
-    @server.resource("memory://GUIDE.md", name="guide", mime_type="text/markdown",
+    @server.resource(f"memory://{GUIDE_PATH}", name="guide", mime_type="text/markdown",
                      description="The user's standing instructions for the agent")
     def guide() -> str:
-        return call(lambda: memory.read("GUIDE.md"))
+        return call(lambda: memory.read(GUIDE_PATH))
 
     @server.resource("memory://{+path}", name="memory file", mime_type="text/markdown",
                      description="Any file of the memory by its path, e.g. "

@@ -18,13 +18,16 @@ FOLDERS = ("backend", "cache", "dream", "fs", "tools")
 
 #: What each part may import of ours (by dotted prefix under ``brainfs.``); a part may
 #: always import itself. The direction of docs/ARCHITECTURE.md.
+#: ``cache.layout`` names the memory tree's paths and imports nothing of ours: every part
+#: may read it.
 ALLOWED = {
     "backend": (),
-    "cache.local": ("backend",),
-    "cache.facts": ("backend",),
-    "cache.search": ("backend", "cache.facts"),
-    "cache.context": ("backend", "cache.search", "cache.facts"),
-    "cache.sessions": ("backend", "cache.search"),
+    "cache.layout": (),
+    "cache.local": ("backend", "cache.layout"),
+    "cache.facts": ("backend", "cache.layout"),
+    "cache.search": ("backend", "cache.facts", "cache.layout"),
+    "cache.context": ("backend", "cache.search", "cache.facts", "cache.layout"),
+    "cache.sessions": ("backend", "cache.search", "cache.layout"),
     "cache": ("backend",),
     "dream": ("backend", "cache"),
     "fs": ("backend", "cache", "dream", "tools"),

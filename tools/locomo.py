@@ -50,6 +50,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, NamedTuple
 
+from brainfs.cache.layout import transcript_path
 from brainfs.cache.search.chunker import human_date
 from brainfs.cache.search.embedder import Embedder, load_embedder
 from brainfs.cache.search.model import token_counter
@@ -172,7 +173,7 @@ def parse_locomo_date(value: str) -> str | None:
 
 def session_path(conv_id: str, n: int) -> str:
     """Tree path of a conversation's session transcript."""
-    return f"sessions/{conv_id}-s{n}/transcript.md"
+    return transcript_path(f"{conv_id}-s{n}")
 
 
 def _sessions(conv: dict[str, Any]) -> list[int]:

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from brainfs.cache.layout import INDEX_PATH, in_knowledge
 from brainfs.dream.core import DictTree, dream
 
 #: Extra settings for the ablation: every session in one run, pages for subjects met twice.
@@ -26,7 +27,7 @@ def build_wiki(tree: dict[str, str], include_summaries: bool = False, embedder=N
                 settings={**ABLATION_SETTINGS, **(settings or {})})
     out = {}
     for p, t in res.staged.items():
-        if p.startswith("knowledge/") and p != "knowledge/INDEX.md":
+        if in_knowledge(p) and p != INDEX_PATH:
             out[p] = t
         elif include_summaries and p.endswith("/summary.md"):
             out[p] = t

@@ -68,6 +68,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple
 
+from brainfs.cache.layout import (GUIDE_PATH, INDEX_PATH, SESSIONS_INDEX, page_path, summary_path,
+                                  transcript_path, turn_ref)
 from brainfs.cache.search.text import slug_words
 
 __all__ = ["SIZES", "RARE_WORD", "generate"]
@@ -1711,7 +1713,7 @@ class _Gen:
 
     def anchor(self, fact: Fact) -> str:
         sess = self.sessions[fact.session]
-        return f"sessions/{sess.sid}/transcript.md#D{sess.index + 1}:{fact.turn}"
+        return turn_ref(sess.sid, f"D{sess.index + 1}:{fact.turn}")
 
     # -- facts ---------------------------------------------------------------------------
 
@@ -2282,7 +2284,7 @@ def _page(g: _Gen, sid: int, links: _PageLinks) -> _Page:
             other = g.subjects[s]
             body.append(f"- [[{other.slug}]] ({KIND_LABEL[other.kind]})")
         body.append("")
-    return _Page(f"knowledge/{subj.slug}.md", "\n".join(fm + body), ptype,
+    return _Page(page_path(subj.slug), "\n".join(fm + body), ptype,
                  f"- [[{subj.slug}]] — {_index_summary(g, sid, current)}")
 
 
@@ -2352,16 +2354,16 @@ def _build(files: int, seed: int) -> tuple[list[tuple[str, str]], int]:
     pages = g.select_pages()
     g.page_set = {s: True for s in pages}
     cards = g.select_cards()
-    out: list[tuple[str, str]] = [("GUIDE.md", _guide(g))]
+    out: list[tuple[str, str]] = [(GUIDE_PATH, _guide(g))]
     out += _rules(g.sessions[0].date)
     index = [f"- {s.sid} | {s.date.isoformat()} | {s.title}" for s in g.sessions]
-    out.append(("sessions/index.md", "\n".join(index) + "\n"))
+    out.append((SESSIONS_INDEX, "\n".join(index) + "\n"))
     for sess in g.sessions:
-        out.append((f"sessions/{sess.sid}/transcript.md", _transcript(g, sess)))
-        out.append((f"sessions/{sess.sid}/summary.md", _summary(g, sess)))
+        out.append((transcript_path(sess.sid), _transcript(g, sess)))
+        out.append((summary_path(sess.sid), _summary(g, sess)))
     out += _cards(g, cards)
     page_files, index_md = _pages(g, pages)
-    out.append(("knowledge/INDEX.md", index_md))
+    out.append((INDEX_PATH, index_md))
     out += page_files
     return out, len(g.sessions)
 

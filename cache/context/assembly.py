@@ -100,6 +100,7 @@ from __future__ import annotations
 import datetime as _dt
 import time
 
+from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH, SESSIONS_INDEX
 from brainfs.cache.search.currency import check_day
 from brainfs.cache.search.fusion import as_utc
 
@@ -162,8 +163,8 @@ def assemble(task: str, source: MemorySource, budget: int = 8000, reserve: int =
     t = time.perf_counter()
     guide = _guide_lane(b, source, when)
     timings["guide_ms"] = (time.perf_counter() - t) * 1000
-    index_text = source.read_cached("knowledge/INDEX.md")
-    sess_index = _sessions_index(source.read_cached("sessions/index.md"))
+    index_text = source.read_cached(INDEX_PATH)
+    sess_index = _sessions_index(source.read_cached(SESSIONS_INDEX))
     t = time.perf_counter()
     notes = _scan_notes(source)
     timings["scan_ms"] = (time.perf_counter() - t) * 1000
@@ -226,18 +227,18 @@ def _index_item(b: _Builder, index_text: str, n_pages: int, when: AsOf | None) -
         why += (f"; as of {when.day}: the map as it is now" + (
             f", {cut} summar{'ies' if cut != 1 else 'y'} naming a value begun after "
             f"{when.day} cut to the page's name" if cut else ""))
-    b.add_file("index", "knowledge/INDEX.md", index_text, why, kind="index", stale_ok=False)
+    b.add_file("index", INDEX_PATH, index_text, why, kind="index", stale_ok=False)
 
 
 def _read_as_of(when: AsOf, lanes: _RecallLanes) -> None:
     """A recalled piece of a file read whole elsewhere (INDEX.md, GUIDE.md, the sessions'
     index) read as of the day the same way."""
     for it in (i for its in lanes for i in its):
-        if it.path == "knowledge/INDEX.md":
+        if it.path == INDEX_PATH:
             it.text = when.index(it.text)[0]
-        elif it.path == "GUIDE.md":
+        elif it.path == GUIDE_PATH:
             it.text = when.guide(it.text)[0]
-        elif it.path == "sessions/index.md":
+        elif it.path == SESSIONS_INDEX:
             it.text = when.sessions_text(it.text)
 
 

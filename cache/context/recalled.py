@@ -9,6 +9,7 @@ import logging
 import re
 from typing import NamedTuple
 
+from brainfs.cache.layout import KNOWLEDGE, NOTES, SESSIONS, SESSIONS_INDEX
 from brainfs.cache.search.cards import Card
 from brainfs.cache.search.retrieval import retrieve
 from brainfs.cache.search.text import estimate_tokens
@@ -74,7 +75,7 @@ def _recall_cards(source: MemorySource, task: str, k: int, now: _dt.datetime,
 
 
 def _is_page(path: str) -> bool:
-    return path.startswith("knowledge/") and not path.endswith("/INDEX.md")
+    return path.startswith(KNOWLEDGE) and not path.endswith("/INDEX.md")
 
 
 def _recall_lanes(found: _Recalled, source: MemorySource,
@@ -114,21 +115,21 @@ def _recall_lanes(found: _Recalled, source: MemorySource,
                 lanes.cards.append(_PagePlaceholder(p, lane_ranks["cards"]))  # type: ignore[arg-type]
             page_hits[p].append((rank, c))
             continue
-        if p.startswith(("notes/", "knowledge/")) and not p.endswith("/INDEX.md"):
+        if p.startswith((NOTES, KNOWLEDGE)) and not p.endswith("/INDEX.md"):
             lane, into = "cards", lanes.cards
-        elif p.startswith("sessions/") and p != "sessions/index.md":
+        elif p.startswith(SESSIONS) and p != SESSIONS_INDEX:
             lane, into = "thread", lanes.thread
         else:
             lane, into = "files", lanes.files
         lane_ranks[lane] += 1
         it = _card_item(c, lane, lane_ranks[lane], rank, len(cards), found.mode, best, floor)
-        if p.startswith("knowledge/") and _links_only(c.text):
+        if p.startswith(KNOWLEDGE) and _links_only(c.text):
             it.status = "skipped"
             it.reason += " — skipped: a list of links to other pages (## Related), no statement"
         into.append(it)
         # Supersession known only from the recalled card itself (e.g. a mount whose notes
         # listing is partial): read its frontmatter too.
-        if p.startswith("notes/"):
+        if p.startswith(NOTES):
             meta = source.frontmatter(p)
             for old in _supersedes(meta, p):
                 superseded_by.setdefault(old, p)
@@ -160,7 +161,7 @@ def _stated_turns(cards: list[Card], best: float, floor: float, room: float | No
     out: set[str] = set()
     spent = 0
     for c in cards:
-        if not c.path.startswith("sessions/") or (best > 0 and c.score < floor * best):
+        if not c.path.startswith(SESSIONS) or (best > 0 and c.score < floor * best):
             continue
         if room is not None:
             spent += estimate_tokens(c.text) + _HEADER_TOKENS

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from brainfs.backend.errors import BackendError
 from brainfs.backend.keys import INTERNAL_PREFIX
+from brainfs.cache.layout import GUIDE_PATH
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
@@ -31,7 +32,7 @@ def global_guide_path() -> Path:
     env = os.environ.get(ENV_GLOBAL_GUIDE)
     if env:
         return Path(env).expanduser()
-    return Path.home() / ".config" / "brainfs" / "GUIDE.md"
+    return Path.home() / ".config" / "brainfs" / GUIDE_PATH
 
 
 class MemorySource:

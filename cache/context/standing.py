@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH, KNOWLEDGE
+
 from .asof import AsOf
 from .builder import _Builder, _body
 from .notes import _NotesScan
@@ -39,8 +41,8 @@ def _count_pages(source: MemorySource, index_text: str | None) -> int:
     """The wiki's pages as they are now: the ``knowledge/*.md`` files (pages written since
     the last dream are not in INDEX.md yet), or INDEX.md's links where the folder cannot be
     listed."""
-    pages = [p for p in source.list("knowledge")
-             if p.endswith(".md") and p.count("/") == 1 and p != "knowledge/INDEX.md"]
+    pages = [p for p in source.list(KNOWLEDGE.rstrip("/"))
+             if p.endswith(".md") and p.count("/") == 1 and p != INDEX_PATH]
     if pages:
         return len(pages)
     return len(re.findall(r"\[\[[^\]]+\]\]", index_text or "")) if index_text else 0
@@ -62,7 +64,7 @@ def _guide_lane(b: _Builder, source: MemorySource, when: AsOf | None = None) -> 
                         stale_ok=False, default_conf=1.0)
         if it:
             items.append(it)
-    guide_text = source.read_cached("GUIDE.md")
+    guide_text = source.read_cached(GUIDE_PATH)
     guide_meta = _body(guide_text)[0] if guide_text else {}
     if guide_text:
         why = "guide: project guide, standing instructions for every turn here"
@@ -71,7 +73,7 @@ def _guide_lane(b: _Builder, source: MemorySource, when: AsOf | None = None) -> 
             if cut:
                 why += (f"; as of {when.day}: {cut} line{'s' if cut != 1 else ''} a correction "
                         f"after {when.day} wrote left out")
-        it = b.add_file("guide", "GUIDE.md", guide_text, why,
+        it = b.add_file("guide", GUIDE_PATH, guide_text, why,
                         kind="guide", stale_ok=False, default_conf=1.0)
         if it:
             items.append(it)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from brainfs.cache.layout import summary_path
+
 from .builder import _Builder, _body
 from .claims import words
 from .sources import MemorySource
@@ -49,7 +51,7 @@ def _thread_summary(b: _Builder, source: MemorySource, hits: list[ContextItem],
     for sid in newest_first:
         date, title = dates.get(sid, ("", ""))
         named = want & words(f"{sid.replace('-', ' ')} {title}")
-        sp = f"sessions/{sid}/summary.md"
+        sp = summary_path(sid)
         stext = source.read(sp)
         summed = want & words(_body(stext)[1]) if stext else set()
         if not named and 2 * len(summed) < len(want):

@@ -49,8 +49,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Iterator
 
-#: Where the records live, relative to the memory's root.
-FACTS_PATH = "knowledge/.facts.jsonl"
+# the records' path, named by the tree's layout (re-exported for the readers)
+from brainfs.cache.layout import FACTS_PATH as FACTS_PATH
 
 #: Record kinds.
 KINDS = ("fact", "preference", "procedure")

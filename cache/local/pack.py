@@ -23,6 +23,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.errors import BackendError, Corrupt, NoSuchKey
 from brainfs.backend.keys import PACK_KEY, is_internal, is_link
 from brainfs.backend.store import ObjectStore, is_md5
+from brainfs.cache.layout import SESSIONS
 
 from .catalog import FileRow
 
@@ -178,7 +179,7 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
             if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
                 take(row)
     transcripts = [r for r in ordered
-                   if r.path.startswith("sessions/") and r.path.endswith("/transcript.md")]
+                   if r.path.startswith(SESSIONS) and r.path.endswith("/transcript.md")]
     # Session ids start with their date, so path order is time order; mtime breaks ties
     # for ids that do not.
     transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from brainfs.cache.facts.records import FACTS_PATH, FactFormatError, FactRecord
+from brainfs.cache.layout import KNOWLEDGE, NOTES
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,9 @@ class Chunk:
 # --------------------------------------------------------------------------- helpers
 
 _TRANSCRIPT_RE = re.compile(r"(?:^|/)sessions/[^/]+/transcript\.md$")
-_TURN_RE = re.compile(r"^\[(?P<anchor>[^\]\s]{1,64})\]\s*(?P<speaker>[^:\n\]]{1,80}?)\s*:\s?(?P<text>.*)$")
+#: A transcript turn's first line, ``[anchor] Speaker: text`` (cache/FORMAT.md *Turns*): the
+#: grammar every reader and writer of transcripts shares.
+TURN_RE = re.compile(r"^\[(?P<anchor>[^\]\s]{1,64})\]\s*(?P<speaker>[^:\n\]]{1,80}?)\s*:\s?(?P<text>.*)$")
 _HEADING_RE = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _BULLET_RE = re.compile(r"^\s{0,3}[-*+]\s+\S")
@@ -184,9 +187,9 @@ def path_kind(path: str) -> str:
         return "index"
     if name == "guide.md":
         return "guide"
-    if p.startswith("knowledge/") or "/knowledge/" in p:
+    if p.startswith(KNOWLEDGE) or "/" + KNOWLEDGE in p:
         return "page"
-    if p.startswith("notes/") or "/notes/" in p:
+    if p.startswith(NOTES) or "/" + NOTES in p:
         return "note"
     return "text"
 
@@ -501,7 +504,7 @@ def _chunk_transcript(path: str, meta: dict[str, Any], body: str, malformed: boo
     loose: list[tuple[int, str]] = []
     lines = body.split("\n")
     for lineno, line in enumerate(lines, 1):
-        m = _TURN_RE.match(line.strip())
+        m = TURN_RE.match(line.strip())
         if not m and _HEADING_RE.match(line.strip()):
             continue  # "# Session 3" style headings are layout, not content
         if m:

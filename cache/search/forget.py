@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 
-from .chunker import split_frontmatter
+# where requests are filed, named by the tree's layout (re-exported for dream and the index)
+from brainfs.cache.layout import FORGET_DIR as FORGET_DIR
 
-FORGET_DIR = "forget/"
+from .chunker import split_frontmatter
 
 
 def norm(s: str) -> str:

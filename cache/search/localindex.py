@@ -26,6 +26,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CONFLICT_MARK, INDEX_KEY, INDEX_MANIFEST_KEY, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.facts.records import FACTS_PATH
+from brainfs.cache.layout import in_knowledge
 
 from .embedder import Embedder, EmbedderUnavailable, PendingEmbedder, load_embedder
 from .forget import FORGET_DIR, request_phrases
@@ -243,7 +244,7 @@ def files_for(result: RecallResult, read_local: Callable[[str], bytes | None],
     paths = list(dict.fromkeys(c.path for c in result.cards))
     if follow_citations:
         for p in list(paths):
-            if p.startswith("knowledge/"):
+            if in_knowledge(p):
                 text = read_local(p)
                 if text:
                     paths.extend(s for s in cited_sources(text) if s not in paths)

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from brainfs.cache.layout import KNOWLEDGE
+
 from .chunker import cite_numbers
 from .validity import SUPERSEDED_HEADING
 
@@ -38,7 +40,7 @@ _WORD = re.compile(r"[^\W_]+")
 def is_wiki(row: dict[str, Any]) -> bool:
     """Whether a chunk row is of a knowledge page (INDEX.md cites nothing)."""
     path = str(row.get("path") or "")
-    return path.startswith("knowledge/") and path.endswith(".md") and not path.endswith("/INDEX.md")
+    return path.startswith(KNOWLEDGE) and path.endswith(".md") and not path.endswith("/INDEX.md")
 
 
 def turn_ref(row: dict[str, Any]) -> str | None:

@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
 from brainfs.backend.keys import INDEX_DIR
+from brainfs.cache.layout import SESSIONS
 
 #: Name of the part holding everything but transcripts.
 CORE = "core"
@@ -51,7 +52,7 @@ _DATED = re.compile(r"^sessions/(\d{4})-(\d{2})-\d{2}[^/]*/")
 
 def shard_of(path: str, period: str = DEFAULT_PERIOD) -> str:
     """The part of the index that holds ``path``'s chunks (see the module docstring)."""
-    if not path.startswith("sessions/") or path.count("/") < 2 or path.endswith("/summary.md"):
+    if not path.startswith(SESSIONS) or path.count("/") < 2 or path.endswith("/summary.md"):
         return CORE
     m = _DATED.match(path)
     if m is None:

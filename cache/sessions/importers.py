@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from brainfs.cache.search.chunker import _TURN_RE as TURN_RE
-from brainfs.cache.search.chunker import split_frontmatter
+from brainfs.cache.search.chunker import TURN_RE, split_frontmatter
 
 FORMATS = ("claude-code", "chatgpt", "claude-ai", "messages", "text")
 

@@ -33,8 +33,10 @@ import logging
 import yaml
 from brainfs.backend.errors import NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import path_problem
-from brainfs.cache.search.chunker import _TURN_RE as TURN_RE
-from brainfs.cache.search.chunker import split_frontmatter
+# the list of sessions dream keeps (``- id | date | title`` lines), re-exported for its readers
+from brainfs.cache.layout import SESSIONS_INDEX as SESSIONS_INDEX
+from brainfs.cache.layout import transcript_path
+from brainfs.cache.search.chunker import TURN_RE, split_frontmatter
 from brainfs.cache.search.forget import FORGET_DIR, is_request, redact, request_phrases
 from brainfs.cache.sessions.importers import (
     Conversation,
@@ -57,9 +59,6 @@ SESSION_GAP = _dt.timedelta(hours=6)
 #: passage (the embedding model reads only its first ~1,000 characters anyway); the cut is
 #: marked in the text.
 MAX_TURN_CHARS = 6000
-
-#: The list of sessions dream keeps (``- id | date | title`` lines).
-SESSIONS_INDEX = "sessions/index.md"
 
 #: Speaker names that are a role standing for the user, not a person; dream reads them as
 #: the memory's owner (``dream/subjects.py`` USER_ROLES, the ones an import writes).
@@ -480,14 +479,13 @@ def import_sessions(src: Path, store, fmt: str = "auto",
         pool.shutdown(wait=True, cancel_futures=True)
         raise
     pool.shutdown()
-    new = [d for d in todo if f"sessions/{d.sid}/transcript.md" in rep.paths and d.hash not in known]
+    new = [d for d in todo if transcript_path(d.sid) in rep.paths and d.hash not in known]
     rep.indexed = add_to_sessions_index(store, new)
     rep.dates = [(d.sid, d.date.date().isoformat() if d.date else "undated", d.dated, d.stamped)
                  for d in new]
     paths = set(rep.paths)
     for d in todo:
-        if {f"sessions/{known.get(d.hash, (d.sid,))[0]}/transcript.md",
-                f"sessions/{d.sid}/transcript.md"} & paths:
+        if {transcript_path(known.get(d.hash, (d.sid,))[0]), transcript_path(d.sid)} & paths:
             for role in {speaker_name(t.speaker) for t in d.turns if not t.tool}:
                 if role.lower() in USER_ROLES:
                     rep.roles_kept[role] = rep.roles_kept.get(role, 0) + 1
@@ -551,7 +549,7 @@ def _drafts(convs: list[Conversation], rep: Report) -> dict[str, Draft]:
             if old is None or len(d.turns) > len(old.turns):  # one conversation in two files
                 drafts[d.hash] = d
     for d in drafts.values():
-        problem = path_problem(f"sessions/{d.sid}/transcript.md")
+        problem = path_problem(transcript_path(d.sid))
         if problem:
             raise ImportInputError(f"{d.source}: session id {d.sid!r}: {problem}")
     return drafts
@@ -594,7 +592,7 @@ def _import_once(store, known: dict[str, tuple[str, str]], d: Draft) -> _Importe
     """One attempt of :func:`_import_one`."""
     if d.hash in known:
         sid, etag = known[d.hash]
-        path = f"sessions/{sid}/transcript.md"
+        path = transcript_path(sid)
         if sid == d.sid and hashlib.md5(render(d)[0].encode("utf-8")).hexdigest() == etag:
             return _Imported("unchanged", 0, 0, False, path)  # as the last import wrote it: no GET
         try:
@@ -611,7 +609,7 @@ def _import_once(store, known: dict[str, tuple[str, str]], d: Draft) -> _Importe
                 return _Imported("retimed", 0, 0, False, path)
             return _Imported("grown", len(added), sum(1 for t in added if t.tool), skipped, path,
                              0 if skipped else late)
-    path = f"sessions/{d.sid}/transcript.md"
+    path = transcript_path(d.sid)
     text, n = render(d)
     store.put(path, text.encode("utf-8"), if_none_match=True)
     return _Imported("new", n, sum(1 for t in _nonempty(d.turns) if t.tool), False, path)
