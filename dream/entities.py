@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from brainfs.cache.search import dates
 
-from . import text as T
+from . import text
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +46,14 @@ LABEL_TYPES = {
 }
 #: Words that end up capitalised in chat without being names (beyond text._NOT_SUBJECT):
 #: interjections the small model tags as PERSON/ORG, weekday abbreviations.
-_NOT_NAME = T.NOT_SUBJECT | frozenset("""
+_NOT_NAME = text.NOT_SUBJECT | frozenset("""
 glad congrats wanna gonna gotta nah ya yah fyi awesome cherish bye last next this mon tues
 tue wed thurs thu fri sat sun hmm wow yay oops totally omg lol btw thx ty anyway
 woohoo woah whoa yum yup oof ha haha hehe yikes ugh phew cheers agreed
 """.split())
 #: Elongated interjections ("Awww", "Sooo", "Yesss"): no name repeats a letter three times.
 _ELONGATED_RE = re.compile(r"(\w)\1\1", re.I)
-_CONNECTORS = T.CONNECTORS | {"&"}
+_CONNECTORS = text.CONNECTORS | {"&"}
 _CAP_INSIDE_RE = re.compile(r"\S\s+[\"'“(]?(?!I\b|I['’])[A-Z]")
 _EDGE_PUNCT = "\"'“”‘’-–—()[]{}.,;:!?*_"
 
@@ -96,7 +96,7 @@ def _trim(name: str) -> str | None:
         words.pop()
     if not words:
         return None
-    words[-1] = T.strip_possessive(words[-1])
+    words[-1] = text.strip_possessive(words[-1])
     for w in words:
         if w.lower() in _CONNECTORS:
             continue
@@ -133,8 +133,8 @@ def _clean(raw: list[list[Entity]], speakers: set[str]) -> list[list[Entity]]:
 
 def _dates(sentence: str, day: str | None) -> list[Entity]:
     """Relative date expressions the date code resolves, as date entities."""
-    return [Entity(m.text, "date", "RULE", len(T.words(sentence[:m.start])), m.period.iso())
-            for m in T.date_mentions(sentence, day)]
+    return [Entity(m.text, "date", "RULE", len(text.words(sentence[:m.start])), m.period.iso())
+            for m in text.date_mentions(sentence, day)]
 
 
 # --------------------------------------------------------------------------- extractors
@@ -148,8 +148,8 @@ class RuleExtractor:
                 speakers: set[str]) -> list[list[Entity]]:
         raw = []
         for s in sentences:
-            ents = [Entity(n, T.subject_type(n, s, speakers), "RULE", pos)
-                    for n, pos in T.capitalised_runs(s)]
+            ents = [Entity(n, text.subject_type(n, s, speakers), "RULE", pos)
+                    for n, pos in text.capitalised_runs(s)]
             raw.append(ents + _dates(s, day))
         return _clean(raw, speakers)
 
@@ -166,13 +166,13 @@ class SpacyExtractor:
     def load(cls, model: str | None = None) -> SpacyExtractor:
         """Load the installed pipeline package (raises ImportError/OSError when absent;
         spacy.load of a package name imports it, it never downloads)."""
-        import spacy
+        import spacy  # the optional `dream` extra, slow to import: only when asked for
 
         return cls(spacy.load(model or SPACY_MODEL, exclude=_SPACY_EXCLUDE))
 
     def extract(self, sentences: list[str], day: str | None,
                 speakers: set[str]) -> list[list[Entity]]:
-        d = T.parse_day(day)
+        d = text.parse_day(day)
         raw: list[list[Entity]] = []
         # A sentence without a capitalised word after its first has no name for the model to
         # find: its dates come from the rules, and it skips the model (≈ half of chat).
@@ -189,7 +189,7 @@ class SpacyExtractor:
                 if typ is None:
                     continue
                 # word index of the span, counted like text.capitalised_runs counts
-                start = len(T.words(doc.text[:span.start_char]))
+                start = len(text.words(doc.text[:span.start_char]))
                 if typ == "date":
                     p = dates.meaning(span.text, d, dates.is_future(sent)) if d else None
                     ents.append(Entity(span.text, "date", span.label_, start, p.iso() if p else None))
@@ -199,7 +199,7 @@ class SpacyExtractor:
                     continue
                 if not span.text.startswith(name):
                     start += 1  # a leading word was trimmed: the name is not the opener
-                if name.split()[-1].lower() in T.ORG_CUES:
+                if name.split()[-1].lower() in text.ORG_CUES:
                     # "… Lab", "… University": the small model calls these GPE, FAC or even
                     # PERSON; the head noun is better evidence than its label
                     typ = "organization"

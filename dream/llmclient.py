@@ -111,7 +111,7 @@ class OpenAIChat:
 
     def __init__(self, s: LLMSettings) -> None:
         try:
-            import openai
+            import openai  # the optional `llm` extra
         except ImportError:
             raise LLMError("the openai package is not installed (pip install 'brainfs[llm]')") from None
         self.s = s
@@ -160,7 +160,7 @@ class AnthropicChat:
 
     def __init__(self, s: LLMSettings) -> None:
         try:
-            import anthropic
+            import anthropic  # the optional `llm` extra
         except ImportError:
             raise LLMError("the anthropic package is not installed (pip install 'brainfs[llm]')") from None
         self.s = s

@@ -24,7 +24,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 
-from . import text as T
+from . import text
 from .settings import Settings
 from .synth import Claim
 
@@ -126,7 +126,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
     df: Counter = Counter()
     words: dict[int, set[str]] = {}  # id(fact) → its topic words (a fact is on several pages)
     for f in facts:
-        words[id(f)] = T.topic_words(f["text"])
+        words[id(f)] = text.topic_words(f["text"])
         df.update(words[id(f)])
     said: dict[int, str] = {}  # id(fact) → the fact in the wiki's words (several topics say it)
 
@@ -138,7 +138,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
     limit = max(3, share * len(facts))
     out: dict[str, list[Claim]] = {}
     for slug in slugs:
-        own = set(T.content_words(titles[slug]))
+        own = set(text.content_words(titles[slug]))
         shown = list(previous(slug)) if previous is not None else []
         shown_set = set(shown)
         topics: dict[str, list[dict]] = defaultdict(list)
@@ -146,7 +146,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
             if retired(f, slug):
                 continue
             tw = words.get(id(f))
-            for w in (tw if tw is not None else T.topic_words(f["text"])) - own - NOT_TOPICS:
+            for w in (tw if tw is not None else text.topic_words(f["text"])) - own - NOT_TOPICS:
                 # a shown topic stays while its share is within the margin of the limit
                 if df[w] <= limit or w in shown_set and df[w] <= (1 + MARGIN) * limit:
                     topics[w].append(f)
@@ -157,7 +157,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
         claims: list[Claim] = []
         for w in ordered:
             for f in topics[w][-max_mentions:]:
-                claims.append(Claim(T.fragment(say(f), w, window), ref(f), f["date"],
+                claims.append(Claim(text.fragment(say(f), w, window), ref(f), f["date"],
                                     "Threads", group=w))
         if claims:
             out[slug] = claims

@@ -7,6 +7,8 @@ import circle or pull a layer in at run time."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -157,3 +159,87 @@ def test_the_checks_see_a_circle_and_an_upward_import() -> None:
     assert not _allowed("brainfs.backend.store", "brainfs.cache.local.pack")
     assert _allowed("brainfs.cache.context.assembly", "brainfs.cache.search.retrieval")
     assert _allowed("brainfs.fs.ops", "brainfs.cache.local.workingset")
+
+
+#: The memory tree's paths as ``cache/layout.py`` names them: no other module spells them.
+LAYOUT_LITERALS = frozenset({"knowledge/", "knowledge/INDEX.md", "knowledge/.facts.jsonl", "GUIDE.md",
+                             "sessions/", "sessions/index.md", "notes/", "notes/corrections/",
+                             "notes/learned/", "corrections/", "forget/"})
+
+#: Modules that still spell some of those paths (being converted; remove a name once done).
+SPELLED_OUT = frozenset({
+    "backend/config.py", "dream/corrections.py", "dream/facts.py", "dream/procedures.py",
+    "dream/reach.py", "dream/text.py", "dream/wiki.py",
+})
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                out.add(id(body[0].value))
+    return out
+
+
+def spelled_paths(source: str) -> list[str]:
+    """The layout's paths a module's code spells itself (docstrings and prose aside): a
+    literal equal to one of them, an f-string that begins with ``knowledge/`` or
+    ``sessions/``, a ``len("knowledge/")`` slice, the chunker's turn grammar by a private
+    name."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            docs.update(id(v) for v in node.values)
+            head = node.values[0] if node.values else None
+            if isinstance(head, ast.Constant) and str(head.value).startswith(("knowledge/", "sessions/")):
+                found.append(ast.unparse(node))
+        elif isinstance(node, ast.ImportFrom) and any(a.name == "_TURN_RE" for a in node.names):
+            found.append(f"{node.module}._TURN_RE")
+    found += [repr(n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant)
+              and n.value in LAYOUT_LITERALS and id(n) not in docs]
+    return found
+
+
+def test_the_tree_layout_is_spelled_in_one_module() -> None:
+    """``cache/layout.py`` names the memory tree's folders and files (issue 32): a module that
+    needs ``knowledge/INDEX.md`` or a transcript's path takes it from there."""
+    spelled = {}
+    for folder in FOLDERS + ("benchmarks",):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            rel = path.relative_to(REPO).as_posix()
+            if rel != "cache/layout.py" and rel not in SPELLED_OUT:
+                got = spelled_paths(path.read_text())
+                if got:
+                    spelled[rel] = got
+    assert spelled == {}
+
+
+def test_the_layout_check_sees_a_spelled_path() -> None:
+    src = ('"""A page: knowledge/<slug>.md."""\n'
+           'import re\nfrom brainfs.cache.search.chunker import _TURN_RE\n'
+           'INDEX = "knowledge/INDEX.md"\n'
+           'def page(slug):\n    """knowledge/ is the wiki."""\n    return f"knowledge/{slug}.md"\n'
+           'def slug(p):\n    return p[len("knowledge/"):-3]\n'
+           'HELP = "see knowledge/INDEX.md"\n')
+    assert sorted(spelled_paths(src)) == sorted([
+        "brainfs.cache.search.chunker._TURN_RE", "'knowledge/INDEX.md'", "f'knowledge/{slug}.md'",
+        "'knowledge/'"])
+
+
+def test_the_dream_package_loads_its_run_on_first_use() -> None:
+    """``import brainfs.dream`` (or one of its modules) does not load the whole run, as the
+    root package does not load the API; its names are there when asked for."""
+    code = ("import sys, brainfs.dream as d\n"
+            "print(sorted(m for m in sys.modules if m.startswith('brainfs.dream.')))\n"
+            "from brainfs.dream import RunResult, correction_event, dream, run_local\n"
+            "from brainfs.dream import core\n"
+            "assert (RunResult, dream, run_local) == (core.RunResult, core.dream, core.run_local)\n"
+            "assert correction_event is core.correction_event\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
