@@ -26,8 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from brainfs.cache.layout import in_knowledge
+
 from .core import RunResult
 from .llm import AgentSynthesizer
+from .sync import run_s3
 
 #: What a text handed back must look like (told to the agent with its work).
 HOW = ("Write each item's text from its evidence only, following its instructions, and "
@@ -42,7 +45,7 @@ def pending(run_dry: Callable[[AgentSynthesizer], RunResult], limit: int = 10) -
     ``run_dry(synth)`` runs dream without publishing and with ``force`` (it must render)."""
     synth = AgentSynthesizer()
     run_dry(synth)
-    asks = sorted(synth.asks.values(), key=lambda a: (not a.path.startswith("knowledge/"), a.path))
+    asks = sorted(synth.asks.values(), key=lambda a: (not in_knowledge(a.path), a.path))
     items = [{"key": a.key, "path": a.path, "instructions": a.system, "evidence": a.user}
              for a in asks[:max(0, limit)]]
     return {"pending": len(asks), "returned": len(items), "how": HOW, "items": items}
@@ -76,8 +79,6 @@ def submit(run_apply: Callable[[AgentSynthesizer], Any], answers: dict[str, str]
 
 def pending_s3(store: Any, workdir: Path, limit: int = 10) -> dict[str, Any]:
     """:func:`pending` over a corpus in S3 (a dry run: nothing is written, no lease)."""
-    from .sync import run_s3
-
     return pending(lambda s: run_s3(store, workdir, dry_run=True, synthesizer=s, force=True,
                                     reindex=False).result, limit)
 
@@ -85,7 +86,5 @@ def pending_s3(store: Any, workdir: Path, limit: int = 10) -> dict[str, Any]:
 def submit_s3(store: Any, workdir: Path, answers: dict[str, str], agent: str,
               embedder: Any = None, reindex: bool = True) -> dict[str, Any]:
     """:func:`submit` over a corpus in S3: a full run (lease, commit, upload, re-index)."""
-    from .sync import run_s3
-
     return submit(lambda s: run_s3(store, workdir, synthesizer=s, force=True, embedder=embedder,
                                    reindex=reindex, index_embedder=embedder), answers, agent)

@@ -20,11 +20,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from . import text as T
+from brainfs.cache.layout import LEARNED_DIR
+
+from .facts import stays as replay
 from .prose import OPENERS
 from .synth import frontmatter
-
-LEARNED_DIR = "notes/learned/"
+from .text import content_words, slugify, words
 _RULE_RE = re.compile(r"^(?:please\s+)?(?:always|never|from now on|going forward|in future|"
                       r"by default|as a rule)\b[\s,]*(?P<rest>.+)$", re.I)
 
@@ -32,7 +33,7 @@ _RULE_RE = re.compile(r"^(?:please\s+)?(?:always|never|from now on|going forward
 def is_rule(sentence: str) -> bool:
     """A standing rule ("Always cite sources.", "From now on, export charts as SVG.")."""
     m = _RULE_RE.match(OPENERS.sub("", sentence.strip()))
-    return bool(m) and len(T.words(m.group("rest"))) >= 2 and not sentence.rstrip().endswith("?")
+    return bool(m) and len(words(m.group("rest"))) >= 2 and not sentence.rstrip().endswith("?")
 
 
 def _confidence(n: int) -> float:
@@ -51,8 +52,6 @@ def preference_cards(groups: dict[tuple, list], user_slug: str | None, user_titl
     ``stays_of(group key)`` gives a group's stays as the records were made from them
     (default: replayed here). A stay that a correction started has its card in
     ``notes/corrections/``; its restatements in sessions make a learned card of their own."""
-    from .facts import stays as replay
-
     out: dict[str, str] = {}
     if not user_slug:
         return out
@@ -62,7 +61,7 @@ def preference_cards(groups: dict[tuple, list], user_slug: str | None, user_titl
             continue
         got = (stays_of(gkey) if stays_of is not None else None) or replay(group, key)
         runs = [[st for st in stay.said if st.fact.get("session") and st.op == "set"] for stay in got]
-        paths = [f"{LEARNED_DIR}{T.slugify(key or attr)[:40]}-{T.slugify(r[0].value)[:40]}.md"
+        paths = [f"{LEARNED_DIR}{slugify(key or attr)[:40]}-{slugify(r[0].value)[:40]}.md"
                  if r else None for r in runs]
         for i, (stay, run) in enumerate(zip(got, runs)):
             if not run:
@@ -97,14 +96,14 @@ def rule_cards(rules: list[tuple[dict, str]], user_slug: str | None,
     by_text: dict[str, list[tuple[dict, str]]] = {}
     for info, sent in rules:
         # the same rule said again, politely or not, is one card
-        key = " ".join(w for w in T.content_words(sent) if w not in ("please", "again", "thanks"))
+        key = " ".join(w for w in content_words(sent) if w not in ("please", "again", "thanks"))
         by_text.setdefault(key, []).append((info, sent))
     out: dict[str, str] = {}
     for key, said in by_text.items():
         if not key:
             continue
         first = said[0][0]
-        path = f"{LEARNED_DIR}rule-{T.slugify(key)[:60]}.md"
+        path = f"{LEARNED_DIR}rule-{slugify(key)[:60]}.md"
         meta = {"type": "rule", "scope": "global", "confidence": _confidence(len(said)),
                 "created": first.get("date") or "", "updated": said[-1][0].get("date") or "",
                 "subjects": [user_slug] if user_slug else [], "source": ref(first),

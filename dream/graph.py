@@ -13,10 +13,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import jinja2
+from brainfs.cache.layout import is_page, slug_of
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.citations import cited_sources
 
-from .validate import INDEX_PATH, LINK_RE
+from .validate import LINK_RE
+
+# networkx and matplotlib are the optional `graph` extra (pyproject.toml): the functions that
+# draw import them, so that dream and `brainfs` run without them.
 
 #: The formats ``render_graph`` writes, by the output file's suffix.
 FORMATS = (".png", ".svg", ".pdf", ".html")
@@ -41,14 +46,13 @@ def wiki_graph(files: dict[str, str]):
     import networkx as nx
 
     g = nx.DiGraph()
-    pages = {p: t for p, t in files.items() if p.startswith("knowledge/") and p.endswith(".md")
-             and p != INDEX_PATH}
+    pages = {p: t for p, t in files.items() if is_page(p)}
     for p, text in sorted(pages.items()):
         meta = split_frontmatter(text)[0] or {}
-        slug = p[len("knowledge/"):-3]
+        slug = slug_of(p)
         g.add_node(slug, kind="page", title=str(meta.get("title") or slug), type=str(meta.get("type") or ""))
     for p, text in sorted(pages.items()):
-        slug = p[len("knowledge/"):-3]
+        slug = slug_of(p)
         body = split_frontmatter(text)[1]
         for m in LINK_RE.finditer(body):
             tgt = m.group(1).strip()
@@ -228,8 +232,6 @@ def _place_labels(ax, fig, g, pos: dict, wanted: set[str]) -> set[str]:
 
 
 def _html(g, pos: dict, counts: dict[str, int], title: str) -> str:
-    import jinja2
-
     colors = type_colors(g)
     w, h, pad = 1200.0, 900.0, 60.0
     xs = [p[0] for p in pos.values()] or [0.0]

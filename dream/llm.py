@@ -53,11 +53,16 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from brainfs.backend.config import ConfigError
+from brainfs.cache.layout import page_path, summary_path
+
 from .llmclient import (Answer, Budget, BudgetExhausted, ChatClient, LLMError, LLMSettings,
                         client_for)
 from .synth import (Claim, DeterministicSynthesizer, PageSpec, Sources, claim_line, finish_page,
                     frontmatter, index_line, intro, thread_lines)
 from .text import content_words
+from .validate import frontmatter_of
+from .verify import hard_check
 
 log = logging.getLogger(__name__)
 
@@ -446,7 +451,7 @@ class LLMSynthesizer:
 
     # -- the Synthesizer interface
     def page(self, spec: PageSpec) -> str:
-        path = f"knowledge/{spec.slug}.md"
+        path = page_path(spec.slug)
         self._alt[path] = ("page", (spec,))
         self.fallbacks.pop(path, None)
         self.transient.discard(path)
@@ -507,7 +512,7 @@ class LLMSynthesizer:
 
     def summary(self, session: str, date: str | None, title: str, participants: list[str],
                 turns: int, claims: list[Claim]) -> str:
-        path = f"sessions/{session}/summary.md"
+        path = summary_path(session)
         args = (session, date, title, participants, turns, claims)
         self._alt[path] = ("summary", args)
         self.fallbacks.pop(path, None)
@@ -549,8 +554,6 @@ class LLMSynthesizer:
         info = self.model_pages.get(path)
         if info is None:
             return None
-        from .validate import frontmatter_of
-
         body = frontmatter_of(text)[1].split("\n")
         mine = [i for i, ln in enumerate(body) if ln in info["lines"]]
         bad = sorted(set(mine) & set(bad_lines))
@@ -573,14 +576,12 @@ class LLMSynthesizer:
         evidence: INDEX.md is not verified after rendering (it has no sources) and prefills
         every agent's prompt."""
         gist = self._gists.get(spec.slug)
-        if spec.gist or not gist or f"knowledge/{spec.slug}.md" in self.fallbacks:
+        if spec.gist or not gist or page_path(spec.slug) in self.fallbacks:
             return self.det.index_line(spec)  # a current line says more than an event
         return index_line(spec, gist)
 
     @staticmethod
     def _gist(parsed: Parsed, ev_text: dict[int, str]) -> str:
-        from .verify import hard_check
-
         for b in parsed.sentences + parsed.bullets:
             m = re.search(r"\[cite:(\d+)\]", b)
             if not m or int(m.group(1)) not in ev_text:
@@ -662,8 +663,6 @@ def synthesizer_from_config(cfg: Any, choice: str | None = None):
     ``cfg.dream_synthesizer``. ``llm`` needs a model (and, for an OpenAI-compatible
     endpoint that is not OpenAI's, a base URL): a clear error if not. ``agent`` renders what
     the user's agent wrote through MCP, deterministically where it has not."""
-    from brainfs.backend.config import ConfigError
-
     which = (choice or getattr(cfg, "dream_synthesizer", "deterministic") or "deterministic").lower()
     if which == "deterministic":
         return DeterministicSynthesizer()

@@ -36,21 +36,26 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import git
 from brainfs.backend.errors import BackendError, NoSuchKey, PreconditionFailed
 from brainfs.backend.keys import DREAM_LEASE_KEY, WIKI_BUNDLE_KEY, is_internal
 from brainfs.backend.store import ObjectStore
+from brainfs.cache.layout import (CORRECTIONS_DIR, FORGET_DIR, GUIDE_PATH, INDEX_PATH, KNOWLEDGE, NOTES,
+                                  SESSIONS)
+from brainfs.cache.local.pack import build_pack
+from brainfs.cache.search.localindex import build_index, local_index_path
 
-from .core import (CORRECTIONS_DIR, FORGET_DIR, SKILL_PATHS, STATE_PATH, RunResult, dream)
+from .core import RunResult, dream
 from .progress import Progress
-from .reach import GUIDE_PATH
-from .validate import INDEX_PATH
+from .run import SKILL_PATHS
+from .state import STATE_PATH
 
 log = logging.getLogger(__name__)
 
 LEASE_PATH = DREAM_LEASE_KEY
 #: A lease outlives a crashed run by this long at most.
 LEASE_TTL_S = 900.0
-_WANTED = ("sessions/", "knowledge/", "notes/", FORGET_DIR, CORRECTIONS_DIR)
+_WANTED = (SESSIONS, KNOWLEDGE, NOTES, FORGET_DIR, CORRECTIONS_DIR)
 
 
 class LeaseHeld(BackendError):
@@ -225,8 +230,6 @@ class Lease:
 def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | None:
     """Mirror the staged managed tree into the wiki repository (from the bucket's bundle),
     commit when anything changed, upload the new bundle. Returns the commit sha or None."""
-    import git
-
     repo_dir = workdir / "wiki"
     if repo_dir.exists():
         shutil.rmtree(repo_dir)
@@ -263,8 +266,6 @@ def commit_history(store: ObjectStore, res: RunResult, workdir: Path) -> str | N
 
 def wiki_log(store: ObjectStore, workdir: Path) -> list[tuple[str, str]]:
     """(sha, message) of every commit in the bucket's wiki history, newest first."""
-    import git
-
     try:
         data, _ = store.get(WIKI_BUNDLE_KEY)
     except NoSuchKey:
@@ -365,15 +366,11 @@ def run_s3(store: ObjectStore, workdir: Path, *, dry_run: bool = False, wait: fl
         prog.count(len(res.changes), len(res.changes))
         prog.done()
         # New pages and summaries are what mounts preload: refresh the packed preload.
-        from brainfs.cache.local.pack import build_pack
-
         try:
             build_pack(store, store.cfg)
         except BackendError as e:
             log.warning("preload pack not refreshed: %s", e)
         if reindex:
-            from brainfs.cache.search.localindex import build_index, local_index_path
-
             local = local_index_path(workdir)
             prog.phase("indexing")
             rep.index = build_index(store, local, index_embedder, progress=prog.count)

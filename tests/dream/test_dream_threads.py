@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from brainfs.dream import core
+from brainfs.dream import writing
 from brainfs.dream.core import run_local
 from brainfs.dream.threads import MARGIN, ordered_topics, page_topics
 
@@ -97,7 +97,7 @@ def test_a_page_without_new_facts_is_not_rewritten_for_whole_wiki_counts(
     assert "knowledge/kenji.md" in second.staged  # the new session did reach the wiki
     # The same run with the plain ranking (no published order read) swaps the two threads:
     # what the test above holds is the hysteresis, not an input that moved nothing.
-    monkeypatch.setattr(core, "_published_topics", lambda tree, listing: lambda slug: [])
+    monkeypatch.setattr(writing, "_published_topics", lambda tree, listing: lambda slug: [])
     plain = run_local(root, None, **KW)
     assert page_topics(plain.staged[page]) == ["fountain", "ducks"]
 
@@ -105,6 +105,6 @@ def test_a_page_without_new_facts_is_not_rewritten_for_whole_wiki_counts(
 def test_a_first_run_is_the_plain_ranking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = _tree(tmp_path / "m", ["s1", "s2", "s3"])
     got = run_local(root, None, **KW).staged
-    monkeypatch.setattr(core, "_published_topics", lambda tree, listing: lambda slug: [])
+    monkeypatch.setattr(writing, "_published_topics", lambda tree, listing: lambda slug: [])
     assert run_local(root, None, **KW).staged == got
     assert page_topics(got["knowledge/biscuit.md"]) == ["fountain", "ducks"]

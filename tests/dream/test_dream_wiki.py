@@ -573,7 +573,7 @@ def test_a_page_dropped_for_its_own_error_does_not_take_its_linkers_down() -> No
     """A page excluded with no previous version to keep leaves its links as plain text
     in the other pages, which stay (at 20,000 files one over-long page once excluded the
     1,993 pages linking to it)."""
-    from brainfs.dream.core import _unlink_page
+    from brainfs.dream.checking import _unlink_page
 
     files = {"knowledge/a.md": "see [[nadia]], [[nadia|the user]] and [[nadia#Now]]; [[nadiab]]",
              "knowledge/INDEX.md": "- [[nadia]] Nadia Rahman"}
