@@ -22,7 +22,7 @@ from .subjects import is_role
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v17"  # v17: a possessed date or quantity is its possessor's; family names of three words; "teh"; titles without "staying"; a fact dated by its turn's own day (turn_times)
+EXTRACTION = "facts-v17"  # v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
@@ -139,7 +139,7 @@ def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
         # sentence's relative dates, read in its tense (text.relative_dates, cache.search.dates)
         known_when = {x for w in when for x in w}
         when += [w for w in T.relative_dates(s, t.day or tr.date) if not known_when & set(w)]
-        cands.append(_Candidate(t, s, ents, s.rstrip().endswith("?"), T.is_first_person(s),
+        cands.append(_Candidate(t, s, ents, _asks(s), T.is_first_person(s),
                                 len(T.words(s)), _score_sentence(s, ses.tf, len(ents)), order, when))
     return cands
 
@@ -187,6 +187,18 @@ def _title(ses: _Session) -> str:
     return title or (" & ".join(sorted(ses.speakers)) if ses.speakers else "Session")
 
 
+#: A statement in the first person said with surprise ("so uh im the team lead now??"): its
+#: question marks doubled, its words a statement's.
+_SURPRISE_RE = re.compile(r"^(?:(?:so|uh|um|well|ok|okay|and|but|lol|wait|omg|guess\s+what)[\s,]+)*"
+                          r"(?:I['’]m|I\s+am|im|I['’]ve|ive|I\s+got|we['’]re)\b[^?]*[?!]*\?[?!]+\s*$", re.I)
+
+
+def _asks(sentence: str) -> bool:
+    """Is ``sentence`` a question (a statement said with surprise is not)?"""
+    s = sentence.rstrip()
+    return s.endswith("?") and not _SURPRISE_RE.match(s)
+
+
 def _fact(ses: _Session, c: _Candidate) -> dict:
     """The fact a sentence states, as the state keeps it."""
     tr, t = ses.tr, c.turn
@@ -232,6 +244,12 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         if who:
             fact["antecedent"] = who
         has_rel = bool(rels)
+        if has_rel:
+            # what the turn says after it ("I've become a volunteer coach! day job unchanged,
+            # still paralegal"): whether a new value replaces the old or joins it
+            after = " ".join(d.text for d in cands[i + 1:i + 3] if d.turn is t)
+            if after:
+                fact["after"] = after[:300]
         if fact["about_speaker"]:
             fact["subjects"] = {t.speaker: "person", **fact["subjects"]}
             a = T.attribute_of(c.text)

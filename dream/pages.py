@@ -405,10 +405,10 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
     the memory learned it ("Hedda Lindqvist, who is doing our pension review, works at
     Wexmoor Mutual" — words no pattern reads), and becomes the first statement A, which the
     correction then closes. Nothing is added when no turn names both."""
-    for i, st in enumerate(list(group)):
-        if not FX._is_correction(st) or st.op != "set":
+    for st in list(group):
+        if st.op != "set" or not (FX._is_correction(st) or st.attr in _NAMES_REPLACED):
             continue
-        for new, old in reach.pairs(st.fact["text"]):
+        for new, old in reach.pairs(st.fact["text"]) + _instead_of(st.fact["text"]):
             # the word before "not" is the new value or its last word ("an occupational
             # therapist, not a physiotherapist")
             fits = new is None or _same(new, st.value) or st.value.lower().endswith(" " + new.lower())
@@ -426,16 +426,51 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
                 continue
             rx = re.compile(rf"(?<![\w-]){re.escape(old)}(?![\w-])", re.I)
             day = st.fact.get("date") or ""
+            # an earlier turn, not the statement's own ("the threshold is 21 percent, not
+            # 40" says no value was ever 40)
+            here = (st.fact.get("session"), st.fact.get("anchor"))
             said = [f for f in facts if f.get("session") and (f.get("date") or "") <= day
+                    and (f["session"], f.get("anchor")) != here and (f.get("date"), f.get("order", 0))
+                    <= (st.fact.get("date"), st.fact.get("order", 0))
                     and rx.search(f["text"]) and _names_subject(f, subj, st, subs)]
             if not said:
                 continue
             f = max(said, key=lambda f: (f.get("date") or "", f.get("order", 0)))
             m = rx.search(f["text"])
-            value = m.group(0) if old[:1].isupper() or not m.group(0)[:1].isupper() else old
+            value = _whole_name(f["text"], m) if old[:1].isupper() and " " not in old else (
+                m.group(0) if old[:1].isupper() or not m.group(0)[:1].isupper() else old)
             group.insert(group.index(st), Stated(subj, attr, key, value, subs.slug_for(value), "set",
                                                  f, st.detail, st.phrase))
             break
+
+
+#: Attributes whose new value, said in the chat with the one it replaces ("I sit under Kwame
+#: Oduya instead of Bettina Ruhl", "the budget is 18k now, not 22k"), closes that one as a
+#: correction does. A taste is left out: "tea, not coffee" says what one likes, not that it
+#: changed.
+_NAMES_REPLACED = frozenset("employer role manager home contact lead number deadline trip format".split())
+_INSTEAD_RE = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing)\s+(?:the\s+|a\s+|an\s+)?"
+                         r"(?P<old>" + R.NUMBER + R.UNIT + r"|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")
+
+
+def _whole_name(text: str, m: re.Match[str]) -> str:
+    """The name a first name found at ``m`` starts, as ``text`` writes it ("Hana" in "i
+    report to hana kuroda-bell on the insights team" is Hana Kuroda-Bell): the capitalised
+    words after it, or in a text written in lower case, the words up to a short word or a
+    stop (at most two more)."""
+    rest = text[m.end():]
+    if text != text.lower():
+        more = re.match(r"(?:\s+[A-Z][\w'’\-]*)*", rest).group(0)
+        return (m.group(0) + more).strip()
+    more = re.match(r"(?:\s+(?![a-z]{1,3}\b)(?!(?:and|the|from|with|about|since|team|who|when)\b)[a-z][\w'’\-]*){0,2}",
+                    rest).group(0)
+    return " ".join("-".join(p[:1].upper() + p[1:] for p in w.split("-")) for w in (m.group(0) + more).split())
+
+
+def _instead_of(text: str) -> list[tuple[str | None, str]]:
+    """(None, old value) for each "instead of / rather than Y" (see :func:`reach.pairs` for
+    "…, not Y")."""
+    return [(None, m.group("old").strip()) for m in _INSTEAD_RE.finditer(text)]
 
 
 def _kept_alongside(group: list[Stated], turn_texts: dict[tuple, str]) -> None:
@@ -448,7 +483,8 @@ def _kept_alongside(group: list[Stated], turn_texts: dict[tuple, str]) -> None:
         cur = play(group[:group.index(st)]).current
         if cur is None or _same(cur.value, st.value):
             continue
-        turn = turn_texts.get((st.fact.get("session"), st.fact.get("anchor")), st.fact["text"])
+        turn = turn_texts.get((st.fact.get("session"), st.fact.get("anchor")), st.fact["text"]) \
+            + " " + st.fact.get("after", "")
         if re.search(rf"\b(?:still|also)\s+(?:an?\s+|the\s+|at\s+|with\s+|for\s+)?{re.escape(cur.value)}(?![\w-])"
                      rf"|(?<![\w-]){re.escape(cur.value)}\s+(?:too|as\s+well|still)\b", turn, re.I):
             group.remove(st)

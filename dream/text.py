@@ -126,11 +126,18 @@ def content_words(text: str) -> list[str]:
     return out
 
 
+#: A full stop, "!" or "?" before a word in lower case: a sentence ends there too in chat
+#: written without capitals ("hi, im yasmin. i report to hana. can you help?"), unless the
+#: word before is an abbreviation ("e.g. this", "approx. 5").
+_LOWER_SENT_RE = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bapprox\.)"
+                            r"(?<!\bno\.)(?<!\bmin\.)(?<!\bmax\.)(?<!\bcf\.)(?<!\.\.\.)\s+(?=[a-z])")
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a turn (a shared-image caption stays with its sentence)."""
     text = " ".join(text.split())
     out: list[str] = []
-    for s in _SENT_RE.split(text):
+    for s in (p for part in _SENT_RE.split(text) for p in _LOWER_SENT_RE.split(part)):
         s = s.strip()
         if not s:
             continue

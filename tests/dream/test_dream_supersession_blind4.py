@@ -18,7 +18,7 @@ BLIND4 = Path(__file__).resolve().parent.parent / "data" / "supersession-blind4.
 
 #: measured after dream/meaning.py, no rule changed for this set: 8 of 59 (recall 0.136), 1 false;
 #: 9 of 59 (0.153), 0 false after the one-turn pages and the comma that ends a name
-RECALL_FLOOR = 0.15
+RECALL_FLOOR = 0.16
 FALSE_CEILING = 0
 
 

@@ -99,3 +99,42 @@ def test_a_title_without_the_words_that_open_it(sentence: str, role: str | None)
 def test_a_comma_ends_a_name() -> None:
     assert S.clean_name("Marisol Ekwueme, Giles") == "Marisol Ekwueme"
     assert S.clean_name("Dear Amara") == "Amara"
+
+
+@pytest.mark.parametrize("first, then, subject, attr, old, new", [
+    # said in the chat, with the value it replaces after "instead of" / "not"
+    ("Ines: I'm Ines Carvalho. My line manager is Gareth Olowe, he signs my timesheets.",
+     "Ines: Since the restructure I answer to Priya Natesan instead of Gareth.",
+     "ines-carvalho", "manager", "Gareth Olowe", "Priya Natesan"),
+    ("ines: hi im ines carvalho. my line manager is gareth olowe from the audit side. can you help with a rota?",
+     "ines: I report to Priya Natesan now, not Gareth.",
+     "ines-carvalho", "manager", "Gareth Olowe", "Priya Natesan"),
+])
+def test_a_change_said_with_the_value_it_replaces(first: str, then: str, subject: str, attr: str,
+                                                  old: str, new: str) -> None:
+    recs = _records([("2026-02-01", [first, "Assistant: Noted."]), ("2026-05-01", [then])])
+    assert (subject, attr, old, new) in _closed(recs), _closed(recs)
+
+
+def test_a_value_corrected_in_its_own_turn_was_never_held() -> None:
+    """"the limit is 30 kg, not 25" in the turn that first gives it: no 25 was ever held."""
+    recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho.",
+                                     "Ines: For the courier form, the parcel weight limit is 30 kg, not 25."])])
+    assert not _closed(recs), _closed(recs)
+
+
+def test_chat_without_capitals_is_read_sentence_by_sentence() -> None:
+    from brainfs.dream import text as T
+
+    assert T.sentences("hi, im ines. i report to gareth olowe. can you help?") == [
+        "hi, im ines.", "i report to gareth olowe.", "can you help?"]
+    assert T.sentences("we use e.g. bullet points. fine") == ["we use e.g. bullet points.", "fine"]
+
+
+def test_a_statement_said_with_surprise_is_no_question() -> None:
+    from brainfs.dream.extract import _asks
+
+    assert not _asks("so uh im the shift lead now??")
+    assert not _asks("I'm a manager?!")
+    assert _asks("Am I the shift lead now??")
+    assert _asks("im the lead now?")
