@@ -26,7 +26,7 @@ from brainfs.cache.local.errors import CacheError
 
 from .. import logfmt
 from . import agents, corpus, mounting, search, wiki
-from .common import HelpFormatter, Parser, UsageError, common_options, set_quiet, version
+from .common import FlagError, HelpFormatter, Parser, UsageError, common_options, set_quiet, version
 from .mounting import _daemon_pids, _target  # noqa: F401 - the tests' and tools' names
 from .search import default_reserve  # noqa: F401 - the tests' name
 
@@ -136,6 +136,9 @@ def _main(argv: list[str] | None) -> int:
     except KeyboardInterrupt:
         print("\nbrainfs: interrupted", file=sys.stderr)
         return 130
+    except FlagError as e:
+        _fail(args, str(e))
+        return 2
     except (UsageError, ConfigError, BackendError, CacheError) as e:
         return _fail(args, str(e))
     except Exception as e:  # noqa: BLE001 - one line for the user, the trace with -v

@@ -15,6 +15,11 @@ from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.api import NoAnswer, UsageError  # noqa: F401 - the commands' errors
 
+
+class FlagError(UsageError):
+    """A flag's value out of its range: the command exits 2, as for argparse's own errors
+    (a memory that cannot answer is a :class:`UsageError`, exit 1)."""
+
 from .options import config_of, size_arg  # noqa: F401 - every command's config and size type
 
 #: Set from -q: no progress bars, no warnings (errors only).

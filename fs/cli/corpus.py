@@ -23,6 +23,7 @@ from brainfs.backend.keys import (IMPORTED_KEY, INTERNAL_PREFIX, PACK_KEY, Corpu
 from brainfs.backend.store import IMPORT_META, ObjectStore, is_md5
 
 from .common import (
+    FlagError,
     LazyBar,
     config_of,
     open_corpus,
@@ -321,7 +322,7 @@ def cmd_sample(args: argparse.Namespace) -> int:
         try:
             files = int(args.size)
         except ValueError:
-            raise UsageError(f"--size must be one of {', '.join(SIZES)} or a number") from None
+            raise FlagError(f"--size must be one of {', '.join(SIZES)} or a number") from None
     try:
         stats = generate(Path(args.dest), files=files, seed=args.seed)
     except ValueError as e:

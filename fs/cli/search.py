@@ -13,6 +13,7 @@ from brainfs.backend.keys import INDEX_DIR, INDEX_KEY
 from brainfs.fs.api import RESERVE_MAX, default_reserve
 
 from .common import (
+    FlagError,
     config_of,
     positive_int,
     quiet,
@@ -110,15 +111,15 @@ def cmd_context(args: argparse.Namespace) -> int:
 
     given = [x for x in (args.mount, args.dir, args.url) if x]
     if len(given) != 1:
-        raise UsageError("give exactly one of --mount MOUNTPOINT, --dir DIR or s3://BUCKET/PREFIX")
+        raise FlagError("give exactly one of --mount MOUNTPOINT, --dir DIR or s3://BUCKET/PREFIX")
     if not args.task.strip():
         raise UsageError("empty task")
     if args.budget <= 0:
-        raise UsageError(f"--budget must be a positive number of tokens (got {args.budget})")
+        raise FlagError(f"--budget must be a positive number of tokens (got {args.budget})")
     if args.reserve is None:
         args.reserve = default_reserve(args.budget)
     elif args.reserve < 0 or args.reserve >= args.budget:
-        raise UsageError(f"--reserve must be at least 0 and below the budget {args.budget} (got {args.reserve})")
+        raise FlagError(f"--reserve must be at least 0 and below the budget {args.budget} (got {args.reserve})")
     cfg = config_of(args)
     if args.index and not Path(args.index).exists():
         raise UsageError(f"{args.index}: no such index file or folder")

@@ -195,6 +195,10 @@ def test_context_small_budget_without_reserve(tmp_path: Path, base_env: dict[str
     r = run("context", "plan trip", "--dir", str(tree), "--budget", "2000", "--reserve", "2000",
             env=base_env)
     assert "--reserve" in one_error_line(r)
+    # a flag out of its range exits 2, as argparse's own errors do; so does a missing source
+    assert r.returncode == 2, r.returncode
+    r = run("context", "plan trip", "--budget", "800", "--reserve", "900", env=base_env)
+    assert r.returncode == 2 and "exactly one of" in one_error_line(r), (r.returncode, r.stderr)
 
 
 @pytest.mark.unit
