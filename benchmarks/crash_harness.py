@@ -45,8 +45,11 @@ What one cycle does
 The model
 ---------
 An operation is a sequence of steps (an atomic save is two: write ``NAME.tmp``, rename it
-over ``NAME``); the harness notes which steps returned before the kill. A completed step
-must be visible exactly. For a step in flight the tree may be as before it or as after it,
+over ``NAME``); the harness notes which steps returned before the kill was sent. A
+completed step must be visible exactly. A step that returned after the kill was sent is in
+flight, whatever it returned: it ran on a dying or dead mount (a kill "during" can land
+before the mapping writer's process has even started), where a close that sends no FLUSH
+(``--commit quiet``) returns 0 although the mapping's pages never reached the daemon. For a step in flight the tree may be as before it or as after it,
 never anything else: never an empty or torn file, for a rename the old name or the new
 one but never neither (nor both), for a tree rename the whole tree on one side.
 A file that a second writer wrote at the same moment may hold either version as long as
@@ -57,7 +60,8 @@ quiet commits (fs/SEMANTICS.md): a write in flight at the kill may then also be 
 as it got, as on a local disk after a crash (counted as ``torn_in_flight``, not a defect);
 anything else is judged as above. A write through a mapping killed in flight may leave any
 mix of old and new pages, in either mode (fs/SEMANTICS.md: a mapping gives no atomic
-version; also ``torn_in_flight``); its close that returned is a completed step.
+version; also ``torn_in_flight``); its close that returned before the kill is a completed
+step.
 The model holds a symbolic link as its target behind a tag (``link_value``) no file the
 harness writes can start with, so a link counts like a file: a link missing is lost, a
 wrong or older target, or a file where a link should be (or the reverse), is corrupted, a
@@ -598,6 +602,36 @@ class Run:
     finished: bool = False
     t_start: float = 0.0
     t_end: float = 0.0
+    #: monotonic time at which each step returned
+    step_ends: list[float] = field(default_factory=list)
+
+    def done_before(self, kill_at: float) -> int:
+        """Steps that returned before the kill was sent (at ``kill_at``): only those are
+        complete. A step that returned after it ran while the daemon was dying or dead,
+        and a close can return 0 there without its writes having reached the daemon
+        (with quiet commits no FLUSH is sent, and the kernel drops a mapping's pages
+        written back to a dead connection without an error: fs/SEMANTICS.md)."""
+        n = 0
+        for t in self.step_ends:
+            if t >= kill_at:
+                break
+            n += 1
+        return n
+
+
+def worlds_at_kill(op: Op, run: Run, kill_at: float) -> list[Tree]:
+    """The trees the mount may hold after a kill sent at ``kill_at``: the last one if every
+    step returned before it, else as before the step in flight or as after it (a step
+    that returned after the kill was sent is in flight: :meth:`Run.done_before`)."""
+    done = run.done_before(kill_at)
+    if done == len(op.steps) and op.kind != "truncate_path":
+        return [op.worlds[-1]]
+    if done == len(op.steps):
+        # No close commits a truncate(2): it is committed once idle (1 s), so a kill
+        # may come before (fs/SEMANTICS.md). Before or after it, never anything else.
+        return [op.worlds[0], op.worlds[-1]]
+    # the step in flight (killed, or failed by itself): as before it or as after it
+    return [op.worlds[done], op.worlds[done + 1]]
 
 
 def _write_all(fd: int, data: bytes, chunk: int = 256 * 1024) -> None:
@@ -1064,7 +1098,7 @@ class Generator:
         whole mapping written); half the time the descriptor is closed while the mapping
         still holds the dirty pages, then unmapped, else unmapped, then closed. The kernel
         writes the pages back at that close, before its FLUSH (fs/SEMANTICS.md), so a close
-        that returned is a completed step. Killed in flight, the file may hold any mix of
+        that returned before the kill was sent is a completed step. Killed in flight, the file may hold any mix of
         old and new pages (a mapping gives no atomic version): ``torn_in_flight``."""
         path = self.rng.choice(files)
         old = tree[path]
@@ -1696,6 +1730,7 @@ class Harness:
             run.t_start = time.monotonic()
             for i, (_name, fn) in enumerate(op.steps):
                 fn(rootfd)
+                run.step_ends.append(time.monotonic())
                 run.done = i + 1
             run.finished = True
         except OSError as e:
@@ -1781,28 +1816,26 @@ class Harness:
         if run.finished:
             self.est.setdefault(op.kind, []).append(run.t_end - run.t_start)
             self.est[op.kind] = self.est[op.kind][-30:]
-        # A step whose last call returned did so before the daemon died: it is complete.
-        done = run.done
-        landed = ("after the operation" if run.finished
+        # A step that returned before the kill was sent is complete; one that returned
+        # later (the kill can land before the mapping's writer has even started) is the
+        # step in flight, whatever it returned.
+        done = run.done_before(kill_at)
+        completed = done == len(op.steps)
+        late = (f", returned {run.step_ends[done] - kill_at:.3f}s after the kill"
+                if len(run.step_ends) > done else "")
+        landed = ("after the operation" if completed
                   else f"during step {done + 1}/{len(op.steps)} ({op.steps[min(done, len(op.steps) - 1)][0]}) "
-                       f"{kill_at - run.t_start:.3f}s after it began" if run.t_start
-                  else "before the operation began")
-        self.res.landed["after" if run.finished else "during"] = \
-            self.res.landed.get("after" if run.finished else "during", 0) + 1
+                       f"{kill_at - run.t_start:.3f}s after it began{late}"
+                  if run.t_start and run.t_start < kill_at
+                  else f"before the operation began{late}")
+        self.res.landed["after" if completed else "during"] = \
+            self.res.landed.get("after" if completed else "during", 0) + 1
         own_error = run.error is not None and run.t_end < kill_at
         if own_error:
             self.res.op_errors.append(f"cycle {i}: {op.desc}: {run.error}")
         if brun.error:
             self.res.op_errors.append(f"cycle {i}: second writer on {op.shared_path}: {brun.error}")
-        if run.finished and op.kind != "truncate_path":
-            worlds = [op.worlds[-1]]
-        elif run.finished:
-            # No close commits a truncate(2): it is committed once idle (1 s), so a kill
-            # may come before (fs/SEMANTICS.md). Before or after it, never anything else.
-            worlds = [op.worlds[0], op.worlds[-1]]
-        else:
-            # the step in flight (killed, or failed by itself): as before it or as after it
-            worlds = [op.worlds[done], op.worlds[done + 1]]
+        worlds = worlds_at_kill(op, run, kill_at)
         for w in op.worlds[1:]:
             self.note(w)
         if op.b_data is not None:
@@ -1822,14 +1855,14 @@ class Harness:
         doubles = dict(self.bucket.doubles)
         names = set(bucket_view) | set(tree) | {p for w in op.worlds for p in w}
         mount_view = read_mount(self.mp_a, names)
-        a_completed = run.finished or (op.shared_path is not None and run.done >= 1)
+        a_completed = completed or (op.shared_path is not None and done >= 1)
         found: dict[tuple[str, str], tuple[str, str]] = {}
         for view_name, view in (("mount", mount_view), ("bucket", bucket_view)):
             for kind, path, detail in judge(op, worlds, view, tree, self.ever, self.history,
                                             brun.finished, a_completed, self.alt,
                                             bucket_view if view_name == "mount" else None,
                                             partial_ok=self.args.commit == "quiet"
-                                            and not run.finished):
+                                            and not completed):
                 key = (kind, path)
                 if key in found:
                     if view_name not in found[key][0].split("+"):
@@ -2016,7 +2049,7 @@ def render_md(results: list[TargetResult], meta: dict[str, Any]) -> str:
                                               ("rename file", "file over link"),
                                               ("unlink link", "unlink link"))
                        if d.op.startswith(pre)), d.op.split(" ", 1)[0])
-            kinds[(what, op, "during" if d.landed.startswith("during") else "after", d.view)] += 1
+            kinds[(what, op, "after" if d.landed.startswith("after") else "during", d.view)] += 1
         for (what, op, when, view), n in sorted(kinds.items(), key=lambda kv: -kv[1]):
             lines.append(f"- {what}: {op}, kill {when}, seen in {view}: {n}")
         lines.append("")
