@@ -7,30 +7,28 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable
 
+from brainfs.cache.layout import CARDS_DIR, CORRECTIONS_DIR, slug_of
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.forget import norm
 
-from . import text as T
 from .state import DreamState
 from .synth import frontmatter
-
-CORRECTIONS_DIR = "corrections/"
-CARDS_DIR = "notes/corrections/"
+from .text import attribute_of, capitalised_runs, content_words, md5_hex, slugify
 
 
 def correction_event(text: str, scope: str = "global", now: _dt.datetime | None = None) -> tuple[str, str]:
     """The corpus path and content of a correction event (what ``brainfs correct`` writes)."""
     now = (now or _dt.datetime.now(_dt.timezone.utc)).replace(microsecond=0)
     stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    path = f"{CORRECTIONS_DIR}{stamp}-{T.md5_hex(text)[:8]}.md"
+    path = f"{CORRECTIONS_DIR}{stamp}-{md5_hex(text)[:8]}.md"
     meta = {"type": "correction-event", "created": now.isoformat().replace("+00:00", "Z"),
             "scope": scope}
     return path, frontmatter(meta) + "\n" + " ".join(text.split()) + "\n"
 
 
 def card_path(created: str, text: str, taken: set[str]) -> str:
-    words = T.content_words(text)[:6]
-    base = f"{CARDS_DIR}{created[:10]}-{T.slugify(' '.join(words) or 'correction')[:50]}"
+    words = content_words(text)[:6]
+    base = f"{CARDS_DIR}{created[:10]}-{slugify(' '.join(words) or 'correction')[:50]}"
     path, n = f"{base}.md", 2
     while path in taken:
         path, n = f"{base}-{n}.md", n + 1
@@ -51,7 +49,7 @@ def process_corrections(read: Callable[[str], str | None], listing: dict[str, st
     seen = state.corrections
     cards = state.cards
     extra = extra or {}
-    etags = {**listing, **{p: T.md5_hex(t) for p, t in extra.items()}}
+    etags = {**listing, **{p: md5_hex(t) for p, t in extra.items()}}
     events = []
     for p in sorted(etags):
         if p.startswith(CORRECTIONS_DIR) and p.endswith(".md") and seen.get(p) != etags[p]:
@@ -77,18 +75,18 @@ def process_corrections(read: Callable[[str], str | None], listing: dict[str, st
             continue
         subj = subjects_in(text, titles)
         if page:  # a hand line's subject is its page's, named or not
-            subj.append(page[len("knowledge/"):-3])
-        for name, _pos in T.capitalised_runs(text):
-            if T.slugify(name) not in subj:
-                subj.append(T.slugify(name))
-        words = set(T.content_words(text))
-        attr = T.attribute_of(text)
+            subj.append(slug_of(page))
+        for name, _pos in capitalised_runs(text):
+            if slugify(name) not in subj:
+                subj.append(slugify(name))
+        words = set(content_words(text))
+        attr = attribute_of(text)
         best = None
         for cp, card in sorted(cards.items(), key=lambda kv: kv[1]["created"]):
             if card.get("superseded_by") or card.get("source") == p:
                 continue
             shared = set(card["subjects"]) & set(subj)
-            cw = set(T.content_words(card["text"]))
+            cw = set(content_words(card["text"]))
             jacc = len(cw & words) / max(1, len(cw | words))
             same_attr = attr and card.get("attr") and card["attr"][0] == attr[0]
             if (shared and (same_attr or jacc >= 0.25)) or jacc >= 0.5:

@@ -8,17 +8,19 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from . import gather as G
-from . import procedures as PR
+from . import gather
+from . import procedures
 from . import meaning
-from . import relations as R
-from . import subjects as S
-from . import text as T
+from . import relations
+from . import subjects
 from .cards import is_rule
 from .entities import Extractor, get_extractor
 from .prose import says_nothing
 from .settings import Settings
 from .subjects import is_role
+from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs, content_words, fact_kind,
+                   imperative_openers, is_first_person, is_tool_turn, relative_dates, resolve_relative_dates,
+                   sentences, words)
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
@@ -36,7 +38,7 @@ _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help 
 def _score_sentence(s: str, tf: Counter, n_entities: int) -> float:
     # sorted: a float sum in set order would differ in its last bit with the hash seed, and
     # break ties between equal sentences differently from one process to the next
-    cw = sorted(set(T.content_words(s)))
+    cw = sorted(set(content_words(s)))
     if not cw:
         return 0.0
     return sum(math.log1p(tf[w]) for w in cw) / math.sqrt(len(cw) + 2) + 1.5 * n_entities
@@ -47,23 +49,23 @@ class _Session:
     """One transcript as the extraction reads it: who speaks, its sentences (tool turns
     left out) and how often each content word occurs."""
 
-    tr: T.Transcript
+    tr: Transcript
     service: dict[str, list[int]]       # speaker → service-turn counts (subjects.service_counts)
     helpers: set[str]                   # named assistants ("Aria: Sure, noted.")
     speakers: set[str]
-    sents: list[tuple[T.Turn, str]]
+    sents: list[tuple[Turn, str]]
     tf: Counter
 
     def is_assistant(self, name: str) -> bool:
         # an assistant with a name is an assistant all the same
-        return name in self.helpers or S.is_assistant(name)
+        return name in self.helpers or subjects.is_assistant(name)
 
 
 @dataclass
 class _Candidate:
     """One sentence with what the extraction found in it."""
 
-    turn: T.Turn
+    turn: Turn
     text: str
     ents: dict[str, str]                # subject name → entity type
     question: bool
@@ -74,7 +76,7 @@ class _Candidate:
     when: list[list[str]]               # [expression, resolved date]
 
 
-def extract_session(tr: T.Transcript, settings: Settings, extractor: Extractor | None = None) -> dict:
+def extract_session(tr: Transcript, settings: Settings, extractor: Extractor | None = None) -> dict:
     """Phase 2 and 3 for one session: summary sentences and facts with subjects.
     ``extractor`` finds the entities (default: :func:`get_extractor` of the settings'
     ``extractor``, spaCy NER when installed)."""
@@ -87,29 +89,29 @@ def extract_session(tr: T.Transcript, settings: Settings, extractor: Extractor |
              if not ses.is_assistant(t.speaker) and is_rule(s)]
     facts = _facts(ses, cands, settings.facts_per_speaker_per_session)
     # how every sentence speaks of a name ("the workshop in X"), for the subject's type
-    cues = {n: dict(c) for n, c in S.sentence_cues(s for _, s in ses.sents).items()}
+    cues = {n: dict(c) for n, c in subjects.sentence_cues(s for _, s in ses.sents).items()}
     # workflows told and amended, read over whole turns (a procedure spans sentences)
     human = [(t.anchor, t.speaker, t.text) for t in tr.turns
-             if not ses.is_assistant(t.speaker) and not T.is_tool_turn(t.text)]
+             if not ses.is_assistant(t.speaker) and not is_tool_turn(t.text)]
     return {"full_names": _full_names(ses, case), "case": case, "rules": rules, "cues": cues,
-            "procedures": PR.told_in(human), "amendments": PR.amendments_in(human),
+            "procedures": procedures.told_in(human), "amendments": procedures.amendments_in(human),
             "service": ses.service, "date": tr.date, "participants": sorted(ses.speakers),
             "turns": len(tr.turns), "title": _title(ses),
             "summary": _summary(ses, cands, settings.summary_sentences),
             "facts": facts}
 
 
-def _read(tr: T.Transcript) -> _Session:
-    service = S.service_counts([(t.speaker, t.text) for t in tr.turns])
+def _read(tr: Transcript) -> _Session:
+    service = subjects.service_counts([(t.speaker, t.text) for t in tr.turns])
     tf: Counter = Counter()
-    sents: list[tuple[T.Turn, str]] = []
+    sents: list[tuple[Turn, str]] = []
     for t in tr.turns:
-        if T.is_tool_turn(t.text):
+        if is_tool_turn(t.text):
             continue  # what a tool ran, not what anyone said (cache/FORMAT.md)
-        for s in T.sentences(t.text):
+        for s in sentences(t.text):
             sents.append((t, s))
-            tf.update(T.content_words(s))
-    return _Session(tr, service, S.named_assistants(service),
+            tf.update(content_words(s))
+    return _Session(tr, service, subjects.named_assistants(service),
                     set(tr.participants) | {t.speaker for t in tr.turns}, sents, tf)
 
 
@@ -130,7 +132,7 @@ def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
     cands: list[_Candidate] = []
     for order, ((t, s), ents_s) in enumerate(zip(sents, found)):
         ents: dict[str, str] = {}
-        verbs = T.imperative_openers(s)
+        verbs = imperative_openers(s)
         for e in ents_s:
             if e.is_subject and e.text != t.speaker and e.text not in verbs:
                 ents.setdefault(e.text, e.type)
@@ -138,9 +140,9 @@ def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
         # what the extractor did not resolve ("on Friday" is a DATE "Friday" to spaCy): the
         # sentence's relative dates, read in its tense (text.relative_dates, cache.search.dates)
         known_when = {x for w in when for x in w}
-        when += [w for w in T.relative_dates(s, t.day or tr.date) if not known_when & set(w)]
-        cands.append(_Candidate(t, s, ents, _asks(s), T.is_first_person(s),
-                                len(T.words(s)), _score_sentence(s, ses.tf, len(ents)), order, when))
+        when += [w for w in relative_dates(s, t.day or tr.date) if not known_when & set(w)]
+        cands.append(_Candidate(t, s, ents, _asks(s), is_first_person(s),
+                                len(words(s)), _score_sentence(s, ses.tf, len(ents)), order, when))
     return cands
 
 
@@ -150,7 +152,7 @@ def _summary(ses: _Session, cands: list[_Candidate], wanted: int) -> list[list[s
     k = max(1, min(wanted, max(2, len(tr.turns) // 4)))
     pool = [c for c in cands if not c.question and c.n_words >= 5 and not says_nothing(c.text)]
     best = sorted(pool, key=lambda c: (-c.score, c.order))[:k]
-    return [[c.turn.anchor, c.turn.speaker, T.resolve_relative_dates(c.text, tr.date)]
+    return [[c.turn.anchor, c.turn.speaker, resolve_relative_dates(c.text, tr.date)]
             for c in sorted(best, key=lambda c: c.order)]
 
 
@@ -167,20 +169,20 @@ def _title(ses: _Session) -> str:
         if ses.is_assistant(t.speaker):
             continue
         for clause in re.split(r":\s+", s):
-            for run, pos in T.capitalised_runs(clause):
-                n = S.clean_name(run)
+            for run, pos in capitalised_runs(clause):
+                n = subjects.clean_name(run)
                 if n and (pos > 0 or len(n.split()) > 1) and n.lower() not in speakers \
-                        and not S.is_role(n) and n.split()[0].lower() not in speakers:
+                        and not subjects.is_role(n) and n.split()[0].lower() not in speakers:
                     names[n] += 1
     # a name whose words the session comes back to ("the atlas") before one said in passing
     def weight(kv: tuple[str, int]) -> tuple:
-        return (-kv[1], -max((ses.tf[w] for w in T.content_words(kv[0])), default=0),
+        return (-kv[1], -max((ses.tf[w] for w in content_words(kv[0])), default=0),
                 -len(kv[0]), kv[0])
     top_names = [n for n, _c in sorted(names.items(), key=weight)][:2]
-    in_names = {w for n in top_names for w in T.content_words(n)}
+    in_names = {w for n in top_names for w in content_words(n)}
     top_words = [w for w, _ in sorted(ses.tf.items(), key=lambda kv: (-kv[1], kv[0]))
                  if w not in speakers and w not in in_names and len(w) > 3 and w.isalpha()
-                 and w not in NOT_TOPICS and w not in T.NOT_SUBJECT][:3 if not top_names else 2]
+                 and w not in NOT_TOPICS and w not in NOT_SUBJECT][:3 if not top_names else 2]
     title = ", ".join(top_names)
     if top_words:
         title = f"{title} — {', '.join(top_words)}" if title else ", ".join(top_words)
@@ -208,17 +210,17 @@ def _fact(ses: _Session, c: _Candidate) -> dict:
     # after a colon a new clause starts ("Still true: Threshold for …"): its first word is
     # an opener, not a mid-sentence capital
     runs = [(n, pos) for clause in re.split(r":\s+", c.text)
-            for n, pos in T.capitalised_runs(clause) if n != t.speaker and n not in subjects]
+            for n, pos in capitalised_runs(clause) if n != t.speaker and n not in subjects]
     # "Renée and I …": whoever stands beside "I" is a person, a name even as an opener
     with_me = {n for n, _pos in runs if re.search(rf"(?<![\w-]){re.escape(n)}\s+and\s+(?:I|me)\b", c.text)}
     names = [n for n, pos in runs if pos > 0 or n in with_me]
     lead = [n for n, pos in runs if pos == 0 and n not in with_me]  # an opener: a name only if known otherwise
-    about_self = c.first_person and len(T.content_words(c.text)) >= 3
+    about_self = c.first_person and len(content_words(c.text)) >= 3
     return {"session": tr.session, "anchor": t.anchor, "ordinal": t.ordinal, "order": c.order,
             # a talk that runs over days: the turn's own day, where the source gave one
             "date": t.day or tr.date, "speaker": t.speaker,
-            "text": T.resolve_relative_dates(c.text, t.day or tr.date),
-            "subjects": subjects, "names": names, "lead": lead, "kind": T.fact_kind(c.text), "attr": None,
+            "text": resolve_relative_dates(c.text, t.day or tr.date),
+            "subjects": subjects, "names": names, "lead": lead, "kind": fact_kind(c.text), "attr": None,
             "score": round(c.score, 4), "when": c.when, "about_speaker": about_self}
 
 
@@ -252,7 +254,7 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
                 fact["after"] = after[:300]
         if fact["about_speaker"]:
             fact["subjects"] = {t.speaker: "person", **fact["subjects"]}
-            a = T.attribute_of(c.text)
+            a = attribute_of(c.text)
             if a or has_rel:
                 fact["attr"] = list(a) if a else ["relation", ""]
             per_speaker[t.speaker].append(fact)
@@ -262,7 +264,7 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         # a statement that gathers a value ("I went camping", gather.py) is kept too: the
         # page's line across sessions is made of them
         keep = [f for f in fs if f["subjects"].keys() - {spk} or f["names"] or f["lead"] or f["attr"]
-                or f["kind"] != "event" or G.values(f["text"])]
+                or f["kind"] != "event" or gather.values(f["text"])]
         rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
@@ -276,23 +278,23 @@ def _antecedent(cands: list[_Candidate], i: int) -> str:
     Mrs Bisi Coker. She is my boss from now on."): the last name before the pronoun in the
     same turn — a person by the extractor, else a capitalised run of two or three words."""
     c = cands[i]
-    at = R.needs_antecedent(c.text)
+    at = relations.needs_antecedent(c.text)
     if at is None:
         return ""
     before = [(c.text[:at], c.ents)] + [(p.text, p.ents) for p in reversed(cands[:i])
                                         if p.turn is c.turn]
     for text, ents in before:
         people = [n for n, typ in ents.items() if typ == "person" and n in text and n != c.turn.speaker]
-        runs = [n for n, _p in T.capitalised_runs(text)
+        runs = [n for n, _p in capitalised_runs(text)
                 if 2 <= len(n.split()) <= 4 and n.split()[0] != c.turn.speaker]
         pick = max(people, key=text.rfind) if people else (runs[-1] if runs else "")
-        name = S.clean_name(pick) if pick else None
+        name = subjects.clean_name(pick) if pick else None
         if name:
             return name
     return ""
 
 
-def _case_counts(sents: list[tuple[T.Turn, str]]) -> dict[str, list[int]]:
+def _case_counts(sents: list[tuple[Turn, str]]) -> dict[str, list[int]]:
     """How this session writes each word that it also capitalises: [lower case, capitalised
     mid-sentence] counts, so that subjects.py can tell "Slides" (a word) from "Sora" (a name)."""
     case: dict[str, list[int]] = {}
@@ -313,12 +315,12 @@ def _full_names(ses: _Session, case: dict[str, list[int]]) -> dict[str, str]:
     Okafor", a letter signed "Noor Rahimi"); a "User" speaker's, when the conversation says it."""
     full: dict[str, str] = {}
     for _t, s in ses.sents:
-        for name, _pos in T.capitalised_runs(s):
+        for name, _pos in capitalised_runs(s):
             toks = name.split()
             if 2 <= len(toks) <= 3 and toks[0] in ses.speakers and not is_role(toks[0]) and \
-                    S.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
+                    subjects.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
                 full.setdefault(toks[0], name)
     common = {w for w, (lo, up) in case.items() if lo >= up and lo}
-    for role, name in S.self_names([(t.speaker, s) for t, s in ses.sents], common).items():
+    for role, name in subjects.self_names([(t.speaker, s) for t, s in ses.sents], common).items():
         full.setdefault(role, name)
     return full

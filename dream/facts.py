@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from brainfs.cache.facts.records import FACTS_PATH, FactRecord, dumps, record_id
+from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH, NOTES, page_path, turn_ref
 
-from . import text as T
+from .text import parse_day, words
 
 if TYPE_CHECKING:
     from .pages import Stated
@@ -62,7 +63,7 @@ def day_of_value(value: str, said: str | None) -> str | None:
     """The ISO day a value ends in ("Lisbon on 3 May"), said on ``said``: in its own year, else
     the first such day on or after ``said`` (None when it names no day of a month)."""
     m = _VALUE_DAY_RE.search(value or "")
-    base = T.parse_day(said)
+    base = parse_day(said)
     if not m or (base is None and not m.group("y")):
         return None
     d, mon = int(m.group("d1") or m.group("d2")), _MONTHS[(m.group("m1") or m.group("m2")).lower()]
@@ -93,7 +94,7 @@ def said_day(sentence: str, day: str | None, value: str = "",
         d = int(m.group("d1") or m.group("d2"))
         mon = _MONTHS[(m.group("m1") or m.group("m2")).lower()]
         year = m.group("y1") or m.group("y2")
-        base = T.parse_day(day)
+        base = parse_day(day)
         try:
             if year:
                 return _dt.date(int(year), mon, d).isoformat()
@@ -171,7 +172,7 @@ def _same(a: str, b: str) -> bool:
     """One value said twice: the same words, or a one-word name that is the first word of
     the other ("Mei" / "Mei Lin" is no change of manager: nothing says it is another
     person)."""
-    wa, wb = T.words(a), T.words(b)
+    wa, wb = words(a), words(b)
     if wa == wb:
         return True
     # "Ridley & Sons" / "Ridley and Sons": one name, its "and" written either way
@@ -219,7 +220,7 @@ def stays(group: list["Stated"], key: str = "") -> list[Stay]:
 
 def ref_of(f: dict) -> str:
     """The source a statement cites: its turn, or a correction card's path."""
-    return f.get("ref") or f"sessions/{f['session']}/transcript.md#{f['anchor']}"
+    return f.get("ref") or turn_ref(f["session"], f["anchor"])
 
 
 def _is_correction(st: "Stated") -> bool:
@@ -355,11 +356,11 @@ def check_views(files: dict[str, str], guide: str | None = None) -> list[str]:
     recs = [r for r in loads(files.get(FACTS_PATH, "")) if r.kind != "procedure"]
     facts = FactSet(recs)
     open_texts = {(r.subject, r.text) for r in recs if r.is_open}
-    index = files.get("knowledge/INDEX.md", "")
+    index = files.get(INDEX_PATH, "")
     for r in recs:
-        page = files.get(f"knowledge/{r.subject}.md")
+        page = files.get(page_path(r.subject))
         if page is None:
-            out.append(f"{r.id}: no page knowledge/{r.subject}.md")
+            out.append(f"{r.id}: no page {page_path(r.subject)}")
             continue
         now, sup = _sections(page)
         if r.is_open:
@@ -380,7 +381,7 @@ def check_views(files: dict[str, str], guide: str | None = None) -> list[str]:
             if r.text in line:
                 out.append(f"{r.id}: closed record stated in INDEX.md")
     for p, text in sorted(files.items()):
-        if not p.startswith("notes/") or not p.endswith(".md"):
+        if not p.startswith(NOTES) or not p.endswith(".md"):
             continue
         meta = split_frontmatter(text)[0] or {}
         rid = meta.get("record")
@@ -402,5 +403,5 @@ def check_views(files: dict[str, str], guide: str | None = None) -> list[str]:
         old = [r for r in recs if not r.is_open and r.value.lower() == m.group(1).lower()]
         if not any((n := facts.successor(r)) is not None and n.value.lower() in ln.lower()
                    for r in old):
-            out.append(f"GUIDE.md: {ln.strip()!r} names no closed value with its successor")
+            out.append(f"{GUIDE_PATH}: {ln.strip()!r} names no closed value with its successor")
     return out

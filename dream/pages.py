@@ -24,15 +24,15 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from . import facts as FX
+from . import facts as fact_records
 from . import reach
 from . import meaning
-from . import relations as R
-from . import text as T
+from . import relations
 from .prose import a_or_an, human_day, third_person
 from .settings import Settings
 from .subjects import FORMATS, Subjects, head_type, is_role
 from .synth import Claim
+from .text import content_words, parse_day, words
 
 #: Attributes with one value at a time (a newer value replaces the older one).
 SINGLE = {"employer", "role", "manager", "project", "home", "contact", "preference",
@@ -66,7 +66,7 @@ class PageModel:
     replaced_facts: list = field(default_factory=list)  # statements of values since replaced
 
 
-ref_of = FX.ref_of
+ref_of = fact_records.ref_of
 
 
 def fact_date(f: dict) -> str | None:
@@ -94,7 +94,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
         rels = rel_cache.get(id(f))
         if rels is None:
             rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""))
-        neg = tuple(R.negated_values(f["text"]))
+        neg = tuple(relations.negated_values(f["text"]))
         for r in rels:
             if r.subject:
                 if r.subject in shared:
@@ -117,15 +117,15 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
                 subj = subs.slug_for(f["speaker"])
             if not subj:
                 continue
-            if r.value == R.SELF:
+            if r.value == relations.SELF:
                 # "I'm the lead on P now": the speaker, by the name of their page
                 if is_role(f["speaker"]) or not subs.slug_for(f["speaker"]):
                     continue
-                r = R.Relation(r.subject, r.attr, subs.by_slug[subs.slug_for(f["speaker"])].title,
-                               r.op, r.key, r.event, r.value_type, r.detail, r.phrase)
+                r = relations.Relation(r.subject, r.attr, subs.by_slug[subs.slug_for(f["speaker"])].title,
+                                       r.op, r.key, r.event, r.value_type, r.detail, r.phrase)
             if r.attr == "home" and _organization(r.value, subs):
                 # "I moved to Tessellate Labs" is a job, not a home
-                r = R.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
+                r = relations.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
             vslug = (subs.slug_for(r.value) if (r.value_type or r.attr in ("friend", "contact") or r.detail == "move")
                      and r.value not in shared else None)  # "Emi" with two Emis: as said
             value = subs.by_slug[vslug].title if vslug else r.value
@@ -145,7 +145,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
 def _person_before(f: dict, turns: dict[tuple, list[dict]], subs: Subjects) -> str | None:
     """The page of the last person (by page type, not the speaker) that ``f``'s turn names
     before ``f``'s pronoun: in ``f`` before it, else in the turn's earlier sentences."""
-    at = R.needs_antecedent(f["text"])
+    at = relations.needs_antecedent(f["text"])
     before = [(f["text"][:at if at is not None else len(f["text"])], f)] + [
         (g["text"], g) for g in sorted(turns.get((f.get("session"), f.get("anchor")), []),
                                        key=lambda g: -g.get("order", 0))
@@ -250,13 +250,13 @@ def _contact(key: str) -> str:
 
 
 def _same(a: str, b: str) -> bool:
-    return " ".join(T.words(a)) == " ".join(T.words(b))
+    return " ".join(words(a)) == " ".join(words(b))
 
 
 def _mentions(neg: tuple[str, ...], value: str) -> bool:
     """Does a "not X" name ``value``: the same words, or the same number ("not 40" / "40 cm")?"""
-    vw = T.words(value)
-    return any(_same(n, value) or (T.words(n) and vw and T.words(n)[0] == vw[0] and vw[0][:1].isdigit())
+    vw = words(value)
+    return any(_same(n, value) or (words(n) and vw and words(n)[0] == vw[0] and vw[0][:1].isdigit())
                for n in neg)
 
 
@@ -273,7 +273,7 @@ class Outcome:
 def play(group: list[Stated]) -> Outcome:
     """Replay one (subject, attribute) group in order (see the module docstring and
     :func:`.facts.stays`, the one replay the records and every view come from)."""
-    got = FX.stays(group)
+    got = fact_records.stays(group)
     cur = got[-1] if got and got[-1].ended_by is None else None
     return Outcome(cur.last if cur else None, cur.first if cur else None,
                    [(s.last, s.first, s.ended_by) for s in got if s.ended_by is not None])
@@ -311,11 +311,11 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
                 said = (st.fact.get("date") or "")[:10]
                 if last and said > last:
                     n += 1
-                trips[(st.subject, key)] = (n, FX.day_of_value(st.value, said) or last)
+                trips[(st.subject, key)] = (n, fact_records.day_of_value(st.value, said) or last)
             key = f"{key}#{n}" if n else key
         if st.attr in ("number", "deadline"):
             known = keys[(st.subject, st.attr)]
-            hits = [k for k in known if R.same_key(k, st.key)]
+            hits = [k for k in known if relations.same_key(k, st.key)]
             if len(hits) > 1 and st.key.endswith("|"):
                 continue  # "the threshold is 21 percent" with two thresholds known: which one?
             match = hits[0] if hits else None
@@ -333,7 +333,7 @@ def _cite_claim(text: str, f: dict, section: str, extra: str = "", extra_f: dict
 
 def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: list[dict],
                  superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
-                 ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]], FX.FactLedger]:
+                 ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]], fact_records.FactLedger]:
     """Per page slug, its current lines, timeline and superseded lines; how many values
     were replaced; the statement groups (for cards.py); and the fact records, which the
     current and superseded lines are rendered from. ``cards``: live correction
@@ -345,23 +345,23 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     stale_days = settings.stale_after_days
     groups = group_statements(statements(facts + cards, subs, rel_cache))
     # a card's "not X" closes a current value X of the same kind
-    card_negs = [(c, R.negated_values(c["text"])) for c in cards]
+    card_negs = [(c, relations.negated_values(c["text"])) for c in cards]
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     turn_texts: dict[tuple, str] = defaultdict(str)
     for f in facts:
         if f.get("session"):
             turn_texts[(f["session"], f.get("anchor"))] += " " + f["text"]
     n_replaced = 0
-    ledger = FX.FactLedger()
+    ledger = fact_records.FactLedger()
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
         _said_before(group, facts, subj, attr, key, subs)
         if attr in ("role", "employer"):
             _kept_alongside(group, turn_texts)
         title = subs.by_slug[subj].title
-        got = FX.stays(group, key if attr in SINGLE else "")
+        got = fact_records.stays(group, key if attr in SINGLE else "")
         ledger.add((subj, attr, key), got,
-                   FX.records_for_group(got, subj, lambda st, t=title: now_text(st, t), group))
+                   fact_records.records_for_group(got, subj, lambda st, t=title: now_text(st, t), group))
         for st in group:
             if not st.event:
                 used.update({(id(st.fact), subj), (id(st.fact), st.value_slug)})
@@ -385,8 +385,8 @@ def _apply_cards(group: list[Stated], card_negs: list[tuple[dict, list[str]]], s
         cur = play(group).current
         if cur is None or c in [g.fact for g in group]:
             continue
-        shared = set(T.content_words(c["text"])) & (set(T.content_words(cur.fact["text"]))
-                                                      - set(T.content_words(cur.value)))
+        shared = set(content_words(c["text"])) & (set(content_words(cur.fact["text"]))
+                                                      - set(content_words(cur.value)))
         if _mentions(tuple(negs), cur.value) and (shared or attr == "format"
                                                   or cur.value.lower() in FORMATS):
             # "SVG, not PDF": the new value of the same kind replaces the old one
@@ -406,7 +406,7 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
     Wexmoor Mutual" — words no pattern reads), and becomes the first statement A, which the
     correction then closes. Nothing is added when no turn names both."""
     for st in list(group):
-        if st.op != "set" or not (FX._is_correction(st) or st.attr in _NAMES_REPLACED):
+        if st.op != "set" or not (fact_records._is_correction(st) or st.attr in _NAMES_REPLACED):
             continue
         for new, old in reach.pairs(st.fact["text"]) + _instead_of(st.fact["text"]):
             # the word before "not" is the new value or its last word ("an occupational
@@ -450,7 +450,8 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
 #: changed.
 _NAMES_REPLACED = frozenset("employer role manager home contact lead number deadline trip format".split())
 _INSTEAD_RE = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing)\s+(?:the\s+|a\s+|an\s+)?"
-                         r"(?P<old>" + R.NUMBER + R.UNIT + r"|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")
+                         r"(?P<old>" + relations.NUMBER + relations.UNIT
+                         + r"|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")
 
 
 def _whole_name(text: str, m: re.Match[str]) -> str:
@@ -478,7 +479,7 @@ def _kept_alongside(group: list[Stated], turn_texts: dict[tuple, str]) -> None:
     volunteer coach on saturdays! day job unchanged, still paralegal") is one more, not a
     replacement: it leaves the group (it stays on the timeline)."""
     for st in list(group):
-        if st.op != "set" or FX._is_correction(st):
+        if st.op != "set" or fact_records._is_correction(st):
             continue
         cur = play(group[:group.index(st)]).current
         if cur is None or _same(cur.value, st.value):
@@ -500,8 +501,8 @@ def _names_subject(f: dict, subj: str, st: Stated, subs: Subjects) -> bool:
     if st.attr not in ("number", "deadline", "trip") or subs.slug_for(f.get("speaker", "")) != subj:
         return False
     head, _, mods = st.key.partition("|")
-    words = set(T.content_words(mods.split("@")[0])) or set(T.content_words(head))
-    return bool(words) and words <= set(T.content_words(f["text"]))
+    words = set(content_words(mods.split("@")[0])) or set(content_words(head))
+    return bool(words) and words <= set(content_words(f["text"]))
 
 
 def _named_with(st: Stated, subj: str, subs: Subjects) -> set[str]:
@@ -517,7 +518,7 @@ def _named_with(st: Stated, subj: str, subs: Subjects) -> set[str]:
     return out
 
 
-def _superseded_lines(models: dict[str, PageModel], got: list[FX.Stay], subj: str, title: str,
+def _superseded_lines(models: dict[str, PageModel], got: list[fact_records.Stay], subj: str, title: str,
                       subs: Subjects) -> int:
     """Each replaced value as a ``## Superseded`` line, from its record (when it held, what
     replaced it), on the subject's page and the value's (a number's or deadline's also on
@@ -543,14 +544,14 @@ def _superseded_lines(models: dict[str, PageModel], got: list[FX.Stay], subj: st
     return n
 
 
-def _current_line(models: dict[str, PageModel], stay: FX.Stay, subj: str, attr: str,
+def _current_line(models: dict[str, PageModel], stay: fact_records.Stay, subj: str, attr: str,
                   title: str, subs: Subjects, newest: str, stale_days: int) -> None:
     """The value standing at the end, dated from its record ("since …", "as said" when the
     conversation gave the day, "corrected …" for a correction that gave none), on the
     subject's page and the value's (a number or deadline also on the projects and
     organisations named with it)."""
     st, rec = stay.shown, stay.record
-    text = f"{now_text(st, title)} ({FX.since_text(rec, human_day)})"
+    text = f"{now_text(st, title)} ({fact_records.since_text(rec, human_day)})"
     # "seasonal" pruning: a value nobody has restated for a long time is marked, not dropped;
     # the day of its last statement is that statement's to cite, when it is another turn
     newer = stay.last
@@ -659,7 +660,7 @@ _MIN_SUPERSEDED = 20
 
 def _days(a: str, b: str) -> int:
     """Days from ISO day ``a`` to ``b`` (0 when either is unreadable)."""
-    da, db = T.parse_day(a), T.parse_day(b)
+    da, db = parse_day(a), parse_day(b)
     return (db - da).days if da and db else 0
 
 

@@ -32,10 +32,11 @@ import re
 from dataclasses import dataclass, field
 
 from brainfs.cache.facts.records import FactRecord, record_id
+from brainfs.cache.layout import turn_ref
 
-from . import text as T
 from .prose import human_day
 from .synth import Sources, frontmatter
+from .text import capitalised_runs, content_words, sentences, slugify
 
 #: Words that name a procedure in a sentence.
 _TRIGGER_RE = re.compile(r"\b(workflow|procedure|process|pipeline|routine|checklist|recipe|"
@@ -163,7 +164,7 @@ def told_in(turns: list[tuple[str, str, str]]) -> list[dict]:
     speakers): ``{anchor, speaker, name, sentence, steps}`` each."""
     out = []
     for anchor, speaker, text in turns:
-        sents = T.sentences(text)
+        sents = sentences(text)
         for i, s in enumerate(sents):
             if not _TRIGGER_RE.search(s) or s.rstrip().endswith("?"):
                 continue
@@ -180,7 +181,7 @@ def amendments_in(turns: list[tuple[str, str, str]]) -> list[dict]:
     op, new, a, b, rel, sentence}``. Whether one does is decided against the steps told."""
     out = []
     for anchor, speaker, text in turns:
-        for s in T.sentences(text):
+        for s in sentences(text):
             body = s.split(": ", 1)[1] if ": " in s else s
             for op, rx in _AMEND_RES:
                 m = rx.search(body)
@@ -204,7 +205,7 @@ def _stem(w: str) -> str:
 
 
 def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in T.content_words(text)}
+    return {_stem(w) for w in content_words(text)}
 
 
 def _find(ref: str, steps: list["Step"]) -> int | None:
@@ -242,7 +243,7 @@ class Procedure:
 
 
 def _ref(session: str, anchor: str) -> str:
-    return f"sessions/{session}/transcript.md#{anchor}"
+    return turn_ref(session, anchor)
 
 
 def _apply(p: Procedure, am: dict, ref: str, day: str | None) -> bool:
@@ -332,7 +333,7 @@ def place(procs: list[Procedure], subs, taken: set[str]) -> list[Procedure]:
             if re.search(rf"\b{re.escape(phrase)}\b", p.sentence):
                 owner = slug
         if owner is None:
-            for run, _pos in T.capitalised_runs(p.sentence):
+            for run, _pos in capitalised_runs(p.sentence):
                 s = subs.slug_for(run)
                 if s and s != subs.slug_for(p.speaker):
                     owner = s
@@ -350,7 +351,7 @@ def place(procs: list[Procedure], subs, taken: set[str]) -> list[Procedure]:
         newest[p.title] = p
     out = [p for p in procs if newest[p.title] is p]
     for p in out:
-        slug = T.slugify(p.title)
+        slug = slugify(p.title)
         base, n = slug, 2
         while slug in taken:
             slug, n = f"{base}-{n}", n + 1

@@ -26,12 +26,12 @@ import re
 
 import yaml
 
+from brainfs.cache.layout import GUIDE_PATH, LEARNED_DIR, NOTES, in_knowledge
 from brainfs.cache.search.chunker import split_frontmatter
 
-from . import relations as R
-from . import text as T
+from . import relations
+from .text import capitalised_runs, content_words
 
-GUIDE_PATH = "GUIDE.md"
 _MARK = "(corrected "
 
 
@@ -45,16 +45,17 @@ def _stem(w: str) -> str:
 def pairs(text: str) -> list[tuple[str | None, str]]:
     """(new value or None, old value) for each "…, not X" in a correction."""
     out = []
-    for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?(?P<old>{R.NUMBER}{R.UNIT}|"
+    for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?"
+                         rf"(?P<old>{relations.NUMBER}{relations.UNIT}|"
                          rf"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
         old = m.group("old").strip()
         before = text[:m.start()]
-        if re.fullmatch(rf"{R.NUMBER}{R.UNIT}", old, re.I):
-            cand = re.findall(rf"({R.NUMBER}{R.UNIT})(?![\w-])", before, re.I)
+        if re.fullmatch(rf"{relations.NUMBER}{relations.UNIT}", old, re.I):
+            cand = re.findall(rf"({relations.NUMBER}{relations.UNIT})(?![\w-])", before, re.I)
         elif old.isupper():
             cand = re.findall(r"\b[A-Z]{2,}\b", before)
         elif old[:1].isupper():
-            cand = [n for n, _p in T.capitalised_runs(before)]
+            cand = [n for n, _p in capitalised_runs(before)]
         else:
             cand = re.findall(r"[\w\-]+", before)
         new = cand[-1].strip() if cand else None
@@ -66,9 +67,9 @@ def states_old_value(line: str, correction: str, old: str, new: str | None = Non
     """Does ``line`` state ``old`` in the context of ``correction`` (see module docstring)?"""
     if not re.search(rf"(?<![\w-]){re.escape(old)}(?![\w-])", line, re.I):
         return False
-    skip = {_stem(w) for w in T.content_words(old)} | {_stem(w) for w in T.content_words(new or "")}
-    ctx = {_stem(w) for w in T.content_words(correction)} - skip
-    mine = {_stem(w) for w in T.content_words(line)} - skip
+    skip = {_stem(w) for w in content_words(old)} | {_stem(w) for w in content_words(new or "")}
+    ctx = {_stem(w) for w in content_words(correction)} - skip
+    mine = {_stem(w) for w in content_words(line)} - skip
     return bool(ctx & mine)
 
 
@@ -119,8 +120,8 @@ def fix_hand_page(text: str, cards: list[tuple[str, dict]]) -> tuple[str, list[s
 def is_user_card(path: str, dream_cards: str) -> bool:
     """A card a person (or another tool) wrote: not dream's corrections or learned cards
     (dream re-derives those itself)."""
-    return (path.startswith("notes/") and path.endswith(".md") and not path.startswith(dream_cards)
-            and not path.startswith("notes/learned/"))
+    return (path.startswith(NOTES) and path.endswith(".md") and not path.startswith(dream_cards)
+            and not path.startswith(LEARNED_DIR))
 
 
 def supersede_card(text: str, card_path: str, card: dict) -> str | None:
@@ -155,7 +156,7 @@ def apply(read, listing: dict[str, str], cards: list[tuple[str, dict]],
         if new != old:
             out[GUIDE_PATH] = new
     for p in sorted(listing):
-        if not (p.startswith("knowledge/") and p.endswith(".md")) or p in managed:
+        if not (in_knowledge(p) and p.endswith(".md")) or p in managed:
             continue
         old = read(p) or ""
         new, used = fix_hand_page(old, cards)

@@ -31,8 +31,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from . import text as T
 from .settings import Settings
+from .text import CONNECTORS, NOT_SUBJECT, ORG_CUES, slugify
 
 #: Names a chat gives its non-human or generic participants: never a subject.
 ROLE_NAMES = frozenset("""
@@ -78,7 +78,7 @@ give call ask tell book plan draft write share save export change remember sched
 cancel spent noted still something mon tue tues wed thu thur thurs fri sat sun jan feb mar apr
 jun jul aug sep sept oct nov dec
 """.split())
-_ORG_HEADS = frozenset(T.ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
+_ORG_HEADS = frozenset(ORG_CUES) | {"hospital", "clinic", "labs", "analytics", "maritime",
                                        "council", "press", "media", "partners", "systems",
                                        "solutions", "technologies", "consulting", "ventures",
                                        "health", "bank", "trust", "services", "institute",
@@ -135,9 +135,9 @@ def clean_name(name: str) -> str | None:
         return None
     out = " ".join(words)
     low = out.lower()
-    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in DEGREES or low in T.NOT_SUBJECT:
+    if low in ROLE_NAMES or low in FORMATS or low in COMMON or low in DEGREES or low in NOT_SUBJECT:
         return None
-    if all(w.lower() in COMMON or w.lower() in T.NOT_SUBJECT or w.lower() in FORMATS
+    if all(w.lower() in COMMON or w.lower() in NOT_SUBJECT or w.lower() in FORMATS
            for w in words):
         return None
     if len(out) < 2 or out.isdigit() or not out[0].isupper():
@@ -193,7 +193,7 @@ def joined_names(facts: list[dict], people: Iterable[str] = ()) -> set[str]:
 
 
 def _after_connectors(toks: list[str]) -> str:
-    while toks and toks[0].lower() in T.CONNECTORS:
+    while toks and toks[0].lower() in CONNECTORS:
         toks = toks[1:]
     return " ".join(toks)
 
@@ -314,7 +314,7 @@ def self_names(turns: list[tuple[str, str]], common: set[str]) -> dict[str, str]
 
 def _initials(name: str, connectors: bool = False) -> str:
     return "".join(w[0] for w in name.split()
-                   if (connectors or w.lower() not in T.CONNECTORS) and w[0].isalpha()).upper()
+                   if (connectors or w.lower() not in CONNECTORS) and w[0].isalpha()).upper()
 
 
 @dataclass
@@ -390,7 +390,7 @@ def _place_in_place(n: str, m: str, kinds: dict[str, str | None], placey: set[st
         return False
     low = [t.lower() for t in m.split()]
     heads = _ORG_HEADS | _PROJECT_HEADS | _PLACE_HEADS | _LEGAL_SUFFIXES | {"operation", "programme", "program"}
-    if any(t in heads or t in T.CONNECTORS for t in low):
+    if any(t in heads or t in CONNECTORS for t in low):
         return False  # a head word says what it is ("Ridgeline Timber Co."): see _distinctive
     return kinds.get(m) != "person" and m not in people
 
@@ -479,7 +479,7 @@ def _distinctive(name: str) -> set[str]:
     if low[-1] in _PLACE_HEADS or low[-1] in _EVENT_HEADS:
         return set()  # "Kyoto Station" is not "Kyoto", "Okayama Marathon" not "Okayama"
     heads = _ORG_HEADS | _PROJECT_HEADS | {"operation", "programme", "program"}
-    rest = [t for t in low if t not in heads and t not in T.CONNECTORS]
+    rest = [t for t in low if t not in heads and t not in CONNECTORS]
     if len(rest) < len(low):
         if len(rest) == 1:
             return set(rest)
@@ -693,7 +693,7 @@ class _Namer:
             toks = n.split()
             # "North Sea Tide Atlas the QC": a known name, a connector, more capitals — two runs
             for k in range(1, len(toks) - 1):
-                if toks[k].lower() in T.CONNECTORS and seen[" ".join(toks[:k])] and \
+                if toks[k].lower() in CONNECTORS and seen[" ".join(toks[:k])] and \
                         toks[k - 1].lower() not in _ORG_HEADS:
                     out += self.norm(" ".join(toks[:k])) + self.norm(_after_connectors(toks[k:]))
                     toks = []
@@ -703,10 +703,10 @@ class _Namer:
             # a common word in front of a name is not part of it: "Decision for Tactile
             # Transit Maps", "Use Nagoya" (but "Screen Reader Latency Study" stays whole)
             while len(toks) > 1 and toks[0].lower() not in _ORG_HEADS and (
-                    (toks[1].lower() in T.CONNECTORS and (common(toks[0]) or seen[_after_connectors(toks[1:])]))
+                    (toks[1].lower() in CONNECTORS and (common(toks[0]) or seen[_after_connectors(toks[1:])]))
                     or (common(toks[0]) and seen[" ".join(toks[1:])] > seen[" ".join(toks)])):
                 toks.pop(0)
-                while len(toks) > 1 and toks[0].lower() in T.CONNECTORS:
+                while len(toks) > 1 and toks[0].lower() in CONNECTORS:
                     toks.pop(0)
             n = clean_name(" ".join(toks)) if toks else None
             if n and not (len(toks) == 1 and common(n)):
@@ -844,7 +844,7 @@ def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], huma
         need_m, need_s = (1, 1) if once else (min_m, min_s)
         if not is_user and (len(ts) < need_m or len(sess) < need_s):
             continue
-        slug = T.slugify(c)
+        slug = slugify(c)
         if slug == "index":
             slug = "index-subject"
         if slug in by_slug:  # two names with one slug ("Sora-City" / "Sora City"): keep the bigger

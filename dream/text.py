@@ -12,6 +12,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from brainfs.cache.layout import turn_ref
 from brainfs.cache.search import dates
 from brainfs.cache.search.chunker import chunk_file, normalize_date, split_frontmatter
 from brainfs.cache.search.queryterms import STOPWORDS
@@ -33,7 +34,7 @@ class Turn:
 
     @property
     def ref(self) -> str:
-        return f"sessions/{self.session}/transcript.md#{self.anchor}"
+        return turn_ref(self.session, self.anchor)
 
 
 @dataclass

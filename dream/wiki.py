@@ -12,19 +12,19 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from brainfs.cache.layout import FACTS_PATH, INDEX_PATH, SESSIONS_INDEX, page_path, summary_path, turn_ref
 from brainfs.cache.search.forget import norm
 
-from . import edits as E
-from . import facts as FX
-from . import gather as G
+from . import edits
+from . import facts as fact_records
+from . import gather
 from . import meaning
-from . import pages as P
-from . import procedures as PR
+from . import pages as page_content
+from . import procedures
 from . import reach
-from . import readable as RD
-from . import relations as R
-from . import subjects as S
-from . import text as T
+from . import readable
+from . import relations
+from . import subjects
 from .cards import preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .corrections import render_card, subjects_in
@@ -33,10 +33,9 @@ from .settings import Settings
 from .state import DreamState
 from .subjects import is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer
+from .text import capitalised_runs, md5_hex, parse_day
 from .threads import threads
-from .validate import INDEX_PATH, estimate_tokens
-
-SESSIONS_INDEX = "sessions/index.md"
+from .validate import estimate_tokens
 
 
 def _quote(s: str) -> str:
@@ -63,7 +62,7 @@ _NEGATED_RE = re.compile(r"\b(?:not|no longer|isn't|wasn't|aren't|instead of|rat
 class WikiInfo:
     """What :func:`build_wiki` learned besides the files it rendered."""
 
-    subjects: S.Subjects
+    subjects: subjects.Subjects
     titles: dict[str, str]              # slug → title of every page
     by_slug: dict[str, list[dict]]      # slug → the page's facts, in date order
     renamed: dict[str, str]             # a role speaker ("User") → the name the sessions give
@@ -73,8 +72,8 @@ class WikiInfo:
     corrected: int = 0
     contradictions: int = 0
     forgotten: dict[str, int] = field(default_factory=dict)  # forget request → facts dropped
-    #: the procedures told and amended (procedures.py); PR.records(procedures, …) are their
-    #: fact records of kind "procedure"
+    #: the procedures told and amended (procedures.py); procedures.records(info.procedures, …)
+    #: are their fact records of kind "procedure"
     procedures: list = field(default_factory=list)
 
 
@@ -121,12 +120,12 @@ class _Cards:
 class _PageInputs(NamedTuple):
     """What the rendering of one page reads."""
 
-    subs: S.Subjects
+    subs: subjects.Subjects
     titles: dict[str, str]
     qset: set[str]
     by_slug: dict[str, list[dict]]
     co: dict[str, Counter]
-    models: dict[str, P.PageModel]
+    models: dict[str, page_content.PageModel]
     cards: _Cards
     thread_claims: dict[str, list[Claim]]
     gathered: dict[str, list[Claim]]              # gather.py: a speaker's values across sessions
@@ -156,7 +155,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     # object or the opposite polarity (see contradict.py); the newer statement wins
     contra = page_contradictions(by_slug, qualifying, {}, state.contradicted)
     for (_fid, slug), (_new, why) in contra.items():
-        w.reasons[f"knowledge/{slug}.md"].append(f"newer statement supersedes an older one ({why})")
+        w.reasons[page_path(slug)].append(f"newer statement supersedes an older one ({why})")
     user = subs.user()
     cards = _cards(w, subs, user, titles, qset)
     # a subject with nothing to say (a speaker whose turns state no fact, no card about it)
@@ -169,8 +168,8 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     corrected = _corrected(w, cards, by_slug, subs)
     _reached(w, cards, by_slug, qualifying, corrected)
     retired = _retired(contra, corrected, subs)
-    models, n_replaced, groups, ledger = P.build_models(pool.facts, subs, settings, cards.facts,
-                                                        retired, rel_cache)
+    models, n_replaced, groups, ledger = page_content.build_models(pool.facts, subs, settings, cards.facts,
+                                                                   retired, rel_cache)
     _keep_relations(state, pool.facts, rel_cache)
     _card_closes(w, cards, ledger)
     # a subject whose only statements are values of its own (the user's threshold, said
@@ -185,20 +184,21 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     replaced_facts = {id(st.fact) for m in models.values() for st in m.replaced_facts}
     thread_claims = threads(by_slug, qualifying, titles, pool.facts,
                             lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
-                            lambda f: P.statement(f, subs), P.ref_of, settings, previous_topics)
+                            lambda f: page_content.statement(f, subs), page_content.ref_of, settings,
+                            previous_topics)
     # a correction recorded again was merged into the card that says it (also_sources)
     card_of = {src: cp for cp, card in state.cards.items() if cp in cards.files
                for src in [card["source"], *card.get("also_sources", [])]}
     last_day = max((f["date"] for f in pool.facts if f.get("date")), default=None)
-    gathered = G.gathered(by_slug, qualifying, titles, subs.slug_for,
-                          lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
-                          P.ref_of)
+    gathered = gather.gathered(by_slug, qualifying, titles, subs.slug_for,
+                               lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
+                               page_content.ref_of)
     inp = _PageInputs(subs, titles, qset, by_slug, co, models, cards, thread_claims, gathered,
                       card_of, last_day)
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     for slug in qualifying:
-        specs[slug], pages[f"knowledge/{slug}.md"] = _page(w, inp, slug)
+        specs[slug], pages[page_path(slug)] = _page(w, inp, slug)
     w.files.update(pages)
     w.files.update(cards.files)
     w.files.update(learned)
@@ -206,52 +206,52 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     w.files[INDEX_PATH] = render_index(specs, synth, settings.index_cap_tokens)
     # the fact records: the relation records the pages were rendered from, and records other
     # parts make (procedures) — see facts.build_records
-    extra_records: list = PR.records(procs, lambda p: p.slug)
-    w.files[FX.FACTS_PATH] = FX.render(
-        r for r in FX.build_records(ledger, extra_records) if not w.forgotten_by(r.text))
+    extra_records: list = procedures.records(procs, lambda p: p.slug)
+    w.files[FACTS_PATH] = fact_records.render(
+        r for r in fact_records.build_records(ledger, extra_records) if not w.forgotten_by(r.text))
     info = WikiInfo(subs, titles, by_slug, pool.renamed, pages=len(pages), facts=len(pool.facts),
                     superseded=n_replaced, corrected=len(corrected), contradictions=len(contra),
                     forgotten=dict(w.forgotten), procedures=procs)
     return w.files, w.reasons, info
 
 
-def _procedures(w: _Build, pool: _Pool, subs: S.Subjects, titles: dict[str, str],
-                specs: dict[str, PageSpec]) -> list[PR.Procedure]:
+def _procedures(w: _Build, pool: _Pool, subs: subjects.Subjects, titles: dict[str, str],
+                specs: dict[str, PageSpec]) -> list[procedures.Procedure]:
     """The procedures the user told, amendments applied (procedures.py): one page each
     and an INDEX.md entry right after the page they belong to."""
     def speaker_of(name: str) -> str | None:
-        if name in pool.helpers or S.is_assistant(name):
+        if name in pool.helpers or subjects.is_assistant(name):
             return None
         return pool.renamed.get(name, name)
 
-    procs = PR.build(w.state.sessions, w.order, speaker_of, w.forgotten_by)
-    procs = PR.place(procs, subs, set(titles) | {"index"})
+    procs = procedures.build(w.state.sessions, w.order, speaker_of, w.forgotten_by)
+    procs = procedures.place(procs, subs, set(titles) | {"index"})
     for p in procs:
-        w.files[f"knowledge/{p.slug}.md"] = PR.render_page(p, titles, DeterministicSynthesizer.name)
+        w.files[page_path(p.slug)] = procedures.render_page(p, titles, DeterministicSynthesizer.name)
         owner = specs.get(p.owner or "") or specs.get(subs.slug_for(p.speaker) or "")
         days = sorted(d for d, *_r in p.history if d)
         specs[p.slug] = PageSpec(p.slug, p.title, "procedure", [], [], len(p.history),
                                  len({r.split("/")[1] for *_x, r in p.history}),
                                  days[0] if days else None, days[-1] if days else None,
-                                 gist=PR.gist(p),
+                                 gist=procedures.gist(p),
                                  importance=(owner.importance if owner else 0.0) - 1e-3)
     return procs
 
 
 #: Changes with relations.py and meaning.py: relations a run read with other rules are read
 #: again (and with or without the sentence model meaning.py reads by).
-_RULES = T.md5_hex(Path(R.__file__).read_bytes() + Path(meaning.__file__).read_bytes())
+_RULES = md5_hex(Path(relations.__file__).read_bytes() + Path(meaning.__file__).read_bytes())
 
 
 def _rules() -> str:
     return f"{_RULES}:{'meaning' if meaning.available() else 'patterns'}"
 
 
-_REL_FIELDS = [x.name for x in fields(R.Relation)]
+_REL_FIELDS = [x.name for x in fields(relations.Relation)]
 
 
 def _relation_key(f: dict) -> str:
-    return T.md5_hex(f["text"] + "\x00" + f.get("antecedent", ""))[:20]
+    return md5_hex(f["text"] + "\x00" + f.get("antecedent", ""))[:20]
 
 
 def _known_relations(state: DreamState, facts: list[dict]) -> dict[int, list]:
@@ -267,7 +267,7 @@ def _known_relations(state: DreamState, facts: list[dict]) -> dict[int, list]:
     for f in facts:
         got = known.get(_relation_key(f))
         if got is not None:
-            out[id(f)] = [R.Relation(*x) for x in got]
+            out[id(f)] = [relations.Relation(*x) for x in got]
     return out
 
 
@@ -291,14 +291,14 @@ def _summaries(w: _Build) -> None:
                 w.forgotten[req] += 1
                 continue
             claims.append(Claim(f"{speaker}: {_quote(sent)}",
-                                f"sessions/{sid}/transcript.md#{anchor}", ss.get("date"), "Facts"))
+                                turn_ref(sid, anchor), ss.get("date"), "Facts"))
         title = ss["title"]
         if w.forgotten_by(title):
             title = " & ".join(ss["participants"]) or "Session"
         idx_lines.append(f"- {sid} | {ss.get('date') or 'undated'} | {title}")
         if not ss.get("date"):
             continue  # a summary is dated: the transcript's missing date is reported on it
-        w.files[f"sessions/{sid}/summary.md"] = w.synth.summary(
+        w.files[summary_path(sid)] = w.synth.summary(
             sid, ss.get("date"), title, ss["participants"], ss["turns"], claims)
     w.files[SESSIONS_INDEX] = "\n".join(idx_lines) + "\n"
 
@@ -311,7 +311,7 @@ def _named_helpers(sessions: dict[str, dict], order: list[str]) -> set[str]:
             c = service.setdefault(spk, [0, 0])
             c[0] += n
             c[1] += k
-    return S.named_assistants(service)
+    return subjects.named_assistants(service)
 
 
 def _role_names(sessions: dict[str, dict], order: list[str]) -> dict[str, str]:
@@ -341,7 +341,7 @@ def _pool(w: _Build) -> _Pool:
         for sid in order:
             for f in sessions[sid]["facts"]:
                 spk = f["speaker"]
-                if spk not in renamed and spk.strip().lower() in S.USER_ROLES:
+                if spk not in renamed and spk.strip().lower() in subjects.USER_ROLES:
                     renamed[spk] = owner
     facts = []
     for sid in order:
@@ -370,7 +370,8 @@ def _pool(w: _Build) -> _Pool:
 
 
 def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
-              owner_texts: Callable[[str], Sequence[str]] | None = None) -> tuple[S.Subjects, list[str]]:
+              owner_texts: Callable[[str], Sequence[str]] | None = None,
+              ) -> tuple[subjects.Subjects, list[str]]:
     """The wiki's subjects, and the slugs that get a page (most mentioned first, within
     ``max_pages``); ``subs`` keeps only those."""
     sessions, order = w.state.sessions, w.order
@@ -396,11 +397,11 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
     for sid in order:
         for name, votes in (sessions[sid].get("cues") or {}).items():
             cues[name].update(votes)
-    subs = S.build(pool.facts, pool.speakers, w.settings, strong, extra_names=full_names,
-                   anchored=anchored, case=case, exclude=pool.helpers | values, cues=cues)
+    subs = subjects.build(pool.facts, pool.speakers, w.settings, strong, extra_names=full_names,
+                          anchored=anchored, case=case, exclude=pool.helpers | values, cues=cues)
     hand = w.state.hand
     # a page a person deleted retires its subject (see edits.py)
-    qualifying = [s for s in subs.by_slug if not hand.get(f"knowledge/{s}.md", {}).get("deleted")]
+    qualifying = [s for s in subs.by_slug if not hand.get(page_path(s), {}).get("deleted")]
     qualifying.sort(key=lambda s: (-len(subs.by_slug[s].turns), s))
     qualifying = qualifying[: w.settings.max_pages]
     qset = set(qualifying)
@@ -427,30 +428,30 @@ def _owner_full_name(w: _Build, pool: _Pool, full_names: Counter,
         return []  # a full name already, or the sessions give it
     found: Counter = Counter()
     for text in owner_texts(user):
-        for name, _pos in T.capitalised_runs(text):
+        for name, _pos in capitalised_runs(text):
             toks = name.split()
             if 2 <= len(toks) <= 3 and toks[0] == user and all(t[:1].isupper() for t in toks) \
-                    and S.clean_name(" ".join(toks[1:])) and not w.forgotten_by(name):
+                    and subjects.clean_name(" ".join(toks[1:])) and not w.forgotten_by(name):
                 found[name] += 1
     if not found:
         return []
     return [sorted(found.items(), key=lambda kv: (-kv[1], -len(kv[0].split()), kv[0]))[0][0]]
 
 
-def _facts_by_page(facts: list[dict], subs: S.Subjects) -> dict[str, list[dict]]:
+def _facts_by_page(facts: list[dict], subs: subjects.Subjects) -> dict[str, list[dict]]:
     """slug → the facts on its page, in date order."""
     by_slug: dict[str, list[dict]] = defaultdict(list)
     for f in facts:
-        for slug in P.fact_slugs(f, subs):
+        for slug in page_content.fact_slugs(f, subs):
             by_slug[slug].append(f)
     return by_slug
 
 
-def _cooccurrence(facts: list[dict], subs: S.Subjects) -> dict[str, Counter]:
+def _cooccurrence(facts: list[dict], subs: subjects.Subjects) -> dict[str, Counter]:
     """slug → how many facts it shares with each other page (a page's related pages)."""
     co: dict[str, Counter] = defaultdict(Counter)
     for f in facts:
-        slugs = sorted(P.fact_slugs(f, subs))
+        slugs = sorted(page_content.fact_slugs(f, subs))
         for a in slugs:
             for b in slugs:
                 if a != b:
@@ -458,7 +459,7 @@ def _cooccurrence(facts: list[dict], subs: S.Subjects) -> dict[str, Counter]:
     return co
 
 
-def _cards(w: _Build, subs: S.Subjects, user: S.Subject | None, titles: dict[str, str],
+def _cards(w: _Build, subs: subjects.Subjects, user: subjects.Subject | None, titles: dict[str, str],
            qset: set[str]) -> _Cards:
     """Every correction card rendered; the live ones as pseudo-facts, and by the subjects
     they are about."""
@@ -474,7 +475,7 @@ def _cards(w: _Build, subs: S.Subjects, user: S.Subject | None, titles: dict[str
                           # a correction is the user's statement about their memory
                           "speaker": user.title if user is not None else "",
                           "session": "", "anchor": cp, "order": 0, "subjects": {},
-                          "names": [n for n, _p in T.capitalised_runs(card["text"])],
+                          "names": [n for n, _p in capitalised_runs(card["text"])],
                           "about_speaker": True, "when": []})
         for s in set(card["subjects"]) | set(subjects_in(card["text"], titles)):
             s = subs.slug_for(s) or s
@@ -483,7 +484,7 @@ def _cards(w: _Build, subs: S.Subjects, user: S.Subject | None, titles: dict[str
     return out
 
 
-def _card_closes(w: _Build, cards: _Cards, ledger: FX.FactLedger) -> None:
+def _card_closes(w: _Build, cards: _Cards, ledger: fact_records.FactLedger) -> None:
     """Each live correction card re-rendered with the fact records it closed (``closes``):
     the card and the records say the same replacement."""
     closes: dict[str, list[str]] = defaultdict(list)
@@ -498,7 +499,7 @@ def _card_closes(w: _Build, cards: _Cards, ledger: FX.FactLedger) -> None:
 
 
 def _corrected(w: _Build, cards: _Cards, by_slug: dict[str, list[dict]],
-               subs: S.Subjects) -> dict[tuple[int, str], tuple[str, dict]]:
+               subs: subjects.Subjects) -> dict[tuple[int, str], tuple[str, dict]]:
     """(id(fact), slug) → (card path, card) for the facts on a card's subjects' pages that
     the card corrects."""
     corrected: dict[tuple[int, str], tuple[str, dict]] = {}
@@ -513,7 +514,7 @@ def _corrected(w: _Build, cards: _Cards, by_slug: dict[str, list[dict]],
                         f["text"], card["text"], f["speaker"],
                         f["speaker"] if subs.slug_for(f["speaker"]) == slug else None):
                     corrected[(id(f), slug)] = (cp, card)
-                    w.reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+                    w.reasons[page_path(slug)].append(f"correction {cp} supersedes a fact")
     return corrected
 
 
@@ -530,31 +531,31 @@ def _reached(w: _Build, cards: _Cards, by_slug: dict[str, list[dict]], qualifyin
                     if (id(f), slug) not in corrected and (f.get("date") or "") <= card["created"][:10] \
                             and reach.states_old_value(f["text"], card["text"], old_v, new_v):
                         corrected[(id(f), slug)] = (cp, card)
-                        w.reasons[f"knowledge/{slug}.md"].append(f"correction {cp} supersedes a fact")
+                        w.reasons[page_path(slug)].append(f"correction {cp} supersedes a fact")
 
 
 def _retired(contra: dict[tuple[int, str], tuple[dict, str]],
              corrected: dict[tuple[int, str], tuple[str, dict]],
-             subs: S.Subjects) -> dict[tuple[int, str], tuple[str, str]]:
+             subs: subjects.Subjects) -> dict[tuple[int, str], tuple[str, str]]:
     """(id(fact), slug) → (why, citing source) for every fact a newer statement or a
     correction superseded on that page."""
     retired: dict[tuple[int, str], tuple[str, str]] = {}
     for (fid, slug), (new, _why) in contra.items():
         # what changed ("num: 47 → 52") names the old value too, which the newer statement
         # (the one this part cites) does not say: the reason goes to the commit message
-        retired[(fid, slug)] = (f"— contradicted on {new['date']}: {P.statement(new, subs)}",
-                                P.ref_of(new))
+        retired[(fid, slug)] = (f"— contradicted on {new['date']}: {page_content.statement(new, subs)}",
+                                page_content.ref_of(new))
     for (fid, slug), (cp, card) in corrected.items():
         retired[(fid, slug)] = (f"— corrected {card['created'][:10]}: {card['text']}", cp)
     return retired
 
 
-def _learned(w: _Build, groups: dict[tuple, list[P.Stated]], user: S.Subject | None,
-             ledger: FX.FactLedger) -> dict[str, str]:
+def _learned(w: _Build, groups: dict[tuple, list[page_content.Stated]], user: subjects.Subject | None,
+             ledger: fact_records.FactLedger) -> dict[str, str]:
     """Cards from sessions: the user's preferences and standing rules (cards.py)."""
     user_title = user.title if user else ""
-    learned = preference_cards(groups, user.slug if user else None, user_title, P.now_text, P.ref_of,
-                               ledger.stays.get)
+    learned = preference_cards(groups, user.slug if user else None, user_title, page_content.now_text,
+                               page_content.ref_of, ledger.stays.get)
     said_rules = []
     sessions = w.state.sessions
     for sid in w.order:
@@ -562,50 +563,50 @@ def _learned(w: _Build, groups: dict[tuple, list[P.Stated]], user: S.Subject | N
             if not w.forgotten_by(sent):
                 said_rules.append(({"session": sid, "anchor": anchor, "date": sessions[sid].get("date")},
                                    sent))
-    learned.update(rule_cards(said_rules, user.slug if user else None, P.ref_of))
+    learned.update(rule_cards(said_rules, user.slug if user else None, page_content.ref_of))
     return {p: t for p, t in learned.items() if not w.forgotten_by(t)}
 
 
 def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None) -> list[Claim]:
     """A page's claims in section order, minus those a person deleted from it, within
     ``max_page_chars``."""
-    m = inp.models.get(slug) or P.PageModel()
+    m = inp.models.get(slug) or page_content.PageModel()
 
     # claims a person deleted from this page are not re-added
     def keep(c: Claim) -> bool:
-        return not E.forgot(page_hand, _as_fact(c))
+        return not edits.forgot(page_hand, _as_fact(c))
 
     claims = [Claim(c.text, c.source, None, "Now", c.extra, c.extra_source) for c in m.now if keep(c)]
     for cp, card in inp.cards.live.get(slug, []):
-        if card.get("hand_page") == f"knowledge/{slug}.md":
+        if card.get("hand_page") == page_path(slug):
             continue  # the hand line citing it stays where the person put it
         # what is true now, without the replaced value ("…, not PDF"): that one is
         # under Superseded, and the current part of a page never states it
-        claims.append(Claim(f"Correction: {R.without_negations(card['text'])}", cp,
+        claims.append(Claim(f"Correction: {relations.without_negations(card['text'])}", cp,
                             card["created"][:10], "Corrections"))
     claims += [c for c in m.timeline if keep(c)]
     claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
                for c in m.superseded if keep(c)]
     claims += inp.gathered.get(slug, [])
     claims += [c for c in inp.thread_claims.get(slug, []) if keep(c)]
-    claims = RD.unique_lines(claims)
+    claims = readable.unique_lines(claims)
     if inp.subs.by_slug[slug].is_user:
-        claims = RD.bound_lines(claims, w.settings.user_page_lines)
-    return P.fit(claims, w.settings.max_page_chars)
+        claims = readable.bound_lines(claims, w.settings.user_page_lines)
+    return page_content.fit(claims, w.settings.max_page_chars)
 
 
 def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
     """One subject's page: its spec (for INDEX.md) and its text, hand edits merged."""
-    page_hand = w.state.hand.get(f"knowledge/{slug}.md")
+    page_hand = w.state.hand.get(page_path(slug))
     claims = _page_claims(w, inp, slug, page_hand)
     # a page dated by its facts, or by its cards when a correction is all it holds
-    model = inp.models.get(slug) or P.PageModel()
+    model = inp.models.get(slug) or page_content.PageModel()
     dates = sorted(d for d in (f["date"] for f in inp.by_slug[slug]) if d) or sorted(
         c.date for c in claims if c.date) or sorted(  # or by its values' statements
         c.date for c in model.now + model.superseded if c.date)
     related = sorted(inp.co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
     sub = inp.subs.by_slug[slug]
-    gist = P.gist(inp.models.get(slug) or P.PageModel(), [sub.title, *sub.aliases])
+    gist = page_content.gist(inp.models.get(slug) or page_content.PageModel(), [sub.title, *sub.aliases])
     if not gist and dates:
         # no line says alone what it is about: when it was talked of is what is true
         n = len(sub.sessions)
@@ -617,8 +618,8 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
                     is_user=sub.is_user, gist=gist,
                     importance=importance(sub, inp.by_slug[slug], inp.last_day,
                                           w.settings.index_half_life_days))
-    text = E.merge(w.synth.page(spec), f"knowledge/{slug}.md", page_hand, inp.card_of, inp.qset,
-                   w.forgotten_by)
+    text = edits.merge(w.synth.page(spec), page_path(slug), page_hand, inp.card_of, inp.qset,
+                       w.forgotten_by)
     return spec, text
 
 
@@ -641,13 +642,13 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
                 # read by meaning only where the patterns read nothing: it votes no type (its
                 # subject must be a person by other evidence, pages.py)
                 if not r.subject and r.value_type and r.attr in _ANCHORS:
-                    anchored.add(S.clean_name(r.value) or r.value)
+                    anchored.add(subjects.clean_name(r.value) or r.value)
                 continue
             # "my head of department is Mr Kunle Ajayi": the name without its title
-            value = S.clean_name(r.value) or r.value if r.value_type else r.value
+            value = subjects.clean_name(r.value) or r.value if r.value_type else r.value
             if r.value_type and r.value:
                 # "she moved from A to Sora City Lab": a move to an organisation is a job
-                vt = ("organization" if r.attr == "home" and S.head_type(value) == "organization"
+                vt = ("organization" if r.attr == "home" and subjects.head_type(value) == "organization"
                       else r.value_type)
                 out[value][vt] += 1
             if r.attr == "species" and r.subject:
@@ -662,7 +663,7 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
             elif r.subject and r.attr in _OWN_ATTRS and len(r.subject.split()) > 1:
                 # "Casimir Ondaatje works at Redfern Glassworks": a person said in full with
                 # a job, a title, a manager or a home is someone to remember, named once
-                anchored.add(S.clean_name(r.subject) or r.subject)
+                anchored.add(subjects.clean_name(r.subject) or r.subject)
     return out, anchored
 
 
@@ -702,15 +703,15 @@ def _as_fact(c: Claim) -> dict:
             "anchor": anchor, "text": c.text}
 
 
-def importance(sub: S.Subject, facts: list[dict], last_day: str | None, half_life: float) -> float:
+def importance(sub: subjects.Subject, facts: list[dict], last_day: str | None, half_life: float) -> float:
     """A page's rank in INDEX.md: the user first; then mentions weighted by recency (a
     mention ``half_life`` days before the newest session counts half)."""
     if sub.is_user:
         return 1e9
-    end = T.parse_day(last_day)
+    end = parse_day(last_day)
     score = 0.0
     for f in facts:
-        d = T.parse_day(f.get("date"))
+        d = parse_day(f.get("date"))
         age = (end - d).days if end and d else 0
         score += 0.5 ** (max(0, age) / half_life)
     return round(score, 6)
@@ -731,7 +732,7 @@ def page_contradictions(by_slug: dict[str, list[dict]], slugs: list[str],
     seen: dict[str, list] = {}
     for slug in slugs:
         facts = [f for f in by_slug[slug] if id(f) not in already]  # chronological
-        key = T.md5_hex(json.dumps([[f["text"], f["speaker"]] for f in facts]))
+        key = md5_hex(json.dumps([[f["text"], f["speaker"]] for f in facts]))
         hit = cache.get(slug) if cache is not None else None
         if hit is not None and hit[0] == key:
             for i, j, why in hit[1]:
