@@ -24,6 +24,7 @@ import trio
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.nearby import empty_hint
 from brainfs.backend import listing
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
@@ -216,8 +217,6 @@ class Daemon:
     def _say_empty(self) -> None:
         """An empty prefix mounts (a new memory starts empty, as with rclone and
         mount-s3) but is named, since it is more often a typo."""
-        from brainfs.fs.cli.common import empty_hint
-
         message = f"{self.url} holds no files: mounting an empty memory"
         try:
             message += empty_hint(self.url, self.cfg)

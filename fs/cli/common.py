@@ -11,7 +11,8 @@ from pathlib import Path
 
 from brainfs.backend.config import Config, parse_size
 from brainfs.backend.errors import BackendError
-from brainfs.backend.keys import INTERNAL_PREFIX, CorpusURL, is_internal
+from brainfs.backend.nearby import empty_hint, neighbours  # noqa: F401 - the commands' hint
+from brainfs.backend.keys import CorpusURL, is_internal
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.api import NoAnswer, UsageError  # noqa: F401 - the commands' errors
 
@@ -103,33 +104,6 @@ def refuse_empty(store: ObjectStore, url: CorpusURL, cfg: Config, what: str) -> 
     if is_empty(store):
         raise UsageError(f"{url} holds no files: {what} (import a memory first: brainfs import "
                          f"DIR {url}){empty_hint(url, cfg)}")
-
-
-def neighbours(url: CorpusURL, cfg: Config) -> list[str]:
-    """The prefixes beside ``url``'s in its bucket (for a "did you mean" hint)."""
-    parent = url.prefix.rsplit("/", 1)[0] if "/" in url.prefix else ""
-    try:
-        st = ObjectStore(CorpusURL.parse(f"s3://{url.bucket}/{parent}"), cfg)
-        try:
-            dirs, _ = st.list_dir("")
-        finally:
-            st.close()
-    except BackendError:
-        return []
-    return [f"s3://{url.bucket}/{parent + '/' if parent else ''}{d}" for d in dirs if d != INTERNAL_PREFIX]
-
-
-def empty_hint(url: CorpusURL, cfg: Config) -> str:
-    import difflib
-
-    near = neighbours(url, cfg)
-    if not near:
-        return ""
-    close = difflib.get_close_matches(str(url), near, n=3, cutoff=0.5)
-    shown = close or near[:5]
-    return f"; {'did you mean' if close else 'the bucket holds'} {', '.join(shown)}" + ("?" if close else "")
-
-
 
 
 def embedder_or_none(cfg: Config, quiet: bool = False):
