@@ -69,6 +69,15 @@ glad happy excited proud worried tired interesting amazing awesome wonderful lov
 """.split())
 
 
+def lower_case_topics(fact_text: str) -> set[str]:
+    """A fact's topic words (:func:`text.topic_words`) that it writes in lower case: a word
+    written only capitalised is part of a name ("Lantern Books and Coffee", "Ramp Ledger",
+    which have pages and links of their own) or opens a sentence ("Prepare the slides"),
+    never a topic the page returns to."""
+    return {w for w in text.topic_words(fact_text)
+            if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", fact_text)}
+
+
 def page_topics(page_text: str | None) -> list[str]:
     """The ``### topic`` headings of a page's ``## Threads`` section, in order."""
     if not page_text:
@@ -126,7 +135,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
     df: Counter = Counter()
     words: dict[int, set[str]] = {}  # id(fact) → its topic words (a fact is on several pages)
     for f in facts:
-        words[id(f)] = text.topic_words(f["text"])
+        words[id(f)] = lower_case_topics(f["text"])
         df.update(words[id(f)])
     said: dict[int, str] = {}  # id(fact) → the fact in the wiki's words (several topics say it)
 
@@ -146,7 +155,7 @@ def threads(by_slug: dict[str, list[dict]], slugs: list[str], titles: dict[str, 
             if retired(f, slug):
                 continue
             tw = words.get(id(f))
-            for w in (tw if tw is not None else text.topic_words(f["text"])) - own - NOT_TOPICS:
+            for w in (tw if tw is not None else lower_case_topics(f["text"])) - own - NOT_TOPICS:
                 # a shown topic stays while its share is within the margin of the limit
                 if df[w] <= limit or w in shown_set and df[w] <= (1 + MARGIN) * limit:
                     topics[w].append(f)

@@ -108,3 +108,34 @@ def test_a_first_run_is_the_plain_ranking(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(writing, "_published_topics", lambda tree, listing: lambda slug: [])
     assert run_local(root, None, **KW).staged == got
     assert page_topics(got["knowledge/biscuit.md"]) == ["fountain", "ducks"]
+
+
+def test_a_word_written_only_capitalised_is_no_topic() -> None:
+    """A name's words ("Lantern Books and Coffee" has a page of its own) and a sentence's
+    opening verb ("Prepare …") thread nothing; the same word in lower case does."""
+    from brainfs.dream.threads import lower_case_topics
+
+    got = lower_case_topics("If you need a quiet spot near Korinbo Plaza, Lantern Books and Coffee works.")
+    assert not {"korinbo", "plaza", "lantern", "books", "coffee"} & got
+    assert "quiet" in got
+    assert "slides" in lower_case_topics("Prepare the slides for the camping talk.")
+    assert "prepare" not in lower_case_topics("Prepare the slides for the camping talk.")
+    assert "books" in lower_case_topics("I sorted the old books into boxes.")
+
+
+def test_threads_of_a_page_are_not_the_words_of_another_subjects_name(tmp_path: Path) -> None:
+    sessions = {
+        "s1": _session("s1", "2026-01-05", ["Mara: My dog Biscuit naps at Lantern Books and Coffee every Monday.",
+                                            "Mara: Biscuit loves camping by the lake."]),
+        "s2": _session("s2", "2026-01-12", ["Mara: Biscuit met a cat at Lantern Books and Coffee today.",
+                                            "Mara: Biscuit went camping again, muddy paws everywhere."]),
+    }
+    root = tmp_path / "tree"
+    for sid, text in sessions.items():
+        (root / "sessions" / sid).mkdir(parents=True)
+        (root / "sessions" / sid / "transcript.md").write_text(text)
+    run_local(root, tmp_path / "staged", **KW)
+    page = (tmp_path / "staged" / "knowledge" / "biscuit.md").read_text()
+    topics = page_topics(page)
+    assert "camping" in topics, page
+    assert not {"lantern", "books", "coffee"} & set(topics), topics
