@@ -35,8 +35,10 @@ from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, CorpusURL, is_lin
                                   path_problem, reserved_name)
 from brainfs.cache.layout import (CARDS_DIR, INDEX_PATH, KNOWLEDGE, LEARNED_DIR, SESSIONS, SESSIONS_INDEX,
                                   is_page)
-from brainfs.cache.search.localindex import local_index_path
 from brainfs.fs.fusectl import brainfs_mount_above
+# In a module of their own so that the command line starts without this one's imports.
+from brainfs.fs.usage import (RESERVE_MAX, RESERVE_SHARE, STATUS_TIMEOUT, NoAnswer,  # noqa: F401
+                              UsageError, default_reserve)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -56,23 +58,6 @@ RECALL_NAME_BYTES = 255
 
 __all__ = ["Memory", "Recall", "UsageError", "assemble_context", "default_reserve", "status_of"]
 
-
-class UsageError(Exception):
-    """Bad input from the user, or a memory that cannot answer (one line naming the fix)."""
-
-
-class NoAnswer(UsageError):
-    """The mount did not answer within the time given (a hung or stopped daemon)."""
-
-
-#: How long a status read waits: a live daemon answers in milliseconds; a stopped or hung
-#: one never does.
-STATUS_TIMEOUT = 10.0
-
-#: The answer's room when no reserve is given: a quarter of the budget, at most 2,000
-#: tokens (an answer does not grow with the context: 8,000 -> 2,000, 2,000 -> 500).
-RESERVE_SHARE = 0.25
-RESERVE_MAX = 2000
 
 #: Corpus folders no caller may write: the mount's internals, the magic folder, git.
 _PRIVATE = (INTERNAL_PREFIX, ".recall", ".git")
@@ -132,16 +117,20 @@ def replaces_dream_page(path: str, text: str, current: str | None) -> str | None
 UNINDEXED_TTL_S = 30.0
 
 
+def local_index_path(cache_dir: Path) -> Path:
+    """Where a cache keeps its copy of the search index (``cache.search.localindex``)."""
+    # Imported on first use, for start-up time: `brainfs status` or a write needs none of
+    # the search stack (localindex and what it pulls in, boto3 among them).
+    from brainfs.cache.search.localindex import local_index_path as path
+
+    return path(cache_dir)
+
+
 def git_error() -> type[Exception]:
     """GitPython's command error (imported when a history call needs it)."""
     from git import GitCommandError
 
     return GitCommandError
-
-
-def default_reserve(budget: int) -> int:
-    """The reserve used when the caller gives none."""
-    return min(RESERVE_MAX, int(budget * RESERVE_SHARE))
 
 
 def status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict[str, Any]:

@@ -33,6 +33,21 @@ from .search import default_reserve  # noqa: F401 - the tests' name
 log = logging.getLogger("brainfs")
 
 
+class _VersionAction(argparse.Action):
+    """``-V``: argparse's version action, the version looked up only when asked for (the
+    package metadata takes 0.02 s to read, on every command's start)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings=option_strings, dest=dest, default=default, nargs=0,
+                         help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: object, option_string: str | None = None) -> None:
+        parser._print_message(f"brainfs {version()}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also what renders each command's --help)."""
     common = common_options(defaults=False)
@@ -54,8 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
         "every command and interface: docs/USAGE.md; how it works: docs/ARCHITECTURE.md; what a\n"
         "mount promises, each with its test: fs/SEMANTICS.md (in the source tree)",
     )
-    p.add_argument("-V", "--version", action="version", version=f"brainfs {version()}",
-                   help="print the version and exit")
+    p.add_argument("-V", "--version", action=_VersionAction, help="print the version and exit")
     sub = p.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     for group in (corpus, mounting, search, wiki, agents):
         group.register(sub, common)

@@ -9,12 +9,15 @@ import sys
 import textwrap
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 from brainfs.backend.config import Config, parse_size
 from brainfs.backend.errors import BackendError
-from brainfs.backend.nearby import empty_hint, neighbours  # noqa: F401 - the commands' hint
 from brainfs.backend.keys import CorpusURL, is_internal
-from brainfs.backend.store import ObjectStore
-from brainfs.fs.api import NoAnswer, UsageError  # noqa: F401 - the commands' errors
+from brainfs.fs.usage import NoAnswer, UsageError  # noqa: F401 - the commands' errors
+
+if TYPE_CHECKING:
+    from brainfs.backend.store import ObjectStore
 
 
 class FlagError(UsageError):
@@ -55,12 +58,31 @@ def warn(message: str) -> None:
         print(f"brainfs: warning: {message}", file=sys.stderr, flush=True)
 
 
+class _NoBar:
+    """What a progress bar offers, showing nothing (tqdm's ``disable=True``, without
+    importing tqdm: 0.04 s, paid by a background mount while its daemon preloads)."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.n = 0
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def refresh(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
 def progress_bar(total: int, desc: str):
     """A tqdm bar on a terminal, a silent stand-in otherwise (and with -q)."""
+    if _QUIET or not sys.stderr.isatty():
+        return _NoBar(total)
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="file", leave=False,
-                disable=_QUIET or not sys.stderr.isatty())
+    return tqdm(total=total, desc=desc, unit="file", leave=False)
 
 
 class LazyBar:
@@ -85,6 +107,8 @@ class LazyBar:
 
 def open_corpus(args: argparse.Namespace) -> tuple[Config, CorpusURL, ObjectStore]:
     """Config, parsed ``args.url`` and a store checked to be reachable (one-line errors)."""
+    from brainfs.backend.store import ObjectStore  # here, for start-up time: boto3 is slow to import
+
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
     store = ObjectStore(url, cfg)
@@ -96,6 +120,14 @@ def is_empty(store: ObjectStore) -> bool:
     """True when the corpus holds no file of a memory (brainfs's own objects, such as a
     listing snapshot a mount of a mistyped prefix left, do not count)."""
     return next((o for o in store.list() if not is_internal(o.path)), None) is None
+
+
+def empty_hint(url: CorpusURL, cfg: Config) -> str:
+    """The hint after "holds no files": the neighbouring prefixes that do hold some
+    (``backend.nearby``)."""
+    from brainfs.backend.nearby import empty_hint as hint  # here, for start-up time: it needs boto3
+
+    return hint(url, cfg)
 
 
 def refuse_empty(store: ObjectStore, url: CorpusURL, cfg: Config, what: str) -> None:

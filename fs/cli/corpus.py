@@ -15,13 +15,12 @@ import threading
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from brainfs.backend.config import Config
 from brainfs.backend.errors import NoSuchBucket, NoSuchKey
 from brainfs.backend.keys import (IMPORTED_KEY, INTERNAL_PREFIX, PACK_KEY, CorpusURL,
                                   is_internal, link_of, path_problem, reserved_name)
-from brainfs.backend.store import IMPORT_META, ObjectStore, is_md5
-
 from .common import (
     FlagError,
     LazyBar,
@@ -34,6 +33,9 @@ from .common import (
     warn,
 )
 from .common import command as make_command
+
+if TYPE_CHECKING:
+    from brainfs.backend.store import ObjectStore
 
 
 def cmd_s3_serve(args: argparse.Namespace) -> int:
@@ -67,6 +69,8 @@ def cmd_import(args: argparse.Namespace) -> int:
                          f"import-sessions {src} {args.url}`")
     if not src.is_dir():
         raise UsageError(f"{src}: no such directory (`brainfs import` uploads a memory tree)")
+    from brainfs.backend.store import ObjectStore  # here, for start-up time: boto3 is slow to import
+
     cfg = config_of(args)
     url = CorpusURL.parse(args.url)
     store = ObjectStore(url, cfg)
@@ -160,6 +164,8 @@ def _import_action(store: ObjectStore, rel: str, md5: str, etag: str | None,
     version. The bucket is the memory: a mount's edit, dream's page or a delete made since
     the file was imported is newer than the source, and importing the same source again
     must not undo it."""
+    from brainfs.backend.store import is_md5  # here, for start-up time: boto3 is slow to import
+
     if etag == md5:
         return "same"
     if overwrite:
@@ -187,6 +193,8 @@ def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
     """Upload the files of ``todo`` whose bytes the bucket does not hold yet (``remote``:
     path -> ETag), in parallel, never over a version newer than the last import (see
     :func:`_import_action`); ``imported`` (path -> source MD5 written) is updated."""
+    from brainfs.backend.store import IMPORT_META  # here, for start-up time: boto3 is slow to import
+
     res = _ImportResult()
     lock = threading.Lock()
     # Ctrl-C stops the workers: files not started yet are left for the next run, the
@@ -251,6 +259,8 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
         options = make_options(cfg.import_speakers, args.speaker, args.date)
     except ImportInputError as e:
         raise UsageError(str(e)) from None
+    from brainfs.backend.store import ObjectStore  # here, for start-up time: boto3 is slow to import
+
     store = ObjectStore(url, cfg)
     try:
         store.check()

@@ -21,16 +21,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from brainfs.backend.config import Config, ConfigError
 from brainfs.backend.errors import BackendError
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, LINK_SUFFIX, CorpusURL, is_link, link_name)
-from brainfs.backend.store import ObjectInfo, ObjectStore
-from brainfs.cache.local.catalog import CATALOG_NAME
-from brainfs.cache.local.workingset import CacheError
-from brainfs.fs.api import STATUS_TIMEOUT, status_of as _status_of
+from brainfs.cache.local.errors import CacheError
 from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
+from brainfs.fs.usage import STATUS_TIMEOUT
 from brainfs.fs.process import pid_alive, processes_using
 
 from . import unmounted
@@ -48,7 +47,17 @@ from .common import (
 from .common import command as make_command
 from .options import MOUNT_OPTIONS
 
+if TYPE_CHECKING:
+    from brainfs.backend.store import ObjectInfo
+
 log = logging.getLogger("brainfs")
+
+
+def _status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict[str, Any]:
+    """A mount's status (:func:`brainfs.fs.api.status_of`)."""
+    from brainfs.fs.api import status_of  # here, for start-up time: `brainfs mount` rarely asks
+
+    return status_of(mp, timeout=timeout)
 
 
 def add_mount_options(parser: argparse.ArgumentParser) -> None:
@@ -187,6 +196,8 @@ def cmd_mount(args: argparse.Namespace) -> int:
 def _check_corpus_for_mount(url: CorpusURL, cfg: Config, say=warn) -> None:
     """The bucket must exist; an empty prefix mounts (a new memory starts empty, as with
     rclone and mount-s3) but is named, since it is more often a typo (``say``s it)."""
+    from brainfs.backend.store import ObjectStore  # here, for start-up time: boto3 is slow to import
+
     store = ObjectStore(url, cfg)
     try:
         store.check()
@@ -421,6 +432,8 @@ def cmd_umount(args: argparse.Namespace) -> int:
         print(f"unmounted {mp}")
         left = _pending_writes(Path(cache_dir)) if cache_dir else 0
         if left:
+            from brainfs.cache.local.catalog import CATALOG_NAME
+
             ending = unmounted.how_it_ended(log_file, log_from, Path(cache_dir) / CATALOG_NAME)
             warn(unmounted.pending_message(left, ending, pid, cache_dir, str(st.get("corpus")),
                                            (st.get("backend") or {}).get("last_error")))
@@ -480,6 +493,8 @@ EXIT_PENDING = 75
 def _pending_writes(cache_dir: Path) -> int:
     """Changes the cache still has to upload (its journal), read after the daemon is gone."""
     import sqlite3
+
+    from brainfs.cache.local.catalog import CATALOG_NAME
 
     db = cache_dir / CATALOG_NAME
     if not db.exists():
@@ -557,6 +572,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         under = os.path.relpath(_target(Path(args.target)), root)
         under = "" if under == "." else under
         shown = args.target.rstrip("/") + "/"
+    from brainfs.backend.store import ObjectStore  # here, for start-up time: boto3 is slow to import
+
     store = ObjectStore(url, cfg)
     try:
         store.check()

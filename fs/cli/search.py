@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from brainfs.backend.keys import INDEX_DIR, INDEX_KEY
-from brainfs.fs.api import RESERVE_MAX, default_reserve
+from brainfs.fs.usage import RESERVE_MAX, default_reserve
 
 from .common import (
     FlagError,
