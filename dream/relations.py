@@ -33,9 +33,11 @@ NAME = (r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|
 _N = rf"(?P<v>(?-i:{NAME}))"
 _THE = r"(?:the\s+)?"
 _NOW = r"(?:now\s+|currently\s+|still\s+|also\s+|just\s+|officially\s+)?"
-NUMBER = (r"(?:\d+(?:[.,]\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-          r"fifteen|twenty|thirty|forty|fifty|hundred)")
-UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|month|year)|\s*(?:%|percent|per\s*cent|(?:centi|milli|kilo)?met(?:re|er)s?|feet|foot|inch(?:es)?|miles?|tonnes?|kilos?|(?:milli)?lit(?:re|er)s?|cm|mm|m|km|kg|g|mg|ml|l|hours?|h|minutes?|min|days?|"
+#: A number as said: with a currency sign before it ("£600", "$ 45"), thousands grouped
+#: ("8,000"), "k" for thousands ("22k"), or in words.
+NUMBER = (r"(?:(?:[£$€¥]\s?)?\d+(?:[.,]\d+)*(?:k(?![\w-]))?|one|two|three|four|five|six|seven|eight|nine|ten|"
+          r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|hundred)")
+UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|month|year)|\s*(?:%|percent|per\s*cent|(?:centi|milli|kilo)?met(?:re|er)s?|feet|foot|inch(?:es)?|miles?|tonnes?|kilos?|(?:milli)?lit(?:re|er)s?|cm|mm|m|km|kg|g|mg|mcg|µg|ml|l|iu|units?|tablets?|hours?|h|minutes?|min|days?|"
          r"weeks?|months?|years?|seconds?|s|points?|euros?|eur|dollars?|usd|gbp|pounds?|people|"
          r"nurses|beds|pages|words|items|users|mb|gb|tb|kb|ms|px|dpi|°c|°f|degrees|hz|khz|mhz|ghz|"
          r"kbps|mbps|fps|bpm|mph|kph|km/h|calories|kcal|steps|participants|samples|ppm|ppb|mmol|mg/l)"
@@ -1046,9 +1048,44 @@ _QTY_MINMAX = re.compile(
     rf"(?P<v>{NUMBER}{UNIT})(?![\w-])", re.I)
 
 
+_DOSE_UNIT = r"(?:mg|mcg|µg|micrograms?|milligrams?|g|ml|iu|units?)"
+_DOSE_VALUE = rf"(?P<v>{NUMBER}\s*{_DOSE_UNIT})(?![\w-])"
+#: A medicine's dose, keyed by the medicine: "I take 100 mcg of levothyroxine", "I'm on
+#: 20 mg citalopram", "the GP dropped my levothyroxine to 75 mcg", "my sertraline dose is
+#: now 100 mg". The speaker's own only ("my", "I"): "Dad's metformin" is someone else's.
+_DOSES = (
+    re.compile(rf"\bI(?:['’]m|\s+am)?\s+(?:now\s+|still\s+)?(?:take|on|taking)\s+{_DOSE_VALUE}\s+(?:of\s+)?"
+               rf"(?P<drug>[a-z][a-z\-]{{3,}})\b", re.I),
+    re.compile(rf"\b(?:dropped|lowered|raised|upped|increased|reduced|decreased|cut|changed|put|moved|bumped)\s+"
+               rf"(?:me\s+)?(?:my\s+|me\s+on\s+)(?P<drug>[a-z][a-z\-]{{3,}})(?:\s+dose)?\s+(?:up\s+|down\s+)?to\s+"
+               rf"{_DOSE_VALUE}", re.I),
+    re.compile(rf"\bmy\s+(?P<drug>[a-z][a-z\-]{{3,}})\s+(?:dose\s+)?(?:is|was)\s+(?:now\s+|changed\s+to\s+)?"
+               rf"{_DOSE_VALUE}", re.I),
+    # a person named in full ("Agnieszka Holloway takes 10 mg citalopram now")
+    re.compile(rf"(?P<s>(?-i:[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+)+))\s+(?:now\s+|still\s+)?(?:takes|is\s+on|is\s+taking)\s+"
+               rf"{_DOSE_VALUE}\s+(?:of\s+)?(?P<drug>[a-z][a-z\-]{{3,}})\b", re.I),
+)
+_NOT_DRUGS = frozenset("dose dosage daily each every morning night tablet tablets pill pills".split())
+
+
+def _doses(sentence: str) -> list[Relation]:
+    """The speaker's doses (:data:`_DOSES`), keyed ``dose|<medicine>``."""
+    out: list[Relation] = []
+    for rx in _DOSES:
+        for m in rx.finditer(sentence):
+            drug = m.group("drug").lower()
+            if drug in _NOT_DRUGS or _unrealised(sentence, m.start()):
+                continue
+            rel = Relation(m.groupdict().get("s") or "", "number", _clean_value(m.group("v")), "set",
+                           f"dose|{drug}", False, "", phrase=f"{drug} dose")
+            if rel not in out:
+                out.append(rel)
+    return out
+
+
 def _quantities(sentence: str) -> list[Relation]:
     """Named quantities ("the QC spike threshold is 40 cm"), keyed by head and modifiers."""
-    out: list[Relation] = []
+    out: list[Relation] = _doses(sentence)
     for m in _QTY_MINMAX.finditer(sentence):
         if _unrealised(sentence, m.start()):
             continue
@@ -1074,6 +1111,8 @@ def _quantities(sentence: str) -> list[Relation]:
         if owner is None and not whose:
             continue  # "my son's budget": someone else's
         mods = ((owner or "") + " " + mods).strip()
+        if _head(m.group("head")) in ("dose", "dosage") and any(r.key == f"dose|{mods}" for r in out):
+            continue  # "my sertraline dose is 100 mg", read as a dose already
         out.append(Relation(whose, "number", _clean_value(m.group("v")), "set",
                             _with_front(f"{_head(m.group('head'))}|{mods}" + _names_key(span, start),
                                         sentence, m.start("v")), False, "", phrase=phrase))

@@ -16,8 +16,8 @@ pytestmark = pytest.mark.unit
 BLIND6 = Path(__file__).resolve().parent.parent / "data" / "supersession-blind6.yaml"
 
 #: 16 of 64 (recall 0.25) and no false supersession after its false ones were fixed; 17 after
-#: chat without capitals was read sentence by sentence
-RECALL_FLOOR = 0.26
+#: chat without capitals was read sentence by sentence; 19 with amounts and doses
+RECALL_FLOOR = 0.29
 FALSE_CEILING = 0
 
 
