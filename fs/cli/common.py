@@ -8,7 +8,6 @@ import argparse
 import sys
 import textwrap
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from brainfs.backend.config import Config, parse_size
