@@ -192,7 +192,8 @@ def _title(ses: _Session) -> str:
 #: A statement in the first person said with surprise ("so uh im the team lead now??"): its
 #: question marks doubled, its words a statement's.
 _SURPRISE_RE = re.compile(r"^(?:(?:so|uh|um|well|ok|okay|and|but|lol|wait|omg|guess\s+what)[\s,]+)*"
-                          r"(?:I['’]m|I\s+am|im|I['’]ve|ive|I\s+got|we['’]re)\b[^?]*[?!]*\?[?!]+\s*$", re.I)
+                          r"(?:I['’]m|I\s+am|im|I['’]ve|ive|I\s+got|we['’]re)\b[^?]*\b(?:now|officially|finally)\b"
+                          r"[^?]*[?!]*\?[?!]+\s*$", re.I)
 
 
 def _asks(sentence: str) -> bool:

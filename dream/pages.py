@@ -347,17 +347,13 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     # a card's "not X" closes a current value X of the same kind
     card_negs = [(c, relations.negated_values(c["text"])) for c in cards]
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
-    turn_texts: dict[tuple, str] = defaultdict(str)
-    for f in facts:
-        if f.get("session"):
-            turn_texts[(f["session"], f.get("anchor"))] += " " + f["text"]
     n_replaced = 0
     ledger = fact_records.FactLedger()
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
         _said_before(group, facts, subj, attr, key, subs)
         if attr in ("role", "employer"):
-            _kept_alongside(group, turn_texts)
+            _kept_alongside(group)
         title = subs.by_slug[subj].title
         got = fact_records.stays(group, key if attr in SINGLE else "")
         ledger.add((subj, attr, key), got,
@@ -432,13 +428,16 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
             said = [f for f in facts if f.get("session") and (f.get("date") or "") <= day
                     and (f["session"], f.get("anchor")) != here and (f.get("date"), f.get("order", 0))
                     <= (st.fact.get("date"), st.fact.get("order", 0))
-                    and rx.search(f["text"]) and _names_subject(f, subj, st, subs)]
+                    and rx.search(f["text"]) and _names_subject(f, subj, st, subs)
+                    and _speaks_of(attr, f["text"])]
             if not said:
                 continue
             f = max(said, key=lambda f: (f.get("date") or "", f.get("order", 0)))
             m = rx.search(f["text"])
-            value = _whole_name(f["text"], m) if old[:1].isupper() and " " not in old else (
+            value = _whole_name(f["text"], m, subs) if old[:1].isupper() and " " not in old else (
                 m.group(0) if old[:1].isupper() or not m.group(0)[:1].isupper() else old)
+            if value is None:
+                continue
             group.insert(group.index(st), Stated(subj, attr, key, value, subs.slug_for(value), "set",
                                                  f, st.detail, st.phrase))
             break
@@ -454,18 +453,41 @@ _INSTEAD_RE = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|repla
                          + r"|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")
 
 
-def _whole_name(text: str, m: re.Match[str]) -> str:
-    """The name a first name found at ``m`` starts, as ``text`` writes it ("Hana" in "i
-    report to hana kuroda-bell on the insights team" is Hana Kuroda-Bell): the capitalised
-    words after it, or in a text written in lower case, the words up to a short word or a
-    stop (at most two more)."""
+def _whole_name(text: str, m: re.Match[str], subs: Subjects) -> str | None:
+    """The name a first name found at ``m`` starts, as ``text`` writes it: the capitalised
+    words after it ("Hana Kuroda-Bell"); in a text written in lower case, the words after it
+    only when the name they make is a known subject ("hana yesterday" is no name). None when
+    the name cannot be told (a first name alone, in lower case, with no page to say whose)."""
     rest = text[m.end():]
-    if text != text.lower():
+    if m.group(0)[:1].isupper():
         more = re.match(r"(?:\s+[A-Z][\w'’\-]*)*", rest).group(0)
         return (m.group(0) + more).strip()
-    more = re.match(r"(?:\s+(?![a-z]{1,3}\b)(?!(?:and|the|from|with|about|since|team|who|when)\b)[a-z][\w'’\-]*){0,2}",
-                    rest).group(0)
-    return " ".join("-".join(p[:1].upper() + p[1:] for p in w.split("-")) for w in (m.group(0) + more).split())
+    words = re.match(r"(?:\s+[a-z][\w'’\-]*){0,2}", rest).group(0).split()
+    for n in range(len(words), -1, -1):
+        name = " ".join("-".join(p[:1].upper() + p[1:] for p in w.split("-")) for w in [m.group(0), *words[:n]])
+        if n and subs.slug_for(name):
+            return subs.by_slug[subs.slug_for(name)].title
+    return None
+
+
+#: What a turn says when it states an attribute: the value found in a turn that says none of
+#: these ("had lunch with people from Lumenor", "flew to York for a conference") was not
+#: that attribute's value.
+_ATTR_CUES = {
+    "employer": r"work|job|employ|joined|hired|staff|company|firm|contract|started\s+at|colleague|team",
+    "role": r"\b(?:is|was|am|'m|’m|as)\s+(?:an?|the)\b|title|role|job|position|promot",
+    "manager": r"manager|boss|report|supervis|line\s+manage|under",
+    "home": r"live|living|lives|lived|based|home|moved|house|flat|apartment|relocat|from",
+    "contact": r"contact|point\s+of|liaison|account\s+manager|rep\b",
+    "lead": r"lead|led|owner|owns|owned|run|runs|head|charge|manag",
+}
+
+
+def _speaks_of(attr: str, text: str) -> bool:
+    """Does ``text`` use a word of stating ``attr`` (:data:`_ATTR_CUES`; a quantity or a date
+    is matched by its key's words instead, :func:`_names_subject`)?"""
+    cue = _ATTR_CUES.get(attr)
+    return cue is None or re.search(cue, text, re.I) is not None
 
 
 def _instead_of(text: str) -> list[tuple[str | None, str]]:
@@ -474,7 +496,7 @@ def _instead_of(text: str) -> list[tuple[str | None, str]]:
     return [(None, m.group("old").strip()) for m in _INSTEAD_RE.finditer(text)]
 
 
-def _kept_alongside(group: list[Stated], turn_texts: dict[tuple, str]) -> None:
+def _kept_alongside(group: list[Stated]) -> None:
     """A new job or title said in a turn that keeps the current one ("I've just become a
     volunteer coach on saturdays! day job unchanged, still paralegal") is one more, not a
     replacement: it leaves the group (it stays on the timeline)."""
@@ -484,10 +506,12 @@ def _kept_alongside(group: list[Stated], turn_texts: dict[tuple, str]) -> None:
         cur = play(group[:group.index(st)]).current
         if cur is None or _same(cur.value, st.value):
             continue
-        turn = turn_texts.get((st.fact.get("session"), st.fact.get("anchor")), st.fact["text"]) \
-            + " " + st.fact.get("after", "")
-        if re.search(rf"\b(?:still|also)\s+(?:an?\s+|the\s+|at\s+|with\s+|for\s+)?{re.escape(cur.value)}(?![\w-])"
-                     rf"|(?<![\w-]){re.escape(cur.value)}\s+(?:too|as\s+well|still)\b", turn, re.I):
+        turn = st.fact["text"] + " " + st.fact.get("after", "")  # it and what follows it
+        # "still X" as a clause of its own ("day job unchanged, still paralegal", "Still a
+        # pharmacist in the week", "I'm still at Boots Row"), not "friends at X still message me"
+        if re.search(rf"(?:^|[,.;:!?(—–-]\s*|\b(?:and|but|I['’]m|I\s+am|im|is|are|was|['’]s|remains|stays)\s+)"
+                     rf"(?:still|also)\s+"
+                     rf"(?:an?\s+|the\s+|at\s+|with\s+|for\s+)?{re.escape(cur.value)}(?![\w-])", turn, re.I):
             group.remove(st)
 
 

@@ -558,12 +558,23 @@ _KIN_WORDS = frozenset(_KIN.split("|")) | frozenset("kid kids child children col
 _POSSESSOR_RE = re.compile(r"(?<![\w\-])(?P<n>[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)+)['’](?:s\s+)?$")
 
 
+_NOT_POSSESSORS = frozenset("the my our his her their your its this that these those a an".split())
+#: Days named like people ("New Year's Eve party budget").
+_OCCASIONS = frozenset({"new year", "new years", "christmas eve", "chinese new"})
+
+
 def _possessor(sentence: str, at: int) -> str:
     """The full name (two words or more) that owns what is named from ``at``
     ("Gwendolyn Sefton-Ali's Fairbourne report deadline"): the quantity or date is that
     person's (or organisation's), which the pages resolve; "" when none is named so."""
     m = _POSSESSOR_RE.search(sentence[:at])
-    return m.group("n") if m else ""
+    if m is None:
+        return ""
+    words = m.group("n").split()
+    # "The New Year's party budget", "My Mother's Day plans": no one's name
+    if words[0].lower() in _NOT_POSSESSORS or " ".join(words[-2:]).lower() in _OCCASIONS:
+        return ""
+    return m.group("n")
 
 
 def _owner(sentence: str, at: int) -> str | None:
@@ -1107,7 +1118,7 @@ def _quantities(sentence: str) -> list[Relation]:
         if _unrealised(sentence, m.start()):
             continue
         owner = _owner(sentence, m.start("mods"))
-        whose = _possessor(sentence, m.start("mods"))
+        whose = _possessor(sentence, m.start("mods")) if owner is None else ""
         if owner is None and not whose:
             continue  # "my son's budget": someone else's
         mods = ((owner or "") + " " + mods).strip()
@@ -1186,7 +1197,7 @@ def _deadlines(sentence: str) -> list[Relation]:
         end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
         mods = _mods(sentence[start:end] + " " + (m.group("of") or ""))
         owner = _owner(sentence, m.start("mods"))
-        whose = _possessor(sentence, m.start("mods"))
+        whose = _possessor(sentence, m.start("mods")) if owner is None else ""
         if owner is None and not whose:
             continue  # "my daughter's deadline": someone else's
         mods = ((owner or "") + " " + mods).strip()

@@ -130,19 +130,27 @@ def content_words(text: str) -> list[str]:
 #: A full stop, "!" or "?" before a word in lower case: a sentence ends there too in chat
 #: written without capitals ("hi, im yasmin. i report to hana. can you help?"), unless the
 #: word before is an abbreviation ("e.g. this", "approx. 5").
-_LOWER_SENT_RE = re.compile(r"(?<=[.!?])(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\betc\.)(?<!\bvs\.)(?<!\bapprox\.)"
-                            r"(?<!\bno\.)(?<!\bmin\.)(?<!\bmax\.)(?<!\bcf\.)(?<!\.\.\.)\s+(?=[a-z])")
+_LOWER_SENT_RE = re.compile(r"(?<=[.!?])(?<!\betc\.)(?<!\bvs\.)(?<!\bapprox\.)(?<!\bno\.)(?<!\bmin\.)(?<!\bmax\.)"
+                            r"(?<!\bcf\.)(?<!\binc\.)(?<!\bltd\.)(?<!\bcorp\.)(?<!\bco\.)(?<!\.\.\.)"
+                            # a letter and a stop before: "p.m.", "e.g.", "U.S.", "Ph.D.", "dr. kim"
+                            r"(?<!\w\.\w\.)(?<!(?<![\w.])\w\.)\s+(?=[a-z])")
+_CAPITAL_AFTER_STOP_RE = re.compile(r"[.!?]\s+[A-Z]")
+#: Titles before a name, in any case ("dr. kim", "mr. jones").
+_TITLE_END_ANYCASE_RE = re.compile(_TITLE_END_RE.pattern, re.I)
 
 
 def sentences(text: str) -> list[str]:
     """Sentences of a turn (a shared-image caption stays with its sentence)."""
     text = " ".join(text.split())
     out: list[str] = []
-    for s in (p for part in _SENT_RE.split(text) for p in _LOWER_SENT_RE.split(part)):
+    # only a text that never opens a sentence with a capital is cut before a lower-case word
+    # (in written prose a stop before one is an abbreviation: "Dr. Kim. She said 5 p.m. on friday")
+    lower = text[:1].islower() or not _CAPITAL_AFTER_STOP_RE.search(text)
+    for s in (p for part in _SENT_RE.split(text) for p in (_LOWER_SENT_RE.split(part) if lower else [part])):
         s = s.strip()
         if not s:
             continue
-        if out and _TITLE_END_RE.search(out[-1]):
+        if out and _TITLE_END_ANYCASE_RE.search(out[-1]):
             out[-1] += " " + s  # "… introduced me to Dr. Emeka Nwosu …" is one sentence
         else:
             out.append(s)

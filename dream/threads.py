@@ -69,13 +69,20 @@ glad happy excited proud worried tired interesting amazing awesome wonderful lov
 """.split())
 
 
+_TOKEN_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+
 def lower_case_topics(fact_text: str) -> set[str]:
     """A fact's topic words (:func:`text.topic_words`) that it writes in lower case: a word
     written only capitalised is part of a name ("Lantern Books and Coffee", "Ramp Ledger",
     which have pages and links of their own) or opens a sentence ("Prepare the slides"),
     never a topic the page returns to."""
-    return {w for w in text.topic_words(fact_text)
-            if re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", fact_text)}
+    written = set()
+    for tok in _TOKEN_RE.findall(fact_text):
+        if tok.islower():
+            written.add(tok)
+            written.add(re.sub(r"['’]s$", "", tok))
+    return text.topic_words(fact_text) & written
 
 
 def page_topics(page_text: str | None) -> list[str]:

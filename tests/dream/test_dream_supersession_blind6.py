@@ -16,8 +16,9 @@ pytestmark = pytest.mark.unit
 BLIND6 = Path(__file__).resolve().parent.parent / "data" / "supersession-blind6.yaml"
 
 #: 16 of 64 (recall 0.25) and no false supersession after its false ones were fixed; 17 after
-#: chat without capitals was read sentence by sentence; 19 with amounts and doses
-RECALL_FLOOR = 0.29
+#: chat without capitals was read sentence by sentence; 19 with amounts and doses; 18 once
+#: a first name in lower case was no longer run on into the words after it
+RECALL_FLOOR = 0.28
 FALSE_CEILING = 0
 
 

@@ -106,7 +106,9 @@ def test_a_comma_ends_a_name() -> None:
     ("Ines: I'm Ines Carvalho. My line manager is Gareth Olowe, he signs my timesheets.",
      "Ines: Since the restructure I answer to Priya Natesan instead of Gareth.",
      "ines-carvalho", "manager", "Gareth Olowe", "Priya Natesan"),
-    ("ines: hi im ines carvalho. my line manager is gareth olowe from the audit side. can you help with a rota?",
+    # in lower case, the first name is found in full where a page knows the name
+    ("ines: hi im ines carvalho. my line manager is gareth olowe from the audit side. can you help with a rota? "
+     "Gareth Olowe wants it by friday.",
      "ines: I report to Priya Natesan now, not Gareth.",
      "ines-carvalho", "manager", "Gareth Olowe", "Priya Natesan"),
 ])
@@ -129,6 +131,11 @@ def test_chat_without_capitals_is_read_sentence_by_sentence() -> None:
     assert T.sentences("hi, im ines. i report to gareth olowe. can you help?") == [
         "hi, im ines.", "i report to gareth olowe.", "can you help?"]
     assert T.sentences("we use e.g. bullet points. fine") == ["we use e.g. bullet points.", "fine"]
+    # an abbreviation or a title is no end, in any case; prose keeps its stops before lower case
+    assert T.sentences("i saw dr. kim today. then home") == ["i saw dr. kim today.", "then home"]
+    assert T.sentences("The deadline is 5 p.m. on friday.") == ["The deadline is 5 p.m. on friday."]
+    assert T.sentences("I am a Ph.D. student at Leeds. It is fine.") == ["I am a Ph.D. student at Leeds.", "It is fine."]
+    assert T.sentences("GOT PROMOTED!!! senior analyst as of the 1st") == ["GOT PROMOTED!!!", "senior analyst as of the 1st"]
 
 
 def test_a_statement_said_with_surprise_is_no_question() -> None:
@@ -138,3 +145,26 @@ def test_a_statement_said_with_surprise_is_no_question() -> None:
     assert not _asks("I'm a manager?!")
     assert _asks("Am I the shift lead now??")
     assert _asks("im the lead now?")
+    assert _asks("im confused, what should i do??")
+
+
+def test_no_value_is_invented_from_a_turn_that_states_no_such_thing() -> None:
+    """The earlier turn must state the attribute ("had lunch with people from Lumenor" is
+    no job there), and a first name in lower case is not run on into the next words ("hana
+    yesterday" is no name)."""
+    recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho.",
+                                     "Ines: Edgar Pilsudski had lunch with people from Lumenor.",
+                                     "Ines: Edgar Pilsudski is a surveyor."])],
+                    [("2026-03-01", "Edgar Pilsudski works at Kestle Surveys, not Lumenor.")])
+    assert not [c for c in _closed(recs) if c[0] == "edgar-pilsudski"], _closed(recs)
+    recs = _records([("2026-02-01", ["ines: hi im ines carvalho. i had lunch with hana yesterday and then went home."]),
+                     ("2026-05-01", ["ines: I report to Jonas Berg now, not Hana."])])
+    assert not [r for r in recs if "yesterday" in r.value.lower()], [(r.attribute, r.value) for r in recs]
+    assert not _closed(recs), _closed(recs)
+
+
+def test_a_word_after_the_old_value_does_not_keep_it() -> None:
+    """"friends at Boots Row still message me" keeps no job at Boots Row."""
+    recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho, I work at Boots Row."]),
+                     ("2026-05-01", ["Ines: I work at Lumenor now. Funny, my old friends at Boots Row still message me."])])
+    assert ("ines-carvalho", "employer", "Boots Row", "Lumenor") in _closed(recs), _closed(recs)
