@@ -269,10 +269,13 @@ def record_of(stay: Stay, subject: str, text: Callable[["Stated"], str],
     origin = "corrected" if corrected else ("inferred" if first.fact.get("antecedent") else "said")
     conf = 0.9 if corrected else round(min(0.95, 0.7 + 0.1 * len(sources)), 2)
     kind = "preference" if first.attr in ("preference", "format") else "fact"
+    # what a preference applies to: "figure" of "format of figure", "spelling" of
+    # "preference spelling" (a taste with no such key applies to everything)
+    scope = re.sub(r"^(?:format\s+of|preference)\s*", "", stay.key).strip() if kind == "preference" else ""
     return FactRecord(
         id=record_id(subject, first.attr, stay.key, stay.shown.value, sources[0]),
         subject=subject, attribute=first.attr, key=stay.key, value=stay.shown.value,
-        text=text(stay.shown), kind=kind, valid_from=day, valid_until=until, superseded_by=by,
+        text=text(stay.shown), kind=kind, scope=scope, valid_from=day, valid_until=until, superseded_by=by,
         recorded_at=first.fact.get("date"), sources=sources, confidence=conf, origin=origin,
         date_basis=basis)
 

@@ -168,3 +168,11 @@ def test_a_word_after_the_old_value_does_not_keep_it() -> None:
     recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho, I work at Boots Row."]),
                      ("2026-05-01", ["Ines: I work at Lumenor now. Funny, my old friends at Boots Row still message me."])])
     assert ("ines-carvalho", "employer", "Boots Row", "Lumenor") in _closed(recs), _closed(recs)
+
+
+def test_a_preference_carries_what_it_applies_to_and_its_history() -> None:
+    recs = _records([("2026-02-01", ["Ines: I'm Ines Carvalho. Please always export my figures as PDF."]),
+                     ("2026-04-01", ["Ines: From now on export my figures as SVG, not PDF."])])
+    prefs = [r for r in recs if r.kind == "preference"]
+    assert {(r.value, r.scope, r.is_open) for r in prefs} == {("PDF", "figure", False), ("SVG", "figure", True)}, \
+        [(r.value, r.scope, r.key) for r in prefs]
