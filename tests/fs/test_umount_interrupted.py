@@ -27,6 +27,8 @@ pytestmark = pytest.mark.mount
 
 CLI = [sys.executable, "-m", "brainfs.fs.cli"]
 FILES = 12
+#: seconds the proxy holds every request while the writes are pending
+UPLOAD_RTT_S = 3.0
 
 
 @pytest.fixture
@@ -42,7 +44,10 @@ def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
 @pytest.fixture
 def mounted(tmp_path: Path, env, corpus, store: ObjectStore, proxy) -> Iterator[tuple]:
     """A daemon mounted by `brainfs mount` through the proxy, with FILES writes that a
-    1 s round trip per request keeps pending at unmount; yields (mountpoint, env, pid)."""
+    slow round trip per request keeps pending at unmount; yields (mountpoint, env, pid).
+    The round trip is long enough (UPLOAD_RTT_S) that a loaded machine's delay between the
+    writes and the umount cannot let the uploads end first (at 1 s they once did, in the
+    whole suite at load, and the interrupted umount found nothing left to interrupt)."""
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     penv = dict(env, AWS_ENDPOINT_URL=proxy.url)
     mp = tmp_path / "mnt"
@@ -51,7 +56,7 @@ def mounted(tmp_path: Path, env, corpus, store: ObjectStore, proxy) -> Iterator[
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
-    proxy.set_delay(1.0)
+    proxy.set_delay(UPLOAD_RTT_S)
     try:
         for i in range(FILES):
             (mp / "notes" / f"slow{i}.md").write_text(f"written to a slow S3 {i}\n")
