@@ -318,3 +318,12 @@ def mounted_tmpfs(d: Path, size: str) -> Iterator[Path]:
         yield d
     finally:
         subprocess.run(["umount", "-l", str(d)], check=False)
+
+
+def sigint_as_a_terminal() -> None:
+    """``preexec_fn`` of a child a test sends Ctrl-C to: SIGINT as a terminal's process has
+    it. A child inherits an ignored SIGINT and a blocked signal mask from the test process,
+    where a library may have left either (seen only in full-suite runs): Ctrl-C would then
+    never arrive."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -27,7 +27,8 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
 
-from helpers import CLI_TREE, REPO, is_mounted, one_error_line, s3get, upload_tree, wait_for, write_tree
+from helpers import (CLI_TREE, REPO, is_mounted, one_error_line, s3get, sigint_as_a_terminal, upload_tree,
+                     wait_for, write_tree)
 
 pytestmark = pytest.mark.mount
 
@@ -363,7 +364,7 @@ def test_interrupted_import_stops_and_the_rerun_finishes(tmp_path: Path, s3_serv
     try:
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="4")
         p = subprocess.Popen([*CLI, "import", str(src), str(url)], env=penv, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_a_terminal)
         wait_for(lambda: sum(1 for _ in store.list()) >= 40, timeout=60, what="first uploads")
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
@@ -532,14 +533,6 @@ def test_ls_lists_the_whole_corpus(tmp_path: Path, env, corpus, store, mounter) 
     assert r.returncode == 0 and "GUIDE.md" in r.stdout and ".brainfs" not in r.stdout, r.stdout
 
 
-def _interruptible() -> None:
-    """In the child before exec: SIGINT as a terminal's process has it. A child inherits
-    an ignored SIGINT and a blocked signal mask from the test process, where a library
-    may have left either (seen only in full-suite runs): Ctrl-C would then never arrive."""
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, cfg: Config,
                                                       env, corpus, store) -> None:
     """Ctrl-C while `brainfs mount` shows the preload: the daemon (in its own session, so
@@ -558,7 +551,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
     try:
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2", BRAINFS_PRELOAD_PACK="0")
         p = subprocess.Popen([*CLI, "mount", str(corpus), str(mp)], env=penv, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, preexec_fn=_interruptible)
+                             stderr=subprocess.PIPE, text=True, preexec_fn=sigint_as_a_terminal)
         # The daemon, not the command itself (whose command line matches too): before the
         # daemon is spawned, a Ctrl-C is an ordinary interruption of the command.
         wait_for(lambda: [q for q in _daemon_pids(_target(mp)) if q != p.pid], timeout=30,
@@ -597,7 +590,7 @@ def test_interrupted_index_stops_promptly(tmp_path: Path, s3_server, cfg: Config
         penv = dict(env, AWS_ENDPOINT_URL=proxy.url, BRAINFS_MAX_WORKERS="2")
         p = subprocess.Popen([*CLI, "index", str(corpus), "--no-embed"], env=penv,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             preexec_fn=_interruptible)
+                             preexec_fn=sigint_as_a_terminal)
         # Interrupt once the fetches are under way (a fixed sleep lost that race on a loaded
         # machine: an interrupt before the fetch pool exists tests something else).
         deadline = time.monotonic() + 60

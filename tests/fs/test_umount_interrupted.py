@@ -21,14 +21,12 @@ from brainfs.backend.config import Config
 from brainfs.backend.store import ObjectStore
 from brainfs.fs.cli.unmounted import FLUSH_ENDED, SIGNALLED, how_it_ended, pending_message
 
-from helpers import CLI_TREE, is_mounted, s3get, upload_tree, wait_for, write_tree
+from helpers import CLI_TREE, is_mounted, s3get, sigint_as_a_terminal, upload_tree, wait_for, write_tree
 
 pytestmark = pytest.mark.mount
 
 CLI = [sys.executable, "-m", "brainfs.fs.cli"]
 FILES = 12
-#: seconds the proxy holds every request while the writes are pending
-UPLOAD_RTT_S = 3.0
 
 
 @pytest.fixture
@@ -44,10 +42,7 @@ def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
 @pytest.fixture
 def mounted(tmp_path: Path, env, corpus, store: ObjectStore, proxy) -> Iterator[tuple]:
     """A daemon mounted by `brainfs mount` through the proxy, with FILES writes that a
-    slow round trip per request keeps pending at unmount; yields (mountpoint, env, pid).
-    The round trip is long enough (UPLOAD_RTT_S) that a loaded machine's delay between the
-    writes and the umount cannot let the uploads end first (at 1 s they once did, in the
-    whole suite at load, and the interrupted umount found nothing left to interrupt)."""
+    1 s round trip per request keeps pending at unmount; yields (mountpoint, env, pid)."""
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     penv = dict(env, AWS_ENDPOINT_URL=proxy.url)
     mp = tmp_path / "mnt"
@@ -56,7 +51,7 @@ def mounted(tmp_path: Path, env, corpus, store: ObjectStore, proxy) -> Iterator[
                        text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
-    proxy.set_delay(UPLOAD_RTT_S)
+    proxy.set_delay(1.0)
     try:
         for i in range(FILES):
             (mp / "notes" / f"slow{i}.md").write_text(f"written to a slow S3 {i}\n")
@@ -75,7 +70,8 @@ def mounted(tmp_path: Path, env, corpus, store: ObjectStore, proxy) -> Iterator[
 def _umount_in_flush(mp: Path, env: dict[str, str], pid: int) -> subprocess.Popen:
     """Start `brainfs umount` and return once the daemon has unmounted and is uploading."""
     um = subprocess.Popen([*CLI, "umount", str(mp), "--timeout", "120"], env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=sigint_as_a_terminal)
     wait_for(lambda: not is_mounted(mp), timeout=60, what="the unmount before the flush")
     assert os.path.exists(f"/proc/{pid}"), "the daemon ended before it had uploaded"
     return um
