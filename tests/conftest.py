@@ -8,7 +8,10 @@ functions and data the tests share (trees, mounts, waits, small memories) are in
 from __future__ import annotations
 
 import itertools
+import json
 import os
+import signal
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +22,7 @@ from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import LocalS3
 from brainfs.backend.store import ObjectStore
-from helpers import REPO, Mount, start_mount
+from helpers import REPO, Mount, is_mounted, start_mount
 
 _counter = itertools.count()
 
@@ -111,3 +114,23 @@ def embedder():
     from brainfs.cache.search.embedder import load_embedder
 
     return load_embedder("minilm")
+
+
+@pytest.fixture
+def background() -> Iterator[list[Path]]:
+    """Mountpoints of daemons started in the background; detached and killed at the end."""
+    mps: list[Path] = []
+    yield mps
+    for mp in mps:
+        pid = None
+        try:
+            pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
+        except (OSError, ValueError, KeyError):
+            pass
+        if is_mounted(mp):
+            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False, stderr=subprocess.DEVNULL)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

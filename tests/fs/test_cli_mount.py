@@ -18,7 +18,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -50,26 +49,6 @@ def cli(*args: str, env: dict[str, str], timeout: float = 120,
         cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*CLI, *args], env=env, capture_output=True, text=True, timeout=timeout,
                           cwd=cwd)
-
-
-@pytest.fixture
-def background() -> Iterator[list[Path]]:
-    """Mountpoints of daemons started in the background; detached and killed at the end."""
-    mps: list[Path] = []
-    yield mps
-    for mp in mps:
-        pid = None
-        try:
-            pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
-        except (OSError, ValueError, KeyError):
-            pass
-        if is_mounted(mp):
-            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False, stderr=subprocess.DEVNULL)
-        if pid:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def _seed(store: ObjectStore, tmp_path: Path) -> None:

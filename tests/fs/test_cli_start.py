@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,31 +72,10 @@ def test_a_wrong_command_line_loads_nothing_heavy(tmp_path: Path) -> None:
     assert not [m for m in loaded if m != "brainfs.fs.api"], loaded
 
 
-@pytest.fixture
-def mounted_here() -> Iterator[list[Path]]:
-    """Mountpoints of daemons started in the background; detached and killed at the end."""
-    mps: list[Path] = []
-    yield mps
-    for mp in mps:
-        pid = None
-        try:
-            pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
-        except (OSError, ValueError, KeyError):
-            pass
-        if is_mounted(mp):
-            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False,
-                           stderr=subprocess.DEVNULL)
-        if pid:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-
-
 @pytest.mark.mount
 def test_mount_status_and_umount_load_neither_boto3_nor_search(
         tmp_path: Path, s3_server, corpus: CorpusURL, store: ObjectStore,
-        mounted_here: list[Path]) -> None:
+        background: list[Path]) -> None:
     upload_tree(store, write_tree(tmp_path / "src", CLI_TREE))
     env = dict(os.environ, AWS_ENDPOINT_URL=s3_server.url, BRAINFS_CONFIG="/dev/null",
                BRAINFS_CACHE_DIR=str(tmp_path / "cache"), BRAINFS_EMBEDDER="none",
@@ -107,7 +84,7 @@ def test_mount_status_and_umount_load_neither_boto3_nor_search(
         env.pop(k, None)
     mp = tmp_path / "mnt"
     mp.mkdir()
-    mounted_here.append(mp)
+    background.append(mp)
     r, loaded = run("mount", str(corpus), str(mp), env=env)
     assert r.returncode == 0, r.stderr
     assert f"mounted {corpus} at {mp}" in r.stdout

@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,9 +21,7 @@ import pytest
 from benchmarks.s3proxy import FaultPlan
 from brainfs.backend import listing
 from brainfs.backend.config import Config
-from brainfs.backend.keys import CorpusURL
 from brainfs.backend.server import free_port
-from brainfs.backend.store import ObjectStore
 from brainfs.cache.local.pack import build_pack
 
 from helpers import CLI_TREE, NO_RELIST, is_mounted, one_error_line, upload_tree, wait_for, write_tree
@@ -44,26 +40,6 @@ def env(tmp_path: Path, proxy) -> dict[str, str]:
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE", "NOTIFY_SOCKET"):
         e.pop(k, None)
     return e
-
-
-@pytest.fixture
-def background() -> Iterator[list[Path]]:
-    """Mountpoints of daemons started in the background; detached and killed at the end."""
-    mps: list[Path] = []
-    yield mps
-    for mp in mps:
-        pid = None
-        try:
-            pid = json.loads((mp / ".brainfs" / "status").read_text())["pid"]
-        except (OSError, ValueError, KeyError):
-            pass
-        if is_mounted(mp):
-            subprocess.run(["fusermount3", "-u", "-z", str(mp)], check=False, stderr=subprocess.DEVNULL)
-        if pid:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
 
 
 def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
