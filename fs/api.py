@@ -254,7 +254,7 @@ class Memory:
         self.cfg = config if isinstance(config, Config) else Config.load(Path(config) if config else None)
         self._lock = threading.RLock()
         self._store: ObjectStore | None = None
-        self._recaller: LocalIndex | None = None
+        self._local_index: LocalIndex | None = None
         self._listing: tuple[float, list[str]] | None = None  # (when, indexable paths)
         where_s = os.fspath(where)
         scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*)://", where_s)
@@ -295,9 +295,9 @@ class Memory:
     def close(self) -> None:
         """Release the search index and the S3 client."""
         with self._lock:
-            if self._recaller is not None:
-                self._recaller.close()
-                self._recaller = None
+            if self._local_index is not None:
+                self._local_index.close()
+                self._local_index = None
             if self._store is not None:
                 self._store.close()
                 self._store = None
@@ -366,7 +366,7 @@ class Memory:
                 return self._recall_through_mount(query, k, as_of, history)
             from brainfs.cache.search.localindex import LocalIndex, download_all
 
-            if self._recaller is None:
+            if self._local_index is None:
                 local = local_index_path(self.cfg.cache_dir_for(self.url.bucket, self.url.prefix))
                 local.parent.mkdir(parents=True, exist_ok=True)
                 # Straight to the bucket there is no background to fetch in: every part
@@ -374,7 +374,7 @@ class Memory:
                 index = download_all(self.store, local)
                 if index is None:
                     raise UsageError(f"{self.url} has no search index: run `brainfs index {self.url}`")
-                self._recaller = LocalIndex(local, self.cfg, index=index)
+                self._local_index = LocalIndex(local, self.cfg, index=index)
             return Recall(self._search_in_bucket(query, k, as_of, history), corpus=str(self.url))
 
     #: searches one recall may make while it finds files deleted since the index was built
@@ -389,10 +389,10 @@ class Memory:
         marked stale. One HEAD per file cited."""
         from brainfs.fs.recall import CHANGED_SINCE_INDEXED
 
-        assert self._recaller is not None
+        assert self._local_index is not None
         gone: set[str] = set()
         for _ in range(self._GONE_ROUNDS):
-            result = self._recaller.search(query, k, as_of, history, exclude=gone)
+            result = self._local_index.search(query, k, as_of, history, exclude=gone)
             now = self._etags_now([c.path for c in result.cards])
             found = {p for p, e in now.items() if e is None}
             if not found:
@@ -403,7 +403,7 @@ class Memory:
         if gone:
             result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
                            f"the index was built left out (`brainfs index {self.url}`)")
-        indexed = self._recaller.index.file_hashes()
+        indexed = self._local_index.index.file_hashes()
         for c in result.cards:
             if indexed.get(c.path) not in (None, now.get(c.path)):
                 c.stale = True
@@ -503,14 +503,14 @@ class Memory:
                              f".recall/ file name holds ({RECALL_NAME_BYTES} bytes with "
                              f"\".json\"), and {mp} names no cache to search in; ask the "
                              f"corpus: brainfs recall QUESTION {self.url}")
-        if self._recaller is None:
+        if self._local_index is None:
             local = local_index_path(cache_dir)
             index = open_local(local) if local.exists() else None
             if index is None:
                 raise UsageError(f"recall through {mp}: no search index yet: run "
                                  f"`brainfs index {self.url}`")
-            self._recaller = LocalIndex(local, self.cfg, index=index)
-        result = self._recaller.search(query, k, as_of, history)
+            self._local_index = LocalIndex(local, self.cfg, index=index)
+        result = self._local_index.search(query, k, as_of, history)
 
         def read(path: str) -> bytes | None:
             try:

@@ -131,13 +131,14 @@ def with_options(question: str, k: int | None = None, as_of: str | None = None,
 
 
 class RecallService:
-    """Owns the recaller of one mount; lives in the mount's nursery."""
+    """Owns one mount's local index (the bucket's search index, downloaded to the cache:
+    :class:`LocalIndex`), which answers its recalls; lives in the mount's nursery."""
 
     def __init__(self, store: ObjectStore, cfg: Config, cache_dir: Path, url: CorpusURL) -> None:
         self.store, self.cfg, self.cache_dir, self.url = store, cfg, cache_dir, url
         #: the mount's operations, once they exist (attach): recall materializes through them
         self.ops: Ops | None = None
-        self.recaller: LocalIndex | None = None
+        self.local_index: LocalIndex | None = None
         self.ready = trio.Event()
         self.problem: str | None = None
         self.limiter = trio.CapacityLimiter(1)  # one query at a time: the model is shared
@@ -179,35 +180,35 @@ class RecallService:
         if index is None:
             self.problem = self.problem or f"no search index yet: run `brainfs index {self.url}`"
         else:
-            self.recaller = LocalIndex(local, self.cfg, index=index)
+            self.local_index = LocalIndex(local, self.cfg, index=index)
             self.problem = None
         self.ready.set()
         await self._catch_up()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._follow_others)
-            if self.recaller is not None and self.cfg.recall_warmup:
+            if self.local_index is not None and self.cfg.recall_warmup:
                 # The model first: a first recall needs it, and the older parts' download
                 # would compete with its load for the CPUs (measured: index-shards.md).
                 await self._warm()
-            if manifest is not None and self.recaller is not None:
+            if manifest is not None and self.local_index is not None:
                 await self._fetch_rest(local, manifest)
 
     @contextlib.asynccontextmanager
-    async def _holding(self, recaller: LocalIndex) -> AsyncIterator[LocalIndex]:
-        """Hold ``recaller`` for the block (:meth:`LocalIndex.hold`): a reload meanwhile
-        closes it after the block, in a worker thread. Enter it where the recaller is taken
+    async def _holding(self, local_index: LocalIndex) -> AsyncIterator[LocalIndex]:
+        """Hold ``local_index`` for the block (:meth:`LocalIndex.hold`): a reload meanwhile
+        closes it after the block, in a worker thread. Enter it where the local index is taken
         (``async with`` enters with no checkpoint)."""
-        recaller.acquire()
+        local_index.acquire()
         try:
-            yield recaller
+            yield local_index
         finally:
-            if recaller.release():
+            if local_index.release():
                 with trio.CancelScope(shield=True):
-                    await trio.to_thread.run_sync(recaller.close)
+                    await trio.to_thread.run_sync(local_index.close)
 
     async def _warm(self) -> None:
-        assert self.recaller is not None
-        await trio.to_thread.run_sync(self.recaller.embedder, limiter=self.limiter)
+        assert self.local_index is not None
+        await trio.to_thread.run_sync(self.local_index.embedder, limiter=self.limiter)
         await trio.to_thread.run_sync(heap.release_free_memory)  # the model's load
 
     def _open_first(self, local: Path) -> tuple[Manifest | None, Any]:
@@ -242,14 +243,14 @@ class RecallService:
     async def _fetch_rest(self, local: Path, manifest: Manifest) -> None:
         """Fetch the parts not local yet, newest first, each joining the search on arrival;
         a part that fails is tried again after a pause (2 s, doubling up to a minute)."""
-        recaller = self.recaller
-        assert recaller is not None
-        index = recaller.index
+        local_index = self.local_index
+        assert local_index is not None
+        index = local_index.index
         pause = 2.0
-        while (todo := index.missing()) and self.recaller is recaller:  # type: ignore[union-attr]
+        while (todo := index.missing()) and self.local_index is local_index:  # type: ignore[union-attr]
             failed = False
             for name in todo:
-                if self.recaller is not recaller:
+                if self.local_index is not local_index:
                     return  # reloaded meanwhile: the new index has every part
                 async with self.limiter:
                     pass  # a recall asked meanwhile goes first
@@ -261,12 +262,12 @@ class RecallService:
                     continue
 
                 def arrive(name: str = name) -> None:
-                    recaller.part_arrived(name, shardsync.open_part(local, name))
+                    local_index.part_arrived(name, shardsync.open_part(local, name))
                     heap.release_free_memory()  # the pieces' buffers, the vectors' blocks
 
-                if self.recaller is not recaller:
+                if self.local_index is not local_index:
                     return
-                async with self._holding(recaller):
+                async with self._holding(local_index):
                     await trio.to_thread.run_sync(arrive, limiter=self.limiter)
                 self._hashes = None
                 self._compare_all()  # the part may predate the listing
@@ -275,7 +276,7 @@ class RecallService:
             if failed:
                 await trio.sleep(pause)
                 pause = min(pause * 2, 60.0)
-        if self.recaller is recaller:
+        if self.local_index is local_index:
             log.info("search index: all %d parts local", len(manifest.shards))
 
     def _fetch_one(self, local: Path, name: str, manifest: Manifest) -> int:
@@ -285,7 +286,7 @@ class RecallService:
     def embedder_if_loaded(self):
         """The model if recall already loaded it (dream then verifies with it), else None:
         a background dream must not be what pulls torch into a mount."""
-        r = self.recaller
+        r = self.local_index
         return r.loaded_embedder if r is not None else None
 
     async def reload(self) -> None:
@@ -310,15 +311,15 @@ class RecallService:
         if index is None:
             return
 
-        # On the trio thread, where every user takes the recaller and holds it: a query
+        # On the trio thread, where every user takes the local index and holds it: a query
         # that took the old one reads it to its end (its connections keep reading the
         # replaced files), and it closes when the last holder lets go.
-        old, self.recaller = self.recaller, LocalIndex(local, self.cfg, index=index)
+        old, self.local_index = self.local_index, LocalIndex(local, self.cfg, index=index)
         self.problem = None
         self._hashes = None
         if old is not None:
             if old.loaded_embedder is not None:
-                self.recaller._embedder = old.loaded_embedder  # no second load of the model
+                self.local_index._embedder = old.loaded_embedder  # no second load of the model
             await trio.to_thread.run_sync(old.close)
         # A new index knows the bucket as it was listed for it: what it left stale is
         # current there or judged again now.
@@ -335,33 +336,33 @@ class RecallService:
 
     async def _catch_up_own(self) -> None:
         """This mount's uploads and deletes the index just taken does not have."""
-        recaller, ops = self.recaller, self.ops
-        if recaller is None or ops is None or not self._written:
+        local_index, ops = self.local_index, self.ops
+        if local_index is None or ops is None or not self._written:
             return
-        async with self._holding(recaller):
-            await self._catch_up_held(recaller, ops)
+        async with self._holding(local_index):
+            await self._catch_up_held(local_index, ops)
 
-    async def _catch_up_held(self, recaller: LocalIndex, ops: Ops) -> None:
-        indexed = await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
+    async def _catch_up_held(self, local_index: LocalIndex, ops: Ops) -> None:
+        indexed = await trio.to_thread.run_sync(local_index.index.file_hashes, limiter=self.limiter)
         for path, etag in list(self._written.items()):
-            if self.recaller is not recaller:
+            if self.local_index is not local_index:
                 return  # replaced meanwhile: that one catches up itself
             if not etag:
                 if path in indexed:
-                    await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+                    await trio.to_thread.run_sync(local_index.remove, path, limiter=self.limiter)
                     self._hashes = None
                 continue
             row = ops.ws.get(path)
             if indexed.get(path) == etag or row is None or row.etag != etag or not row.is_local:
                 continue  # indexed, or changed again since (that upload brings it)
-            await self._index_local_copy(recaller, path, etag)
+            await self._index_local_copy(local_index, path, etag)
 
-    async def _index_local_copy(self, recaller: LocalIndex, path: str, etag: str) -> None:
+    async def _index_local_copy(self, local_index: LocalIndex, path: str, etag: str) -> None:
         """Index the cache's copy of ``path`` (uploaded as ``etag``)."""
         assert self.ops is not None
         try:
             data = await trio.to_thread.run_sync(self.ops.ws.blobs.location(path).read_bytes)
-            await trio.to_thread.run_sync(recaller.upsert, path, etag, data, limiter=self.limiter)
+            await trio.to_thread.run_sync(local_index.upsert, path, etag, data, limiter=self.limiter)
             self.stale.pop(path, None)
         except Exception as e:  # noqa: BLE001 - indexing must never break uploads or the mount
             log.warning("could not index %s: %s", path, e)
@@ -372,8 +373,8 @@ class RecallService:
         """Drop a file the mount just deleted from the index (and from any taken later)."""
         self._written[path] = ""
         self.stale.pop(path, None)
-        if self.recaller is not None:
-            self.recaller.remove(path)
+        if self.local_index is not None:
+            self.local_index.remove(path)
             self._hashes = None
 
     # ------------------------------------------------------------------ other writers
@@ -406,14 +407,14 @@ class RecallService:
             except Exception as e:  # noqa: BLE001 - recall degrades, the mount keeps serving
                 log.warning("recall could not follow other writers' changes: %s", e)
 
-    async def _indexed(self, recaller: LocalIndex) -> dict[str, str]:
-        """path -> ETag of every file ``recaller``'s index holds, which the caller holds
+    async def _indexed(self, local_index: LocalIndex) -> dict[str, str]:
+        """path -> ETag of every file ``local_index``'s index holds, which the caller holds
         (the current index's: read again after each change)."""
-        if recaller is not self.recaller:
-            return await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
+        if local_index is not self.local_index:
+            return await trio.to_thread.run_sync(local_index.index.file_hashes, limiter=self.limiter)
         if self._hashes is None:
-            hashes = await trio.to_thread.run_sync(recaller.index.file_hashes, limiter=self.limiter)
-            if recaller is not self.recaller:
+            hashes = await trio.to_thread.run_sync(local_index.index.file_hashes, limiter=self.limiter)
+            if local_index is not self.local_index:
                 return hashes  # replaced meanwhile: not the current index's
             self._hashes = hashes
         return self._hashes
@@ -434,18 +435,18 @@ class RecallService:
         """Drop from the index what another writer deleted and re-index what they changed
         or added, among ``paths`` (None: every file the listing or the index knows), within
         ``recall_follow_max_files`` and ``recall_follow_max_bytes``."""
-        recaller, ops = self.recaller, self.ops
-        if recaller is None or ops is None:
+        local_index, ops = self.local_index, self.ops
+        if local_index is None or ops is None:
             return  # the index, once taken, is compared whole (run, reload)
-        async with self._holding(recaller):
-            await self._bring_current_held(recaller, ops, paths)
+        async with self._holding(local_index):
+            await self._bring_current_held(local_index, ops, paths)
 
-    async def _bring_current_held(self, recaller: LocalIndex, ops: Ops, paths: list[str] | None) -> None:
-        indexed = await self._indexed(recaller)
+    async def _bring_current_held(self, local_index: LocalIndex, ops: Ops, paths: list[str] | None) -> None:
+        indexed = await self._indexed(local_index)
         if paths is None:
             paths = [p for p in ops.ws.files if is_indexable(p)]
             paths += [p for p in indexed if p not in ops.ws.files]
-        idx = recaller.index
+        idx = local_index.index
         gone, todo = [], []
         for i, path in enumerate(dict.fromkeys(paths)):
             if i % 2000 == 1999:
@@ -460,9 +461,9 @@ class RecallService:
             elif why == "changed" and row is not None and self.stale.get(path) != row.etag:
                 todo.append((path, row.etag, row.size))
         for path in gone:
-            if self.recaller is not recaller:
+            if self.local_index is not local_index:
                 return
-            await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+            await trio.to_thread.run_sync(local_index.remove, path, limiter=self.limiter)
             self.stale.pop(path, None)
             self._hashes = None
         taken, budget = 0, self.cfg.recall_follow_max_bytes
@@ -471,11 +472,11 @@ class RecallService:
             if taken >= self.cfg.recall_follow_max_files or size > budget:
                 left.append((path, etag, size))
                 continue
-            if self.recaller is not recaller:
+            if self.local_index is not local_index:
                 return
             taken += 1
             budget -= size
-            await self._reindex(recaller, path, etag)
+            await self._reindex(local_index, path, etag)
         for path, etag, _size in left:
             self.stale[path] = etag
         self.index_info["stale_files"] = len(self.stale)
@@ -488,20 +489,20 @@ class RecallService:
                         self.cfg.recall_follow_max_files, self.cfg.recall_follow_max_bytes,
                         self.url)
 
-    async def _reindex(self, recaller: LocalIndex, path: str, etag: str) -> None:
+    async def _reindex(self, local_index: LocalIndex, path: str, etag: str) -> None:
         """Index another writer's version of ``path`` (the listing's ``etag``): the cache's
         copy when it holds that version, else one GET (a text file: small)."""
         assert self.ops is not None
         row = self.ops.ws.get(path)
         if row is not None and row.is_local and row.etag == etag:
-            await self._index_local_copy(recaller, path, etag)
+            await self._index_local_copy(local_index, path, etag)
             return
         from brainfs.backend.errors import NoSuchKey
 
         try:
             data, got = await trio.to_thread.run_sync(self.store.get, path)
         except NoSuchKey:
-            await trio.to_thread.run_sync(recaller.remove, path, limiter=self.limiter)
+            await trio.to_thread.run_sync(local_index.remove, path, limiter=self.limiter)
             self._hashes = None
             return
         except Exception as e:  # noqa: BLE001 - left stale; the next change tries again
@@ -509,22 +510,22 @@ class RecallService:
             self.stale[path] = etag
             return
         try:
-            await trio.to_thread.run_sync(recaller.upsert, path, got, data, limiter=self.limiter)
+            await trio.to_thread.run_sync(local_index.upsert, path, got, data, limiter=self.limiter)
             self.stale.pop(path, None)
         except Exception as e:  # noqa: BLE001 - indexing must never break the mount
             log.warning("could not index %s: %s", path, e)
         finally:
             self._hashes = None
 
-    async def _vet(self, recaller: LocalIndex, result: RecallResult, question: str,
+    async def _vet(self, local_index: LocalIndex, result: RecallResult, question: str,
                    k: int | None, reread: bool = True, as_of: str | None = None,
                    history: bool = False) -> RecallResult:
         """Never an answer quoting a file as current that is not: passages of deleted files
         are dropped; files changed since they were indexed are re-read (then the search
-        runs again) or their passages marked stale. ``recaller``: the one that answered,
+        runs again) or their passages marked stale. ``local_index``: the one that answered,
         held by the caller."""
         assert self.ops is not None
-        indexed = await self._indexed(recaller)
+        indexed = await self._indexed(local_index)
         state = {p: self._differs(p, indexed) for p in {c.path for c in result.cards}}
         changed = [p for p, why in state.items() if why == "changed"]
         gone = {p for p, why in state.items() if why == "gone"}
@@ -532,14 +533,14 @@ class RecallService:
             for path in changed[:QUERY_REREAD_MAX]:
                 row = self.ops.ws.get(path)
                 if row is not None and row.size <= self.cfg.recall_follow_max_bytes:
-                    await self._reindex(recaller, path, row.etag)
+                    await self._reindex(local_index, path, row.etag)
             # Searched again without the deleted files (not only their cards dropped after):
             # a wiki line left to a turn of a deleted transcript (retrieval's
             # leave_to_turns) comes back, and the list is filled up to k.
             result = await trio.to_thread.run_sync(
-                partial(recaller.search, question, k, as_of, history, exclude=gone),
+                partial(local_index.search, question, k, as_of, history, exclude=gone),
                 limiter=self.limiter)
-            result = await self._vet(recaller, result, question, k, False, as_of, history)
+            result = await self._vet(local_index, result, question, k, False, as_of, history)
             if gone:
                 result.why += (f"; {len(gone)} file{'s' if len(gone) > 1 else ''} deleted since "
                                "the index was built left out")
@@ -568,17 +569,17 @@ class RecallService:
             question, k, as_of, history = split_options(question)
         except ValueError as e:
             return (json.dumps({"error": str(e)}) if as_json else f"# Recall refused\n\n{e}\n").encode()
-        if self.recaller is None:
+        if self.local_index is None:
             msg = self.problem or "recall is unavailable"
             return (json.dumps({"error": msg}) if as_json else f"# Recall unavailable\n\n{msg}\n").encode()
         ops = self.ops
         assert ops is not None
         t0 = time.perf_counter()
         # The index this recall started on, to its end (a swap meanwhile closes it after).
-        async with self._holding(self.recaller) as recaller:
-            result = await trio.to_thread.run_sync(recaller.search, question, k, as_of, history,
+        async with self._holding(self.local_index) as local_index:
+            result = await trio.to_thread.run_sync(local_index.search, question, k, as_of, history,
                                                    limiter=self.limiter)
-            result = await self._vet(recaller, result, question, k, True, as_of, history)
+            result = await self._vet(local_index, result, question, k, True, as_of, history)
         t1 = time.perf_counter()
         paths, errors = await self._materialize_cited(ops, result)
         t2 = time.perf_counter()
@@ -627,14 +628,14 @@ class RecallService:
         if is_indexable(path):
             self._written[path] = etag
         await self.ready.wait()
-        if self.recaller is None or self.ops is None:
+        if self.local_index is None or self.ops is None:
             return
         if not is_indexable(path):
             return  # decided before reading: a directory marker has no content, a binary file is big
-        async with self._holding(self.recaller) as recaller:
-            await self._index_local_copy(recaller, path, etag)
+        async with self._holding(self.local_index) as local_index:
+            await self._index_local_copy(local_index, path, etag)
 
     def close(self) -> None:
         """Close the index."""
-        if self.recaller is not None:
-            self.recaller.close()
+        if self.local_index is not None:
+            self.local_index.close()

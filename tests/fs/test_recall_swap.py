@@ -56,7 +56,7 @@ def _service(store: ObjectStore, corpus: CorpusURL, cfg, tmp_path: Path) -> Reca
     svc = RecallService(store, cfg, cache, corpus)
     svc.attach(DaemonOpenOps(ws, cfg))
     local = local_index_path(cache)
-    svc.recaller = LocalIndex(local, cfg, index=download_all(store, local))
+    svc.local_index = LocalIndex(local, cfg, index=download_all(store, local))
     svc.ready.set()
     return svc
 
@@ -65,7 +65,7 @@ def _service(store: ObjectStore, corpus: CorpusURL, cfg, tmp_path: Path) -> Reca
 def test_a_recall_during_an_index_swap_answers(order, store, corpus, cfg, tmp_path) -> None:
     cfg = cfg.override(embedder="none", recall_warmup=False)
     svc = _service(store, corpus, cfg, tmp_path)
-    first = svc.recaller
+    first = svc.local_index
     out: dict[str, object] = {}
 
     async def query() -> None:
@@ -100,7 +100,7 @@ def test_a_recall_during_an_index_swap_answers(order, store, corpus, cfg, tmp_pa
     assert "notes/pets/okapi.md" in {c["path"] for c in answer["cards"]}, answer
     # The new index is the one searched from now on; the old one is closed once no query
     # holds it.
-    assert svc.recaller is not first and out.get("reloaded")
+    assert svc.local_index is not first and out.get("reloaded")
     with pytest.raises(LocalIndexClosed):
         with first.hold():
             pass
@@ -110,11 +110,11 @@ def test_a_recall_during_an_index_swap_answers(order, store, corpus, cfg, tmp_pa
 
 
 def test_close_waits_for_the_last_holder(store, corpus, cfg, tmp_path) -> None:
-    """Unit level: a recaller closed while held keeps answering its holder, in another
+    """Unit level: a local index closed while held keeps answering its holder, in another
     thread too, and closes its index when the holder lets go."""
     cfg = cfg.override(embedder="none", recall_warmup=False)
     svc = _service(store, corpus, cfg, tmp_path)
-    r = svc.recaller
+    r = svc.local_index
     assert r is not None
     with r.hold():
         r.close()
@@ -140,7 +140,7 @@ def test_a_part_replaced_under_a_query_stays_open_until_the_index_closes(store, 
 
     cfg = cfg.override(embedder="none", recall_warmup=False)
     svc = _service(store, corpus, cfg, tmp_path)
-    ix = svc.recaller.index
+    ix = svc.local_index.index
     assert isinstance(ix, ShardedIndex)
     name = next(n for n in ix.names() if "notes/pets/okapi.md" in ix.part(n).file_hashes())
     held = ix.part(name)  # what a query's snapshot holds
