@@ -24,13 +24,13 @@ from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v17"  # v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
+EXTRACTION = "facts-v18"  # v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
 #: What a request can state as a standing choice of the speaker's.
-_STANDING = frozenset(("preference", "format"))
+_STANDING = frozenset(("preference", "format", "contact"))
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
                          r"remind me|tell me|draft|write|send|show me|give me|find)\b", re.I)
 

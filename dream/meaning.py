@@ -580,6 +580,13 @@ def _relations(sentence: str, antecedent: str) -> tuple:
             continue
         if cand.attr == "role" and op == "set" and v in _VAGUE_TITLES:
             continue
+        # "my manager, Bola, wants …" names Bola's place, not the speaker's title; a title
+        # ("product owner") is nobody's manager in a sentence that capitalises names
+        if cand.attr == "role" and re.search(rf"\b(?:my|our|his|her|their|your)\s+(?:\w+\s+)?{re.escape(v)}\b",
+                                             sentence, re.I):
+            continue
+        if cand.attr == "manager" and v == v.lower() and sentence != sentence.lower():
+            continue
         vtype = {"manager": "person", "home": "place"}.get(cand.attr, "organization")
         detail = ""
         if cand.attr == "employer" and _WHERE_ONE_IS.search(cand.masked):

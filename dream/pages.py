@@ -478,7 +478,8 @@ _ATTR_CUES = {
     "role": r"\b(?:is|was|am|'m|’m|as)\s+(?:an?|the)\b|title|role|job|position|promot",
     "manager": r"manager|boss|report|supervis|line\s+manage|under",
     "home": r"live|living|lives|lived|based|home|moved|house|flat|apartment|relocat|from",
-    "contact": r"contact|point\s+of|liaison|account\s+manager|rep\b",
+    "contact": r"contact|point\s+of|liaison|account\s+manager|rep\b|e-?mail|\bmail|address|number|\bnr\b|phone|"
+               r"mobile|\bcell|handy|handle|@",
     "lead": r"lead|led|owner|owns|owned|run|runs|head|charge|manag",
 }
 

@@ -26,6 +26,9 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
+from .channels import channels
+from .formats import format_values
+
 #: A name: capitalised words ("Tessellate Labs", "St Aldric Hospital", "AORC"), allowing
 #: "of"/"the"/"for"/"&" inside ("Royal College of Nursing").
 NAME = (r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&|von|van|der|den|da|di|du|del|dos|le|ter)\s+)?"
@@ -46,9 +49,15 @@ UNIT = (r"(?:\s+[a-z]{3,}s\s+(?:per|a|an|each)\s+(?:second|minute|hour|day|week|
          r"perhaps|sometimes|besides|whereas|afterwards|says|does|goes|gets|makes|seems|looks)\b)[a-z]{3,}(?<!ss)s(?![\w-]))?")
 _MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
            "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
-DATE = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{_MONTHS})\s+\d{{1,2}}"
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+#: A date as said; a weekday before a day of a month ("friday 14 August") is part of it, so
+#: the day, not the weekday, is the value (:func:`_deadlines` drops the weekday).
+DATE = (rf"(?:(?:{_WEEKDAY},?\s+(?:the\s+)?)?\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTHS})(?:\s+\d{{4}})?"
+        rf"|(?:{_WEEKDAY},?\s+)?(?:{_MONTHS})\s+\d{{1,2}}"
         rf"(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|\d{{4}}-\d{{2}}-\d{{2}}|(?:monday|tuesday|wednesday|"
         rf"thursday|friday|saturday|sunday)|end of (?:{_MONTHS}))")
+
+_WEEKDAY_BEFORE = re.compile(rf"^{_WEEKDAY},?\s+(?:the\s+)?(?=\d|[a-z]+\s+\d)", re.I)
 
 _PET = (r"dog|dogs|cat|cats|puppy|kitten|rabbit|bunny|hamster|parrot|bird|horse|pony|"
         r"tortoise|turtle|guinea pig|ferret|fish|goldfish|lizard|snake|beagle|collie|terrier|"
@@ -698,9 +707,19 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     in_lower_case = sentence == sentence.lower()
     sentence = _chat_spelling(sentence)
     out = (_first_person(sentence) + _third_person(sentence) + _quantities(sentence)
-           + _bounds(sentence) + _deadlines(sentence) + _trips(sentence)
+           + _bounds(sentence) + _deadlines(sentence) + _trips(sentence) + _channels(sentence)
            + (_lower_case_people(sentence) if in_lower_case else []))
     out += [r for r in _dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
+    chosen = _formats(sentence)
+    if chosen:
+        # a format of the vocabulary is keyed by its family, whichever wording found it
+        known = {v.casefold() for _f, v, _s, _e in format_values(sentence)}
+        # a choice the preference patterns already read whole ("monthly reports as Word
+        # documents") stays theirs
+        chosen = [c for c in chosen if not any(r.attr == "preference" and c.value.casefold() in r.value.casefold()
+                                               for r in out)]
+        out = [r for r in out if not (r.attr == "format" and r.value.casefold() in known
+                                      and any(c.key == r.key or c.value == r.value for c in chosen))] + chosen
     # a setting for once ("for today's run only, set the batch size to 32") changes no
     # standing value; a quantity someone else owns ("my husband set his step goal to 7000")
     # is not the speaker's
@@ -850,6 +869,56 @@ _TRIP_OFF = re.compile(
     re.I)
 
 
+#: Words that make a format named in a sentence a standing choice without an instruction
+#: verb ("xlsx from now pls", "as of March …", "I meant SVG").
+_FORMAT_STANDING = re.compile(r"\b(?:whenever|as\s+of|now|all\s+(?:my|the|our)|every|each|default|meant)\b", re.I)
+#: The thing a format is for, right before it ("export the figures as PDF", "summaries in
+#: Markdown"), its plural "s" dropped as the format patterns key it.
+_FORMATTED = re.compile(r"\b(?P<k>[a-z]+?)s?\s+(?:files?\s+)?(?:as|in|into)\s+(?:an?\s+)?$", re.I)
+_NOT_FORMATTED = frozenset("them it this that everything anything stuff thing me us everyone one all "
+                           "be".split())
+#: A format is what is asked for where a word of choosing leads to it ("as PDF", "should be
+#: SVG", "always SVG", "formatted for PowerPoint", "insists on Chicago") or a word of standing
+#: follows it ("xlsx from now pls"); "the PNGs blur in print" names one, and asks nothing.
+_CHOSEN_BEFORE = re.compile(r"(?:^|\b(?:as|in|into|to|be|meant|use|using|prefer|want|always|only|just|on|for|with))"
+                            r"\s*(?:an?\s+|the\s+)?(?:\w+\s+)?$", re.I)
+_CHOSEN_AFTER = re.compile(r"\s*(?:from\s+now|now|please|pls|going\s+forward|for\s+everything|only|from\s+today)\b",
+                           re.I)
+#: An instruction anywhere in the sentence ("… so give me slide stuff in Google Slides").
+_FORMAT_ORDER = re.compile(r"\b(?:give|send|export|save|use|format|make|keep|switch|put|write|deliver|share)\b", re.I)
+#: A format named as what was, not what is wanted ("PowerPoint is gone for us", "I wrote PNG
+#: yesterday").
+_FORMAT_GONE = re.compile(r"^\s*(?:is|are|was|were)\s+(?:gone|dead|out|over|history|no\s+more|banned)\b"
+                          r"|^\s*(?:yesterday|before|earlier|last\s+time)\b", re.I)
+
+
+def _formats(sentence: str) -> list[Relation]:
+    """The speaker's standing choice of a format (:mod:`.formats`), one per family: the
+    last one the sentence wants, not one it turns down ("xlsx from now, not csv")."""
+    found = format_values(sentence)
+    if not found:
+        return []
+    ordered = any(not (t.group("stop") or t.group("stop2")) for t in _DIM_TRIGGER.finditer(sentence)) \
+        or bool(_FORMAT_ORDER.search(sentence))
+    strong = bool(_STANDING_MARK.search(sentence))
+    standing = strong or bool(_FORMAT_STANDING.search(sentence))
+    if not (ordered or strong or (standing and re.search(r"\b(?:I|we|my|me|our|us|pls|please)\b", sentence, re.I))):
+        return []
+    last: dict[str, str] = {}
+    for family, value, start, end in found:
+        clause = re.split(r"[.;:!,]\s+", sentence[:start])[-1]
+        if _unrealised(sentence, start) or _NOT_CHOSEN.search(sentence[:start]) or _FORMAT_GONE.search(sentence[end:]) \
+                or (not standing and _for_once(clause, sentence)) \
+                or not (_CHOSEN_BEFORE.search(sentence[:start]) or _CHOSEN_AFTER.match(sentence[end:])):
+            continue
+        # what is formatted, where the sentence names it ("the figures as SVG"): a figure's
+        # format and a report's are two choices; else the family stands for the thing
+        thing = _FORMATTED.search(sentence[:start])
+        noun = thing.group("k").lower() if thing and thing.group("k").lower() not in _NOT_FORMATTED else ""
+        last[f"format of {noun}" if noun else f"format {family}"] = value
+    return [Relation("", "format", v, "set", key) for key, v in last.items()]
+
+
 def _trips(sentence: str) -> list[Relation]:
     """Trips the speaker is making or called off (see :data:`_TRIP`)."""
     out: list[Relation] = []
@@ -866,6 +935,13 @@ def _trips(sentence: str) -> list[Relation]:
         if not _unrealised(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
             out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
     return out
+
+
+def _channels(sentence: str) -> list[Relation]:
+    """The speaker's email addresses, numbers and handles (:mod:`.channels`), unless said in
+    a condition, a plan or of a time gone by."""
+    return [Relation("", "contact", value, op, key, event=op == "end")
+            for key, value, op, at in channels(sentence) if not _unrealised(sentence, at)]
 
 
 #: Someone named in lower case where a person is the value ("my line manager is tariq aziz"),
@@ -908,7 +984,11 @@ _SETTINGS = frozenset("number deadline preference format".split())
 #: is away, X is my manager", "My manager is on leave, so I report to X"): it replaces
 #: nothing. Not "acting" or "interim", which are titles ("acting headteacher").
 _COVER = re.compile(r"\b(?:temporar(?:y|ily)|for\s+the\s+time\s+being|covering\s+(?:for|as)|cover(?:ing)?\s+for"
-                    r"|while\s+(?:he|she|they|[A-Z][\w\-]+)(?:['’]s|\s+is|\s+are)\s+(?:away|off|out|on\s+leave|sick)"
+                    # an acting title, a stint with its end in sight ("acting head chef for
+                    # the next month …, then back to deputy")
+                    r"|for\s+the\s+next\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:days?|weeks?|months?|fortnight)"
+                    r"|then\s+back\s+to"
+                    r"|while\s+(?:he|she|they|[A-Z][\w\-]+)(?:['’]s|\s+is|\s+are)\s+(?:away|off|out|on\s+leave|sick|in\s+hospital)"
                     r"|until\s+(?:he|she|they|[A-Z][\w\-]+)\s+(?:is|gets|comes|returns)(?:\s+back)?"
                     r"|(?:is|['’]s|are)\s+(?:on\s+(?:leave|holiday|vacation|sabbatical|maternity\s+leave|paternity\s+leave)|off\s+sick))\b",
                     re.I)
@@ -1214,7 +1294,7 @@ def _deadlines(sentence: str) -> list[Relation]:
             head = "deadline"
         what = " ".join(sentence[start:end].split())
         span = sentence[start:end] + (" " + m.group("of") if m.group("of") else "")
-        out.append(Relation(whose, "deadline", _clean_value(m.group("v")), "set",
+        out.append(Relation(whose, "deadline", _clean_value(_WEEKDAY_BEFORE.sub("", m.group("v"))), "set",
                             _with_front(f"deadline|{mods}" + _names_key(span, start), sentence, m.start("v")),
                             False, "", phrase=(f"deadline for {what}" if what else "deadline")))
     for m in _DEADLINE_SLIP.finditer(sentence):
