@@ -710,16 +710,16 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
            + _bounds(sentence) + _deadlines(sentence) + _trips(sentence) + _channels(sentence)
            + (_lower_case_people(sentence) if in_lower_case else []))
     out += [r for r in _dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
-    chosen = _formats(sentence)
-    if chosen:
-        # a format of the vocabulary is keyed by its family, whichever wording found it
-        known = {v.casefold() for _f, v, _s, _e in format_values(sentence)}
+    known = {v.casefold() for _f, v, _s, _e in format_values(sentence)}
+    if known:
+        # a format of the vocabulary is read by _formats alone (keyed by what it formats or
+        # its family), whichever wording the patterns found it in: a one-off stays one
+        chosen = _formats(sentence)
         # a choice the preference patterns already read whole ("monthly reports as Word
         # documents") stays theirs
         chosen = [c for c in chosen if not any(r.attr == "preference" and c.value.casefold() in r.value.casefold()
                                                for r in out)]
-        out = [r for r in out if not (r.attr == "format" and r.value.casefold() in known
-                                      and any(c.key == r.key or c.value == r.value for c in chosen))] + chosen
+        out = [r for r in out if not (r.attr == "format" and r.value.casefold() in known)] + chosen
     # a setting for once ("for today's run only, set the batch size to 32") changes no
     # standing value; a quantity someone else owns ("my husband set his step goal to 7000")
     # is not the speaker's
@@ -871,10 +871,12 @@ _TRIP_OFF = re.compile(
 
 #: Words that make a format named in a sentence a standing choice without an instruction
 #: verb ("xlsx from now pls", "as of March …", "I meant SVG").
-_FORMAT_STANDING = re.compile(r"\b(?:whenever|as\s+of|now|all\s+(?:my|the|our)|every|each|default|meant)\b", re.I)
+_FORMAT_STANDING = re.compile(r"\b(?:whenever|as\s+of|now|for\s+everything|all\s+(?:my|the|our)|every|each|default|meant)\b", re.I)
 #: The thing a format is for, right before it ("export the figures as PDF", "summaries in
 #: Markdown"), its plural "s" dropped as the format patterns key it.
-_FORMATTED = re.compile(r"\b(?P<k>[a-z]+?)s?\s+(?:files?\s+)?(?:as|in|into)\s+(?:an?\s+)?$", re.I)
+_FORMATTED = re.compile(r"\b(?P<k>[a-z]+?)s?\s+(?:files?\s+)?(?:(?:should|must|need\s+to|have\s+to|can|will|are\s+to)\s+"
+                        r"(?:always\s+)?be\s+(?:in\s+|saved\s+as\s+|exported\s+as\s+|sent\s+as\s+)?|as\s+|in\s+|into\s+)"
+                        r"(?:an?\s+)?$", re.I)
 _NOT_FORMATTED = frozenset("them it this that everything anything stuff thing me us everyone one all "
                            "be".split())
 #: A format is what is asked for where a word of choosing leads to it ("as PDF", "should be
@@ -907,7 +909,9 @@ def _formats(sentence: str) -> list[Relation]:
     last: dict[str, str] = {}
     for family, value, start, end in found:
         clause = re.split(r"[.;:!,]\s+", sentence[:start])[-1]
-        if _unrealised(sentence, start) or _NOT_CHOSEN.search(sentence[:start]) or _FORMAT_GONE.search(sentence[end:]) \
+        # a modal is how a format is asked for ("charts should be SVG"): only a condition,
+        # a wish or a time gone by keeps it from holding
+        if _hypothetical(sentence, start) or _NOT_CHOSEN.search(sentence[:start]) or _FORMAT_GONE.search(sentence[end:]) \
                 or (not standing and _for_once(clause, sentence)) \
                 or not (_CHOSEN_BEFORE.search(sentence[:start]) or _CHOSEN_AFTER.match(sentence[end:])):
             continue
