@@ -2,7 +2,7 @@
 
 This file is the ``brainfs`` package itself: pyproject.toml maps the repository's root to
 it, and its folders ``fs``, ``cache``, ``backend``, ``dream`` and ``tools`` are the subpackages. It
-only names the Python API (``fs/api.py``), imported on first use so that every other
+only names the Python API (``front/api.py``), imported on first use so that every other
 import of the package (the CLI, the mount daemon) stays as fast as before::
 
     from brainfs import Memory
@@ -20,7 +20,7 @@ __all__ = ["Memory", "Recall", "UsageError"]
 
 def __getattr__(name: str) -> Any:
     if name in __all__:
-        from brainfs.fs import api
+        from brainfs.front import api
 
         return getattr(api, name)
     raise AttributeError(f"module 'brainfs' has no attribute {name!r}")

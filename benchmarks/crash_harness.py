@@ -515,7 +515,7 @@ class BrainfsTarget(Target):
             "BRAINFS_ALLOW_EXTERNAL_LINKS": "1",
         })
         url = f"s3://{self.bucket}/{self.prefix}"
-        return [sys.executable, "-m", "brainfs.fs.cli", "mount", url, str(mp), "--foreground"], env
+        return [sys.executable, "-m", "brainfs.front.cli", "mount", url, str(mp), "--foreground"], env
 
     def pending(self, d: Daemon) -> int | None:
         try:

@@ -217,7 +217,7 @@ def vm_hwm_kib(pid: int | None) -> int | None:
 
 def brainfs_cmd() -> list[str]:
     exe = Path(sys.executable).with_name("brainfs")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "brainfs.fs.cli"]
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "brainfs.front.cli"]
 
 
 # ============================================================================ mounts

@@ -87,7 +87,7 @@ def report():
             end = b
     print(f"MODEL_BUSY_S {busy:.3f}", file=sys.stderr)
 atexit.register(report)
-from brainfs.fs.cli import main
+from brainfs.front.cli import main
 sys.exit(main(["-v", "index", sys.argv[1]]))
 """
 
@@ -158,7 +158,7 @@ def main() -> int:
         with LocalS3(work / "s3") as server:
             env = dict(os.environ, BRAINFS_CONFIG="/dev/null", AWS_ENDPOINT_URL=server.url,
                        BRAINFS_CACHE_DIR=str(work / "import-cache"))
-            subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import",
+            subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import",
                             str(work / "sample"), URL], env=env, cwd=work, check=True,
                            capture_output=True)
             for r in range(args.runs):

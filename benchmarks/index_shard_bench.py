@@ -80,7 +80,7 @@ class HashedWords:
 
 def brainfs(*args: str, env: dict[str, str], timeout: float = 1800) -> subprocess.CompletedProcess:
     """Run the brainfs command line."""
-    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

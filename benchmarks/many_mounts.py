@@ -47,7 +47,7 @@ URL = f"s3://{BUCKET}/{PREFIX}"
 
 def brainfs(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the brainfs command line of this interpreter."""
-    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

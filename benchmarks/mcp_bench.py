@@ -45,7 +45,7 @@ def _mcp_times(args: list[str], env: dict[str, str], questions: list[str]) -> li
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "brainfs.fs.cli", "mcp", *args], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "brainfs.front.cli", "mcp", *args], env=env)
     times: list[float] = []
 
     async def main() -> None:
@@ -69,7 +69,7 @@ def main() -> int:
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="brainfs-mcpbench-"))
-    cli = [sys.executable, "-m", "brainfs.fs.cli"]
+    cli = [sys.executable, "-m", "brainfs.front.cli"]
     mp = tmp / "mnt"
     mp.mkdir()
     qs = QUESTIONS[: args.questions]

@@ -52,7 +52,7 @@ BUCKET, PREFIX = "bench", "mem"
 
 def brainfs(*args: str, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
     """Run the brainfs command line (the venv's entry point)."""
-    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

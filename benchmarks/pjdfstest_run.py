@@ -380,7 +380,7 @@ def child_env(**extra: str) -> dict[str, str]:
 
 def brainfs_cmd(*args: str) -> list[str]:
     """The brainfs command line of this interpreter's install."""
-    return [sys.executable, "-m", "brainfs.fs.cli", *args]
+    return [sys.executable, "-m", "brainfs.front.cli", *args]
 
 
 # --------------------------------------------------------------------------- set-up checks

@@ -49,7 +49,7 @@ def main() -> int:
     ap.add_argument("--out", default="benchmarks/results")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="brainfs-recallbench-"))
-    brainfs = [sys.executable, "-m", "brainfs.fs.cli"]
+    brainfs = [sys.executable, "-m", "brainfs.front.cli"]
     mp = tmp / "mnt"
     mp.mkdir()
     try:

@@ -415,7 +415,7 @@ def main(argv: list[str] | None = None) -> int:
         mp.mkdir()
         log_path = work / "mount.log"
         with open(log_path, "wb") as lf:
-            proc = subprocess.Popen([sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp),
+            proc = subprocess.Popen([sys.executable, "-m", "brainfs.front.cli", "mount", str(url), str(mp),
                                      "--foreground"], env=env, stdin=subprocess.DEVNULL, stdout=lf,
                                     stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60

@@ -1,6 +1,6 @@
 """The user's agent as the wiki's writer: dream hands out its pending work and takes the
 agent's page text back, through the same checks as a model's (``brainfs mcp``'s
-``dream_pending`` and ``dream_submit`` tools, fs/mcpserver.py).
+``dream_pending`` and ``dream_submit`` tools, front/mcpserver.py).
 
 * **Pending work** (:func:`pending`): a dry run of dream with :class:`AgentSynthesizer`
   lists every page and session summary whose evidence has no accepted text yet — a new

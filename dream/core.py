@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .changes import diff_against_previous, finish
 from .checking import verify_and_validate
-# `brainfs correct` (fs/cli, fs/api) imports the event writer from here
+# `brainfs correct` (front/cli, front/api) imports the event writer from here
 from .corrections import correction_event as correction_event
 from .progress import Progress
 from .results import RunResult

@@ -148,7 +148,7 @@ def start_mount(url: CorpusURL, mp: Path, cfg: Config, env_extra: dict[str, str]
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as lf:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp), "--foreground",
+            [sys.executable, "-m", "brainfs.front.cli", "mount", str(url), str(mp), "--foreground",
              *(args or [])],
             env=env, stdin=subprocess.DEVNULL, stdout=lf, stderr=subprocess.STDOUT,
         )

@@ -1,5 +1,6 @@
 """The house rules of the source tree, read from the code itself (issue 18): imports go one
-way between the subsystems, and no module imports itself back through others.
+way between the subsystems, no module imports itself back through others, and the product
+loads the tools (the sample generator, the evaluation) only in the commands that run them.
 
 Imports under ``if TYPE_CHECKING:`` are left out: they never run, so they cannot make an
 import circle or pull a layer in at run time."""
@@ -16,12 +17,13 @@ import pytest
 from helpers import REPO
 
 #: The package's folders (the repository's root is the ``brainfs`` package).
-FOLDERS = ("backend", "cache", "dream", "fs", "tools")
+FOLDERS = ("backend", "cache", "dream", "front", "fs", "tools")
 
 #: What each part may import of ours (by dotted prefix under ``brainfs.``); a part may
 #: always import itself. The direction of docs/ARCHITECTURE.md.
 #: ``cache.layout`` names the memory tree's paths and imports nothing of ours: every part
-#: may read it.
+#: may read it. ``front`` (the command line, the Python API, the MCP server, the demo) sits
+#: on top; ``fs`` is the mount and never imports the front doors that start it.
 ALLOWED = {
     "backend": (),
     "cache.layout": (),
@@ -32,7 +34,8 @@ ALLOWED = {
     "cache.sessions": ("backend", "cache.search", "cache.layout"),
     "cache": ("backend",),
     "dream": ("backend", "cache"),
-    "fs": ("backend", "cache", "dream", "tools"),
+    "fs": ("backend", "cache", "dream"),
+    "front": ("backend", "cache", "dream", "fs", "tools"),
     "tools": ("backend", "cache", "dream", "fs.errors"),
 }
 
@@ -49,22 +52,27 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node outside ``if TYPE_CHECKING:`` blocks."""
+def _runtime_nodes(tree: ast.AST, *, at_import: bool = False) -> list[ast.AST]:
+    """Every node outside ``if TYPE_CHECKING:`` blocks; with ``at_import``, only those that
+    run when the module is imported (not the bodies of its functions)."""
     skipped: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             skipped.update(id(n) for stmt in node.body for n in ast.walk(stmt))
+        elif at_import and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            skipped.update(id(n) for stmt in body for n in ast.walk(stmt))
     return [n for n in ast.walk(tree) if id(n) not in skipped]
 
 
-def import_graph(mods: dict[str, Path]) -> dict[str, set[str]]:
-    """Module → the modules of ours it imports at run time (lazy imports included)."""
+def import_graph(mods: dict[str, Path], *, at_import: bool = False) -> dict[str, set[str]]:
+    """Module → the modules of ours it imports at run time (lazy imports included; with
+    ``at_import``, only those its own import runs)."""
     graph: dict[str, set[str]] = {}
     for name, path in mods.items():
         base = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         deps: set[str] = set()
-        for node in _runtime_nodes(ast.parse(path.read_text(), str(path))):
+        for node in _runtime_nodes(ast.parse(path.read_text(), str(path)), at_import=at_import):
             if isinstance(node, ast.ImportFrom):
                 if node.level:
                     pkg = base
@@ -159,6 +167,31 @@ def test_the_checks_see_a_circle_and_an_upward_import() -> None:
     assert not _allowed("brainfs.backend.store", "brainfs.cache.local.pack")
     assert _allowed("brainfs.cache.context.assembly", "brainfs.cache.search.retrieval")
     assert _allowed("brainfs.fs.ops", "brainfs.cache.local.workingset")
+    assert not _allowed("brainfs.fs.daemon", "brainfs.front.cli.options")
+    assert not _allowed("brainfs.fs.daemon", "brainfs.tools.sample")
+    assert _allowed("brainfs.front.cli.mounting", "brainfs.fs.daemon")
+    assert _allowed("brainfs.front.cli.corpus", "brainfs.tools.sample")
+
+
+def test_the_product_loads_the_tools_when_a_command_runs_them() -> None:
+    """No module outside ``tools/`` imports the sample generator, the naive mount or the
+    evaluation when it is itself imported (issue 32): ``brainfs sample``, ``mount --naive``
+    and ``eval locomo`` import them inside the command."""
+    mods = _modules()
+    eager = sorted(f"{src} -> {dst}" for src, deps in import_graph(mods, at_import=True).items()
+                   for dst in deps if not src.startswith("brainfs.tools")
+                   and dst.startswith("brainfs.tools"))
+    assert eager == []
+
+
+def test_the_import_time_check_sees_an_eager_import(tmp_path: Path) -> None:
+    (tmp_path / "eager.py").write_text("from brainfs.tools.sample import generate\n")
+    (tmp_path / "lazy.py").write_text("def run():\n    from brainfs.tools.sample import generate\n")
+    mods = {"brainfs.front.eager": tmp_path / "eager.py", "brainfs.front.lazy": tmp_path / "lazy.py",
+            "brainfs.tools.sample": tmp_path / "eager.py"}
+    assert import_graph(mods, at_import=True)["brainfs.front.eager"] == {"brainfs.tools.sample"}
+    assert import_graph(mods, at_import=True)["brainfs.front.lazy"] == set()
+    assert import_graph(mods)["brainfs.front.lazy"] == {"brainfs.tools.sample"}
 
 
 #: The memory tree's paths as ``cache/layout.py`` names them: no other module spells them.

@@ -413,7 +413,7 @@ def test_s3_concurrent_runs_one_waits_or_exits(store, tmp_path: Path) -> None:
 
 @pytest.mark.s3
 def test_cli_correct_dream_graph(store, corpus, cfg, tmp_path: Path, monkeypatch, capsys) -> None:
-    from brainfs.fs.cli import main
+    from brainfs.front.cli import main
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", cfg.endpoint_url)
     monkeypatch.setenv("BRAINFS_CACHE_DIR", str(tmp_path / "cache"))

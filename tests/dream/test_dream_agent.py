@@ -88,7 +88,7 @@ def test_an_agent_writes_the_wiki_through_mcp(tmp_path: Path, cfg, corpus, store
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE"):
         env.pop(k, None)
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "brainfs.fs.cli", "mcp", str(corpus)], env=env)
+                                   args=["-m", "brainfs.front.cli", "mcp", str(corpus)], env=env)
     out: dict = {}
 
     async def main() -> None:

@@ -429,7 +429,7 @@ def test_config_precedence_and_synthesizer_choice(tmp_path: Path) -> None:
 @pytest.mark.s3
 def test_cli_dream_with_llm_over_s3(llm, store, corpus, cfg, tmp_path: Path, monkeypatch, capsys) -> None:
     from brainfs.dream.sync import wiki_log
-    from brainfs.fs.cli import main
+    from brainfs.front.cli import main
 
     monkeypatch.setenv("AWS_ENDPOINT_URL", cfg.endpoint_url)
     monkeypatch.setenv("BRAINFS_CACHE_DIR", str(tmp_path / "cache"))

@@ -104,7 +104,7 @@ def _every_file_is_the_models_or_fell_back(root: Path, res, det) -> dict:
 def test_dream_with_a_real_model_server(server, store, corpus, cfg, tmp_path: Path, monkeypatch,
                                         capsys) -> None:
     from brainfs.dream.sync import run_s3
-    from brainfs.fs.cli import main
+    from brainfs.front.cli import main
 
     # the protocol first: a real completion through the openai SDK
     ans = OpenAIChat(settings(server.url, max_output_tokens=8)).complete("Answer in one word.", "Say hi.")

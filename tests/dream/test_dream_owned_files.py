@@ -19,7 +19,7 @@ from brainfs.dream.core import run_local
 
 from dream_helpers import S1, S2, write
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 
 
 def _dream(url: CorpusURL, cfg: Config, tmp_path: Path) -> subprocess.CompletedProcess:

@@ -1,7 +1,7 @@
 """`brainfs mount` over a mountpoint that a live daemon serves never aborts it, even when it
 cannot tell that daemon by its command line (options between SOURCE and MOUNTPOINT here):
 the mount answers a status read, so it is alive, and the second mount is refused as on any
-mountpoint in use. Before, the recovery of dead daemons' mounts (fs/cli/mounting.py
+mountpoint in use. Before, the recovery of dead daemons' mounts (front/cli/mounting.py
 ``_recover_mountpoint``) aborted the live connection: the writer's next write failed with
 ENOTCONN (found by a review; the same with a mountpoint given through a symlink)."""
 
@@ -28,7 +28,7 @@ def test_a_second_mount_never_aborts_a_live_daemon_it_does_not_recognise(corpus,
     log = tmp_path / "daemon.log"
     with open(log, "wb") as lf:
         # --foreground between SOURCE and MOUNTPOINT: not the command line the recovery looks for
-        proc = subprocess.Popen([sys.executable, "-m", "brainfs.fs.cli", "mount", str(corpus),
+        proc = subprocess.Popen([sys.executable, "-m", "brainfs.front.cli", "mount", str(corpus),
                                  "--foreground", str(mp)], env=env, stdin=subprocess.DEVNULL,
                                 stdout=lf, stderr=subprocess.STDOUT)
     m = Mount(proc, mp, corpus, env, log)
@@ -41,7 +41,7 @@ def test_a_second_mount_never_aborts_a_live_daemon_it_does_not_recognise(corpus,
         with open(mp / "work.md", "w") as f:
             f.write("half of an edit\n")
             f.flush()
-            r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "mount", str(corpus), str(mp)],
+            r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "mount", str(corpus), str(mp)],
                                env=env, capture_output=True, text=True, timeout=120)
             assert "detached a mount" not in r.stderr, r.stderr
             assert r.returncode != 0, "a second mount over a live one must be refused"
@@ -49,6 +49,6 @@ def test_a_second_mount_never_aborts_a_live_daemon_it_does_not_recognise(corpus,
         assert proc.poll() is None, log.read_text()[-2000:]
         assert (mp / "work.md").read_text() == "half of an edit\nrest of the edit\n"
     finally:
-        subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "umount", str(mp)], env=env,
+        subprocess.run([sys.executable, "-m", "brainfs.front.cli", "umount", str(mp)], env=env,
                        capture_output=True, timeout=120)
         m.cleanup()

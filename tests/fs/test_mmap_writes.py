@@ -112,7 +112,7 @@ def test_mmap_write_counts_as_not_committed_until_it_is(seeded, corpus, mounter)
     try:
         assert holder.stdout.readline() == b"written\n"
         wait_for(lambda: m.status()["uncommitted"] == 1, what="the mapped write counted")
-        shown = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)],
+        shown = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "status", str(m.mountpoint)],
                                env=m.env, capture_output=True, text=True, check=True).stdout
         assert "1 not committed yet" in shown, shown
     finally:

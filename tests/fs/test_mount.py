@@ -239,7 +239,7 @@ def test_cli_errors_are_one_line(tmp_path: Path, corpus, cfg: Config, seeded: Pa
     (busy / "x").write_text("x")
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+        return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                               capture_output=True, text=True, timeout=60)
 
     r = run("mount", str(corpus), str(busy))
@@ -259,7 +259,7 @@ def test_daemon_mode_status_and_umount(tmp_path: Path, corpus, cfg: Config, seed
     mp.mkdir()  # a mountpoint must exist (mount(8) does not create one either)
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+        return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                               capture_output=True, text=True, timeout=120)
 
     r = run("mount", str(corpus), str(mp))
@@ -303,7 +303,7 @@ def test_import_is_idempotent_and_refuses_bad_names(tmp_path: Path, corpus, cfg:
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null")
 
     def run() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
+        return subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import", str(src), str(corpus)],
                               env=env, capture_output=True, text=True, timeout=60)
 
     r = run()
@@ -327,7 +327,7 @@ def test_import_again_never_undoes_what_changed_in_the_bucket(tmp_path: Path, co
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null")
 
     def run(*extra: str) -> subprocess.CompletedProcess:
-        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus),
+        r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import", str(src), str(corpus),
                             *extra], env=env, capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr
         return r
@@ -383,7 +383,7 @@ def test_mount_sees_dream_pages_and_wiki_history(tmp_path: Path, corpus, cfg: Co
                BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none")
 
     def dream() -> None:
-        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "dream", str(corpus), "--no-index",
+        r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "dream", str(corpus), "--no-index",
                             "--no-embed"], env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
 

@@ -38,7 +38,7 @@ def test_corpus_listing_shows_every_file_and_fetches_on_read(corpus, store, moun
     mp = m.mountpoint
     found = sorted(str(p.relative_to(mp)) for p in mp.rglob("*") if p.is_file())
     assert found == ["GUIDE.md", "archive/2019/old.md", "archive/2020/deep/older.md"]
-    st = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "status", str(mp)], capture_output=True,
+    st = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "status", str(mp)], capture_output=True,
                         text=True, env=dict(os.environ, BRAINFS_CONFIG="/dev/null"), timeout=60)
     assert "ls and find show them all" in st.stdout and "show the local ones" not in st.stdout, st.stdout
     out = subprocess.run(["grep", "-rl", "zebrafish", "."], cwd=mp, capture_output=True, text=True)
@@ -61,7 +61,7 @@ def test_mount_takes_a_new_index_and_wiki_commit_without_remount(corpus, store, 
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CACHE_DIR=str(tmp_path / "dc"),
                BRAINFS_CONFIG="/dev/null", BRAINFS_EMBEDDER="none")
     for args in (["dream", str(corpus), "--no-index", "--no-embed"], ["index", str(corpus), "--no-embed"]):
-        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+        r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
 
@@ -100,7 +100,7 @@ def test_files_written_before_an_index_is_taken_are_found_by_recall(corpus, stor
              what="the notes uploaded")
     # The mount cannot fetch the index for a while: it takes it only after the changes below.
     proxy.force("slowdown", count=1_000_000, methods={"GET"}, key_pattern=r"\.brainfs/index/")
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "index", str(corpus), "--no-embed"],
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "index", str(corpus), "--no-embed"],
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     (mp / "notes/plumber.md").write_text("The plumber Ingrid Halvorsen fixed the boiler.\n")

@@ -28,7 +28,7 @@ from helpers import CLI_TREE, NO_RELIST, is_mounted, one_error_line, upload_tree
 
 pytestmark = pytest.mark.mount
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 
 
 @pytest.fixture

@@ -285,7 +285,7 @@ def test_status_answers_while_unpacking(corpus: CorpusURL, store: ObjectStore, c
     proxy.set_faults(FaultPlan(stall_seconds=15.0))
     proxy.force("stall", count=1, methods={"GET"}, query_pattern="start-after=")
     m = mounter(corpus, cfg=cfg.override(endpoint_url=proxy.url, read_timeout=20.0))
-    cli = [sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)]
+    cli = [sys.executable, "-m", "brainfs.front.cli", "status", str(m.mountpoint)]
     st = json.loads(subprocess.run(cli + ["--json"], capture_output=True, text=True,
                                    check=True, env=m.env).stdout)
     assert st["listing"] == "snapshot", "the first LIST was in before the status"

@@ -66,7 +66,7 @@ def test_close_without_fsync_survives_kill9(seeded, corpus, mounter, store: Obje
     os.truncate(d / "n02.md", 4)
     st = m.status()
     assert st["uncommitted"] == 3 and st["pending_uploads"] == 1  # new.md's create
-    shown = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "status", str(m.mountpoint)],
+    shown = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "status", str(m.mountpoint)],
                            env=m.env, capture_output=True, text=True, check=True).stdout
     assert "3 not committed yet" in shown, shown
     assert s3get(store, "notes/n01.md") == b"note 1\nkyoto ramen\n"

@@ -146,7 +146,7 @@ def _env(cfg: Config, tmp_path: Path, name: str) -> dict[str, str]:
 
 @pytest.mark.s3
 def test_python_api_current_first_history_and_as_of(memory: CorpusURL, cfg: Config) -> None:
-    from brainfs.fs.api import Memory, UsageError
+    from brainfs.front.api import Memory, UsageError
 
     with Memory(str(memory), cfg.override(embedder="none")) as m:
         now = [c.to_dict() for c in m.recall(QUESTION, k=8).cards]
@@ -172,7 +172,7 @@ def test_cli_text_and_json(memory: CorpusURL, cfg: Config, tmp_path: Path) -> No
     env = _env(cfg, tmp_path, "cli-cache")
 
     def run(*extra: str) -> subprocess.CompletedProcess:
-        r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "recall", QUESTION, str(memory),
+        r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "recall", QUESTION, str(memory),
                             "-k", "8", *extra], env=env, capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
         return r
@@ -185,7 +185,7 @@ def test_cli_text_and_json(memory: CorpusURL, cfg: Config, tmp_path: Path) -> No
     # the first passage listed is a current one
     first = next(ln for ln in text.splitlines() if ln.startswith("- `"))
     assert "superseded by" not in first, text
-    bad = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "recall", QUESTION, str(memory),
+    bad = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "recall", QUESTION, str(memory),
                           "--as-of", "2026-02-01", "--history"], env=env, capture_output=True,
                          text=True, timeout=300)
     assert bad.returncode == 2 and "not allowed with" in bad.stderr
@@ -199,7 +199,7 @@ def test_mcp_recall(memory: CorpusURL, cfg: Config, tmp_path: Path) -> None:
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "brainfs.fs.cli", "mcp", str(memory)],
+                                   args=["-m", "brainfs.front.cli", "mcp", str(memory)],
                                    env=_env(cfg, tmp_path, "mcp-cache"))
     got: dict = {}
 
@@ -242,7 +242,7 @@ def test_recall_folder_through_a_mount(memory: CorpusURL, mounter) -> None:
 
 @pytest.mark.s3
 def test_context_prefers_current_and_marks_replaced(memory: CorpusURL, cfg: Config) -> None:
-    from brainfs.fs.api import Memory
+    from brainfs.front.api import Memory
 
     with Memory(str(memory), cfg.override(embedder="none")) as m:
         window = m.context(QUESTION, budget=3000)

@@ -49,7 +49,7 @@ def test_recall_materializes_by_meaning(indexed: Path, corpus, mounter) -> None:
 def test_recall_cli_json_through_mount(indexed: Path, corpus, mounter, cfg) -> None:
     m = mounter(corpus, env_extra={"BRAINFS_PRELOAD_GLOBS": "GUIDE.md"})
     env = dict(m.env)
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "recall", "grant budget / deadline",
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "recall", "grant budget / deadline",
                         "--mount", str(m.mountpoint), "--json", "-k", "3"],
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

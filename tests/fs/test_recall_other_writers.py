@@ -21,7 +21,7 @@ import pytest
 
 from brainfs.backend.store import ObjectStore
 from brainfs.cache.search.localindex import build_index
-from brainfs.fs.api import Memory
+from brainfs.front.api import Memory
 
 from helpers import upload_tree, write_tree
 
@@ -126,7 +126,7 @@ def test_a_question_longer_than_a_file_name_goes_through_a_mount(indexed, corpus
     assert r.cards and r.cards[0].path == "notes/tea.md", r.text()
     # The file behind the hit was read through the mount: it is in its working set now.
     assert "notes/tea.md" in r.materialized and "tea.md" in [p.name for p in (mp / "notes").iterdir()]
-    out = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "recall", LONG, "--mount", str(mp),
+    out = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "recall", LONG, "--mount", str(mp),
                           "-k", "2", "--json"], env=dict(m.env), capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr

@@ -97,14 +97,14 @@ def spawn_mount(url: CorpusURL, mp: Path, cfg: Config, env_extra: dict[str, str]
     env.update(env_extra or {})
     log = Path(str(cfg.cache_dir) + f"-spawn-{time.monotonic_ns()}.log")
     with open(log, "wb") as lf:
-        proc = subprocess.Popen([sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp),
+        proc = subprocess.Popen([sys.executable, "-m", "brainfs.front.cli", "mount", str(url), str(mp),
                                  "--foreground"], env=env, stdin=subprocess.DEVNULL, stdout=lf,
                                 stderr=subprocess.STDOUT)
     return Mount(proc, mp, url, env, log)
 
 
 def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -777,7 +777,7 @@ def test_dream_while_a_mount_writes(corpus, store, mounter, cfg, tmp_path) -> No
     m = mounter(corpus, env_extra={"BRAINFS_RELIST_SECONDS": "1"})
     mp = m.mountpoint
     env = _dream_env(cfg, tmp_path / "dc")
-    proc = subprocess.Popen([sys.executable, "-m", "brainfs.fs.cli", "dream", str(corpus), "--no-index",
+    proc = subprocess.Popen([sys.executable, "-m", "brainfs.front.cli", "dream", str(corpus), "--no-index",
                              "--no-embed"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     written = {}
     (mp / "notes/live").mkdir(parents=True)
@@ -813,7 +813,7 @@ def test_two_dreams_at_once(corpus, store, cfg, tmp_path) -> None:
         store.put(f"sessions/s{i}/transcript.md", TRANSCRIPT.format(sid=f"s{i}", d=i).encode())
     results = []
     for same_cache in (True, False):
-        procs = [subprocess.Popen([sys.executable, "-m", "brainfs.fs.cli", "dream", str(corpus),
+        procs = [subprocess.Popen([sys.executable, "-m", "brainfs.front.cli", "dream", str(corpus),
                                    "--no-index", "--no-embed", "--force"],
                                   env=_dream_env(cfg, tmp_path / ("dc" if same_cache else f"dc{k}")),
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -986,7 +986,7 @@ def test_credentials_never_leak(tmp_path: Path) -> None:
         vlog = tmp_path / "verbose.log"
         venv = {**m.env, **creds, "BRAINFS_CACHE_DIR": str(tmp_path / "cache-v")}
         with open(vlog, "wb") as lf:
-            vp = subprocess.Popen([sys.executable, "-m", "brainfs.fs.cli", "-v", "mount", str(url),
+            vp = subprocess.Popen([sys.executable, "-m", "brainfs.front.cli", "-v", "mount", str(url),
                                    str(tmp_path / "mnt-v"), "--foreground"], env=venv,
                                   stdout=lf, stderr=subprocess.STDOUT,
                                   )

@@ -22,7 +22,7 @@ from brainfs.fs.fusectl import in_proc_mounts
 
 from tests.helpers import upload_tree, write_tree
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 TREE = {"notes/a.md": "kept across the stuck daemon\n"}
 #: holds a copy of a daemon's /dev/fuse descriptor (pidfd_getfd(2) is syscall 438 on
 #: x86-64 and aarch64)

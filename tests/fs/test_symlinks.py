@@ -208,7 +208,7 @@ def test_import_keeps_links_and_the_api_lists_them(corpus, store, mounter, cfg, 
     (src / "notes/.brainfs-dir").write_bytes(b"")
     env = dict(os.environ, AWS_ENDPOINT_URL=cfg.endpoint_url or "", BRAINFS_CONFIG="/dev/null",
                BRAINFS_CACHE_DIR=str(tmp_path / "cli-cache"))
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import", str(src), str(corpus)],
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "2 refused names" in r.stdout and "reserved for symbolic links" in r.stderr
@@ -216,7 +216,7 @@ def test_import_keeps_links_and_the_api_lists_them(corpus, store, mounter, cfg, 
     assert s3get(store, "notes/latest.md" + LINK_SUFFIX) == b"a.md"
     assert s3get(store, "notes/outside" + LINK_SUFFIX) == b"/elsewhere/on/this/machine"
     assert s3get(store, "notes/latest.md") is None
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(src), str(corpus)],
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import", str(src), str(corpus)],
                        env=env, capture_output=True, text=True, timeout=120)
     assert "0 uploaded, 3 unchanged" in r.stdout, r.stdout
     with Memory(str(corpus), cfg.override(embedder="none")) as mem:

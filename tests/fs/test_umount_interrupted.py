@@ -19,13 +19,13 @@ import pytest
 
 from brainfs.backend.config import Config
 from brainfs.backend.store import ObjectStore
-from brainfs.fs.cli.unmounted import FLUSH_ENDED, SIGNALLED, how_it_ended, pending_message
+from brainfs.front.cli.unmounted import FLUSH_ENDED, SIGNALLED, how_it_ended, pending_message
 
 from helpers import CLI_TREE, is_mounted, s3get, sigint_as_a_terminal, upload_tree, wait_for, write_tree
 
 pytestmark = pytest.mark.mount
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 FILES = 12
 
 

@@ -14,7 +14,7 @@ from helpers import LOCOMO_MINI as MINI
 
 pytestmark = pytest.mark.model
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli", "eval", "locomo", str(MINI), "--no-wiki"]
+CLI = [sys.executable, "-m", "brainfs.front.cli", "eval", "locomo", str(MINI), "--no-wiki"]
 
 
 def test_eval_locomo_reports_answers_in_the_budget() -> None:

@@ -465,7 +465,7 @@ def test_bad_budget_rejected(tree, no_global):
 def test_cli_context(tree, sparse_index, tmp_path):
     env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/dev/null",
                BRAINFS_GLOBAL_GUIDE=str(tmp_path / "none.md"))
-    base = [sys.executable, "-m", "brainfs.fs.cli", "context"]
+    base = [sys.executable, "-m", "brainfs.front.cli", "context"]
     r = subprocess.run([*base, TASK, "--dir", str(tree), "--index", str(sparse_index.db_path),
                         "--budget", "1500", "--reserve", "300", "--json"],
                        env=env, capture_output=True, text=True, timeout=120)

@@ -1,7 +1,7 @@
 """A page's lines as of a day (cache/context/asof.py): each kind of line dream writes, read
 from a tree on disk with the transcripts its lines cite (their ``date:`` says when each
 statement was made). The whole window as of a day, through every interface, is
-tests/fs/test_context_as_of.py."""
+tests/front/test_context_as_of.py."""
 
 from __future__ import annotations
 

@@ -109,7 +109,7 @@ def context(memory: tuple[Path, Path], task: str, budget: int, tmp_path: Path,
     root, db = memory
     env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/dev/null",
                BRAINFS_GLOBAL_GUIDE=str(tmp_path / "none.md"))
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "context", task, "--dir", str(root),
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "context", task, "--dir", str(root),
                         "--index", str(db), "--budget", str(budget)] + (["--json"] if as_json else []),
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

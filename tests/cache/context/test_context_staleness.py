@@ -49,7 +49,7 @@ def test_only_what_is_likely_to_change_goes_stale(tmp_path: Path):
     ix.close()
     env = dict(os.environ, BRAINFS_EMBEDDER="none", BRAINFS_CONFIG="/dev/null",
                BRAINFS_GLOBAL_GUIDE=str(tmp_path / "none.md"))
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "context",
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "context",
                         "Nadia birthday palette study Kyoto Omar team", "--dir", str(root),
                         "--index", str(db), "--budget", "4000", "--json"],
                        env=env, capture_output=True, text=True, timeout=300)

@@ -136,7 +136,7 @@ def test_index_command_reports_its_timings(tree: Path, tmp_path: Path, cfg, corp
                AWS_ENDPOINT_URL=cfg.endpoint_url or "")
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_PROFILE"):
         env.pop(k, None)
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "-v", "index", str(corpus)],
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "-v", "index", str(corpus)],
                        env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     assert "(no vectors)" not in r.stdout

@@ -80,7 +80,7 @@ def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
 
 
 def cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import-sessions", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import-sessions", *args], env=env,
                           capture_output=True, text=True, timeout=300)
 
 

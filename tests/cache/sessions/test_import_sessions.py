@@ -472,7 +472,7 @@ def env(tmp_path: Path, cfg: Config) -> dict[str, str]:
 
 
 def cli(*args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], env=env,
+    return subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

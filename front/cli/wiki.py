@@ -80,7 +80,7 @@ def cmd_correct(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
-    from brainfs.fs.api import Memory
+    from brainfs.front.api import Memory
 
     cfg = config_of(args)
     mem = Memory(args.where, cfg)  # checks the bucket, or that the mount answers

@@ -1,7 +1,7 @@
 """The command line's edges (issue 15): --version, help, verbosity, one-line errors, broken
 pipes, defaults that fit the input, mistakes refused.
 
-Every command runs as a user runs it: a subprocess of ``python -m brainfs.fs.cli``, against
+Every command runs as a user runs it: a subprocess of ``python -m brainfs.front.cli``, against
 the real S3 server on loopback where a server is needed. The mount-side edges (helpers,
 sd_notify, logs, interrupted import) are in ``test_cli_mount.py``.
 """
@@ -20,11 +20,11 @@ import pytest
 
 from brainfs.backend.config import Config
 from brainfs.backend.store import ObjectStore
-from brainfs.fs.cli import build_parser
+from brainfs.front.cli import build_parser
 
 from helpers import CLI_TREE, one_error_line, upload_tree, write_tree
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 
 def run(*args: str, env: dict[str, str] | None = None, timeout: float = 120,
         **kw) -> subprocess.CompletedProcess:
@@ -128,7 +128,7 @@ def test_usage_errors_are_one_line() -> None:
 
 @pytest.mark.unit
 def test_log_lines_are_key_value_not_dict_reprs() -> None:
-    from brainfs.fs import logfmt
+    from brainfs.front import logfmt
 
     rec = logging.LogRecord("brainfs.mount", logging.INFO, __file__, 1, "ready: %s",
                             ({"check_s": 0.0067123, "preload_files": 159, "mode": "a b"},), None)
@@ -145,7 +145,7 @@ def test_log_lines_are_key_value_not_dict_reprs() -> None:
 
 @pytest.mark.unit
 def test_log_file_is_rotated(tmp_path: Path) -> None:
-    from brainfs.fs import logfmt
+    from brainfs.front import logfmt
 
     logfile = tmp_path / "mount.log"
     root = logging.getLogger()
@@ -174,7 +174,7 @@ def test_log_file_is_rotated(tmp_path: Path) -> None:
 
 @pytest.mark.unit
 def test_default_reserve_scales_with_the_budget() -> None:
-    from brainfs.fs.cli import default_reserve
+    from brainfs.front.cli import default_reserve
 
     assert default_reserve(8000) == 2000
     assert default_reserve(2000) == 500
@@ -416,8 +416,8 @@ def test_mount_options_declared_once() -> None:
     import argparse
 
     from brainfs.backend.keys import CorpusURL
-    from brainfs.fs.cli.mounting import MOUNT_OPTIONS, daemon_argv
-    from brainfs.fs.cli.mounthelper import parse_options
+    from brainfs.front.cli.mounting import MOUNT_OPTIONS, daemon_argv
+    from brainfs.front.cli.mounthelper import parse_options
 
     given = ["-vv", "--log-format", "json", "--config", "/dev/null", "--cache-dir", "/c",
              "--preload-budget", "512M", "--preload-background", "--naive", "--allow-other",

@@ -17,7 +17,7 @@ import pytest
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
-from brainfs.fs.api import Memory
+from brainfs.front.api import Memory
 
 from helpers import CLI_TREE
 
@@ -190,7 +190,7 @@ def test_two_servers_asking_for_a_run_at_once_start_one(
     first's state."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from brainfs.fs.mcpserver import DreamRuns
+    from brainfs.front.mcpserver import DreamRuns
 
     _indexed(store, cfg, tmp_path)
     quiet = cfg.override(embedder="none", cache_dir=tmp_path / "mcp-cache")

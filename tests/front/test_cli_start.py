@@ -4,7 +4,7 @@ neither boto3 nor the search stack nor the Python API, whose imports took 0.28 s
 command's start (benchmarks/results/mount-first-read.md).
 
 Each command runs in a fresh interpreter through the command line's entry point
-(``brainfs.fs.cli.main``, what the ``brainfs`` script calls), which then prints the modules
+(``brainfs.front.cli.main``, what the ``brainfs`` script calls), which then prints the modules
 it loaded. The mount is a real one, on the session's S3 server, unmounted and its daemon
 killed by PID in teardown.
 """
@@ -26,13 +26,13 @@ from helpers import CLI_TREE, NO_RELIST, REPO, is_mounted, upload_tree, write_tr
 
 #: What no command below may load: boto3 and botocore (0.13 s), the search stack and the
 #: Python API (which imports it), and the package metadata (0.02 s, read for -V only).
-HEAVY = ("boto3", "botocore", "brainfs.backend.store", "brainfs.cache.search", "brainfs.fs.api",
+HEAVY = ("boto3", "botocore", "brainfs.backend.store", "brainfs.cache.search", "brainfs.front.api",
          "importlib.metadata")
 
 #: Runs ``main(argv)`` and prints, as the last line, the modules of HEAVY it loaded.
 RUN = """
 import json, sys
-from brainfs.fs.cli import main
+from brainfs.front.cli import main
 try:
     rc = main(sys.argv[1:])
 except SystemExit as e:
@@ -69,7 +69,7 @@ def test_a_wrong_command_line_loads_nothing_heavy(tmp_path: Path) -> None:
     assert loaded == []
     r, loaded = run("status", str(tmp_path))
     assert r.returncode == 1 and "is not a running brainfs mount" in r.stderr, r.stderr
-    assert not [m for m in loaded if m != "brainfs.fs.api"], loaded
+    assert not [m for m in loaded if m != "brainfs.front.api"], loaded
 
 
 @pytest.mark.mount
@@ -93,8 +93,8 @@ def test_mount_status_and_umount_load_neither_boto3_nor_search(
     assert (mp / "GUIDE.md").read_text() == CLI_TREE["GUIDE.md"]
     r, loaded = run("status", str(mp), env=env)
     assert r.returncode == 0 and f"{corpus} at" in r.stdout, r.stderr
-    assert loaded == ["brainfs.fs.api"], loaded  # the status read is the API's; nothing else
+    assert loaded == ["brainfs.front.api"], loaded  # the status read is the API's; nothing else
     r, loaded = run("umount", str(mp), env=env)
     assert r.returncode == 0 and f"unmounted {mp}" in r.stdout, r.stderr
-    assert not [m for m in loaded if m != "brainfs.fs.api"], loaded
+    assert not [m for m in loaded if m != "brainfs.front.api"], loaded
     assert not is_mounted(mp)

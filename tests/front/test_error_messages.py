@@ -13,7 +13,7 @@ def test_dream_without_endpoint_or_credentials_names_the_url_aws_and_both_ways_o
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BRAINFS_"))}
     env.update(HOME=str(tmp_path), BRAINFS_CONFIG="/dev/null", AWS_EC2_METADATA_DISABLED="true",
                AWS_CONFIG_FILE=str(tmp_path / "none"), AWS_SHARED_CREDENTIALS_FILE=str(tmp_path / "none"))
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "dream", "s3://memory/demo"],
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "dream", "s3://memory/demo"],
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     (line,) = r.stderr.strip().splitlines()
@@ -28,14 +28,14 @@ def test_import_of_a_file_points_to_import_sessions(tmp_path: Path):
     f = tmp_path / "call.md"
     f.write_text("# Planning call, 3 November 2026\n\nUser: Thursday?\nAssistant: Yes.\n")
     env = dict(os.environ, BRAINFS_CONFIG="/dev/null", AWS_ENDPOINT_URL="http://127.0.0.1:9")
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(f), "s3://memory/demo",
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import", str(f), "s3://memory/demo",
                         "--date", "2026-11-03"], env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith("brainfs: error: --date, --speaker and --format are options of `brainfs "
                            f"import-sessions` (session logs, chat exports, transcripts): `brainfs "
                            f"import-sessions {f} s3://memory/demo …`"), line
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "import", str(f), "s3://memory/demo"],
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "import", str(f), "s3://memory/demo"],
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 1
     (line,) = r.stderr.strip().splitlines()

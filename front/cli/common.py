@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from brainfs.backend.config import Config, parse_size
 from brainfs.backend.errors import BackendError
 from brainfs.backend.keys import CorpusURL, is_internal
-from brainfs.fs.usage import NoAnswer, UsageError  # noqa: F401 - the commands' errors
+from brainfs.front.usage import NoAnswer, UsageError  # noqa: F401 - the commands' errors
 
 if TYPE_CHECKING:
     from brainfs.backend.store import ObjectStore

@@ -11,12 +11,12 @@ from .common import command as make_command
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one memory (a corpus or a running mount) to an MCP client over stdio."""
-    from brainfs.fs.api import Memory
+    from brainfs.front.api import Memory
 
     if bool(args.mount) == bool(args.url):
         raise UsageError("give either --mount MOUNTPOINT or a corpus URL s3://BUCKET/PREFIX")
     try:
-        from brainfs.fs.mcpserver import serve
+        from brainfs.front.mcpserver import serve
     except ImportError as e:
         raise UsageError(f"the MCP SDK is not installed ({e}): pip install 'brainfs[mcp]'") from None
     return serve(Memory(args.mount or args.url, config_of(args)), read_only=args.read_only)

@@ -12,7 +12,7 @@ import pytest
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
 from brainfs.backend.store import ObjectStore
-from brainfs.fs.api import Memory, UsageError
+from brainfs.front.api import Memory, UsageError
 
 from helpers import CLI_TREE, upload_tree, write_tree
 

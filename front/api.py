@@ -37,7 +37,7 @@ from brainfs.cache.layout import (CARDS_DIR, INDEX_PATH, KNOWLEDGE, LEARNED_DIR,
                                   is_page)
 from brainfs.fs.fusectl import brainfs_mount_above
 # In a module of their own so that the command line starts without this one's imports.
-from brainfs.fs.usage import (RESERVE_MAX, RESERVE_SHARE, STATUS_TIMEOUT, NoAnswer,  # noqa: F401
+from brainfs.front.usage import (RESERVE_MAX, RESERVE_SHARE, STATUS_TIMEOUT, NoAnswer,  # noqa: F401
                               UsageError, default_reserve)
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 mount(8) runs ``/sbin/mount.TYPE SOURCE MOUNTPOINT [-sfnv] [-N NS] [-o OPTIONS]`` for a
 filesystem type it does not know: ``mount.brainfs`` for ``-t brainfs``,
 ``mount.fuse.brainfs`` for ``-t fuse.brainfs`` (without that helper, ``mount.fuse`` runs
-``brainfs SOURCE MOUNTPOINT -o OPTIONS`` from ``$PATH``, which :func:`brainfs.fs.cli.main`
+``brainfs SOURCE MOUNTPOINT -o OPTIONS`` from ``$PATH``, which :func:`brainfs.front.cli.main`
 also accepts). Both helpers are console scripts of the package; mount(8) looks for them in
 /sbin only, so link them there once::
 

@@ -31,7 +31,7 @@ from helpers import (CLI_TREE, REPO, is_mounted, one_error_line, s3get, sigint_a
 
 pytestmark = pytest.mark.mount
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 VENV_BIN = Path(sys.executable).parent
 
 
@@ -411,7 +411,7 @@ def test_demo_shows_commands_as_typed(tmp_path: Path) -> None:
         assert "brainfs status mem" in shown, shown
         assert "brainfs import .demo/sample-40 s3://memory/demo" in shown
         assert "brainfs mount s3://memory/demo mem" in shown
-        assert sys.executable not in r.stdout and "brainfs.fs.cli" not in r.stdout
+        assert sys.executable not in r.stdout and "brainfs.front.cli" not in r.stdout
         assert "recall:    ready" in r.stdout
         # --stop with no directory: the demo's own mount is unmounted wherever it is.
         r = subprocess.run([*CLI, "demo", "--stop"], cwd=tmp_path, env=env, capture_output=True,
@@ -517,7 +517,7 @@ def test_ctrl_c_during_the_preload_cancels_the_mount(tmp_path: Path, s3_server, 
     """Ctrl-C while `brainfs mount` shows the preload: the daemon (in its own session, so
     the terminal's SIGINT does not reach it) is stopped and nothing stays mounted."""
     from benchmarks.s3proxy import S3Proxy
-    from brainfs.fs.cli import _daemon_pids, _target
+    from brainfs.front.cli import _daemon_pids, _target
 
     for i in range(150):
         store.put(f"notes/n{i:03d}.md", f"note {i}\n".encode())

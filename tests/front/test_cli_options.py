@@ -1,4 +1,4 @@
-"""The options that set a config field are declared once (fs/cli/options.py): each names a
+"""The options that set a config field are declared once (front/cli/options.py): each names a
 field that exists, config_of applies every one the user gave, the daemon of a background
 mount gets them back, and a default a help text shows is the field's own."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from brainfs.backend.config import Config
 from brainfs.backend.keys import CorpusURL
-from brainfs.fs.cli.mounting import add_mount_options, daemon_argv, option_flag
-from brainfs.fs.cli.options import MOUNT_OPTIONS, config_of, size_text
+from brainfs.front.cli.mounting import add_mount_options, daemon_argv, option_flag
+from brainfs.front.cli.options import MOUNT_OPTIONS, config_of, size_text
 
 pytestmark = pytest.mark.unit
 

@@ -24,7 +24,7 @@ from helpers import CLI_TREE, one_error_line, upload_tree, write_tree
 
 pytestmark = pytest.mark.s3
 
-CLI = [sys.executable, "-m", "brainfs.fs.cli"]
+CLI = [sys.executable, "-m", "brainfs.front.cli"]
 
 
 def _page(title: str, kind: str, body: str, sources: list[str]) -> str:

@@ -1,4 +1,4 @@
-"""The Python API (``from brainfs import Memory``, fs/api.py) against the real S3 server on
+"""The Python API (``from brainfs import Memory``, front/api.py) against the real S3 server on
 loopback and a real FUSE mount: recall, read, list, write, append, note, context, correct,
 forget, and the one-line errors for bad input. The example in docs/USAGE.md runs as written."""
 
@@ -151,7 +151,7 @@ def test_usage_example_runs(tmp_path: Path, repo_root: Path, cfg: Config, corpus
     import sys
 
     import brainfs
-    from brainfs.fs import api
+    from brainfs.front import api
 
     _indexed(store, cfg, tmp_path)
     text = (repo_root / "docs" / "USAGE.md").read_text()

@@ -1,7 +1,7 @@
 """``brainfs mcp``: one memory as an MCP server over stdio (the official ``mcp`` SDK).
 
 Agents in MCP clients (Claude Desktop, Cursor, an SDK client) reach the memory through
-tools that call the Python API (:class:`brainfs.fs.api.Memory`), so a tool answers with
+tools that call the Python API (:class:`brainfs.front.api.Memory`), so a tool answers with
 the same cards, reasons and errors as the command line:
 
 - ``recall(query, k, as_of, history)``: the synthesis ``brainfs recall`` prints (or its
@@ -230,7 +230,7 @@ class DreamRuns:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
         with open(run_log, "wb") as out:
             proc = subprocess.Popen(
-                [sys.executable, "-c", "from brainfs.fs.mcpserver import dream_child; dream_child()"],
+                [sys.executable, "-c", "from brainfs.front.mcpserver import dream_child; dream_child()"],
                 stdin=subprocess.PIPE, stdout=out, stderr=out, env=env, start_new_session=True)
         state = {"state": "running", "dry_run": dry_run, "pid": proc.pid, "started": _now(),
                  "log": str(run_log)}

@@ -18,8 +18,7 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.server import serve_command, serve_env, wait_for_port
-
-from .process import pid_alive
+from brainfs.fs.process import pid_alive
 
 STATE = Path(".demo")
 CORPUS = "s3://memory/demo"
@@ -40,7 +39,7 @@ def _brainfs(*args: str, show: bool = True, check: bool = True) -> int:
     show it as the user would type it."""
     if show:
         print(f"\n$ {_typed(args)}", flush=True)
-    r = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", *args], check=False)
+    r = subprocess.run([sys.executable, "-m", "brainfs.front.cli", *args], check=False)
     if check and r.returncode != 0:
         raise SystemExit(r.returncode)
     return r.returncode
@@ -75,7 +74,7 @@ def start_server(port: int) -> None:
 def stop(mountpoint: Path) -> int:
     """Unmount the demo mount (the one the demo made, wherever it is, and ``mountpoint``)
     and stop the demo's S3 server by its PID."""
-    from .fusectl import is_mountpoint
+    from brainfs.fs.fusectl import is_mountpoint
 
     did = False
     made = STATE / "mountpoint"
@@ -110,7 +109,7 @@ def stop(mountpoint: Path) -> int:
 
 def run(mountpoint: Path, port: int, size: str) -> int:
     """The whole demo."""
-    from .fusectl import is_mountpoint
+    from brainfs.fs.fusectl import is_mountpoint
 
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     os.environ.setdefault("BRAINFS_CACHE_DIR", str((STATE / "cache").resolve()))

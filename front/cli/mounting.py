@@ -29,7 +29,7 @@ from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, LINK_SUFFIX, CorpusURL, is_link, link_name)
 from brainfs.cache.local.errors import CacheError
 from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
-from brainfs.fs.usage import STATUS_TIMEOUT
+from brainfs.front.usage import STATUS_TIMEOUT
 from brainfs.fs.process import pid_alive, processes_using
 
 from . import unmounted
@@ -54,8 +54,8 @@ log = logging.getLogger("brainfs")
 
 
 def _status_of(mp: Path, timeout: float = STATUS_TIMEOUT) -> dict[str, Any]:
-    """A mount's status (:func:`brainfs.fs.api.status_of`)."""
-    from brainfs.fs.api import status_of  # here, for start-up time: `brainfs mount` rarely asks
+    """A mount's status (:func:`brainfs.front.api.status_of`)."""
+    from brainfs.front.api import status_of  # here, for start-up time: `brainfs mount` rarely asks
 
     return status_of(mp, timeout=timeout)
 
@@ -82,7 +82,7 @@ def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: i
                 log_file: Path) -> list[str]:
     """The daemon's command line: ``mount --foreground`` with the common options and every
     mount option the user gave, plus the pipe it reports progress on and its log file."""
-    argv = [sys.executable, "-m", "brainfs.fs.cli", "mount", str(url), str(mp), "--foreground",
+    argv = [sys.executable, "-m", "brainfs.front.cli", "mount", str(url), str(mp), "--foreground",
             "--notify-fd", str(notify_fd), "--log-file", str(log_file),
             *["-v"] * args.verbose, *["-q"] * args.quiet, "--log-format", args.log_format]
     if args.config is not None:
@@ -617,7 +617,7 @@ def _listed_name(path: str) -> str | None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from brainfs.fs import demo
+    from brainfs.front import demo
 
     if args.stop:
         return demo.stop(Path(args.mountpoint))

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from brainfs.backend.keys import INDEX_DIR, INDEX_KEY
-from brainfs.fs.usage import RESERVE_MAX, default_reserve
+from brainfs.front.usage import RESERVE_MAX, default_reserve
 
 from .common import (
     FlagError,
@@ -37,7 +37,7 @@ def recall_k(text: str) -> int:
 def cmd_recall(args: argparse.Namespace) -> int:
     """Recall through a mount (which materializes the files behind the hits) or from the
     corpus's index (the Python API's :meth:`Memory.recall` either way)."""
-    from brainfs.fs.api import Memory
+    from brainfs.front.api import Memory
 
     if not args.query.strip():
         raise UsageError('empty query: give the question to recall, e.g. brainfs recall "where did I meet Ana"')
@@ -107,7 +107,7 @@ def cmd_eval_locomo(args: argparse.Namespace) -> int:
 def cmd_context(args: argparse.Namespace) -> int:
     """Assemble the context for one turn: lanes under a token budget, with reasons."""
     from brainfs.cache.context.assembly import MemorySource
-    from brainfs.fs.api import Memory, assemble_context
+    from brainfs.front.api import Memory, assemble_context
 
     given = [x for x in (args.mount, args.dir, args.url) if x]
     if len(given) != 1:

@@ -1,6 +1,6 @@
-"""``brainfs mcp`` (fs/mcpserver.py) spoken to over a real stdio session by the official MCP
+"""``brainfs mcp`` (front/mcpserver.py) spoken to over a real stdio session by the official MCP
 SDK's own client: the server is started as an MCP client starts it (``python -m
-brainfs.fs.cli mcp …``), against the real S3 server on loopback and through a real mount."""
+brainfs.front.cli mcp …``), against the real S3 server on loopback and through a real mount."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def _session(args: list[str], env: dict[str, str], body) -> object:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "brainfs.fs.cli", "mcp", *args],
+    params = StdioServerParameters(command=sys.executable, args=["-m", "brainfs.front.cli", "mcp", *args],
                                    env=env)
     out: list[object] = []
 

@@ -215,7 +215,7 @@ def _env(cfg: Config, tmp_path: Path, name: str) -> dict[str, str]:
 @pytest.mark.s3
 def test_python_api_before_and_after_the_move(memory: CorpusURL, cfg: Config,
                                               monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from brainfs.fs.api import Memory, UsageError
+    from brainfs.front.api import Memory, UsageError
 
     monkeypatch.setenv("BRAINFS_GLOBAL_GUIDE", str(tmp_path / "no-global-guide.md"))
     with Memory(str(memory), cfg.override(embedder="none")) as m:
@@ -243,7 +243,7 @@ def test_cli_before_and_after_the_move(memory: CorpusURL, cfg: Config, tmp_path:
     env = _env(cfg, tmp_path, "cli-cache")
 
     def run(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "context", TASK, str(memory),
+        return subprocess.run([sys.executable, "-m", "brainfs.front.cli", "context", TASK, str(memory),
                                "--budget", "3000", *extra], env=env, capture_output=True,
                               text=True, timeout=300)
 
@@ -257,7 +257,7 @@ def test_cli_before_and_after_the_move(memory: CorpusURL, cfg: Config, tmp_path:
     text = run("--as-of", BEFORE)
     assert text.returncode == 0 and text.stdout.startswith(f"# Context for: {TASK} (as of {BEFORE})")
     bad = run("--as-of", "February")
-    recall_bad = subprocess.run([sys.executable, "-m", "brainfs.fs.cli", "recall", TASK, str(memory),
+    recall_bad = subprocess.run([sys.executable, "-m", "brainfs.front.cli", "recall", TASK, str(memory),
                                  "--as-of", "February"], env=env, capture_output=True, text=True,
                                 timeout=300)
     assert bad.returncode == recall_bad.returncode != 0
@@ -275,7 +275,7 @@ def test_mcp_context_before_and_after_the_move(memory: CorpusURL, cfg: Config, t
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "brainfs.fs.cli", "mcp", str(memory)],
+                                   args=["-m", "brainfs.front.cli", "mcp", str(memory)],
                                    env=_env(cfg, tmp_path, "mcp-cache"))
     got: dict = {}
 

@@ -1,7 +1,7 @@
 """What every interface (the command line, the MCP server, the Python API) says to a user
 about bad input, how long a status read waits and the answer's default room, in a module
 that imports nothing: the command line needs them before any command runs, and must not
-pay for the API's imports (the search stack, boto3) to start. :mod:`brainfs.fs.api` offers
+pay for the API's imports (the search stack, boto3) to start. :mod:`brainfs.front.api` offers
 the same names."""
 
 from __future__ import annotations

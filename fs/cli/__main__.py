@@ -1,7 +1,0 @@
-"""``python -m brainfs.fs.cli``: the ``brainfs`` command (what a mount spawns its daemon with)."""
-
-import sys
-
-from . import main
-
-sys.exit(main())
