@@ -31,6 +31,12 @@ from .shadow import writers_close
 
 log = logging.getLogger("brainfs.fs")
 
+#: How long the close (or fsync) that reports a failed create waits for the kernel to drop
+#: the file's name (:meth:`NoOpenOps._drop_failed_create`): milliseconds as a rule; longer
+#: only while another request holds the directory (a rename fetching what it moves), and the
+#: failure is reported then all the same.
+FORGET_WAIT_S = 5.0
+
 
 class NoOpenOps(Ops):
     """The operations of a mount in FUSE no-open mode."""
@@ -314,7 +320,12 @@ class NoOpenOps(Ops):
                 await self.shadows.commit_pending(path)
             self.ws.persist(path)
         except Exception:
-            self._drop_failed_create(path)
+            ticket = self._drop_failed_create(path)
+            if ticket is not None:
+                # The failure is reported once the kernel has let go of the name: a create
+                # of it right after the close must reach the daemon, not reopen the removed
+                # file through the entry the kernel still had (ENOENT).
+                await trio.to_thread.run_sync(self.notifier.wait_forgotten, ticket, FORGET_WAIT_S)
             raise
         self._wake_uploader()
 
@@ -323,14 +334,16 @@ class NoOpenOps(Ops):
             for p in [p for p in table if any(p == r or p.startswith(r + "/") for r in roots)]:
                 del table[p]
 
-    def _drop_failed_create(self, path: str) -> None:
+    def _drop_failed_create(self, path: str) -> int | None:
         """A created file whose first version failed: it goes, as if the create had not
         been. Left in place it was listed as an empty file while nothing recorded it (close
         mode: gone at the next mount, so 'visible until unmount'), or uploaded empty (quiet
         mode), though its writer was told that its writes failed. The unlink's catalog
         change may fail too on a full disk: the file is out of memory and of the kernel's
         view all the same, and a row the catalog kept is an empty file again at the next
-        start, which is logged."""
+        start, which is logged. Returns the ticket of the kernel's entry being dropped
+        (None if the file stays): whoever reports the failure waits for it
+        (:meth:`KernelNotifier.wait_forgotten`)."""
         self._created.pop(path, None)
         self._created_at.pop(path, None)
         self._create_failed.pop(path, None)
@@ -341,10 +354,16 @@ class NoOpenOps(Ops):
             # version and stay; only the failed writes are lost, and their close says so.
             log.warning("%s: a write to it failed; its last committed version (%d bytes) stays",
                         path, row.size)
-            return
+            return None
         if path in self.writing:
             self.shadows.discard(path)
         ino = self.inodes.ino_of.get(path)
+        # The kernel's entry is dropped first: queued before the listing change the unlink
+        # pushes, so that a name seen gone from the listing is gone by name too. (Nothing
+        # awaits from here to the unlink: a lookup that follows the drop is answered after it.)
+        parent, _, name = path.rpartition("/")
+        pino = self.inodes.ino_of.get(parent)
+        ticket = self.notifier.forget_entry(pino, os.fsencode(name)) if pino is not None else None
         if self.ws.get(path) is not None:
             try:
                 self.ws.unlink(path)
@@ -355,8 +374,8 @@ class NoOpenOps(Ops):
         self.inodes.drop(path)
         if ino is not None:
             self.flush_needed.discard(ino)
-        self.invalidate([path])
         self._wake_uploader()
+        return ticket
 
     # ------------------------------------------------------------------ what no close commits
     async def commit_idle(self, everything: bool = False) -> None:

@@ -7,6 +7,12 @@ new version, a commit) must be pushed to it. ``pyfuse3.invalidate_inode`` blocks
 kernel has dropped the pages, which may wait on a request that the trio loop has yet to
 answer; so the calls are made from one worker thread, never from a handler. Pending
 invalidations of the same inode collapse into one.
+
+A name the daemon took away itself (a create whose first version failed) is dropped through
+the same thread, before any inode invalidation queued after it, and whoever reports the
+failure can wait until the kernel has dropped it (:meth:`KernelNotifier.forget_entry`):
+until then the kernel's cached entry still leads to the dead inode, and a create of the name
+opens that inode instead of asking the daemon (ENOENT).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ log = logging.getLogger("brainfs.fs")
 
 
 class KernelNotifier:
-    """A queue of inode invalidations drained by one daemon thread."""
+    """A queue of inode and entry invalidations drained by one daemon thread."""
 
     def __init__(self) -> None:
         #: inode -> attributes only (False: pages and listing too)
@@ -31,6 +37,13 @@ class KernelNotifier:
         self._stopping = False
         #: inodes of the batch being sent now
         self._sending: set[int] = set()
+        #: (directory inode, name) of the entries to drop, in order; each batch sends them
+        #: before its inodes
+        self._entries: list[tuple[int, bytes]] = []
+        #: entries queued so far, and entries sent (or found absent) so far: a ticket of
+        #: :meth:`forget_entry` is done once ``_entries_done`` reaches it
+        self._entries_queued = 0
+        self._entries_done = 0
         #: invalidations sent (for status and tests)
         self.sent = 0
 
@@ -47,6 +60,22 @@ class KernelNotifier:
             self._pending[ino] = self._pending.get(ino, True) and attr_only
             self._cv.notify()
 
+    def forget_entry(self, parent: int, name: bytes) -> int:
+        """Queue the dropping of the kernel's entry ``name`` in directory ``parent`` (never
+        blocks): sent before every inode invalidation queued after it (the listing change
+        of its directory, say). Returns the ticket :meth:`wait_forgotten` waits for."""
+        with self._cv:
+            self._entries.append((parent, name))
+            self._entries_queued += 1
+            self._cv.notify()
+            return self._entries_queued
+
+    def wait_forgotten(self, ticket: int, timeout: float) -> bool:
+        """Block until the entry of ``ticket`` (and every one queued before it) has been
+        sent to the kernel (True), or ``timeout`` passes (False)."""
+        with self._cv:
+            return self._cv.wait_for(lambda: self._entries_done >= ticket, timeout)
+
     def stop(self) -> None:
         """Send what is queued, then end the thread (before ``pyfuse3.close``)."""
         with self._cv:
@@ -58,12 +87,23 @@ class KernelNotifier:
     def _run(self) -> None:
         while True:
             with self._cv:
-                while not self._pending and not self._stopping:
+                while not self._pending and not self._entries and not self._stopping:
                     self._cv.wait()
-                if not self._pending:
+                if not self._pending and not self._entries:
                     return
+                entries, self._entries = self._entries, []
                 batch, self._pending = self._pending, {}
                 self._sending = set(batch)
+            for parent, name in entries:
+                try:
+                    pyfuse3.invalidate_entry(parent, name)
+                except OSError as e:
+                    # ENOENT: the kernel has no such entry cached, which is the goal.
+                    if e.errno != errno.ENOENT:
+                        log.warning("could not invalidate entry %r of inode %d: %s", name, parent, e)
+                with self._cv:
+                    self._entries_done += 1
+                    self._cv.notify_all()
             for ino, attr_only in batch.items():
                 try:
                     pyfuse3.invalidate_inode(ino, attr_only)
