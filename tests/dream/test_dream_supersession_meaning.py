@@ -1,23 +1,16 @@
 """Jobs, titles, managers and homes read by meaning (dream/meaning.py), through dream's Python
 API: a first statement in words no pattern reads is recorded, so a later value replaces it;
 the clauses that name an organisation, a person or a place and state none of these make no
-record and replace nothing."""
+record and replace nothing. The set's floors (tests/data/supersession-meaning.yaml) are in
+test_dream_supersession_sets.py."""
 
 from __future__ import annotations
 
 import datetime as _dt
-from pathlib import Path
 
 import pytest
 
 pytestmark = pytest.mark.unit
-
-MEANING = Path(__file__).resolve().parent.parent / "data" / "supersession-meaning.yaml"
-
-#: measured when the set was written (20 of 25, 0 false; 7 of 25 with the patterns alone):
-#: a tuned set, so a floor against losing what meaning.py reads, not a generalisation figure
-RECALL_FLOOR = 0.8
-FALSE_CEILING = 0
 
 
 def _records(turns_by_day: list[tuple[str, list[str]]]) -> list:
@@ -38,19 +31,6 @@ def _needs_model() -> None:
     # would measure nothing, so its absence is a failure, not a skip.
     assert meaning.available(), ("the sentence model (ONNX export) is missing: run .ci/setup "
                                  "(it exports all-MiniLM-L6-v2 into .venv/share/brainfs/onnx)")
-
-
-def test_the_meaning_set() -> None:
-    """Dream over every memory of the set: recall no lower and false supersessions no more
-    than measured, every view agreeing with its records."""
-    _needs_model()
-    from benchmarks.supersession import load, run
-
-    figs = run(load(MEANING))
-    assert figs["changes"] >= 20 and figs["no_change_cases"] >= 20
-    assert figs["false"] <= FALSE_CEILING, figs["false_supersessions"]
-    assert figs["recall"] >= RECALL_FLOOR, figs["missed"]
-    assert figs["view_errors"] == {}, figs["view_errors"]
 
 
 @pytest.mark.parametrize("first, then, attr, old, new", [

@@ -1,0 +1,102 @@
+"""The supersession sets after the labelled one (tests/data/supersession-*.yaml), each run
+through dream with floors at its measured figures (benchmarks/results/supersession.md): a
+change that loses a supersession dream makes on a set, or invents one, fails here. One test,
+one row per set; the comments above each row say how the set was written and measured, and so
+what its figure means (only a set no rule was written against measures generalisation; every
+set here has been read since). The labelled set's own floor is in test_dream_facts.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+
+
+@dataclass(frozen=True)
+class Floors:
+    """What one set must still reach."""
+
+    #: labelled changes and no-change cases the set holds at least (a set that lost its
+    #: cases would pass any floor)
+    min_cases: int
+    #: recall no lower than this (the measured recall rounded down)
+    recall: float
+    #: false supersessions no more than this
+    false: int
+    #: cases whose views may disagree with their records (every other case's must agree)
+    view_gaps: frozenset[str] = field(default_factory=frozenset)
+    #: the set is read by the sentence model (dream/meaning.py): without it dream reads by
+    #: pattern only and the set would measure nothing, so its absence is a failure, not a skip
+    needs_model: bool = False
+
+
+SETS = [
+    # Held out: written without reading dream's rules; its first measurement (34 of 49,
+    # 5 false, at 3d4b74f) was a measure. The rules were then generalised against its misses
+    # (roles, "she's with X now", redundancy, lower-case self-introductions, thresholds keyed
+    # by what they set, names in front of a quantity, hypotheticals), so it is a *seen* set:
+    # 47 of 49 changes (recall 0.959), no false supersession in 94 memories; the floor is the
+    # recall rounded down to 0.05.
+    pytest.param("supersession-heldout.yaml", Floors(40, 0.95, 0), id="supersession-heldout"),
+    # Jobs, titles, managers and homes read by meaning (dream/meaning.py): measured when the
+    # set was written, 20 of 25, 0 false (7 of 25 with the patterns alone). A tuned set: a
+    # floor against losing what meaning.py reads, not a generalisation figure.
+    pytest.param("supersession-meaning.yaml", Floors(20, 0.8, 0, needs_model=True),
+                 id="supersession-meaning"),
+    # Third: written blind after the rules were generalised against the held-out set; first
+    # measured 16 of 56, 3 false, at d78d3b7 (the generalisation figure then). The rules were
+    # then generalised against its misses by class (verb classes of change, titles by
+    # occupation, dimensions of a preference, trips, lower-case writers), each rule tested in
+    # wordings of its own (test_dream_supersession_rules.py): 52 of 56, 0 false.
+    # Its known view gap: "handed Marlin Dashboard over to Priti Shah on Monday. She's leading
+    # it now." — the cited turn's "on Monday" is read in the tense of the whole turn ("she's
+    # leading": the next Monday) when the claim is verified, in its sentence's (the last
+    # Monday) when the record is dated, so verification drops the page's line although the
+    # records are right.
+    pytest.param("supersession-blind3.yaml",
+                 Floors(45, 0.92, 0, view_gaps=frozenset({"b3-lead-handed-over"})),
+                 id="supersession-blind3"),
+    # Fourth: written blind while the rules were generalised against the third set; measured
+    # once after that round (6 of 59, 1 false, at 84bef0f), then after dream/meaning.py (8 of
+    # 59, recall 0.136, 1 false); 9 of 59 (0.153), 0 false after the one-turn pages and the
+    # comma that ends a name. No rule or setting was fitted to it, but its first cases were
+    # read for the format before that work: no longer blind, only a floor.
+    pytest.param("supersession-blind4.yaml", Floors(45, 0.16, 0), id="supersession-blind4"),
+    # Fifth: written by someone who read neither dream's code nor the other sets' cases, and
+    # scored blind before and after the meaning reader: 7 of 54 (recall 0.130) both times,
+    # 2 false. Then read, and 11 of 54 (0.204) after a correction's "not A" and one-turn pages
+    # were built on it. Raising the floors by fitting the set would end what it measures.
+    pytest.param("supersession-blind5.yaml", Floors(50, 0.22, 2), id="supersession-blind5"),
+    # Sixth: written by someone who read neither dream's code nor the other sets' cases;
+    # scored blind before and after the changes made against the fifth set's misses: 14 of 64
+    # both times, 4 false. Its false supersessions were then read and fixed by class (16 of
+    # 64, recall 0.25, 0 false), so it is no longer blind: the floors keep what it measures
+    # now, none false. 17 after chat without capitals was read sentence by sentence; 19 with
+    # amounts and doses; 18 once a first name in lower case was no longer run on into the
+    # words after it. A seventh set is what would say how supersession generalises.
+    pytest.param("supersession-blind6.yaml", Floors(60, 0.28, 0), id="supersession-blind6"),
+]
+
+
+@pytest.mark.parametrize("name, floors", SETS)
+def test_a_supersession_set_keeps_its_floors(name: str, floors: Floors) -> None:
+    """Dream over every memory of the set: recall no lower and false supersessions no more
+    than measured, and every view of every memory (but the set's known gaps) agreeing with
+    its records."""
+    if floors.needs_model:
+        from brainfs.dream import meaning
+
+        assert meaning.available(), ("the sentence model (ONNX export) is missing: run .ci/setup "
+                                     "(it exports all-MiniLM-L6-v2 into .venv/share/brainfs/onnx)")
+    from benchmarks.supersession import load, run
+
+    figs = run(load(DATA / name))
+    assert figs["changes"] >= floors.min_cases and figs["no_change_cases"] >= floors.min_cases
+    assert figs["false"] <= floors.false, figs["false_supersessions"]
+    assert figs["recall"] >= floors.recall, figs["missed"]
+    assert set(figs["view_errors"]) <= floors.view_gaps, figs["view_errors"]
