@@ -12,7 +12,7 @@ sample after ``brainfs correct "figures as SVG, not PDF"`` and a dream).
 import statistics, sys, time
 from pathlib import Path
 from brainfs.cache.search.shardsync import open_local
-from brainfs.cache.search import retrieval as R
+from brainfs.cache.search import retrieval
 from brainfs.cache.search.validity import Validity
 idx = open_local(Path(sys.argv[1]))
 qs = ["what format should figures be in", "who leads Ramp Ledger", "where does Amara Mensah work",
@@ -22,14 +22,14 @@ qs = ["what format should figures be in", "who leads Ramp Ledger", "where does A
 empty = Validity([])
 real = idx.validity
 for q in qs:  # warm
-    R.retrieve(idx, q, k=10, mode="sparse")
+    retrieval.retrieve(idx, q, k=10, mode="sparse")
 with_t, without_t = [], []
 for rnd in range(7):
     for on in ((True, False) if rnd % 2 == 0 else (False, True)):
         idx.validity = real if on else (lambda: empty)
         t = time.perf_counter()
         for q in qs:
-            R.retrieve(idx, q, k=10, mode="sparse")
+            retrieval.retrieve(idx, q, k=10, mode="sparse")
         (with_t if on else without_t).append((time.perf_counter() - t) * 1000 / len(qs))
 idx.validity = real
 a, b = statistics.median(with_t), statistics.median(without_t)

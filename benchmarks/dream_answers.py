@@ -73,7 +73,7 @@ from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.tools.locomo import ANSWER_K, content_words
 from brainfs.cache.layout import INDEX_PATH, SESSIONS, in_knowledge
 from brainfs.cache.search.text import CHARS_PER_TOKEN, estimate_tokens
-from brainfs.dream import text as T
+from brainfs.dream.text import parse_transcript
 from brainfs.dream.core import DictTree, dream
 
 PERSONAS = Path(__file__).resolve().parent.parent / "tests" / "personas"
@@ -159,7 +159,7 @@ def read_transcripts(pages: list[str], wiki: dict[str, str], tree: dict[str, str
     sessions = []
     for path, text in tree.items():
         if path.endswith("/transcript.md"):
-            tr = T.parse_transcript(path, text)
+            tr = parse_transcript(path, text)
             sessions.append((tr.date or "", path, tr))
     out, size = [], 0
     for _d, _p, tr in sorted(sessions, key=lambda s: (s[0], s[1]), reverse=True):
@@ -247,18 +247,18 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
     :data:`PAGE_SHAPES` (one index, as a dreamt memory's mount holds them). One row per
     question and retriever: ``transcripts`` and each shape → found or not; ``wiki_tokens``
     per shape: how much of the budget wiki passages took."""
-    from brainfs.tools import locomo as L
+    from brainfs.tools import locomo
     from brainfs.cache.search.model import token_counter
     from brainfs.cache.search.index import SearchIndex
     from brainfs.tools.locomo_wiki import build_wiki
 
     count = token_counter()
     rows: list[dict] = []
-    for sample in L.read_samples(path):
+    for sample in locomo.read_samples(path):
         cid = str(sample.get("sample_id"))
-        tree = L.conversation_tree(sample)
-        now = L.question_time(sample)
-        qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
+        tree = locomo.conversation_tree(sample)
+        now = locomo.question_time(sample)
+        qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if locomo.answer_scored(q)]
         memories = {"transcripts": tree}
         for shape, settings in PAGE_SHAPES.items():
             memories[shape] = {**tree, **build_wiki(tree, settings=settings)}
@@ -267,7 +267,7 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
             for m, (name, files) in enumerate(memories.items()):
                 ix = SearchIndex(Path(tmp) / f"memory-{m}.db")
                 try:
-                    ix.refresh([(p, L._content_hash(t)) for p, t in files.items()],
+                    ix.refresh([(p, locomo._content_hash(t)) for p, t in files.items()],
                                lambda p: files[p].encode("utf-8"), embedder)
                     # the ceiling: the answer anywhere in the memory's passages, no budget
                     top = ix.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
@@ -279,12 +279,12 @@ def recall_questions(path: Path, budget: int, embedder) -> list[dict]:
                                 "group": CATEGORIES[int(q["category"])], "wiki_tokens": {},
                                 "anywhere": {}})
                             if retriever == "bm25":  # the same for every retriever
-                                row["anywhere"][name] = L.answer_found(str(q["answer"]), everything)
+                                row["anywhere"][name] = locomo.answer_found(str(q["answer"]), everything)
                             else:
                                 row["anywhere"] = by_key[(i, "bm25")]["anywhere"]
-                            cards = L.recall_cards(ix, str(q["question"]), mode, embedder, now)
-                            seen = L.read_within([c.text for c in cards], budget, count)
-                            row[name] = L.answer_found(str(q["answer"]), seen)
+                            cards = locomo.recall_cards(ix, str(q["question"]), mode, embedder, now)
+                            seen = locomo.read_within([c.text for c in cards], budget, count)
+                            row[name] = locomo.answer_found(str(q["answer"]), seen)
                             if name != "transcripts":  # how much of the budget the wiki took
                                 row["wiki_tokens"][name] = sum(
                                     n for c, n in zip(cards, count(seen)) if in_knowledge(c.path))
@@ -314,23 +314,23 @@ def restated_questions(path: Path, budget: int, embedder, retrievers: list[str])
     ``wiki_tokens`` per wiki arm: how much of the budget wiki passages took."""
     from brainfs.cache.search.index import SearchIndex
     from brainfs.cache.search.model import token_counter
-    from brainfs.tools import locomo as L
+    from brainfs.tools import locomo
     from brainfs.tools.locomo_wiki import build_wiki
 
     count = token_counter()
     rows: list[dict] = []
-    for sample in L.read_samples(path):
+    for sample in locomo.read_samples(path):
         cid = str(sample.get("sample_id"))
-        tree = L.conversation_tree(sample)
-        now = L.question_time(sample)
-        qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
+        tree = locomo.conversation_tree(sample)
+        now = locomo.question_time(sample)
+        qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if locomo.answer_scored(q)]
         memories = {"transcripts": tree, "wiki": {**tree, **build_wiki(tree)}}
         by_key: dict[tuple[int, str], dict] = {}
         with tempfile.TemporaryDirectory(prefix="brainfs-restated-") as tmp:
             for m, (name, files) in enumerate(memories.items()):
                 ix = SearchIndex(Path(tmp) / f"memory-{m}.db")
                 try:
-                    ix.refresh([(p, L._content_hash(t)) for p, t in files.items()],
+                    ix.refresh([(p, locomo._content_hash(t)) for p, t in files.items()],
                                lambda p: files[p].encode("utf-8"), embedder)
                     for arm, (memory, leave) in RESTATED_ARMS.items():
                         if memory != name:
@@ -340,10 +340,11 @@ def restated_questions(path: Path, budget: int, embedder, retrievers: list[str])
                                 row = by_key.setdefault((i, retriever), {
                                     "set": "locomo", "conversation": cid, "qa": i, "retriever": retriever,
                                     "group": CATEGORIES[int(q["category"])], "wiki_tokens": {}})
-                                cards = L.recall_cards(ix, str(q["question"]), RECALL_MODES[retriever],
-                                                       embedder, now, leave_to_turns=leave)
-                                seen = L.read_within([c.text for c in cards], budget, count)
-                                row[arm] = L.answer_found(str(q["answer"]), seen)
+                                cards = locomo.recall_cards(ix, str(q["question"]),
+                                                            RECALL_MODES[retriever], embedder, now,
+                                                            leave_to_turns=leave)
+                                seen = locomo.read_within([c.text for c in cards], budget, count)
+                                row[arm] = locomo.answer_found(str(q["answer"]), seen)
                                 if memory == "wiki":
                                     row["wiki_tokens"][arm] = sum(
                                         n for c, n in zip(cards, count(seen)) if in_knowledge(c.path))
@@ -505,20 +506,20 @@ def miss_class(diag: dict) -> str:
 def _short_turn_headers():
     """:data:`SHORT_HEADERS` for the windows made inside (a diagnosis: the benchmark's
     own patch of ``ContextItem.header``, restored on exit)."""
-    from brainfs.cache.context import assembly as A
+    from brainfs.cache.context import assembly
 
-    full = A.ContextItem.header
+    full = assembly.ContextItem.header
 
     def header(self) -> str:
         if self.kind != "turn":
             return full(self)
         return f"### [{self.lane}] {self.source}" + (" (truncated)" if self.status == "truncated" else "")
 
-    A.ContextItem.header = header
+    assembly.ContextItem.header = header
     try:
         yield
     finally:
-        A.ContextItem.header = full
+        assembly.ContextItem.header = full
 
 
 def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everything: list[str],
@@ -527,22 +528,22 @@ def _diagnose(ix, question: str, answer: str, embedder, now, budget: int, everyt
     turns; the rank at which recall's turns (hybrid, :data:`MISS_DEPTH` deep, as context
     asks it) first hold every answer word; and whether the first ``budget`` tokens of those
     turns' texts, read without any header, hold them (the ceiling of packing)."""
-    from brainfs.cache.context import recalled as R
-    from brainfs.tools import locomo as L
+    from brainfs.cache.context import recalled
+    from brainfs.tools import locomo
 
-    cards = R.retrieve(ix, question, k=MISS_DEPTH, embedder=embedder, now=now, stale_days=180,
-                       max_chars=100_000).cards
+    cards = recalled.retrieve(ix, question, k=MISS_DEPTH, embedder=embedder, now=now,
+                              stale_days=180, max_chars=100_000).cards
     turns = [c.text for c in cards if c.path.startswith(SESSIONS)]
-    want = set(L.content_words(answer))
+    want = set(locomo.content_words(answer))
     have: set[str] = set()
     depth = None
     for n, t in enumerate(turns, 1):
-        have.update(L.content_words(t))
+        have.update(locomo.content_words(t))
         if want <= have:
             depth = n
             break
-    return {"anywhere": L.answer_found(answer, everything), "depth": depth,
-            "bare": L.answer_found(answer, L.read_within(turns, budget, count)),
+    return {"anywhere": locomo.answer_found(answer, everything), "depth": depth,
+            "bare": locomo.answer_found(answer, locomo.read_within(turns, budget, count)),
             "_turns": [(c.ref, c.text) for c in cards if c.path.startswith(SESSIONS)]}
 
 
@@ -552,13 +553,15 @@ def _diagnose_lines(diag: dict, answer: str, cited: dict[str, list[str]], budget
     ``bare`` — ``lines``: a turn no line cites is left out; ``lines or turns``: it is read
     itself. Against ``bare``, what reading the wiki's lines instead of the turns they cite
     keeps of the answers."""
-    from brainfs.tools import locomo as L
+    from brainfs.tools import locomo
 
     turns = diag.pop("_turns")
     only = [ln for ref, _t in turns for ln in cited.get(ref, [])]
     either = [x for ref, t in turns for x in (cited.get(ref) or [t])]
-    diag["lines"] = L.answer_found(answer, L.read_within(list(dict.fromkeys(only)), budget, count))
-    diag["lines_or_turns"] = L.answer_found(answer, L.read_within(list(dict.fromkeys(either)), budget, count))
+    diag["lines"] = locomo.answer_found(
+        answer, locomo.read_within(list(dict.fromkeys(only)), budget, count))
+    diag["lines_or_turns"] = locomo.answer_found(
+        answer, locomo.read_within(list(dict.fromkeys(either)), budget, count))
 
 
 class _MemoRecall:
@@ -585,26 +588,26 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
     ``knowledge/INDEX.md`` in the memory (the index lane). ``diagnose``: each row also gets
     ``diag`` (:func:`_diagnose`, and ``in_line``: one wiki claim line holds every answer
     word), and the transcripts alone are read with :data:`SHORT_HEADERS` too."""
-    from brainfs.cache.context import assembly as A
-    from brainfs.cache.context import recalled as R
+    from brainfs.cache.context import assembly
+    from brainfs.cache.context import recalled
     from brainfs.cache.context.claims import page_claims
     from brainfs.cache.search.index import SearchIndex
     from brainfs.cache.search.model import token_counter
-    from brainfs.tools import locomo as L
+    from brainfs.tools import locomo
 
     count = token_counter()
 
     uses = uses if uses is not None else wiki_uses()
     rows: list[dict] = []
-    real_recall = R.retrieve
-    floor0 = R.RELATIVE_FLOOR
+    real_recall = recalled.retrieve
+    floor0 = recalled.RELATIVE_FLOOR
     try:
-        R.retrieve = _MemoRecall(real_recall)
-        for sample in L.read_samples(path):
+        recalled.retrieve = _MemoRecall(real_recall)
+        for sample in locomo.read_samples(path):
             cid = str(sample.get("sample_id"))
-            tree = L.conversation_tree(sample)
-            now = L.question_time(sample)
-            qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if L.answer_scored(q)]
+            tree = locomo.conversation_tree(sample)
+            now = locomo.question_time(sample)
+            qs = [(i, q) for i, q in enumerate(sample.get("qa", [])) if locomo.answer_scored(q)]
             staged = dream(DictTree(dict(tree)), settings=dict(_ablation())).staged
             wiki = {p: t for p, t in staged.items() if in_knowledge(p) and p.endswith(".md")
                     and (with_index or p != INDEX)}
@@ -618,27 +621,27 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                         (root / rel).write_text(text, encoding="utf-8")
                     ix = SearchIndex(Path(tmp) / f"{name}.db")
                     try:
-                        ix.refresh([(p, L._content_hash(t)) for p, t in files.items()],
+                        ix.refresh([(p, locomo._content_hash(t)) for p, t in files.items()],
                                    lambda p: files[p].encode("utf-8"), embedder)
-                        src = A.MemorySource(root, index=ix, embedder=embedder,
-                                             global_guide=Path(tmp) / "no-global-guide.md")
+                        src = assembly.MemorySource(root, index=ix, embedder=embedder,
+                                                    global_guide=Path(tmp) / "no-global-guide.md")
                         arms = ({"transcripts": {}, **{f"transcripts, floor {f:g}": {"_floor": f}
                                                          for f in TRANSCRIPT_FLOORS},
                                  f"transcripts, {SHORT_HEADERS}": {"_short": True}}
                                 if name == "transcripts" else uses)
                         for arm, kw in arms.items():
                             kw = dict(kw)
-                            R.RELATIVE_FLOOR = kw.pop("_floor", floor0)
+                            recalled.RELATIVE_FLOOR = kw.pop("_floor", floor0)
                             short = kw.pop("_short", False)
-                            use = A.WikiUse(**kw)
+                            use = assembly.WikiUse(**kw)
                             with _short_turn_headers() if short else nullcontext():
                                 for i, q in qs:
-                                    w = A.assemble(str(q["question"]), src, budget=budget, reserve=0,
-                                                   now=now, wiki=use)
-                                    by_q[i][arm] = L.answer_found(str(q["answer"]), [w.to_prompt()])
+                                    w = assembly.assemble(str(q["question"]), src, budget=budget,
+                                                          reserve=0, now=now, wiki=use)
+                                    by_q[i][arm] = locomo.answer_found(str(q["answer"]), [w.to_prompt()])
                                     by_q[i]["tokens"][arm] = {
                                         lane: u["tokens"] for lane, u in w.lane_usage().items()}
-                            R.RELATIVE_FLOOR = floor0
+                            recalled.RELATIVE_FLOOR = floor0
                         if diagnose and name == "transcripts":
                             top = ix.conn.execute("SELECT max(id) FROM chunks").fetchone()[0] or 0
                             everything = [r["text"] or "" for r in ix.chunks_by_id(range(1, top + 1)).values()]
@@ -655,7 +658,7 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                                         cited[ref].append(cl.render())
                             for i, q in qs:  # one wiki line holds every answer word
                                 by_q[i]["diag"]["in_line"] = any(
-                                    L.answer_found(str(q["answer"]), [ln]) for ln in lines)
+                                    locomo.answer_found(str(q["answer"]), [ln]) for ln in lines)
                                 _diagnose_lines(by_q[i]["diag"], str(q["answer"]), cited, budget, count)
                     finally:
                         ix.close()
@@ -664,8 +667,8 @@ def context_questions(path: Path, budget: int, embedder, uses: dict[str, dict] |
                 embedder.save()
             print(f"context {cid}: {len(qs)} questions", file=sys.stderr, flush=True)
     finally:
-        R.retrieve = real_recall
-        R.RELATIVE_FLOOR = floor0
+        recalled.retrieve = real_recall
+        recalled.RELATIVE_FLOOR = floor0
     return rows
 
 

@@ -155,13 +155,13 @@ def locomo(path: Path | str, sample: int = 20, seed: int = 28) -> dict:
     turns each side cites."""
     from brainfs.cache.facts.records import FACTS_PATH, FactSet, loads
     from brainfs.dream.core import DictTree, dream
-    from brainfs.tools import locomo as L
+    from brainfs.tools.locomo import conversation_tree, read_samples
 
-    data = L.read_samples(Path(path))
+    data = read_samples(Path(path))
     found = []
     records: Counter = Counter()
     for i, sample_ in enumerate(data):
-        tree = L.conversation_tree(sample_)
+        tree = conversation_tree(sample_)
         staged = dream(DictTree(dict(tree))).staged
         recs = FactSet(loads(staged.get(FACTS_PATH, "")))
         records.update(r.attribute for r in recs)

@@ -385,17 +385,17 @@ def context_reader(ctx: ConversationContext, index: SearchIndex, files: dict[str
     question over ``files`` (written to a folder of the conversation's workdir) searched in
     ``index`` — :func:`~brainfs.cache.context.assembly.assemble` with no reserve, as
     ``to_prompt`` gives it to a model, headers and all."""
-    from brainfs.cache.context import assembly as A
+    from brainfs.cache.context import assembly
 
     root = ctx.workdir / f"{name}-root"
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
-    src = A.MemorySource(root, index=index, embedder=ctx.embedder,
-                         global_guide=ctx.workdir / "no-global-guide.md")
+    src = assembly.MemorySource(root, index=index, embedder=ctx.embedder,
+                                global_guide=ctx.workdir / "no-global-guide.md")
 
     def window(question: str, budget: int) -> str:
-        return A.assemble(question, src, budget=budget, reserve=0, now=ctx.now).to_prompt()
+        return assembly.assemble(question, src, budget=budget, reserve=0, now=ctx.now).to_prompt()
 
     return window
 
