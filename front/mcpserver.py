@@ -389,8 +389,12 @@ def _add_reading_tools(server: Any, memory: Memory, call: Callable[[Callable[[],
                  "the dream tool went (requested_here; one asked for through an earlier server "
                  "too).")
     def dream_status() -> str:
+        # The run's own state first: its process writes "done" only after giving the lease
+        # up, so a lease read afterwards agrees with it (read the other way round, a run
+        # ending between the two reads showed "done" and "running" at once).
+        requested = runs.status()
         got = call(memory.dream_status)
-        got["requested_here"] = runs.status()
+        got["requested_here"] = requested
         return json.dumps(got, indent=2)
 
 
