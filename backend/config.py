@@ -7,6 +7,12 @@ flags (applied by the CLI through :meth:`Config.override`). A file named by
 ``$BRAINFS_CONFIG`` or ``--config`` must exist (``/dev/null`` or an empty value: no file);
 the default location is optional.
 
+The settings come in one section per layer (:data:`SECTIONS`: ``s3``, ``cache``, ``mount``,
+``recall``, ``dream``, ``sessions``). Each setting's name is unique across them, and it is
+the one name the setting has: the environment variable ``BRAINFS_<NAME>``, a key of the
+TOML file (at its top, the flat format, or in its section's table: ``[cache]`` then
+``cache_budget_bytes = "4G"``), ``cfg.<name>`` as well as ``cfg.<section>.<name>``.
+
 Sizes (``*_bytes`` settings) accept a number of bytes or a number with a unit: ``512M``,
 ``2G``, ``1.5GiB`` (K, M, G, T and KiB… are powers of 1024, KB, MB, GB, TB powers of 1000).
 
@@ -18,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import json
 import os
 import re
 import tomllib
@@ -84,10 +91,9 @@ def _endpoint_problem(url: str) -> str | None:
 
 
 @dataclass
-class Config:
-    """Every tunable of brainfs, with the reason for its default."""
+class S3Settings:
+    """The object store: where it is, the key pair, and how requests behave (``backend/``)."""
 
-    # --- S3 ---------------------------------------------------------------------------
     #: None means real AWS. Read from AWS_ENDPOINT_URL like every AWS tool does.
     endpoint_url: str | None = None
     region: str = "us-east-1"
@@ -109,8 +115,17 @@ class Config:
     #: is bounded by concurrency; 32 keeps a 2,000-file preload near 1 s at 20 ms RTT
     #: without tripping S3's per-prefix rate limits.
     max_workers: int = 32
+    #: A listing of more than 1,000 known files is cut into ranges of keys listed in
+    #: parallel (a 20,000-file corpus: three rounds of requests instead of 20 in a row);
+    #: false lists page after page, for a server whose key order is found wanting.
+    list_ranges: bool = True
 
-    # --- cache ------------------------------------------------------------------------
+
+@dataclass
+class CacheSettings:
+    """The local working set: where it lives, its budget, the preload and uploads
+    (``cache/local/``)."""
+
     #: Where the working set lives; default is per corpus under ~/.cache/brainfs.
     cache_dir: Path | None = None
     #: Local working-set budget. Clean, unpinned files beyond it are evicted (LRU).
@@ -140,20 +155,9 @@ class Config:
     #: writes it first, from memory); creating thousands of files is what made a large
     #: mount slow. False: every file is on disk before the mount is usable.
     preload_unpack_background: bool = True
-    #: Once a mount is prepared (and again once its preload is unpacked), take every object
-    #: alive out of Python's cyclic collector (``fs/heap.py``): at 20,000 files each full
-    #: collection walked ~110,000 long-lived objects inside some FUSE request.
-    gc_freeze: bool = True
     #: Declare the mount usable at once and preload while serving (a lookup of a file not
     #: yet fetched fetches it on the spot, as for any remote file).
     preload_in_background: bool = False
-
-    # --- mount ------------------------------------------------------------------------
-    #: Kernel entry/attribute cache lifetime. Only this daemon changes the tree under the
-    #: mount, and it invalidates the kernel explicitly when it does, so a long timeout is
-    #: safe and is what lets a second grep never call into the daemon for lookups.
-    entry_timeout: float = 300.0
-    attr_timeout: float = 300.0
     #: Seconds a write stays journaled before upload is attempted again after a failure.
     upload_retry_seconds: float = 5.0
     #: Files at least this big are uploaded in parts, streamed from the cache file: one
@@ -162,6 +166,22 @@ class Config:
     #: Part size of a multipart upload (S3's minimum is 5 MiB; 10,000 parts at most, so
     #: 16 MiB parts reach 156 GiB).
     multipart_part_bytes: int = 16 << 20
+
+
+@dataclass
+class MountSettings:
+    """The mount itself: kernel caching, what it shows, when writes commit, relists, its
+    log (``fs/``)."""
+
+    #: Kernel entry/attribute cache lifetime. Only this daemon changes the tree under the
+    #: mount, and it invalidates the kernel explicitly when it does, so a long timeout is
+    #: safe and is what lets a second grep never call into the daemon for lookups.
+    entry_timeout: float = 300.0
+    attr_timeout: float = 300.0
+    #: Once a mount is prepared (and again once its preload is unpacked), take every object
+    #: alive out of Python's cyclic collector (``fs/heap.py``): at 20,000 files each full
+    #: collection walked ~110,000 long-lived objects inside some FUSE request.
+    gc_freeze: bool = True
     allow_other: bool = False
     #: FUSE no-open mode: the kernel opens files and directories without asking the daemon
     #: and keeps their pages and listings cached until the daemon invalidates them, so a
@@ -205,12 +225,6 @@ class Config:
     #: that a log appended every second still reaches the bucket (as a local file system
     #: writes back dirty pages after 30 s).
     commit_max_seconds: float = 30.0
-    #: Run dream from the mount every this many seconds (0 = never; `brainfs dream` from
-    #: cron or by hand does the same). The lease in the bucket keeps it to one run at once.
-    dream_interval_seconds: float = 0.0
-    #: Also run dream from the mount once this many sessions are new or have grown since
-    #: its last run (0 = only on the schedule above): a busy day gets its wiki sooner.
-    dream_after_sessions: int = 0
     #: How often a mount lists the corpus again to see what others (dream, another mount)
     #: wrote: one paginated LIST per minute is cheap and bounds staleness to a minute.
     relist_seconds: float = 60.0
@@ -218,10 +232,6 @@ class Config:
     #: instead of a paginated LIST (one round trip per 1,000 files), and takes the real LIST
     #: at once in the background; a name the snapshot lacks waits for that LIST.
     listing_snapshot: bool = True
-    #: A listing of more than 1,000 known files is cut into ranges of keys listed in
-    #: parallel (a 20,000-file corpus: three rounds of requests instead of 20 in a row);
-    #: false lists page after page, for a server whose key order is found wanting.
-    list_ranges: bool = True
     #: Mounts rewrite the snapshot when their LIST differs from it, at most this often: a
     #: 20,000-file corpus's snapshot is a few hundred KB, not worth writing on every change.
     listing_snapshot_seconds: float = 60.0
@@ -231,7 +241,17 @@ class Config:
     log_max_bytes: int = 1024**2
     log_backups: int = 3
 
-    # --- dream's synthesizer -------------------------------------------------------------
+
+@dataclass
+class DreamSettings:
+    """Dream: when a mount runs it, and the synthesizer's model (``dream/``)."""
+
+    #: Run dream from the mount every this many seconds (0 = never; `brainfs dream` from
+    #: cron or by hand does the same). The lease in the bucket keeps it to one run at once.
+    dream_interval_seconds: float = 0.0
+    #: Also run dream from the mount once this many sessions are new or have grown since
+    #: its last run (0 = only on the schedule above): a busy day gets its wiki sooner.
+    dream_after_sessions: int = 0
     #: ``deterministic`` (offline, reproducible: the default), ``llm`` (the model below) or
     #: ``agent`` (pages the user's agent wrote through MCP, dream/agentwork.py).
     #: ``brainfs dream --synth`` overrides it.
@@ -270,14 +290,23 @@ class Config:
     llm_price_input_per_mtok: float = 0.0
     llm_price_output_per_mtok: float = 0.0
 
-    # --- import-sessions --------------------------------------------------------------
+
+@dataclass
+class SessionSettings:
+    """``brainfs import-sessions`` (``cache/sessions/``)."""
+
     #: The names to write for a source's roles, ``"User=Nadia"`` (several: comma-separated);
     #: ``--speaker`` adds to them. Unset, "User" stays "User" in the transcripts, and dream
     #: takes it for the memory's owner (the person who speaks most in it): the import's
     #: output says so, with the ``--speaker`` that names someone else.
     import_speakers: str = ""
 
-    # --- recall -----------------------------------------------------------------------
+
+@dataclass
+class RecallSettings:
+    """Search and recall: staleness, the model, the index a mount fetches
+    (``cache/search/``, ``fs/recall.py``)."""
+
     #: Statements likely to change (a plan, a status, a role) not confirmed for this many
     #: days are flagged stale (cache/search/staleness.py).
     stale_days: int = 180
@@ -302,21 +331,80 @@ class Config:
     recall_follow_max_files: int = 100
     recall_follow_max_bytes: int = 8 * 1024 * 1024
 
+
+#: The sections of a config, by the attribute (and TOML table) that holds each. A setting's
+#: name is unique across them, so it is also its name on its own: ``cfg.cache_budget_bytes``
+#: (read through its section), ``BRAINFS_CACHE_BUDGET_BYTES``, a flat TOML key, ``-o``.
+SECTIONS: dict[str, type] = {
+    "s3": S3Settings,
+    "cache": CacheSettings,
+    "mount": MountSettings,
+    "recall": RecallSettings,
+    "dream": DreamSettings,
+    "sessions": SessionSettings,
+}
+
+#: Each setting's section: ``{"endpoint_url": "s3", …}``.
+SECTION_OF: dict[str, str] = {
+    f.name: section for section, cls in SECTIONS.items() for f in dataclasses.fields(cls)
+}
+
+
+def setting_fields() -> dict[str, dataclasses.Field]:
+    """Every setting's dataclass field (its default, its type), by its name."""
+    return {f.name: f for cls in SECTIONS.values() for f in dataclasses.fields(cls)}
+
+
+@dataclass(init=False)
+class Config:
+    """Every tunable of brainfs, in one section per layer, with the reason for its default.
+
+    ``cfg.s3``, ``cfg.cache``, ``cfg.mount``, ``cfg.recall``, ``cfg.dream`` and
+    ``cfg.sessions`` hold the settings; each setting is also readable (and settable) by its
+    own name, ``cfg.read_only``, through its section, as it was before the sections.
+    ``Config(read_only=True)`` sets settings by name as well.
+    """
+
+    s3: S3Settings
+    cache: CacheSettings
+    mount: MountSettings
+    recall: RecallSettings
+    dream: DreamSettings
+    sessions: SessionSettings
+
+    def __init__(self, s3: S3Settings | None = None, cache: CacheSettings | None = None,
+                 mount: MountSettings | None = None, recall: RecallSettings | None = None,
+                 dream: DreamSettings | None = None, sessions: SessionSettings | None = None,
+                 **settings: Any) -> None:
+        given = {"s3": s3, "cache": cache, "mount": mount, "recall": recall, "dream": dream,
+                 "sessions": sessions}
+        for name, cls in SECTIONS.items():
+            # A copy: ``dataclasses.replace(cfg, …)`` passes the original's sections, and
+            # the copy must not change them.
+            section = given[name]
+            setattr(self, name, dataclasses.replace(section) if section is not None else cls())
+        for name, value in settings.items():
+            if name not in SECTION_OF:
+                raise TypeError(f"Config() got an unexpected setting {name!r}")
+            setattr(getattr(self, SECTION_OF[name]), name, value)
+
     # ------------------------------------------------------------------------------------
     @classmethod
     def load(cls, path: Path | None = None, env: dict[str, str] | None = None) -> "Config":
         """Defaults, then the TOML file, then the environment."""
         env = dict(os.environ if env is None else env)
         cfg = cls()
+        data: dict[str, Any] = {}
         toml_path = config_path(path, env)
         if toml_path is not None:
             try:
-                data = tomllib.loads(toml_path.read_text())
+                raw = tomllib.loads(toml_path.read_text())
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
                 raise ConfigError(f"{toml_path}: not valid TOML: {e}") from None
             except OSError as e:
                 raise ConfigError(f"config file {toml_path}: {e.strerror or e}") from None
             try:
+                data = _flat_toml(raw)
                 cfg = cfg.override(**data)
             except ConfigError as e:
                 raise ConfigError(f"{toml_path}: {e}") from None
@@ -331,7 +419,7 @@ class Config:
         # The SDKs' own variables count as environment (above the TOML file), below
         # brainfs's own names: OPENAI_* for an OpenAI-compatible endpoint, ANTHROPIC_* for
         # Anthropic's (the provider unset and only ANTHROPIC_API_KEY set: anthropic).
-        provider = env.get("BRAINFS_LLM_PROVIDER") or (data.get("llm_provider") if toml_path else None)
+        provider = env.get("BRAINFS_LLM_PROVIDER") or data.get("llm_provider")
         if not provider and env.get("ANTHROPIC_API_KEY") and not (
                 env.get("OPENAI_API_KEY") or env.get("OPENAI_BASE_URL")):
             provider = overrides["llm_provider"] = "anthropic"
@@ -340,18 +428,17 @@ class Config:
             if env.get(key):
                 overrides[name] = env[key]
         cfg = cfg.override(**overrides)
-        for f in dataclasses.fields(cls):
-            key = "BRAINFS_" + f.name.upper()
+        for name in SECTION_OF:
+            key = "BRAINFS_" + name.upper()
             if key in env:
                 try:
-                    cfg = cfg.override(**{f.name: env[key]})
+                    cfg = cfg.override(**{name: env[key]})
                 except ConfigError as e:
                     raise ConfigError(f"environment variable {key}: {e}") from None
         if env.get("AWS_ACCESS_KEY_ID"):
             # A key pair comes whole from one source: never pair the environment's key id
             # with a secret or token from the file.
-            cfg = dataclasses.replace(
-                cfg,
+            cfg = cfg.replace(
                 access_key=env["AWS_ACCESS_KEY_ID"],
                 secret_key=env.get("AWS_SECRET_ACCESS_KEY"),
                 session_token=env.get("AWS_SESSION_TOKEN"),
@@ -360,18 +447,21 @@ class Config:
             cfg = _with_profile_keys(cfg, env)
         return cfg
 
+    def replace(self, **values: Any) -> "Config":
+        """A copy with settings set by name, as given (no coercion, None included)."""
+        return Config(**{name: getattr(self, name) for name in SECTIONS}, **values)
+
     def override(self, **values: Any) -> "Config":
         """A copy with ``values`` applied (None values are ignored), coerced to field types."""
-        known = {f.name: f for f in dataclasses.fields(self)}
-        out = dataclasses.replace(self)
+        out = self.replace()
         for name, value in values.items():
             if value is None:
                 continue
-            if name not in known:
-                close = difflib.get_close_matches(name, known, n=1)
+            if name not in SECTION_OF:
+                close = difflib.get_close_matches(name, SECTION_OF, n=1)
                 raise ConfigError(f"unknown setting {name!r}"
                                   + (f" (did you mean {close[0]!r}?)" if close else ""))
-            setattr(out, name, _coerce(name, known[name].type, value))
+            setattr(out, name, _coerce(name, value))
         if out.endpoint_url is not None:
             out.endpoint_url = out.endpoint_url.strip() or None
         if out.endpoint_url is not None:
@@ -387,6 +477,42 @@ class Config:
         if out.llm_provider not in ("openai", "anthropic"):
             raise ConfigError(f"llm_provider must be 'openai' or 'anthropic', not {out.llm_provider!r}")
         return out
+
+    def settings(self) -> dict[str, Any]:
+        """Every setting's value by its name (flat, in the sections' order)."""
+        return {name: getattr(self, name) for name in SECTION_OF}
+
+    def to_json(self) -> str:
+        """The resolved config as JSON, by section: what a background mount hands its
+        daemon (:meth:`from_json`), so that the daemon runs with exactly what its parent
+        resolved instead of resolving file, environment and flags again. Holds the secrets
+        (key pair, LLM key): for a pipe or a file only its owner reads, never a log."""
+        return json.dumps({"version": _JSON_VERSION, **{
+            name: {k: (str(v) if isinstance(v, Path) else v)
+                   for k, v in dataclasses.asdict(getattr(self, name)).items()}
+            for name in SECTIONS}})
+
+    @classmethod
+    def from_json(cls, text: str) -> "Config":
+        """The config :meth:`to_json` wrote, as it was: no file, environment or default is
+        consulted, a setting missing or unknown is an error (parent and daemon run the same
+        code, so either means something else wrote it)."""
+        try:
+            data = json.loads(text)
+        except ValueError as e:
+            raise ConfigError(f"resolved config: not JSON: {e}") from None
+        if not isinstance(data, dict) or data.get("version") != _JSON_VERSION:
+            raise ConfigError(f"resolved config: not version {_JSON_VERSION} of brainfs's config")
+        types_ = _field_types()
+        sections = {}
+        for name, section_cls in SECTIONS.items():
+            values = data.get(name)
+            want = {f.name for f in dataclasses.fields(section_cls)}
+            if not isinstance(values, dict) or set(values) != want:
+                raise ConfigError(f"resolved config: section {name!r} does not hold its settings")
+            sections[name] = section_cls(**{
+                k: Path(v) if v is not None and types_[k] is Path else v for k, v in values.items()})
+        return cls(**sections)
 
     def credentials(self) -> tuple[str, str, str | None]:
         """The key pair to use: the user's, or the embedded server's documented default.
@@ -405,6 +531,47 @@ class Config:
         base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "brainfs"
         ident = f"{self.endpoint_url or 'aws'}|{bucket}|{prefix}".encode()
         return base / hashlib.sha256(ident).hexdigest()[:16]
+
+
+def _flat_property(name: str, section: str) -> property:
+    """``cfg.NAME`` read and set in ``cfg.SECTION``."""
+
+    def get(self: Config) -> Any:
+        return getattr(getattr(self, section), name)
+
+    def set_(self: Config, value: Any) -> None:
+        setattr(getattr(self, section), name, value)
+
+    return property(get, set_, doc=f"``{section}.{name}``")
+
+
+for _name, _section in SECTION_OF.items():
+    setattr(Config, _name, _flat_property(_name, _section))
+del _name, _section
+
+#: The format of :meth:`Config.to_json`; parent and daemon are the same install.
+_JSON_VERSION = 1
+
+
+def _flat_toml(data: dict[str, Any]) -> dict[str, Any]:
+    """A config file's settings by name. Settings may stand at the top (``read_only =
+    true``, the format since the first release) or in their section's table (``[mount]``
+    then ``read_only = true``), or both; a setting given twice, or in another section's
+    table, is an error."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in SECTIONS:
+            out[key] = value  # a flat setting (an unknown one is reported by override)
+            continue
+        if not isinstance(value, dict):
+            raise ConfigError(f"[{key}] is a section of settings, not a setting")
+        for name, v in value.items():
+            if name in SECTION_OF and SECTION_OF[name] != key:
+                raise ConfigError(f"setting {name!r} belongs in [{SECTION_OF[name]}], not [{key}]")
+            if name in out or name in data:
+                raise ConfigError(f"setting {name!r} is given twice (at the top and in [{key}])")
+            out[name] = v
+    return out
 
 
 def config_path(path: Path | None, env: dict[str, str]) -> Path | None:
@@ -449,8 +616,8 @@ def _with_profile_keys(cfg: Config, env: dict[str, str]) -> Config:
     if creds is None:
         raise ConfigError(f"AWS profile {cfg.profile!r} (AWS_PROFILE) has no key pair")
     frozen = creds.get_frozen_credentials()
-    return dataclasses.replace(cfg, access_key=frozen.access_key, secret_key=frozen.secret_key,
-                               session_token=frozen.token)
+    return cfg.replace(access_key=frozen.access_key, secret_key=frozen.secret_key,
+                       session_token=frozen.token)
 
 
 def _field_types() -> dict[str, type]:
@@ -459,7 +626,8 @@ def _field_types() -> dict[str, type]:
     global _TYPES
     if _TYPES is None:
         out: dict[str, type] = {}
-        for name, hint in typing.get_type_hints(Config).items():
+        hints = {k: v for cls in SECTIONS.values() for k, v in typing.get_type_hints(cls).items()}
+        for name, hint in hints.items():
             args = [a for a in typing.get_args(hint) if a is not type(None)]
             if typing.get_origin(hint) in (typing.Union, types.UnionType) and len(args) == 1:
                 hint = args[0]
@@ -473,7 +641,7 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
-def _coerce(name: str, typ: Any, value: Any) -> Any:
+def _coerce(name: str, value: Any) -> Any:
     """``value`` (from TOML, the environment or a flag) as the setting's type."""
     t = _field_types().get(name, str)
     try:

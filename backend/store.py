@@ -100,28 +100,28 @@ class ObjectStore:
         self.url = url
         self.cfg = cfg
         access, secret, token = cfg.credentials()
-        use_default_chain = cfg.endpoint_url is None and not cfg.access_key
+        use_default_chain = cfg.s3.endpoint_url is None and not cfg.s3.access_key
         bc = botocore.config.Config(
-            connect_timeout=cfg.connect_timeout,
-            read_timeout=cfg.read_timeout,
-            retries={"total_max_attempts": cfg.max_attempts, "mode": "standard"},
-            max_pool_connections=max(10, cfg.max_workers + 4),
+            connect_timeout=cfg.s3.connect_timeout,
+            read_timeout=cfg.s3.read_timeout,
+            retries={"total_max_attempts": cfg.s3.max_attempts, "mode": "standard"},
+            max_pool_connections=max(10, cfg.s3.max_workers + 4),
             s3={"addressing_style": "path"},
             # Non-AWS servers (rclone serve s3) send a whole-object checksum on ranged GETs,
             # which fails botocore's default validation; we verify content ourselves.
             response_checksum_validation="when_required",
             request_checksum_calculation="when_required",
         )
-        kwargs: dict[str, Any] = {"config": bc, "region_name": cfg.region}
-        if cfg.endpoint_url:
-            kwargs["endpoint_url"] = cfg.endpoint_url
+        kwargs: dict[str, Any] = {"config": bc, "region_name": cfg.s3.region}
+        if cfg.s3.endpoint_url:
+            kwargs["endpoint_url"] = cfg.s3.endpoint_url
         if not use_default_chain:
             kwargs.update(
                 aws_access_key_id=access, aws_secret_access_key=secret, aws_session_token=token
             )
         self._client = boto3.session.Session().client("s3", **kwargs)
         listparse.install(self._client)
-        self._pool = ThreadPoolExecutor(max_workers=cfg.max_workers, thread_name_prefix="s3")
+        self._pool = ThreadPoolExecutor(max_workers=cfg.s3.max_workers, thread_name_prefix="s3")
         self._cond_put: bool | None = None
         self._lock = threading.Lock()
         self._cas: CasLock | None = None
@@ -148,7 +148,7 @@ class ObjectStore:
             ):
                 return PreconditionFailed(f"{what}: object changed concurrently")
             return Unavailable(f"{what}: server error {status} {code}")
-        endpoint = self.cfg.endpoint_url or "AWS S3"
+        endpoint = self.cfg.s3.endpoint_url or "AWS S3"
         if isinstance(e, botocore.exceptions.SSLError):
             text = str(e)
             if "WRONG_VERSION_NUMBER" in text or "record layer failure" in text:
@@ -160,13 +160,13 @@ class ObjectStore:
             return Unavailable(f"{what}: TLS with {endpoint} failed; check https:// in "
                                "AWS_ENDPOINT_URL")
         if isinstance(e, botocore.exceptions.EndpointConnectionError):
-            hint = ("is the S3 server running there? (AWS_ENDPOINT_URL)" if self.cfg.endpoint_url
+            hint = ("is the S3 server running there? (AWS_ENDPOINT_URL)" if self.cfg.s3.endpoint_url
                     else "is the network up?")
             return Unavailable(f"{what}: cannot reach {endpoint}; {hint}")
         if isinstance(e, (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectTimeoutError)):
             return Unavailable(f"{what}: {endpoint} timed out")
         if isinstance(e, botocore.exceptions.NoCredentialsError):
-            if not self.cfg.endpoint_url:
+            if not self.cfg.s3.endpoint_url:
                 # The usual cause is not AWS at all: a local or other S3 service whose
                 # endpoint was not given, so the request went to Amazon S3.
                 return AccessDenied(f"{self.url}: no AWS credentials found: with no endpoint "
@@ -208,7 +208,7 @@ class ObjectStore:
         #: keys the last full listing could not represent (reported by ``brainfs status``)
         self.skipped = skipped
         try:
-            bounds = self._range_bounds(hints, prefix) if self.cfg.list_ranges and not under else []
+            bounds = self._range_bounds(hints, prefix) if self.cfg.s3.list_ranges and not under else []
             told = None if on_range is None else (
                 lambda part: on_range([i for o in part if (i := self._info(o)) is not None]))
             keys = self._list_ranges(prefix, bounds, first, told) if bounds else self._list_keys(prefix)
@@ -278,7 +278,7 @@ class ObjectStore:
                 on_range(part)
             return part
 
-        workers = max(1, min(LIST_RANGE_WORKERS, self.cfg.max_workers, len(ranges)))
+        workers = max(1, min(LIST_RANGE_WORKERS, self.cfg.s3.max_workers, len(ranges)))
         done: dict[int, list[dict[str, Any]]] = {}
         if rank:
             # The range the first read wants goes alone, then the rest: at once with seven
@@ -311,7 +311,7 @@ class ObjectStore:
             status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
             if status == 404:
                 raise NoSuchBucket(f"bucket {self.url.bucket!r} does not exist at "
-                                   f"{self.cfg.endpoint_url or 'AWS S3'} (check the URL; "
+                                   f"{self.cfg.s3.endpoint_url or 'AWS S3'} (check the URL; "
                                    "`brainfs import` creates it)") from None
             raise self._map(e, f"bucket {self.url.bucket}") from None
         except Exception as e:  # noqa: BLE001
@@ -550,7 +550,7 @@ class ObjectStore:
             return
         with self._lock:
             if self._cas is None:
-                self._cas = CasLock(f"{self.cfg.endpoint_url or 'aws'} {self.url}")
+                self._cas = CasLock(f"{self.cfg.s3.endpoint_url or 'aws'} {self.url}")
         with self._cas.hold(self._key(path)):
             yield
 

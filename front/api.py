@@ -219,7 +219,7 @@ def assemble_context(task: str, make_source: Callable[[SearchIndex | None], Memo
     ix = open_local(index_path) if index_path is not None and index_path.exists() else None
     try:
         return assemble(task, make_source(ix), budget=budget, reserve=reserve,
-                        stale_days=cfg.stale_days, k=k, drop_stale=drop_stale,
+                        stale_days=cfg.recall.stale_days, k=k, drop_stale=drop_stale,
                         as_of=as_of, history=history)
     except ValueError as e:
         raise UsageError(str(e)) from None
@@ -278,7 +278,7 @@ class Memory:
             self.url = CorpusURL.parse(st["corpus"])
             # The mount's endpoint, unless the caller's config names one (a mount reached
             # through a proxy is still the same bucket).
-            if self.cfg.endpoint_url is None and st.get("endpoint", "aws") != "aws":
+            if self.cfg.s3.endpoint_url is None and st.get("endpoint", "aws") != "aws":
                 self.cfg = self.cfg.override(endpoint_url=st["endpoint"])
             self._cache_dir = Path(st["cache_dir"]) if st.get("cache_dir") else None
 
@@ -684,7 +684,7 @@ class Memory:
 
         as_of = _context_day(as_of, history)
 
-        spec = self.cfg.embedder or "auto"
+        spec = self.cfg.recall.embedder or "auto"
         index_path = Path(index) if index else None
         if index_path is not None and not index_path.exists():
             raise UsageError(f"{index_path}: no such index file or folder")
@@ -756,9 +756,9 @@ class Memory:
         from brainfs.cache.sessions.sessionfile import import_sessions
 
         try:
-            options = make_options(self.cfg.import_speakers,
+            options = make_options(self.cfg.sessions.import_speakers,
                                    [f"{k}={v}" for k, v in (speakers or {}).items()], date)
-            rep = import_sessions(Path(src), self.store, format, None, self.cfg.max_workers, options)
+            rep = import_sessions(Path(src), self.store, format, None, self.cfg.s3.max_workers, options)
         except ImportInputError as e:
             raise UsageError(f"{e}; nothing imported") from None
         if rep.paths:
@@ -871,7 +871,7 @@ class Memory:
             from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
             try:
-                embedder = load_embedder(self.cfg.embedder)
+                embedder = load_embedder(self.cfg.recall.embedder)
             except EmbedderUnavailable:
                 embedder = None  # lexical verification, keyword index: as the CLI does
         workdir = self.cfg.cache_dir_for(self.url.bucket, self.url.prefix) / "dream"

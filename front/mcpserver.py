@@ -498,11 +498,11 @@ def _add_agent_writer_tools(server: Any, memory: Memory, call: Callable[[Callabl
         if not answers:
             raise ToolError("answers is empty: give {key: text} for items of dream_pending")
         embedder = None
-        if memory.cfg.embedder != "none":
+        if memory.cfg.recall.embedder != "none":
             from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
             try:
-                embedder = load_embedder(memory.cfg.embedder)
+                embedder = load_embedder(memory.cfg.recall.embedder)
             except EmbedderUnavailable:
                 embedder = None  # lexical verification, as `brainfs dream` without the model
 

@@ -60,7 +60,7 @@ def make_ops(ws: WorkingSet, cfg: Config, recall: RecallFn | None = None,
              status: StatusFn | None = None) -> Ops:
     """The mount's operations: FUSE no-open mode when asked for (``no_open``, the default)
     and this pyfuse3 build can run it, daemon opens otherwise."""
-    cls = NoOpenOps if cfg.no_open and NO_OPEN_SUPPORT else DaemonOpenOps
+    cls = NoOpenOps if cfg.mount.no_open and NO_OPEN_SUPPORT else DaemonOpenOps
     return cls(ws, cfg, recall=recall, status=status)
 
 
@@ -139,13 +139,13 @@ class Daemon:
         empty_cache = not ws.file_count() and not ws.local_dirs
         # An empty cache preloads, and the pack is most of it: its download starts now, while
         # the listing is read and taken in, rather than after them.
-        pack_download = (_Background(ws.load_pack) if empty_cache and self.cfg.preload_pack
-                         and not self.cfg.preload_in_background else None)
+        pack_download = (_Background(ws.load_pack) if empty_cache and self.cfg.cache.preload_pack
+                         and not self.cfg.cache.preload_in_background else None)
         report = ws.check()
         log.info("%s", report.summary())
         t1 = time.monotonic()
-        snap = listing.read(self.store) if self.cfg.listing_snapshot and empty_cache else None
-        if snap is not None and not self.cfg.preload_unpack_background:
+        snap = listing.read(self.store) if self.cfg.mount.listing_snapshot and empty_cache else None
+        if snap is not None and not self.cfg.cache.preload_unpack_background:
             # Everything written and checked before the mount answers: the real LIST, cut
             # into parallel ranges at the snapshot's keys, so that the pack can be trusted.
             self._snapshot = (snap[1], listing.signature(snap[0]))
@@ -172,7 +172,7 @@ class Daemon:
             # ranges holding the preload plan's first files first (GUIDE.md, the wiki's
             # index...): a packed file is served once its range has vouched for it.
             self._first_list = FirstListing(self.store, list(ws.files), plan)
-        if self.cfg.preload_in_background:
+        if self.cfg.cache.preload_in_background:
             # Usable at once; _background_preload fills the working set while it serves.
             self.timings = {"check_s": t1 - t0, "list_s": t2 - t1, "preload_s": 0.0,
                             "preload_files": 0, "preload_deferred": len(plan),
@@ -186,14 +186,15 @@ class Daemon:
         # pack were written is in both at its old ETag. Written to disk before the mount
         # answers, the pack could not be checked: its files are fetched instead.
         from_snapshot = self.listing_source == "snapshot"
-        use = self.cfg.preload_pack and (self.cfg.preload_unpack_background or not from_snapshot)
+        use = self.cfg.cache.preload_pack and (self.cfg.cache.preload_unpack_background
+                                               or not from_snapshot)
         pack = None
         if plan and use:
             pack = pack_download.result() if pack_download is not None else ws.load_pack()
         if pack is not None:
             packed, rest = ws.use_pack(pack, plan, verified=not from_snapshot)
             del pack  # the working set holds it until it is unpacked
-        if packed and self.cfg.preload_unpack_background:
+        if packed and self.cfg.cache.preload_unpack_background:
             # Listed already and read from memory until unpacked: serve() unpacks them.
             self._unpack_later = packed
             fetch = rest
@@ -231,7 +232,7 @@ class Daemon:
         st.update({
             "pid": os.getpid(),
             "corpus": str(self.url),
-            "endpoint": self.cfg.endpoint_url or "aws",
+            "endpoint": self.cfg.s3.endpoint_url or "aws",
             "mountpoint": str(self.mountpoint),
             "cache_dir": str(self.cache_dir),
             "startup": self.timings,
@@ -240,7 +241,7 @@ class Daemon:
             # writes may not be seen here.
             "listing": self._listing_state(),
             # "working-set" (ls shows the local files) or "corpus" (every file)
-            "listing_mode": self.cfg.listing,
+            "listing_mode": self.cfg.mount.listing,
             "open_files": self.ws.open_files(),
             "writing": len(self.ops.writing) if self.ops else 0,
             # Files written and not committed yet (commit = "quiet": until their quiet
@@ -259,7 +260,7 @@ class Daemon:
             "kernel_cache_flags": KERNEL_CACHE_FLAGS,
             # Whether the kernel opens files without asking (FUSE no-open mode).
             "no_open": bool(self.ops and self.ops.no_open),
-            "read_only": self.cfg.read_only,
+            "read_only": self.cfg.mount.read_only,
             "busy_poll_us": self.busy_poll_us,
             "invalidations": self.ops.notifier.sent if self.ops else 0,
             "requests": self.ops.request_counts() if self.ops else {},
@@ -288,18 +289,19 @@ class Daemon:
         self.recall.attach(self.ops)
         options = set(pyfuse3.default_options)
         options |= {"fsname=brainfs", "subtype=brainfs", "noatime"}
-        if self.cfg.allow_other:
+        if self.cfg.mount.allow_other:
             options.add("allow_other")
-        if self.cfg.read_only:
+        if self.cfg.mount.read_only:
             options.add("ro")
         if not KERNEL_CACHE_FLAGS:
             log.warning("stock pyfuse3: every open, close and directory listing goes through "
                         "the daemon (a warm grep -r is about 10x slower); .ci/build-pyfuse3 "
                         "builds ours")
-        elif self.cfg.no_open and not self.ops.no_open:
+        elif self.cfg.mount.no_open and not self.ops.no_open:
             log.warning("this pyfuse3 build predates no-open support: every open goes through "
                         "the daemon; run .ci/build-pyfuse3 again")
-        if self.cfg.commit == "quiet" and not self.ops.commit_quiet and not self.cfg.read_only:
+        if (self.cfg.mount.commit == "quiet" and not self.ops.commit_quiet
+                and not self.cfg.mount.read_only):
             log.warning("commit = quiet needs FUSE no-open mode: writes are committed at close")
         if not self.ws.pack_verified:
             # Served from the pack only once the first real listing has vouched for it.
@@ -311,7 +313,7 @@ class Daemon:
         conn = connection_of(str(self.mountpoint))
         self.watchdog = watchdog.start(os.getpid(), conn) if conn is not None else None
         self.ops.notifier.start()
-        self.busy_poll_us = busy_poll_us(self.cfg.busy_poll_us)
+        self.busy_poll_us = busy_poll_us(self.cfg.mount.busy_poll_us)
         if self.busy_poll_us:
             pyfuse3.set_busy_poll(self.busy_poll_us)
         self.timings["kernel_mount_s"] = time.monotonic() - t0
@@ -331,11 +333,11 @@ class Daemon:
             elif self._listed is not None:
                 objs, self._listed = self._listed, None
                 nursery.start_soon(self._keep_snapshot, objs)
-            if self.cfg.preload_in_background:
+            if self.cfg.cache.preload_in_background:
                 nursery.start_soon(self._background_preload)
             if self._unpack_later:
                 nursery.start_soon(self._unpack_preload)
-            if self.cfg.dream_interval_seconds > 0 or self.cfg.dream_after_sessions > 0:
+            if self.cfg.dream.dream_interval_seconds > 0 or self.cfg.dream.dream_after_sessions > 0:
                 nursery.start_soon(self._dreamer)
             nursery.start_soon(self._wiki_history)
             assert self.recall is not None
@@ -370,7 +372,7 @@ class Daemon:
                 log.warning("upload pass failed (will retry): %s", e)
                 rows, failed = [], True
             if failed:
-                with trio.move_on_after(self.cfg.upload_retry_seconds):
+                with trio.move_on_after(self.cfg.cache.upload_retry_seconds):
                     await ops.upload_wake.wait()
             elif not rows or ops.upload_wake.is_set():
                 await ops.upload_wake.wait()
@@ -381,7 +383,7 @@ class Daemon:
         file pinned, open or dirty: sorting them all again after each pass is waste)."""
         assert self.ws is not None
         used = self.ws.local_bytes
-        if used <= self.cfg.cache_budget_bytes:
+        if used <= self.cfg.cache.cache_budget_bytes:
             return False
         before, freed = self._last_evict
         return freed > 0 or used > before
@@ -436,7 +438,7 @@ class Daemon:
 
     def _session_grew(self, paths: list[str]) -> None:
         """Count sessions whose transcript is new or changed; wake dream at the threshold."""
-        n = self.cfg.dream_after_sessions
+        n = self.cfg.dream.dream_after_sessions
         if n <= 0:
             return
         for p in paths:
@@ -456,7 +458,7 @@ class Daemon:
         workdir = self.cache_dir / "dream"
         while True:
             # Whichever comes first: the schedule, or enough new sessions.
-            with trio.move_on_after(self.cfg.dream_interval_seconds or math.inf):
+            with trio.move_on_after(self.cfg.dream.dream_interval_seconds or math.inf):
                 await self._sessions_wake.wait()
             self._sessions_wake = trio.Event()
             self._new_sessions.clear()
@@ -529,7 +531,7 @@ class Daemon:
         finally:
             ws.drop_pack()
         self.timings["unpack_s"] = time.monotonic() - t0
-        if self.cfg.gc_freeze:
+        if self.cfg.mount.gc_freeze:
             freeze_long_lived()  # the rows and inodes the unpacking made are the mount's too
         # Files whose writing had to be tried again (each time it failed counts once).
         self.timings["unpack_retries"] = retried
@@ -558,7 +560,7 @@ class Daemon:
         """See what others wrote: list again, reconcile, and drop stale kernel caches."""
         assert self.ws is not None and self.ops is not None
         while True:
-            await trio.sleep(self.cfg.relist_seconds)
+            await trio.sleep(self.cfg.mount.relist_seconds)
             try:
                 await self._relist_once()
                 self._first_list_ok = True
@@ -595,10 +597,11 @@ class Daemon:
     async def _keep_snapshot(self, objs: list) -> None:
         """Rewrite the listing snapshot when this LIST differs from it (at most once per
         ``listing_snapshot_seconds``): the next mount with an empty cache starts from it."""
-        if not self.cfg.listing_snapshot:
+        if not self.cfg.mount.listing_snapshot:
             return
         now = time.monotonic()
-        if self._snapshot_written and now - self._snapshot_written < self.cfg.listing_snapshot_seconds:
+        if (self._snapshot_written
+                and now - self._snapshot_written < self.cfg.mount.listing_snapshot_seconds):
             return
         sig = listing.signature(objs)
         etag = next((o.etag for o in objs if o.path == LISTING_KEY), "")
@@ -726,7 +729,7 @@ class Daemon:
         """Leave the listing snapshot as this mount knows the corpus (its own writes all
         landed), so that the next mount with an empty cache starts from it."""
         assert self.ws is not None
-        if not self.cfg.listing_snapshot or self.cfg.read_only:
+        if not self.cfg.mount.listing_snapshot or self.cfg.mount.read_only:
             return
         objs = self.ws.corpus_view() + [o for o in self._internal_objs if o.path != LISTING_KEY]
         if listing.signature(objs) == self._snapshot[1] or _nothing_to_list(objs, self._snapshot):
@@ -870,7 +873,7 @@ def run_foreground(url: CorpusURL, mountpoint: Path, cfg: Config,
             daemon.ws.close()
         raise
     say("ready " + json.dumps(daemon.timings))
-    if cfg.gc_freeze:
+    if cfg.mount.gc_freeze:
         freeze_long_lived()
     daemon.gc.install()
     try:

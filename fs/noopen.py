@@ -64,8 +64,8 @@ class NoOpenOps(Ops):
         self._mount_id: int | None = None
         ws.on_listing_change = self._listing_changed
         #: commits at close: only the FLUSH of an inode in ``flush_needed`` reaches flush()
-        self.filter_flush = (FLUSH_FILTER and cfg.flush_filter and not self.commit_quiet
-                             and not cfg.read_only)
+        self.filter_flush = (FLUSH_FILTER and cfg.mount.flush_filter and not self.commit_quiet
+                             and not cfg.mount.read_only)
 
     def init(self) -> None:
         """At the kernel's INIT: with commits at close, a close of a file with nothing to
@@ -387,16 +387,17 @@ class NoOpenOps(Ops):
         commits: every shadow quiet that long (or older than ``commit_max_seconds``) is
         committed, and a created file's upload waits no longer."""
         now = time.monotonic()
-        idle = 0.0 if everything else self.cfg.commit_idle_seconds
+        idle = 0.0 if everything else self.cfg.mount.commit_idle_seconds
         for path, shadow in list(self.writing.items()):
             due = now - shadow.touched >= idle or (
-                self.commit_quiet and now - shadow.made >= self.cfg.commit_max_seconds)
+                self.commit_quiet and now - shadow.made >= self.cfg.mount.commit_max_seconds)
             if (shadow.dirty and due
                     and (everything or self.commit_quiet or not shadow.written or shadow.mapped)
                     and path not in self.shadows.committing
                     and self.writing.get(path) is shadow):
                 if (not everything and not shadow.written and not shadow.mapped
-                        and not (self.commit_quiet and now - shadow.made >= self.cfg.commit_max_seconds)
+                        and not (self.commit_quiet
+                                 and now - shadow.made >= self.cfg.mount.commit_max_seconds)
                         and await self._writer_still_open(shadow.writers,
                                                           self.inodes.ino_of.get(path, 0))):
                     # An O_TRUNC open whose writer has not written yet (it computes
@@ -445,7 +446,7 @@ class NoOpenOps(Ops):
     async def background(self) -> None:
         """Commit idle shadows every quarter of ``commit_idle_seconds`` (at least 50 ms)."""
         while True:
-            await trio.sleep(max(0.05, self.cfg.commit_idle_seconds / 4))
+            await trio.sleep(max(0.05, self.cfg.mount.commit_idle_seconds / 4))
             await self.commit_idle()
 
     async def at_unmount(self) -> None:

@@ -113,15 +113,15 @@ class Ops(pyfuse3.Operations):
         self.ws = ws
         self.cfg = cfg
         self.inodes = InodeTable()
-        self.links = LinkPolicy(cfg.allow_external_links)
+        self.links = LinkPolicy(cfg.mount.allow_external_links)
         #: handler name -> requests served (counted by ``fuse_errors``)
         self.requests: Counter[str] = Counter()
-        self.limiter = trio.CapacityLimiter(max(4, cfg.max_workers))
+        self.limiter = trio.CapacityLimiter(max(4, cfg.s3.max_workers))
         self.fetcher = Fetcher(ws, self.limiter)
         self.fetcher.on_resized = self._sizes_changed
         #: writes are committed at fsync or once quiet, not at close (no-open mode only:
         #: with daemon opens every file costs an OPEN round trip anyway, and close commits)
-        self.commit_quiet = self.no_open and cfg.commit == "quiet" and not cfg.read_only
+        self.commit_quiet = self.no_open and cfg.mount.commit == "quiet" and not cfg.mount.read_only
         self.shadows = Shadows(ws, self.fetcher, self.content_changed, self._wake_uploader,
                                record=self.commit_quiet)
         #: path -> shadow of every file being written (the table ``shadows`` keeps)
@@ -129,7 +129,7 @@ class Ops(pyfuse3.Operations):
         self.upload_wake = trio.Event()
         self.uid, self.gid = os.getuid(), os.getgid()
         self.mounted_at = time.time()
-        self.read_only = cfg.read_only
+        self.read_only = cfg.mount.read_only
         #: inodes whose close has something to do (no-open mode with commits at close: a
         #: write, truncation or create since their last close); pyfuse3 answers the FLUSH
         #: of every other inode itself (see NoOpenOps.init)
@@ -219,8 +219,8 @@ class Ops(pyfuse3.Operations):
     def _attrs(self, ino: int, path: str) -> pyfuse3.EntryAttributes:
         a = pyfuse3.EntryAttributes()
         a.st_ino = ino
-        a.entry_timeout = self.cfg.entry_timeout
-        a.attr_timeout = self.cfg.attr_timeout
+        a.entry_timeout = self.cfg.mount.entry_timeout
+        a.attr_timeout = self.cfg.mount.attr_timeout
         a.st_uid, a.st_gid = self.uid, self.gid
         row = self.ws.get(path)
         if row is not None and is_link(path):
@@ -473,7 +473,7 @@ class Ops(pyfuse3.Operations):
                                   kept.path, kept.failures, e)
                         self._release(kept.path, ino)
             if any(k.remote for k in self.inodes.unlinked.values()):
-                await trio.sleep(self.cfg.upload_retry_seconds)
+                await trio.sleep(self.cfg.cache.upload_retry_seconds)
                 self._orphan_wake.set()
 
     @fuse_errors
@@ -781,7 +781,7 @@ class Ops(pyfuse3.Operations):
         disk = os.statvfs(self.ws.cache_dir)
         disk_total = disk.f_blocks * disk.f_frsize
         disk_avail = disk.f_bavail * disk.f_frsize
-        budget = max(self.cfg.cache_budget_bytes, self.ws.local_bytes)
+        budget = max(self.cfg.cache.cache_budget_bytes, self.ws.local_bytes)
         total = min(budget, disk_total)
         avail = max(0, min(disk_avail, budget - self.ws.local_bytes))
         s.f_blocks = total // 4096

@@ -186,7 +186,7 @@ class RecallService:
         await self._catch_up()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._follow_others)
-            if self.local_index is not None and self.cfg.recall_warmup:
+            if self.local_index is not None and self.cfg.recall.recall_warmup:
                 # The model first: a first recall needs it, and the older parts' download
                 # would compete with its load for the CPUs (measured: index-shards.md).
                 await self._warm()
@@ -226,7 +226,7 @@ class RecallService:
                                "bytes": size, "first_bytes": size,
                                "first_seconds": round(time.monotonic() - t0, 3)}
             return None, SearchIndex(legacy)
-        first = manifest.first_parts(self.cfg.recall_first_index_bytes)
+        first = manifest.first_parts(self.cfg.recall.recall_first_index_bytes)
         with self._fetching:
             got = shardsync.fetch_parts(self.store, local, manifest, first)
         index = shardsync.open_parts(local, manifest)
@@ -466,10 +466,10 @@ class RecallService:
             await trio.to_thread.run_sync(local_index.remove, path, limiter=self.limiter)
             self.stale.pop(path, None)
             self._hashes = None
-        taken, budget = 0, self.cfg.recall_follow_max_bytes
+        taken, budget = 0, self.cfg.recall.recall_follow_max_bytes
         left: list[tuple[str, str, int]] = []
         for path, etag, size in todo:
-            if taken >= self.cfg.recall_follow_max_files or size > budget:
+            if taken >= self.cfg.recall.recall_follow_max_files or size > budget:
                 left.append((path, etag, size))
                 continue
             if self.local_index is not local_index:
@@ -486,7 +486,7 @@ class RecallService:
             log.warning("recall: %d files changed in the bucket are over the cap of %d files "
                         "and %d bytes per listing and were not re-indexed (answers mark them "
                         "stale); `brainfs index %s` indexes them", len(left),
-                        self.cfg.recall_follow_max_files, self.cfg.recall_follow_max_bytes,
+                        self.cfg.recall.recall_follow_max_files, self.cfg.recall.recall_follow_max_bytes,
                         self.url)
 
     async def _reindex(self, local_index: LocalIndex, path: str, etag: str) -> None:
@@ -532,7 +532,7 @@ class RecallService:
         if reread and (changed or gone):
             for path in changed[:QUERY_REREAD_MAX]:
                 row = self.ops.ws.get(path)
-                if row is not None and row.size <= self.cfg.recall_follow_max_bytes:
+                if row is not None and row.size <= self.cfg.recall.recall_follow_max_bytes:
                     await self._reindex(local_index, path, row.etag)
             # Searched again without the deleted files (not only their cards dropped after):
             # a wiki line left to a turn of a deleted transcript (retrieval's

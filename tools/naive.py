@@ -34,7 +34,7 @@ class NaiveOps(pyfuse3.Operations):
     def __init__(self, store: ObjectStore, cfg: Config) -> None:
         super().__init__()
         self.store = store
-        self.limiter = trio.CapacityLimiter(cfg.max_workers)
+        self.limiter = trio.CapacityLimiter(cfg.s3.max_workers)
         self.ino_of: dict[str, int] = {"": pyfuse3.ROOT_INODE}
         self.path_of: dict[int, str] = {pyfuse3.ROOT_INODE: ""}
         self.dirs: dict[int, list[tuple[str, pyfuse3.EntryAttributes]]] = {}

@@ -140,7 +140,7 @@ class LocalCopies:
     def evict(self) -> list[str]:
         """Drop least recently used clean, unpinned, closed files beyond the budget."""
         ws = self.ws
-        budget = ws.cfg.cache_budget_bytes
+        budget = ws.cfg.cache.cache_budget_bytes
         if self.tree.local_bytes <= budget:
             return []
         target = int(budget * 0.9)

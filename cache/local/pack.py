@@ -158,14 +158,14 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
     globs, then the newest transcripts, while they fit in the preload budget (local or
     not)."""
     chosen: list[str] = []
-    budget = cfg.preload_budget_bytes
+    budget = cfg.cache.preload_budget_bytes
     ordered = sorted(rows, key=lambda r: r.path)
     picked: set[str] = set()
 
     def take(row: FileRow) -> None:
         nonlocal budget
         picked.add(row.path)
-        if row.size > cfg.preload_max_file_bytes or row.size > budget:
+        if row.size > cfg.cache.preload_max_file_bytes or row.size > budget:
             return
         budget -= row.size
         chosen.append(row.path)
@@ -174,7 +174,7 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
     for row in ordered:
         if is_link(row.path):
             take(row)
-    for pattern in cfg.preload_globs:
+    for pattern in cfg.cache.preload_globs:
         for row in ordered:
             if row.path not in picked and fnmatch.fnmatchcase(row.path, pattern):
                 take(row)
@@ -183,7 +183,7 @@ def select_preload(rows: Iterable[FileRow], cfg: Config) -> list[str]:
     # Session ids start with their date, so path order is time order; mtime breaks ties
     # for ids that do not.
     transcripts.sort(key=lambda r: (r.path, r.mtime), reverse=True)
-    for row in transcripts[: cfg.preload_recent_transcripts]:
+    for row in transcripts[: cfg.cache.preload_recent_transcripts]:
         if row.path not in picked:
             take(row)
     return chosen

@@ -108,8 +108,8 @@ class Uploader:
         if is_marker(row.path):
             return (lambda target, stamp, **c: store.put(target, b"", metadata=meta(stamp), **c)), [md5_hex(b"")]
         loc = self.blobs.location(row.path)
-        part = self.cfg.multipart_part_bytes
-        if loc.stat().st_size < self.cfg.multipart_threshold_bytes:
+        part = self.cfg.cache.multipart_part_bytes
+        if loc.stat().st_size < self.cfg.cache.multipart_threshold_bytes:
             data = loc.read_bytes()
             if content_hash(data) != row.hash:
                 return None, []

@@ -75,7 +75,7 @@ class WorkingSet:
         #: sends the journal's rows (the blocking half of a write; see upload.py)
         self.uploader = Uploader(store, self.catalog, self.blobs, cfg)
         #: the names in memory and what listings show (see tree.py)
-        self.tree = Tree(cfg.listing == "corpus", self.catalog.all_dirs())
+        self.tree = Tree(cfg.mount.listing == "corpus", self.catalog.all_dirs())
         #: paths with open handles: never evicted
         self.open_count: Counter[str] = Counter()
         #: keys skipped from listings: (key, reason)
@@ -253,7 +253,7 @@ class WorkingSet:
             "dirty_files": states["dirty"],
             "pending_uploads": len(self.catalog.journal()),
             "local_bytes": self.local_bytes,
-            "cache_budget_bytes": self.cfg.cache_budget_bytes,
+            "cache_budget_bytes": self.cfg.cache.cache_budget_bytes,
             "skipped_keys": len(self.skipped) + len(self.store.skipped if self.store else []),
             "backend": dict(self.health),
         }

@@ -164,7 +164,7 @@ class LocalIndex:
             if self._embedder is None and self._embedder_error is None:
                 t0 = time.monotonic()
                 try:
-                    self._embedder = load_embedder(self.cfg.embedder)
+                    self._embedder = load_embedder(self.cfg.recall.embedder)
                     log.info("embedding model loaded in %.1fs", time.monotonic() - t0)
                 except EmbedderUnavailable as e:
                     self._embedder_error = str(e)
@@ -181,8 +181,8 @@ class LocalIndex:
         with self._lock:
             idx = self.index
         missing = idx.missing() if isinstance(idx, ShardedIndex) else []
-        result = retrieve(idx, query, k=k or self.cfg.recall_k, embedder=self.embedder(),
-                          stale_days=self.cfg.stale_days, as_of=as_of, history=history,
+        result = retrieve(idx, query, k=k or self.cfg.recall.recall_k, embedder=self.embedder(),
+                          stale_days=self.cfg.recall.stale_days, as_of=as_of, history=history,
                           leave_to_turns=True, exclude=exclude)
         if missing:
             have = idx.names()

@@ -20,13 +20,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, Config, ConfigError
+from brainfs.backend.config import DEFAULT_ACCESS_KEY, DEFAULT_SECRET_KEY, ConfigError
 from brainfs.backend.errors import BackendError
 from brainfs.cache.local.errors import CacheError
 
 from .. import logfmt
 from . import agents, corpus, mounting, search, wiki
 from .common import FlagError, HelpFormatter, Parser, UsageError, common_options, set_quiet, version
+from .options import config_of, take_resolved_config
 from .mounting import _daemon_pids, _target  # noqa: F401 - the tests' and tools' names
 from .search import default_reserve  # noqa: F401 - the tests' name
 
@@ -118,8 +119,8 @@ def _setup_logging(args: argparse.Namespace, verbosity: int) -> None:
     max_bytes, backups = 1024**2, 3
     if log_file is not None:
         try:
-            cfg = Config.load(Path(args.config) if args.config else None)
-            max_bytes, backups = cfg.log_max_bytes, cfg.log_backups
+            cfg = config_of(args)  # a spawned daemon's: the one its parent resolved
+            max_bytes, backups = cfg.mount.log_max_bytes, cfg.mount.log_backups
         except ConfigError:
             pass  # reported by the command itself
     logfmt.setup(verbosity, args.log_format, log_file, max_bytes=max_bytes, backups=backups,
@@ -141,6 +142,7 @@ def _main(argv: list[str] | None) -> int:
     verbosity = args.verbose - args.quiet
     set_quiet(verbosity < 0)
     try:
+        take_resolved_config(args)
         _setup_logging(args, verbosity)
         rc = int(args.func(args) or 0)
         sys.stdout.flush()  # a broken pipe shows here, inside the handler below

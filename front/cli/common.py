@@ -141,7 +141,7 @@ def embedder_or_none(cfg: Config, quiet: bool = False):
     from brainfs.cache.search.embedder import EmbedderUnavailable, load_embedder
 
     try:
-        return load_embedder(cfg.embedder)
+        return load_embedder(cfg.recall.embedder)
     except EmbedderUnavailable as e:
         if not quiet:
             warn(f"{e}; building keyword (BM25) search only")

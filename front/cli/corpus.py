@@ -224,7 +224,7 @@ def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
     bar = progress_bar(len(todo), "import")
     old_handler = signal.signal(signal.SIGINT, on_sigint)
     try:
-        with ThreadPoolExecutor(max_workers=cfg.max_workers) as pool:
+        with ThreadPoolExecutor(max_workers=cfg.s3.max_workers) as pool:
             futures = {pool.submit(put, rel, p): rel for rel, p in todo}
             for f in as_completed(futures):
                 # After Ctrl-C the queued tasks return None at once (cancelling them
@@ -256,7 +256,7 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
         # Before anything is created in the bucket: a mistyped path leaves no empty bucket.
         raise UsageError(f"{args.src}: no such file or directory; nothing imported")
     try:
-        options = make_options(cfg.import_speakers, args.speaker, args.date)
+        options = make_options(cfg.sessions.import_speakers, args.speaker, args.date)
     except ImportInputError as e:
         raise UsageError(str(e)) from None
     from brainfs.backend.store import ObjectStore  # here, for start-up time: boto3 is slow to import
@@ -270,7 +270,7 @@ def cmd_import_sessions(args: argparse.Namespace) -> int:
     progress = LazyBar("import-sessions")
 
     try:
-        rep = import_sessions(src, store, args.format, progress, cfg.max_workers, options)
+        rep = import_sessions(src, store, args.format, progress, cfg.s3.max_workers, options)
     except ImportInputError as e:
         raise UsageError(f"{e}; nothing imported") from None
     except KeyboardInterrupt:

@@ -29,7 +29,6 @@ The mount command itself tells systemd when the mount is ready (``mounting.sd_no
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 
@@ -49,10 +48,10 @@ class OptionError(ValueError):
 
 def parse_options(opts: list[str]) -> tuple[list[str], dict[str, str]]:
     """``-o`` option strings → (``brainfs mount`` flags, environment to set)."""
-    from brainfs.backend.config import Config
+    from brainfs.backend.config import SECTION_OF
     from .mounting import option_flag
 
-    known = {f.name for f in dataclasses.fields(Config)}
+    known = set(SECTION_OF)
     flags: list[str] = []
     env: dict[str, str] = {}
     for group in opts:

@@ -2,8 +2,9 @@
 ``ls`` (the whole corpus, beside a mount's working set) and ``demo``.
 
 The mount options are declared once (``options.MOUNT_OPTIONS``, each naming the config field
-it sets); the daemon a background mount spawns gets the same options back from the parsed
-arguments (:func:`daemon_argv`).
+it sets). A background mount resolves its config once (file, environment, flags, the cache
+directory) and hands the result to the daemon it spawns through a pipe (:func:`daemon_argv`,
+``options.send_resolved_config``): the daemon never resolves it again.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from .common import (
     warn,
 )
 from .common import command as make_command
-from .options import MOUNT_OPTIONS
+from .options import MOUNT_OPTIONS, send_resolved_config
 
 if TYPE_CHECKING:
     from brainfs.backend.store import ObjectInfo
@@ -79,17 +80,17 @@ def option_flag(name: str) -> tuple[str, bool] | None:
 
 
 def daemon_argv(args: argparse.Namespace, url: CorpusURL, mp: Path, notify_fd: int,
-                log_file: Path) -> list[str]:
-    """The daemon's command line: ``mount --foreground`` with the common options and every
-    mount option the user gave, plus the pipe it reports progress on and its log file."""
+                log_file: Path, config_fd: int) -> list[str]:
+    """The daemon's command line: ``mount --foreground`` with the common options, the pipe
+    its resolved config waits in, the pipe it reports progress on and its log file, and the
+    mount options the user gave that set no setting (``--naive``). Settings never travel
+    as flags: the config in the pipe holds them, as the parent resolved them."""
     argv = [sys.executable, "-m", "brainfs.front.cli", "mount", str(url), str(mp), "--foreground",
-            "--notify-fd", str(notify_fd), "--log-file", str(log_file),
+            "--config-fd", str(config_fd), "--notify-fd", str(notify_fd), "--log-file", str(log_file),
             *["-v"] * args.verbose, *["-q"] * args.quiet, "--log-format", args.log_format]
-    if args.config is not None:
-        argv += ["--config", str(args.config)]
     for o in MOUNT_OPTIONS:
         value = o.value(args)
-        if not o.to_daemon or value is None:
+        if not o.to_daemon or o.setting is not None or value is None:
             continue
         argv += [o.flags[0]] if o.is_switch else [o.flags[0], str(value)]
     return argv
@@ -209,14 +210,11 @@ def _check_corpus_for_mount(url: CorpusURL, cfg: Config, say=warn) -> None:
 
 def _safe_config(cfg: Config) -> dict:
     """The settings for a debug line, secrets left out."""
-    import dataclasses
-
     out = {}
-    for f in dataclasses.fields(cfg):
-        v = getattr(cfg, f.name)
-        if f.name in ("secret_key", "session_token", "llm_api_key", "access_key"):
+    for name, v in cfg.settings().items():
+        if name in ("secret_key", "session_token", "llm_api_key", "access_key"):
             v = "(set)" if v else None
-        out[f.name] = str(v) if isinstance(v, Path) else v
+        out[name] = str(v) if isinstance(v, Path) else v
     return out
 
 
@@ -253,20 +251,28 @@ def _notifier(fd: int | None):
 
 
 def _spawn_daemon(args: argparse.Namespace, cfg: Config, url: CorpusURL, mp: Path) -> int:
-    """Start the daemon in its own session; follow its progress until it is ready."""
-    cache_dir = cfg.cache_dir_for(url.bucket, url.prefix)
+    """Start the daemon in its own session, with the config resolved here; follow its
+    progress until it is ready."""
+    # The cache directory is settled here, once: the daemon gets it inside its config
+    # (absolute, as the daemon's own cwd must not matter) and never derives it again.
+    cache_dir = cfg.cache_dir_for(url.bucket, url.prefix).absolute()
+    cfg = cfg.replace(cache_dir=cache_dir)
     fresh = not cache_dir.exists()
     cache_dir.mkdir(parents=True, exist_ok=True)
     log_path = cache_dir / "mount.log"
     err_path = cache_dir / "mount.stderr"
-    r, w = os.pipe()
-    argv = daemon_argv(args, url, mp, notify_fd=w, log_file=log_path)
-    # The log proper is mount.log (rotated by the daemon); what escapes logging (a crash
-    # in C code, an interpreter error) lands in mount.stderr, emptied at each start.
-    with open(err_path, "wb") as errf:
-        child = subprocess.Popen(argv, pass_fds=(w,), stdin=subprocess.DEVNULL, stdout=errf,
-                                 stderr=errf, start_new_session=True)
-    os.close(w)
+    config_r = send_resolved_config(cfg)
+    try:
+        r, w = os.pipe()
+        argv = daemon_argv(args, url, mp, notify_fd=w, log_file=log_path, config_fd=config_r)
+        # The log proper is mount.log (rotated by the daemon); what escapes logging (a crash
+        # in C code, an interpreter error) lands in mount.stderr, emptied at each start.
+        with open(err_path, "wb") as errf:
+            child = subprocess.Popen(argv, pass_fds=(w, config_r), stdin=subprocess.DEVNULL,
+                                     stdout=errf, stderr=errf, start_new_session=True)
+        os.close(w)
+    finally:
+        os.close(config_r)
     try:
         return _follow_daemon(child, r, url, mp, log_path, err_path)
     except UsageError:
@@ -567,7 +573,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                              "a brainfs mount")
         st = _status_of(Path(root))
         url = CorpusURL.parse(st["corpus"])
-        if cfg.endpoint_url is None and st.get("endpoint", "aws") != "aws":
+        if cfg.s3.endpoint_url is None and st.get("endpoint", "aws") != "aws":
             cfg = cfg.override(endpoint_url=st["endpoint"])
         under = os.path.relpath(_target(Path(args.target)), root)
         under = "" if under == "." else under

@@ -1,21 +1,23 @@
 """The options that set a setting of the config (``backend.config.Config``), declared once.
 
 Each names the field it sets: :func:`config_of` applies whatever the user gave on top of
-defaults < file < environment, ``brainfs mount`` adds them to its parser, a background mount
-passes them on to its daemon (``mounting.daemon_argv``), and mount(8)'s ``-o`` names them
-(``mounting.option_flag``). A default shown in a help text is read from the config's field,
-so it cannot drift from what the code does.
+defaults < file < environment, ``brainfs mount`` adds them to its parser, and mount(8)'s
+``-o`` names them (``mounting.option_flag``). A background mount resolves its config once and
+hands it to its daemon as it is (:func:`send_resolved_config`, :func:`take_resolved_config`);
+only the options that set no setting (``--naive``) go on its command line. A default shown in
+a help text is read from the config's field, so it cannot drift from what the code does.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from brainfs.backend.config import Config, parse_size
+from brainfs.backend.config import Config, ConfigError, parse_size, setting_fields
 
 
 def size_arg(text: str) -> int:
@@ -37,7 +39,7 @@ def size_text(n: int) -> str:
 
 def default_of(name: str) -> Any:
     """The default of config field ``name``."""
-    f = {f.name: f for f in dataclasses.fields(Config)}[name]
+    f = setting_fields()[name]
     if f.default is not dataclasses.MISSING:
         return f.default
     return f.default_factory()  # type: ignore[misc]
@@ -46,7 +48,8 @@ def default_of(name: str) -> Any:
 @dataclass(frozen=True)
 class Option:
     """One command-line option: its flags, argparse's keywords, the config field it sets
-    (None: it sets none), and whether a background mount passes it on to its daemon."""
+    (None: it sets none), and whether a background mount passes it on to its daemon's
+    command line (one that sets a setting reaches the daemon in the resolved config)."""
 
     flags: tuple[str, ...]
     kwargs: dict[str, Any] = field(default_factory=dict)
@@ -71,7 +74,7 @@ class Option:
 
 
 #: The options of ``brainfs mount``. ``to_daemon`` False: the parent sets it itself, or it
-#: only makes sense there.
+#: only makes sense there; a setting's option reaches the daemon inside the resolved config.
 MOUNT_OPTIONS: list[Option] = [
     Option(("--cache-dir",), dict(metavar="DIR", help="working-set directory (default: per corpus "
                                   "under $XDG_CACHE_HOME/brainfs or ~/.cache/brainfs)"),
@@ -113,11 +116,57 @@ MOUNT_OPTIONS: list[Option] = [
     # Between a background mount and its daemon only.
     Option(("--notify-fd",), dict(type=int, help=argparse.SUPPRESS), to_daemon=False),
     Option(("--log-file",), dict(help=argparse.SUPPRESS), to_daemon=False),
+    Option(("--config-fd",), dict(type=int, help=argparse.SUPPRESS), to_daemon=False),
 ]
 
 
 def config_of(args: argparse.Namespace) -> Config:
     """The config (defaults < file < environment), overridden by the options this command
-    has and the user gave (any command: ``mcp --read-only`` sets ``read_only`` too)."""
+    has and the user gave (any command: ``mcp --read-only`` sets ``read_only`` too); in a
+    background mount's daemon, the config its parent resolved (:func:`take_resolved_config`)."""
+    resolved = getattr(args, "resolved_config", None)
+    if resolved is not None:
+        return resolved
     cfg = Config.load(Path(args.config) if getattr(args, "config", None) else None)
     return cfg.override(**{o.setting: o.value(args) for o in MOUNT_OPTIONS if o.setting})
+
+
+def send_resolved_config(cfg: Config) -> int:
+    """A pipe holding ``cfg`` as JSON for a daemon about to be spawned: returns its read
+    end (for ``pass_fds`` and ``--config-fd``; the caller closes it once the child has it).
+
+    A pipe, not a file: the config holds the key pair, and a pipe leaves nothing on disk
+    nor in the process list. Its buffer (64 KiB on Linux) holds a config many times over
+    (about 3 KiB), so writing it all before the child starts cannot block; a config that
+    did not fit is refused rather than left to hang the mount.
+    """
+    data = cfg.to_json().encode()
+    r, w = os.pipe()
+    try:
+        if len(data) > _PIPE_ROOM:
+            raise ConfigError(f"the resolved config is {len(data)} bytes, too big to hand to "
+                              f"the mount daemon (at most {_PIPE_ROOM})")
+        os.write(w, data)
+    except BaseException:
+        os.close(r)
+        raise
+    finally:
+        os.close(w)
+    return r
+
+
+#: What a pipe is sure to hold unread: Linux's default pipe buffer is 64 KiB (16 pages).
+_PIPE_ROOM = 64 * 1024
+
+
+def take_resolved_config(args: argparse.Namespace) -> None:
+    """In a background mount's daemon (``--config-fd``): read the config its parent
+    resolved and keep it as ``args.resolved_config``, which :func:`config_of` returns as it
+    is. Neither the config file nor the environment is read again, so a file changed
+    between the two cannot make the daemon differ from what its parent checked and said."""
+    fd = getattr(args, "config_fd", None)
+    if fd is None:
+        return
+    with os.fdopen(fd, "rb") as pipe:
+        text = pipe.read().decode()
+    args.resolved_config = Config.from_json(text)

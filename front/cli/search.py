@@ -127,7 +127,7 @@ def cmd_context(args: argparse.Namespace) -> int:
         root = Path(args.dir)
         if not root.is_dir():
             raise UsageError(f"{root} is not a directory")
-        spec = cfg.embedder or "auto"
+        spec = cfg.recall.embedder or "auto"
         window = assemble_context(args.task, lambda ix: MemorySource(root, ix, embedder=spec),
                                   Path(args.index) if args.index else
                                   (root / INDEX_DIR if (root / INDEX_DIR).is_dir() else root / INDEX_KEY),

@@ -13,6 +13,8 @@ import pytest
 from brainfs.backend.config import (
     DEFAULT_ACCESS_KEY,
     DEFAULT_SECRET_KEY,
+    SECTION_OF,
+    SECTIONS,
     Config,
     ConfigError,
 )
@@ -288,6 +290,65 @@ def test_toml_then_env_then_override(tmp_path: Path) -> None:
     assert cfg.max_attempts == 2
 
 
+def test_settings_live_in_sections_and_answer_by_name() -> None:
+    """Each setting belongs to one section (``cfg.s3``, ``cfg.cache``, …) and is read and
+    set by its own name too; names are unique, and none is a section's."""
+    cfg = Config(read_only=True, endpoint_url="http://x:1")
+    assert cfg.mount.read_only is True and cfg.read_only is True
+    assert cfg.s3.endpoint_url == "http://x:1" and cfg.cache.cache_budget_bytes == cfg.cache_budget_bytes
+    assert SECTION_OF["recall_k"] == "recall" and SECTION_OF["llm_model"] == "dream"
+    assert not set(SECTION_OF) & set(SECTIONS)
+    cfg.recall_k = 4
+    assert cfg.recall.recall_k == 4
+    # override() and dataclasses.replace() copy the sections: the original keeps its values.
+    import dataclasses
+
+    other = cfg.override(read_only=False)
+    changed = dataclasses.replace(cfg, access_key="k")
+    assert cfg.read_only is True and other.read_only is False
+    assert changed.access_key == "k" and cfg.access_key is None and changed.read_only is True
+    with pytest.raises(TypeError):
+        Config(no_such_setting=1)
+
+
+def test_toml_sections_and_flat_keys(tmp_path: Path) -> None:
+    """The config file takes settings at its top (the format it always had), in their
+    section's table, or both; a setting in another section's table or given twice is an
+    error that names where it belongs."""
+    toml = tmp_path / "c.toml"
+    toml.write_text('recall_k = 4\n\n[s3]\nendpoint_url = "http://toml:1"\nmax_attempts = 5\n\n'
+                    '[cache]\ncache_budget_bytes = "1G"\n\n[mount]\nread_only = true\n\n'
+                    '[dream]\nllm_provider = "anthropic"\n')
+    cfg = Config.load(path=toml, env=_env(tmp_path, ANTHROPIC_API_KEY="sk"))
+    assert cfg.recall_k == 4 and cfg.endpoint_url == "http://toml:1" and cfg.max_attempts == 5
+    assert cfg.cache_budget_bytes == 1024**3 and cfg.read_only is True
+    # the provider from [dream] picks the SDK variables, as a flat llm_provider does
+    assert cfg.llm_provider == "anthropic" and cfg.llm_api_key == "sk"
+    # environment over a section's table, as over a flat key
+    assert Config.load(path=toml, env=_env(tmp_path, BRAINFS_MAX_ATTEMPTS="2")).max_attempts == 2
+    for text, words in (('[s3]\nread_only = true\n', "belongs in [mount]"),
+                        ('read_only = true\n[mount]\nread_only = false\n', "given twice"),
+                        ('mount = 3\n', "section"),
+                        ('[mount]\nread_onyl = true\n', "did you mean 'read_only'")):
+        toml.write_text(text)
+        with pytest.raises(ConfigError, match="c.toml") as e:
+            Config.load(path=toml, env=_env(tmp_path))
+        assert words in str(e.value), (text, e.value)
+
+
+def test_the_resolved_config_round_trips_as_json(tmp_path: Path) -> None:
+    """What a background mount hands its daemon: every setting back as it was (a path as a
+    path), and nothing else accepted."""
+    cfg = Config().override(cache_dir=tmp_path / "c", endpoint_url="http://h:1", read_only=True,
+                            preload_globs=["a/*"], access_key="k", secret_key="s")
+    back = Config.from_json(cfg.to_json())
+    assert back == cfg and isinstance(back.cache_dir, Path)
+    assert Config.from_json(Config().to_json()) == Config()
+    for bad in ("{", "{}", '{"version": 1}', cfg.to_json().replace('"read_only"', '"read_onyl"')):
+        with pytest.raises(ConfigError, match="resolved config"):
+            Config.from_json(bad)
+
+
 def test_explicit_path_beats_brainfs_config(tmp_path: Path) -> None:
     a, b = tmp_path / "a.toml", tmp_path / "b.toml"
     a.write_text("recall_k = 3\n")
@@ -340,9 +401,10 @@ def test_unknown_setting_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as ei:
         Config.load(env=dict(_env(tmp_path), BRAINFS_RECALL_K="abc"))
     assert "BRAINFS_RECALL_K" in str(ei.value) and "whole number" in str(ei.value), str(ei.value)
-    # A table (nested section) is an unknown setting too, not silently ignored.
-    toml.write_text("[s3]\nendpoint_url = 'http://x'\n")
-    with pytest.raises(ConfigError, match="s3"):
+    # A table that is no section is an unknown setting too, not silently ignored (a
+    # section's table is read: test_toml_sections_and_flat_keys).
+    toml.write_text("[aws]\nendpoint_url = 'http://x'\n")
+    with pytest.raises(ConfigError, match="aws"):
         Config.load(path=toml, env=_env(tmp_path))
     with pytest.raises(ConfigError, match="nope"):
         Config().override(nope=1)

@@ -411,8 +411,9 @@ def test_demo_refuses_a_non_empty_directory_before_starting(tmp_path: Path, base
 
 @pytest.mark.unit
 def test_mount_options_declared_once() -> None:
-    """Every mount option reaches the daemon a background mount spawns, and mount(8)'s -o
-    form, from the one declaration (cli/options.py's MOUNT_OPTIONS)."""
+    """Every mount option reaches mount(8)'s -o form from the one declaration
+    (cli/options.py's MOUNT_OPTIONS); the daemon a background mount spawns gets the common
+    options and --naive on its command line, the settings in its resolved config."""
     import argparse
 
     from brainfs.backend.keys import CorpusURL
@@ -423,13 +424,16 @@ def test_mount_options_declared_once() -> None:
              "--preload-budget", "512M", "--preload-background", "--naive", "--allow-other",
              "--read-only", "--listing", "corpus"]
     args = build_parser().parse_args(["mount", "s3://bucket/p", "/mnt/m", *given])
-    argv = daemon_argv(args, CorpusURL.parse("s3://bucket/p"), Path("/mnt/m"), notify_fd=7, log_file=Path("/l"))
-    assert argv[3:9] == ["mount", "s3://bucket/p", "/mnt/m", "--foreground", "--notify-fd", "7"]
+    argv = daemon_argv(args, CorpusURL.parse("s3://bucket/p"), Path("/mnt/m"), notify_fd=7,
+                       log_file=Path("/l"), config_fd=8)
+    assert argv[3:9] == ["mount", "s3://bucket/p", "/mnt/m", "--foreground", "--config-fd", "8"]
     again = build_parser().parse_args(argv[3:])
-    for dest in ("verbose", "log_format", "config", "cache_dir", "preload_budget", "preload_background",
-                 "naive", "allow_other", "read_only", "listing"):
+    for dest in ("verbose", "log_format", "naive"):
         assert getattr(again, dest) == getattr(args, dest), dest
-    assert again.preload_budget == 512 * 1024**2 and again.log_file == "/l" and again.notify_fd == 7
+    for dest in ("config", "cache_dir", "preload_budget", "preload_background", "allow_other",
+                 "read_only", "listing"):
+        assert not getattr(again, dest), dest  # in the resolved config, not on the command line
+    assert again.log_file == "/l" and again.notify_fd == 7 and again.config_fd == 8
     public = [o.flags for o in MOUNT_OPTIONS if o.kwargs.get("help") is not argparse.SUPPRESS]
     assert {f[0] for f in public} >= {"--cache-dir", "--read-only", "--listing", "--allow-other"}
     for o in MOUNT_OPTIONS:
