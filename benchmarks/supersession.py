@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import sys
 import time
 from collections import Counter
@@ -72,8 +73,45 @@ def _expected(case: dict) -> list[dict]:
     return [] if not e else e if isinstance(e, list) else [e]
 
 
+_MONTHS = {m: i for i, m in enumerate(
+    "jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)}
+
+
+def _month_day(value: str) -> tuple[int, int] | None:
+    """(month, day) of a value that is one date, as a label or a record may write it
+    ("2026-05-15", "15 May", "May 15th"); None for anything else."""
+    v = value.strip().casefold()
+    if m := re.fullmatch(r"\d{4}-(\d{2})-(\d{2})", v):
+        return int(m.group(1)), int(m.group(2))
+    m = re.fullmatch(r"(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]{3})[a-z]*\.?(?:\s+\d{4})?", v) or \
+        re.fullmatch(r"([a-z]{3})[a-z]*\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+\d{4})?", v)
+    if not m:
+        return None
+    day, mon = (m.group(1), m.group(2)) if m.group(1).isdigit() else (m.group(2), m.group(1))
+    return (_MONTHS[mon], int(day)) if mon in _MONTHS else None
+
+
+def _plain(value: str) -> str:
+    """A value's words without the commas and the "on" that join a place and its dates
+    ("Accra, 12-19 July" / "Accra on 12-19 July")."""
+    return " ".join(w for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
+
+
 def _same(a: str | None, b: str | None) -> bool:
-    return (a or "").casefold().strip() == (b or "").casefold().strip()
+    """A record's value is the label's: the same words (commas and a joining "on" aside),
+    one of two words or more beginning or ending the other ("12 May" / "Oslo on 12 May"), or
+    the same date however written (a label "2026-05-15" and a record's "15 May")."""
+    x, y = (a or "").casefold().strip(), (b or "").casefold().strip()
+    px, py = _plain(x), _plain(y)
+    if px == py:
+        return True
+    # a label that gives a trip's date alone ("12 May") and the record's "Oslo on 12 May":
+    # the shorter one, of two words or more, begins or ends the longer
+    short, long_ = sorted((px, py), key=len)
+    if len(short.split()) >= 2 and (long_.endswith(" " + short) or long_.startswith(short + " ")):
+        return True
+    dx, dy = _month_day(x), _month_day(y)
+    return dx is not None and dx == dy
 
 
 @dataclass

@@ -40,7 +40,11 @@ _OTHERS = re.compile(r"\b(?:his|her|their|your|its)\s+(?:\w+\s+){0,2}(?:e-?mails
                      r"mobile|cell|handle|account)\b|\b[A-Z][\w-]+['’]s\s+(?:\w+\s+){0,2}(?:e-?mails?|mail|"
                      r"address|numbers?|phone|mobile|cell|handle|account)\b|\b(?:colleague|boss|manager|"
                      r"wife|husband|partner|mum|mom|dad|sister|brother|son|daughter|friend|landlord|client|"
-                     r"office|reception|front\s+desk|support|helpdesk|hotline|team)\b[^.;!?]{0,25}$", re.I)
+                     r"office|reception|front\s+desk|support|helpdesk|hotline|team)\b[^.;!?]{0,25}$"
+                     # "my colleague Ilyas got a new phone number, +971 …": the news is his
+                     r"|\b(?:colleague|boss|manager|wife|husband|partner|mum|mom|dad|sister|brother|son|daughter|"
+                     r"friend|neighbou?r|landlord|client)\s+(?:[A-Z][\w-]+\s+){0,2}(?:got|has|gave|changed|"
+                     r"switched|shared|sent|is\s+on)\b[^.;!?]*$", re.I)
 _EMAIL_GONE = re.compile(r"\b(?:that|my|the|our)\s+(?:old\s+)?(?:(?:work|personal|school|uni|university|"
                          r"office|private)\s+)?(?:e-?mail|mail|address|inbox)(?:\s+address)?\s+"
                          r"(?:is\s+(?:gone|dead|closed|no\s+more)|(?:has\s+been\s+|was\s+|got\s+|is\s+)?"
@@ -52,6 +56,21 @@ _EMAIL_GONE = re.compile(r"\b(?:that|my|the|our)\s+(?:old\s+)?(?:(?:work|persona
 # one more, not a replacement.
 _ANOTHER = re.compile(r"\b(?:second|another|extra|additional|spare|separate|backup|alternative|2nd)\s+"
                       r"(?:\w+\s+){0,2}(?:e-?mail|mail|address|inbox|number|nr|phone|mobile|line|sim|handle|account)\b", re.I)
+
+
+_NEGATED_BEFORE = re.compile(r"\b(?:not|no\s+longer|instead\s+of|rather\s+than|replacing|in\s+place\s+of)\s+"
+                             r"(?:the\s+|my\s+|old\s+|\w+\s+){0,2}$", re.I)
+
+
+def _quoted(before: str) -> bool:
+    """Whether a value after ``before`` stands in someone else's words, whose I and me are
+    not the speaker's ("she wrote: 'reach me at x@y'"): after an open
+    quotation mark (an odd count of straight quotes, or an opening curly one not closed) or
+    a "wrote:" / "signature" that passes another's text on."""
+    if before.count('"') % 2 == 1 or before.count("“") > before.count("”") or before.count("«") > before.count("»"):
+        return True
+    return bool(re.search(r"\b(?:wrote|writes|signature|signed(?:\s+off)?|forwarded|fwd|pasted|copied|quoting)\b",
+                          before, re.I))
 
 
 def _kind_values(sentence: str) -> list[tuple[str, str, int]]:
@@ -80,11 +99,15 @@ def channels(sentence: str) -> list[tuple[str, str, str, int]]:
     if any(not re.search(r"\b(?:no|not|never|without)\b|n['’]t\b", sentence[max(0, m.start() - 20):m.start()], re.I)
            for m in _ANOTHER.finditer(sentence)):
         return out
-    found = _kind_values(sentence)
+    # "my email is now x@new, not x@old": the value after "not" is the one it replaces,
+    # said to name it, and no second value of its kind
+    found = [(k, v, at) for k, v, at in _kind_values(sentence)
+             if not _NEGATED_BEFORE.search(sentence[max(0, at - 24):at])]
     kinds = [k for k, _v, _s in found]
     for kind, value, start in found:
         before = sentence[:start]
-        if kinds.count(kind) > 1 or not _SPEAKER.search(sentence) or _OTHERS.search(before):
+        if kinds.count(kind) > 1 or not _SPEAKER.search(sentence) or _OTHERS.search(before) \
+                or _quoted(before):
             continue
         out.append((f"contact {kind}", value, "set", start))
     if not any(k == "email" for k in kinds):

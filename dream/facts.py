@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 from brainfs.cache.facts.records import FACTS_PATH, FactRecord, dumps, record_id
 from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH, NOTES, page_path, turn_ref
 
+from .formats import same_format
 from .text import parse_day, words
 
 if TYPE_CHECKING:
@@ -168,12 +169,31 @@ def _typo(x: str, y: str) -> bool:
     return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
+def _national(number: str) -> str:
+    """A phone number's digits without the country code or trunk zero people leave off or
+    add when they restate it ("+44 7700 900123", "07700 900123", "0044 7700…" → 7700900123
+    ends them all)."""
+    return re.sub(r"\D", "", number).lstrip("0")
+
+
+def same_phone(a: str, b: str) -> bool:
+    """One phone number written two ways: the shorter one's digits (past a trunk zero) end
+    the longer one's, and hold at least seven (a country code is one to three digits)."""
+    x, y = sorted((_national(a), _national(b)), key=len)
+    return len(x) >= 7 and y.endswith(x) and len(y) - len(x) <= 3
+
+
 def _same(a: str, b: str) -> bool:
     """One value said twice: the same words, or a one-word name that is the first word of
     the other ("Mei" / "Mei Lin" is no change of manager: nothing says it is another
-    person)."""
+    person), one phone number with and without its country code, or one file format by
+    its program's name and its extension ("Word" / "docx")."""
     wa, wb = words(a), words(b)
     if wa == wb:
+        return True
+    if all(re.fullmatch(r"[\d\s+().-]{7,}", v.strip()) for v in (a, b)) and same_phone(a, b):
+        return True
+    if same_format(a, b):
         return True
     # "Ridley & Sons" / "Ridley and Sons": one name, its "and" written either way
     if [w for w in wa if w not in ("and", "&")] == [w for w in wb if w not in ("and", "&")] and wa:

@@ -24,6 +24,7 @@ _VOCABULARY: dict[str, list[tuple[str, str | None]]] = {
                     (r"Google\s+Sheets?", "Google Sheets"), (r"TSV", "TSV")],
     "image": [(r"PNGs?", "PNG"), (r"SVGs?", "SVG"), (r"JPE?Gs?", "JPEG"), (r"GIFs?", "GIF"),
               (r"WebP", "WebP"), (r"TIFF?", "TIFF"), (r"EPS", "EPS")],
+    "subtitles": [(r"SRT", "SRT"), (r"(?:Web)?VTT", "VTT")],
     "slides": [(r"PowerPoint|pptx", "PowerPoint"), (r"Google\s+Slides", "Google Slides"), (r"Keynote", "Keynote")],
     "citation": [(r"APA(?:\s*7(?:th)?|\s+style)?", None), (r"MLA(?:\s*9(?:th)?)?", None),
                  (r"Chicago(?:\s+(?:author[- ]date|notes[- ](?:and[- ])?bibliography|style))?", None),
@@ -42,13 +43,31 @@ _ANY = re.compile(r"(?<![\w.-])(?:" + "|".join(
     for family, pats in _VOCABULARY.items() for rx, _c in pats) + r")(?![\w-])", re.I)
 
 
+_CITING = re.compile(r"\b(?:cit(?:e|es|ing|ation|ations)|referenc\w*|bibliograph\w*|footnotes?|endnotes?|"
+                     r"sources|style|referencing)\b", re.I)
+
+#: Two names of one file format: the program and its file's extension.
+_ONE_FORMAT = (frozenset({"word", "docx"}), frozenset({"excel", "xlsx"}))
+
+
+def same_format(a: str, b: str) -> bool:
+    """Whether two vocabulary values name one file format ("Word" / "docx"): asking for
+    minutes in Word after docx is no change of format."""
+    x, y = a.strip().casefold(), b.strip().casefold()
+    return x != y and any(x in g and y in g for g in _ONE_FORMAT)
+
+
 def format_values(sentence: str) -> list[tuple[str, str, int, int]]:
     """(family, value, start, end) of every format named in ``sentence``."""
     out = []
+    # a citation style's names are also places ("my Vancouver trip", "Chicago in May"):
+    # one only where references are spoken of
+    cites = _CITING.search(sentence) is not None
     for m in _ANY.finditer(sentence):
         text = " ".join(m.group(0).split())
         for family, rx, canon in _CANON:
             if rx.match(text):
-                out.append((family, canon or text, m.start(), m.end()))
+                if family != "citation" or cites:
+                    out.append((family, canon or text, m.start(), m.end()))
                 break
     return out

@@ -425,10 +425,15 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
             # an earlier turn, not the statement's own ("the threshold is 21 percent, not
             # 40" says no value was ever 40)
             here = (st.fact.get("session"), st.fact.get("anchor"))
+            # a correction may find the subject named in another sentence of the turn that
+            # said the old value ("… dev on Saffron Ledger. Rukhsana Begum leads it")
+            corrects = fact_records._is_correction(st)
             said = [f for f in facts if f.get("session") and (f.get("date") or "") <= day
                     and (f["session"], f.get("anchor")) != here and (f.get("date"), f.get("order", 0))
                     <= (st.fact.get("date"), st.fact.get("order", 0))
-                    and rx.search(f["text"]) and _names_subject(f, subj, st, subs)
+                    and rx.search(f["text"])
+                    and (_names_subject(f, subj, st, subs)
+                         or corrects and _turn_names_subject(f, facts, subj, st, subs))
                     and _speaks_of(attr, f["text"])]
             if not said:
                 continue
@@ -482,6 +487,13 @@ _ATTR_CUES = {
                r"mobile|\bcell|handy|handle|@",
     "lead": r"lead|led|owner|owns|owned|run|runs|head|charge|manag",
 }
+
+
+def _turn_names_subject(f: dict, facts: list[dict], subj: str, st: Stated, subs: Subjects) -> bool:
+    """Does another sentence of ``f``'s turn name the subject of ``st``?"""
+    turn = (f.get("session"), f.get("anchor"))
+    return any((g.get("session"), g.get("anchor")) == turn and g is not f and _names_subject(g, subj, st, subs)
+               for g in facts)
 
 
 def _speaks_of(attr: str, text: str) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .channels import channels
 from .formats import format_values
@@ -115,6 +115,10 @@ _f("employer", _I + _NOW + r"(?:work|am working|'m working|have been working|'ve
 _f("employer", _IM + r"(?:now\s+)?(?:at|with|employed (?:at|by))\s+" + _THE + _N + r"(?=\s+(?:now|as|since)|[.,;!]|$)", vtype="organization")
 _f("employer", _MY + _NEW + r"(?:job|position|employer|workplace|role)\s+is\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _MY + _NEW + r"employer\s+is\s+" + _THE + _N, vtype="organization")
+# "my new company Sundera Freight use SAP", "my new employer, Halden Group, …"
+_f("employer", _MY + r"new\s+(?:company|employer|firm|workplace)\s*,?\s+(?:is\s+)?" + _THE + _N, event=True, vtype="organization")
+# "first week at St Columba's High done", "my first day at Orbital Foods"
+_f("employer", r"(?:^|[.;!]\s+|\bmy\s+)(?:first|1st)\s+(?:day|week|month)\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started working (?:at|for)|got (?:a|the) (?:new )?job (?:at|with)|accepted (?:a|an|the) (?:new )?(?:offer|job|position|role|post|contract) (?:from|at|with))\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
@@ -199,7 +203,9 @@ _f("role", _IM + _SELF + _NOW + r"(?:working\s+as\s+)?an?\s+" + _ROLE + r"\s+(?:
 _f("role", _I + _NOW + r"(?:work|am working|'m working|started|joined \S+(?: \S+)?)\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _I + r"(?:now\s+)?work\s+at\s+(?-i:" + NAME + r")\s+as\s+an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
 _f("role", _IM + r"now\s+(?:officially\s+)?an?\s+" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
-_f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:now\s+)?(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since)\b|$)")
+_f("role", _MY + _NEW + r"(?:role|title|job title|position)\s+is\s+(?:now\s+)?(?:an?\s+)?" + _ROLE + r"(?=\s*[.,;!(]|\s+(?:at|for|in|and|on|since|so|now)\b|$)")
+# "Since my promotion to ward manager I have to do the rotas"
+_f("role", _MY + r"(?:recent\s+)?promotion\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=\s*[.,;!(]|\s+(?:at|for|in|and|on|I|we|last|this|the|my|our|it|everything)\b|$)", event=True)
 _f("role", _I + r"(?:was|have been|got|'ve been)\s+promoted\s+to\s+(?:an?\s+)?" + _ROLE + r"(?=[.,;!]|\s+(?:at|for|in|and|on|since|this|last|today|yesterday)\b|$)", event=True)
 # "I'm a senior designer now", "As of this month I'm a staff engineer again" (not "I'm also a
 # union rep now": one more role, not another one): only a title
@@ -701,15 +707,67 @@ def _chat_spelling(sentence: str) -> str:
     return sentence
 
 
+#: A sentence about a person by their full name, the way a correction is written ("Hamza
+#: Qureshi's audit report deadline is now 14 October", "Nomvula Dlamini wants American
+#: spelling now"): the name, then a possessive or a verb of stating.
+_NAMED_SPEAKER = re.compile(
+    r"^\s*(?P<name>[A-ZÀ-ÖØ-Þ][\w'’\-]+(?:\s+(?:(?:de|da|van|von|der|den|di|du|del|dos|das|al|el|bin|ter|le)\s+)?"
+    r"[A-ZÀ-ÖØ-Þ][\w'’\-]+)+?)(?P<link>['’]s\s+|\s+(?:is|was|has|wants|works|lives|prefers|uses|likes|reports|"
+    r"moved|needs)\b)")
+_AS_FIRST = {"is": "I am", "was": "I was", "has": "I have", "wants": "I want", "works": "I work",
+             "lives": "I live", "prefers": "I prefer", "uses": "I use", "likes": "I like",
+             "reports": "I report", "moved": "I moved", "needs": "I need"}
+_THIRD_PRONOUNS = re.compile(r"\b(?:her|his|their)\b")
+
+
+_SPELLED = re.compile(r"(?:written|spelled|spelt|listed|shown|abbreviated|printed|typed)\b", re.I)
+
+
+def _as_first_person(sentence: str) -> tuple[str, str] | None:
+    """(name, the sentence as that person would say it) for a sentence that states
+    something of a person by their full name ("Lucía Benavides Ortega's email is now X" →
+    "my email is now X"), so the speaker's own patterns read it; None otherwise."""
+    m = _NAMED_SPEAKER.match(sentence)
+    if not m or len(m.group("name").split()) < 2 or any(
+            w.lower() in _NOT_SUBJECT_WORDS or w.lower() in _BAD_VALUES for w in m.group("name").split()):
+        return None
+    link = m.group("link").strip()
+    said = "my " if link[:1] in "'’" else _AS_FIRST[link] + " "
+    rest = _THIRD_PRONOUNS.sub("my", sentence[m.end():])
+    return m.group("name"), (said + rest).strip()
+
+
+def _named_first_person(sentence: str, out: list[Relation]) -> list[Relation]:
+    """What a sentence states of a person named in full, read by the speaker's own patterns
+    (:func:`_as_first_person`), for the attributes nothing else read of that name."""
+    got = _as_first_person(sentence)
+    if got is None:
+        return []
+    name, said = got
+    have = {r.attr for r in out if r.subject == name}
+    rels = (_first_person(said) + _quantities(said) + _bounds(said) + _deadlines(said) + _trips(said)
+            + _channels(said))
+    rels += [r for r in _dimensions(said) if not any((o.attr, o.key) == (r.attr, r.key) for o in rels)]
+    known = {v.casefold() for _f, v, _s, _e in format_values(said)}
+    if known:
+        rels = [r for r in rels if not (r.attr == "format" and r.value.casefold() in known)] + _formats(said)
+    # a project is read of a named person by the third-person patterns, with its lead
+    # ("Kenji Watanabe is leading Tactile Transit Maps" is the lead, not one more project)
+    return [replace(r, subject=name) for r in rels if not r.subject and r.attr not in have and r.attr != "project"]
+
+
 def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     """Every relation stated in ``sentence`` (first-person subjects are ``""``);
     ``antecedent``: the person a "he"/"she" of the sentence stands for."""
     in_lower_case = sentence == sentence.lower()
     sentence = _chat_spelling(sentence)
     out = (_first_person(sentence) + _third_person(sentence) + _quantities(sentence)
-           + _bounds(sentence) + _deadlines(sentence) + _trips(sentence) + _channels(sentence)
+           + _bounds(sentence) + _deadlines(sentence) + _trips(sentence) + _channels(sentence) + _ended(sentence)
            + (_lower_case_people(sentence) if in_lower_case else []))
-    out += [r for r in _dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
+    dims = [r for r in _dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
+    # "I prefer a casual tone": the dimension's value, not a taste for "a casual"
+    out = [r for r in out if not (r.attr == "preference" and any(
+        re.sub(r"^(?:an?|the)\s+", "", r.value.lower()) in d.value.lower() for d in dims))] + dims
     known = {v.casefold() for _f, v, _s, _e in format_values(sentence)}
     if known:
         # a format of the vocabulary is read by _formats alone (keyed by what it formats or
@@ -720,6 +778,13 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
         chosen = [c for c in chosen if not any(r.attr == "preference" and c.value.casefold() in r.value.casefold()
                                                for r in out)]
         out = [r for r in out if not (r.attr == "format" and r.value.casefold() in known)] + chosen
+    out += _named_first_person(sentence, out)
+    # "my title is written Sr. UX Researcher": how a value is spelled, not a new one
+    out = [r for r in out if not (r.attr in ("role", "employer", "manager") and _SPELLED.match(r.value))]
+    # "my new number is 07700 900555": the number is a phone's, not a quantity of 07700
+    phones = [re.sub(r"\D", "", r.value) for r in out if r.key == "contact phone"]
+    out = [r for r in out if not (r.attr == "number" and phones and re.sub(r"\D", "", r.value)
+                                  and any(re.sub(r"\D", "", r.value) in p for p in phones))]
     # a setting for once ("for today's run only, set the batch size to 32") changes no
     # standing value; a quantity someone else owns ("my husband set his step goal to 7000")
     # is not the speaker's
@@ -785,6 +850,12 @@ _DIMENSIONS: list[tuple[str, re.Pattern[str], dict[str, str]]] = [
      {"bullets": "bullet points", "bullet list": "bullet points", "bulleted list": "bullet points",
       "bullet lists": "bullet points", "bulleted lists": "bullet points", "bullet points": "bullet points"}),
     ("time format", re.compile(r"\b(?P<v>(?:24|12)[- ]hour\s+(?:clock|time|format))\b", re.I), {}),
+    ("tone", re.compile(r"\b(?P<v>formal|informal|casual|chatty|friendly)(?:\s+(?:tone|style|register|language))?\b", re.I),
+     {"formal": "formal tone", "informal": "casual tone", "casual": "casual tone", "chatty": "casual tone",
+      "friendly": "friendly tone"}),
+    ("language", re.compile(r"\bin\s+(?P<v>(?-i:English|Portuguese|Spanish|French|German|Italian|Dutch|Polish|Japanese|"
+                            r"Chinese|Mandarin|Korean|Arabic|Hindi|Turkish|Swedish|Norwegian|Danish|Finnish|Greek|"
+                            r"Russian|Ukrainian|Indonesian|Vietnamese|Thai|Czech|Romanian|Hungarian|Hebrew))\b", re.I), {}),
 ]
 #: What makes a value of a dimension the speaker's standing choice: their own stance ("I
 #: prefer", "I use", "I like replies as …"), a switch ("switch to X", "I've gone back to X"),
@@ -846,22 +917,44 @@ def _dimensions(sentence: str) -> list[Relation]:
                 if not any(r.key == f"preference {dim}" for r in out):
                     out.append(Relation("", "preference", v, op, f"preference {dim}"))
                 break
+    # the mark of a standing choice after its value ("casual is fine from now on", "metric
+    # from now on please"): the value in the marked clause
+    for c in _MARKED_CLAUSE.finditer(sentence):
+        if _unrealised(sentence, c.start()):
+            continue
+        for dim, rx, canon in _DIMENSIONS:
+            if any(r.key == f"preference {dim}" for r in out):
+                continue
+            m = rx.search(c.group(0))
+            if m and not _NOT_CHOSEN.search(c.group(0)[:m.start()]):
+                v = canon.get(m.group("v").lower(), m.group("v"))
+                out.append(Relation("", "preference", v, "set", f"preference {dim}"))
     return out
 
 
+_MARKED_CLAUSE = re.compile(r"[^.;!?,]*\b(?:from\s+now\s+on|going\s+forward|from\s+today)\b[^.;!?,]*", re.I)
+
+
 #: A day of a month, as a trip is dated (a weekday alone names a day of any week).
-DAY_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?|(?:{_MONTHS})\s+\d{{1,2}}"
-             rf"(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?)")
+DAY_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{{1,2}}(?:st|nd|rd|th)?)?\s+(?:{_MONTHS})(?:\s+\d{{4}})?"
+             rf"|(?:{_MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)")
 #: A trip: where to and when, keyed by where ("I'm flying to Lisbon on 3 May" → "now I'm
 #: flying to Lisbon on 10 May instead"; "Crete's off, we cancelled it" ends it). A trip
 #: there said after the last one's day is another trip, not a change (:mod:`.pages`).
 _TRIP = re.compile(
     rf"\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:now\s+|still\s+)?(?:flying|going|travelling|traveling|"
-    rf"heading|driving|sailing|off)\s+(?:back\s+)?to\s+(?P<dest>(?-i:{NAME}))\s+(?:on|from)\s+(?:the\s+)?(?P<date>{DAY_MONTH})\b", re.I)
+    rf"heading|driving|sailing|off)\s+(?:back\s+)?to\s+(?P<dest>(?-i:{NAME}))\s+(?:for\s+(?:an?\s+|the\s+|my\s+)?[a-z]+(?:\s+[a-z]+)?\s+)?"
+    rf"(?:(?:on|from)\s+)?(?:the\s+)?(?P<date>{DAY_MONTH})\b"
+    # "Family trip to Accra 12-19 July", "our holiday to Crete from 3 May"
+    rf"|(?:^|\b(?:my|our|a|the|family)\s+)(?:family\s+)?(?:trip|holiday|vacation)\s+to\s+(?P<dest4>(?-i:{NAME}))\s+"
+    rf"(?:(?:on|from)\s+)?(?:the\s+)?(?P<date4>{DAY_MONTH})\b", re.I)
 _TRIP_MOVED = re.compile(
     rf"\b(?:our|my|the)\s+(?:trip|holiday|flight)\s+to\s+(?P<dest>(?-i:{NAME}))\s+is\s+(?:now\s+)?(?:on|from)\s+(?:the\s+)?(?P<date>{DAY_MONTH})\b"
-    rf"|\b(?:moved|pushed|changed|rebooked|shifted|postponed|put\s+back|brought\s+forward)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+"
-    rf"(?:trip|holiday|flight)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<date2>{DAY_MONTH})\b", re.I)
+    rf"|\b(?:our|my|the)\s+(?P<dest3>(?-i:{NAME}))\s+(?:trip|holiday|flight|visit)\s+is\s+(?:now\s+)?(?:on\s+|from\s+)?(?:the\s+)?"
+    rf"(?P<date3>{DAY_MONTH})\b"
+    rf"|\b(?:move|moved|push|pushed|change|changed|rebook|rebooked|shift|shifted|postpone|postponed|put\s+back|"
+    rf"brought\s+forward|bring\s+forward)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+"
+    rf"(?:trip|holiday|flight|visit)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<date2>{DAY_MONTH})\b", re.I)
 _TRIP_OFF = re.compile(
     rf"(?:^|[.;!:,]\s+)(?:the\s+|our\s+|my\s+)?(?P<dest>(?-i:{NAME}))(?:\s+trip|\s+holiday)?(?:['’]s|\s+is)\s+(?:now\s+)?(?:off|cancelled|canceled)\b"
     rf"|\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|cancel|called\s+off|call\s+off)\s+(?:the|our|my)\s+"
@@ -927,17 +1020,41 @@ def _trips(sentence: str) -> list[Relation]:
     """Trips the speaker is making or called off (see :data:`_TRIP`)."""
     out: list[Relation] = []
     for m in _TRIP.finditer(sentence):
-        if not _unrealised(sentence, m.start()) and m.group("dest").split()[0].lower() not in _BAD_VALUES:
-            out.append(Relation("", "trip", f"{m.group('dest')} on {m.group('date')}", "set",
-                                "trip|" + m.group("dest").lower(), event=True))
+        dest, day = m.group("dest") or m.group("dest4"), m.group("date") or m.group("date4")
+        if not _unrealised(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
+            out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
     for m in _TRIP_MOVED.finditer(sentence):
-        dest, day = m.group("dest") or m.group("dest2"), m.group("date") or m.group("date2")
+        dest = m.group("dest") or m.group("dest2") or m.group("dest3")
+        day = m.group("date") or m.group("date2") or m.group("date3")
         if not _unrealised(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
             out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
     for m in _TRIP_OFF.finditer(sentence):
         dest = m.group("dest") or m.group("dest2") or m.group("dest3")
         if not _unrealised(sentence, m.start()) and dest.split()[0].lower() not in _BAD_VALUES:
             out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
+    return out
+
+
+#: A state that ends one without naming it or a successor: retired or between jobs (the
+#: employer), reporting to nobody (the manager), nobody leading a project, a deadline dropped.
+_ENDED = (
+    ("employer", re.compile(r"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)?retired\b"
+                            r"|(?:^|[.;!]\s+)(?:just\s+|finally\s+|officially\s+)?retired\s+(?:at|in|on|last|this|from|after|today|yesterday)\b"
+                            r"|\bI(?:['’]m|\s+am)\s+(?:now\s+|officially\s+)?(?:retired|between\s+jobs|unemployed|out\s+of\s+work)\b", re.I)),
+    ("manager", re.compile(r"\bI\s+(?:don['’]t|do\s+not|no\s+longer)\s+(?:technically\s+|really\s+|actually\s+)?report\s+to\s+"
+                           r"(?:anyone|anybody|a\s+manager|a\s+boss)\b|\bI\s+(?:have|['’]ve)\s+no\s+(?:manager|boss)\b", re.I)),
+    ("deadline", re.compile(r"\b(?:dropped|removed|scrapped|lifted|cancell?ed)\s+the\s+deadline\b"
+                            r"|\bno\s+(?:hard\s+|fixed\s+)?deadline\s+(?:any\s*more|now)\b", re.I)),
+)
+_NOBODY_LEADS = re.compile(r"\b(?:nobody|no\s+one|no-one)(?:['’]s|\s+is)\s+(?:leading|running|heading)\s+(?:the\s+)?(?P<s>(?-i:" + NAME + r"))", re.I)
+
+
+def _ended(sentence: str) -> list[Relation]:
+    """Values the speaker says are over, with no successor (:data:`_ENDED`)."""
+    out = [Relation("", attr, "", "end", "deadline|" if attr == "deadline" else "", True)
+           for attr, rx in _ENDED if (m := rx.search(sentence)) and not _unrealised(sentence, m.start())]
+    out += [Relation(m.group("s"), "lead", "", "end", "", True) for m in _NOBODY_LEADS.finditer(sentence)
+            if not _unrealised(sentence, m.start())]
     return out
 
 

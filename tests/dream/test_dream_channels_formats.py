@@ -11,6 +11,8 @@ import pytest
 from brainfs.cache.facts.records import FACTS_PATH, loads
 from brainfs.dream import relations as R
 from brainfs.dream.core import DictTree, dream
+from brainfs.dream.facts import same_phone
+from brainfs.dream.formats import same_format
 
 pytestmark = pytest.mark.unit
 
@@ -38,6 +40,10 @@ def test_a_way_to_reach_the_speaker(sentence: str, key: str, value: str) -> None
     "I set up a second address for newsletters, news.mo@example.com.",
     "If I get a new phone it'd be +1 415 555 0133.",
     "The office line is 0161 496 0000 and my email is ana@example.com, ana@example.org.",
+    'Brigitte wrote back: "reach me at b.hof@example.de any time", so can you draft a reply?',
+    "her reply said “call me on 0171 234 5678 before noon” so I will",
+    "pasted from the supplier's mail: for orders contact me at sales@kettle.example",
+    "my colleague Ilyas got a new phone number, +971 55 555 0420, add him to my poster",
 ])
 def test_no_way_to_reach_the_speaker(sentence: str) -> None:
     assert not [r for r in _rels(sentence, "contact") if r[0] in ("contact email", "contact phone")], sentence
@@ -80,11 +86,47 @@ def test_a_weekday_before_a_date_leaves_the_date() -> None:
     assert got == ["9 October"]
 
 
+@pytest.mark.parametrize("a, b, same", [
+    ("+44 7700 900123", "07700 900123", True),
+    ("+1 (415) 555-0133", "415 555 0133", True),
+    ("0049 176 1234 5678", "0176 12345678", True),
+    ("0612 345 678", "0612 345 679", False),
+    ("+44 7700 900123", "+44 7700 900321", False),
+    ("12 34", "1234", False),
+])
+def test_a_phone_number_written_two_ways(a: str, b: str, same: bool) -> None:
+    assert same_phone(a, b) is same
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("Word", "docx", True), ("XLSX", "Excel", True), ("Word", "PDF", False), ("docx", "docx", False),
+])
+def test_one_file_format_by_two_names(a: str, b: str, same: bool) -> None:
+    assert same_format(a, b) is same
+
+
+def _transcript(n: int, date: str, turns: list[str], speaker: str) -> str:
+    body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(turns, 1))
+    return (f"---\nsession: s{n}\ndate: {date}T10:00:00\nparticipants: [\"Assistant\", \"{speaker}\"]\n---\n\n"
+            f"# Session s{n}\n\n{body}\n")
+
+
+def test_a_phone_restated_without_its_country_code_is_no_change() -> None:
+    tree = DictTree({
+        "sessions/s1/transcript.md": _transcript(1, "2026-02-01", [
+            "Mo: Hi, Mo Farouk here. My mobile is +44 7700 900123, put it on the parcel label please.",
+            "Assistant: Done."], "Mo"),
+        "sessions/s2/transcript.md": _transcript(2, "2026-04-01", [
+            "Mo: for the courier form, my number is 07700 900123, same as always.",
+            "Assistant: Filled in."], "Mo"),
+    })
+    recs = [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == "contact"]
+    assert recs and all(r.is_open and not r.superseded_by for r in recs), recs
+
+
 def test_a_new_address_replaces_the_old_through_dream() -> None:
     def transcript(n: int, date: str, turns: list[str]) -> str:
-        body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(turns, 1))
-        return (f"---\nsession: s{n}\ndate: {date}T10:00:00\nparticipants: [\"Assistant\", \"Rui\"]\n---\n\n"
-                f"# Session s{n}\n\n{body}\n")
+        return _transcript(n, date, turns, "Rui")
 
     tree = DictTree({
         "sessions/s1/transcript.md": transcript(1, "2026-02-01", [

@@ -388,6 +388,17 @@ def test_the_scorer_can_fail() -> None:
     assert got.found == 0 and got.missed and got.false
 
 
+def test_the_scorer_reads_a_date_however_written() -> None:
+    """A label's "2026-05-15" is a record's "15 May", its "Accra, 12-19 July" the record's
+    "Accra on 12-19 July"; another day is not."""
+    from benchmarks.supersession import _same
+
+    assert _same("2026-05-15", "15 May") and _same("May 15th", "2026-05-15") and _same("PDF", "pdf")
+    assert _same("Accra, 12-19 July", "Accra on 12-19 July") and not _same("Accra, 12-19 July", "Accra on 2-9 August")
+    assert _same("12 May", "Oslo on 12 May") and not _same("Kestle", "Kestle Surveys")
+    assert not _same("15 May", "16 May") and not _same("2026-05-15", "15 June") and not _same("Word", "docx")
+
+
 def test_a_stale_value_restated_later_keeps_its_current_line(tmp_path: Path) -> None:
     """"(since 5 January 2026; not confirmed since 10 February 2026)" cited the first turn
     alone, which does not say the later day: verification dropped the current line (50 such
