@@ -98,8 +98,9 @@ class S3Settings:
     endpoint_url: str | None = None
     region: str = "us-east-1"
     access_key: str | None = None
-    secret_key: str | None = None
-    session_token: str | None = None
+    #: Out of the repr: a config printed in a log or a traceback shows no secret.
+    secret_key: str | None = field(default=None, repr=False)
+    session_token: str | None = field(default=None, repr=False)
     #: Connect quickly or fail: a loopback or in-region endpoint answers a TCP connect in
     #: milliseconds, so 3 s only ever trips on a dead server.
     connect_timeout: float = 3.0
@@ -266,7 +267,7 @@ class DreamSettings:
     llm_base_url: str | None = None
     #: From BRAINFS_LLM_API_KEY, else OPENAI_API_KEY (ANTHROPIC_API_KEY for anthropic); a
     #: local server needs none.
-    llm_api_key: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
     llm_model: str | None = None
     #: A page is a few hundred tokens out; 60 s covers a slow local model (about 50 tokens/s
     #: for a 135M model on 2 CPUs), and a dead endpoint costs this once per worker per run

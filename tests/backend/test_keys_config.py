@@ -557,3 +557,18 @@ def test_aws_profile_is_used_with_an_endpoint(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="'nope'"):
         Config.load(env=dict(env, AWS_PROFILE="nope"))
 
+
+
+def test_the_repr_of_a_config_shows_no_secret() -> None:
+    """A config printed in a log line or a traceback leaks neither the key pair's secret,
+    the session token nor the model's API key; the values stay readable and travel to the
+    daemon whole."""
+    from brainfs.backend.config import Config
+
+    cfg = Config(access_key="AKIDPLAIN", secret_key="s3cr3t-value", session_token="tok-value",
+                 llm_api_key="sk-model-value")
+    shown = repr(cfg)
+    assert "AKIDPLAIN" in shown
+    assert not any(v in shown for v in ("s3cr3t-value", "tok-value", "sk-model-value")), shown
+    back = Config.from_json(cfg.to_json())
+    assert (back.secret_key, back.session_token, back.llm_api_key) == ("s3cr3t-value", "tok-value", "sk-model-value")
