@@ -21,7 +21,7 @@ import re
 _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]*@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 # At least seven digits, grouped as people write them; a date or an amount never has seven.
 _PHONE = re.compile(r"(?<![\w/.,£$€-])\+?\(?\d[\d\s().-]{5,}\d(?![\w%])")
-_HANDLE = re.compile(r"(?<![\w.@])@[A-Za-z0-9_][A-Za-z0-9_.]{2,30}[A-Za-z0-9_]")
+_HANDLE = re.compile(r"(?<![\w.@])@[A-Za-z0-9_][A-Za-z0-9_.-]{2,30}[A-Za-z0-9_]")
 
 _PLATFORMS = ("telegram", "instagram", "insta", "twitter", "tiktok", "mastodon", "bluesky",
               "discord", "github", "signal", "threads", "linkedin", "snapchat", "skype")

@@ -20,11 +20,11 @@ from .settings import Settings
 from .subjects import is_role
 from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs, content_words, fact_kind,
                    imperative_openers, is_first_person, is_tool_turn, relative_dates, resolve_relative_dates,
-                   sentences, words)
+                   quoted_sentences, sentences, words)
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v19"  # v19: what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
+EXTRACTION = "facts-v19"  # v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
@@ -55,6 +55,8 @@ class _Session:
     speakers: set[str]
     sents: list[tuple[Turn, str]]
     tf: Counter
+    #: indices into ``sents`` of sentences inside a quotation (someone else's words)
+    quoted: frozenset[int] = frozenset()
 
     def is_assistant(self, name: str) -> bool:
         # an assistant with a name is an assistant all the same
@@ -105,14 +107,17 @@ def _read(tr: Transcript) -> _Session:
     service = subjects.service_counts([(t.speaker, t.text) for t in tr.turns])
     tf: Counter = Counter()
     sents: list[tuple[Turn, str]] = []
+    quoted: set[int] = set()
     for t in tr.turns:
         if is_tool_turn(t.text):
             continue  # what a tool ran, not what anyone said (cache/FORMAT.md)
-        for s in sentences(t.text):
+        for s, inside in zip(sentences(t.text), quoted_sentences(t.text)):
+            if inside:
+                quoted.add(len(sents))
             sents.append((t, s))
             tf.update(content_words(s))
     return _Session(tr, service, subjects.named_assistants(service),
-                    set(tr.participants) | {t.speaker for t in tr.turns}, sents, tf)
+                    set(tr.participants) | {t.speaker for t in tr.turns}, sents, tf, frozenset(quoted))
 
 
 def _candidates(ses: _Session, extractor: Extractor) -> list[_Candidate]:
@@ -232,7 +237,9 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
     facts: list[dict] = []
     per_speaker: dict[str, list[dict]] = defaultdict(list)
     for i, c in enumerate(cands):
-        if c.question or c.n_words < 4:
+        if c.question or c.n_words < 4 or c.order in ses.quoted:
+            # a sentence inside a quotation is someone else's ("can you summarise this? 'Hi
+            # all, I have a new address: …'"): not a statement of the speaker's
             continue
         t = c.turn
         if ses.is_assistant(t.speaker):

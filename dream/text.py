@@ -157,6 +157,48 @@ def sentences(text: str) -> list[str]:
     return out
 
 
+_OPEN_SINGLE = re.compile(r"(?:(?<=^)|(?<=[\s(:\[]))['‘](?=\S)")
+_CLOSE_SINGLE = re.compile(r"(?<=\S)['’](?=$|[\s.,;:!?)\]])")
+
+
+def _quoted_spans(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` gives someone else's words in quotation marks: straight double quotes
+    paired in order, curly ones by their shape, and single quotes that open after a space or
+    a colon and close before one (an apostrophe inside a word, "Jo's", is neither)."""
+    spans: list[tuple[int, int]] = []
+    dq = [m.start() for m in re.finditer(r'"', text)]
+    spans += [(a, b) for a, b in zip(dq[::2], dq[1::2])]
+    spans += [(m.start(), m.end()) for m in re.finditer(r"“[^”]*”|«[^»]*»", text)]
+    at = 0
+    while (o := _OPEN_SINGLE.search(text, at)) is not None:
+        c = _CLOSE_SINGLE.search(text, o.end())
+        if c is None:
+            spans.append((o.start(), len(text)))  # a quotation left open runs to the end
+            break
+        spans.append((o.start(), c.end()))
+        at = c.end()
+    return spans
+
+
+def quoted_sentences(text: str) -> list[bool]:
+    """For each of :func:`sentences` of ``text``: does it begin inside a quotation, or lie in
+    one for more than half its length (a pasted email, 'She wrote: "I moved to Leeds."')?
+    Its "I" and "my" are the quoted writer's, not the speaker's."""
+    flat = " ".join(text.split())
+    spans = _quoted_spans(flat)
+    out: list[bool] = []
+    at = 0
+    for s in sentences(text):
+        start = flat.find(s, at)
+        if start < 0:
+            out.append(False)
+            continue
+        at = start + len(s)
+        inside = sum(max(0, min(b, at) - max(a, start)) for a, b in spans)
+        out.append(any(a < start < b for a, b in spans) or inside * 2 > len(s))
+    return out
+
+
 def slugify(title: str) -> str:
     """File-name slug of a subject: ASCII-folded, lower case, hyphens."""
     s = "-".join(slug_words(title))

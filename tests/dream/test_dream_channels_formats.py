@@ -28,6 +28,7 @@ def _rels(sentence: str, attr: str) -> list[tuple[str, str, str]]:
     ("my mobile is +44 7700 900123 if the courier needs it", "contact phone", "+44 7700 900123"),
     ("new number: 0612 345 678, the old sim died", "contact phone", "0612 345 678"),
     ("people find me on instagram @moss_and_fern", "contact instagram", "@moss_and_fern"),
+    ("my github is @ana-builds-things now", "contact github", "@ana-builds-things"),
 ])
 def test_a_way_to_reach_the_speaker(sentence: str, key: str, value: str) -> None:
     assert (key, value, "set") in _rels(sentence, "contact")

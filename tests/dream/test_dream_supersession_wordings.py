@@ -131,3 +131,30 @@ def test_retiring_ends_the_employer_through_dream() -> None:
     })
     recs = [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == "employer"]
     assert len(recs) == 1 and not recs[0].is_open and recs[0].superseded_by is None, recs
+
+
+@pytest.mark.parametrize("text, want", [
+    ("summarise this for me? 'Hello team, I moved to Porto last week. Best, Ana'", [False, True, True]),
+    ('She wrote: "I have a new number now, it is 0612 345 678, and my old one is gone." Nice of her.', [True]),
+    ("It's Jo's job, not mine. I moved to York in May.", [False, False]),
+    ("I said 'no' to the offer. I live in Hull.", [False, False]),
+])
+def test_sentences_inside_someone_elses_quoted_words(text: str, want: list[bool]) -> None:
+    from brainfs.dream.text import quoted_sentences
+
+    assert quoted_sentences(text) == want
+
+
+def test_a_pasted_message_changes_nothing_of_the_speaker() -> None:
+    tree = DictTree({
+        "sessions/s1/transcript.md": _transcript(1, "2026-01-05", [
+            "Rui: Hi, Rui Costa. My email is rui.costa@tidemail.example, put it on the flyer please.",
+            "Assistant: Done."], "Rui"),
+        "sessions/s2/transcript.md": _transcript(2, "2026-03-05", [
+            "Rui: can you summarise this for me? 'Dear all, please note my new address from Monday: "
+            "dana.ferro@harbour.example. I moved to Lisbon as well. Regards, Dana'",
+            "Assistant: Dana has a new address and moved to Lisbon."], "Rui"),
+    })
+    recs = [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.subject == "rui-costa"]
+    assert recs and all(r.is_open for r in recs), recs
+    assert not [r for r in recs if r.attribute == "home"], recs
