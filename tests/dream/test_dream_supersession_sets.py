@@ -80,6 +80,25 @@ SETS = [
     # amounts and doses; 18 once a first name in lower case was no longer run on into the
     # words after it. A seventh set is what would say how supersession generalises.
     pytest.param("supersession-blind6.yaml", Floors(60, 0.28, 0), id="supersession-blind6"),
+    # Seventh: written blind; scored at 8fb42f1 (16 of 72, 4 false), then read, and the contact
+    # and format readers were built against its misses: 23 of 72; 25 of 72 (recall 0.347) after
+    # the ninth set's round. Its two "false" are changes found whose label writes the value
+    # otherwise (a summary format "Word" for the label's words, "Excel" for "XLSX").
+    pytest.param("supersession-blind7.yaml", Floors(60, 0.34, 2, needs_model=True), id="supersession-blind7"),
+    # Eighth: written blind; scored at 8fb42f1 (16 of 66, 4 false) and after the seventh set's
+    # round (19 of 66, 6 false: the generalisation figure then); read since. 21 of 66 (recall
+    # 0.318) after the ninth set's round; of its false ones a pasted email's "I have a new
+    # address" no longer counts (sentences inside a quotation state nothing of the speaker).
+    pytest.param("supersession-blind8.yaml", Floors(60, 0.31, 4, needs_model=True), id="supersession-blind8"),
+    # Ninth: written blind; scored at 037dd51 (9 of 72, 4 false), then read, and rules written
+    # against its misses by class: 22 of 72 (recall 0.306), 1 "false" (Göteborg for the
+    # label's Gothenburg, a real change).
+    pytest.param("supersession-blind9.yaml", Floors(60, 0.30, 1, needs_model=True), id="supersession-blind9"),
+    # Tenth: written blind beside the ninth set's round and scored only before it (9 of 72) and
+    # after it (10 of 72, recall 0.139, 3 false: today's generalisation figure); 11 of 72 (0.153),
+    # 2 false once a handle's hyphen was read (a reading bug its one false showed). Not read for
+    # rules: the floor keeps what it measures; a rule written against its misses would end that.
+    pytest.param("supersession-blind10.yaml", Floors(60, 0.15, 2, needs_model=True), id="supersession-blind10"),
 ]
 
 
