@@ -46,7 +46,7 @@ SETS = [
     # Jobs, titles, managers and homes read by meaning (dream/meaning.py): measured when the
     # set was written, 20 of 25, 0 false (7 of 25 with the patterns alone). A tuned set: a
     # floor against losing what meaning.py reads, not a generalisation figure.
-    pytest.param("supersession-meaning.yaml", Floors(20, 0.8, 0, needs_model=True),
+    pytest.param("supersession-meaning.yaml", Floors(20, 0.84, 0, needs_model=True),
                  id="supersession-meaning"),
     # Third: written blind after the rules were generalised against the held-out set; first
     # measured 16 of 56, 3 false, at d78d3b7 (the generalisation figure then). The rules were
@@ -65,13 +65,16 @@ SETS = [
     # once after that round (6 of 59, 1 false, at 84bef0f), then after dream/meaning.py (8 of
     # 59, recall 0.136, 1 false); 9 of 59 (0.153), 0 false after the one-turn pages and the
     # comma that ends a name. No rule or setting was fitted to it, but its first cases were
-    # read for the format before that work: no longer blind, only a floor.
-    pytest.param("supersession-blind4.yaml", Floors(45, 0.16, 0), id="supersession-blind4"),
+    # read for the format before that work: no longer blind, only a floor. 13 of 59 (0.220)
+    # after the ninth set's round.
+    pytest.param("supersession-blind4.yaml", Floors(45, 0.22, 0), id="supersession-blind4"),
     # Fifth: written by someone who read neither dream's code nor the other sets' cases, and
     # scored blind before and after the meaning reader: 7 of 54 (recall 0.130) both times,
     # 2 false. Then read, and 11 of 54 (0.204) after a correction's "not A" and one-turn pages
     # were built on it. Raising the floors by fitting the set would end what it measures.
-    pytest.param("supersession-blind5.yaml", Floors(50, 0.22, 2), id="supersession-blind5"),
+    # 14 of 54 (0.259), 0 false after the ninth set's round: its two false ones were a
+    # the scorer's ("30 km" / "30 km a week" now match) and a name no longer run on into the next word.
+    pytest.param("supersession-blind5.yaml", Floors(50, 0.25, 0), id="supersession-blind5"),
     # Sixth: written by someone who read neither dream's code nor the other sets' cases;
     # scored blind before and after the changes made against the fifth set's misses: 14 of 64
     # both times, 4 false. Its false supersessions were then read and fixed by class (16 of
