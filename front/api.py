@@ -751,7 +751,8 @@ class Memory:
         new session's date and where it came from, a ``User`` kept as written; ``.paths``
         written, ``.warnings``). Idempotent. A bad file raises :class:`UsageError` before anything
         is written."""
-        from brainfs.cache.sessions.importers import ImportInputError, make_options
+        from brainfs.cache.sessions.conversation import ImportInputError
+        from brainfs.cache.sessions.options import make_options
         from brainfs.cache.local.pack import build_pack
         from brainfs.cache.sessions.sessionfile import import_sessions
 

@@ -38,15 +38,9 @@ from brainfs.cache.layout import SESSIONS_INDEX as SESSIONS_INDEX
 from brainfs.cache.layout import transcript_path
 from brainfs.cache.search.chunker import TURN_RE, split_frontmatter
 from brainfs.cache.search.forget import FORGET_DIR, is_request, redact, request_phrases
-from brainfs.cache.sessions.importers import (
-    Conversation,
-    ImportInputError,
-    ImportOptions,
-    Turn,
-    UnknownFormat,
-    read_source,
-    source_files,
-)
+from brainfs.cache.sessions.conversation import Conversation, ImportInputError, Turn, UnknownFormat
+from brainfs.cache.sessions.importers import read_source, source_files
+from brainfs.cache.sessions.options import ImportOptions
 from brainfs.cache.search.text import slug_words
 
 log = logging.getLogger(__name__)

@@ -246,7 +246,9 @@ def _upload_all(store: ObjectStore, cfg: Config, todo: list[tuple[str, Path]],
 
 def cmd_import_sessions(args: argparse.Namespace) -> int:
     """Sessions people already have (agent logs, chat exports) -> transcripts in the corpus."""
-    from brainfs.cache.sessions.importers import ImportInputError, make_options
+    # here, for start-up time: the session file pulls in the search stack (its turn grammar)
+    from brainfs.cache.sessions.conversation import ImportInputError
+    from brainfs.cache.sessions.options import make_options
     from brainfs.cache.sessions.sessionfile import import_sessions
 
     cfg = config_of(args)
