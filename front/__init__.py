@@ -1,7 +1,8 @@
 """brainfs.front: the front doors to a memory, each a way in for a person or an agent.
 
 - ``cli/``: the ``brainfs`` command (and mount(8)'s ``mount.brainfs`` helper);
-- ``api.py``: the Python API, ``from brainfs import Memory``;
+- ``api.py``: the Python API, ``from brainfs import Memory``, made of its parts
+  ``apicore.py``, ``apirecall.py``, ``apicontext.py``, ``apifiles.py`` and ``apidream.py``;
 - ``mcpserver.py``: ``brainfs mcp``, the memory as an MCP server;
 - ``demo.py``: ``brainfs demo``, the main job end to end;
 - ``usage.py``: what every door says about bad input (imports nothing);
