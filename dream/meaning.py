@@ -41,11 +41,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from . import relations as pattern
+from .relationrecord import Relation
 
 if TYPE_CHECKING:
     import numpy as np
-
-    from .relations import Relation
 
 log = logging.getLogger(__name__)
 
@@ -568,7 +567,7 @@ def _titled(cand: Candidate, sentence: str, antecedent: str) -> str | None:
 
 @lru_cache(maxsize=8192)
 def _relations(sentence: str, antecedent: str) -> tuple:
-    from .relations import _VAGUE_TITLES, Relation
+    from .relations import _VAGUE_TITLES
 
     out: list[Relation] = []
     for cand in candidates(sentence, antecedent):

@@ -29,6 +29,9 @@ from . import reach
 from . import meaning
 from . import relations
 from .prose import a_or_an, human_day, third_person
+from .quantities import NUMBER, UNIT
+from .quantitykeys import same_key
+from .relationrecord import SELF, Relation
 from .settings import Settings
 from .subjects import FORMATS, Subjects, head_type, is_role
 from .synth import Claim
@@ -117,15 +120,15 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
                 subj = subs.slug_for(f["speaker"])
             if not subj:
                 continue
-            if r.value == relations.SELF:
+            if r.value == SELF:
                 # "I'm the lead on P now": the speaker, by the name of their page
                 if is_role(f["speaker"]) or not subs.slug_for(f["speaker"]):
                     continue
-                r = relations.Relation(r.subject, r.attr, subs.by_slug[subs.slug_for(f["speaker"])].title,
-                                       r.op, r.key, r.event, r.value_type, r.detail, r.phrase)
+                r = Relation(r.subject, r.attr, subs.by_slug[subs.slug_for(f["speaker"])].title,
+                             r.op, r.key, r.event, r.value_type, r.detail, r.phrase)
             if r.attr == "home" and _organization(r.value, subs):
                 # "I moved to Tessellate Labs" is a job, not a home
-                r = relations.Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
+                r = Relation(r.subject, "employer", r.value, r.op, r.key, r.event, "organization")
             vslug = (subs.slug_for(r.value) if (r.value_type or r.attr in ("friend", "contact") or r.detail == "move")
                      and r.value not in shared else None)  # "Emi" with two Emis: as said
             value = subs.by_slug[vslug].title if vslug else r.value
@@ -315,7 +318,7 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
             key = f"{key}#{n}" if n else key
         if st.attr in ("number", "deadline"):
             known = keys[(st.subject, st.attr)]
-            hits = [k for k in known if relations.same_key(k, st.key)]
+            hits = [k for k in known if same_key(k, st.key)]
             if len(hits) > 1 and st.key.endswith("|"):
                 continue  # "the threshold is 21 percent" with two thresholds known: which one?
             match = hits[0] if hits else None
@@ -454,7 +457,7 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
 #: changed.
 _NAMES_REPLACED = frozenset("employer role manager home contact lead number deadline trip format".split())
 _INSTEAD_RE = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing)\s+(?:the\s+|a\s+|an\s+)?"
-                         r"(?P<old>" + relations.NUMBER + relations.UNIT
+                         r"(?P<old>" + NUMBER + UNIT
                          + r"|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")
 
 

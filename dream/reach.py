@@ -29,7 +29,7 @@ import yaml
 from brainfs.cache.layout import GUIDE_PATH, LEARNED_DIR, NOTES, in_knowledge
 from brainfs.cache.search.chunker import split_frontmatter
 
-from . import relations
+from .quantities import NUMBER, UNIT
 from .text import capitalised_runs, content_words
 
 _MARK = "(corrected "
@@ -46,12 +46,12 @@ def pairs(text: str) -> list[tuple[str | None, str]]:
     """(new value or None, old value) for each "…, not X" in a correction."""
     out = []
     for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?"
-                         rf"(?P<old>{relations.NUMBER}{relations.UNIT}|"
+                         rf"(?P<old>{NUMBER}{UNIT}|"
                          rf"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
         old = m.group("old").strip()
         before = text[:m.start()]
-        if re.fullmatch(rf"{relations.NUMBER}{relations.UNIT}", old, re.I):
-            cand = re.findall(rf"({relations.NUMBER}{relations.UNIT})(?![\w-])", before, re.I)
+        if re.fullmatch(rf"{NUMBER}{UNIT}", old, re.I):
+            cand = re.findall(rf"({NUMBER}{UNIT})(?![\w-])", before, re.I)
         elif old.isupper():
             cand = re.findall(r"\b[A-Z]{2,}\b", before)
         elif old[:1].isupper():

@@ -58,8 +58,9 @@ class DreamState:
     #: page slug → [hash of its facts' texts and speakers, the contradictions found among
     #: them] (``wiki.page_contradictions``): a page whose facts are the same is not read again
     contradicted: dict[str, list] = field(default_factory=dict)
-    #: the relations read from each fact ("rules": relations.py's hash, "facts": hash of a
-    #: fact's text → its relations; ``wiki._known_relations``)
+    #: the relations read from each fact ("rules": the hash of the rules they are read by,
+    #: ``wiki._RULE_MODULES``; "facts": hash of a fact's text → its relations;
+    #: ``wiki._known_relations``)
     relations: dict[str, Any] = field(default_factory=dict)
     #: a model-backed synthesizer's answers by prompt hash; None for one that keeps none
     synth_cache: dict[str, str] | None = None

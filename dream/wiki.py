@@ -15,16 +15,26 @@ from typing import Any, NamedTuple
 from brainfs.cache.layout import FACTS_PATH, INDEX_PATH, SESSIONS_INDEX, page_path, summary_path, turn_ref
 from brainfs.cache.search.forget import norm
 
+from . import choices
+from . import deadlines
 from . import edits
+from . import ended
 from . import facts as fact_records
 from . import gather
+from . import irrealis
 from . import meaning
 from . import pages as page_content
+from . import patternwords
 from . import procedures
+from . import quantities
+from . import quantitykeys
 from . import reach
 from . import readable
+from . import relationrecord
 from . import relations
+from . import rewording
 from . import subjects
+from . import trips
 from .cards import preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .corrections import render_card, subjects_in
@@ -238,16 +248,20 @@ def _procedures(w: _Build, pool: _Pool, subs: subjects.Subjects, titles: dict[st
     return procs
 
 
-#: Changes with relations.py and meaning.py: relations a run read with other rules are read
+#: The rules relations are read by: relations.py, the modules it reads quantities, deadlines,
+#: trips, standing choices and ended values with, and meaning.py.
+_RULE_MODULES = (relations, relationrecord, patternwords, irrealis, rewording, quantitykeys, quantities,
+                 deadlines, trips, choices, ended, meaning)
+#: Changes with any of :data:`_RULE_MODULES`: relations a run read with other rules are read
 #: again (and with or without the sentence model meaning.py reads by).
-_RULES = md5_hex(Path(relations.__file__).read_bytes() + Path(meaning.__file__).read_bytes())
+_RULES = md5_hex(b"".join(Path(m.__file__).read_bytes() for m in _RULE_MODULES))
 
 
 def _rules() -> str:
     return f"{_RULES}:{'meaning' if meaning.available() else 'patterns'}"
 
 
-_REL_FIELDS = [x.name for x in fields(relations.Relation)]
+_REL_FIELDS = [x.name for x in fields(relationrecord.Relation)]
 
 
 def _relation_key(f: dict) -> str:
@@ -267,7 +281,7 @@ def _known_relations(state: DreamState, facts: list[dict]) -> dict[int, list]:
     for f in facts:
         got = known.get(_relation_key(f))
         if got is not None:
-            out[id(f)] = [relations.Relation(*x) for x in got]
+            out[id(f)] = [relationrecord.Relation(*x) for x in got]
     return out
 
 

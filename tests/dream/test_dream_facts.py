@@ -17,6 +17,7 @@ from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream import relations as R
 from brainfs.dream.core import correction_event, run_local
 from brainfs.dream.facts import check_views, said_day
+from brainfs.dream.quantitykeys import same_key
 from dream_helpers import write
 
 pytestmark = pytest.mark.unit
@@ -296,10 +297,10 @@ def test_quantities_of_two_named_things_are_two() -> None:
     project is still one ("the QC spike threshold for the atlas" / "the QC spike threshold")."""
     a, = R.extract("The conference submission for Haptic Crosswalk is due on 23 February 2026.")
     b, = R.extract("Before I forget: The conference submission for Ramp Ledger is due on 31 March 2026.")
-    assert not R.same_key(a.key, b.key)
+    assert not same_key(a.key, b.key)
     c, = R.extract("The QC spike threshold for the Baltic Surge Atlas is 40 cm.")
     d, = R.extract("The QC spike threshold is 30 cm now, not 40 cm.")
-    assert R.same_key(c.key, d.key)
+    assert same_key(c.key, d.key)
 
 
 def test_a_first_name_alone_replaces_nothing_of_a_longer_name(tmp_path: Path) -> None:
@@ -329,7 +330,7 @@ def test_two_things_of_one_kind_keep_two_keys(a: str, b: str) -> None:
     office"), a bare "the threshold" after "Correction on <topic>:" keyed by nothing."""
     ra, = R.extract(a)
     rb, = R.extract(b)
-    assert ra.key != rb.key and not (ra.attr == "number" and R.same_key(ra.key, rb.key))
+    assert ra.key != rb.key and not (ra.attr == "number" and same_key(ra.key, rb.key))
 
 
 def test_a_role_of_several_words_joined_by_and() -> None:

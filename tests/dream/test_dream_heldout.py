@@ -14,6 +14,8 @@ from brainfs.dream import relations as R
 from brainfs.dream import subjects as S
 from brainfs.dream import text as T
 from brainfs.dream.core import run_local
+from brainfs.dream.quantitykeys import same_key
+from brainfs.dream.relationrecord import Relation
 
 from dream_helpers import write
 
@@ -216,7 +218,7 @@ def test_a_rate_is_a_value_with_its_unit() -> None:
     b = next(r for r in R.extract("Sorry: the rate limit is 300 requests per minute, not 500.")
              if r.attr == "number")
     assert (a.value, b.value) == ("500 requests per minute", "300 requests per minute")
-    assert R.same_key(a.key, b.key)
+    assert same_key(a.key, b.key)
 
 
 def test_what_works_better_for_me_is_a_preference() -> None:
@@ -242,7 +244,7 @@ def test_a_pronoun_names_the_manager_through_its_antecedent() -> None:
 def test_a_preference_restated_in_other_words_has_one_key() -> None:
     """"I'd rather … in the evening" replaces "I prefer … in the morning"; "from now on just
     text me the supplier invoices" replaces "I like getting supplier invoices by email"."""
-    def pref(s: str) -> R.Relation:
+    def pref(s: str) -> Relation:
         return next(r for r in R.extract(s) if r.attr == "preference")
     old = pref("I prefer to mark scripts in the morning before assembly.")
     new = pref("These days I'd rather mark scripts in the evening, not in the morning.")
@@ -264,8 +266,8 @@ def test_a_bound_and_its_correction_are_one_quantity() -> None:
              if r.attr == "number")
     b = next(r for r in R.extract("it's 7 percent max for the oak, not 9.") if r.attr == "number")
     assert (a.value, b.value) == ("9 percent", "7 percent")
-    assert R.same_key(a.key, b.key)
-    assert not R.same_key(a.key, "min|oak")
+    assert same_key(a.key, b.key)
+    assert not same_key(a.key, "min|oak")
 
 
 def test_a_deadlines_name_leaves_its_modal_out() -> None:

@@ -8,6 +8,8 @@ import pytest
 
 from brainfs.dream import relations as R
 from brainfs.dream import subjects as S
+from brainfs.dream.quantitykeys import same_key
+from brainfs.dream.relationrecord import SELF
 
 pytestmark = pytest.mark.unit
 
@@ -120,22 +122,22 @@ def test_a_setting_is_keyed_by_what_it_sets() -> None:
         (r,) = [r for r in R.extract(s) if r.attr == "number"]
         return r.key
     cpu, mem = key("The CPU alert threshold is 80 percent."), key("The memory alert threshold is 70 percent.")
-    assert not R.same_key(cpu, mem)
-    assert R.same_key(cpu, key("We raised the CPU alert threshold to 90 percent yesterday."))
-    assert R.same_key(key("The fall-risk score threshold is 45."), key("The fall-risk threshold is 40."))
+    assert not same_key(cpu, mem)
+    assert same_key(cpu, key("We raised the CPU alert threshold to 90 percent yesterday."))
+    assert same_key(key("The fall-risk score threshold is 45."), key("The fall-risk threshold is 40."))
     a = key("For the Harbour Survey the depth tolerance is 10 cm.")
     b = key("For the River Survey the depth tolerance is 5 cm, the river bed is smoother.")
-    assert not R.same_key(a, b)
-    assert R.same_key(a, key("For the Harbour Survey the depth tolerance is 8 cm now."))
+    assert not same_key(a, b)
+    assert same_key(a, key("For the Harbour Survey the depth tolerance is 8 cm now."))
     # a month in front is when, not whose
-    assert R.same_key(key("In March the ad budget is 2000 euros."), key("The ad budget is 3500 euros."))
+    assert same_key(key("In March the ad budget is 2000 euros."), key("The ad budget is 3500 euros."))
 
 
 def test_a_minimum_or_maximum_named_by_what_it_bounds() -> None:
     got = [(r.value, r.key) for r in R.extract("The minimum order for wholesale is 50 metres.") if r.attr == "number"]
     assert got == [("50 metres", "min|order wholesale")]
     (new,) = [r for r in R.extract("The minimum order for wholesale is 40 metres, not 50 metres.") if r.attr == "number"]
-    assert R.same_key(new.key, got[0][1]) and new.value == "40 metres"
+    assert same_key(new.key, got[0][1]) and new.value == "40 metres"
     # a head noun of its own is read once, by that noun
     assert [r.key for r in R.extract("The maximum temperature is 30 degrees.") if r.attr == "number"] == \
         ["temperature|maximum"]
@@ -156,7 +158,7 @@ def test_habits_and_deliveries_as_preferences() -> None:
 
 def test_the_speaker_as_a_projects_lead() -> None:
     got = _got("I'm the lead on the Onboarding Revamp now.")
-    assert got == [("Onboarding Revamp", "lead", R.SELF, "set")]
+    assert got == [("Onboarding Revamp", "lead", SELF, "set")]
     assert ("Onboarding Revamp", "lead", "Chidi Okeke", "set") in _got(
         "The lead on the Onboarding Revamp is Chidi Okeke.")
 

@@ -19,6 +19,7 @@ from brainfs.dream import relations as R
 from brainfs.dream import subjects as S
 from brainfs.dream.core import correction_event, run_local
 from brainfs.dream.prose import third_person
+from brainfs.dream.quantitykeys import same_key
 from brainfs.dream.reach import pairs
 from brainfs.dream.synth import DeterministicSynthesizer
 from brainfs.dream.verify import hard_check
@@ -138,7 +139,7 @@ def test_quantities_with_overlapping_modifiers_are_one_quantity() -> None:
     a = next(r for r in R.extract("For Project Lantern the fall-risk score threshold is 45.") if r.attr == "number")
     b = next(r for r in R.extract("Correction: the fall-risk threshold is 40, not 45.") if r.attr == "number")
     c = next(r for r in R.extract("The alert threshold is 12 percent.") if r.attr == "number")
-    assert R.same_key(a.key, b.key) and not R.same_key(a.key, c.key)
+    assert same_key(a.key, b.key) and not same_key(a.key, c.key)
     assert pairs("The threshold is 30 cm now, not 40 cm.") == [("30 cm", "40 cm")]
     assert pairs("Figures should be SVG, not PDF.") == [("SVG", "PDF")]
 

@@ -1,0 +1,33 @@
+"""Values that end with no successor: retired or between jobs (the employer), reporting to
+nobody (the manager), nobody leading a project, a deadline dropped."""
+
+from __future__ import annotations
+
+import re
+
+from .irrealis import unrealised
+from .patternwords import NAME
+from .relationrecord import Relation
+
+
+#: A state that ends one without naming it or a successor: retired or between jobs (the
+#: employer), reporting to nobody (the manager), nobody leading a project, a deadline dropped.
+_ENDED = (
+    ("employer", re.compile(r"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)?retired\b"
+                            r"|(?:^|[.;!]\s+)(?:just\s+|finally\s+|officially\s+)?retired\s+(?:at|in|on|last|this|from|after|today|yesterday)\b"
+                            r"|\bI(?:['’]m|\s+am)\s+(?:now\s+|officially\s+)?(?:retired|between\s+jobs|unemployed|out\s+of\s+work)\b", re.I)),
+    ("manager", re.compile(r"\bI\s+(?:don['’]t|do\s+not|no\s+longer)\s+(?:technically\s+|really\s+|actually\s+)?report\s+to\s+"
+                           r"(?:anyone|anybody|a\s+manager|a\s+boss)\b|\bI\s+(?:have|['’]ve)\s+no\s+(?:manager|boss)\b", re.I)),
+    ("deadline", re.compile(r"\b(?:dropped|removed|scrapped|lifted|cancell?ed)\s+the\s+deadline\b"
+                            r"|\bno\s+(?:hard\s+|fixed\s+)?deadline\s+(?:any\s*more|now)\b", re.I)),
+)
+_NOBODY_LEADS = re.compile(r"\b(?:nobody|no\s+one|no-one)(?:['’]s|\s+is)\s+(?:leading|running|heading)\s+(?:the\s+)?(?P<s>(?-i:" + NAME + r"))", re.I)
+
+
+def ended(sentence: str) -> list[Relation]:
+    """Values the speaker says are over, with no successor (:data:`_ENDED`)."""
+    out = [Relation("", attr, "", "end", "deadline|" if attr == "deadline" else "", True)
+           for attr, rx in _ENDED if (m := rx.search(sentence)) and not unrealised(sentence, m.start())]
+    out += [Relation(m.group("s"), "lead", "", "end", "", True) for m in _NOBODY_LEADS.finditer(sentence)
+            if not unrealised(sentence, m.start())]
+    return out

@@ -1,0 +1,53 @@
+"""A sentence reworded so that the relation patterns read it: chat's spellings of the first
+person written out (:func:`chat_spelling`), and a sentence that states something of a person
+named in full said as that person would say it (:func:`as_first_person`)."""
+
+from __future__ import annotations
+
+import re
+
+from .patternwords import BAD_VALUES, NOT_SUBJECT_WORDS
+
+
+#: Chat's spellings of the first person ("im at X now", "ive joined X", "i work at X").
+_CHAT_SPELLING = [(re.compile(r"(?<=\w):\s+"), " : "),  # "Alert threshold: 85%" reads as "threshold : 85%"
+                  (re.compile(r"(?<=[a-z])['’]s\s+(?=(?:due|now|still|up|down|back|off|cancelled|canceled|set|at\s+\d|\d))"), " is "),
+                  (re.compile(r"\b[Ii]m\b"), "I'm"), (re.compile(r"\b[Ii]ve\b"), "I've"),
+                  (re.compile(r"\bi(?=\s|['’])"), "I"), (re.compile(r"\bIm\b"), "I'm"),
+                  # the article mistyped ("im teh team lead now")
+                  (re.compile(r"\b(?:teh|hte)\b"), "the")]
+
+
+def chat_spelling(sentence: str) -> str:
+    """``sentence`` with chat's first person written out ("im" → "I'm", "the report's due" →
+    "the report is due") and a colon spaced, so every rule reads it."""
+    for rx, rep in _CHAT_SPELLING:
+        sentence = rx.sub(rep, sentence)
+    return sentence
+
+
+#: A sentence about a person by their full name, the way a correction is written ("Hamza
+#: Qureshi's audit report deadline is now 14 October", "Nomvula Dlamini wants American
+#: spelling now"): the name, then a possessive or a verb of stating.
+_NAMED_SPEAKER = re.compile(
+    r"^\s*(?P<name>[A-ZÀ-ÖØ-Þ][\w'’\-]+(?:\s+(?:(?:de|da|van|von|der|den|di|du|del|dos|das|al|el|bin|ter|le)\s+)?"
+    r"[A-ZÀ-ÖØ-Þ][\w'’\-]+)+?)(?P<link>['’]s\s+|\s+(?:is|was|has|wants|works|lives|prefers|uses|likes|reports|"
+    r"moved|needs)\b)")
+_AS_FIRST = {"is": "I am", "was": "I was", "has": "I have", "wants": "I want", "works": "I work",
+             "lives": "I live", "prefers": "I prefer", "uses": "I use", "likes": "I like",
+             "reports": "I report", "moved": "I moved", "needs": "I need"}
+_THIRD_PRONOUNS = re.compile(r"\b(?:her|his|their)\b")
+
+
+def as_first_person(sentence: str) -> tuple[str, str] | None:
+    """(name, the sentence as that person would say it) for a sentence that states
+    something of a person by their full name ("Lucía Benavides Ortega's email is now X" →
+    "my email is now X"), so the speaker's own patterns read it; None otherwise."""
+    m = _NAMED_SPEAKER.match(sentence)
+    if not m or len(m.group("name").split()) < 2 or any(
+            w.lower() in NOT_SUBJECT_WORDS or w.lower() in BAD_VALUES for w in m.group("name").split()):
+        return None
+    link = m.group("link").strip()
+    said = "my " if link[:1] in "'’" else _AS_FIRST[link] + " "
+    rest = _THIRD_PRONOUNS.sub("my", sentence[m.end():])
+    return m.group("name"), (said + rest).strip()

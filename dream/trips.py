@@ -1,0 +1,56 @@
+"""Trips the speaker is making, moving or calling off ("I'm flying to Lisbon on 3 May",
+"move the Lisbon trip to 10 May", "Crete's off, we cancelled it"), keyed by where."""
+
+from __future__ import annotations
+
+import re
+
+from .irrealis import unrealised
+from .patternwords import BAD_VALUES, MONTHS, NAME
+from .relationrecord import Relation
+
+
+#: A day of a month, as a trip is dated (a weekday alone names a day of any week).
+DAY_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{{1,2}}(?:st|nd|rd|th)?)?\s+(?:{MONTHS})(?:\s+\d{{4}})?"
+             rf"|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?(?:\s*[-–]\s*\d{{1,2}}(?:st|nd|rd|th)?)?(?:,?\s+\d{{4}})?)")
+#: A trip: where to and when, keyed by where ("I'm flying to Lisbon on 3 May" → "now I'm
+#: flying to Lisbon on 10 May instead"; "Crete's off, we cancelled it" ends it). A trip
+#: there said after the last one's day is another trip, not a change (:mod:`.pages`).
+_TRIP = re.compile(
+    rf"\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are|['’]ll\s+be|\s+will\s+be)\s+(?:now\s+|still\s+)?(?:flying|going|travelling|traveling|"
+    rf"heading|driving|sailing|off)\s+(?:back\s+)?to\s+(?P<dest>(?-i:{NAME}))\s+(?:for\s+(?:an?\s+|the\s+|my\s+)?[a-z]+(?:\s+[a-z]+)?\s+)?"
+    rf"(?:(?:on|from)\s+)?(?:the\s+)?(?P<date>{DAY_MONTH})\b"
+    # "Family trip to Accra 12-19 July", "our holiday to Crete from 3 May"
+    rf"|(?:^|\b(?:my|our|a|the|family)\s+)(?:family\s+)?(?:trip|holiday|vacation)\s+to\s+(?P<dest4>(?-i:{NAME}))\s+"
+    rf"(?:(?:on|from)\s+)?(?:the\s+)?(?P<date4>{DAY_MONTH})\b", re.I)
+_TRIP_MOVED = re.compile(
+    rf"\b(?:our|my|the)\s+(?:trip|holiday|flight)\s+to\s+(?P<dest>(?-i:{NAME}))\s+is\s+(?:now\s+)?(?:on|from)\s+(?:the\s+)?(?P<date>{DAY_MONTH})\b"
+    rf"|\b(?:our|my|the)\s+(?P<dest3>(?-i:{NAME}))\s+(?:trip|holiday|flight|visit)\s+is\s+(?:now\s+)?(?:on\s+|from\s+)?(?:the\s+)?"
+    rf"(?P<date3>{DAY_MONTH})\b"
+    rf"|\b(?:move|moved|push|pushed|change|changed|rebook|rebooked|shift|shifted|postpone|postponed|put\s+back|"
+    rf"brought\s+forward|bring\s+forward)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+"
+    rf"(?:trip|holiday|flight|visit)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<date2>{DAY_MONTH})\b", re.I)
+_TRIP_OFF = re.compile(
+    rf"(?:^|[.;!:,]\s+)(?:the\s+|our\s+|my\s+)?(?P<dest>(?-i:{NAME}))(?:\s+trip|\s+holiday)?(?:['’]s|\s+is)\s+(?:now\s+)?(?:off|cancelled|canceled)\b"
+    rf"|\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|cancel|called\s+off|call\s+off)\s+(?:the|our|my)\s+"
+    rf"(?:(?P<dest2>(?-i:{NAME}))\s+(?:trip|holiday|flight)|(?:trip|holiday|flight)\s+to\s+(?P<dest3>(?-i:{NAME})))",
+    re.I)
+
+
+def trips(sentence: str) -> list[Relation]:
+    """Trips the speaker is making or called off (see :data:`_TRIP`)."""
+    out: list[Relation] = []
+    for m in _TRIP.finditer(sentence):
+        dest, day = m.group("dest") or m.group("dest4"), m.group("date") or m.group("date4")
+        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+            out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
+    for m in _TRIP_MOVED.finditer(sentence):
+        dest = m.group("dest") or m.group("dest2") or m.group("dest3")
+        day = m.group("date") or m.group("date2") or m.group("date3")
+        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+            out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
+    for m in _TRIP_OFF.finditer(sentence):
+        dest = m.group("dest") or m.group("dest2") or m.group("dest3")
+        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+            out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
+    return out
