@@ -10,7 +10,7 @@ from brainfs.cache.search.chunker import human_date, split_frontmatter
 
 from . import edits
 from .run import Run
-from .text import parse_transcript, relative_dates, resolve_relative_dates
+from .text import parse_transcript, relative_dates, resolve_relative_dates, sentences
 
 
 class CitedSources:
@@ -22,6 +22,7 @@ class CitedSources:
         self.run = run
         self.turn_cache: dict[str, dict[str, str] | None] = {}
         self.day_of: dict[str, str | None] = {}
+        self.turn_day: dict[tuple[str, str], str] = {}
         subs = run.info.subjects
         user_sub = subs.user()
         self.user_title = user_sub.title if user_sub else ""
@@ -37,20 +38,26 @@ class CitedSources:
             self.turn_cache[tpath] = None if tr is None else {
                 t.anchor: f"{t.speaker}: {t.text}" for t in tr.turns}
             self.day_of[tpath] = tr.date if tr is not None else None
+            # a talk that runs past midnight: a turn's own day, where the source gave one
+            self.turn_day.update({(tpath, t.anchor): t.day for t in tr.turns if t.day} if tr else {})
         return self.turn_cache[tpath]
 
-    def derived(self, tpath: str, text: str) -> str:
-        """What a turn implies beyond its words, for verification: the session's date, the
-        turn's relative dates resolved, and the full names of the aliases it uses."""
-        day = self.day_of.get(tpath)
+    def derived(self, tpath: str, text: str, anchor: str = "") -> str:
+        """What a turn implies beyond its words, for verification: its day (the turn's own,
+        else the session's), its relative dates resolved, and the full names of the aliases
+        it uses. Each sentence's dates are read in that sentence's tense, as extraction reads
+        them ("handed it over on Monday. She's leading it now": the last Monday, not the
+        next), so a line dated from its sentence is supported by it."""
+        day = self.turn_day.get((tpath, anchor)) or self.day_of.get(tpath)
         extra = []
         if day:
             extra.append(f"session date {day} ({human_date(day)})")
-            res = resolve_relative_dates(text, day)
-            if res != text:
+            parts = sentences(text) or [text]
+            res = " ".join(resolve_relative_dates(p, day) for p in parts)
+            if res != " ".join(parts):
                 extra.append(res)
                 # a resolved day as a page writes it ("until 6 April 2026")
-                extra += [human_date(m) for _e, m in relative_dates(text, day)
+                extra += [human_date(m) for p in parts for _e, m in relative_dates(p, day)
                           if re.fullmatch(r"\d{4}-\d{2}-\d{2}", m)]
         spk = text.split(":", 1)[0]
         renamed, subs = self.run.info.renamed, self.run.info.subjects
@@ -72,7 +79,7 @@ class CitedSources:
         if TRANSCRIPT_RE.match(path):
             ts = self.turns_of(path)
             txt = ts.get(anchor) if ts else None
-            return self.derived(path, txt) if txt is not None else None
+            return self.derived(path, txt, anchor) if txt is not None else None
         files, listing = self.run.files, self.run.listing
         txt = files.get(path) or (self.run.tree.read(path) if path in listing else None)
         if txt is None:
