@@ -33,6 +33,10 @@ import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+# botocore is imported inside _with_profile_keys, the one place that reads the AWS files:
+# every command reads this module, and `brainfs status` must start without botocore (0.13 s).
 
 #: The key pair of the embedded S3 server when the user has not set the standard AWS
 #: variables. Documented in docs/USAGE.md so that ``brainfs s3 serve`` in one terminal and
@@ -76,8 +80,6 @@ def parse_size(value: str | int | float) -> int:
 
 def _endpoint_problem(url: str) -> str | None:
     """Why ``url`` cannot be an S3 endpoint, or None."""
-    from urllib.parse import urlsplit
-
     if not re.match(r"^https?://", url, re.I):
         return "it needs http:// or https:// in front"
     try:

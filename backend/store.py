@@ -6,6 +6,7 @@ per store, created up front: clients are thread-safe, sessions are not.
 
 from __future__ import annotations
 
+import base64
 import bisect
 import hashlib
 import logging
@@ -574,6 +575,4 @@ def multipart_etag(part_md5s: list[bytes]) -> str:
 
 
 def _b64md5(data: bytes) -> str:
-    import base64
-
     return base64.b64encode(hashlib.md5(data).digest()).decode()
