@@ -10,9 +10,13 @@ from __future__ import annotations
 import datetime as _dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from .window import ContextWindow
+
+# jinja2 (55 ms) is imported when a page is rendered: every context assembly imports this
+# module (through window.py), and few of them write a page.
 
 #: One colour per lane, on the bar, the legend and the rows.
 LANE_COLORS = {"scope": "#6b7280", "guide": "#7c3aed", "index": "#0e7490", "pinned": "#c2410c",
@@ -36,8 +40,6 @@ def source_link(path: str, base: str | None) -> str | None:
     ``s3://bucket/prefix/`` for a corpus); None when the item has no file behind it."""
     if not path or not base:
         return None
-    from urllib.parse import quote
-
     return base.rstrip("/") + "/" + quote(path)
 
 

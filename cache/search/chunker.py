@@ -35,6 +35,9 @@ from typing import Any
 from brainfs.cache.facts.records import FACTS_PATH, FactFormatError, FactRecord
 from brainfs.cache.layout import KNOWLEDGE, NOTES
 
+# yaml (14 ms) is imported when a frontmatter block is parsed: the mount's daemon imports
+# this module at start, and needs yaml only once a file with frontmatter is chunked.
+
 log = logging.getLogger(__name__)
 
 #: Soft cap on a page/text chunk, in characters. ~1,200 chars ≈ 250–300 MiniLM tokens: the
