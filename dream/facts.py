@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from brainfs.cache.facts.records import FACTS_PATH, FactRecord, dumps, record_id
+from brainfs.cache.facts.records import FACTS_PATH, FactRecord, FactSet, dumps, loads, record_id
 from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH, NOTES, page_path, turn_ref
+from brainfs.cache.search.chunker import split_frontmatter
 
 from .formats import same_format
 from .text import parse_day, words
@@ -291,7 +292,7 @@ def record_of(stay: Stay, subject: str, text: Callable[["Stated"], str],
     kind = "preference" if first.attr in ("preference", "format") else "fact"
     # what a preference applies to: "figure" of "format of figure", "spelling" of
     # "preference spelling" (a taste with no such key applies to everything)
-    scope = re.sub(r"^(?:format\s+of|preference)\s*", "", stay.key).strip() if kind == "preference" else ""
+    scope = re.sub(r"^(?:format(?:\s+of)?|preference)\s*", "", stay.key).strip() if kind == "preference" else ""
     return FactRecord(
         id=record_id(subject, first.attr, stay.key, stay.shown.value, sources[0]),
         subject=subject, attribute=first.attr, key=stay.key, value=stay.shown.value,
@@ -372,9 +373,6 @@ def check_views(files: dict[str, str], guide: str | None = None) -> list[str]:
       a correction card ``closes`` only closed records;
     * a ``GUIDE.md`` line "(corrected …; was X)" names a closed value X whose successor's
       value the line states."""
-    from brainfs.cache.facts.records import FactSet, loads
-    from brainfs.cache.search.chunker import split_frontmatter
-
     out: list[str] = []
     recs = [r for r in loads(files.get(FACTS_PATH, "")) if r.kind != "procedure"]
     facts = FactSet(recs)

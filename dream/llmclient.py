@@ -22,6 +22,9 @@ import threading
 from dataclasses import dataclass
 from typing import Protocol
 
+# openai and anthropic are the optional `llm` extra: each client imports its SDK when it is
+# made, so that dream runs without them.
+
 #: Providers: the protocol the endpoint speaks.
 PROVIDERS = ("openai", "anthropic")
 
