@@ -34,11 +34,18 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import trio
 
+from brainfs.backend.config import Config
+from brainfs.backend.errors import NoSuchKey
+from brainfs.backend.keys import CorpusURL
+from brainfs.backend.store import ObjectStore
 from brainfs.cache.search import shardsync
+from brainfs.cache.search.cards import RecallResult, render_synthesis
+from brainfs.cache.search.currency import check_day
 from brainfs.cache.search.index import SearchIndex
 from brainfs.cache.search.localindex import LocalIndex, files_for, is_indexable, local_index_path
 from brainfs.cache.search.shardmap import Manifest
@@ -47,15 +54,7 @@ from brainfs.cache.search.sharded import ShardedIndex
 from . import heap
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
-    from brainfs.backend.config import Config
-    from brainfs.backend.keys import CorpusURL
-    from brainfs.backend.store import ObjectStore
-
-    from brainfs.cache.search.cards import RecallResult
-
-    from .ops import Ops
+    from .ops import Ops  # the type only: ops loads pyfuse3 and the working set, which recall does not use
 
 log = logging.getLogger("brainfs.recall")
 
@@ -99,8 +98,6 @@ def split_options(question: str) -> tuple[str, int | None, str | None, bool]:
     """``"where is Ana [as-of=2026-05-01] [k=5]"`` -> ``("where is Ana", 5, "2026-05-01",
     False)``: the question, k, the as-of day and whether ``[history]`` was asked. Raises
     ValueError for a k outside 1..MAX_K, a day that is not one, or as-of with history."""
-    from brainfs.cache.search.currency import check_day
-
     k: int | None = None
     as_of: str | None = None
     history = False
@@ -497,8 +494,6 @@ class RecallService:
         if row is not None and row.is_local and row.etag == etag:
             await self._index_local_copy(local_index, path, etag)
             return
-        from brainfs.backend.errors import NoSuchKey
-
         try:
             data, got = await trio.to_thread.run_sync(self.store.get, path)
         except NoSuchKey:
@@ -593,8 +588,6 @@ class RecallService:
             out["failed"] = {p: str(e) for p, e in errors.items()}
             out["timings"] = timings
             return (json.dumps(out, indent=2) + "\n").encode()
-        from brainfs.cache.search.cards import render_synthesis
-
         text = render_synthesis(result, paths)
         if errors:
             text += "\n\nCould not fetch: " + ", ".join(sorted(errors)) + "\n"
