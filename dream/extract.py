@@ -291,10 +291,14 @@ def _antecedent(cands: list[_Candidate], i: int) -> str:
         return ""
     before = [(c.text[:at], c.ents)] + [(p.text, p.ents) for p in reversed(cands[:i])
                                         if p.turn is c.turn]
+    # the speaker is never their own "he" or "she": a name that holds the speaker's
+    # ("my brother-in-law is also called Lee Joon-young, and he just joined …", said by
+    # Joon-young) is someone else's, or the speaker's own
+    mine = set(c.turn.speaker.split())
     for text, ents in before:
-        people = [n for n, typ in ents.items() if typ == "person" and n in text and n != c.turn.speaker]
+        people = [n for n, typ in ents.items() if typ == "person" and n in text and not mine & set(n.split())]
         runs = [n for n, _p in capitalised_runs(text)
-                if 2 <= len(n.split()) <= 4 and n.split()[0] != c.turn.speaker]
+                if 2 <= len(n.split()) <= 4 and not mine & set(n.split())]
         pick = max(people, key=text.rfind) if people else (runs[-1] if runs else "")
         name = subjects.clean_name(pick) if pick else None
         if name:

@@ -229,7 +229,9 @@ _NOT_NOW = re.compile(
     r"going\s+to|gonna|about\s+to|used\s+to|back\s+when|when\s+i\s+was|before\s+i|interview(?:ed|ing)?|"
     r"applied|applying|turned\s+(?:it\s+)?down|declined|covering|cover\s+for|temporar\w*|"
     r"for\s+now|this\s+week|for\s+a\s+(?:week|few\s+days|month)|until\s+\w+\s+(?:is|gets)\s+back|"
-    r"while\s+\w+\s+is\s+(?:away|off|out)|['’]d\b|['’]ll\b|will\b)", re.I)
+    r"while\s+\w+\s+is\s+(?:away|off|out)|['’]d\b|['’]ll\b|will\b|"
+    # what did not happen ("we didn't end up moving to Adelaide", "the move fell through")
+    r"didn['’]?t|did\s+not|never|fell\s+through|called\s+off)", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|\.\s+|\s[–—-]\s|:\s+|,\s*(?:and\s+|but\s+|so\s+)?(?=(?:i|im|i['’]m|i['’]ve|ive|we|we['’]re|he|she|they|my|"
     r"he['’]s|she['’]s|they['’]ve|they['’]re)\b)|\s+(?:and|but|so)\s+(?=(?:i|im|i['’]m|i['’]ve|ive|we|he|she|they|"

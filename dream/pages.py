@@ -201,6 +201,15 @@ def _first_name_only(name: str, sub) -> bool:
             and len(sub.title.split()) > 1 and not sub.is_user)
 
 
+def formatted_things(key: str) -> str:
+    """What a format is for, in the plural, from its key: "format of figure" → "figures",
+    "format document" (a family, :mod:`.formats`) → "documents", "format slides" → "slides"."""
+    if key.startswith("format of "):
+        return key[len("format of "):] + "s"
+    thing = key[len("format "):] if key.startswith("format ") else key
+    return thing if thing.endswith("s") else thing + "s"
+
+
 def now_text(st: Stated, title: str) -> str:
     v, a = st.value, st.attr
     return {
@@ -218,7 +227,7 @@ def now_text(st: Stated, title: str) -> str:
         "species": f"{title} is {a_or_an(v)} {v}",
         "preference": (f"{title}'s {st.key} is {v}" if st.key.startswith("favorite ")
                        else f"{title} prefers {v}"),
-        "format": f"{title} wants {st.key[len('format of '):]}s as {v}",
+        "format": f"{title} wants {formatted_things(st.key)} as {v}",
         "number": f"The {st.phrase} is {v}",
         "deadline": f"The {st.phrase} is {v}",
     }.get(a, f"{title}: {a} {v}")
@@ -238,7 +247,7 @@ def _past_text(st: Stated, title: str) -> str:
         "species": f"{title} was {a_or_an(v)} {v}",
         "preference": (f"{title}'s {st.key} was {v}" if st.key.startswith("favorite ")
                        else f"{title} preferred {v}"),
-        "format": f"{title} wanted {st.key[len('format of '):]}s as {v}",
+        "format": f"{title} wanted {formatted_things(st.key)} as {v}",
         "number": f"The {st.phrase} was {v}",
         "deadline": f"The {st.phrase} was {v}",
         "pet": f"{v} was {title}'s {st.detail or 'pet'}",

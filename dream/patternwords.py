@@ -7,7 +7,7 @@ from __future__ import annotations
 #: A name: capitalised words ("Tessellate Labs", "St Aldric Hospital", "AORC"), allowing
 #: "of"/"the"/"for"/"&" inside ("Royal College of Nursing").
 NAME = (r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&|von|van|der|den|da|di|du|del|dos|le|ter)\s+)?"
-        r"(?:(?!I['’][a-z])[A-ZÀ-ÖØ-Þ][\w'’\-]*|\d+))*")
+        r"(?:(?!I(?:['’][a-z]+)?\b)[A-ZÀ-ÖØ-Þ][\w'’\-]*|\d+))*")
 #: The months and their abbreviations, as alternatives of a pattern.
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")

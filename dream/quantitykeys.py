@@ -114,6 +114,9 @@ def after_determiner(sentence: str, start: int, end: int) -> int:
     """Where a quantity's name starts: after the last article or possessive before its head
     ("Actually the sampling rate" → "sampling rate")."""
     last = start
+    # "Hamza Qureshi's audit report deadline": the name's "s" is no word of the quantity's
+    if start > 0 and sentence[start - 1] in "'’" and sentence[start:start + 2].lower() == "s ":
+        last = start + 2
     for m in re.finditer(r"\b(?:the|a|an|our|my|its|their|this|that)\s+", sentence[start:end], re.I):
         last = start + m.end()
     return last

@@ -42,6 +42,11 @@ def _stem(w: str) -> str:
     return w
 
 
+#: Words that stand between a value and its ", not X" without being one.
+_NOT_A_VALUE = frozenset("now today anymore instead please then too also again here there on "
+                         "from forward onwards going".split())
+
+
 def pairs(text: str) -> list[tuple[str | None, str]]:
     """(new value or None, old value) for each "…, not X" in a correction."""
     out = []
@@ -57,7 +62,8 @@ def pairs(text: str) -> list[tuple[str | None, str]]:
         elif old[:1].isupper():
             cand = [n for n, _p in capitalised_runs(before)]
         else:
-            cand = re.findall(r"[\w\-]+", before)
+            # "as PDF now, not docx": the value, not the word of time after it
+            cand = [w for w in re.findall(r"[\w\-]+", before) if w.lower() not in _NOT_A_VALUE]
         new = cand[-1].strip() if cand else None
         out.append((new if new and new.lower() != old.lower() else None, old))
     return out

@@ -36,7 +36,7 @@ from .quantities import NUMBER, UNIT, bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
 from .relationrecord import SELF, Relation, clean_value
 from .rewording import as_first_person, chat_spelling
-from .trips import trips
+from .trips import DAY_MONTH, trips
 
 _N = rf"(?P<v>(?-i:{NAME}))"
 _THE = r"(?:the\s+)?"
@@ -443,7 +443,9 @@ _t("home", _S + r"\s+(?:has\s+)?relocated\s+to\s+" + _N, event=True, vtype="plac
 _f("project", _I + r"(?:was|have\s+been|'ve\s+been|been|got)\s+(?:moved|put|switched|reassigned|transferred)\s+(?:over\s+)?to\s+(?:the\s+)?(?P<v>(?-i:Project\s+" + NAME + r"))", event=True, vtype="project")
 
 #: A value a sentence says no longer holds (", not 15 percent"): :func:`negated_values`.
-_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{NUMBER}{UNIT}|{DATE}|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
+# a date before a quantity, and a quantity whole: "not 30 September" is no "30 s" with the
+# rest of the month left behind
+_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{DAY_MONTH}(?![\w])|{DATE}|{NUMBER}{UNIT}(?![\w])|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
 
 
 #: A verb right after a value "X and Y": Y starts a new clause ("I work at Sora City Lab and

@@ -294,6 +294,22 @@ def drop_lines(text: str, bad_lines: list[int]) -> tuple[str, list[str]]:
     lines = body.split("\n")
     drop = set(bad_lines)
     rejected = [lines[i] for i in sorted(drop)]
+    # a section whose every line is dropped goes with its heading: a page shows no
+    # "## Corrections" with nothing under it
+    drop |= {j for i, ln in enumerate(lines) if ln.startswith("## ")
+             for j in _emptied_section(lines, i, drop)}
     kept = [ln for i, ln in enumerate(lines) if i not in drop]
     head = text[: len(text) - len(body)]
     return head + "\n".join(kept), rejected
+
+
+def _emptied_section(lines: list[str], at: int, drop: set[int]) -> list[int]:
+    """The heading at ``at`` and its blank lines when the section had lines and every one
+    of them is in ``drop``; [] otherwise."""
+    rest = []
+    for i in range(at + 1, len(lines)):
+        if lines[i].startswith("#"):
+            break
+        rest.append(i)
+    content = [i for i in rest if lines[i].strip()]
+    return [at, *rest] if content and all(i in drop for i in content) else []

@@ -158,3 +158,64 @@ def test_a_pasted_message_changes_nothing_of_the_speaker() -> None:
     recs = [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.subject == "rui-costa"]
     assert recs and all(r.is_open for r in recs), recs
     assert not [r for r in recs if r.attribute == "home"], recs
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("Hamza Qureshi's audit report deadline is now 14 October, not 30 September.",
+     "Hamza Qureshi's audit report deadline is now 14 October."),
+    ("Ali Rezaei's Vancouver trip is now 10-17 October, not 3-10 October.",
+     "Ali Rezaei's Vancouver trip is now 10-17 October."),
+    ("The threshold is 30 cm, not 40 cm.", "The threshold is 30 cm."),
+    ("Figures as SVG, not PDF.", "Figures as SVG."),
+])
+def test_a_corrections_line_without_the_value_it_replaces(sentence: str, want: str) -> None:
+    """The "Correction:" line a page shows drops the ", not X" whole (it wrote "14
+    Octobereptember" when "30 S" was read as a quantity)."""
+    assert relations.without_negations(sentence) == want
+
+
+def test_a_deadline_of_a_person_named_with_a_possessive_is_phrased_without_the_s() -> None:
+    got = [r.phrase for r in relations.extract("Hamza Qureshi's audit report deadline is now 14 October.")
+           if r.attr == "deadline"]
+    assert got == ["deadline for audit report"]
+
+
+def test_a_section_whose_every_line_is_dropped_goes_with_its_heading() -> None:
+    from brainfs.dream.verify import drop_lines, frontmatter_of
+
+    page = "---\ntitle: x\n---\n\n# X\n\n- a [cite:1]\n\n## Corrections\n\n- c [cite:2]\n\n## Superseded\n\n- s [cite:3]\n"
+    lines = frontmatter_of(page)[1].split("\n")
+    text, dropped = drop_lines(page, [lines.index("- c [cite:2]")])
+    assert dropped == ["- c [cite:2]"] and "## Corrections" not in text and "## Superseded\n\n- s [cite:3]" in text
+    text, _ = drop_lines(page, [lines.index("- a [cite:1]")])
+    assert "## Corrections\n\n- c [cite:2]" in text  # a section that keeps a line keeps its heading
+
+
+def test_a_format_kept_by_its_family_reads_as_a_sentence_on_the_page() -> None:
+    """A format keyed by its family ("format document") wrote "wants uments as Word" (the
+    key cut as if it were "format of …"); its scope is the family."""
+    tree = DictTree({
+        "sessions/s1/transcript.md": _transcript(1, "2026-02-01", [
+            "Lena: Hi, Lena Brandt. From now on give me everything as Word documents please.",
+            "Assistant: Will do."], "Lena"),
+        "sessions/s2/transcript.md": _transcript(2, "2026-03-01", [
+            "Lena: From now on everything as PDF please, not Word.", "Assistant: Noted."], "Lena"),
+    })
+    staged = dream(tree).staged
+    recs = [r for r in loads(staged.get(FACTS_PATH, "")) if r.attribute == "format"]
+    assert recs and all(r.scope == "document" for r in recs), recs
+    page = staged["knowledge/lena-brandt.md"]
+    assert "wants documents as PDF" in page and "uments" not in page.replace("documents", ""), page
+
+
+def test_a_correction_names_no_word_of_time_as_a_value() -> None:
+    from brainfs.dream.reach import pairs
+
+    assert pairs("Marcus Whitfield wants his reports as PDF now, not docx.") == [("PDF", "docx")]
+
+
+def test_what_did_not_happen_sets_no_home_by_meaning() -> None:
+    from brainfs.dream import meaning
+
+    assert not [r for r in meaning.extract("no, we didn't end up moving to Adelaide, the job fell through.", "")
+                if r.attr == "home"]
