@@ -12,12 +12,14 @@ from . import gather
 from . import procedures
 from . import meaning
 from . import relations
-from . import subjects
+from . import speakernames
+from . import subjectnames
+from . import subjecttypes
 from .cards import is_rule
 from .entities import Extractor, get_extractor
 from .prose import says_nothing
 from .settings import Settings
-from .subjects import is_role
+from .subjectnames import is_role
 from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs, content_words, fact_kind,
                    imperative_openers, is_first_person, is_tool_turn, relative_dates, resolve_relative_dates,
                    quoted_sentences, sentences, words)
@@ -50,7 +52,7 @@ class _Session:
     left out) and how often each content word occurs."""
 
     tr: Transcript
-    service: dict[str, list[int]]       # speaker → service-turn counts (subjects.service_counts)
+    service: dict[str, list[int]]       # speaker → service-turn counts (speakernames.service_counts)
     helpers: set[str]                   # named assistants ("Aria: Sure, noted.")
     speakers: set[str]
     sents: list[tuple[Turn, str]]
@@ -60,7 +62,7 @@ class _Session:
 
     def is_assistant(self, name: str) -> bool:
         # an assistant with a name is an assistant all the same
-        return name in self.helpers or subjects.is_assistant(name)
+        return name in self.helpers or subjectnames.is_assistant(name)
 
 
 @dataclass
@@ -91,7 +93,7 @@ def extract_session(tr: Transcript, settings: Settings, extractor: Extractor | N
              if not ses.is_assistant(t.speaker) and is_rule(s)]
     facts = _facts(ses, cands, settings.facts_per_speaker_per_session)
     # how every sentence speaks of a name ("the workshop in X"), for the subject's type
-    cues = {n: dict(c) for n, c in subjects.sentence_cues(s for _, s in ses.sents).items()}
+    cues = {n: dict(c) for n, c in subjecttypes.sentence_cues(s for _, s in ses.sents).items()}
     # workflows told and amended, read over whole turns (a procedure spans sentences)
     human = [(t.anchor, t.speaker, t.text) for t in tr.turns
              if not ses.is_assistant(t.speaker) and not is_tool_turn(t.text)]
@@ -104,7 +106,7 @@ def extract_session(tr: Transcript, settings: Settings, extractor: Extractor | N
 
 
 def _read(tr: Transcript) -> _Session:
-    service = subjects.service_counts([(t.speaker, t.text) for t in tr.turns])
+    service = speakernames.service_counts([(t.speaker, t.text) for t in tr.turns])
     tf: Counter = Counter()
     sents: list[tuple[Turn, str]] = []
     quoted: set[int] = set()
@@ -116,7 +118,7 @@ def _read(tr: Transcript) -> _Session:
                 quoted.add(len(sents))
             sents.append((t, s))
             tf.update(content_words(s))
-    return _Session(tr, service, subjects.named_assistants(service),
+    return _Session(tr, service, speakernames.named_assistants(service),
                     set(tr.participants) | {t.speaker for t in tr.turns}, sents, tf, frozenset(quoted))
 
 
@@ -175,9 +177,9 @@ def _title(ses: _Session) -> str:
             continue
         for clause in re.split(r":\s+", s):
             for run, pos in capitalised_runs(clause):
-                n = subjects.clean_name(run)
+                n = subjectnames.clean_name(run)
                 if n and (pos > 0 or len(n.split()) > 1) and n.lower() not in speakers \
-                        and not subjects.is_role(n) and n.split()[0].lower() not in speakers:
+                        and not subjectnames.is_role(n) and n.split()[0].lower() not in speakers:
                     names[n] += 1
     # a name whose words the session comes back to ("the atlas") before one said in passing
     def weight(kv: tuple[str, int]) -> tuple:
@@ -300,7 +302,7 @@ def _antecedent(cands: list[_Candidate], i: int) -> str:
         runs = [n for n, _p in capitalised_runs(text)
                 if 2 <= len(n.split()) <= 4 and not mine & set(n.split())]
         pick = max(people, key=text.rfind) if people else (runs[-1] if runs else "")
-        name = subjects.clean_name(pick) if pick else None
+        name = subjectnames.clean_name(pick) if pick else None
         if name:
             return name
     return ""
@@ -330,9 +332,9 @@ def _full_names(ses: _Session, case: dict[str, list[int]]) -> dict[str, str]:
         for name, _pos in capitalised_runs(s):
             toks = name.split()
             if 2 <= len(toks) <= 3 and toks[0] in ses.speakers and not is_role(toks[0]) and \
-                    subjects.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
+                    subjectnames.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
                 full.setdefault(toks[0], name)
     common = {w for w, (lo, up) in case.items() if lo >= up and lo}
-    for role, name in subjects.self_names([(t.speaker, s) for t, s in ses.sents], common).items():
+    for role, name in speakernames.self_names([(t.speaker, s) for t, s in ses.sents], common).items():
         full.setdefault(role, name)
     return full

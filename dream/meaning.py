@@ -445,7 +445,7 @@ _EVENT = re.compile(r"\b(?:joined|join|started|start|moved|switched|swapped|prom
 
 def candidates(sentence: str, antecedent: str = "") -> list[Candidate]:
     """Every (subject, attribute, value) a sentence's grammar allows, before the scorer."""
-    from .subjects import head_type
+    from .subjecttypes import head_type
 
     from .relations import needs_antecedent
 

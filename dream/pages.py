@@ -33,7 +33,9 @@ from .quantities import NUMBER, UNIT
 from .quantitykeys import same_key
 from .relationrecord import SELF, Relation
 from .settings import Settings
-from .subjects import FORMATS, Subjects, head_type, is_role
+from .subjectnames import FORMATS, is_role
+from .subjects import Subjects
+from .subjecttypes import head_type
 from .synth import Claim
 from .text import content_words, parse_day, words
 

@@ -33,7 +33,10 @@ from . import readable
 from . import relationrecord
 from . import relations
 from . import rewording
+from . import speakernames
+from . import subjectnames
 from . import subjects
+from . import subjecttypes
 from . import trips
 from .cards import preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
@@ -41,7 +44,7 @@ from .corrections import render_card, subjects_in
 from .prose import says_nothing
 from .settings import Settings
 from .state import DreamState
-from .subjects import is_role
+from .subjectnames import is_role
 from .synth import Claim, DeterministicSynthesizer, PageSpec, Synthesizer
 from .text import capitalised_runs, md5_hex, parse_day
 from .threads import threads
@@ -230,7 +233,7 @@ def _procedures(w: _Build, pool: _Pool, subs: subjects.Subjects, titles: dict[st
     """The procedures the user told, amendments applied (procedures.py): one page each
     and an INDEX.md entry right after the page they belong to."""
     def speaker_of(name: str) -> str | None:
-        if name in pool.helpers or subjects.is_assistant(name):
+        if name in pool.helpers or subjectnames.is_assistant(name):
             return None
         return pool.renamed.get(name, name)
 
@@ -325,7 +328,7 @@ def _named_helpers(sessions: dict[str, dict], order: list[str]) -> set[str]:
             c = service.setdefault(spk, [0, 0])
             c[0] += n
             c[1] += k
-    return subjects.named_assistants(service)
+    return speakernames.named_assistants(service)
 
 
 def _role_names(sessions: dict[str, dict], order: list[str]) -> dict[str, str]:
@@ -355,7 +358,7 @@ def _pool(w: _Build) -> _Pool:
         for sid in order:
             for f in sessions[sid]["facts"]:
                 spk = f["speaker"]
-                if spk not in renamed and spk.strip().lower() in subjects.USER_ROLES:
+                if spk not in renamed and spk.strip().lower() in subjectnames.USER_ROLES:
                     renamed[spk] = owner
     facts = []
     for sid in order:
@@ -445,7 +448,7 @@ def _owner_full_name(w: _Build, pool: _Pool, full_names: Counter,
         for name, _pos in capitalised_runs(text):
             toks = name.split()
             if 2 <= len(toks) <= 3 and toks[0] == user and all(t[:1].isupper() for t in toks) \
-                    and subjects.clean_name(" ".join(toks[1:])) and not w.forgotten_by(name):
+                    and subjectnames.clean_name(" ".join(toks[1:])) and not w.forgotten_by(name):
                 found[name] += 1
     if not found:
         return []
@@ -656,13 +659,13 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
                 # read by meaning only where the patterns read nothing: it votes no type (its
                 # subject must be a person by other evidence, pages.py)
                 if not r.subject and r.value_type and r.attr in _ANCHORS:
-                    anchored.add(subjects.clean_name(r.value) or r.value)
+                    anchored.add(subjectnames.clean_name(r.value) or r.value)
                 continue
             # "my head of department is Mr Kunle Ajayi": the name without its title
-            value = subjects.clean_name(r.value) or r.value if r.value_type else r.value
+            value = subjectnames.clean_name(r.value) or r.value if r.value_type else r.value
             if r.value_type and r.value:
                 # "she moved from A to Sora City Lab": a move to an organisation is a job
-                vt = ("organization" if r.attr == "home" and subjects.head_type(value) == "organization"
+                vt = ("organization" if r.attr == "home" and subjecttypes.head_type(value) == "organization"
                       else r.value_type)
                 out[value][vt] += 1
             if r.attr == "species" and r.subject:
@@ -677,7 +680,7 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
             elif r.subject and r.attr in _OWN_ATTRS and len(r.subject.split()) > 1:
                 # "Casimir Ondaatje works at Redfern Glassworks": a person said in full with
                 # a job, a title, a manager or a home is someone to remember, named once
-                anchored.add(subjects.clean_name(r.subject) or r.subject)
+                anchored.add(subjectnames.clean_name(r.subject) or r.subject)
     return out, anchored
 
 

@@ -55,7 +55,7 @@ SESSION_GAP = _dt.timedelta(hours=6)
 MAX_TURN_CHARS = 6000
 
 #: Speaker names that are a role standing for the user, not a person; dream reads them as
-#: the memory's owner (``dream/subjects.py`` USER_ROLES, the ones an import writes).
+#: the memory's owner (``dream/subjectnames.py`` USER_ROLES, the ones an import writes).
 USER_ROLES = frozenset({"user", "human", "me"})
 
 _ID_RE = re.compile(r"^\d{4}-\d{2}-\d{2}-(?:.+-)?(?P<h>[0-9a-f]{8})$")

@@ -11,7 +11,10 @@ import pytest
 
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.dream import relations as R
-from brainfs.dream import subjects as S
+from brainfs.dream.aliasmerge import merge_map
+from brainfs.dream.speakernames import self_names
+from brainfs.dream.subjectnames import clean_name, joined_names, names_in
+from brainfs.dream.subjecttypes import head_type, sentence_cues
 from brainfs.dream import text as T
 from brainfs.dream.core import run_local
 from brainfs.dream.quantitykeys import same_key
@@ -61,31 +64,31 @@ def test_a_name_with_and_inside_is_one_name_when_no_part_stands_alone() -> None:
         _fact("The quiet café is Lantern Books and Coffee.", ["Lantern Books and Coffee"],
               {"Lantern Books": "organization"}),
     ]
-    joined = S.joined_names(facts)
+    joined = joined_names(facts)
     assert joined == {"Kings and Queens Academy", "Lantern Books and Coffee"}
-    assert S.names_in("Kings and Queens Academy", joined) == ["Kings and Queens Academy"]
-    assert S.names_in("Biscuit and Juno", joined) == ["Biscuit", "Juno"]
+    assert names_in("Kings and Queens Academy", joined) == ["Kings and Queens Academy"]
+    assert names_in("Biscuit and Juno", joined) == ["Biscuit", "Juno"]
     # a speaker is a name of their own: "Tove and Lars" is two people
-    assert S.joined_names([_fact("Tove and Lars walked.", ["Tove and Lars"])], ["Tove"]) == set()
+    assert joined_names([_fact("Tove and Lars walked.", ["Tove and Lars"])], ["Tove"]) == set()
 
 
 def test_a_code_is_no_subject() -> None:
     """"the SS2 club" (a school class) got a page typed organisation."""
     for code in ("SS2", "JSS3", "A4", "B12"):
-        assert S.clean_name(code) is None, code
-    assert S.clean_name("Kestrel Mapping") == "Kestrel Mapping"
+        assert clean_name(code) is None, code
+    assert clean_name("Kestrel Mapping") == "Kestrel Mapping"
 
 
 def test_the_head_of_an_of_name_stands_before_of() -> None:
     """"University of Ibadan" was typed a place and took "Ibadan" (the city) as its alias;
     "Greenfield" is the short name of "Greenfield College of Science"."""
-    assert S.head_type("University of Ibadan") == "organization"
-    assert S.head_type("Ontario Guild of Furniture Makers") == "organization"
-    canon = S.merge_map(Counter({"University of Ibadan": 2, "Ibadan": 2}),
+    assert head_type("University of Ibadan") == "organization"
+    assert head_type("Ontario Guild of Furniture Makers") == "organization"
+    canon = merge_map(Counter({"University of Ibadan": 2, "Ibadan": 2}),
                         {"University of Ibadan": "organization", "Ibadan": "place"})
     assert canon["Ibadan"] == "Ibadan"
     # the small model calls "Greenfield" a person; the head word says what the longer name is
-    canon = S.merge_map(Counter({"Greenfield College of Science": 2, "Greenfield": 2}),
+    canon = merge_map(Counter({"Greenfield College of Science": 2, "Greenfield": 2}),
                         {"Greenfield College of Science": "organization", "Greenfield": "person"})
     assert canon["Greenfield"] == "Greenfield College of Science"
 
@@ -94,11 +97,11 @@ def test_a_companys_first_word_stands_for_it_unless_the_corpus_makes_it_a_place(
     """"the Ridgeline shop" is Ridgeline Timber Co. (spaCy: GPE), not a town of its own."""
     counts = Counter({"Ridgeline Timber Co": 1, "Ridgeline": 3})
     kinds = {"Ridgeline Timber Co": "organization", "Ridgeline": "place"}
-    assert S.merge_map(counts, kinds)["Ridgeline"] == "Ridgeline Timber Co"
+    assert merge_map(counts, kinds)["Ridgeline"] == "Ridgeline Timber Co"
     # "we moved to Ridgeline": a place, kept apart
-    assert S.merge_map(counts, kinds, placey={"Ridgeline"})["Ridgeline"] == "Ridgeline"
+    assert merge_map(counts, kinds, placey={"Ridgeline"})["Ridgeline"] == "Ridgeline"
     # no legal suffix, a place: apart as before ("Kyoto" is not "Kyoto University")
-    assert S.merge_map(Counter({"Kyoto University": 1, "Kyoto": 3}),
+    assert merge_map(Counter({"Kyoto University": 1, "Kyoto": 3}),
                        {"Kyoto University": "organization", "Kyoto": "place"})["Kyoto"] == "Kyoto"
 
 
@@ -112,7 +115,7 @@ def test_a_companys_first_word_stands_for_it_unless_the_corpus_makes_it_a_place(
     ("The quiet café near Kyoto Station is Lantern Books and Coffee.", "Lantern Books and Coffee", "place"),
 ])
 def test_person_and_project_cues(sentence: str, name: str, typ: str) -> None:
-    cues = S.sentence_cues([sentence])
+    cues = sentence_cues([sentence])
     assert cues[name].most_common(1)[0][0] == typ, cues
 
 
@@ -121,11 +124,11 @@ def test_a_user_role_is_named_by_vocative_and_signature_not_by_a_drafts_greeting
     assistant signs for them gives the full name, and "Sure: Hi Gail, …" (a letter to Gail)
     does not make the user Gail."""
     turns = [("AI", "Happy to help, Darnell."), ("User", "darnell here, need help")]
-    assert S.self_names(turns, {"darnell"}) == {"User": "Darnell"}
+    assert self_names(turns, {"darnell"}) == {"User": "Darnell"}
     turns = [("AI", "Sure: Hi Gail, the doors are glued. Cheers, Darnell Whitfield")]
-    assert S.self_names(turns + [("User", "ok")], set()) == {"User": "Darnell Whitfield"}
+    assert self_names(turns + [("User", "ok")], set()) == {"User": "Darnell Whitfield"}
     turns = [("AI", "Sure: Hi Gail, the doors are glued."), ("User", "ok")]
-    assert S.self_names(turns, set()) == {}
+    assert self_names(turns, set()) == {}
 
 
 # --------------------------------------------------------------------------- relations
@@ -204,8 +207,8 @@ def test_a_things_size_and_its_correction_are_one_quantity() -> None:
 
 
 def test_friends_of_a_park_is_an_organisation_with_its_acronym() -> None:
-    assert S.head_type("Friends of Duthie Park") == "organization"
-    canon = S.merge_map(Counter({"Friends of Duthie Park": 3, "FODP": 1, "AORC": 1,
+    assert head_type("Friends of Duthie Park") == "organization"
+    canon = merge_map(Counter({"Friends of Duthie Park": 3, "FODP": 1, "AORC": 1,
                                  "Atlantic Ocean Research Council": 2}))
     assert canon["FODP"] == "Friends of Duthie Park"
     assert canon["AORC"] == "Atlantic Ocean Research Council"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from brainfs.cache.search.chunker import split_frontmatter
-from brainfs.dream import subjects as S
+from brainfs.dream.aliasmerge import merge_map
+from brainfs.dream.subjecttypes import sentence_cues, type_of
 from brainfs.dream.core import run_local
 
 from dream_helpers import write
@@ -77,18 +78,18 @@ def test_a_one_word_place_is_not_an_alias_of_a_site_named_after_it() -> None:
     counts = Counter({"Halden": 3, "Halden Arcade": 4})
     kinds = {"Halden": "place", "Halden Arcade": "place"}
     # the corpus speaks of it as a place ("moved to Halden", "the workshop in Halden")
-    assert S.merge_map(counts, kinds, placey={"Halden"})["Halden"] == "Halden"
-    assert S.merge_map(counts, {}, placey={"Halden"})["Halden"] == "Halden"
+    assert merge_map(counts, kinds, placey={"Halden"})["Halden"] == "Halden"
+    assert merge_map(counts, {}, placey={"Halden"})["Halden"] == "Halden"
     # the extractor's label alone is not enough: the small model calls many a first name a city
-    assert S.merge_map(counts, kinds)["Halden"] == "Halden Arcade"
+    assert merge_map(counts, kinds)["Halden"] == "Halden Arcade"
     # a person's name still takes its first name, by the extractor's label, a relation or a cue
     two = Counter({"Leila": 2, "Leila Haddad": 3})
-    assert S.merge_map(two, {"Leila": "place", "Leila Haddad": "person"},
+    assert merge_map(two, {"Leila": "place", "Leila Haddad": "person"},
                        placey={"Leila"})["Leila"] == "Leila Haddad"
-    assert S.merge_map(two, {"Leila": "place", "Leila Haddad": "organization"}, placey={"Leila"},
+    assert merge_map(two, {"Leila": "place", "Leila Haddad": "organization"}, placey={"Leila"},
                        people={"Leila Haddad"})["Leila"] == "Leila Haddad"
     # and a word with no place evidence still stands for the longer name
-    assert S.merge_map(counts, {})["Halden"] == "Halden Arcade"
+    assert merge_map(counts, {})["Halden"] == "Halden Arcade"
 
 
 def test_a_move_to_a_city_lands_on_the_citys_page_not_the_sites(tmp_path: Path) -> None:
@@ -199,13 +200,13 @@ def test_an_index_line_with_only_pronoun_lines_says_when_it_was_mentioned(tmp_pa
 def test_the_first_part_of_a_compound_name_is_that_name() -> None:
     """"Atlas.ti" and "NASA-TLX" (tools) each got a second page, "atlas" and "nasa", from
     the part before the full stop or hyphen."""
-    canon = S.merge_map(Counter({"Atlas.ti": 5, "Atlas": 5, "ATLAS": 2, "NASA-TLX": 4, "NASA": 4}))
+    canon = merge_map(Counter({"Atlas.ti": 5, "Atlas": 5, "ATLAS": 2, "NASA-TLX": 4, "NASA": 4}))
     assert canon["Atlas"] == canon["ATLAS"] == "Atlas.ti"
     assert canon["NASA"] == "NASA-TLX"
     # a part mentioned more often than the compound is a subject of its own
-    assert S.merge_map(Counter({"Covid-19": 1, "Covid": 6}))["Covid"] == "Covid"
+    assert merge_map(Counter({"Covid-19": 1, "Covid": 6}))["Covid"] == "Covid"
     # a different word that merely starts the same is not merged ("Atlassian")
-    assert S.merge_map(Counter({"Atlassian": 3, "Atlas": 2}))["Atlas"] == "Atlas"
+    assert merge_map(Counter({"Atlassian": 3, "Atlas": 2}))["Atlas"] == "Atlas"
 
 
 def test_a_tool_named_in_two_forms_gets_one_page(tmp_path: Path) -> None:
@@ -225,15 +226,15 @@ def test_a_compounds_type_is_not_its_first_parts() -> None:
     """"NASA-TLX" (a questionnaire) became an organisation once "NASA" (the extractor: ORG)
     was its alias."""
     votes = {"NASA": Counter({"organization": 4}), "NASA-TLX": Counter()}
-    assert S._type_of("NASA-TLX", ["NASA-TLX", "NASA"], votes, {}, set(), {}) == "topic"
+    assert type_of("NASA-TLX", ["NASA-TLX", "NASA"], votes, {}, set(), {}) == "topic"
     # a member that is no part of a compound still votes
     votes = {"Okafor": Counter({"person": 2}), "Ines Okafor": Counter()}
-    assert S._type_of("Ines Okafor", ["Ines Okafor", "Okafor"], votes, {}, set(), {}) == "person"
+    assert type_of("Ines Okafor", ["Ines Okafor", "Okafor"], votes, {}, set(), {}) == "person"
 
 
 def test_what_a_device_runs_is_software_not_a_place() -> None:
     """"Windows" (the small model: LOC) was typed a place; "my laptop runs X" says software."""
-    cues = S.sentence_cues(["My laptop runs Windows.", "The kiosk app only runs on Linux now.",
+    cues = sentence_cues(["My laptop runs Windows.", "The kiosk app only runs on Linux now.",
                             "She runs Sora City Lab."])
     assert cues["Windows"] == Counter({"topic": 1}) and cues["Linux"] == Counter({"topic": 1})
     assert "Sora City Lab" not in cues  # running an organisation is not software

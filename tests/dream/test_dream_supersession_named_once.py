@@ -12,7 +12,7 @@ import datetime as _dt
 import pytest
 
 from brainfs.dream import relations as R
-from brainfs.dream import subjects as S
+from brainfs.dream.subjectnames import clean_name
 
 pytestmark = pytest.mark.unit
 
@@ -97,8 +97,8 @@ def test_a_title_without_the_words_that_open_it(sentence: str, role: str | None)
 
 
 def test_a_comma_ends_a_name() -> None:
-    assert S.clean_name("Marisol Ekwueme, Giles") == "Marisol Ekwueme"
-    assert S.clean_name("Dear Amara") == "Amara"
+    assert clean_name("Marisol Ekwueme, Giles") == "Marisol Ekwueme"
+    assert clean_name("Dear Amara") == "Amara"
 
 
 @pytest.mark.parametrize("first, then, subject, attr, old, new", [

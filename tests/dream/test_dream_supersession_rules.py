@@ -1,5 +1,5 @@
 """The relation rules by class (dream/relations.py, the lower-case self-introduction of
-dream/subjects.py): each class in more than one wording, with the near misses that must
+dream/speakernames.py): each class in more than one wording, with the near misses that must
 state nothing or something else. Pure functions: no model, no mount."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from brainfs.dream import relations as R
-from brainfs.dream import subjects as S
+from brainfs.dream.speakernames import self_names
+from brainfs.dream.subjecttypes import head_type
 from brainfs.dream.quantitykeys import same_key
 from brainfs.dream.relationrecord import SELF
 
@@ -164,12 +165,12 @@ def test_the_speaker_as_a_projects_lead() -> None:
 
 
 def test_a_full_name_written_in_lower_case() -> None:
-    assert S.self_names([("Mateo", "hi, mateo ruiz here."), ("Assistant", "Hello Mateo!")], set()) == \
+    assert self_names([("Mateo", "hi, mateo ruiz here."), ("Assistant", "Hello Mateo!")], set()) == \
         {"Mateo": "Mateo Ruiz"}
-    assert S.self_names([("Mateo", "i'm mateo ruiz.")], set()) == {"Mateo": "Mateo Ruiz"}
+    assert self_names([("Mateo", "i'm mateo ruiz.")], set()) == {"Mateo": "Mateo Ruiz"}
     # the speaker's name as a word of another sentence is no introduction
-    assert S.self_names([("Will", "Sure, will do."), ("Will", "will check here later")], set()) == {}
-    assert S.self_names([("Mateo", "mateo again here.")], set()) == {}
+    assert self_names([("Will", "Sure, will do."), ("Will", "will check here later")], set()) == {}
+    assert self_names([("Mateo", "mateo again here.")], set()) == {}
 
 
 def test_with_someone_is_no_employer() -> None:
@@ -247,8 +248,8 @@ def test_a_self_introduction_in_lower_case() -> None:
     # someone the speaker names, a greeting, a remark: not the speaker's job
     assert not [g for g in _got("my sister, nurse at St Mary's, says hi") if g[1] in ("role", "employer")]
     assert not [g for g in _got("ok cool, weather at Brighton was grim") if g[1] in ("role", "employer")]
-    assert S.self_names([("Priya", "priya nair, support analyst")], set()) == {"Priya": "Priya Nair"}
-    assert S.self_names([("Priya", "hi, ok thanks")], set()) == {}
+    assert self_names([("Priya", "priya nair, support analyst")], set()) == {"Priya": "Priya Nair"}
+    assert self_names([("Priya", "hi, ok thanks")], set()) == {}
 
 
 def test_moving_to_an_organisation_by_any_verb_of_moving() -> None:
@@ -264,8 +265,8 @@ def test_moving_to_an_organisation_by_any_verb_of_moving() -> None:
     # a verb of moving names a job only when its place is an organisation (checked by page:
     # detail "move"), so "gone to Lisbon" is none
     (r,) = [r for r in R.extract("Priya Raman has gone to Lisbon for the weekend.") if r.attr == "employer"]
-    assert r.detail == "move" and S.head_type("Lisbon") != "organization"
-    assert S.head_type("Pillar Bank") == "organization"
+    assert r.detail == "move" and head_type("Lisbon") != "organization"
+    assert head_type("Pillar Bank") == "organization"
 
 
 def test_working_somewhere_in_chat_and_a_job_that_ended() -> None:

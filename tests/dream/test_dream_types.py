@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from brainfs.cache.search.chunker import split_frontmatter
-from brainfs.dream import subjects as S
+from brainfs.dream.subjectnames import clean_name, names_in
+from brainfs.dream.subjecttypes import cue_types, head_type, sentence_cues, type_of
 from brainfs.dream import text as T
 from brainfs.dream.core import run_local
 from brainfs.tools import sample
@@ -45,7 +46,7 @@ pytestmark = pytest.mark.unit
     ("Mara Lind works at Sora City Lab.", "Sora City Lab", None),
 ])
 def test_cue_types(sentence: str, name: str, typ: str | None) -> None:
-    cues = S.cue_types([{"text": sentence}])
+    cues = cue_types([{"text": sentence}])
     if typ is None:
         assert name not in cues, cues
     else:
@@ -55,21 +56,21 @@ def test_cue_types(sentence: str, name: str, typ: str | None) -> None:
 def test_a_degree_is_no_subject() -> None:
     """"a PhD student": what someone is, never a page of its own (it was typed a project)."""
     for name in ("PhD", "MSc", "MBA", "Postdoc"):
-        assert S.clean_name(name) is None, name
-    assert S.names_in("PhD and Kyoto") == ["Kyoto"]
+        assert clean_name(name) is None, name
+    assert names_in("PhD and Kyoto") == ["Kyoto"]
 
 
 def test_a_locative_cue_outweighs_a_project_cue() -> None:
     """"the Kanazawa pilot" reads like a project, "the workshop in Kanazawa" and "the
     Kanazawa site" say where: a place, even when the pilot is mentioned more often."""
-    cues = S.sentence_cues(["Data from the Kanazawa pilot suggests that landmarks matter."] * 3
+    cues = sentence_cues(["Data from the Kanazawa pilot suggests that landmarks matter."] * 3
                            + ["For the workshop in Kanazawa, reserve a quiet room.",
                               "The Kanazawa site shows the largest gap."])
     assert cues["Kanazawa"] == Counter(project=3, place=2)
-    assert S._type_of("Kanazawa", ["Kanazawa"], {"Kanazawa": Counter(person=6)}, {}, set(), cues) == "place"
+    assert type_of("Kanazawa", ["Kanazawa"], {"Kanazawa": Counter(person=6)}, {}, set(), cues) == "place"
     # a project's own cues still win when nothing speaks of it as a location
-    cues = S.sentence_cues(["The Signbridge pilot starts in May.", "Signbridge progress is good."])
-    assert S._type_of("Signbridge", ["Signbridge"], {}, {}, set(), cues) == "project"
+    cues = sentence_cues(["The Signbridge pilot starts in May.", "Signbridge progress is good."])
+    assert type_of("Signbridge", ["Signbridge"], {}, {}, set(), cues) == "project"
 
 
 def test_every_sentence_types_a_name_not_only_the_facts(tmp_path: Path) -> None:
@@ -90,12 +91,12 @@ def test_every_sentence_types_a_name_not_only_the_facts(tmp_path: Path) -> None:
 def test_cues_rank_below_relations_and_head_words_above_the_extractor() -> None:
     votes = {"Signbridge": Counter(organization=19)}
     cues = {"Signbridge": Counter(project=3), "Tessellate Labs": Counter(project=2)}
-    assert S._type_of("Signbridge", ["Signbridge"], votes, {}, set(), cues) == "project"
+    assert type_of("Signbridge", ["Signbridge"], votes, {}, set(), cues) == "project"
     # a head word ("… Labs") outranks a cue, a relation ("works at X") outranks both
-    assert S._type_of("Tessellate Labs", ["Tessellate Labs"], {}, {}, set(), cues) == "organization"
-    assert S._type_of("Signbridge", ["Signbridge"], votes, {"Signbridge": Counter(organization=1)},
+    assert type_of("Tessellate Labs", ["Tessellate Labs"], {}, {}, set(), cues) == "organization"
+    assert type_of("Signbridge", ["Signbridge"], votes, {"Signbridge": Counter(organization=1)},
                       set(), cues) == "organization"
-    assert S.head_type("Café Hitsuji") == "place"
+    assert head_type("Café Hitsuji") == "place"
 
 
 @pytest.mark.parametrize("sentence, verbs", [

@@ -16,7 +16,8 @@ from benchmarks.dream_personas import PERSONAS, as_user_role, load, run, score
 from brainfs.cache.search.chunker import split_frontmatter
 from brainfs.cache.search.citations import cited_refs
 from brainfs.dream import relations as R
-from brainfs.dream import subjects as S
+from brainfs.dream.aliasmerge import merge_map
+from brainfs.dream.subjectnames import clean_name
 from brainfs.dream.core import correction_event, run_local
 from brainfs.dream.prose import third_person
 from brainfs.dream.quantitykeys import same_key
@@ -152,14 +153,14 @@ def test_quantities_with_overlapping_modifiers_are_one_quantity() -> None:
     ("Thanks", None), ("Best", None), ("Sora City Lab", "Sora City Lab"),
 ])
 def test_clean_name_drops_roles_salutations_formats_and_common_words(raw: str, clean: str | None) -> None:
-    assert S.clean_name(raw) == clean
+    assert clean_name(raw) == clean
 
 
 def test_alias_merging() -> None:
     counts = Counter({"Leila Haddad": 3, "Leila": 5, "AORC": 4, "Atlantic Ocean Research Council": 1,
                       "Project Lantern": 2, "Lantern": 2, "Kyoto Station": 2, "Kyoto": 6,
                       "RCN": 2, "Royal College of Nursing": 1, "Tidewater Forecast": 3, "Tidewater": 2})
-    m = S.merge_map(counts)
+    m = merge_map(counts)
     assert m["Leila"] == "Leila Haddad" and m["AORC"] == "Atlantic Ocean Research Council"
     assert m["Lantern"] == "Project Lantern" and m["RCN"] == "Royal College of Nursing"
     assert m["Tidewater"] == "Tidewater Forecast"
@@ -532,7 +533,7 @@ def test_an_assistant_with_a_name_is_still_the_assistant() -> None:
     figs, staged = run(p)
     assert "knowledge/aria.md" not in staged
     assert figs["precision"] >= 0.9 and figs["recall"] >= 0.9 and figs["junk_pages"] == [], figs
-    from brainfs.dream.subjects import named_assistants, service_counts
+    from brainfs.dream.speakernames import named_assistants, service_counts
 
     talk = [("Aria", "Sure, noted."), ("Mara", "I moved to Oslo."), ("Aria", "Here is the draft."),
             ("Aria", "Anything else?"), ("Mara", "Sure, thanks."), ("Mara", "I love it there.")]
