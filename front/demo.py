@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -18,7 +19,11 @@ from pathlib import Path
 
 from brainfs.backend.config import Config
 from brainfs.backend.server import serve_command, serve_env, wait_for_port
+from brainfs.fs.fusectl import is_mountpoint
 from brainfs.fs.process import pid_alive
+
+# The sample generator (tools/) is imported when the demo runs, never when the product loads
+# (tests/test_layout.py); _try_index imports the search stack only to learn that it is there.
 
 STATE = Path(".demo")
 CORPUS = "s3://memory/demo"
@@ -50,8 +55,6 @@ def start_server(port: int) -> None:
     pidfile = STATE / "s3.pid"
     if pidfile.exists() and pid_alive(int(pidfile.read_text())):
         return
-    import socket
-
     try:
         with socket.socket() as probe:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -74,8 +77,6 @@ def start_server(port: int) -> None:
 def stop(mountpoint: Path) -> int:
     """Unmount the demo mount (the one the demo made, wherever it is, and ``mountpoint``)
     and stop the demo's S3 server by its PID."""
-    from brainfs.fs.fusectl import is_mountpoint
-
     did = False
     made = STATE / "mountpoint"
     mps = [mountpoint] + ([Path(made.read_text())] if made.exists() else [])
@@ -109,8 +110,6 @@ def stop(mountpoint: Path) -> int:
 
 def run(mountpoint: Path, port: int, size: str) -> int:
     """The whole demo."""
-    from brainfs.fs.fusectl import is_mountpoint
-
     os.environ["AWS_ENDPOINT_URL"] = f"http://127.0.0.1:{port}"
     os.environ.setdefault("BRAINFS_CACHE_DIR", str((STATE / "cache").resolve()))
     mounted = is_mountpoint(mountpoint)

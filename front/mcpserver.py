@@ -42,9 +42,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from brainfs.backend.errors import BackendError
 from brainfs.cache.layout import GUIDE_PATH, INDEX_PATH
 
-from .api import Memory, UsageError
+from .api import Memory, UsageError, status_of
+
+# Imported inside the functions that use them: the SDK (mcp, pydantic: the optional `mcp`
+# extra), dream and the embedder (loaded when a tool asks), and the command line's version
+# (the dream run's child process imports this module and needs none of them).
 
 log = logging.getLogger("brainfs.mcp")
 
@@ -63,7 +68,6 @@ def build_server(memory: Memory, read_only: bool = False) -> Any:
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. With
     ``read_only``, or over a mount mounted read-only, the writing tools are not offered,
     and a call of one says why."""
-    from .api import status_of
     from .cli.common import version
 
     why = "brainfs mcp --read-only" if read_only else ""
@@ -175,7 +179,6 @@ def _one_call_at_a_time() -> Callable[[Callable[[], T]], T]:
     """A runner for the tools' calls into the memory. The SDK runs plain functions in
     worker threads: one call at a time reaches the memory (its index connection and model
     are shared), and a usage or backend error becomes a one-line tool error."""
-    from brainfs.backend.errors import BackendError
     from mcp.server.mcpserver.exceptions import ToolError
 
     lock = threading.Lock()
@@ -265,8 +268,6 @@ class DreamRuns:
 def dream_child() -> None:
     """The process :meth:`DreamRuns.start` starts: one dream run with the orders it reads
     (pickled) from stdin, its report written to the run's state file."""
-    from brainfs.backend.errors import BackendError
-
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     url, cfg, dry_run, path, state = pickle.load(sys.stdin.buffer)
     try:

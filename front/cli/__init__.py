@@ -31,6 +31,9 @@ from .options import config_of, take_resolved_config
 from .mounting import _daemon_pids, _target  # noqa: F401 - the tests' and tools' names
 from .search import default_reserve  # noqa: F401 - the tests' name
 
+# The mount helper (mount(8)'s arguments) and the daemon (for its MountError: it loads the whole
+# mount) are imported where they are used: `brainfs --help` and `status` start without them.
+
 log = logging.getLogger("brainfs")
 
 

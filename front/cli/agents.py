@@ -8,6 +8,9 @@ import functools
 from .common import URL_HELP, UsageError, config_of
 from .common import command as make_command
 
+# The API and the MCP server (the SDK with it) are imported when `brainfs mcp` runs: the
+# parser loads this module, and `brainfs --help` must start without them.
+
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one memory (a corpus or a running mount) to an MCP client over stdio."""

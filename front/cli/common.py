@@ -18,6 +18,11 @@ from brainfs.front.usage import NoAnswer, UsageError  # noqa: F401 - the command
 if TYPE_CHECKING:
     from brainfs.backend.store import ObjectStore
 
+# boto3 (backend.store, backend.nearby), the search stack's embedder, tqdm and
+# importlib.metadata are imported inside the helpers that use them: every command loads this
+# module, and `brainfs --help` and `brainfs status` must start without them
+# (tests/front/test_cli_start.py).
+
 
 class FlagError(UsageError):
     """A flag's value out of its range: the command exits 2, as for argparse's own errors

@@ -7,11 +7,14 @@ import argparse
 import functools
 import hashlib
 import json
+import logging
 import os
 import signal
+import socket
 import struct
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +40,12 @@ from .common import command as make_command
 if TYPE_CHECKING:
     from brainfs.backend.store import ObjectStore
 
+# boto3 (backend.store), the S3 server, the pack, the search stack, the session importers,
+# the sample generator and resource are imported inside the commands that use them: the
+# parser loads this module, and `brainfs --help` and `brainfs status` must start without them.
+
 
 def cmd_s3_serve(args: argparse.Namespace) -> int:
-    import socket
-
     from brainfs.backend.server import serve_foreground
 
     cfg = config_of(args)
@@ -346,8 +351,6 @@ def cmd_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    import time
-
     from brainfs.cache.local.pack import pack_blob
     from brainfs.cache.search.embedder import PendingEmbedder
     from brainfs.cache.search.localindex import build_index, local_index_path
@@ -422,9 +425,7 @@ def log_index_timings(stats: dict, embedder: object) -> None:
     """Where ``brainfs index``'s time went, logged at -v: from the process's start to its
     end, the build's stages (summed over the threads that overlap them) and the command's
     rate beside the build's."""
-    import logging
     import resource
-    import time
 
     log = logging.getLogger("brainfs.index")
     if not log.isEnabledFor(logging.INFO):

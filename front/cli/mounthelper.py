@@ -32,6 +32,10 @@ from __future__ import annotations
 import os
 import sys
 
+from brainfs.backend.config import SECTION_OF
+
+from .mounting import option_flag
+
 #: Generic mount options that mean nothing to a FUSE daemon (the kernel, mount(8), fuse
 #: and systemd act on them before we run): accepted so an fstab line can carry them.
 IGNORED = {"rw", "defaults", "auto", "noauto", "user", "nouser", "users", "owner", "group",
@@ -48,9 +52,6 @@ class OptionError(ValueError):
 
 def parse_options(opts: list[str]) -> tuple[list[str], dict[str, str]]:
     """``-o`` option strings → (``brainfs mount`` flags, environment to set)."""
-    from brainfs.backend.config import SECTION_OF
-    from .mounting import option_flag
-
     known = set(SECTION_OF)
     flags: list[str] = []
     env: dict[str, str] = {}

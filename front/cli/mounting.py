@@ -29,7 +29,7 @@ from brainfs.backend.errors import BackendError
 from brainfs.backend.errors import NoSuchKey
 from brainfs.backend.keys import (DIR_MARKER, INTERNAL_PREFIX, LINK_SUFFIX, CorpusURL, is_link, link_name)
 from brainfs.cache.local.errors import CacheError
-from brainfs.fs.fusectl import in_proc_mounts, proc_mounts
+from brainfs.fs.fusectl import abort_connection, in_proc_mounts, proc_mounts
 from brainfs.front.usage import STATUS_TIMEOUT
 from brainfs.fs.process import pid_alive, processes_using
 
@@ -50,6 +50,11 @@ from .options import MOUNT_OPTIONS, send_resolved_config
 
 if TYPE_CHECKING:
     from brainfs.backend.store import ObjectInfo
+
+# The API, boto3 (backend.store), the daemon and its mountpoint check, the catalog (sqlite3),
+# the naive mount and the demo are imported inside the commands that use them: the parser
+# loads this module, and `brainfs --help`, `mount` up to its daemon's start and `status`
+# must start without them (tests/front/test_cli_start.py).
 
 log = logging.getLogger("brainfs")
 
@@ -107,8 +112,6 @@ def _recover_mountpoint(mp: Path) -> None:
     (fs/fusectl.py) leaves a connection no one answers, where even a ``stat`` of the
     mountpoint would wait for ever. One whose daemon still runs but does not answer is
     refused with the way out. Looked at through /proc only, never by touching ``mp``."""
-    from brainfs.fs.fusectl import abort_connection
-
     target = os.path.abspath(mp)
     kinds = [fstype for where, fstype in proc_mounts() if where == target]
     if not kinds or kinds[-1] != "fuse.brainfs":
@@ -378,8 +381,6 @@ def _wait_gone(pid: int, timeout: float) -> bool:
 def _force_unmount(mp: Path, target: str, pids: list[int]) -> None:
     """Detach the mount at once and kill its daemon: the working set and its journal stay
     in the cache, so the next mount of the corpus uploads what was still pending."""
-    from brainfs.fs.fusectl import abort_connection
-
     # First end the FUSE connection: a daemon stuck in the kernel cannot die while it is
     # open, and every request on the mount would wait for it (fusectl.py).
     abort_connection(target)

@@ -22,6 +22,10 @@ from .common import (
 )
 from .common import command as make_command
 
+# The API (and the search stack with it), the mount's recall module, the context page and the
+# LoCoMo evaluation are imported inside the commands that use them: the parser loads this
+# module, and `brainfs --help` and `brainfs status` must start without them.
+
 
 def recall_k(text: str) -> int:
     """argparse's type for recall's ``-k``: a whole number from 1 to MAX_K (a value out of

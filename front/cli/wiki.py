@@ -7,6 +7,8 @@ import functools
 import sys
 from pathlib import Path
 
+from brainfs.backend.config import ConfigError
+
 from .common import (
     config_of,
     embedder_or_none,
@@ -18,9 +20,11 @@ from .common import (
 )
 from .common import command as make_command
 
+# dream, the API and the graph's drawing are imported inside the commands that use them: the
+# parser loads this module, and `brainfs --help` and `brainfs status` must start without them.
+
 
 def cmd_dream(args: argparse.Namespace) -> int:
-    from brainfs.backend.config import ConfigError
     from brainfs.dream.llm import synthesizer_from_config
     from brainfs.dream.sync import LeaseHeld, run_s3
 
