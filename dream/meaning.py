@@ -42,9 +42,14 @@ from typing import TYPE_CHECKING
 
 from . import relations as pattern
 from .relationrecord import Relation
+from .relations import _VAGUE_TITLES, is_job, needs_antecedent
+from .subjecttypes import head_type
 
 if TYPE_CHECKING:
     import numpy as np
+
+# The embedder (and numpy with it) is imported when the first clause is scored by meaning:
+# dream imports this module at start, and without an ONNX export it reads by pattern only.
 
 log = logging.getLogger(__name__)
 
@@ -299,8 +304,6 @@ who why how if so but and or then now today""".split())
 
 def _opens_with_title(c: str) -> bool:
     """Does a clause open with a title ("Junior analyst in …", "Senior buyer at …")?"""
-    from .relations import is_job
-
     head = re.split(r"\s+(?:at|for|with|in|on)\s+|[,;]", c, maxsplit=1)[0]
     words = re.findall(r"[A-Za-z\-]+", head)[:4]
     return bool(head) and len(head.split()) <= 4 and \
@@ -392,8 +395,6 @@ def _orgs(c: str) -> list[tuple[str, int, int]]:
 
 
 def _roles(c: str) -> list[tuple[str, int, int]]:
-    from .relations import is_job
-
     out = []
     for m in _ROLE_NP.finditer(c):
         words = m.group("v").split()
@@ -445,10 +446,6 @@ _EVENT = re.compile(r"\b(?:joined|join|started|start|moved|switched|swapped|prom
 
 def candidates(sentence: str, antecedent: str = "") -> list[Candidate]:
     """Every (subject, attribute, value) a sentence's grammar allows, before the scorer."""
-    from .subjecttypes import head_type
-
-    from .relations import needs_antecedent
-
     if sentence.rstrip().endswith("?") or _NOT_NOW.search(sentence) or _ADDITION.search(sentence):
         return []
     if antecedent and needs_antecedent(sentence) is None:
@@ -569,8 +566,6 @@ def _titled(cand: Candidate, sentence: str, antecedent: str) -> str | None:
 
 @lru_cache(maxsize=8192)
 def _relations(sentence: str, antecedent: str) -> tuple:
-    from .relations import _VAGUE_TITLES
-
     out: list[Relation] = []
     for cand in candidates(sentence, antecedent):
         op = decide(cand)
