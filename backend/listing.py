@@ -4,7 +4,7 @@ A paginated LIST costs one round trip per 1,000 objects, in series (20 at 20,000
 seconds on a slow server); one GET of the snapshot costs one. A mount with an empty cache
 starts from the snapshot and takes the real LIST at once in the background; until then a
 name the snapshot lacks waits for the real LIST rather than being called absent (see
-``fs/daemon.py``). Mounts rewrite the snapshot when their LIST differs from it, at most
+``fs/relisting.py``). Mounts rewrite the snapshot when their LIST differs from it, at most
 once per ``listing_snapshot_seconds``. It is a hint, never the truth: a missing, stale or
 damaged snapshot costs at most the LIST it was meant to save.
 """

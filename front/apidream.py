@@ -37,7 +37,7 @@ class MemoryDream(MemoryCore):
         memory's cache, refreshed when the bundle changed; None before the first dream."""
         import git
 
-        from brainfs.fs.daemon import fetch_wiki_history
+        from brainfs.fs.wikihistory import fetch_wiki_history
 
         cache = self.cfg.cache_dir_for(self.url.bucket, self.url.prefix) / "api"
         cache.mkdir(parents=True, exist_ok=True)

@@ -28,7 +28,9 @@ Two ways to run, one subclass each, chosen at mount (:func:`~brainfs.fs.daemon.m
 
 This module holds what both share: attributes, lookups and the namespace changes (mkdir,
 unlink, rename, links). The shadow copies writes go to, and their commit, are
-:class:`~brainfs.fs.shadow.Shadows`; which close commits is each mode's to say.
+:class:`~brainfs.fs.shadow.Shadows`; which close commits is each mode's to say. What is
+kept of a file unlinked or replaced while open is
+:class:`~brainfs.fs.unlinkedopen.UnlinkedWhileOpen`'s, a part of :class:`Ops`.
 """
 
 from __future__ import annotations
@@ -45,10 +47,8 @@ import pyfuse3
 import trio
 from brainfs.backend.config import Config
 from brainfs.backend.keys import NAME_MAX, is_link, link_name, link_of
-from brainfs.cache.local import orphans
 from brainfs.cache.local.catalog import Attrs, FileRow
 from brainfs.cache.local.errors import IsADirectory, NameTooLong, NotADirectory, NotEmpty, NotFound
-from brainfs.cache.local.orphans import Orphan
 from brainfs.cache.local.paths import other_form
 from brainfs.cache.local.workingset import WorkingSet
 
@@ -59,17 +59,9 @@ from .links import LinkPolicy
 from .magic import MagicFiles, RecallFn, StatusFn
 from .notify import KernelNotifier
 from .shadow import Shadow, Shadows
+from .unlinkedopen import UnlinkedWhileOpen
 
 log = logging.getLogger("brainfs.fs")
-
-#: How long the kernel has to let go of a file unlinked (or replaced) before its content
-#: was fetched, before the mount fetches it for the descriptors that may hold it open: the
-#: kernel forgets the inode of a file no one has open at once, so an ``rm`` of a file that
-#: was never read costs no GET.
-ORPHAN_GRACE_S = 0.5
-#: Fetches of such a file's content tried (every ``upload_retry_seconds``) before it is
-#: given up and its path's delete or PUT goes ahead.
-ORPHAN_MAX_TRIES = 10
 
 #: pyfuse3 built from ``third_party/pyfuse3`` can set ``noflush`` and ``cache_readdir`` in
 #: open replies; stock pyfuse3 3.5 cannot. Without them every close of a read-only file
@@ -91,7 +83,7 @@ FLUSH_FILTER: bool = hasattr(pyfuse3, "set_flush_filter")
 KERNEL_PID = 0
 
 
-class Ops(pyfuse3.Operations):
+class Ops(UnlinkedWhileOpen, pyfuse3.Operations):
     """The mount's filesystem operations over a :class:`WorkingSet`: what both ways of
     running share. A subclass per way says how files and directories are opened, read,
     written and closed (see the module docstring)."""
@@ -385,96 +377,6 @@ class Ops(pyfuse3.Operations):
         path = self.inodes.path(inode)
         await self.fetcher.wait_checked(path)
         return self._attrs(inode, path)
-
-    def _unlinked_attrs(self, ino: int) -> pyfuse3.EntryAttributes:
-        """An unlinked file still open somewhere: its kept content, no links."""
-        kept = self.inodes.unlinked[ino]
-        size = kept.st_size()
-        mtime = os.stat(kept.file).st_mtime_ns if kept.file is not None else time.time_ns()
-        a = pyfuse3.EntryAttributes()
-        a.st_ino, a.st_mode, a.st_nlink = ino, stat.S_IFREG | 0o644, 0
-        a.st_uid, a.st_gid, a.st_size = self.uid, self.gid, size
-        a.st_atime_ns = a.st_mtime_ns = a.st_ctime_ns = mtime
-        a.st_blksize, a.st_blocks = 4096, (size + 511) // 512
-        a.attr_timeout = a.entry_timeout = 0
-        return a
-
-    # ------------------------------------------------------------------ unlinked, still open
-    async def _orphan(self, ino: int) -> Orphan:
-        """The kept content of the unlinked inode ``ino``, fetched first if it is still
-        only in the bucket."""
-        kept = self.inodes.unlinked[ino]
-        if kept.remote:
-            await self._fetch_orphan(ino, kept)
-        return kept
-
-    async def read_orphan(self, ino: int, off: int, size: int) -> bytes:
-        """Read through a descriptor of a file unlinked (or replaced) since it was opened."""
-        return (await self._orphan(ino)).read(size, off)
-
-    async def write_orphan(self, ino: int, buf: bytes, off: int) -> int:
-        """Write through such a descriptor: private to it, never uploaded."""
-        return (await self._orphan(ino)).write(buf, off)
-
-    async def _fetch_orphan(self, ino: int, kept: Orphan) -> None:
-        """Fetch the version ``kept`` names (one fetch per inode however many ask), then
-        let the delete or PUT its path waits for go."""
-        busy = self._orphan_fetches.get(ino)
-        if busy is not None:
-            await busy.wait()
-            return
-        done = self._orphan_fetches[ino] = trio.Event()
-        try:
-            await trio.to_thread.run_sync(orphans.fetch, self.ws, kept, limiter=self.limiter)
-        finally:
-            del self._orphan_fetches[ino]
-            done.set()
-            if self.inodes.unlinked.get(ino) is not kept:
-                # Let go of while the GET was out (a discard in the worker's middle may
-                # have missed the copy it was staging): nothing may stay in tmp/.
-                kept.discard()
-        if kept.lost:
-            log.warning("%s, unlinked while open, could not be kept: %s", kept.path, kept.lost)
-        self._release(kept.path, ino)
-
-    def _release(self, path: str, ino: int) -> None:
-        """The inode ``ino`` needs the bucket's version of ``path`` no more."""
-        held = self._held.get(path)
-        if held is not None and ino in held:
-            held.discard(ino)
-            if not held:
-                del self._held[path]
-                self._wake_uploader()
-
-    async def keep_orphans(self) -> None:
-        """Fetch the content of files unlinked or replaced before anything of them was
-        local, that the kernel still has not let go of after ``ORPHAN_GRACE_S`` (a
-        descriptor holds them open): their path's delete or PUT waits for it. A fetch
-        that fails for want of the bucket is tried again every ``upload_retry_seconds``."""
-        while True:
-            await self._orphan_wake.wait()
-            self._orphan_wake = trio.Event()
-            await trio.sleep(ORPHAN_GRACE_S)
-            for ino, kept in list(self.inodes.unlinked.items()):
-                if kept.remote:
-                    try:
-                        await self._fetch_orphan(ino, kept)
-                    except Exception as e:  # noqa: BLE001 - tried again below
-                        kept.failures += 1
-                        if kept.failures < ORPHAN_MAX_TRIES:
-                            log.warning("fetching %s, unlinked while open: %s (will retry)",
-                                        kept.path, e)
-                            continue
-                        # A GET that keeps failing (refused, corrupt) while PUTs and
-                        # deletes may work: the name's own change must not wait for ever.
-                        # Its descriptors read EIO from here on.
-                        kept.lost = f"could not be fetched: {e}"
-                        log.error("%s, unlinked while open, could not be kept after %d tries: %s",
-                                  kept.path, kept.failures, e)
-                        self._release(kept.path, ino)
-            if any(k.remote for k in self.inodes.unlinked.values()):
-                await trio.sleep(self.cfg.cache.upload_retry_seconds)
-                self._orphan_wake.set()
 
     @fuse_errors
     async def setattr(self, inode: int, attr: pyfuse3.EntryAttributes, fields: pyfuse3.SetattrFields,
@@ -808,25 +710,6 @@ class Ops(pyfuse3.Operations):
         yet closed (the uploader carries out their journal rows after the commit), and
         those whose bucket version an unlinked file's descriptors may still need."""
         return self.shadows.busy() | set(self._created) | set(self._held)
-
-    def _keep_unlinked(self, path: str) -> None:
-        """Keep the content of ``path`` for its inode before the name goes, whatever the
-        cache holds of it (see cache/local/orphans.py; what is kept on disk is in the
-        cache's tmp/, swept at the next start if the daemon dies first)."""
-        if path not in self.inodes.ino_of:
-            return  # the kernel never had it: no descriptor can hold it
-        shadow = self.writing.get(path)
-        # Written and not committed: its writer's descriptor reads on what it wrote.
-        kept = orphans.keep(self.ws, path, shadow.tmp if shadow is not None and shadow.dirty
-                            else None)
-        if kept is None:
-            return
-        ino = self.inodes.keep_unlinked(path, kept)
-        if kept.remote and ino is not None:
-            # Only in the bucket: that version stays there until it is fetched or the
-            # kernel lets go of the inode (at once if no one has it open).
-            self._held.setdefault(path, set()).add(ino)
-            self._orphan_wake.set()
 
     def _wake_uploader(self) -> None:
         self.upload_wake.set()

@@ -12,7 +12,7 @@ on what the cache held of the file when the name went:
   open): the version the catalog names (path and ETag), fetched on the first read, or by
   the mount once the kernel has not let go of it for a moment. Until it is fetched, that
   version must stay in the bucket: the mount holds back the delete or the replacing PUT of
-  its path (see ``fs/ops.py``).
+  its path (see ``fs/unlinkedopen.py``).
 
 Whatever is written through such a descriptor is private to it and never uploaded.
 ``tmp/`` is swept at the next start, so a crash leaves nothing behind.

@@ -414,7 +414,7 @@ def test_a_disk_that_stays_full_is_retried_sparingly_and_logged_once() -> None:
     (720 warnings an hour before); the try after the disk gains room comes at the next
     poll; a failure that is not for want of room backs off to one try in 5 minutes."""
     from brainfs.cache.local.pack import UnpackRetry
-    from brainfs.fs.daemon import UNPACK_RETRY_MAX_S, UNPACK_RETRY_S
+    from brainfs.fs.backgroundjobs import UNPACK_RETRY_MAX_S, UNPACK_RETRY_S
 
     retry = UnpackRetry(UNPACK_RETRY_S, UNPACK_RETRY_MAX_S)
     now, free, smallest = 0.0, 40_000, 150_000  # less room than the smallest file needs

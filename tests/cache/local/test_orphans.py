@@ -69,7 +69,7 @@ def test_a_file_only_in_the_bucket_is_kept_as_its_version(ws: WorkingSet) -> Non
     assert kept is not None and kept.remote
     assert (kept.path, kept.etag, kept.st_size()) == ("k/remote.md", _md5(b"remote\n"), 7)
     with pytest.raises(orphans.CacheError):
-        kept.read(10, 0)  # fetched first: fs/ops.py does that
+        kept.read(10, 0)  # fetched first: fs/unlinkedopen.py does that
 
 
 def test_a_local_file_and_a_write_in_progress_are_kept_as_links(ws: WorkingSet, tmp_path: Path) -> None:
