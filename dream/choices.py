@@ -97,20 +97,25 @@ def dimensions(sentence: str) -> list[Relation]:
                 break
     # the mark of a standing choice after its value ("casual is fine from now on", "metric
     # from now on please"): the value in the marked clause
-    for c in _MARKED_CLAUSE.finditer(sentence):
-        if unrealised(sentence, c.start()):
+    for mark in _STANDING_MARKER.finditer(sentence):
+        # the clause around the mark, found outward from it (a pattern that scans for the
+        # clause's start took quadratic time on a long turn without punctuation)
+        start = max(sentence.rfind(p, 0, mark.start()) for p in ".;!?,") + 1
+        ends = [i for i in (sentence.find(p, mark.end()) for p in ".;!?,") if i >= 0]
+        clause = sentence[start:min(ends) if ends else len(sentence)]
+        if unrealised(sentence, start):
             continue
         for dim, rx, canon in _DIMENSIONS:
             if any(r.key == f"preference {dim}" for r in out):
                 continue
-            m = rx.search(c.group(0))
-            if m and not _NOT_CHOSEN.search(c.group(0)[:m.start()]):
+            m = rx.search(clause)
+            if m and not _NOT_CHOSEN.search(clause[:m.start()]):
                 v = canon.get(m.group("v").lower(), m.group("v"))
                 out.append(Relation("", "preference", v, "set", f"preference {dim}"))
     return out
 
 
-_MARKED_CLAUSE = re.compile(r"[^.;!?,]*\b(?:from\s+now\s+on|going\s+forward|from\s+today)\b[^.;!?,]*", re.I)
+_STANDING_MARKER = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|from\s+today)\b", re.I)
 
 
 #: Words that make a format named in a sentence a standing choice without an instruction
