@@ -113,7 +113,8 @@ def _read(tr: Transcript) -> _Session:
     for t in tr.turns:
         if is_tool_turn(t.text):
             continue  # what a tool ran, not what anyone said (cache/FORMAT.md)
-        for s, inside in zip(sentences(t.text), quoted_sentences(t.text)):
+        parts = sentences(t.text)
+        for s, inside in zip(parts, quoted_sentences(t.text, parts)):
             if inside:
                 quoted.add(len(sents))
             sents.append((t, s))

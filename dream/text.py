@@ -180,15 +180,16 @@ def _quoted_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def quoted_sentences(text: str) -> list[bool]:
-    """For each of :func:`sentences` of ``text``: does it begin inside a quotation, or lie in
-    one for more than half its length (a pasted email, 'She wrote: "I moved to Leeds."')?
-    Its "I" and "my" are the quoted writer's, not the speaker's."""
+def quoted_sentences(text: str, sents: list[str] | None = None) -> list[bool]:
+    """For each of :func:`sentences` of ``text`` (``sents`` when the caller has them): does it
+    begin inside a quotation, or lie in one for more than half its length (a pasted email,
+    'She wrote: "I moved to Leeds."')? Its "I" and "my" are the quoted writer's, not the
+    speaker's."""
     flat = " ".join(text.split())
     spans = _quoted_spans(flat)
     out: list[bool] = []
     at = 0
-    for s in sentences(text):
+    for s in sentences(text) if sents is None else sents:
         start = flat.find(s, at)
         if start < 0:
             out.append(False)

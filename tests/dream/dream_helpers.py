@@ -79,3 +79,11 @@ def view_of(root: Path, res) -> CorpusView:
         return {t.anchor for t in parse_transcript(p, f.read_text()).turns} if f.exists() else None
 
     return CorpusView(lambda p: (root / p).exists() or p in res.staged, turns)
+
+
+def transcript(n: int, date: str, turns: list[str], speaker: str) -> str:
+    """A one-day transcript ``sessions/s<n>/transcript.md`` between the assistant and
+    ``speaker``: ``turns`` as written ("Name: text"), anchored D<n>:1, D<n>:2, …"""
+    body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(turns, 1))
+    return (f"---\nsession: s{n}\ndate: {date}T10:00:00\nparticipants: [\"Assistant\", \"{speaker}\"]\n---\n\n"
+            f"# Session s{n}\n\n{body}\n")

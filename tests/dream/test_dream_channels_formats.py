@@ -13,6 +13,7 @@ from brainfs.dream import relations as R
 from brainfs.dream.core import DictTree, dream
 from brainfs.dream.facts import same_phone
 from brainfs.dream.formats import same_format
+from dream_helpers import transcript
 
 pytestmark = pytest.mark.unit
 
@@ -106,18 +107,12 @@ def test_one_file_format_by_two_names(a: str, b: str, same: bool) -> None:
     assert same_format(a, b) is same
 
 
-def _transcript(n: int, date: str, turns: list[str], speaker: str) -> str:
-    body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(turns, 1))
-    return (f"---\nsession: s{n}\ndate: {date}T10:00:00\nparticipants: [\"Assistant\", \"{speaker}\"]\n---\n\n"
-            f"# Session s{n}\n\n{body}\n")
-
-
 def test_a_phone_restated_without_its_country_code_is_no_change() -> None:
     tree = DictTree({
-        "sessions/s1/transcript.md": _transcript(1, "2026-02-01", [
+        "sessions/s1/transcript.md": transcript(1, "2026-02-01", [
             "Mo: Hi, Mo Farouk here. My mobile is +44 7700 900123, put it on the parcel label please.",
             "Assistant: Done."], "Mo"),
-        "sessions/s2/transcript.md": _transcript(2, "2026-04-01", [
+        "sessions/s2/transcript.md": transcript(2, "2026-04-01", [
             "Mo: for the courier form, my number is 07700 900123, same as always.",
             "Assistant: Filled in."], "Mo"),
     })
@@ -126,16 +121,13 @@ def test_a_phone_restated_without_its_country_code_is_no_change() -> None:
 
 
 def test_a_new_address_replaces_the_old_through_dream() -> None:
-    def transcript(n: int, date: str, turns: list[str]) -> str:
-        return _transcript(n, date, turns, "Rui")
-
     tree = DictTree({
         "sessions/s1/transcript.md": transcript(1, "2026-02-01", [
             "Rui: Hi, I'm Rui Tavares. Put my email rui.t@oldmail.example on the club flyer please.",
-            "Assistant: Done."]),
+            "Assistant: Done."], "Rui"),
         "sessions/s2/transcript.md": transcript(2, "2026-05-01", [
             "Rui: My email is rui@tavares.example now, the old one is closing. Update the flyer.",
-            "Assistant: Updated."]),
+            "Assistant: Updated."], "Rui"),
     })
     recs = [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == "contact"]
     old = [r for r in recs if r.value == "rui.t@oldmail.example"]

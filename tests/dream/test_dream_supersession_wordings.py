@@ -10,6 +10,7 @@ import pytest
 from brainfs.cache.facts.records import FACTS_PATH, loads
 from brainfs.dream import relations
 from brainfs.dream.core import DictTree, dream
+from dream_helpers import transcript
 
 pytestmark = pytest.mark.unit
 
@@ -99,18 +100,12 @@ def test_a_number_in_a_phone_is_no_quantity() -> None:
     assert [r[1] for r in _rels("my new number is 07700 900555.")] == ["contact"]
 
 
-def _transcript(n: int, date: str, turns: list[str], speaker: str) -> str:
-    body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(turns, 1))
-    return (f"---\nsession: s{n}\ndate: {date}T10:00:00\nparticipants: [\"Assistant\", \"{speaker}\"]\n---\n\n"
-            f"# Session s{n}\n\n{body}\n")
-
-
 def test_a_trip_over_a_range_of_days_moves_through_dream() -> None:
     tree = DictTree({
-        "sessions/s1/transcript.md": _transcript(1, "2026-03-01", [
+        "sessions/s1/transcript.md": transcript(1, "2026-03-01", [
             "Rosa: Hi, Rosa Lindgren. Family trip to Madrid 1-6 June. Can you plan day one?",
             "Assistant: Here is a plan."], "Rosa"),
-        "sessions/s2/transcript.md": _transcript(2, "2026-04-10", [
+        "sessions/s2/transcript.md": transcript(2, "2026-04-10", [
             "Rosa: we had to shift the Madrid trip to 4-9 June. Does the plan still work?",
             "Assistant: Mostly, yes."], "Rosa"),
     })
@@ -122,10 +117,10 @@ def test_a_trip_over_a_range_of_days_moves_through_dream() -> None:
 
 def test_retiring_ends_the_employer_through_dream() -> None:
     tree = DictTree({
-        "sessions/s1/transcript.md": _transcript(1, "2026-01-10", [
+        "sessions/s1/transcript.md": transcript(1, "2026-01-10", [
             "Olek: Olek Nowak here, I work at Baltic Cranes as a rigger. Safety poster ideas?",
             "Assistant: Here are five."], "Olek"),
-        "sessions/s2/transcript.md": _transcript(2, "2026-06-02", [
+        "sessions/s2/transcript.md": transcript(2, "2026-06-02", [
             "Olek: I officially retired last week! Help me plan my first month off?",
             "Assistant: Congratulations!"], "Olek"),
     })
@@ -147,10 +142,10 @@ def test_sentences_inside_someone_elses_quoted_words(text: str, want: list[bool]
 
 def test_a_pasted_message_changes_nothing_of_the_speaker() -> None:
     tree = DictTree({
-        "sessions/s1/transcript.md": _transcript(1, "2026-01-05", [
+        "sessions/s1/transcript.md": transcript(1, "2026-01-05", [
             "Rui: Hi, Rui Costa. My email is rui.costa@tidemail.example, put it on the flyer please.",
             "Assistant: Done."], "Rui"),
-        "sessions/s2/transcript.md": _transcript(2, "2026-03-05", [
+        "sessions/s2/transcript.md": transcript(2, "2026-03-05", [
             "Rui: can you summarise this for me? 'Dear all, please note my new address from Monday: "
             "dana.ferro@harbour.example. I moved to Lisbon as well. Regards, Dana'",
             "Assistant: Dana has a new address and moved to Lisbon."], "Rui"),
@@ -195,10 +190,10 @@ def test_a_format_kept_by_its_family_reads_as_a_sentence_on_the_page() -> None:
     """A format keyed by its family ("format document") wrote "wants uments as Word" (the
     key cut as if it were "format of …"); its scope is the family."""
     tree = DictTree({
-        "sessions/s1/transcript.md": _transcript(1, "2026-02-01", [
+        "sessions/s1/transcript.md": transcript(1, "2026-02-01", [
             "Lena: Hi, Lena Brandt. From now on give me everything as Word documents please.",
             "Assistant: Will do."], "Lena"),
-        "sessions/s2/transcript.md": _transcript(2, "2026-03-01", [
+        "sessions/s2/transcript.md": transcript(2, "2026-03-01", [
             "Lena: From now on everything as PDF please, not Word.", "Assistant: Noted."], "Lena"),
     })
     staged = dream(tree).staged
