@@ -91,17 +91,27 @@ def _month_day(value: str) -> tuple[int, int] | None:
     return (_MONTHS[mon], int(day)) if mon in _MONTHS else None
 
 
+#: Words chat shortens in a title: a label "Backend Developer" is a record's "backend dev".
+_SHORT = {"dev": "developer", "eng": "engineer", "mgr": "manager", "admin": "administrator", "sr": "senior",
+          "jr": "junior"}
+#: When a trip's value says when after where ("Kyoto in April", "Nairobi on 3-10 August",
+#: "Vancouver for the August long weekend"): a label naming the place alone names that trip.
+_TRIP_WHEN = re.compile(r"\s+(?:on|in|from|for\s+the)\s+(?:early\s+|mid-?|late\s+)?(?:\d|(?:jan|feb|mar|apr|may|jun|"
+                        r"jul|aug|sep|oct|nov|dec)[a-z]*\b).*$")
+
+
 def _plain(value: str) -> str:
     """A value's words without the commas and the "on" that join a place and its dates
-    ("Accra, 12-19 July" / "Accra on 12-19 July")."""
-    return " ".join(w for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
+    ("Accra, 12-19 July" / "Accra on 12-19 July"), a title's short words written out."""
+    return " ".join(_SHORT.get(w, w) for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
 
 
-def _same(a: str | None, b: str | None) -> bool:
+def _same(a: object, b: object) -> bool:
     """A record's value is the label's: the same words (commas and a joining "on" aside),
     one of two words or more beginning or ending the other ("12 May" / "Oslo on 12 May"), or
     the same date however written (a label "2026-05-15" and a record's "15 May")."""
-    x, y = (a or "").casefold().strip(), (b or "").casefold().strip()
+    # a label written as a bare date is a date object to YAML: compared as its ISO text
+    x, y = str(a or "").casefold().strip(), str(b or "").casefold().strip()
     px, py = _plain(x), _plain(y)
     if px == py:
         return True
@@ -109,6 +119,8 @@ def _same(a: str | None, b: str | None) -> bool:
     # the shorter one, of two words or more, begins or ends the longer
     short, long_ = sorted((px, py), key=len)
     if len(short.split()) >= 2 and (long_.endswith(" " + short) or long_.startswith(short + " ")):
+        return True
+    if _TRIP_WHEN.sub("", x) == y or _TRIP_WHEN.sub("", y) == x:
         return True
     dx, dy = _month_day(x), _month_day(y)
     return dx is not None and dx == dy

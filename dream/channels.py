@@ -39,8 +39,13 @@ _SPEAKER = re.compile(r"\b(?:my|me|I|I['’]m|I['’]ve|I['’]ll|mine)\b|^\s*(?
 _OTHERS = re.compile(r"\b(?:his|her|their|your|its)\s+(?:\w+\s+){0,2}(?:e-?mails?|mail|address|numbers?|phone|"
                      r"mobile|cell|handle|account)\b|\b[A-Z][\w-]+['’]s\s+(?:\w+\s+){0,2}(?:e-?mails?|mail|"
                      r"address|numbers?|phone|mobile|cell|handle|account)\b|\b(?:colleague|boss|manager|"
-                     r"wife|husband|partner|mum|mom|dad|sister|brother|son|daughter|friend|landlord|client|"
+                     r"wife|husband|partner|mum|mom|dad|sister|brother|son|daughter|friend|landlord|landlady|client|"
                      r"office|reception|front\s+desk|support|helpdesk|hotline|team)\b[^.;!?]{0,25}$"
+                     # "my landlady is Rosa Jiménez, phone +34 …": the number of the one named
+                     r"|\b(?:landlord|landlady|neighbou?r|doctor|dentist|agent|accountant|lawyer|plumber|tutor|"
+                     r"colleague|boss|manager|client|contact)\s+(?:is\s+)?(?:[A-Z][\w-]+\s*){1,3},\s*(?:\w+\s+){0,2}$"
+                     # "Rosa has a new mobile, +34 …": a sentence about someone named first
+                     r"|^\s*(?-i:[A-Z][\w-]+)(?:\s+(?-i:[A-Z][\w-]+))?\s+(?:has|got|gave\s+me|changed|switched)\b[^.;!?]*$"
                      # "my colleague Ilyas got a new phone number, +971 …": the news is his
                      r"|\b(?:colleague|boss|manager|wife|husband|partner|mum|mom|dad|sister|brother|son|daughter|"
                      r"friend|neighbou?r|landlord|client)\s+(?:[A-Z][\w-]+\s+){0,2}(?:got|has|gave|changed|"

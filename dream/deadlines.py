@@ -48,12 +48,22 @@ _NOT_DUE = frozenset("i we you he she they it this that which who what there her
 _MODAL_TAIL = re.compile(r"(?:\s+(?:has|have|needs?|must|should|will|is|are|to|got))+\s*$", re.I)
 
 
+#: The thing due before "for the X" / "to the X" ("my annual report for the regional council").
+_NOT_THING = r"(?!(?:the|a|an|my|our|his|her|their|your|i|we|you|he|she|they|it|is|are|was|need|needs|have|has)\b)"
+_THING_FOR = re.compile(rf"(?:\b(?:my|our|the|his|her|their|your)\s+)?(?P<np>(?:{_NOT_THING}[\w\-]+\s+){{0,3}}"
+                        rf"{_NOT_THING}[\w\-]+)\s+for\s+(?:the\s+|an?\s+)?$", re.I)
+
+
 def deadlines(sentence: str) -> list[Relation]:
     """Deadlines ("the atlas report deadline is 3 May", "the grant report is due 3 May")."""
     out: list[Relation] = []
     for m in _DEADLINE.finditer(sentence):
         head = (m.group("head") or m.group("head2") or m.group("head3") or "").lower()
         start = after_determiner(sentence, m.start("mods"), m.end("mods"))
+        if thing := _THING_FOR.search(sentence[:start]):
+            # "my water quality report for the regional council is due 9 October": the report
+            # is due, for the council (its key holds both: "report deadline" names it too)
+            start = thing.start("np")
         # "the Lakeview Cottage has to be done by April 30": the thing due, not its modal
         end = start + len(_MODAL_TAIL.sub("", sentence[start:m.end("mods")]))
         mods = modifiers(sentence[start:end] + " " + (m.group("of") or ""))

@@ -7,6 +7,7 @@ import re
 
 from .irrealis import unrealised
 from .patternwords import NAME
+from .projects import PROJECT
 from .relationrecord import Relation
 
 
@@ -22,6 +23,10 @@ _ENDED = (
                             r"|\bno\s+(?:hard\s+|fixed\s+)?deadline\s+(?:any\s*more|now)\b", re.I)),
 )
 _NOBODY_LEADS = re.compile(r"\b(?:nobody|no\s+one|no-one)(?:['’]s|\s+is)\s+(?:leading|running|heading)\s+(?:the\s+)?(?P<s>(?-i:" + NAME + r"))", re.I)
+#: "the Orchard app doesn't have a lead right now", "Vesper has no owner any more"
+_HAS_NO_LEAD = re.compile(r"(?P<s>" + PROJECT + r")\s+(?:doesn['’]t|does\s+not|no\s+longer)\s+(?:have|has)\s+(?:a|an|any)\s+"
+                          r"(?:lead|leader|owner|project\s+lead)\b|(?P<s2>" + PROJECT + r")\s+has\s+no\s+"
+                          r"(?:lead|leader|owner|project\s+lead)\b", re.I)
 
 
 def ended(sentence: str) -> list[Relation]:
@@ -29,5 +34,7 @@ def ended(sentence: str) -> list[Relation]:
     out = [Relation("", attr, "", "end", "deadline|" if attr == "deadline" else "", True)
            for attr, rx in _ENDED if (m := rx.search(sentence)) and not unrealised(sentence, m.start())]
     out += [Relation(m.group("s"), "lead", "", "end", "", True) for m in _NOBODY_LEADS.finditer(sentence)
+            if not unrealised(sentence, m.start())]
+    out += [Relation(m.group("s") or m.group("s2"), "lead", "", "end", "", True) for m in _HAS_NO_LEAD.finditer(sentence)
             if not unrealised(sentence, m.start())]
     return out

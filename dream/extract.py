@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from . import gather
 from . import procedures
 from . import meaning
+from . import projects
 from . import relations
 from . import speakernames
 from . import subjectnames
@@ -26,7 +27,7 @@ from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v19"  # v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
+EXTRACTION = "facts-v20"  # v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
@@ -204,10 +205,22 @@ _SURPRISE_RE = re.compile(r"^(?:(?:so|uh|um|well|ok|okay|and|but|lol|wait|omg|gu
                           r"[^?]*[?!]*\?[?!]+\s*$", re.I)
 
 
+#: Where a request or question joins a run-on sentence's statements ("… so we're going to
+#: Calgary instead for the long weekend, and the kids want dinosaurs, so can you suggest …?").
+_ASK_TAIL_RE = re.compile(r"(?:,|;|\band\b)\s+(?:so\s+)?(?:can|could|would|will)\s+you\b"
+                          r"|,\s+(?:so\s+)?(?:what|how|which|where|any)\s+(?:is|are|do|does|should|would|can|ideas|tips)\b", re.I)
+_FIRST_PERSON_RE = re.compile(r"\b(?:I|I['’]m|we|we['’]re|my|our)\b", re.I)
+
+
 def _asks(sentence: str) -> bool:
-    """Is ``sentence`` a question (a statement said with surprise is not)?"""
+    """Is ``sentence`` a question (a statement said with surprise is not, nor a run-on of
+    first-person statements that ends asking something)?"""
     s = sentence.rstrip()
-    return s.endswith("?") and not _SURPRISE_RE.match(s)
+    if not s.endswith("?") or _SURPRISE_RE.match(s):
+        return False
+    tail = _ASK_TAIL_RE.search(s)
+    head = s[:tail.start()] if tail else ""
+    return not (len(head.split()) >= 12 and _FIRST_PERSON_RE.search(head))
 
 
 def _fact(ses: _Session, c: _Candidate) -> dict:
@@ -256,6 +269,11 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         fact = _fact(ses, c)
         if who:
             fact["antecedent"] = who
+        if project := _project_before(cands, i):
+            # the project is the lead's subject: a subject of the sentence that leaves it out
+            fact["project"] = project
+            fact["subjects"] = {**fact["subjects"], project: "project"}
+            rels = meaning.extract(c.text, who, project)
         has_rel = bool(rels)
         if has_rel:
             # what the turn says after it ("I've become a volunteer coach! day job unchanged,
@@ -306,6 +324,20 @@ def _antecedent(cands: list[_Candidate], i: int) -> str:
         name = subjectnames.clean_name(pick) if pick else None
         if name:
             return name
+    return ""
+
+
+def _project_before(cands: list[_Candidate], i: int) -> str:
+    """The project a lead said without its name stands for ("I'm a junior dev on the Orchard
+    app (farm shop ordering). Tamsin Reid is the lead."): the last one named in passing
+    before it in the same turn, else ""."""
+    c = cands[i]
+    got = projects.unnamed_lead(c.text)
+    if got is None:
+        return ""
+    for text in [c.text[:got[1]]] + [p.text for p in reversed(cands[:i]) if p.turn is c.turn]:
+        if found := projects.last_project_named(text):
+            return found
     return ""
 
 

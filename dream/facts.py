@@ -184,13 +184,18 @@ def same_phone(a: str, b: str) -> bool:
     return len(x) >= 7 and y.endswith(x) and len(y) - len(x) <= 3
 
 
+#: A title's words as chat shortens them ("senior dev" is a "senior developer").
+_SHORT = {"dev": "developer", "devs": "developers", "eng": "engineer", "mgr": "manager", "admin": "administrator",
+          "asst": "assistant", "sr": "senior", "snr": "senior", "jr": "junior", "jnr": "junior", "exec": "executive"}
+
+
 def _same(a: str, b: str) -> bool:
-    """One value said twice: the same words, or a one-word name that is the first word of
+    """One value said twice (a title's shortened words as the full ones): the same words, or a one-word name that is the first word of
     the other ("Mei" / "Mei Lin" is no change of manager: nothing says it is another
     person), one phone number with and without its country code, or one file format by
     its program's name and its extension ("Word" / "docx")."""
     wa, wb = words(a), words(b)
-    if wa == wb:
+    if wa == wb or [_SHORT.get(w, w) for w in wa] == [_SHORT.get(w, w) for w in wb]:
         return True
     if all(re.fullmatch(r"[\d\s+().-]{7,}", v.strip()) for v in (a, b)) and same_phone(a, b):
         return True

@@ -41,6 +41,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from . import relations as pattern
+from .projects import unnamed_lead
 from .relationrecord import Relation
 from .relations import _VAGUE_TITLES, is_job, needs_antecedent
 from .subjecttypes import head_type
@@ -236,7 +237,9 @@ _NOT_NOW = re.compile(
     r"for\s+now|this\s+week|for\s+a\s+(?:week|few\s+days|month)|until\s+\w+\s+(?:is|gets)\s+back|"
     r"while\s+\w+\s+is\s+(?:away|off|out)|['’]d\b|['’]ll\b|will\b|"
     # what did not happen ("we didn't end up moving to Adelaide", "the move fell through")
-    r"didn['’]?t|did\s+not|never|fell\s+through|called\s+off)", re.I)
+    r"didn['’]?t|did\s+not|never|fell\s+through|called\s+off"
+    # a choice not made, a place kept ("decided not to apply to Delphi, staying at Clontarf")
+    r"|not\s+to|decided\s+against|apply|staying|remain(?:ing|s)?)", re.I)
 _CLAUSE_SPLIT = re.compile(
     r"\s*(?:;|\.\s+|\s[–—-]\s|:\s+|,\s*(?:and\s+|but\s+|so\s+)?(?=(?:i|im|i['’]m|i['’]ve|ive|we|we['’]re|he|she|they|my|"
     r"he['’]s|she['’]s|they['’]ve|they['’]re)\b)|\s+(?:and|but|so)\s+(?=(?:i|im|i['’]m|i['’]ve|ive|we|he|she|they|"
@@ -602,13 +605,16 @@ def relations(sentence: str, antecedent: str = "") -> list["Relation"]:
     return list(_relations(sentence, antecedent))
 
 
-def extract(sentence: str, antecedent: str = "") -> list["Relation"]:
+def extract(sentence: str, antecedent: str = "", project: str = "") -> list["Relation"]:
     """Every relation stated in ``sentence``: what the patterns read
     (:func:`relations.extract`), then what they do not, read by meaning (a job, title,
     manager or home stated in other words) — never a second value beside one the patterns
     read, nothing while someone stands in. ``antecedent``: the person a "he"/"she" of the
-    sentence stands for."""
+    sentence stands for; ``project``: the project its turn named before, which a lead said
+    without the project's name leads ("Tamsin Reid is the lead.")."""
     out = pattern.extract(sentence, antecedent)
+    if project and not any(r.attr == "lead" for r in out) and (got := unnamed_lead(sentence)):
+        out.append(Relation(project, "lead", got[0], "set", "", False, "person"))
     read = pattern.read_as(sentence)
     if not pattern.stands_in(read):
         out += [pattern.plain_title(r) for r in relations(read, antecedent)

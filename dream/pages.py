@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from . import facts as fact_records
@@ -98,7 +98,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
-            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""))
+            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""), f.get("project", ""))
         neg = tuple(relations.negated_values(f["text"]))
         for r in rels:
             if r.subject:
@@ -318,6 +318,15 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
             if match is None:
                 known.append(key)
             key = match or key
+        if st.attr == "trip" and st.detail == "instead" and st.op == "set":
+            # "we're doing Seoul instead": the trip planned last, wherever it was to, goes
+            # somewhere else
+            planned = [(g[-1].fact.get("date") or "", g[-1].fact.get("order", 0), k)
+                       for (s2, a2, k), g in groups.items()
+                       if s2 == st.subject and a2 == "trip" and g and g[-1].op == "set" and not k.startswith(key)]
+            if planned:
+                groups[(st.subject, st.attr, max(planned)[2])].append(st)
+                continue
         if st.attr == "trip":
             # a trip to the same place said after the last one's day is another trip
             n, last = trips.get((st.subject, key), (0, None))
@@ -768,16 +777,22 @@ def stands_alone(text: str, names: Sequence[str] = ()) -> bool:
     return not names or any(re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text) for n in names if n)
 
 
-def gist(m: PageModel, names: Sequence[str] = ()) -> str:
+def gist(m: PageModel, names: Sequence[str] = (), gone: Collection[str] = ()) -> str:
     """The one-line current summary of a page (for INDEX.md): its first current line, else
     the newest timeline line that stands alone (names the subject, ``names``: its title and
-    aliases, and leans on no pronoun); '' when no line does (the caller says when the
-    subject was mentioned instead: a line that starts from "it" tells a reader nothing)."""
+    aliases, and leans on no pronoun) and cites no turn of ``gone`` (turns that stated a
+    value since replaced or ended, on any page); '' when no line does (the caller says when
+    the subject was mentioned instead: a line that starts from "it" tells a reader nothing)."""
     if m.now:
         # "Mara Lind's manager is Priya Nair (since July 2026)": the month is enough here
         return re.sub(r"\(since (?:\d{1,2} )?([A-Z][a-z]+ \d{4})[^)]*\)$", r"(since \1)", m.now[0].text)
     if m.timeline:
-        return next((c.text for c in reversed(m.timeline) if stands_alone(c.text, names)), "")
+        # not a line of the turn that stated a value since replaced or ended ("Hugo is going
+        # to Iceland in March" once the trip is off): the index would say it as current
+        gone = {*gone, *(c.source for c in m.superseded)}
+        line = next((c.text for c in reversed(m.timeline) if stands_alone(c.text, names) and c.source not in gone), "")
+        if line or not m.superseded:
+            return line
     if m.superseded:  # only a past: "Ines Okafor lived in Lisbon (until April 2026)"
         c = m.superseded[0]
         until = re.search(r"until (?:\d{1,2} )?([A-Z][a-z]+ \d{4})", c.extra)

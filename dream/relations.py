@@ -31,7 +31,9 @@ from .deadlines import DATE, deadlines
 from .ended import ended
 from .formats import format_values
 from .irrealis import hypothetical, unrealised
+from .lowercasenames import lower_case_managers
 from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS
+from .projects import projects
 from .quantities import NUMBER, UNIT, bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
 from .relationrecord import SELF, Relation, clean_value
@@ -124,6 +126,7 @@ fitter labourer laborer steward stewardess attendant guard officer sergeant lieu
 commander detective constable firefighter paramedic dietitian nutritionist optician optometrist
 radiographer sonographer phlebotomist carer caregiver housekeeper concierge manager-in-training
 fellow postdoc lecturer scholar chief sommelier pastry recruiter negotiator underwriter actuary
+dev sre hygienist organiser organizer advisor adviser nanny
 """.split())
 _JOB_SUFFIX = re.compile(r"(?:ologist|ician|grapher|eer)$")
 
@@ -263,7 +266,11 @@ _t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s
 # and one person leading two projects replaces nothing. Group ``s`` is the project here.
 _N_P = rf"(?P<s>(?-i:{NAME}))"
 _V_P = rf"(?P<v>(?-i:{NAME}))"
-_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_P, vtype="person")
+#: What someone runs that is a meeting of a project, not the project ("Pablo is running the
+#: Ember standups this week").
+_MEETING = (r"(?![\w'’\-])(?!\s+(?:stand-?ups?|meetings?|calls?|syncs?|retros?|retrospectives?|demos?|reviews?|workshops?|"
+            r"sessions?|check-?ins?|huddles?|planning|training|onboarding\s+sessions?)\b)")
+_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_P + _MEETING, vtype="person")
 _t("lead", r"\b(?:For|On)\s+(?:the\s+)?" + _N_P + r"\s*,\s*" + _V_P + r"\s+is\s+(?:now\s+)?the\s+lead\b", vtype="person")
 _t("lead", _V_P + r"\s+(?:is|has become|became)\s+(?:now\s+)?the\s+(?:new\s+)?lead\s+(?:of|on|for)\s+" + _THE + _N_P, vtype="person")
 _t("lead", _V_P + r"\s+(?:took|has taken|is taking)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?" + _THE + _N_P + r"\s+from\s+(?-i:" + NAME + r")", event=True, vtype="person")
@@ -296,9 +303,10 @@ _JOB_ONLY.add(_THIRD[-1][1])
 _t("employer", _S + r"\s+" + _BECAME + r"(?:an?\s+|the\s+)?" + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$|\s+(?:now|since|from|as|in|and|on)\b))", vtype="organization")
 # an introduction without a verb: "Bjorn Halvorsen, welder at Skagen Shipyard." (at the
 # sentence's start, after a greeting at most: the name and what they do at where)
-_INTRO = r"^(?i:(?:hi|hey|hello|hiya)\s*[.,!]?\s+)?(?i:(?:this\s+is|it['’]s)\s+)?(?!I\b|I['’])" + _S + r"\s*[,–—-]\s*(?:an?\s+|the\s+)?"
+_INTRO = r"^(?i:(?:hi|hey|hello|hiya|yo)\s*[.,!]?\s+)?(?i:(?:this\s+is|it['’]s)\s+)?(?!I\b|I['’])" + _S + r"(?:\s+here)?\s*[,–—-]\s*(?:an?\s+|the\s+)?"
 _t("employer", _INTRO + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$))", vtype="organization")
-_t("role", _INTRO + r"(?P<v>" + _JOB + r")\s+(?:at|for|with)\s+(?:the\s+)?[A-Z]")
+# "Hello, Ingrid Solberg-Haugen, assistant editor at a small publisher in Bergen."
+_t("role", _INTRO + r"(?P<v>" + _JOB + r")\s+(?:at|for|with)\s+(?:the\s+|an?\s+)?[A-Za-z]")
 _JOB_ONLY.add(_THIRD[-1][1])
 # "The lead on the Onboarding Revamp is Chidi Okeke"
 _t("lead", r"\b(?:[Tt]he)\s+(?:new\s+)?(?:lead|owner|project\s+lead)\s+(?:on|of|for)\s+(?:the\s+)?" + _N_P + r"\s+is\s+(?:now\s+)?" + _V_P, vtype="person")
@@ -330,7 +338,7 @@ _VAGUE_TITLES = frozenset("head lead chief owner partner member principal chair 
 # a self-introduction at a sentence's start, the name in lower case as chat writes it
 # ("ravi sethi, support engineer", "nadia el-amin. data engineer at X", "hiya im jess tandy,
 # barista at X"): the speaker's job (capitalised names are read as third person, _INTRO)
-_SELF_INTRO = (r"^(?:(?:hi|hey|hello|hiya|morning|evening)\s*[.,!]*\s+)?(?:(?:i['’]m|im|i\s+am|this\s+is|it['’]s)\s+)?"
+_SELF_INTRO = (r"^(?:(?:hi|hey|hello|hiya|yo|morning|evening)\s*[.,!]*\s+)?(?:(?:i['’]m|im|i\s+am|this\s+is|it['’]s)\s+)?"
                r"(?!(?:my|our|his|her|their|your|the|a|an|ok|okay|so|and|but|thanks|thank|yes|no|well|sorry|sure)\b)"
                r"(?-i:[a-z][\w'’\-]+(?:\s+[a-z][\w'’\-]+){0,2})(?:\s+here)?\s*[,.–—:-]\s*(?:(?:i['’]m|im)\s+)?(?:an?\s+|the\s+)?")
 _f("role", _SELF_INTRO + _TITLE + _AFTER_TITLE)
@@ -549,8 +557,12 @@ def _named_first_person(sentence: str, out: list[Relation]) -> list[Relation]:
     if known:
         rels = [r for r in rels if not (r.attr == "format" and r.value.casefold() in known)] + formats(said)
     # a project is read of a named person by the third-person patterns, with its lead
-    # ("Kenji Watanabe is leading Tactile Transit Maps" is the lead, not one more project)
-    return [replace(r, subject=name) for r in rels if not r.subject and r.attr not in have and r.attr != "project"]
+    # ("Kenji Watanabe is leading Tactile Transit Maps" is the lead, not one more project);
+    # only the wordings of working on one (:func:`.projects.projects`) are theirs
+    rels = [r for r in rels if r.attr != "project"]
+    if "project" not in have:
+        rels += [r for r in projects(said) if r.attr == "project" and not r.subject]
+    return [replace(r, subject=name) for r in rels if not r.subject and r.attr not in have]
 
 
 def extract(sentence: str, antecedent: str = "") -> list[Relation]:
@@ -560,7 +572,7 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     sentence = chat_spelling(sentence)
     out = (_first_person(sentence) + _third_person(sentence) + quantities(sentence)
            + bounds(sentence) + deadlines(sentence) + trips(sentence) + _channels(sentence) + ended(sentence)
-           + (_lower_case_people(sentence) if in_lower_case else []))
+           + (lower_case_managers(sentence) if in_lower_case else []))
     dims = [r for r in dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
     # "I prefer a casual tone": the dimension's value, not a taste for "a casual"
     out = [r for r in out if not (r.attr == "preference" and any(
@@ -575,6 +587,14 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
         chosen = [c for c in chosen if not any(r.attr == "preference" and c.value.casefold() in r.value.casefold()
                                                for r in out)]
         out = [r for r in out if not (r.attr == "format" and r.value.casefold() in known)] + chosen
+    proj = projects(sentence)
+    if proj:
+        # a project's name with what it is ("Heron onboarding") over the same name cut at its
+        # first lower-case word ("Heron")
+        out = [r for r in out if not (r.attr == "project" and any(
+            p.op == r.op and p.value.startswith(r.value + " ") for p in proj))]
+        out += [p for p in proj if not any((o.subject, o.attr, o.value.casefold(), o.op)
+                                           == (p.subject, p.attr, p.value.casefold(), p.op) for o in out)]
     out += _named_first_person(sentence, out)
     # "my title is written Sr. UX Researcher": how a value is spelled, not a new one
     out = [r for r in out if not (r.attr in ("role", "employer", "manager") and _SPELLED.match(r.value))]
@@ -632,34 +652,6 @@ def _channels(sentence: str) -> list[Relation]:
             for key, value, op, at in channels(sentence) if not unrealised(sentence, at)]
 
 
-#: Someone named in lower case where a person is the value ("my line manager is tariq aziz"),
-#: in a sentence written all in lower case (a writer who capitalises nothing): two words
-#: that are no common word of chat, nor read as an adjective, adverb or participle.
-_LOWER_PERSON = re.compile(r"\bmy\s+(?:new\s+)?(?:line\s+manager|manager|boss|supervisor|team\s+lead)(?:\s+is|['’]s)\s+(?:now\s+)?"
-                           r"(?P<v>[a-z]{2,}\s+[a-z]{2,})(?=\s*(?:[,.;!]|$)|\s+now\b)")
-_NOT_NAME_WORDS = frozenset("""
-a an the my our his her their your this that it is was be on off in out at to of for and or but so
-very really super pretty quite kinda sorta so too rather bit lot much more most less least not no
-new old nice great good bad fine ok okay cool chill strict lovely awesome terrible awful busy sick
-ill away back here there now today tomorrow yesterday still also just leave holiday vacation gone
-leaving retiring moving great amazing brilliant decent fair hard tough kind mean rude lazy sound
-the best worst same different another someone somebody nobody everyone younger older tiny huge
-""".split())
-_NOT_NAME_END = re.compile(r"(?:ly|ing|ed|ful|ous|ive|ic|able|ible|less|est)$")
-
-
-def _lower_case_people(sentence: str) -> list[Relation]:
-    """The speaker's manager named in lower case (see :data:`_LOWER_PERSON`), of a sentence
-    written in lower case."""
-    out = []
-    for m in _LOWER_PERSON.finditer(sentence):
-        words = m.group("v").split()
-        if hypothetical(sentence, m.start()) or any(w in _NOT_NAME_WORDS or _NOT_NAME_END.search(w) for w in words):
-            continue
-        out.append(Relation("", "manager", " ".join(w.capitalize() for w in words), "set", "", False, "person"))
-    return out
-
-
 #: What holds for once or for a while, not from now on.
 _TEMPORARY = re.compile(r"\b(?:(?:only|just)\s+for\s+(?:today|tonight|now|this\s+(?:once|run|time|test|one|week|batch))"
                         r"|for\s+(?:today|tonight|now|this\s+(?:once|run|time|test|one))\s+only"
@@ -676,7 +668,9 @@ _COVER = re.compile(r"\b(?:temporar(?:y|ily)|for\s+the\s+time\s+being|covering\s
                     # the next month …, then back to deputy")
                     r"|for\s+the\s+next\s+(?:few\s+|couple\s+of\s+|\w+\s+)?(?:days?|weeks?|months?|fortnight)"
                     r"|then\s+back\s+to"
-                    r"|while\s+(?:he|she|they|[A-Z][\w\-]+)(?:['’]s|\s+is|\s+are)\s+(?:away|off|out|on\s+leave|sick|in\s+hospital)"
+                    r"|while\s+(?:he|she|they|[A-Z][\w\-]+)(?:['’]s|\s+is|\s+are)\s+(?:away|off|out|on\s+leave|sick|in\s+hospital"
+                    # "while Keiko's at a conference", "while she's on a course"
+                    r"|(?:at|on|in)\s+(?:a|an)\s+[a-z]+)"
                     r"|until\s+(?:he|she|they|[A-Z][\w\-]+)\s+(?:is|gets|comes|returns)(?:\s+back)?"
                     r"|(?:is|['’]s|are)\s+(?:on\s+(?:leave|holiday|vacation|sabbatical|maternity\s+leave|paternity\s+leave)|off\s+sick))\b",
                     re.I)

@@ -16,7 +16,7 @@ from brainfs.cache.layout import turn_ref
 from brainfs.cache.search import dates
 from brainfs.cache.search.chunker import chunk_file, normalize_date, split_frontmatter
 from brainfs.cache.search.queryterms import STOPWORDS
-from brainfs.cache.search.text import slug_words
+from brainfs.cache.search.text import ASCII_LETTERS, slug_words
 
 # --------------------------------------------------------------------------- transcripts
 
@@ -139,6 +139,12 @@ _CAPITAL_AFTER_STOP_RE = re.compile(r"[.!?]\s+[A-Z]")
 _TITLE_END_ANYCASE_RE = re.compile(_TITLE_END_RE.pattern, re.I)
 
 
+#: An emoji and the space after it: chat ends a sentence with one as with a full stop ("the
+#: app has no lead now 🙃 how do we decide?" is a statement and a question).
+_EMOJI = "[\U0001F300-\U0001FAFF\u2600-\u27BF]"
+_EMOJI_END_RE = re.compile(f"(?:(?<={_EMOJI})|(?<={_EMOJI}\ufe0f))\\s+(?=\\S)")
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a turn (a shared-image caption stays with its sentence)."""
     text = " ".join(text.split())
@@ -146,7 +152,8 @@ def sentences(text: str) -> list[str]:
     # only a text that never opens a sentence with a capital is cut before a lower-case word
     # (in written prose a stop before one is an abbreviation: "Dr. Kim. She said 5 p.m. on friday")
     lower = text[:1].islower() or not _CAPITAL_AFTER_STOP_RE.search(text)
-    for s in (p for part in _SENT_RE.split(text) for p in (_LOWER_SENT_RE.split(part) if lower else [part])):
+    for s in (p for chunk in _EMOJI_END_RE.split(text) for part in _SENT_RE.split(chunk)
+              for p in (_LOWER_SENT_RE.split(part) if lower else [part])):
         s = s.strip()
         if not s:
             continue
@@ -201,8 +208,9 @@ def quoted_sentences(text: str, sents: list[str] | None = None) -> list[bool]:
 
 
 def slugify(title: str) -> str:
-    """File-name slug of a subject: ASCII-folded, lower case, hyphens."""
-    s = "-".join(slug_words(title))
+    """File-name slug of a subject: ASCII-folded (``Aydın Koç`` → ``aydin-koc``), lower
+    case, hyphens."""
+    s = "-".join(slug_words(title.translate(ASCII_LETTERS)))
     if not s:
         s = "subject-" + md5_hex(title)[:8]
     return s[:80]

@@ -30,6 +30,24 @@ _TRIP_MOVED = re.compile(
     rf"|\b(?:move|moved|push|pushed|change|changed|rebook|rebooked|shift|shifted|postpone|postponed|put\s+back|"
     rf"brought\s+forward|bring\s+forward)\s+(?:the|our|my)\s+(?P<dest2>(?-i:{NAME}))\s+"
     rf"(?:trip|holiday|flight|visit)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<date2>{DAY_MONTH})\b", re.I)
+#: A trip dated by a month or a season only, or opened without a subject: "We're going to
+#: Kyoto in April", "Going to Rome 4-11 October with my partner", "planning Lisbon 12-19 June",
+#: "We're planning Vancouver for the August long weekend". Its value: where, then when as said.
+_WHEN = (rf"(?:(?:on|from)\s+(?:the\s+)?{DAY_MONTH}|{DAY_MONTH}|in\s+(?:early\s+|mid-?\s*|late\s+)?(?:{MONTHS})(?:\s+\d{{4}})?"
+         rf"|for\s+the\s+(?:{MONTHS})\s+(?:long\s+|bank\s+holiday\s+)?weekend|next\s+(?:month|week|year|summer|spring|winter|autumn))")
+_TRIP_PLAN = re.compile(
+    rf"(?:\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are)\s+(?:now\s+|still\s+)?|(?:^|[.;!:,]\s+)(?:so\s+|now\s+)?)"
+    rf"(?:(?:flying|going|travelling|traveling|heading|off)\s+(?:back\s+)?to|planning(?:\s+a\s+trip\s+to)?)\s+"
+    rf"(?P<dest>(?-i:{NAME}))\s+(?P<when>{_WHEN})\b", re.I)
+#: A trip somewhere else instead of the one planned: "we're doing Seoul instead", "going to
+#: Nairobi instead", "we're going to Calgary instead for the long weekend".
+_TRIP_INSTEAD = re.compile(
+    rf"(?:\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are|['’]ll|\s+will)\s+(?:now\s+)?|(?:^|[.;!:,]\s+)(?:so\s+|now\s+)?)"
+    rf"(?:(?:flying|going|travelling|traveling|heading)\s+to|doing|visiting|go\s+to|fly\s+to)\s+"
+    rf"(?P<dest>(?-i:{NAME}))\s+instead\b", re.I)
+#: "we cancelled Iceland": a trip called off by its place alone.
+_PLACE_OFF = re.compile(rf"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|called\s+off)\s+"
+                        rf"(?P<dest>(?-i:{NAME}))(?!\s+(?:trip|holiday|flight)\b)(?=\s*(?:[.,;!]|$)|\s+(?:and|so|because)\b)", re.I)
 _TRIP_OFF = re.compile(
     rf"(?:^|[.;!:,]\s+)(?:the\s+|our\s+|my\s+)?(?P<dest>(?-i:{NAME}))(?:\s+trip|\s+holiday)?(?:['’]s|\s+is)\s+(?:now\s+)?(?:off|cancelled|canceled)\b"
     rf"|\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|cancel|called\s+off|call\s+off)\s+(?:the|our|my)\s+"
@@ -49,6 +67,22 @@ def trips(sentence: str) -> list[Relation]:
         day = m.group("date") or m.group("date2") or m.group("date3")
         if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
             out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
+    dated = {r.key for r in out}
+    for m in _TRIP_PLAN.finditer(sentence):
+        dest, when = m.group("dest"), " ".join(m.group("when").split())
+        key = "trip|" + dest.lower()
+        if key not in dated and not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+            value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
+            out.append(Relation("", "trip", value, "set", key, event=True))
+    for m in _TRIP_INSTEAD.finditer(sentence):
+        dest = m.group("dest")
+        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+            # the trip planned before, wherever it went: its place is what changes
+            out.append(Relation("", "trip", dest, "set", "trip|" + dest.lower(), event=True, detail="instead"))
+    for m in _PLACE_OFF.finditer(sentence):
+        dest = m.group("dest")
+        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+            out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
     for m in _TRIP_OFF.finditer(sentence):
         dest = m.group("dest") or m.group("dest2") or m.group("dest3")
         if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:

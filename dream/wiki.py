@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from brainfs.cache.layout import FACTS_PATH, INDEX_PATH, SESSIONS_INDEX, page_path, summary_path, turn_ref
 from brainfs.cache.search.forget import norm
 
+from . import channels
 from . import choices
 from . import deadlines
 from . import edits
@@ -22,9 +23,11 @@ from . import ended
 from . import facts as fact_records
 from . import gather
 from . import irrealis
+from . import lowercasenames
 from . import meaning
 from . import pages as page_content
 from . import patternwords
+from . import projects
 from . import procedures
 from . import quantities
 from . import quantitykeys
@@ -144,6 +147,7 @@ class _PageInputs(NamedTuple):
     gathered: dict[str, list[Claim]]              # gather.py: a speaker's values across sessions
     card_of: dict[str, str]                      # a correction event → its card
     last_day: str | None
+    gone: frozenset[str]                         # turns that stated a value since replaced or ended
 
 
 def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Settings,
@@ -206,8 +210,9 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     gathered = gather.gathered(by_slug, qualifying, titles, subs.slug_for,
                                lambda f, slug: (id(f), slug) in retired or id(f) in replaced_facts,
                                page_content.ref_of)
+    gone = frozenset(c.source for m in models.values() for c in m.superseded)
     inp = _PageInputs(subs, titles, qset, by_slug, co, models, cards, thread_claims, gathered,
-                      card_of, last_day)
+                      card_of, last_day, gone)
     pages: dict[str, str] = {}
     specs: dict[str, PageSpec] = {}
     for slug in qualifying:
@@ -252,9 +257,9 @@ def _procedures(w: _Build, pool: _Pool, subs: subjects.Subjects, titles: dict[st
 
 
 #: The rules relations are read by: relations.py, the modules it reads quantities, deadlines,
-#: trips, standing choices and ended values with, and meaning.py.
+#: trips, projects, standing choices, channels and ended values with, and meaning.py.
 _RULE_MODULES = (relations, relationrecord, patternwords, irrealis, rewording, quantitykeys, quantities,
-                 deadlines, trips, choices, ended, meaning)
+                 lowercasenames, deadlines, trips, projects, choices, channels, ended, meaning)
 #: Changes with any of :data:`_RULE_MODULES`: relations a run read with other rules are read
 #: again (and with or without the sentence model meaning.py reads by).
 _RULES = md5_hex(b"".join(Path(m.__file__).read_bytes() for m in _RULE_MODULES))
@@ -374,7 +379,7 @@ def _pool(w: _Build) -> _Pool:
             if req:
                 w.forgotten[req] += 1
                 continue
-            if says_nothing(f["text"]) and not meaning.extract(f["text"], f.get("antecedent", "")):
+            if says_nothing(f["text"]) and not meaning.extract(f["text"], f.get("antecedent", ""), f.get("project", "")):
                 # "Sora City Lab is waiting on it.": what "it" is, another turn said ("She is
                 # my boss from now on" says who, through its antecedent: a relation stays)
                 continue
@@ -623,7 +628,7 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
         c.date for c in model.now + model.superseded if c.date)
     related = sorted(inp.co[slug].items(), key=lambda kv: (-kv[1], kv[0]))[:8]
     sub = inp.subs.by_slug[slug]
-    gist = page_content.gist(inp.models.get(slug) or page_content.PageModel(), [sub.title, *sub.aliases])
+    gist = page_content.gist(inp.models.get(slug) or page_content.PageModel(), [sub.title, *sub.aliases], inp.gone)
     if not gist and dates:
         # no line says alone what it is about: when it was talked of is what is true
         n = len(sub.sessions)
@@ -653,7 +658,7 @@ def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[st
     for f in facts:
         rels = rel_cache.get(id(f))
         if rels is None:
-            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""))
+            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""), f.get("project", ""))
         for r in rels:
             if r.by_meaning:
                 # read by meaning only where the patterns read nothing: it votes no type (its

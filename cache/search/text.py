@@ -13,6 +13,17 @@ _WORD_RE = re.compile(r"[a-z0-9]+")
 CHARS_PER_TOKEN = 4
 
 
+#: Letters Unicode does not decompose into an ASCII base (``ı`` is no ``i`` + accent), so a
+#: plain fold drops them: "Aydın" would be "aydn", "Søren" "sren". Names spelled with them
+#: are common (Turkish, Nordic, Polish, Icelandic, German), and a subject's slug should be
+#: the one a person would type.
+ASCII_LETTERS = str.maketrans({
+    "ı": "i", "İ": "I", "ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "đ": "d", "Đ": "D", "ð": "d",
+    "Ð": "D", "þ": "th", "Þ": "Th", "æ": "ae", "Æ": "Ae", "œ": "oe", "Œ": "Oe", "ß": "ss",
+    "ħ": "h", "Ħ": "H", "ŧ": "t", "Ŧ": "T",
+})
+
+
 def slug_words(text: str) -> list[str]:
     """The words of a file-name slug of ``text``: accents folded to ASCII (``Café`` →
     ``cafe``), lower case, runs of letters and digits; everything else separates words and

@@ -398,6 +398,10 @@ def test_the_scorer_reads_a_date_however_written() -> None:
     assert _same("Accra, 12-19 July", "Accra on 12-19 July") and not _same("Accra, 12-19 July", "Accra on 2-9 August")
     assert _same("12 May", "Oslo on 12 May") and not _same("Kestle", "Kestle Surveys")
     assert not _same("15 May", "16 May") and not _same("2026-05-15", "15 June") and not _same("Word", "docx")
+    # a label of a trip's place alone names the record's "place + when"; a title's short words
+    assert _same("Nairobi", "Nairobi in August") and _same("Vancouver", "Vancouver for the August long weekend")
+    assert _same("Backend Developer", "backend dev") and not _same("Kyoto", "Kyoto Station")
+    assert not _same("Nairobi", "Lagos in August") and _same(__import__("datetime").date(2026, 5, 15), "15 May")
 
 
 def test_a_stale_value_restated_later_keeps_its_current_line(tmp_path: Path) -> None:

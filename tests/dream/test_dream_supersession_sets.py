@@ -64,7 +64,7 @@ SETS = [
     # comma that ends a name. No rule or setting was fitted to it, but its first cases were
     # read for the format before that work: no longer blind, only a floor. 13 of 59 (0.220)
     # after the ninth set's round.
-    pytest.param("supersession-blind4.yaml", Floors(45, 0.22, 0), id="supersession-blind4"),
+    pytest.param("supersession-blind4.yaml", Floors(45, 0.25, 0), id="supersession-blind4"),
     # Fifth: written by someone who read neither dream's code nor the other sets' cases, and
     # scored blind before and after the meaning reader: 7 of 54 (recall 0.130) both times,
     # 2 false. Then read, and 11 of 54 (0.204) after a correction's "not A" and one-turn pages
@@ -79,30 +79,38 @@ SETS = [
     # now, none false. 17 after chat without capitals was read sentence by sentence; 19 with
     # amounts and doses; 18 once a first name in lower case was no longer run on into the
     # words after it. A seventh set is what would say how supersession generalises.
-    pytest.param("supersession-blind6.yaml", Floors(60, 0.28, 0), id="supersession-blind6"),
+    pytest.param("supersession-blind6.yaml", Floors(60, 0.34, 0), id="supersession-blind6"),
     # Seventh: written blind; scored at 8fb42f1 (16 of 72, 4 false), then read, and the contact
     # and format readers were built against its misses: 23 of 72; 25 of 72 (recall 0.347) after
     # the ninth set's round. Its two "false" are changes found whose label writes the value
     # otherwise (a summary format "Word" for the label's words, "Excel" for "XLSX").
-    pytest.param("supersession-blind7.yaml", Floors(60, 0.34, 2, needs_model=True), id="supersession-blind7"),
+    pytest.param("supersession-blind7.yaml", Floors(60, 0.38, 2, needs_model=True), id="supersession-blind7"),
     # Eighth: written blind; scored at 8fb42f1 (16 of 66, 4 false) and after the seventh set's
     # round (19 of 66, 6 false: the generalisation figure then); read since. 21 of 66 (recall
     # 0.318) after the ninth set's round; of its false ones a pasted email's "I have a new
     # address" no longer counts (sentences inside a quotation state nothing of the speaker).
-    pytest.param("supersession-blind8.yaml", Floors(60, 0.31, 4, needs_model=True), id="supersession-blind8"),
+    pytest.param("supersession-blind8.yaml", Floors(60, 0.34, 4, needs_model=True), id="supersession-blind8"),
     # Ninth: written blind; scored at 037dd51 (9 of 72, 4 false), then read, and rules written
     # against its misses by class: 22 of 72 (recall 0.306), 1 "false" (Göteborg for the
     # label's Gothenburg, a real change).
-    pytest.param("supersession-blind9.yaml", Floors(60, 0.30, 1, needs_model=True), id="supersession-blind9"),
+    # 30 of 72 (0.417) after the round of projects, leads and trips (its misses read again).
+    pytest.param("supersession-blind9.yaml", Floors(60, 0.41, 1, needs_model=True), id="supersession-blind9"),
     # Tenth: written blind beside the ninth set's round and scored only before it (9 of 72) and
     # after it (10 of 72, recall 0.139, 3 false: today's generalisation figure); 11 of 72 (0.153),
     # 2 false once a handle's hyphen was read (a reading bug its one false showed). Not read for
     # rules: the floor keeps what it measures; a rule written against its misses would end that.
-    pytest.param("supersession-blind10.yaml", Floors(60, 0.15, 2, needs_model=True), id="supersession-blind10"),
+    # One false change it gained from the round of projects, leads and trips was read (a
+    # deadline keyed by "regional council" for "report for the regional council"): 15 of 72
+    # (0.208), 2 false; the thirteenth set is today's generalisation figure.
+    pytest.param("supersession-blind10.yaml", Floors(60, 0.20, 2, needs_model=True), id="supersession-blind10"),
     # Eleventh: written blind; 8 of 72, 9 false before the ninth set's round, 9 of 72 after it;
     # then its false ones were read and their classes fixed: 11 of 72 (0.153), 5 false, every
-    # one a change found under another value or key than its label's, none invented.
-    pytest.param("supersession-blind11.yaml", Floors(60, 0.15, 5, needs_model=True), id="supersession-blind11"),
+    # one a change found under another value or key than its label's, none invented; 20 of 72
+    # (0.278) after the round of projects, leads and trips written against its misses.
+    pytest.param("supersession-blind11.yaml", Floors(60, 0.27, 5, needs_model=True), id="supersession-blind11"),
+    # Twelfth: written blind; 20 of 72, 3 false at d67c19c; its false ones read and fixed by class:
+    # 22 of 72 (0.306), 0 false.
+    pytest.param("supersession-blind12.yaml", Floors(60, 0.30, 0, needs_model=True), id="supersession-blind12"),
 ]
 
 

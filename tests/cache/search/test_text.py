@@ -52,3 +52,12 @@ def test_all_three_agree_where_no_limit_applies() -> None:
 
 def test_token_estimate_is_characters_over_four_rounded_up() -> None:
     assert [estimate_tokens(t) for t in ("", "a", "abcd", "abcde", "x" * 4000)] == [0, 1, 1, 2, 1000]
+
+
+def test_a_page_slug_spells_letters_a_fold_drops_as_a_person_types_them() -> None:
+    # A session id keeps its old words (ids already in buckets must not move); a subject's
+    # page is the name as typed: "Aydın" is "aydin", not "aydn".
+    assert page_slug("Zeynep Aydın Koç") == "zeynep-aydin-koc"
+    assert page_slug("Søren Łukasz Straße") == "soren-lukasz-strasse"
+    assert page_slug("Þóra Æsa Œuvre") == "thora-aesa-oeuvre"
+    assert session_slug("Zeynep Aydın Koç") == "zeynep-aydn-koc"

@@ -1,0 +1,50 @@
+"""A manager named in lower case, in chat written without capitals ("my manager is dana
+levi", "my new boss stefan marinescu likes bullet points", "my review with gordon pike (my
+manager)"): the patterns of :mod:`.relations` read names by their capitals, so these are read
+here, in the few places a name is all the words can be.
+
+Pure regular expressions over the sentence: no model, reproducible.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .irrealis import hypothetical
+from .relationrecord import Relation
+
+#: Someone named in lower case where a person is the value ("my line manager is tariq aziz"),
+#: in a sentence written all in lower case (a writer who capitalises nothing): two words
+#: that are no common word of chat, nor read as an adjective, adverb or participle.
+_LOWER_BOSS = r"(?:line\s+manager|manager|boss|supervisor|team\s+lead)"
+#: A manager named in lower case: "my manager is dana levi", "my new boss stefan marinescu
+#: likes bullet points" (a verb after the two words tells them a name), "my review with
+#: gordon pike (my manager)".
+_LOWER_PERSON = re.compile(r"\bmy\s+(?:new\s+)?" + _LOWER_BOSS + r"(?:\s+is|['’]s)\s+(?:now\s+)?"
+                           r"(?P<v>[a-z]{2,}\s+[a-z]{2,})(?=\s*(?:[,.;!]|$)|\s+now\b)"
+                           r"|\bmy\s+(?:new\s+)?" + _LOWER_BOSS + r"\s*,?\s+(?P<v2>[a-z]{2,}\s+[a-z]{2,})\s*,?\s+"
+                           r"(?:likes|wants|said|says|asked|asks|thinks|needs|prefers|told|gave|sent|hates|loves|expects|"
+                           r"doesn['’]t|does\s+not|won['’]t|is|was|has|just|always|never|only)\b"
+                           r"|\b(?:with|to|from|for|by|and)\s+(?P<v3>[a-z]{2,}\s+[a-z]{2,})\s*(?:\(\s*|,\s*)my\s+(?:new\s+)?"
+                           + _LOWER_BOSS + r"\b(?!['’])")
+_NOT_NAME_WORDS = frozenset("""
+a an the my our his her their your this that it is was be on off in out at to of for and or but so
+very really super pretty quite kinda sorta so too rather bit lot much more most less least not no
+new old nice great good bad fine ok okay cool chill strict lovely awesome terrible awful busy sick
+ill away back here there now today tomorrow yesterday still also just leave holiday vacation gone
+leaving retiring moving great amazing brilliant decent fair hard tough kind mean rude lazy sound
+the best worst same different another someone somebody nobody everyone younger older tiny huge
+""".split())
+_NOT_NAME_END = re.compile(r"(?:ly|ing|ed|ful|ous|ive|ic|able|ible|less|est)$")
+
+
+def lower_case_managers(sentence: str) -> list[Relation]:
+    """The speaker's manager named in lower case (see :data:`_LOWER_PERSON`), of a sentence
+    written in lower case."""
+    out = []
+    for m in _LOWER_PERSON.finditer(sentence):
+        words = (m.group("v") or m.group("v2") or m.group("v3")).split()
+        if hypothetical(sentence, m.start()) or any(w in _NOT_NAME_WORDS or _NOT_NAME_END.search(w) for w in words):
+            continue
+        out.append(Relation("", "manager", " ".join(w.capitalize() for w in words), "set", "", False, "person"))
+    return out

@@ -1,0 +1,224 @@
+"""The speaker's project named with what it is ("Falcon billing", "the Riverside clinic
+website"), a project that ended, a lead said without the project's name, trips dated by a
+month or opened without a subject, a trip somewhere else "instead", a sentence ended by an
+emoji, a run-on statement that ends asking something, and a page slug for letters a plain
+fold drops. Each in wordings of its own, with near misses that must state nothing. No model,
+no mount."""
+
+from __future__ import annotations
+
+import pytest
+
+from brainfs.cache.facts.records import FACTS_PATH, loads
+from brainfs.dream import projects, relations
+from brainfs.dream.core import DictTree, dream
+from brainfs.dream.text import sentences
+from dream_helpers import transcript
+
+pytestmark = pytest.mark.unit
+
+
+def _rels(sentence: str) -> list[tuple[str, str, str, str]]:
+    return [(r.subject, r.attr, r.value, r.op) for r in relations.extract(sentence)]
+
+
+def _records(turns: list[tuple[str, list[str]]], speaker: str, attr: str) -> list:
+    tree = DictTree({f"sessions/s{i}/transcript.md": transcript(i, day, lines, speaker)
+                     for i, (day, lines) in enumerate(turns, 1)})
+    return [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == attr]
+
+
+@pytest.mark.parametrize("sentence, value", [
+    ("I work on Falcon billing, the invoicing service.", "Falcon billing"),
+    ("I'm on the Lumen dashboard project.", "Lumen dashboard"),
+    ("I'm building the Riverside clinic website.", "Riverside clinic website"),
+    ("I'm a junior iOS dev on the Orchard app (farm shop ordering).", "Orchard app"),
+    ("I got moved onto Heron onboarding last week, so no more invoices", "Heron onboarding"),
+    ("I build the Halla dashboards (sales reporting).", "Halla dashboards"),
+    ("I work in Bogota in the project Puente Digital, it brings internet to schools.", "Puente Digital"),
+    ("I work on Northwind with the ops team", "Northwind"),
+])
+def test_the_speakers_project_with_what_it_is(sentence: str, value: str) -> None:
+    got = [r for r in _rels(sentence) if r[1] == "project"]
+    assert got == [("", "project", value, "set")], _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "If I work on Falcon billing next year I'll need Kotlin.",
+    "My sister works on the Lumen dashboard project.",
+    "Do you work on Falcon billing?",
+])
+def test_no_project_of_the_speaker_in(sentence: str) -> None:
+    assert not [r for r in _rels(sentence) if r[1] == "project" and not r[0]], _rels(sentence)
+
+
+def test_a_project_that_ended_and_the_bench() -> None:
+    got = _rels("Lumen dashboard got cancelled, budget cut, so I'm on the bench for now.")
+    assert ("", "project", "Lumen dashboard", "end") in got and ("", "project", "", "end") in got, got
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("Tamsin Reid is the lead.", "Tamsin Reid"),
+    ("The leader is Lucia Herrera.", "Lucia Herrera"),
+    ("and our project lead is now Omar Haddad, who started Monday", "Omar Haddad"),
+])
+def test_a_lead_said_without_the_project(sentence: str, want: str) -> None:
+    got = projects.unnamed_lead(sentence)
+    assert got is not None and got[0] == want
+
+
+@pytest.mark.parametrize("sentence", [
+    "Tamsin Reid is the lead singer of a band.",
+    "If Tamsin Reid were the lead we'd be fine.",
+    "Who is the lead?",
+])
+def test_no_unnamed_lead_in(sentence: str) -> None:
+    assert projects.unnamed_lead(sentence) is None
+
+
+def test_a_lead_handover_and_an_end_without_the_projects_name_in_the_sentence() -> None:
+    recs = _records([
+        ("2026-03-04", ["Callum: hey, Callum Fraser, I'm a junior iOS dev on the Orchard app (farm shop "
+                        "ordering). Tamsin Reid is the lead. how do I ask her for code review?",
+                        "Assistant: Ask for a regular slot."]),
+        ("2026-07-13", ["Callum: Tamsin left and the Orchard app doesn't have a lead right now, we're "
+                        "winging it 🙃 how do we decide on merges without one?",
+                        "Assistant: Agree on a rotation."]),
+    ], "Callum", "lead")
+    assert [(r.subject, r.value, r.is_open) for r in recs] == [("orchard-app", "Tamsin Reid", False)], recs
+
+
+def test_a_gloss_between_a_project_and_its_lead_and_a_correction() -> None:
+    assert ("Bluebell", "lead", "Ravi Menon", "set") in _rels(
+        "Proj Bluebell (new claims portal) is led by Ravi Menon, he asked me for a map.")
+    assert ("Puente Digital", "lead", "Marco Ferri", "set") in _rels(
+        "Now the responsible of Puente Digital is Marco Ferri, Lucia went to other foundation.")
+
+
+def test_a_project_change_through_dream() -> None:
+    recs = _records([
+        ("2026-02-02", ["Anders: Hi, Anders Nilsson, backend dev. I work on Falcon billing, the invoicing "
+                        "service. How do I make invoice numbers unique?", "Assistant: Use a prefix."]),
+        ("2026-05-25", ["Anders: I got moved onto Heron onboarding last week, so no more invoices. "
+                        "How do I do email verification tokens?", "Assistant: Sign them."]),
+    ], "Anders", "project")
+    old = [r for r in recs if r.value == "Falcon billing"]
+    new = [r for r in recs if r.value == "Heron onboarding"]
+    assert old and new and old[0].superseded_by == new[0].id and new[0].is_open, recs
+
+
+@pytest.mark.parametrize("sentence, value", [
+    ("We're going to Kyoto in April for cherry blossoms.", "Kyoto in April"),
+    ("Going to Rome 4-11 October with my partner.", "Rome on 4-11 October"),
+    ("Moana Tuilagi, planning Lisbon 12-19 June with my mum.", "Lisbon on 12-19 June"),
+    ("We're planning Vancouver for the August long weekend with the kids.",
+     "Vancouver for the August long weekend"),
+])
+def test_a_trip_by_month_or_without_a_subject(sentence: str, value: str) -> None:
+    assert [r for r in _rels(sentence) if r[1] == "trip"] == [("", "trip", value, "set")], _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "If we're going to Paris in May, what should I pack?",
+    "My sister is going to Rome in June.",
+    "We went to Kyoto in April last year.",
+])
+def test_no_trip_in(sentence: str) -> None:
+    assert not [r for r in _rels(sentence) if r[1] == "trip"], _rels(sentence)
+
+
+def test_a_trip_somewhere_else_instead_replaces_the_one_planned() -> None:
+    recs = _records([
+        ("2026-01-08", ["Elif: Merhaba, Elif Sahin. We're going to Kyoto in April for cherry blossoms. "
+                        "Which areas are best?", "Assistant: Philosopher's Path."]),
+        ("2026-02-12", ["Elif: Kyoto hotels were all gone so we're doing Seoul instead, same dates. "
+                        "where are the cherry blossoms there?", "Assistant: Yeouido."]),
+    ], "Elif", "trip")
+    old = [r for r in recs if r.value == "Kyoto in April"]
+    new = [r for r in recs if r.value == "Seoul"]
+    assert old and new and old[0].superseded_by == new[0].id and new[0].is_open, recs
+
+
+def test_a_trip_called_off_by_its_place() -> None:
+    assert ("", "trip", "", "end") in _rels("we cancelled Iceland, got the refund, money is needed for the roof")
+    # an airline is no trip there: what it ends is keyed by its whole name, which no trip has
+    ends = [r.key for r in relations.extract("we cancelled Iceland Air and booked Play instead") if r.op == "end"]
+    assert "trip|iceland" not in ends, ends
+
+
+def test_an_emoji_ends_a_sentence() -> None:
+    assert sentences("the app has no lead now 🙃 how do we decide? ok ✈️ great") == [
+        "the app has no lead now 🙃", "how do we decide?", "ok ✈️", "great"]
+
+
+def test_a_run_on_statement_ending_in_a_request_is_read() -> None:
+    recs = _records([
+        ("2026-03-05", ["Deepika: Hi, Deepika Raghunathan. We're planning Vancouver for the August long "
+                        "weekend with the kids. Family-friendly things to do?", "Assistant: Stanley Park."]),
+        ("2026-05-18", ["Deepika: so I'm typing this by voice, we had a big family talk and my husband's cousin "
+                        "is getting married so we're going to Calgary instead for the long weekend, and the "
+                        "kids want dinosaurs, so can you suggest things around Calgary?",
+                        "Assistant: Drumheller."]),
+    ], "Deepika", "trip")
+    assert [r.value for r in recs if r.is_open] == ["Calgary"], recs
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("my new boss stefan marinescu likes everything in bullet points, super short.", "Stefan Marinescu"),
+    ("need help prepping for my midyear review with gordon pike (my manager).", "Gordon Pike"),
+])
+def test_a_manager_named_in_lower_case(sentence: str, want: str) -> None:
+    assert ("", "manager", want, "set") in _rels(sentence), _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "my manager wants everything in bullet points",
+    "my boss really likes short emails",
+    "met with jo ann, my manager's wife",
+])
+def test_no_lower_case_manager_in(sentence: str) -> None:
+    assert not [r for r in _rels(sentence) if r[1] == "manager"], _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "my landlady is Rosa Jiménez, phone +34 612 345 678.",
+    "Rosa has a new mobile, +34 655 908 112, the old one is disconnected.",
+])
+def test_someone_elses_number_is_not_the_speakers(sentence: str) -> None:
+    assert not [r for r in _rels(sentence) if r[1] == "contact" and not r[0]], _rels(sentence)
+
+
+def test_the_speakers_own_new_number_still_is() -> None:
+    assert ("", "contact", "+34 655 908 112", "set") in _rels("I have a new mobile, +34 655 908 112.")
+
+
+@pytest.mark.parametrize("sentence", [
+    "Pablo is running the Ember standups this week.",
+    "Pablo is running Ember this week while Keiko's at a conference.",
+])
+def test_running_a_meeting_or_standing_in_leads_nothing(sentence: str) -> None:
+    assert not [r for r in _rels(sentence) if r[1] == "lead"], _rels(sentence)
+
+
+def test_a_job_kept_after_an_application_not_made_ends_nothing() -> None:
+    recs = _records([
+        ("2026-01-16", ["Siobhán: Hi, Siobhán Ní Bhriain, physiotherapist at Clontarf Sports Clinic. "
+                        "Cues for a proper squat?", "Assistant: Knees over toes."]),
+        ("2026-05-05", ["Siobhán: decided not to apply to Delphi in the end, staying at Clontarf. "
+                        "can you give me a shoulder rehab progression?", "Assistant: Start with isometrics."]),
+    ], "Siobhán", "employer")
+    assert [(r.subject, r.value, r.is_open) for r in recs] == [
+        ("siobhan-ni-bhriain", "Clontarf Sports Clinic", True)], recs
+
+
+def test_the_index_never_says_an_ended_trip_as_current() -> None:
+    tree = DictTree({f"sessions/s{i}/transcript.md": transcript(i, day, lines, "Hugo") for i, (day, lines) in enumerate([
+        ("2026-01-10", ["Hugo: Salut, Hugo Laurent. I'm going to Iceland in March to see the northern lights. "
+                        "What should I pack?", "Assistant: Layers."]),
+        ("2026-02-21", ["Hugo: I cancelled the Iceland trip, my knee surgery got scheduled. Can you suggest "
+                        "seated exercises?", "Assistant: Here are five."]),
+    ], 1)})
+    index = dream(tree).staged["knowledge/INDEX.md"]
+    assert "is going to Iceland" not in index, index
+    line = next(ln for ln in index.splitlines() if ln.startswith("- [[hugo-laurent]]"))
+    assert "Iceland" in line, index  # the newest line that is still true, or the trip as past
