@@ -209,6 +209,8 @@ _SURPRISE_RE = re.compile(r"^(?:(?:so|uh|um|well|ok|okay|and|but|lol|wait|omg|gu
 #: Calgary instead for the long weekend, and the kids want dinosaurs, so can you suggest …?").
 _ASK_TAIL_RE = re.compile(r"(?:,|;|\band\b)\s+(?:so\s+)?(?:can|could|would|will)\s+you\b"
                           r"|,\s+(?:so\s+)?(?:what|how|which|where|any)\s+(?:is|are|do|does|should|would|can|ideas|tips)\b", re.I)
+_ASKING_HEAD_RE = re.compile(r"\s*(?:do|does|did|is|are|was|were|can|could|would|should|will|what|how|why|where|"
+                             r"when|which|who|whom|whose|any|have|has)\b", re.I)
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|I['’]m|we|we['’]re|my|our)\b", re.I)
 
 
@@ -220,7 +222,7 @@ def _asks(sentence: str) -> bool:
         return False
     tail = _ASK_TAIL_RE.search(s)
     head = s[:tail.start()] if tail else ""
-    return not (len(head.split()) >= 12 and _FIRST_PERSON_RE.search(head))
+    return not (len(head.split()) >= 6 and _FIRST_PERSON_RE.search(head) and not _ASKING_HEAD_RE.match(head))
 
 
 def _fact(ses: _Session, c: _Candidate) -> dict:

@@ -30,18 +30,28 @@ from .irrealis import unrealised
 from .patternwords import BAD_VALUES, NAME
 from .relationrecord import Relation, clean_value
 
-#: Lower-case words that end a project's name rather than continue it.
+#: Lower-case words that are no word of a project's name.
 _STOP = (r"a|an|the|and|or|but|so|as|at|in|on|of|for|to|with|from|by|into|onto|now|since|until|"
          r"this|that|these|those|last|next|is|are|was|were|be|been|has|have|had|do|does|did|"
          r"it|its|we|i|you|he|she|they|my|our|your|their|his|her|which|who|where|when|while|"
          r"because|though|if|then|than|there|here|too|also|still|just|only|again|already|"
          r"yesterday|today|tomorrow|week|month|year|team|project|instead|anymore|any|all|some|"
-         r"not|no|very|really|right|lol|haha|btw|pls|please")
+         r"not|no|very|really|right|lol|haha|btw|pls|please|got|gets|over|off|after|before|full|part")
+#: What a project is, the last word of the lower-case words that go with its name ("the Atlas
+#: migration", "Falcon billing", "the Riverside clinic website"); a name followed by other
+#: words is the name alone ("the Ember standups", "Signbridge day to day").
+_HEADS = ("initiative|pilot|study|survey|campaign|app|dashboard|platform|tool|"
+          "plugin|model|report|book|podcast|series|corpus|dataset|database|archive|thesis|index|toolkit|"
+          "prototype|migration|redesign|rewrite|revamp|website|site|portal|service|pipeline|system|"
+          "integration|rollout|upgrade|refresh|billing|onboarding|scheduler|engine|api|sdk|library|game|"
+          "novel|documentary|film|album|exhibition|grant|proposal|renovation|retrofit|extension|audit|"
+          "module|feature|release|overhaul|expansion|build|map|atlas|guide|course|curriculum")
 #: A project's name: a capitalised name and up to three lower-case words of what it is.
-PROJECT = (rf"(?-i:{NAME})(?:\s+(?!(?:{_STOP})\b)(?-i:[a-z][a-z\-]+)){{0,3}}")
+PROJECT = (rf"(?-i:{NAME})(?:(?:\s+(?!(?:{_STOP})\b)(?-i:[a-z][a-z\-]+)){{0,2}}\s+(?-i:(?:{_HEADS})s?)\b)?")
 #: Where a project's name may end.
 _END = (r"(?=\s*(?:[.,;:!?()]|$|—|–|-\s)|\s+(?:project|now|since|last|this|for|with|from|so|and|but|"
-        r"until|as|at|in|which|where|these|full|part|again|anymore|instead)\b)")
+        r"until|as|at|in|which|where|these|full|part|again|anymore|instead|is|was|has|had|will|got|gets|"
+        r"or|to|from|by|of|on|over|off|because|after|before|when|while|if|then)\b)")
 _V = rf"(?P<v>{PROJECT}){_END}"
 _I = r"\b(?:I|we)(?:['’]ve|\s+have)?\s+"
 _IM = r"\b(?:I['’]m|I\s+am|we['’]re|we\s+are)\s+"

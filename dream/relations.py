@@ -33,7 +33,7 @@ from .formats import format_values
 from .irrealis import hypothetical, unrealised
 from .lowercasenames import lower_case_managers
 from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS
-from .projects import projects
+from .projects import PROJECT, projects
 from .quantities import NUMBER, UNIT, bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
 from .relationrecord import SELF, Relation, clean_value
@@ -178,7 +178,9 @@ _MANAGER = (r"(?:manager|boss|supervisor|line manager|team lead|lead|director|he
             r"foreman|forewoman|principal|head ?teacher|charge nurse|matron|PI)")
 _f("manager", _MY + _NEW + _MANAGER + r"\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
 # "my foreman Gary Pelletier set the schedule", "my boss, Priya Nair, …"
-_f("manager", _MY + _NEW + _MANAGER + r"\s*,?\s+(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))", vtype="person")
+#: A person's name as it follows a role word, a particle inside it too ("Pieter de Wit").
+_PERSON = r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+(?:(?:de|van|von|der|den|da|di|du|del|dos|le|la|ter|bin|al|el)\s+)?[A-Z][\w'’\-]+){0,2}))"
+_f("manager", _MY + _NEW + _MANAGER + r"\s*,?\s+" + _PERSON, vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 # "I've got a new line manager, Samuel Owusu", "we have a new boss: Dana Levi"
@@ -198,6 +200,9 @@ _f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?
 _f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
 _f("home", _I + r"(?:have\s+|'ve\s+|just\s+)*moved\s+into\s+(?:a|an|our|my|the)\s+(?:new\s+)?(?:flat|house|apartment|place|home)\s+in\s+" + _N, event=True, vtype="place")
 _f("home", _IM + _NOW + r"based\s+in\s+" + _N, vtype="place")
+# "finally unpacked in Fukuoka!", "now that I'm a Bengaluru resident"
+_f("home", r"(?:^|[.;!:,]\s+|\bI\s+(?:have\s+|['’]ve\s+)?)(?:finally\s+|just\s+|all\s+)?(?:unpacked|moved\s+in|settled)\s+in\s+" + _N, event=True, vtype="place")
+_f("home", _IM + r"(?:now\s+|officially\s+)?an?\s+" + _N + r"\s+(?:resident|local)\b", vtype="place")
 # pets: "my dog Max", "a cat named Pimenta", "two dogs, Biscuit and Juno"
 _f("pet", _MY + r"(?:new\s+|little\s+|old\s+)?(?P<d>" + _PET + r")\s*,?\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b", op="add", vtype="pet")
 _f("pet", r"\b(?:a|an|our|my)\s+(?:new\s+|little\s+)?(?P<d>" + _PET + r")\s+(?:named|called)\s+(?-i:(?P<v>[A-ZÀ-ÖØ-Þ][a-zß-öø-ÿ]+))\b", op="add", vtype="pet")
@@ -265,12 +270,15 @@ _t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s
 # who leads a project is the project's attribute ("lead"): a handover replaces the lead,
 # and one person leading two projects replaces nothing. Group ``s`` is the project here.
 _N_P = rf"(?P<s>(?-i:{NAME}))"
+#: A project with the lower-case words of what it is ("is leading the Atlas migration"), where
+#: a project's name may end (:data:`.projects.PROJECT`).
+_N_PW = rf"(?P<s>{PROJECT})(?![\w'’\-])"
 _V_P = rf"(?P<v>(?-i:{NAME}))"
 #: What someone runs that is a meeting of a project, not the project ("Pablo is running the
 #: Ember standups this week").
 _MEETING = (r"(?![\w'’\-])(?!\s+(?:stand-?ups?|meetings?|calls?|syncs?|retros?|retrospectives?|demos?|reviews?|workshops?|"
             r"sessions?|check-?ins?|huddles?|planning|training|onboarding\s+sessions?)\b)")
-_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_P + _MEETING, vtype="person")
+_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_PW + _MEETING, vtype="person")
 _t("lead", r"\b(?:For|On)\s+(?:the\s+)?" + _N_P + r"\s*,\s*" + _V_P + r"\s+is\s+(?:now\s+)?the\s+lead\b", vtype="person")
 _t("lead", _V_P + r"\s+(?:is|has become|became)\s+(?:now\s+)?the\s+(?:new\s+)?lead\s+(?:of|on|for)\s+" + _THE + _N_P, vtype="person")
 _t("lead", _V_P + r"\s+(?:took|has taken|is taking)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?" + _THE + _N_P + r"\s+from\s+(?-i:" + NAME + r")", event=True, vtype="person")
@@ -313,6 +321,9 @@ _t("lead", r"\b(?:[Tt]he)\s+(?:new\s+)?(?:lead|owner|project\s+lead)\s+(?:on|of|
 # the speaker leads it: "I'm the lead on the Onboarding Revamp now", "I took over the
 # Billing Rewrite from Ravi" (the value is the speaker, :data:`SELF`)
 _t("lead", r"\b(?:I['’]m|I\s+am)\s+(?:now\s+)?the\s+(?:new\s+)?(?:lead|owner)\s+(?:on|of|for)\s+(?:the\s+)?" + _N_P + r"(?P<self>)", vtype="person")
+# "I lead the Condor project at Andina Pagos", "I run Project Kite"
+_t("lead", r"\bI\s+(?:now\s+|currently\s+)?(?:lead|run|head|manage)\s+(?:the\s+)?(?:(?P<s>(?-i:" + NAME + r"))\s+project\b"
+           r"|(?-i:Project)\s+(?P<s2>(?-i:" + NAME + r")))(?P<self>)", vtype="person")
 _t("lead", r"\bI\s+(?:have\s+|['’]ve\s+)?(?:took|taken)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?(?:the\s+)?" + _N_P + r"\s+from\s+(?-i:" + NAME + r")(?P<self>)", event=True, vtype="person")
 
 # ---- change of state by verb class ---------------------------------------------------
@@ -405,7 +416,7 @@ _f("manager", r"^(?:I|we)\b[^.;]*?,\s+(?:now\s+)?reporting\s+(?:directly\s+)?to\
 # a project handed on or run by someone, in the passive and the active: "P is led by X",
 # "X handed P over to Y", "X owns P", "owner of P: X", "P owner -> X", "… stepping back from
 # P; Y runs it"
-_t("lead", _N_P + r"\s+(?:is|was)\s+(?:now\s+)?(?:led|run|owned|headed|managed|coordinated)\s+by\s+" + _V_P, vtype="person")
+_t("lead", _N_PW + r"\s+(?:is|was)\s+(?:now\s+)?(?:led|run|owned|headed|managed|coordinated)\s+by\s+" + _V_P, vtype="person")
 _t("lead", _V_P + r"\s+(?:now\s+)?(?:owns|coordinates)\s+" + _THE + _N_P, vtype="person")
 _t("lead", r"(?-i:" + NAME + r")\s+(?:has\s+)?(?:handed|passed)\s+(?:over\s+|on\s+)?(?:the\s+)?" + _N_P + r"\s+(?:over\s+|on\s+)?to\s+" + _V_P, event=True, vtype="person")
 _t("lead", _V_P + r"\s+(?:took|has\s+taken|is\s+taking|takes)\s+over\s+(?:the\s+)?" + _N_P + r"(?=\s*(?:[.,;!]|$)|\s+(?:now|this|last|on|since|as|from)\b)", event=True, vtype="person")
@@ -744,6 +755,9 @@ def _third_person(sentence: str) -> list[Relation]:
             if hypothetical(sentence, m.end()):
                 continue
             s = clean_value(m.group("s") or m.groupdict().get("s2") or "")
+            if attr == "lead":
+                # "The Greenroof Pilot is led by …": a sentence's capital on "The" is no name's
+                s = re.sub(r"^(?:The|Our|My)\s+(?=[A-Z])", "", s)
             if set(s.lower().split()) & NOT_SUBJECT_WORDS:
                 continue  # "If I moved to Oslo": a conjunction and "I" are nobody's name
             if m.groupdict().get("v") and _possessive(sentence, m, "v"):

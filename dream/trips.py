@@ -33,7 +33,8 @@ _TRIP_MOVED = re.compile(
 #: A trip dated by a month or a season only, or opened without a subject: "We're going to
 #: Kyoto in April", "Going to Rome 4-11 October with my partner", "planning Lisbon 12-19 June",
 #: "We're planning Vancouver for the August long weekend". Its value: where, then when as said.
-_WHEN = (rf"(?:(?:on|from)\s+(?:the\s+)?{DAY_MONTH}|{DAY_MONTH}|in\s+(?:early\s+|mid-?\s*|late\s+)?(?:{MONTHS})(?:\s+\d{{4}})?"
+_WHEN = (rf"(?:(?:on|from)\s+(?:the\s+)?{DAY_MONTH}|{DAY_MONTH}"
+         rf"|(?:for\s+(?:a|one|two|three|\d+)\s+(?:weeks?|days?|nights?|fortnight)\s+)?in\s+(?:early\s+|mid-?\s*|late\s+)?(?:{MONTHS})(?:\s+\d{{4}})?"
          rf"|for\s+the\s+(?:{MONTHS})\s+(?:long\s+|bank\s+holiday\s+)?weekend|next\s+(?:month|week|year|summer|spring|winter|autumn))")
 _TRIP_PLAN = re.compile(
     rf"(?:\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are)\s+(?:now\s+|still\s+)?|(?:^|[.;!:,]\s+)(?:so\s+|now\s+)?)"
@@ -45,6 +46,12 @@ _TRIP_INSTEAD = re.compile(
     rf"(?:\b(?:I|we)(?:['’]m|['’]re|\s+am|\s+are|['’]ll|\s+will)\s+(?:now\s+)?|(?:^|[.;!:,]\s+)(?:so\s+|now\s+)?)"
     rf"(?:(?:flying|going|travelling|traveling|heading)\s+to|doing|visiting|go\s+to|fly\s+to)\s+"
     rf"(?P<dest>(?-i:{NAME}))\s+instead\b", re.I)
+#: The planned trip sent elsewhere: "we switched the October trip to Seoul", "changed our
+#: summer trip to Lisbon" (a day after "to" is a move of its dates, read by :data:`_TRIP_MOVED`).
+_TRIP_SWITCH = re.compile(
+    rf"\b(?:switched|changed|moved|swapped)\s+(?:the|our|my)\s+(?:(?:{MONTHS}|summer|winter|spring|autumn|easter|"
+    rf"christmas|holiday|birthday|anniversary|family|work)\s+)?(?:trip|holiday|vacation)\s+to\s+(?P<dest>(?-i:{NAME}))"
+    rf"(?!\s+\d)", re.I)
 #: "we cancelled Iceland": a trip called off by its place alone.
 _PLACE_OFF = re.compile(rf"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|called\s+off)\s+"
                         rf"(?P<dest>(?-i:{NAME}))(?!\s+(?:trip|holiday|flight)\b)(?=\s*(?:[.,;!]|$)|\s+(?:and|so|because)\b)", re.I)
@@ -74,7 +81,7 @@ def trips(sentence: str) -> list[Relation]:
         if key not in dated and not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
             value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
             out.append(Relation("", "trip", value, "set", key, event=True))
-    for m in _TRIP_INSTEAD.finditer(sentence):
+    for m in [*_TRIP_INSTEAD.finditer(sentence), *_TRIP_SWITCH.finditer(sentence)]:
         dest = m.group("dest")
         if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
             # the trip planned before, wherever it went: its place is what changes

@@ -400,6 +400,7 @@ def test_the_scorer_reads_a_date_however_written() -> None:
     assert not _same("15 May", "16 May") and not _same("2026-05-15", "15 June") and not _same("Word", "docx")
     # a label of a trip's place alone names the record's "place + when"; a title's short words
     assert _same("Nairobi", "Nairobi in August") and _same("Vancouver", "Vancouver for the August long weekend")
+    assert _same("Vancouver", "Vancouver for a week in September") and not _same("Vancouver", "Vancouver Island")
     assert _same("Backend Developer", "backend dev") and not _same("Kyoto", "Kyoto Station")
     assert not _same("Nairobi", "Lagos in August") and _same(__import__("datetime").date(2026, 5, 15), "15 May")
 

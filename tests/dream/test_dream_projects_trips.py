@@ -113,6 +113,7 @@ def test_a_project_change_through_dream() -> None:
     ("Moana Tuilagi, planning Lisbon 12-19 June with my mum.", "Lisbon on 12-19 June"),
     ("We're planning Vancouver for the August long weekend with the kids.",
      "Vancouver for the August long weekend"),
+    ("hey. going to Vancouver for a week in September with friends.", "Vancouver for a week in September"),
 ])
 def test_a_trip_by_month_or_without_a_subject(sentence: str, value: str) -> None:
     assert [r for r in _rels(sentence) if r[1] == "trip"] == [("", "trip", value, "set")], _rels(sentence)
@@ -222,3 +223,56 @@ def test_the_index_never_says_an_ended_trip_as_current() -> None:
     assert "is going to Iceland" not in index, index
     line = next(ln for ln in index.splitlines() if ln.startswith("- [[hugo-laurent]]"))
     assert "Iceland" in line, index  # the newest line that is still true, or the trip as past
+
+
+def test_the_planned_trip_switched_elsewhere_in_a_question_that_says_so() -> None:
+    assert [r for r in _rels("we switched the October trip to Seoul, flights were crazy.") if r[1] == "trip"] == [
+        ("", "trip", "Seoul", "set")]
+    recs = _records([
+        ("2026-04-18", ["Aryan: hey, Aryan Kapoor. going to Vancouver for a week in September with friends. "
+                        "best hikes near the city?", "Assistant: The Grouse Grind."]),
+        ("2026-07-10", ["Aryan: since we're doing Montreal instead of Vancouver now, what should I pack for "
+                        "september there?", "Assistant: Layers."]),
+    ], "Aryan", "trip")
+    assert [(r.value, r.is_open) for r in recs] == [("Vancouver for a week in September", False),
+                                                   ("Montreal", True)], recs
+
+
+def test_a_question_is_still_a_question() -> None:
+    recs = _records([
+        ("2026-04-18", ["Aryan: hey, Aryan Kapoor. going to Vancouver for a week in September with friends. "
+                        "best hikes near the city?", "Assistant: The Grouse Grind."]),
+        ("2026-07-10", ["Aryan: do you think we should be doing Montreal instead, what would I pack?",
+                        "Assistant: Layers."]),
+    ], "Aryan", "trip")
+    assert [(r.value, r.is_open) for r in recs] == [("Vancouver for a week in September", True)], recs
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("Yusuf Demir is leading the Atlas migration and wants a rollback plan.", ("Atlas migration", "Yusuf Demir")),
+    ("The Greenroof Pilot is led by Abebe Girma and he asked me for a survey.", ("Greenroof Pilot", "Abebe Girma")),
+    ("Haruto Kobayashi agreed to lead Signbridge day to day.", ("Signbridge", "Haruto Kobayashi")),
+    ("I lead the Condor project at Andina Pagos.", ("Condor", relations.SELF)),
+])
+def test_a_lead_with_what_the_project_is(sentence: str, want: tuple[str, str]) -> None:
+    assert (want[0], "lead", want[1], "set") in _rels(sentence), _rels(sentence)
+
+
+def test_no_lead_of_an_event_the_speaker_runs() -> None:
+    assert not [r for r in _rels("I run the Berlin Marathon every year.") if r[1] == "lead"]
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("finally unpacked in Fukuoka! the last boxes were books.", "Fukuoka"),
+    ("now that I'm a Bengaluru resident, I need to transfer my gas connection", "Bengaluru"),
+])
+def test_a_home_said_by_unpacking_or_residence(sentence: str, want: str) -> None:
+    assert ("", "home", want, "set") in _rels(sentence), _rels(sentence)
+
+
+def test_no_home_in_being_a_fan() -> None:
+    assert not [r for r in _rels("I'm a Manchester United fan") if r[1] == "home"]
+
+
+def test_a_manager_whose_name_holds_a_particle() -> None:
+    assert ("", "manager", "Pieter de Wit", "set") in _rels("My manager Pieter de Wit wants a supplier scorecard.")
