@@ -96,8 +96,8 @@ _SHORT = {"dev": "developer", "eng": "engineer", "mgr": "manager", "admin": "adm
           "jr": "junior"}
 #: When a trip's value says when after where ("Kyoto in April", "Nairobi on 3-10 August",
 #: "Vancouver for the August long weekend"): a label naming the place alone names that trip.
-_TRIP_WHEN = re.compile(r"\s+(?:on|in|from|for\s+the)\s+(?:early\s+|mid-?|late\s+)?(?:\d|(?:jan|feb|mar|apr|may|jun|"
-                        r"jul|aug|sep|oct|nov|dec)[a-z]*\b).*$")
+_TRIP_WHEN = re.compile(r"\s+(?:on|in|from|for)\s+(?:[a-z]+\s+){0,3}?(?:early\s+|mid-?|late\s+)?(?:\d|(?:jan|feb|mar|"
+                        r"apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b).*$")
 
 
 def _plain(value: str) -> str:
