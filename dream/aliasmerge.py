@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from .patternwords import PARTICLES
 from .subjecttypes import EVENT_HEADS, ORG_HEADS, PLACE_HEADS, PROJECT_HEADS, head_type
 from .text import CONNECTORS
 
@@ -52,8 +53,10 @@ def _place_in_place(n: str, m: str, kinds: dict[str, str | None], placey: set[st
 def _first_name_of(n: str, m: str, kinds: dict[str, str | None], people: set[str]) -> bool:
     """Is the person ``n`` the first name of ``m``, known as a person's full name whatever its
     head word says ("Zoe" for the speaker's "Zoe Park", "Ana" for "Ana Hill")?"""
-    return (kinds.get(n) == "person" or n in people) and m in people and len(m.split()) == 2 \
-        and m.split()[0] == n
+    toks = m.split()
+    # a surname may hold lower-case particles ("Ilse de Vries")
+    return (kinds.get(n) == "person" or n in people) and m in people and toks[0] == n \
+        and (len(toks) == 2 or (len(toks) <= 4 and all(t in PARTICLES for t in toks[1:-1])))
 
 
 def merge_map(counts: Counter, kinds: dict[str, str | None] | None = None,

@@ -18,6 +18,7 @@ from . import subjectnames
 from . import subjecttypes
 from .cards import is_rule
 from .entities import Extractor, get_extractor
+from .patternwords import PARTICLES
 from .prose import says_nothing
 from .settings import Settings
 from .subjectnames import is_role
@@ -27,7 +28,7 @@ from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v20"  # v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
+EXTRACTION = "facts-v21"  # v21: a speaker's full name with a lower-case particle ("Ilse de Vries"); v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
@@ -366,8 +367,12 @@ def _full_names(ses: _Session, case: dict[str, list[int]]) -> dict[str, str]:
     for _t, s in ses.sents:
         for name, _pos in capitalised_runs(s):
             toks = name.split()
-            if 2 <= len(toks) <= 3 and toks[0] in ses.speakers and not is_role(toks[0]) and \
-                    subjectnames.clean_name(" ".join(toks[1:])) and all(w[:1].isupper() for w in toks):
+            # a surname's particle in lower case ("Ilse de Vries", "Anna van der Berg")
+            if 2 <= len(toks) <= 4 and toks[0] in ses.speakers and not is_role(toks[0]) and \
+                    subjectnames.clean_name(" ".join(w for w in toks[1:] if w not in PARTICLES)) and \
+                    toks[-1][:1].isupper() and \
+                    all(w[:1].isupper() or w in PARTICLES for w in toks) and \
+                    sum(w[:1].isupper() for w in toks) <= 3:
                 full.setdefault(toks[0], name)
     common = {w for w, (lo, up) in case.items() if lo >= up and lo}
     for role, name in speakernames.self_names([(t.speaker, s) for t, s in ses.sents], common).items():

@@ -25,6 +25,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from . import facts as fact_records
+from .formats import format_values
 from . import reach
 from . import meaning
 from . import relations
@@ -293,6 +294,12 @@ def play(group: list[Stated]) -> Outcome:
                    [(s.last, s.first, s.ended_by) for s in got if s.ended_by is not None])
 
 
+def _family(value: str) -> str | None:
+    """The format family of a value that is one format of the vocabulary ("docx" → document)."""
+    got = format_values(value)
+    return got[0][0] if len(got) == 1 and got[0][1].casefold() == value.strip().casefold() else None
+
+
 def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
     """(subject, attr, key) → statements in date order; quantity keys that name the same
     quantity ("threshold|alert" / "threshold|alert congestion") share a group."""
@@ -318,6 +325,15 @@ def group_statements(stated: list[Stated]) -> dict[tuple, list[Stated]]:
             if match is None:
                 known.append(key)
             key = match or key
+        if st.attr == "format" and st.op == "set" and (family := _family(st.value)):
+            # "make it docx from now on" after "send me the checklist as a PDF": a format said
+            # for the family (keyed "format document") replaces the one standing format of that
+            # family, whatever it was said for, and the other way round
+            mine = [k for (s2, a2, k), g in groups.items() if s2 == st.subject and a2 == "format" and k != key
+                    and g and g[-1].op == "set" and _family(g[-1].value) == family]
+            if len(mine) == 1 and (key == f"format {family}" or mine[0] == f"format {family}"):
+                groups[(st.subject, st.attr, mine[0])].append(st)
+                continue
         if st.attr == "trip" and st.detail == "instead" and st.op == "set":
             # "we're doing Seoul instead": the trip planned last, wherever it was to, goes
             # somewhere else

@@ -8,6 +8,8 @@ from __future__ import annotations
 #: "of"/"the"/"for"/"&" inside ("Royal College of Nursing").
 NAME = (r"(?:[A-ZÀ-ÖØ-Þ][\w'’\-]*|[A-Z]{2,})(?:\s+(?:(?:of|the|for|and|de|&|von|van|der|den|da|di|du|del|dos|le|ter)\s+)?"
         r"(?:(?!I(?:['’][a-z]+)?\b)[A-ZÀ-ÖØ-Þ][\w'’\-]*|\d+))*")
+#: Lower-case words inside a person's surname ("Ilse de Vries", "Anna van der Berg").
+PARTICLES = frozenset("de van von der den da di du del dos das le la ter ten bin al el".split())
 #: The months and their abbreviations, as alternatives of a pattern.
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")

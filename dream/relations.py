@@ -32,7 +32,7 @@ from .ended import ended
 from .formats import format_values
 from .irrealis import hypothetical, unrealised
 from .lowercasenames import lower_case_managers
-from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS
+from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS, PARTICLES
 from .projects import PROJECT, projects
 from .quantities import NUMBER, UNIT, bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
@@ -179,7 +179,7 @@ _MANAGER = (r"(?:manager|boss|supervisor|line manager|team lead|lead|director|he
 _f("manager", _MY + _NEW + _MANAGER + r"\s+(?:is|will be|is now)\s+(?:now\s+)?" + _N, vtype="person")
 # "my foreman Gary Pelletier set the schedule", "my boss, Priya Nair, …"
 #: A person's name as it follows a role word, a particle inside it too ("Pieter de Wit").
-_PERSON = r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+(?:(?:de|van|von|der|den|da|di|du|del|dos|le|la|ter|bin|al|el)\s+)?[A-Z][\w'’\-]+){0,2}))"
+_PERSON = r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+(?:(?:" + "|".join(sorted(PARTICLES)) + r")\s+)?[A-Z][\w'’\-]+){0,2}))"
 _f("manager", _MY + _NEW + _MANAGER + r"\s*,?\s+" + _PERSON, vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")

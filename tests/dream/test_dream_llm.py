@@ -68,11 +68,23 @@ class FakeLLM(BaseHTTPRequestHandler):
                                  "x-api-key": self.headers.get("x-api-key"), "body": body})
             srv.inflight += 1
             srv.max_inflight = max(srv.max_inflight, srv.inflight)
+        self._counted = True
         try:
             self._answer(srv, body)
         finally:
-            with srv.lock:
-                srv.inflight -= 1
+            self._answered()
+
+    def _answered(self) -> None:
+        # no longer in flight once its answer starts: the client may send its next request
+        # as soon as it reads this one, before this thread would get back to a finally
+        if getattr(self, "_counted", False):
+            self._counted = False
+            with self.server.lock:
+                self.server.inflight -= 1
+
+    def send_response(self, *a, **kw) -> None:
+        self._answered()
+        super().send_response(*a, **kw)
 
     def _answer(self, srv, body: dict) -> None:
         mode = srv.mode

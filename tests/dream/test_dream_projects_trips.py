@@ -276,3 +276,28 @@ def test_no_home_in_being_a_fan() -> None:
 
 def test_a_manager_whose_name_holds_a_particle() -> None:
     assert ("", "manager", "Pieter de Wit", "set") in _rels("My manager Pieter de Wit wants a supplier scorecard.")
+
+
+def test_a_format_said_for_its_family_replaces_the_one_standing_format_of_that_family() -> None:
+    recs = _records([
+        ("2026-02-04", ["Yasmin: Hi, I'm Yasmin Al-Sayed, HR officer. Please send me the onboarding checklist as "
+                        "a PDF, that's what I always need.", "Assistant: Here it is."]),
+        ("2026-03-01", ["Yasmin: I want my charts as PNG from now on.", "Assistant: Noted."]),
+        ("2026-05-07", ["Yasmin: actually make it docx from now on, my team wants to edit everything. can you "
+                        "redo the leave policy summary?", "Assistant: Sure."]),
+    ], "Yasmin", "format")
+    pdf = [r for r in recs if r.value == "PDF"]
+    docx = [r for r in recs if r.value == "docx"]
+    png = [r for r in recs if r.value == "PNG"]
+    assert pdf and docx and pdf[0].superseded_by == docx[0].id and docx[0].is_open, recs
+    assert png and png[0].is_open, recs  # an image format stays beside a document format
+
+
+def test_a_speakers_surname_with_a_particle_names_their_page() -> None:
+    recs = _records([
+        ("2025-11-18", ["Ilse: Hoi! Ilse de Vries. I like my notes in Markdown, with headers, please.",
+                        "Assistant: Will do."]),
+        ("2026-02-10", ["Ilse: The new notes app shows Markdown as raw symbols, so please just plain text "
+                        "from now on.", "Assistant: Plain text it is."]),
+    ], "Ilse", "format")
+    assert {r.subject for r in recs} == {"ilse-de-vries"}, recs
