@@ -64,7 +64,7 @@ SETS = [
     # comma that ends a name. No rule or setting was fitted to it, but its first cases were
     # read for the format before that work: no longer blind, only a floor. 13 of 59 (0.220)
     # after the ninth set's round.
-    pytest.param("supersession-blind4.yaml", Floors(45, 0.25, 0), id="supersession-blind4"),
+    pytest.param("supersession-blind4.yaml", Floors(45, 0.27, 0), id="supersession-blind4"),
     # Fifth: written by someone who read neither dream's code nor the other sets' cases, and
     # scored blind before and after the meaning reader: 7 of 54 (recall 0.130) both times,
     # 2 false. Then read, and 11 of 54 (0.204) after a correction's "not A" and one-turn pages
@@ -84,7 +84,7 @@ SETS = [
     # and format readers were built against its misses: 23 of 72; 25 of 72 (recall 0.347) after
     # the ninth set's round. Its two "false" are changes found whose label writes the value
     # otherwise (a summary format "Word" for the label's words, "Excel" for "XLSX").
-    pytest.param("supersession-blind7.yaml", Floors(60, 0.40, 2, needs_model=True), id="supersession-blind7"),
+    pytest.param("supersession-blind7.yaml", Floors(60, 0.43, 2, needs_model=True), id="supersession-blind7"),
     # Eighth: written blind; scored at 8fb42f1 (16 of 66, 4 false) and after the seventh set's
     # round (19 of 66, 6 false: the generalisation figure then); read since. 21 of 66 (recall
     # 0.318) after the ninth set's round; of its false ones a pasted email's "I have a new
@@ -107,14 +107,15 @@ SETS = [
     # then its false ones were read and their classes fixed: 11 of 72 (0.153), 5 false, every
     # one a change found under another value or key than its label's, none invented; 20 of 72
     # (0.278) after the round of projects, leads and trips written against its misses.
-    pytest.param("supersession-blind11.yaml", Floors(60, 0.27, 5, needs_model=True), id="supersession-blind11"),
+    pytest.param("supersession-blind11.yaml", Floors(60, 0.29, 4, needs_model=True), id="supersession-blind11"),
     # Twelfth: written blind; 20 of 72, 3 false at d67c19c; its false ones read and fixed by class:
     # 22 of 72 (0.306), 0 false; 29 of 72 (0.403) after its missed leads, homes and trips were read.
-    pytest.param("supersession-blind12.yaml", Floors(60, 0.40, 0, needs_model=True), id="supersession-blind12"),
+    pytest.param("supersession-blind12.yaml", Floors(60, 0.43, 0, needs_model=True), id="supersession-blind12"),
     # Thirteenth: written blind during the round of projects, leads and trips, scored only before
-    # (14 of 72, 7 false) and after it (19 of 72, recall 0.264, 7 false, each a change found under
-    # another subject, attribute or value than its label's). Not read for rules.
-    pytest.param("supersession-blind13.yaml", Floors(60, 0.26, 7, needs_model=True), id="supersession-blind13"),
+    # (14 of 72, 7 false) and after it (19 of 72, recall 0.264, 7 false at 3a2c22e; 20 of 72, 0.278,
+    # 6 false at 6ec9ab6; each a change found under another subject, attribute or value than its
+    # label's). Not read for rules.
+    pytest.param("supersession-blind13.yaml", Floors(60, 0.27, 6, needs_model=True), id="supersession-blind13"),
 ]
 
 
