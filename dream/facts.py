@@ -38,7 +38,7 @@ from .formats import same_format
 from .text import parse_day, words
 
 if TYPE_CHECKING:
-    from .pages import Stated
+    from .grouping import Stated
 
 __all__ = ["FACTS_PATH", "Stay", "stays", "said_day", "record_of", "build_records", "render"]
 

@@ -48,6 +48,10 @@ _HEADS = ("initiative|pilot|study|survey|campaign|app|dashboard|platform|tool|"
           "module|feature|release|overhaul|expansion|build|map|atlas|guide|course|curriculum")
 #: A project's name: a capitalised name and up to three lower-case words of what it is.
 PROJECT = (rf"(?-i:{NAME})(?:(?:\s+(?!(?:{_STOP})\b)(?-i:[a-z][a-z\-]+)){{0,2}}\s+(?-i:(?:{_HEADS})s?)\b)?")
+#: What follows a project's name when it names a meeting of the project, not the project
+#: ("Pablo is running the Ember standups this week").
+MEETING = (r"(?!\s+(?:stand-?ups?|meetings?|calls?|syncs?|retros?|retrospectives?|demos?|reviews?|workshops?|"
+           r"sessions?|check-?ins?|huddles?|planning|training|onboarding\s+sessions?)\b)")
 #: Where a project's name may end.
 _END = (r"(?=\s*(?:[.,;:!?()]|$|—|–|-\s)|\s+(?:project|now|since|last|this|for|with|from|so|and|but|"
         r"until|as|at|in|which|where|these|full|part|again|anymore|instead|is|was|has|had|will|got|gets|"

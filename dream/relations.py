@@ -33,7 +33,7 @@ from .formats import format_values
 from .irrealis import hypothetical, unrealised
 from .lowercasenames import lower_case_managers
 from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS, PARTICLES
-from .projects import PROJECT, projects
+from .projects import MEETING, PROJECT, projects
 from .quantities import NUMBER, UNIT, bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
 from .relationrecord import SELF, Relation, clean_value
@@ -270,15 +270,11 @@ _t("home", _S + r"['’]s\s+(?:new\s+)?(?:home|flat|apartment|house)\s+is\s+in\s
 # who leads a project is the project's attribute ("lead"): a handover replaces the lead,
 # and one person leading two projects replaces nothing. Group ``s`` is the project here.
 _N_P = rf"(?P<s>(?-i:{NAME}))"
-#: A project with the lower-case words of what it is ("is leading the Atlas migration"), where
-#: a project's name may end (:data:`.projects.PROJECT`).
-_N_PW = rf"(?P<s>{PROJECT})(?![\w'’\-])"
+#: A project with the lower-case words of what it is ("is leading the Atlas migration"), not a
+#: meeting of it ("is running the Ember standups"): :data:`.projects.PROJECT`, :data:`.projects.MEETING`.
+_N_PW = rf"(?P<s>{PROJECT})(?![\w'’\-]){MEETING}"
 _V_P = rf"(?P<v>(?-i:{NAME}))"
-#: What someone runs that is a meeting of a project, not the project ("Pablo is running the
-#: Ember standups this week").
-_MEETING = (r"(?![\w'’\-])(?!\s+(?:stand-?ups?|meetings?|calls?|syncs?|retros?|retrospectives?|demos?|reviews?|workshops?|"
-            r"sessions?|check-?ins?|huddles?|planning|training|onboarding\s+sessions?)\b)")
-_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_PW + _MEETING, vtype="person")
+_t("lead", _V_P + r"\s+(?:now\s+)?(?:leads|runs|heads|manages|is leading|is running|will lead|will be leading|agreed to lead|has taken over)\s+" + _THE + _N_PW, vtype="person")
 _t("lead", r"\b(?:For|On)\s+(?:the\s+)?" + _N_P + r"\s*,\s*" + _V_P + r"\s+is\s+(?:now\s+)?the\s+lead\b", vtype="person")
 _t("lead", _V_P + r"\s+(?:is|has become|became)\s+(?:now\s+)?the\s+(?:new\s+)?lead\s+(?:of|on|for)\s+" + _THE + _N_P, vtype="person")
 _t("lead", _V_P + r"\s+(?:took|has taken|is taking)\s+over\s+(?:the\s+lead\s+(?:of|on|for)\s+)?" + _THE + _N_P + r"\s+from\s+(?-i:" + NAME + r")", event=True, vtype="person")
