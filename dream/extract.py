@@ -28,13 +28,16 @@ from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v21"  # v21: a speaker's full name with a lower-case particle ("Ilse de Vries"); v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
+EXTRACTION = "facts-v21"  # v21: a question that asks for a standing choice ("can all the charts be svg going forward?"); a speaker's full name with a lower-case particle ("Ilse de Vries"); v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
 #: A request to the assistant ("Please draft a note to Leila …") is not a fact about anyone.
 #: What a request can state as a standing choice of the speaker's.
 _STANDING = frozenset(("preference", "format", "contact"))
+#: Words that make a request a standing one.
+_FOR_GOOD_RE = re.compile(r"\b(?:from\s+now\s+on|going\s+forward|from\s+here\s+on|in\s+(?:the\s+)?future|moving\s+forward"
+                          r"|by\s+default)\b", re.I)
 _REQUEST_RE = re.compile(r"^(?:please|can you|could you|would you|will you|help me|let's|let me|"
                          r"remind me|tell me|draft|write|send|show me|give me|find)\b", re.I)
 
@@ -256,7 +259,10 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
     facts: list[dict] = []
     per_speaker: dict[str, list[dict]] = defaultdict(list)
     for i, c in enumerate(cands):
-        if c.question or c.n_words < 4 or c.order in ses.quoted:
+        # a question that asks for how things are to come from now on ("can all the charts be
+        # svg going forward?") states a standing choice as a request does
+        asks_for_good = c.question and _FOR_GOOD_RE.search(c.text) is not None
+        if (c.question and not asks_for_good) or c.n_words < 4 or c.order in ses.quoted:
             # a sentence inside a quotation is someone else's ("can you summarise this? 'Hi
             # all, I have a new address: …'"): not a statement of the speaker's
             continue
@@ -265,7 +271,7 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
             continue
         who = _antecedent(cands, i)
         rels = meaning.extract(c.text, who)
-        if _REQUEST_RE.match(c.text) and not any(r.attr in _STANDING for r in rels):
+        if (_REQUEST_RE.match(c.text) or asks_for_good) and not any(r.attr in _STANDING for r in rels):
             # a request to the assistant is no fact, unless it states how things are to
             # come from now on ("Please send reports as PDF", "Give me temperatures in °F")
             continue

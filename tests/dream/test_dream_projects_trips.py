@@ -301,3 +301,15 @@ def test_a_speakers_surname_with_a_particle_names_their_page() -> None:
                         "from now on.", "Assistant: Plain text it is."]),
     ], "Ilse", "format")
     assert {r.subject for r in recs} == {"ilse-de-vries"}, recs
+
+
+def test_a_question_that_asks_for_a_standing_format_changes_it() -> None:
+    recs = _records([
+        ("2026-02-26", ["Lars: Hej, Lars Eriksson, ecology postdoc. Please give me the plotting code so the "
+                        "figures save as PNG, that's what I use for everything.", "Assistant: Here it is."]),
+        ("2026-05-18", ["Lars: can all the charts be svg going forward? the pngs looked blurry on the poster.",
+                        "Assistant: Sure."]),
+        ("2026-05-20", ["Lars: would the figures look better as PDF?", "Assistant: Perhaps."]),
+    ], "Lars", "format")
+    # a question about a format that asks for nothing from now on changes nothing
+    assert [(r.value, r.is_open) for r in recs] == [("PNG", False), ("SVG", True)], recs
