@@ -136,6 +136,19 @@ class CaseResult:
     view_errors: list[str] = field(default_factory=list)
 
 
+def _subject_is(rec, label: dict) -> bool:
+    """A record's subject is the label's: the same slug, or — for a date or a quantity, which
+    dream keeps on the person who keeps it with the thing named in its key ("the Pebble
+    launch": the user's, keyed "deadline|pebble launch") — a label that gives the thing itself
+    as the subject ("pebble") and a key that names it."""
+    if rec.subject == label["subject"]:
+        return True
+    words = str(label["subject"]).split("-")
+    key = re.sub(r"[^a-z0-9]+", " ", (rec.key or "").casefold()).split()
+    return rec.attribute in ("deadline", "number") and bool(words) and \
+        any(key[i:i + len(words)] == words for i in range(len(key)))
+
+
 def score_case(case: dict, staged: dict[str, str]) -> CaseResult:
     """One case's true, missed and false supersessions from its staged wiki."""
     from brainfs.cache.facts.records import FACTS_PATH, FactSet, loads
@@ -150,7 +163,7 @@ def score_case(case: dict, staged: dict[str, str]) -> CaseResult:
         hit = None
         for r in closed:
             nxt = recs.by_id.get(r.superseded_by or "")
-            if r.subject == e["subject"] and r.attribute == e["attribute"] and _same(r.value, str(e["old"])) \
+            if _subject_is(r, e) and r.attribute == e["attribute"] and _same(r.value, str(e["old"])) \
                     and (_same(nxt.value if nxt else None, e["new"]) if e.get("new") is not None
                          else nxt is None):
                 hit = r

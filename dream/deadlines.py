@@ -30,9 +30,19 @@ _DEADLINE = re.compile(
     rf"(?:on\s+|by\s+)?|(?:be\s+)?(?P<head3>live|ready|done|finished|submitted|delivered)\s+by\s+|"
     rf"(?<=[a-z]\s)(?P<head4>due)\s+(?:on\s+|by\s+)?|(?<=[a-z]\s)(?P<head5>date)\s+(?:is|was|has\s+been|will\s+be)\s+(?:now\s+)?(?:moved\s+to\s+|set\s+for\s+)?)"
     rf"(?:the\s+)?(?P<v>{DATE})\b", re.I)
+#: What has a date of its own to keep: "our app launch is 15 May", "we pushed the launch to 12 June".
+_DATED = r"(?:launch|release|go-live|go\s+live|submission|handover|hand-in|opening|premiere|kickoff|kick-off)"
 _DEADLINE_VERB = re.compile(
     rf"\b(?:pushed|moved|postponed|brought forward|extended|changed)\s+(?:the\s+|our\s+|my\s+)?"
-    rf"(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:deadline|due date)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<v>{DATE})\b", re.I)
+    rf"(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?:deadline|due date)\s+(?:back\s+)?to\s+(?:the\s+)?(?P<v>{DATE})\b"
+    # "they brought the portfolio deadline forward to 13 January", "we pushed the launch to 12 June"
+    rf"|\b(?:pushed|moved|postponed|brought|delayed|bumped|shifted|rescheduled)\s+(?:the\s+|our\s+|my\s+)"
+    rf"(?P<mods2>(?:[\w\-]+\s+){{0,2}}?(?:(?:deadline|due date)|{_DATED}))\s+(?:back\s+|forward\s+|out\s+)?to\s+"
+    rf"(?:the\s+)?(?P<v2>{DATE})\b", re.I)
+#: "Our app launch is 15 May": the date of something dated by its name.
+_DATED_IS = re.compile(
+    rf"(?:^|\b(?:the|our|my)\s+)(?P<mods>(?:[\w\-]+\s+){{0,2}}?{_DATED})\s+(?:date\s+)?(?:is|was|will\s+be|is\s+now)\s+"
+    rf"(?:on\s+|set\s+for\s+)?(?:the\s+)?(?P<v>{DATE})\b", re.I)
 #: A date that moved, by the verb of moving ("launch slipped to 23 September", "the review got
 #: pushed back to Friday", "the handover date has been moved to 3 May"): keyed by what moved.
 _DEADLINE_SLIP = re.compile(
@@ -97,11 +107,14 @@ def deadlines(sentence: str) -> list[Relation]:
         out.append(Relation("", "deadline", clean_value(m.group("v")), "set",
                             f"deadline|{mods}" + names_key(sentence[start:m.end("mods")], start), False, "",
                             phrase=f"deadline for {what}"))
-    for m in _DEADLINE_VERB.finditer(sentence):
+    for m in [*_DEADLINE_VERB.finditer(sentence), *_DATED_IS.finditer(sentence)]:
         if unrealised(sentence, m.start()):
             continue
-        what = " ".join(m.group("mods").split())
-        out.append(Relation("", "deadline", clean_value(m.group("v")), "set",
+        what = " ".join((m.group("mods") or m.groupdict().get("mods2") or "").split())
+        what = re.sub(r"\s*\b(?:deadline|due date)$", "", what)
+        if any(r.value == clean_value(m.group("v") or m.groupdict().get("v2") or "") for r in out):
+            continue  # read already by the patterns above
+        out.append(Relation("", "deadline", clean_value(m.group("v") or m.groupdict().get("v2") or ""), "set",
                             f"deadline|{modifiers(what)}", False, "",
                             phrase=(f"deadline for {what}" if what else "deadline")))
     return out

@@ -403,6 +403,12 @@ def test_the_scorer_reads_a_date_however_written() -> None:
     assert _same("Vancouver", "Vancouver for a week in September") and not _same("Vancouver", "Vancouver Island")
     assert _same("Backend Developer", "backend dev") and not _same("Kyoto", "Kyoto Station")
     assert not _same("Nairobi", "Lagos in August") and _same(__import__("datetime").date(2026, 5, 15), "15 May")
+    # a date kept on the user with the thing in its key is the label's date of the thing
+    from types import SimpleNamespace as R
+    from benchmarks.supersession import _subject_is
+    assert _subject_is(R(subject="eve-moss", attribute="deadline", key="deadline|pebble launch"), {"subject": "pebble"})
+    assert not _subject_is(R(subject="eve-moss", attribute="deadline", key="deadline|pebbles"), {"subject": "pebble"})
+    assert not _subject_is(R(subject="eve-moss", attribute="employer", key="pebble"), {"subject": "pebble"})
 
 
 def test_a_stale_value_restated_later_keeps_its_current_line(tmp_path: Path) -> None:

@@ -313,3 +313,31 @@ def test_a_question_that_asks_for_a_standing_format_changes_it() -> None:
     ], "Lars", "format")
     # a question about a format that asks for nothing from now on changes nothing
     assert [(r.value, r.is_open) for r in recs] == [("PNG", False), ("SVG", True)], recs
+
+
+@pytest.mark.parametrize("sentence, want", [
+    ("we pushed the launch to 12 June, apple review plus a payment bug.", ("deadline|launch", "12 June")),
+    ("Our app launch is 15 May.", ("deadline|app launch", "15 May")),
+    ("they brought the portfolio deadline forward to 13 January.", ("deadline|portfolio", "13 January")),
+])
+def test_a_date_kept_by_what_it_dates(sentence: str, want: tuple[str, str]) -> None:
+    got = [(r.key, r.value) for r in relations.extract(sentence) if r.attr == "deadline"]
+    assert got == [want], got
+
+
+@pytest.mark.parametrize("sentence", [
+    "If we pushed the launch to 12 June, would it help?",
+    "The launch of her book is 3 May.",
+])
+def test_no_date_kept_in(sentence: str) -> None:
+    assert not [r for r in relations.extract(sentence) if r.attr == "deadline"]
+
+
+def test_a_launch_pushed_back_replaces_its_date() -> None:
+    recs = _records([
+        ("2026-02-10", ["Hana: Hi, Hana Novak, product manager in Brno. Our app launch is 15 May. Can you make a "
+                        "launch checklist?", "Assistant: Here it is."]),
+        ("2026-04-16", ["Hana: we pushed the launch to 12 June, apple review plus a payment bug. can you shift "
+                        "the checklist dates?", "Assistant: Done."]),
+    ], "Hana", "deadline")
+    assert [(r.value, r.is_open) for r in recs] == [("15 May", False), ("12 June", True)], recs
