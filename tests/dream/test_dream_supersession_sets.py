@@ -64,14 +64,14 @@ SETS = [
     # comma that ends a name. No rule or setting was fitted to it, but its first cases were
     # read for the format before that work: no longer blind, only a floor. 13 of 59 (0.220)
     # after the ninth set's round.
-    pytest.param("supersession-blind4.yaml", Floors(45, 0.27, 0), id="supersession-blind4"),
+    pytest.param("supersession-blind4.yaml", Floors(45, 0.28, 0), id="supersession-blind4"),
     # Fifth: written by someone who read neither dream's code nor the other sets' cases, and
     # scored blind before and after the meaning reader: 7 of 54 (recall 0.130) both times,
     # 2 false. Then read, and 11 of 54 (0.204) after a correction's "not A" and one-turn pages
     # were built on it. Raising the floors by fitting the set would end what it measures.
     # 14 of 54 (0.259), 0 false after the ninth set's round: its two false ones were a
     # the scorer's ("30 km" / "30 km a week" now match) and a name no longer run on into the next word.
-    pytest.param("supersession-blind5.yaml", Floors(50, 0.27, 0), id="supersession-blind5"),
+    pytest.param("supersession-blind5.yaml", Floors(50, 0.31, 0), id="supersession-blind5"),
     # Sixth: written by someone who read neither dream's code nor the other sets' cases;
     # scored blind before and after the changes made against the fifth set's misses: 14 of 64
     # both times, 4 false. Its false supersessions were then read and fixed by class (16 of
@@ -89,12 +89,12 @@ SETS = [
     # round (19 of 66, 6 false: the generalisation figure then); read since. 21 of 66 (recall
     # 0.318) after the ninth set's round; of its false ones a pasted email's "I have a new
     # address" no longer counts (sentences inside a quotation state nothing of the speaker).
-    pytest.param("supersession-blind8.yaml", Floors(60, 0.37, 4, needs_model=True), id="supersession-blind8"),
+    pytest.param("supersession-blind8.yaml", Floors(60, 0.39, 4, needs_model=True), id="supersession-blind8"),
     # Ninth: written blind; scored at 037dd51 (9 of 72, 4 false), then read, and rules written
     # against its misses by class: 22 of 72 (recall 0.306), 1 "false" (Göteborg for the
     # label's Gothenburg, a real change).
     # 30 of 72 (0.417) after the round of projects, leads and trips (its misses read again).
-    pytest.param("supersession-blind9.yaml", Floors(60, 0.41, 1, needs_model=True), id="supersession-blind9"),
+    pytest.param("supersession-blind9.yaml", Floors(60, 0.43, 1, needs_model=True), id="supersession-blind9"),
     # Tenth: written blind beside the ninth set's round and scored only before it (9 of 72) and
     # after it (10 of 72, recall 0.139, 3 false: today's generalisation figure); 11 of 72 (0.153),
     # 2 false once a handle's hyphen was read (a reading bug its one false showed). Not read for
@@ -110,7 +110,7 @@ SETS = [
     pytest.param("supersession-blind11.yaml", Floors(60, 0.29, 4, needs_model=True), id="supersession-blind11"),
     # Twelfth: written blind; 20 of 72, 3 false at d67c19c; its false ones read and fixed by class:
     # 22 of 72 (0.306), 0 false; 29 of 72 (0.403) after its missed leads, homes and trips were read.
-    pytest.param("supersession-blind12.yaml", Floors(60, 0.43, 0, needs_model=True), id="supersession-blind12"),
+    pytest.param("supersession-blind12.yaml", Floors(60, 0.47, 0, needs_model=True), id="supersession-blind12"),
     # Thirteenth: written blind during the round of projects, leads and trips, scored only before
     # (14 of 72, 7 false) and after it (19 of 72, recall 0.264, 7 false at 3a2c22e; 20 of 72, 0.278,
     # 6 false at 6ec9ab6; each a change found under another subject, attribute or value than its
