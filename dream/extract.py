@@ -270,7 +270,8 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         if ses.is_assistant(t.speaker):
             continue
         who = _antecedent(cands, i)
-        rels = meaning.extract(c.text, who)
+        project = _project_before(cands, i)
+        rels = meaning.extract(c.text, who, project)
         if (_REQUEST_RE.match(c.text) or asks_for_good) and not any(r.attr in _STANDING for r in rels):
             # a request to the assistant is no fact, unless it states how things are to
             # come from now on ("Please send reports as PDF", "Give me temperatures in °F")
@@ -278,11 +279,10 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         fact = _fact(ses, c)
         if who:
             fact["antecedent"] = who
-        if project := _project_before(cands, i):
+        if project:
             # the project is the lead's subject: a subject of the sentence that leaves it out
             fact["project"] = project
             fact["subjects"] = {**fact["subjects"], project: "project"}
-            rels = meaning.extract(c.text, who, project)
         has_rel = bool(rels)
         if has_rel:
             # what the turn says after it ("I've become a volunteer coach! day job unchanged,

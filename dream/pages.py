@@ -241,13 +241,10 @@ def _contact(key: str) -> str:
     return key[len("contact "):] + " " if key.startswith("contact ") else ""
 
 
-_same = same_words
-
-
 def _mentions(neg: tuple[str, ...], value: str) -> bool:
     """Does a "not X" name ``value``: the same words, or the same number ("not 40" / "40 cm")?"""
     vw = words(value)
-    return any(_same(n, value) or (words(n) and vw and words(n)[0] == vw[0] and vw[0][:1].isdigit())
+    return any(same_words(n, value) or (words(n) and vw and words(n)[0] == vw[0] and vw[0][:1].isdigit())
                for n in neg)
 
 
@@ -330,7 +327,7 @@ def _apply_cards(group: list[Stated], card_negs: list[tuple[dict, list[str]]], s
         if _mentions(tuple(negs), cur.value) and (shared or attr == "format"
                                                   or cur.value.lower() in FORMATS):
             # "SVG, not PDF": the new value of the same kind replaces the old one
-            new = next((n for n, o in reach.pairs(c["text"]) if n and _same(o, cur.value)), None)
+            new = next((n for n, o in reach.pairs(c["text"]) if n and same_words(o, cur.value)), None)
             if new:
                 group.append(Stated(subj, attr, key, new, subs.slug_for(new), "set", c,
                                     cur.detail, cur.phrase))
@@ -351,8 +348,8 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
         for new, old in reach.pairs(st.fact["text"]) + _instead_of(st.fact["text"]):
             # the word before "not" is the new value or its last word ("an occupational
             # therapist, not a physiotherapist")
-            fits = new is None or _same(new, st.value) or st.value.lower().endswith(" " + new.lower())
-            if not old or not fits or _same(old, st.value):
+            fits = new is None or same_words(new, st.value) or st.value.lower().endswith(" " + new.lower())
+            if not old or not fits or same_words(old, st.value):
                 continue
             if old[:1].islower():
                 # a title in lower case is as many words as the new one ("a charge nurse, not
@@ -461,7 +458,7 @@ def _kept_alongside(group: list[Stated]) -> None:
         if st.op != "set" or fact_records._is_correction(st):
             continue
         cur = play(group[:group.index(st)]).current
-        if cur is None or _same(cur.value, st.value):
+        if cur is None or same_words(cur.value, st.value):
             continue
         turn = st.fact["text"] + " " + st.fact.get("after", "")  # it and what follows it
         # "still X" as a clause of its own ("day job unchanged, still paralegal", "Still a

@@ -62,36 +62,33 @@ _TRIP_OFF = re.compile(
     re.I)
 
 
+def _holds(sentence: str, m: re.Match[str], dest: str) -> bool:
+    """A trip the speaker is really making or calling off (not "if we went to …"), to a place
+    (not a word such as "there")."""
+    return not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES
+
+
 def trips(sentence: str) -> list[Relation]:
     """Trips the speaker is making or called off (see :data:`_TRIP`)."""
     out: list[Relation] = []
-    for m in _TRIP.finditer(sentence):
-        dest, day = m.group("dest") or m.group("dest4"), m.group("date") or m.group("date4")
-        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
-            out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
-    for m in _TRIP_MOVED.finditer(sentence):
-        dest = m.group("dest") or m.group("dest2") or m.group("dest3")
-        day = m.group("date") or m.group("date2") or m.group("date3")
-        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+    for m in [*_TRIP.finditer(sentence), *_TRIP_MOVED.finditer(sentence)]:
+        dest = next(g for g in (m.groupdict().get(k) for k in ("dest", "dest2", "dest3", "dest4")) if g)
+        day = next(g for g in (m.groupdict().get(k) for k in ("date", "date2", "date3", "date4")) if g)
+        if _holds(sentence, m, dest):
             out.append(Relation("", "trip", f"{dest} on {day}", "set", "trip|" + dest.lower(), event=True))
     dated = {r.key for r in out}
     for m in _TRIP_PLAN.finditer(sentence):
         dest, when = m.group("dest"), " ".join(m.group("when").split())
         key = "trip|" + dest.lower()
-        if key not in dated and not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+        if key not in dated and _holds(sentence, m, dest):
             value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
             out.append(Relation("", "trip", value, "set", key, event=True))
     for m in [*_TRIP_INSTEAD.finditer(sentence), *_TRIP_SWITCH.finditer(sentence)]:
-        dest = m.group("dest")
-        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+        if _holds(sentence, m, dest := m.group("dest")):
             # the trip planned before, wherever it went: its place is what changes
             out.append(Relation("", "trip", dest, "set", "trip|" + dest.lower(), event=True, detail="instead"))
-    for m in _PLACE_OFF.finditer(sentence):
-        dest = m.group("dest")
-        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
-            out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
-    for m in _TRIP_OFF.finditer(sentence):
-        dest = m.group("dest") or m.group("dest2") or m.group("dest3")
-        if not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES:
+    for m in [*_PLACE_OFF.finditer(sentence), *_TRIP_OFF.finditer(sentence)]:
+        dest = next(g for g in (m.groupdict().get(k) for k in ("dest", "dest2", "dest3")) if g)
+        if _holds(sentence, m, dest):
             out.append(Relation("", "trip", "", "end", "trip|" + dest.lower(), event=True))
     return out

@@ -13,22 +13,14 @@ import math
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import trio
 
 from brainfs.cache.local.pack import UnpackRetry
 
+from .daemonparts import DaemonParts
 from .heap import freeze_long_lived
 from .wikihistory import fetch_wiki_history
-
-if TYPE_CHECKING:
-    from brainfs.backend.config import Config
-    from brainfs.backend.store import ObjectStore
-    from brainfs.cache.local.workingset import WorkingSet
-
-    from .ops import Ops
-    from .recall import RecallService
 
 log = logging.getLogger("brainfs.mount")
 
@@ -54,18 +46,11 @@ def _free_bytes(d: Path) -> int:
     return st.f_bavail * st.f_frsize
 
 
-class BackgroundJobs:
+class BackgroundJobs(DaemonParts):
     """The background jobs of :class:`~brainfs.fs.daemon.Daemon` (its relisting is
     :class:`~brainfs.fs.relisting.Relisting`'s)."""
 
-    cfg: Config
-    store: ObjectStore
-    cache_dir: Path
-    ws: WorkingSet | None
-    ops: Ops | None
-    recall: RecallService | None
     timings: dict[str, float]
-    _nursery: trio.Nursery | None
     _new_sessions: set[str]
     _sessions_wake: trio.Event
     _unpack_later: list[str]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import trio
@@ -18,31 +17,19 @@ import trio
 from brainfs.backend import listing
 from brainfs.backend.keys import INDEX_KEY, INDEX_MANIFEST_KEY, LISTING_KEY, WIKI_BUNDLE_KEY, is_internal
 
+from .daemonparts import DaemonParts
 from .wikihistory import fetch_wiki_history
 
 if TYPE_CHECKING:
-    from brainfs.backend.config import Config
-    from brainfs.backend.store import ObjectStore
-    from brainfs.cache.local.workingset import WorkingSet
-
     from .firstlist import FirstListing
-    from .ops import Ops
-    from .recall import RecallService
 
 log = logging.getLogger("brainfs.mount")
 
 
-class Relisting:
+class Relisting(DaemonParts):
     """The listing's part of :class:`~brainfs.fs.daemon.Daemon` (its other background jobs
     are :class:`~brainfs.fs.backgroundjobs.BackgroundJobs`')."""
 
-    cfg: Config
-    store: ObjectStore
-    cache_dir: Path
-    ws: WorkingSet | None
-    ops: Ops | None
-    recall: RecallService | None
-    _nursery: trio.Nursery | None
     _first_list: FirstListing | None
     _first_list_ok: bool
     _snapshot: tuple[str, str]
