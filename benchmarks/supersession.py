@@ -102,18 +102,36 @@ _TRIP_WHEN = re.compile(r"\s+(?:on|in|from|for)\s+(?:[a-z]+\s+){0,3}?(?:early\s+
 
 def _plain(value: str) -> str:
     """A value's words without the commas and the "on" that join a place and its dates
-    ("Accra, 12-19 July" / "Accra on 12-19 July"), a title's short words written out."""
-    return " ".join(_SHORT.get(w, w) for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
+    ("Accra, 12-19 July" / "Accra on 12-19 July"), a title's short words written out, a
+    plural's "s" left off ("window seats" / "window seat")."""
+    return " ".join(_one(_SHORT.get(w, w)) for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
 
 
-def _same(a: object, b: object) -> bool:
-    """A record's value is the label's: the same words (commas and a joining "on" aside),
-    one of two words or more beginning or ending the other ("12 May" / "Oslo on 12 May"), or
-    the same date however written (a label "2026-05-15" and a record's "15 May")."""
+def _one(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def _same(a: object, b: object, key: str = "", attribute: str = "") -> bool:
+    """A record's value ``a`` is the label's ``b``: the same words (commas and a joining "on"
+    aside), one of two words or more beginning or ending the other ("12 May" / "Oslo on 12
+    May"), the same date however written (a label "2026-05-15" and a record's "15 May"); with
+    the record's ``key``, its value less the words the key names ("metric units" keyed
+    "preference units" / "metric"); a format alone that ends the label ("PDF" / "one-page
+    PDF")."""
     # a label written as a bare date is a date object to YAML: compared as its ISO text
     x, y = str(a or "").casefold().strip(), str(b or "").casefold().strip()
     px, py = _plain(x), _plain(y)
     if px == py:
+        return True
+    kw = set(_plain(re.sub(r"^(?:preference|format(?:\s+of)?)\s+", "", key.casefold())).split())
+    if kw and re.sub(r"\s+(?:for|of|in|on)$", "", " ".join(w for w in px.split() if w not in kw)) == py:
+        return True
+    if attribute == "format" and len(px.split()) == 1 and py.endswith(" " + px):
+        return True
+    # a phone number with or without its country code ("612 448 903" / "+34 612 448 903")
+    gx, gy = re.sub(r"\D", "", x), re.sub(r"\D", "", y)
+    if min(len(gx), len(gy)) >= 7 and re.fullmatch(r"[\d\s()+.-]+", x) and re.fullmatch(r"[\d\s()+.-]+", y) \
+            and (gx.endswith(gy) or gy.endswith(gx)):
         return True
     # a label that gives a trip's date alone ("12 May") and the record's "Oslo on 12 May":
     # the shorter one, of two words or more, begins or ends the longer
@@ -143,6 +161,10 @@ def _subject_is(rec, label: dict) -> bool:
     as the subject ("pebble") and a key that names it."""
     if rec.subject == label["subject"]:
         return True
+    # "Project Bluebell" is a page "project-bluebell" for a label "bluebell"
+    bare = re.sub(r"^project-|-project$", "", rec.subject)
+    if bare == re.sub(r"^project-|-project$", "", str(label["subject"])):
+        return True
     words = str(label["subject"]).split("-")
     key = re.sub(r"[^a-z0-9]+", " ", (rec.key or "").casefold()).split()
     return rec.attribute in ("deadline", "number") and bool(words) and \
@@ -163,8 +185,10 @@ def score_case(case: dict, staged: dict[str, str]) -> CaseResult:
         hit = None
         for r in closed:
             nxt = recs.by_id.get(r.superseded_by or "")
-            if _subject_is(r, e) and r.attribute == e["attribute"] and _same(r.value, str(e["old"])) \
-                    and (_same(nxt.value if nxt else None, e["new"]) if e.get("new") is not None
+            if _subject_is(r, e) and r.attribute == e["attribute"] \
+                    and _same(r.value, str(e["old"]), r.key, r.attribute) \
+                    and (_same(nxt.value if nxt else None, e["new"], nxt.key if nxt else "", r.attribute)
+                         if e.get("new") is not None
                          else nxt is None):
                 hit = r
                 break

@@ -67,6 +67,11 @@ _NEGATED_BEFORE = re.compile(r"\b(?:not|no\s+longer|instead\s+of|rather\s+than|r
                              r"(?:the\s+|my\s+|old\s+|\w+\s+){0,2}$", re.I)
 
 
+# "the 612 448 903 number is no longer hers": the value said gone, after it
+_NEGATED_AFTER = re.compile(r"^\s*(?:(?:number|address|e-?mail|one|account|handle)\s+)?(?:is|was|has\s+been)\s+"
+                            r"(?:no\s+longer|closed|gone|dead|cancell?ed|deactivated|switched\s+off)\b", re.I)
+
+
 def _quoted(before: str) -> bool:
     """Whether a value after ``before`` stands in someone else's words, whose I and me are
     not the speaker's ("she wrote: 'reach me at x@y'"): after an open
@@ -107,7 +112,8 @@ def channels(sentence: str) -> list[tuple[str, str, str, int]]:
     # "my email is now x@new, not x@old": the value after "not" is the one it replaces,
     # said to name it, and no second value of its kind
     found = [(k, v, at) for k, v, at in _kind_values(sentence)
-             if not _NEGATED_BEFORE.search(sentence[max(0, at - 24):at])]
+             if not _NEGATED_BEFORE.search(sentence[max(0, at - 24):at])
+             and not _NEGATED_AFTER.match(sentence[at + len(v):])]
     kinds = [k for k, _v, _s in found]
     for kind, value, start in found:
         before = sentence[:start]

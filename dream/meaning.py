@@ -44,6 +44,7 @@ from . import relations as pattern
 from .projects import unnamed_lead
 from .relationrecord import Relation
 from .relations import _VAGUE_TITLES, is_job, needs_antecedent
+from .subjectnames import FORMATS
 from .subjecttypes import head_type
 
 if TYPE_CHECKING:
@@ -436,8 +437,8 @@ def _places(c: str) -> list[tuple[str, int, int]]:
     out = []
     for m in _NAME_RE.finditer(c):
         v = m.group(0)
-        if v.split()[0].lower() in _TIME_WORDS:
-            continue
+        if v.split()[0].lower() in _TIME_WORDS or v.lower() in FORMATS:
+            continue  # "the exports in XLSX now": a format, no place
         if _PLACE_BEFORE.search(c[:m.start()]):
             out.append((v, m.start(), m.end()))
     return out

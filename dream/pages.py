@@ -77,7 +77,7 @@ def statements(facts: list[dict], subs: Subjects, rel_cache: dict[int, list]) ->
         rels = rel_cache.get(id(f))
         if rels is None:
             rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""), f.get("project", ""))
-        neg = tuple(relations.negated_values(f["text"]))
+        neg = tuple(reach.negated_values(f["text"]))
         for r in rels:
             if r.subject:
                 if r.subject in shared:
@@ -244,8 +244,16 @@ def _contact(key: str) -> str:
 def _mentions(neg: tuple[str, ...], value: str) -> bool:
     """Does a "not X" name ``value``: the same words, or the same number ("not 40" / "40 cm")?"""
     vw = words(value)
-    return any(same_words(n, value) or (words(n) and vw and words(n)[0] == vw[0] and vw[0][:1].isdigit())
+    return any(same_words(n, value) or (words(n) and vw and words(n)[0] == vw[0] and vw[0][:1].isdigit()
+                                        and not _phone_like(n, value))
                for n in neg)
+
+
+def _phone_like(a: str, b: str) -> bool:
+    """Two values of seven digits or more ("07700 900123" / "07700 900456") are told apart by
+    all their digits, not by the first number as a quantity is."""
+    da, db = re.sub(r"\D", "", a), re.sub(r"\D", "", b)
+    return max(len(da), len(db)) >= 7 and da != db
 
 
 @dataclass
@@ -286,7 +294,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     stale_days = settings.stale_after_days
     groups = group_statements(statements(facts + cards, subs, rel_cache))
     # a card's "not X" closes a current value X of the same kind
-    card_negs = [(c, relations.negated_values(c["text"])) for c in cards]
+    card_negs = [(c, reach.negated_values(c["text"])) for c in cards]
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
     ledger = fact_records.FactLedger()
@@ -345,10 +353,13 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
     for st in list(group):
         if st.op != "set" or not (fact_records._is_correction(st) or st.attr in _NAMES_REPLACED):
             continue
-        for new, old in reach.pairs(st.fact["text"]) + _instead_of(st.fact["text"]):
+        corrects = fact_records._is_correction(st)
+        was = reach.was_values(st.fact["text"]) if corrects else []
+        for new, old in reach.pairs(st.fact["text"]) + _instead_of(st.fact["text"]) + [(None, w) for w in was]:
             # the word before "not" is the new value or its last word ("an occupational
             # therapist, not a physiotherapist")
-            fits = new is None or same_words(new, st.value) or st.value.lower().endswith(" " + new.lower())
+            fits = new is None or same_words(new, st.value) or st.value.lower().endswith(" " + new.lower()) or (
+                attr == "trip" and st.value.lower().startswith(new.lower() + " "))  # "Mauritius in August"
             if not old or not fits or same_words(old, st.value):
                 continue
             if old[:1].islower():
@@ -368,7 +379,6 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
             here = (st.fact.get("session"), st.fact.get("anchor"))
             # a correction may find the subject named in another sentence of the turn that
             # said the old value ("… dev on Saffron Ledger. Rukhsana Begum leads it")
-            corrects = fact_records._is_correction(st)
             said = [f for f in facts if f.get("session") and (f.get("date") or "") <= day
                     and (f["session"], f.get("anchor")) != here and (f.get("date"), f.get("order", 0))
                     <= (st.fact.get("date"), st.fact.get("order", 0))
@@ -377,6 +387,19 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
                          or corrects and _turn_names_subject(f, facts, subj, st, subs))
                     and _speaks_of(attr, f["text"])]
             if not said:
+                if corrects and (old in was or reach.ends_clause(st.fact["text"], old)) and _plain_value(old, attr) \
+                        and (old in was or _CHANGED.search(st.fact["text"])
+                             or not any(rx.search(f["text"]) for f in facts if f.get("session"))):
+                    # no turn the memory kept says it (a request, a question: "write me a
+                    # signature: …, ydemir@anadolumail.net"), yet the correction says what
+                    # stood before: a value of unknown start, closed by the correction. Only
+                    # when it says a change ("is now X, not Y") or the memory never heard of Y:
+                    # "Edgar works at Kestle, not Lumenor" after "Tiago works at Lumenor" puts
+                    # right a mix-up, it does not say Edgar was ever at Lumenor
+                    group.insert(group.index(st), Stated(subj, attr, key, old, subs.slug_for(old), "set",
+                                                         {**st.fact, "date": None, "before": True},
+                                                         st.detail, st.phrase))
+                    break
                 continue
             f = max(said, key=lambda f: (f.get("date") or "", f.get("order", 0)))
             m = rx.search(f["text"])
@@ -397,6 +420,18 @@ _NAMES_REPLACED = frozenset("employer role manager home contact lead number dead
 _INSTEAD_RE = re.compile(r"\b(?:instead\s+of|rather\s+than|in\s+place\s+of|replacing)\s+(?:the\s+|a\s+|an\s+)?"
                          r"(?P<old>" + NUMBER + UNIT
                          + r"|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*)")
+
+
+#: A correction that says the value changed, not only that the memory had it wrong.
+_CHANGED = re.compile(r"\b(?:now|any\s*more|no\s+longer|since|these\s+days|from\s+now\s+on|going\s+forward)\b", re.I)
+
+
+def _plain_value(old: str, attr: str) -> bool:
+    """Can ``old``, which a correction says stood before, stand alone as the value ``attr``
+    had? A name, a number, an address does, and any value of a setting; a lower-case title
+    ("not a staff nurse") needs the turn that said it."""
+    return bool(old) and (old[:1].isupper() or old[:1].isdigit() or old[:1] in "+£$€" or "@" in old
+                          or attr in ("format", "preference", "number", "deadline", "trip", "contact"))
 
 
 def _whole_name(text: str, m: re.Match[str], subs: Subjects) -> str | None:
@@ -513,7 +548,9 @@ def _superseded_lines(models: dict[str, PageModel], got: list[fact_records.Stay]
             models[slug].replaced_facts.append(old)
         by = f"replaced by {stay.next.record.value}" if stay.replaced and stay.next.record else (
             f"replaced by {stay.next.shown.value}" if stay.replaced else "ended")
-        line = _cite_claim(f"{_past_text(old, title)} (from {human_day(rec.valid_from)})",
+        # a value known only from the correction that replaced it has no day it began
+        since = f" (from {human_day(rec.valid_from)})" if rec.valid_from else ""
+        line = _cite_claim(f"{_past_text(old, title)}{since}",
                            stay.dated_by.fact, "Superseded",
                            extra=f"— until {human_day(rec.valid_until)}, {by}", extra_f=new.fact)
         line.record = rec.id

@@ -29,8 +29,12 @@ import yaml
 from brainfs.cache.layout import GUIDE_PATH, LEARNED_DIR, NOTES, in_knowledge
 from brainfs.cache.search.chunker import split_frontmatter
 
+from .deadlines import DATE
+from .patternwords import MONTHS, NAME
 from .quantities import NUMBER, UNIT
+from .relationrecord import clean_value
 from .text import capitalised_runs, content_words
+from .trips import DAY_MONTH
 
 _MARK = "(corrected "
 
@@ -47,16 +51,27 @@ _NOT_A_VALUE = frozenset("now today anymore instead please then too also again h
                          "from forward onwards going".split())
 
 
+#: What may follow "not" in a correction, each with what the new value before it looks like:
+#: an address, a phone number, a day (or days), a quantity with its unit, then a name or a
+#: word (tried in that order: "not 07700 900123" is a number whole, not "07700").
+_EMAIL = r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
+_PHONE = r"\+?\d[\d ()\-]{5,}\d(?![\w])"
+_DAY = rf"(?:{DAY_MONTH}|{DATE}|\d{{4}}-\d{{2}}-\d{{2}}|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)(?![\w])"
+_AMOUNT = rf"{NUMBER}\s?(?!(?:now|today|anymore|instead|please|then|too|also|again)\b)[A-Za-z%][\w]*|{NUMBER}{UNIT}(?![\w])"
+_KINDS = ((_EMAIL, _EMAIL), (_PHONE, _PHONE), (_DAY, _DAY), (_AMOUNT, _AMOUNT))
+
+
 def pairs(text: str) -> list[tuple[str | None, str]]:
     """(new value or None, old value) for each "…, not X" in a correction."""
     out = []
+    kinds = "|".join(f"(?i:{k})" for k, _ in _KINDS)
     for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?"
-                         rf"(?P<old>{NUMBER}{UNIT}|"
-                         rf"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
+                         rf"(?P<old>{kinds}|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
         old = m.group("old").strip()
         before = text[:m.start()]
-        if re.fullmatch(rf"{NUMBER}{UNIT}", old, re.I):
-            cand = re.findall(rf"({NUMBER}{UNIT})(?![\w-])", before, re.I)
+        kind = next((c for k, c in _KINDS if re.fullmatch(k, old, re.I)), None)
+        if kind is not None:
+            cand = [c.group(0) for c in re.finditer(rf"(?<![\w.@+-])(?:{kind})", before, re.I)]
         elif old.isupper():
             cand = re.findall(r"\b[A-Z]{2,}\b", before)
         elif old[:1].isupper():
@@ -67,6 +82,44 @@ def pairs(text: str) -> list[tuple[str | None, str]]:
         new = cand[-1].strip() if cand else None
         out.append((new if new and new.lower() != old.lower() else None, old))
     return out
+
+
+#: A value a correction says stood before, in other words than ", not X": "he gave up
+#: coffee", "promoted from staff nurse", "the 612 448 903 number is no longer hers", "the
+#: Riverside mural is finished".
+_VALUE = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*(?:\s+[a-z][\w\-]*)?|[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}})"
+_NAMED = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*(?:\s+[a-z][\w\-]*)?)"
+_WAS = (re.compile(rf"\b(?:gave|given|give)\s+up\s+(?:on\s+)?(?:the\s+|a\s+|an\s+|his\s+|her\s+|their\s+|my\s+)?(?P<old>{_VALUE})(?=\s*(?:[.,;!]|$))"),
+        re.compile(rf"\b(?:promoted|moved|switched|changed|transferred)\s+(?:over\s+)?from\s+(?:the\s+|a\s+|an\s+)?(?P<old>{_VALUE})(?=\s*(?:[.,;!]|$)|\s+to\b)"),
+        re.compile(rf"(?:^|[;,.]\s+)(?:the|his|her|their|my)\s+(?:old\s+)?(?P<old>{_NAMED})(?:\s+(?:number|address|email|account|handle|one))?"
+                   rf"\s+is\s+(?:no\s+longer\s+(?:his|hers|theirs|mine|in\s+use|used|valid|active|current)|finished|over|closed|done|dead)\b"))
+
+
+#: A value a sentence says no longer holds (", not 15 percent"): :func:`negated_values`.
+# a date before a quantity, and a quantity whole: "not 30 September" is no "30 s" with the
+# rest of the month left behind
+_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{_EMAIL}|{_PHONE}|{DAY_MONTH}(?![\w])|{DATE}|{NUMBER}{UNIT}(?![\w])|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
+
+
+def negated_values(sentence: str) -> list[str]:
+    """What a sentence says is no longer so: "12 percent now, not 15 percent" → ["15 percent"]."""
+    return [clean_value(m.group("old")) for m in _NEGATED.finditer(sentence)]
+
+
+def without_negations(sentence: str) -> str:
+    """``sentence`` without its ", not X" clauses ("SVG, not PDF." → "SVG.")."""
+    return _NEGATED.sub("", sentence).strip()
+
+
+def was_values(text: str) -> list[str]:
+    """What a correction says stood before without ", not X" (see :data:`_WAS`)."""
+    return [m.group("old").strip() for rx in _WAS for m in rx.finditer(text) if m.group("old").strip()]
+
+
+def ends_clause(text: str, old: str) -> bool:
+    """Is "not ``old``" the whole of what the correction negates (not "not a QA tester", whose
+    "QA" is half a title)?"""
+    return re.search(rf"\bnot\s+(?:the\s+|a\s+|an\s+)?{re.escape(old)}\s*(?:[.,;!?)]|$)", text) is not None
 
 
 def states_old_value(line: str, correction: str, old: str, new: str | None = None) -> bool:

@@ -27,18 +27,18 @@ from dataclasses import replace
 
 from .channels import channels
 from .choices import dimensions, formats
-from .deadlines import DATE, deadlines
+from .deadlines import deadlines
 from .ended import ended
 from .formats import format_values
 from .irrealis import hypothetical, unrealised
 from .lowercasenames import lower_case_managers
 from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS, PARTICLES
 from .projects import MEETING, PROJECT, projects
-from .quantities import NUMBER, UNIT, bounds, quantities
+from .quantities import bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
 from .relationrecord import SELF, Relation, clean_value
 from .rewording import as_first_person, chat_spelling
-from .trips import DAY_MONTH, trips
+from .trips import trips
 
 _N = rf"(?P<v>(?-i:{NAME}))"
 _THE = r"(?:the\s+)?"
@@ -220,6 +220,9 @@ _f("contact", r"\b(?:the|my|our)\s+(?P<k>[a-z][\w\-]*)\s+contact\s+(?:for\s+[\w\
 _f("contact", r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2}))\s+is\s+no\s+longer\s+(?:my|our)\s+contact\b", op="end", vtype="person")
 # preferences: "I prefer X (over Y)", "I now prefer X, not Y", "my favourite X is Y"
 # "I prefer R for the statistics": the topic after "for" keys the preference
+# a tool named for a use ("I use Obsidian for my notes now", "I keep all my notes in Notion")
+_f("preference", _I + _NOW + r"use\s+(?P<v>(?-i:[A-Z][\w\-+#]*))\s+for\s+(?:the\s+|my\s+|our\s+|all\s+my\s+)?(?P<k>[a-z][\w\-]*(?:\s+(?!now\b|these\b)[a-z][\w\-]*)?)(?=\s+(?:now|these days)\b|[.,;!]|$)")
+_f("preference", _I + _NOW + r"keep\s+(?:all\s+)?(?:my|our)\s+(?P<k>[a-z][\w\-]*(?:\s+[a-z][\w\-]*)?)\s+(?:in|on)\s+(?P<v>(?-i:[A-Z][\w\-+#]*))(?=\s+(?:now|these days)\b|[.,;!]|$)")
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather use|like to use)\s+(?P<v>(?-i:[A-Z][\w\-+#]*|[a-z][\w\-]*))\s+for\s+(?:the\s+|my\s+|our\s+)?(?P<k>[a-z][\w\- ]{1,40}?)(?=\s+(?:now|because|these days)\b|[.,;!]|$)")
 _f("preference", _I + _NOW + r"(?:really\s+|actually\s+)?(?:prefer|would rather have|like to have|like to get|like to receive|want to get)\s+(?:the\s+)?(?P<v>(?-i:[a-z][\w\-]*|[A-Z]{2,6})(?:[\w\- ]{0,55}?))(?=\s+(?:over|to|rather than|instead of|now|for|because|from now on|going forward|from today|in future|,|\.)|[.,;!]|$)")
 # a standing request for how things come, in a form that is no file format (those are
@@ -456,11 +459,6 @@ _f("home", r"(?:^|[.;!:]\s+|\b(?:my|our)\s+)(?:new\s+)?home\s+is\s+(?:now\s+)?(?
 _t("home", _S + r"\s+(?:has\s+)?relocated\s+to\s+" + _N, event=True, vtype="place")
 # a project one was moved to, when it is named as one ("I've been moved to Project Heron")
 _f("project", _I + r"(?:was|have\s+been|'ve\s+been|been|got)\s+(?:moved|put|switched|reassigned|transferred)\s+(?:over\s+)?to\s+(?:the\s+)?(?P<v>(?-i:Project\s+" + NAME + r"))", event=True, vtype="project")
-
-#: A value a sentence says no longer holds (", not 15 percent"): :func:`negated_values`.
-# a date before a quantity, and a quantity whole: "not 30 September" is no "30 s" with the
-# rest of the month left behind
-_NEGATED = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+)?(?P<old>{DAY_MONTH}(?![\w])|{DATE}|{NUMBER}{UNIT}(?![\w])|{NAME}|[\w\-]+(?:\s+[\w\-]+)?)", re.I)
 
 
 #: A verb right after a value "X and Y": Y starts a new clause ("I work at Sora City Lab and
@@ -773,16 +771,6 @@ def _third_person(sentence: str) -> list[Relation]:
             if not any((o.subject, o.attr, o.value, o.op) == (s, attr, v, op) for o in out):
                 out.append(rel)
     return out
-
-
-def negated_values(sentence: str) -> list[str]:
-    """What a sentence says is no longer so: "12 percent now, not 15 percent" → ["15 percent"]."""
-    return [clean_value(m.group("old")) for m in _NEGATED.finditer(sentence)]
-
-
-def without_negations(sentence: str) -> str:
-    """``sentence`` without its ", not X" clauses ("SVG, not PDF." → "SVG.")."""
-    return _NEGATED.sub("", sentence).strip()
 
 
 def _singular(w: str) -> str:

@@ -266,7 +266,9 @@ def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], huma
     """slug → subject, for every canonical name with enough mentions (the user always)."""
     # the user: the human speaker with the most turns
     spoken = Counter(f["speaker"] for f in facts if f["speaker"] in human)
-    user = spoken.most_common(1)[0][0] if spoken else None
+    # one person talking whose turns state nothing the patterns read is still the user (a
+    # correction may say what is true of them: "The soil moisture threshold is 35%")
+    user = spoken.most_common(1)[0][0] if spoken else (human[0] if len(human) == 1 else None)
     min_m = settings.min_mentions
     min_s = settings.min_sessions
     by_slug: dict[str, Subject] = {}
@@ -276,7 +278,8 @@ def _pages(facts: list[dict], canon: dict[str, str], turns: dict[str, set], huma
     for c, members in sorted(groups.items()):
         ts = turns.get(c, set())
         sess = {s for s, _a in ts}
-        is_user = user is not None and (c == user or canon.get(user) == c)
+        is_user = user is not None and (c == user or canon.get(user) == c or (
+            user not in canon and not spoken and c.split()[0] == user))
         typ = type_of(c, members, evidence.votes, evidence.strong, evidence.speakers, evidence.cues)
         # a person or organisation the speaker works with, met, partners with: one mention
         once = any(m in anchored for m in members) or (

@@ -52,6 +52,13 @@ _TRIP_SWITCH = re.compile(
     rf"\b(?:switched|changed|moved|swapped)\s+(?:the|our|my)\s+(?:(?:{MONTHS}|summer|winter|spring|autumn|easter|"
     rf"christmas|holiday|birthday|anniversary|family|work)\s+)?(?:trip|holiday|vacation)\s+to\s+(?P<dest>(?-i:{NAME}))"
     rf"(?!\s+\d)", re.I)
+#: The trip said to go elsewhere now: "my October trip is to Naples, not Rome", "our summer
+#: holiday is now in Andalusia" (as a correction words it; a day after the place is a plan of
+#: its own, read by :data:`_TRIP_PLAN`).
+_TRIP_NOW_TO = re.compile(
+    rf"\b(?:our|my)\s+(?:(?:{MONTHS}|[a-z]+)\s+)?"
+    rf"(?:trip|holiday|vacation)\s+is\s+(?:now\s+)?(?:to|in)\s+(?P<dest>(?-i:{NAME}))(?:\s+(?P<when>{_WHEN}))?"
+    rf"(?=\s*(?:now\b|instead\b|[.,;!]|$))", re.I)
 #: "we cancelled Iceland": a trip called off by its place alone.
 _PLACE_OFF = re.compile(rf"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:had\s+to\s+)?(?:cancelled|canceled|called\s+off)\s+"
                         rf"(?P<dest>(?-i:{NAME}))(?!\s+(?:trip|holiday|flight)\b)(?=\s*(?:[.,;!]|$)|\s+(?:and|so|because)\b)", re.I)
@@ -83,10 +90,13 @@ def trips(sentence: str) -> list[Relation]:
         if key not in dated and _holds(sentence, m, dest):
             value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
             out.append(Relation("", "trip", value, "set", key, event=True))
-    for m in [*_TRIP_INSTEAD.finditer(sentence), *_TRIP_SWITCH.finditer(sentence)]:
+    for m in [*_TRIP_INSTEAD.finditer(sentence), *_TRIP_SWITCH.finditer(sentence), *_TRIP_NOW_TO.finditer(sentence)]:
         if _holds(sentence, m, dest := m.group("dest")):
             # the trip planned before, wherever it went: its place is what changes
-            out.append(Relation("", "trip", dest, "set", "trip|" + dest.lower(), event=True, detail="instead"))
+            when = " ".join((m.groupdict().get("when") or "").split())
+            value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else (
+                f"{dest} on {when}" if when else dest)
+            out.append(Relation("", "trip", value, "set", "trip|" + dest.lower(), event=True, detail="instead"))
     for m in [*_PLACE_OFF.finditer(sentence), *_TRIP_OFF.finditer(sentence)]:
         dest = next(g for g in (m.groupdict().get(k) for k in ("dest", "dest2", "dest3")) if g)
         if _holds(sentence, m, dest):

@@ -39,11 +39,11 @@ from . import rewording
 from . import speakernames
 from . import subjectnames
 from . import subjects
-from . import subjecttypes
 from . import trips
 from .cards import preference_cards, rule_cards
 from .contradict import clause_frames, contradiction, frames_contradict
 from .corrections import render_card, subjects_in
+from .nametypes import correction_anchors, preference_values, strong_types
 from .prose import says_nothing
 from .settings import Settings
 from .state import DreamState
@@ -405,9 +405,7 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
         full_names.update(_owner_full_name(w, pool, full_names, owner_texts))
     strong, anchored = strong_types(pool.facts, rel_cache)
     # whom a correction states something about is someone the user cares to have right
-    _s, card_anchored = strong_types([{"text": c["text"]} for c in w.state.cards.values()
-                                      if not c.get("superseded_by")], {})
-    anchored |= card_anchored
+    anchored |= correction_anchors([c["text"] for c in w.state.cards.values() if not c.get("superseded_by")])
     values = preference_values(pool.facts, rel_cache)
     case: dict[str, list[int]] = {}
     for sid in order:
@@ -419,7 +417,12 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
     for sid in order:
         for name, votes in (sessions[sid].get("cues") or {}).items():
             cues[name].update(votes)
-    subs = subjects.build(pool.facts, pool.speakers, w.settings, strong, extra_names=full_names,
+    # a live correction names subjects as a sentence does: whom it corrects gets a page even
+    # when no turn states anything of them ("Yusuf Demir's email is now …" after requests only)
+    said = [{"text": c["text"], "speaker": "", "session": "", "anchor": cp, "order": 0, "subjects": {},
+             "names": [n for n, _p in capitalised_runs(c["text"])], "about_speaker": False, "when": []}
+            for cp, c in sorted(w.state.cards.items()) if not c.get("superseded_by")]
+    subs = subjects.build(pool.facts + said, pool.speakers, w.settings, strong, extra_names=full_names,
                           anchored=anchored, case=case, exclude=pool.helpers | values, cues=cues)
     hand = w.state.hand
     # a page a person deleted retires its subject (see edits.py)
@@ -604,7 +607,7 @@ def _page_claims(w: _Build, inp: _PageInputs, slug: str, page_hand: dict | None)
             continue  # the hand line citing it stays where the person put it
         # what is true now, without the replaced value ("…, not PDF"): that one is
         # under Superseded, and the current part of a page never states it
-        claims.append(Claim(f"Correction: {relations.without_negations(card['text'])}", cp,
+        claims.append(Claim(f"Correction: {reach.without_negations(card['text'])}", cp,
                             card["created"][:10], "Corrections"))
     claims += [c for c in m.timeline if keep(c)]
     claims += [Claim(c.text, c.source, None, "Superseded", c.extra, c.extra_source)
@@ -643,78 +646,6 @@ def _page(w: _Build, inp: _PageInputs, slug: str) -> tuple[PageSpec, str]:
     text = edits.merge(w.synth.page(spec), page_path(slug), page_hand, inp.card_of, inp.qset,
                        w.forgotten_by)
     return spec, text
-
-
-def strong_types(facts: list[dict], rel_cache: dict[int, list]) -> tuple[dict[str, Counter], set[str]]:
-    """Name → type votes from relations ("works at X" → organization, "my dog X" → pet); and
-    the names a speaker states a lasting relation to (employer, manager, home, project, pet,
-    friend, contact): those are no passing mention, one is enough for a page."""
-    out: dict[str, Counter] = defaultdict(Counter)
-    anchored: set[str] = set()
-    for f in facts:
-        # one goes to, visits or travels to a place
-        for m in _TRAVEL_RE.finditer(f["text"]):
-            out[m.group(1)]["place"] += 1
-    for f in facts:
-        rels = rel_cache.get(id(f))
-        if rels is None:
-            rels = rel_cache[id(f)] = meaning.extract(f["text"], f.get("antecedent", ""), f.get("project", ""))
-        for r in rels:
-            if r.by_meaning:
-                # read by meaning only where the patterns read nothing: it votes no type (its
-                # subject must be a person by other evidence, pages.py)
-                if not r.subject and r.value_type and r.attr in _ANCHORS:
-                    anchored.add(subjectnames.clean_name(r.value) or r.value)
-                continue
-            # "my head of department is Mr Kunle Ajayi": the name without its title
-            value = subjectnames.clean_name(r.value) or r.value if r.value_type else r.value
-            if r.value_type and r.value:
-                # "she moved from A to Sora City Lab": a move to an organisation is a job
-                vt = ("organization" if r.attr == "home" and subjecttypes.head_type(value) == "organization"
-                      else r.value_type)
-                out[value][vt] += 1
-            if r.attr == "species" and r.subject:
-                out[r.subject]["pet"] += 1
-            if r.attr == "lead" and r.subject:
-                out[r.subject]["project"] += 1  # "X leads P": P is a project
-            if r.subject and (r.attr in ("employer", "manager") or (
-                    r.attr == "role" and _JOB_RE.search(r.value))):
-                out[r.subject]["person"] += 1
-            if not r.subject and r.value_type and r.attr in _ANCHORS:
-                anchored.add(value)
-            elif r.subject and r.attr in _OWN_ATTRS and len(r.subject.split()) > 1:
-                # "Casimir Ondaatje works at Redfern Glassworks": a person said in full with
-                # a job, a title, a manager or a home is someone to remember, named once
-                anchored.add(subjectnames.clean_name(r.subject) or r.subject)
-    return out, anchored
-
-
-def preference_values(facts: list[dict], rel_cache: dict[int, list]) -> set[str]:
-    """Names every mention of which is the whole value of a speaker's preference ("I always
-    have Earl Grey when …", "I've gone off Earl Grey"): what someone likes is a line on
-    their page, not a subject of its own. A favourite is not counted (a favourite park or
-    café is a subject the speaker cares about), nor a speaker's name."""
-    said: Counter = Counter()
-    as_value: Counter = Counter()
-    speakers = {f["speaker"] for f in facts}
-    for f in facts:
-        values = {r.value.lower() for r in rel_cache.get(id(f), ())
-                  if r.attr == "preference" and not r.subject and not r.key.startswith("favorite ")}
-        for n in set(f.get("subjects", {})) | set(f.get("names", [])) | set(f.get("lead", [])):
-            said[n] += 1
-            as_value[n] += n.lower() in values
-    return {n for n, k in as_value.items() if k and k == said[n] and n not in speakers}
-
-
-_TRAVEL_RE = re.compile(r"\b(?:travel(?:l)?ing to|travel(?:l)?ed to|went to|going to|flew to|flying to|"
-                        r"trip to|visited|visiting|back from|moved to|arrived in|based in)\s+"
-                        r"((?:[A-Z][\w\-]+)(?:\s+[A-Z][\w\-]+)*)")
-#: A job title's last word ("grant manager", "hardware engineer", "audiologist").
-_JOB_RE = re.compile(r"(?:er|or|ist|ian|ant|ent|eer|officer|manager|lead|head|chair|nurse|"
-                     r"doctor|student|intern|advisor|adviser|organizer|organiser|coordinator)$")
-_ANCHORS = frozenset("employer manager home project pet friend contact family".split())
-#: a named person's own attributes: one statement of them makes the person worth a page
-_OWN_ATTRS = frozenset("employer role manager home".split())
 
 
 def _as_fact(c: Claim) -> dict:

@@ -13,7 +13,7 @@ import pytest
 
 from brainfs.dream import relations as R
 from brainfs.dream.core import run_local
-from brainfs.dream.wiki import preference_values
+from brainfs.dream.nametypes import preference_values
 
 from dream_helpers import write
 

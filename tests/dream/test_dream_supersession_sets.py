@@ -71,7 +71,7 @@ SETS = [
     # were built on it. Raising the floors by fitting the set would end what it measures.
     # 14 of 54 (0.259), 0 false after the ninth set's round: its two false ones were a
     # the scorer's ("30 km" / "30 km a week" now match) and a name no longer run on into the next word.
-    pytest.param("supersession-blind5.yaml", Floors(50, 0.31, 0), id="supersession-blind5"),
+    pytest.param("supersession-blind5.yaml", Floors(50, 0.33, 0), id="supersession-blind5"),
     # Sixth: written by someone who read neither dream's code nor the other sets' cases;
     # scored blind before and after the changes made against the fifth set's misses: 14 of 64
     # both times, 4 false. Its false supersessions were then read and fixed by class (16 of
@@ -84,17 +84,17 @@ SETS = [
     # and format readers were built against its misses: 23 of 72; 25 of 72 (recall 0.347) after
     # the ninth set's round. Its two "false" are changes found whose label writes the value
     # otherwise (a summary format "Word" for the label's words, "Excel" for "XLSX").
-    pytest.param("supersession-blind7.yaml", Floors(60, 0.43, 2, needs_model=True), id="supersession-blind7"),
+    pytest.param("supersession-blind7.yaml", Floors(60, 0.44, 2, needs_model=True), id="supersession-blind7"),
     # Eighth: written blind; scored at 8fb42f1 (16 of 66, 4 false) and after the seventh set's
     # round (19 of 66, 6 false: the generalisation figure then); read since. 21 of 66 (recall
     # 0.318) after the ninth set's round; of its false ones a pasted email's "I have a new
     # address" no longer counts (sentences inside a quotation state nothing of the speaker).
-    pytest.param("supersession-blind8.yaml", Floors(60, 0.39, 4, needs_model=True), id="supersession-blind8"),
+    pytest.param("supersession-blind8.yaml", Floors(60, 0.42, 4, needs_model=True), id="supersession-blind8"),
     # Ninth: written blind; scored at 037dd51 (9 of 72, 4 false), then read, and rules written
     # against its misses by class: 22 of 72 (recall 0.306), 1 "false" (Göteborg for the
     # label's Gothenburg, a real change).
     # 30 of 72 (0.417) after the round of projects, leads and trips (its misses read again).
-    pytest.param("supersession-blind9.yaml", Floors(60, 0.43, 1, needs_model=True), id="supersession-blind9"),
+    pytest.param("supersession-blind9.yaml", Floors(60, 0.47, 1, needs_model=True), id="supersession-blind9"),
     # Tenth: written blind beside the ninth set's round and scored only before it (9 of 72) and
     # after it (10 of 72, recall 0.139, 3 false: today's generalisation figure); 11 of 72 (0.153),
     # 2 false once a handle's hyphen was read (a reading bug its one false showed). Not read for
@@ -102,20 +102,27 @@ SETS = [
     # One false change it gained from the round of projects, leads and trips was read (a
     # deadline keyed by "regional council" for "report for the regional council"): 15 of 72
     # (0.208), 2 false (16 of 72, 0.222, at 3a2c22e); the thirteenth set is today's generalisation figure.
-    pytest.param("supersession-blind10.yaml", Floors(60, 0.22, 2, needs_model=True), id="supersession-blind10"),
+    pytest.param("supersession-blind10.yaml", Floors(60, 0.29, 1, needs_model=True), id="supersession-blind10"),
     # Eleventh: written blind; 8 of 72, 9 false before the ninth set's round, 9 of 72 after it;
     # then its false ones were read and their classes fixed: 11 of 72 (0.153), 5 false, every
     # one a change found under another value or key than its label's, none invented; 20 of 72
     # (0.278) after the round of projects, leads and trips written against its misses.
-    pytest.param("supersession-blind11.yaml", Floors(60, 0.29, 4, needs_model=True), id="supersession-blind11"),
+    pytest.param("supersession-blind11.yaml", Floors(60, 0.37, 2, needs_model=True), id="supersession-blind11"),
     # Twelfth: written blind; 20 of 72, 3 false at d67c19c; its false ones read and fixed by class:
     # 22 of 72 (0.306), 0 false; 29 of 72 (0.403) after its missed leads, homes and trips were read.
-    pytest.param("supersession-blind12.yaml", Floors(60, 0.47, 0, needs_model=True), id="supersession-blind12"),
+    pytest.param("supersession-blind12.yaml", Floors(60, 0.51, 0, needs_model=True), id="supersession-blind12"),
     # Thirteenth: written blind during the round of projects, leads and trips, scored only before
     # (14 of 72, 7 false) and after it (19 of 72, recall 0.264, 7 false at 3a2c22e; 20 of 72, 0.278,
     # 6 false at 6ec9ab6; each a change found under another subject, attribute or value than its
     # label's). Not read for rules.
-    pytest.param("supersession-blind13.yaml", Floors(60, 0.27, 6, needs_model=True), id="supersession-blind13"),
+    pytest.param("supersession-blind13.yaml", Floors(60, 0.33, 5, needs_model=True), id="supersession-blind13"),
+    # The round of corrections (a correction's old value read whole, in other words, or known
+    # from the correction alone; written against the correction cases of the sets above)
+    # raised the rows above by 1-4 each, none false more: blind10 21, blind11 27, blind12 37,
+    # blind13 24 (0.333, 5 false) of 72.
+    # Fourteenth: written blind at the start of that round; 16 of 72, 2 false before and after it
+    # (the generalisation figure); then six of its correction cases read: 19 of 72 (0.264), 2 false.
+    pytest.param("supersession-blind14.yaml", Floors(60, 0.26, 2, needs_model=True), id="supersession-blind14"),
 ]
 
 

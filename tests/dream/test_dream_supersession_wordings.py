@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from brainfs.cache.facts.records import FACTS_PATH, loads
-from brainfs.dream import relations
+from brainfs.dream import reach, relations
 from brainfs.dream.core import DictTree, dream
 from dream_helpers import transcript
 
@@ -166,7 +166,7 @@ def test_a_pasted_message_changes_nothing_of_the_speaker() -> None:
 def test_a_corrections_line_without_the_value_it_replaces(sentence: str, want: str) -> None:
     """The "Correction:" line a page shows drops the ", not X" whole (it wrote "14
     Octobereptember" when "30 S" was read as a quantity)."""
-    assert relations.without_negations(sentence) == want
+    assert reach.without_negations(sentence) == want
 
 
 def test_a_deadline_of_a_person_named_with_a_possessive_is_phrased_without_the_s() -> None:
