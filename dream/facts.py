@@ -212,6 +212,13 @@ def _same(a: str, b: str) -> bool:
         and b[:1].isupper()
 
 
+def _shortened(value: str, st: "Stated") -> bool:
+    """A project ended by the words that end its name, in lower case ("I've shelved the novel"
+    ends "crime novel", "killed the app" ends "budgeting app")."""
+    wv, ws = words(value), words(st.value)
+    return st.attr == "project" and st.value[:1].islower() and 0 < len(ws) < len(wv) and wv[-len(ws):] == ws
+
+
 def stays(group: list["Stated"], key: str = "") -> list[Stay]:
     """Replay one group in order: a ``set`` of another value ends the current stay and
     starts the next; an ``end`` of the current value ends it ("I left X. My new job is at
@@ -221,7 +228,7 @@ def stays(group: list["Stated"], key: str = "") -> list[Stay]:
     for st in group:
         if st.op == "end":
             # an end without a value ends whatever holds ("Crete's off": the trip to Crete)
-            if cur is not None and (not st.value or _same(cur.last.value, st.value)):
+            if cur is not None and (not st.value or _same(cur.last.value, st.value) or _shortened(cur.last.value, st)):
                 cur.ended_by = st
                 cur = None
             continue

@@ -80,6 +80,37 @@ _SETS = tuple(re.compile(rx, re.I) for rx in (
     _I + r"(?:was|have\s+been|['’]ve\s+been|been|got|get)\s+(?:moved|put|switched|reassigned|transferred|shifted)\s+"
          r"(?:on|onto|on\s+to|over\s+to)\s+(?:the\s+)?" + _V,
 ))
+#: A project of one's own named by what it is, in lower case: "I'm writing a crime novel",
+#: "I'm building a budgeting app for students", "currently running the Cedar Close community
+#: garden", "my supervisor put me on a seagrass restoration project". Only these heads: a
+#: report or a letter one is writing is a task, not a project.
+_OWN_HEADS = (r"novel|book|memoir|podcast|app|game|website|blog|newsletter|mural|garden|thesis|dissertation|"
+              r"documentary|film|album|startup|shop|caf[eé]|renovation|extension|project|campaign|zine|comic|"
+              r"exhibition|channel")
+_OWN = (rf"(?P<v>(?:(?:(?-i:[A-Z][\w'’\-]*)|(?!(?:{_STOP})\b)(?-i:[a-z][\w\-]*))\s+){{0,3}}?(?-i:(?:{_OWN_HEADS})))"
+        rf"(?=\s*(?:[.,;:!?()]|$)|\s+(?:for|about|on|in|with|at|now|since|so|and|but|which|that|set|called|instead|"
+        rf"again|these|this|last|next|today|yesterday|(?:mon|tues|wednes|thurs|fri|satur|sun)day|at\s+the\s+moment)\b)")
+_OWN_SETS = tuple(re.compile(rx, re.I) for rx in (
+    r"(?:" + _IM + _NOW + r"|(?:^|[,;]\s+)(?:currently|now)\s+)(?:writing|building|making|painting|running|developing|"
+    r"designing|recording|organi[sz]ing|setting\s+up|working\s+on|starting|doing)\s+(?:a|an|the|my|our)\s+" + _OWN,
+    r"\b(?:put|moved|switched|reassigned|transferred)\s+me\s+(?:on|onto|on\s+to|over\s+to)\s+(?:a|an|the)\s+" + _OWN,
+    _I + r"(?:just\s+)?(?:started|began)\s+(?:on|work\s+on|working\s+on)\s+(?:a|an|the)\s+" + _OWN,
+    # "all my evenings go into setting up a repair café now"
+    r"\b(?:all\s+)?my\s+(?:evenings|weekends|mornings|nights|time|free\s+time|spare\s+time)\s+(?:go|goes|are\s+going|now\s+go)\s+"
+    r"in\s?to\s+(?:setting\s+up\s+|building\s+|making\s+|writing\s+|recording\s+|running\s+)?(?:a|an|the|my)\s+" + _OWN,
+    # "On the Harbourview renovation at the moment"
+    r"(?:^|[.,;!]\s+)(?:I['’]m\s+|we['’]re\s+)?(?:currently\s+|still\s+)?on\s+the\s+" + _OWN
+    + r"\s+(?:at\s+the\s+moment|right\s+now|these\s+days|for\s+now)\b",
+))
+#: Such a project that ended: "I've shelved the novel", "killed the budgeting app", "the
+#: garden's been handed over to the council".
+_OWN_ENDS = (
+    re.compile(r"(?:\b(?:I|we)(?:['’]ve|\s+have)?\s+|^\s*|[.;!:,]\s+)(?:just\s+|finally\s+)?(?:shelved|killed|dropped|abandoned|"
+               r"scrapped|cancell?ed|finished|wrapped\s+up|shut\s+down|handed\s+over)\s+(?:the|my|our)\s+" + _OWN, re.I),
+    re.compile(r"(?:^|[.;!:,]\s+|\b(?:that|now\s+that|since|and|but|so)\s+)(?:the|my|our)\s+" + _OWN.replace("(?=", "(?=['’]s|", 1)
+               + r"(?:['’]s|\s+is|\s+has|\s+was)\s+(?:been\s+|now\s+|officially\s+)?(?:handed\s+over|finished|done|wrapped\s+up|"
+               r"signed\s+off|shelved|cancell?ed|scrapped|over)\b", re.I),
+)
 #: "Lumen dashboard got cancelled", "the Vesper project was scrapped": it ends, whoever's it was.
 _ENDS = re.compile(
     r"(?:^|[.;!:,]\s+|\b(?:and|but|so)\s+)(?:the\s+|our\s+|my\s+)?(?:project\s+)?(?P<v>" + PROJECT + r")(?:\s+project)?\s+"
@@ -128,6 +159,15 @@ def projects(sentence: str) -> list[Relation]:
         if v and _fine(v) and not unrealised(sentence, m.start()):
             out.append(Relation("", "project", v, "set", "", False, "project"))
     for m in _ENDS.finditer(sentence):
+        v = clean_value(m.group("v"))
+        if v and _fine(v) and not unrealised(sentence, m.start("v")):
+            out.append(Relation("", "project", v, "end", "", True, "project"))
+    named = {r.value.casefold() for r in out}
+    for m in (m for rx in _OWN_SETS for m in rx.finditer(sentence)):
+        v = clean_value(m.group("v"))
+        if v and _fine(v) and v.casefold() not in named and not unrealised(sentence, m.start()):
+            out.append(Relation("", "project", v, "set", "", False, "project"))
+    for m in (m for rx in _OWN_ENDS for m in rx.finditer(sentence)):
         v = clean_value(m.group("v"))
         if v and _fine(v) and not unrealised(sentence, m.start("v")):
             out.append(Relation("", "project", v, "end", "", True, "project"))

@@ -341,3 +341,50 @@ def test_a_launch_pushed_back_replaces_its_date() -> None:
                         "the checklist dates?", "Assistant: Done."]),
     ], "Hana", "deadline")
     assert [(r.value, r.is_open) for r in recs] == [("15 May", False), ("12 June", True)], recs
+
+
+@pytest.mark.parametrize("sentence, value", [
+    ("I'm writing a fantasy novel set on a tidal island.", "fantasy novel"),
+    ("I'm building a habit tracker app for nurses in React.", "habit tracker app"),
+    ("I'm painting the Quayside mural, 8 metres of it.", "Quayside mural"),
+    ("I coach on Sundays, currently running the Millbrook allotment garden.", "Millbrook allotment garden"),
+    ("my supervisor put me on a peatland carbon project instead.", "peatland carbon project"),
+    ("On the Larchwood extension at the moment, need a snag list.", "Larchwood extension"),
+    ("we just started on the Tanner Row renovation tuesday.", "Tanner Row renovation"),
+    ("All my weekends go into recording a podcast about jazz now.", "podcast"),
+])
+def test_a_project_of_ones_own_named_by_what_it_is(sentence: str, value: str) -> None:
+    assert [r for r in _rels(sentence) if r[1] == "project"] == [("", "project", value, "set")], _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "I'm writing a report for my manager.",          # a task, not a project
+    "I'm making a cake for Saturday.",
+    "If I'm writing a novel next year I'll need a desk.",
+    "My brother is building a game in Godot.",
+    "On the train at the moment, sorry.",
+])
+def test_no_project_of_ones_own_in(sentence: str) -> None:
+    assert not [r for r in _rels(sentence) if r[1] == "project"], _rels(sentence)
+
+
+def test_a_project_of_ones_own_ended_by_its_last_words() -> None:
+    recs = _records([
+        ("2026-02-01", ["Ruth: Hi, Ruth Abara. I'm writing a historical novel about Lagos in the 1950s. "
+                        "How do I outline chapter one?", "Assistant: Start with a scene."]),
+        ("2026-06-03", ["Ruth: I've shelved the novel for now. Now that it's done, all my evenings go into "
+                        "setting up a book club at the library. What should we read first?",
+                        "Assistant: Something short."]),
+    ], "Ruth", "project")
+    # "the novel" ends "historical novel"; a book club is no project head, so nothing replaces it
+    assert [(r.value, r.is_open, r.superseded_by) for r in recs] == [("historical novel", False, None)], recs
+
+
+def test_an_app_killed_ends_the_project_with_no_successor() -> None:
+    recs = _records([
+        ("2026-03-01", ["Tomi: hey, Tomi Lehto. I'm building a recipe app for my flatmates. How do I "
+                        "store the recipes offline?", "Assistant: Use SQLite."]),
+        ("2026-05-20", ["Tomi: killed the recipe app, nobody used it. what board games are good for 5?",
+                        "Assistant: Codenames."]),
+    ], "Tomi", "project")
+    assert [(r.value, r.is_open, r.superseded_by) for r in recs] == [("recipe app", False, None)], recs
