@@ -16,7 +16,12 @@ from .relationrecord import Relation
 _ENDED = (
     ("employer", re.compile(r"\b(?:I|we)(?:['’]ve|\s+have)?\s+(?:just\s+|finally\s+|officially\s+)?retired\b"
                             r"|(?:^|[.;!]\s+)(?:just\s+|finally\s+|officially\s+)?retired\s+(?:at|in|on|last|this|from|after|today|yesterday)\b"
-                            r"|\bI(?:['’]m|\s+am)\s+(?:now\s+|officially\s+)?(?:retired|between\s+jobs|unemployed|out\s+of\s+work)\b", re.I)),
+                            r"|\bI(?:['’]m|\s+am)\s+(?:now\s+|officially\s+)?(?:retired|between\s+jobs|unemployed|out\s+of\s+work)\b"
+                            # "I got let go on friday", "they let go of the whole QA dept, me included"
+                            r"|\bI\s+(?:was|got|have\s+been|['’]ve\s+been)\s+(?:just\s+)?(?:let\s+go|laid\s+off|made\s+redundant)"
+                            r"(?=\s*(?:[.,;!]|$)|\s+(?:on|last|this|yesterday|today|in|along|with)\b)"
+                            r"|\blet\s+go\s+of\b[^.;!?]{0,70}?,?\s+(?:me|myself)\s+included\b"
+                            r"|\blaid\s+off\b[^.;!?]{0,70}?,?\s+(?:me|myself)\s+included\b", re.I)),
     ("manager", re.compile(r"\bI\s+(?:don['’]t|do\s+not|no\s+longer)\s+(?:technically\s+|really\s+|actually\s+)?report\s+to\s+"
                            r"(?:anyone|anybody|a\s+manager|a\s+boss)\b|\bI\s+(?:have|['’]ve)\s+no\s+(?:manager|boss)\b", re.I)),
     ("deadline", re.compile(r"\b(?:dropped|removed|scrapped|lifted|cancell?ed)\s+the\s+deadline\b"

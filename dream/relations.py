@@ -76,7 +76,7 @@ _f("employer", _MY + _NEW + r"employer\s+is\s+" + _THE + _N, vtype="organization
 # "my new company Sundera Freight use SAP", "my new employer, Halden Group, …"
 _f("employer", _MY + r"new\s+(?:company|employer|firm|workplace)\s*,?\s+(?:is\s+)?" + _THE + _N, event=True, vtype="organization")
 # "first week at St Columba's High done", "my first day at Orbital Foods"
-_f("employer", r"(?:^|[.;!]\s+|\bmy\s+)(?:first|1st)\s+(?:day|week|month)\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
+_f("employer", r"(?:^|[.;!]\s+|\bmy\s+)(?:first|1st)\s+(?:day|week|fortnight|month)\s+(?:at|with)\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _I + _NOW + r"(?:joined|have joined|'ve joined|started at|started working (?:at|for)|got (?:a|the) (?:new )?job (?:at|with)|accepted (?:a|an|the) (?:new )?(?:offer|job|position|role|post|contract) (?:from|at|with))\s+" + _THE + _N, event=True, vtype="organization")
 _f("employer", _I + r"(?:left|quit|resigned from|have left|'ve left|no longer work (?:at|for))\s+" + _THE + _N, op="end", event=True, vtype="organization")
 _f("employer", _IM + r"(?:leaving|no longer (?:at|with|working (?:at|for)))\s+" + _THE + _N, op="end", event=True, vtype="organization")
@@ -180,7 +180,9 @@ _f("manager", _MY + _NEW + _MANAGER + r"\s+(?:is|will be|is now)\s+(?:now\s+)?" 
 # "my foreman Gary Pelletier set the schedule", "my boss, Priya Nair, …"
 #: A person's name as it follows a role word, a particle inside it too ("Pieter de Wit").
 _PERSON = r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+(?:(?:" + "|".join(sorted(PARTICLES)) + r")\s+)?[A-Z][\w'’\-]+){0,2}))"
-_f("manager", _MY + _NEW + _MANAGER + r"\s*,?\s+" + _PERSON, vtype="person")
+_f("manager", _MY + _NEW + _MANAGER + r"(?:\s+(?:today|yesterday|this\s+week)(?:\s+\([\d-]+\))?)?\s*,?\s+" + _PERSON, vtype="person")
+# "after the reorg I'm under Giovanni Esposito now"
+_f("manager", _IM + _NOW + r"under\s+" + _PERSON + r"(?=\s+now\b|\s*[.,;!]|$)", event=True, vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 # "I've got a new line manager, Samuel Owusu", "we have a new boss: Dana Levi"
@@ -196,7 +198,12 @@ _f("project", _MY + _NEW + r"(?:main\s+|thesis\s+|current\s+|research\s+|side\s+
 _f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(?:the\s+)?" + _N + r"\s+project", event=True, vtype="project")
 # home
 _f("home", _I + _NOW + r"(?:live|am living|'m living|reside)\s+in\s+" + _N, vtype="place")
-_f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+)?to\s+" + _N, event=True, vtype="place")
+_f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+" + _N, event=True, vtype="place")
+# a place typed in lower case after a move ("since we moved up to porto last month")
+_f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
+   r"(?-i:(?P<v>(?!(?:sales|marketing|finance|support|ops|operations|engineering|a|an|the|my|our|his|her|their|this|that|part|full|"
+   r"remote|nights|days|weekends|another|new|tears|it|them|there|here|somewhere|town|city|country|countryside|suburbs|abroad|"
+   r"london)\b)[a-z][a-z\-]{2,}))(?=\s+(?:last|this|in|on|two|three|a\s+few|few|with|for)\b|\s*[.,;!)]|$)", event=True, vtype="place")
 _f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
 _f("home", _I + r"(?:have\s+|'ve\s+|just\s+)*moved\s+into\s+(?:a|an|our|my|the)\s+(?:new\s+)?(?:flat|house|apartment|place|home)\s+in\s+" + _N, event=True, vtype="place")
 _f("home", _IM + _NOW + r"based\s+in\s+" + _N, vtype="place")

@@ -102,7 +102,7 @@ SETS = [
     # One false change it gained from the round of projects, leads and trips was read (a
     # deadline keyed by "regional council" for "report for the regional council"): 15 of 72
     # (0.208), 2 false (16 of 72, 0.222, at 3a2c22e); the thirteenth set is today's generalisation figure.
-    pytest.param("supersession-blind10.yaml", Floors(60, 0.29, 1, needs_model=True), id="supersession-blind10"),
+    pytest.param("supersession-blind10.yaml", Floors(60, 0.30, 1, needs_model=True), id="supersession-blind10"),
     # Eleventh: written blind; 8 of 72, 9 false before the ninth set's round, 9 of 72 after it;
     # then its false ones were read and their classes fixed: 11 of 72 (0.153), 5 false, every
     # one a change found under another value or key than its label's, none invented; 20 of 72
@@ -124,7 +124,10 @@ SETS = [
     # (the generalisation figure); then six of its correction cases read: 19 of 72 (0.264), 2 false;
     # then its projects (a novel, an app, a mural, a garden of one's own): 23 of 72 (0.319), 3
     # "false" (one a novel replaced by "podcast" where the label has "Hamburg local history podcast").
-    pytest.param("supersession-blind14.yaml", Floors(60, 0.31, 3, needs_model=True), id="supersession-blind14"),
+    # Then its jobs, managers and homes (a first fortnight, a manager met "today", "I'm under X
+    # now", a move to a place in lower case, let go with the team): 27 of 72 (0.375), 3 false;
+    # the tenth gained one (22 of 72).
+    pytest.param("supersession-blind14.yaml", Floors(60, 0.37, 3, needs_model=True), id="supersession-blind14"),
 ]
 
 
