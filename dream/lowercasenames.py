@@ -16,7 +16,7 @@ from .relationrecord import Relation
 #: Someone named in lower case where a person is the value ("my line manager is tariq aziz"),
 #: in a sentence written all in lower case (a writer who capitalises nothing): two words
 #: that are no common word of chat, nor read as an adjective, adverb or participle.
-_LOWER_BOSS = r"(?:line\s+manager|manager|boss|supervisor|team\s+lead)"
+_LOWER_BOSS = r"(?:line\s+manager|manager|mgr|boss|supervisor|team\s+lead)"
 #: A manager named in lower case: "my manager is dana levi", "my new boss stefan marinescu
 #: likes bullet points" (a verb after the two words tells them a name), "my review with
 #: gordon pike (my manager)".
@@ -26,7 +26,10 @@ _LOWER_PERSON = re.compile(r"\bmy\s+(?:new\s+)?" + _LOWER_BOSS + r"(?:\s+is|['�
                            r"(?:likes|wants|said|says|asked|asks|thinks|needs|prefers|told|gave|sent|hates|loves|expects|"
                            r"doesn['’]t|does\s+not|won['’]t|is|was|has|just|always|never|only)\b"
                            r"|\b(?:with|to|from|for|by|and)\s+(?P<v3>[a-z]{2,}\s+[a-z]{2,})\s*(?:\(\s*|,\s*)my\s+(?:new\s+)?"
-                           + _LOWER_BOSS + r"\b(?!['’])")
+                           + _LOWER_BOSS + r"\b(?!['’])"
+                           # "my mgr is anjali now (anjali menon)": the first name, then the full one
+                           r"|\bmy\s+(?:new\s+)?" + _LOWER_BOSS + r"(?:\s+is|['’]s)\s+(?:now\s+)?(?P<first>[a-z]{2,})(?:\s+now)?"
+                           r"\s*\(\s*(?P<v4>(?P=first)\s+[a-z]{2,})\s*\)")
 _NOT_NAME_WORDS = frozenset("""
 a an the my our his her their your this that it is was be on off in out at to of for and or but so
 very really super pretty quite kinda sorta so too rather bit lot much more most less least not no
@@ -43,7 +46,7 @@ def lower_case_managers(sentence: str) -> list[Relation]:
     written in lower case."""
     out = []
     for m in _LOWER_PERSON.finditer(sentence):
-        words = (m.group("v") or m.group("v2") or m.group("v3")).split()
+        words = (m.group("v") or m.group("v2") or m.group("v3") or m.group("v4")).split()
         if hypothetical(sentence, m.start()) or any(w in _NOT_NAME_WORDS or _NOT_NAME_END.search(w) for w in words):
             continue
         out.append(Relation("", "manager", " ".join(w.capitalize() for w in words), "set", "", False, "person"))

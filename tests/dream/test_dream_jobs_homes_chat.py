@@ -30,6 +30,7 @@ def _rels(sentence: str) -> list[tuple[str, str, str, str]]:
     ("so brightwater let go of the entire design team on monday (2026-03-02), me included",
      ("", "employer", "", "end")),
     ("I got laid off last week.", ("", "employer", "", "end")),
+    ("my mgr is priya now (priya natarajan), big on metrics", ("", "manager", "Priya Natarajan", "set")),
 ])
 def test_read_in_chats_wording(sentence: str, want: tuple[str, str, str, str]) -> None:
     assert want in _rels(sentence), _rels(sentence)
@@ -40,6 +41,7 @@ def test_read_in_chats_wording(sentence: str, want: tuple[str, str, str, str]) -
     ("we moved to part-time in May.", "home"),
     ("I moved to the suburbs.", "home"),                  # no place named
     ("I'm under a lot of pressure now.", "manager"),
+    ("my mgr is off sick (again)", "manager"),
     ("They laid off half the team but not me.", "employer"),
     ("If I get laid off I'll go travelling.", "employer"),
 ])
