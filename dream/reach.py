@@ -57,7 +57,7 @@ _NOT_A_VALUE = frozenset("now today anymore instead please then too also again h
 _EMAIL = r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
 _PHONE = r"\+?\d[\d ()\-]{5,}\d(?![\w])"
 _DAY = rf"(?:{DAY_MONTH}|{DATE}|\d{{4}}-\d{{2}}-\d{{2}}|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)(?![\w])"
-_AMOUNT = rf"{NUMBER}\s?(?!(?:now|today|anymore|instead|please|then|too|also|again)\b)[A-Za-z%][\w]*|{NUMBER}{UNIT}(?![\w])"
+_AMOUNT = rf"{NUMBER}\s?(?!(?:now|today|anymore|instead|please|then|too|also|again|one|ones|number|numbers|is|was|are|and|or)\b)[A-Za-z%][\w]*|{NUMBER}{UNIT}(?![\w])"
 _KINDS = ((_EMAIL, _EMAIL), (_PHONE, _PHONE), (_DAY, _DAY), (_AMOUNT, _AMOUNT))
 
 

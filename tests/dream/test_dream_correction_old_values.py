@@ -50,6 +50,8 @@ def test_a_corrections_pair_is_read_whole(text: str, pair: tuple[str, str]) -> N
     ("Bisi Adeyemi is a charge nurse now, promoted from staff nurse.", "staff nurse"),
     ("Lars Holm's mobile is 0470 22 81 90 now; the 0470 11 52 63 number is no longer his.", "0470 11 52 63"),
     ("Ines Duarte is painting the harbour mural now; the Alfama Steps mural is finished.", "Alfama Steps mural"),
+    # "the 318 one": a number's last digits, not an amount of "one"
+    ("new mobile 0470 22 81 90, the 263 one is dead", "263"),
 ])
 def test_what_stood_before_in_other_words(text: str, old: str) -> None:
     assert reach.was_values(text) == [old]

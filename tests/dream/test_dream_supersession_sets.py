@@ -128,6 +128,11 @@ SETS = [
     # now", a move to a place in lower case, let go with the team): 27 of 72 (0.375), 3 false;
     # the tenth gained one (22 of 72).
     pytest.param("supersession-blind14.yaml", Floors(60, 0.37, 3, needs_model=True), id="supersession-blind14"),
+    # Fifteenth: written blind after that round, with ids that do not tell the label and quick
+    # corrections ("new number 07700 900 431, the 318 one is dead"); 9 of 72 (0.125), 4 false at
+    # e8321af and after the round (its "318 one" read as an amount, a false one it showed, fixed):
+    # the round did not generalise. Not read for rules.
+    pytest.param("supersession-blind15.yaml", Floors(60, 0.12, 4, needs_model=True), id="supersession-blind15"),
 ]
 
 
