@@ -51,3 +51,26 @@ def as_first_person(sentence: str) -> tuple[str, str] | None:
     said = "my " if link[:1] in "'’" else _AS_FIRST[link] + " "
     rest = _THIRD_PRONOUNS.sub("my", sentence[m.end():])
     return m.group("name"), (said + rest).strip()
+
+
+#: A quick fix typed without its subject, the user's own: "Lives in Porto now, moved from
+#: Lisbon.", "Reading goal is 30 books this year, not 52.", "new number 07700 900 431".
+_BARE_VERB = re.compile(r"^\s*(?P<verb>Lives|Works|Prefers|Wants|Uses|Reports|Moved|Switched|Left|Joined|Started)\b", re.I)
+_BARE_VERBS = {"lives": "I live", "works": "I work", "prefers": "I prefer", "wants": "I want", "uses": "I use",
+               "reports": "I report", "moved": "I moved", "switched": "I switched", "left": "I left",
+               "joined": "I joined", "started": "I started"}
+_BARE_THING = re.compile(r"^\s*(?P<thing>(?:new\s+)?(?:[a-z][\w\-]*\s+){0,2}(?:goal|target|budget|limit|number|phone|mobile|"
+                         r"email|e-mail|address|deadline|title|role|job|manager|boss|rent|dose|handle|home))"
+                         r"(?P<is>\s+(?:is|are)\b|\s*[:,]?\s+(?=[+\d\w.-]+@|\+?\d))", re.I)
+
+
+def as_users_fix(text: str) -> str:
+    """A correction typed with no subject, as the user would say it ("Lives in Porto now" →
+    "I live in Porto now"; "Reading goal is 30 books" → "my reading goal is 30 books"; "new
+    number 07700 900 431" → "my new number is 07700 900 431"); any other text unchanged."""
+    if m := _BARE_VERB.match(text):
+        return _BARE_VERBS[m.group("verb").lower()] + text[m.end():]
+    if m := _BARE_THING.match(text):
+        is_ = m.group("is").strip(" :,") or "is"
+        return f"my {m.group('thing').lower()} {is_} " + text[m.end():].lstrip()
+    return text

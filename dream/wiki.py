@@ -496,7 +496,7 @@ def _cards(w: _Build, subs: subjects.Subjects, user: subjects.Subject | None, ti
         out.files[cp] = render_card(card)
         if card.get("superseded_by"):
             continue
-        out.facts.append({"text": card["text"], "ref": cp, "date": card["created"][:10],
+        out.facts.append({"text": rewording.as_users_fix(card["text"]), "ref": cp, "date": card["created"][:10],
                           # a correction is the user's statement about their memory
                           "speaker": user.title if user is not None else "",
                           "session": "", "anchor": cp, "order": 0, "subjects": {},

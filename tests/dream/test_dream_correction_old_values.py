@@ -10,7 +10,7 @@ import pytest
 
 from brainfs.benchmarks.supersession import tree_of
 from brainfs.cache.facts.records import FACTS_PATH, loads
-from brainfs.dream import channels, meaning, reach, relations
+from brainfs.dream import channels, meaning, reach, relations, rewording
 from brainfs.dream.core import DictTree, dream
 from brainfs.dream.facts import check_views
 
@@ -52,6 +52,7 @@ def test_a_corrections_pair_is_read_whole(text: str, pair: tuple[str, str]) -> N
     ("Ines Duarte is painting the harbour mural now; the Alfama Steps mural is finished.", "Alfama Steps mural"),
     # "the 318 one": a number's last digits, not an amount of "one"
     ("new mobile 0470 22 81 90, the 263 one is dead", "263"),
+    ("job title changed: lab manager (was lab technician)", "lab technician"),
 ])
 def test_what_stood_before_in_other_words(text: str, old: str) -> None:
     assert reach.was_values(text) == [old]
@@ -144,3 +145,22 @@ def test_a_correction_closes_nothing_it_does_not_name(correction: str) -> None:
                                      "How do I write a bug report?", "Assistant: Steps, expected, actual."])],
                     [("2026-04-02", correction)])
     assert _closed(staged, "employer") == [] and _closed(staged, "contact") == []
+
+
+@pytest.mark.parametrize("fix, said", [
+    ("Lives in Ghent now, moved from Bruges.", "I live in Ghent now, moved from Bruges."),
+    ("Step goal is 9,000 a day now, not 7,000.", "my step goal is 9,000 a day now, not 7,000."),
+    ("new number 0470 22 81 90, the 263 one is dead", "my new number is 0470 22 81 90, the 263 one is dead"),
+    # a subject of its own, or none the user would be: left as typed
+    ("Kestrel is led by Amaru Quispe now, not Lena.", "Kestrel is led by Amaru Quispe now, not Lena."),
+    ("Charts as SVG, not PNG.", "Charts as SVG, not PNG."),
+])
+def test_a_quick_fix_without_a_subject_is_the_users(fix: str, said: str) -> None:
+    assert rewording.as_users_fix(fix) == said
+
+
+def test_a_quick_fix_without_a_subject_closes_the_users_value() -> None:
+    staged = _dream([("2026-01-12", ["Wouter: hoi, Wouter Jansen, I live in Bruges. good cycling routes?",
+                                     "Assistant: Try the Damme canal."])],
+                    [("2026-04-01", "Lives in Ghent now, moved from Bruges.")])
+    assert [(s, o, n) for s, o, n, _d in _closed(staged, "home")] == [("wouter-jansen", "Bruges", "Ghent")]
