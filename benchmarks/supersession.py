@@ -34,6 +34,7 @@ from pathlib import Path
 
 import yaml
 from brainfs.cache.layout import in_knowledge, transcript_path
+from brainfs.dream.facts import same_phone
 
 LABELS = Path(__file__).resolve().parent.parent / "tests" / "data" / "supersession.yaml"
 RESULTS = Path(__file__).resolve().parent / "results" / "supersession.md"
@@ -100,38 +101,40 @@ _TRIP_WHEN = re.compile(r"\s+(?:on|in|from|for)\s+(?:[a-z]+\s+){0,3}?(?:early\s+
                         r"apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b).*$")
 
 
-def _plain(value: str) -> str:
+def _plain(value: str, names: frozenset[str] = frozenset()) -> str:
     """A value's words without the commas and the "on" that join a place and its dates
     ("Accra, 12-19 July" / "Accra on 12-19 July"), a title's short words written out, a
-    plural's "s" left off ("window seats" / "window seat")."""
-    return " ".join(_one(_SHORT.get(w, w)) for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
+    plural's "s" left off ("window seats" / "window seat") but a name's (``names``: the words
+    written with a capital, "Lucas" is not "Luca")."""
+    return " ".join(_one(_SHORT.get(w, w), w in names) for w in re.sub(r"[,;:]", " ", value).split() if w != "on")
 
 
-def _one(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+def _one(word: str, name: bool = False) -> str:
+    return word[:-1] if not name and len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
-def _same(a: object, b: object, key: str = "", attribute: str = "") -> bool:
+def _capitals(*values: object) -> frozenset[str]:
+    return frozenset(w.casefold() for v in values for w in str(v or "").split() if w[:1].isupper())
+
+
+def _same(a: object, b: object, key: str = "") -> bool:
     """A record's value ``a`` is the label's ``b``: the same words (commas and a joining "on"
     aside), one of two words or more beginning or ending the other ("12 May" / "Oslo on 12
-    May"), the same date however written (a label "2026-05-15" and a record's "15 May"); with
-    the record's ``key``, its value less the words the key names ("metric units" keyed
-    "preference units" / "metric"); a format alone that ends the label ("PDF" / "one-page
-    PDF")."""
+    May"), the same date however written (a label "2026-05-15" and a record's "15 May"), one
+    phone number with or without its country code; with the record's ``key``, its value less
+    the words the key names ("metric units" keyed "preference units" / "metric")."""
     # a label written as a bare date is a date object to YAML: compared as its ISO text
     x, y = str(a or "").casefold().strip(), str(b or "").casefold().strip()
-    px, py = _plain(x), _plain(y)
+    caps = _capitals(a, b)
+    px, py = _plain(x, caps), _plain(y, caps)
     if px == py:
         return True
     kw = set(_plain(re.sub(r"^(?:preference|format(?:\s+of)?)\s+", "", key.casefold())).split())
     if kw and re.sub(r"\s+(?:for|of|in|on)$", "", " ".join(w for w in px.split() if w not in kw)) == py:
         return True
-    if attribute == "format" and len(px.split()) == 1 and py.endswith(" " + px):
-        return True
-    # a phone number with or without its country code ("612 448 903" / "+34 612 448 903")
-    gx, gy = re.sub(r"\D", "", x), re.sub(r"\D", "", y)
-    if min(len(gx), len(gy)) >= 7 and re.fullmatch(r"[\d\s()+.-]+", x) and re.fullmatch(r"[\d\s()+.-]+", y) \
-            and (gx.endswith(gy) or gy.endswith(gx)):
+    # a phone number with or without its country code or trunk zero ("612 448 903" / "+34 612 448
+    # 903", "07700 900123" / "+44 7700 900123"), as dream itself tells one number
+    if all(re.fullmatch(r"[\d\s()+.-]{7,}", v) for v in (x, y)) and same_phone(x, y):
         return True
     # a label that gives a trip's date alone ("12 May") and the record's "Oslo on 12 May":
     # the shorter one, of two words or more, begins or ends the longer
@@ -186,8 +189,8 @@ def score_case(case: dict, staged: dict[str, str]) -> CaseResult:
         for r in closed:
             nxt = recs.by_id.get(r.superseded_by or "")
             if _subject_is(r, e) and r.attribute == e["attribute"] \
-                    and _same(r.value, str(e["old"]), r.key, r.attribute) \
-                    and (_same(nxt.value if nxt else None, e["new"], nxt.key if nxt else "", r.attribute)
+                    and _same(r.value, str(e["old"]), r.key) \
+                    and (_same(nxt.value if nxt else None, e["new"], nxt.key if nxt else "")
                          if e.get("new") is not None
                          else nxt is None):
                 hit = r

@@ -34,10 +34,15 @@ _HAS_NO_LEAD = re.compile(r"(?P<s>" + PROJECT + r")\s+(?:doesn['’]t|does\s+not
                           r"(?:lead|leader|owner|project\s+lead)\b", re.I)
 
 
+_BACK_THEN = re.compile(r"\b(?:in|back\s+in|since)\s+(?:19|20)\d\d\b|\byears\s+ago\b|\bback\s+then\b", re.I)
+
+
 def ended(sentence: str) -> list[Relation]:
     """Values the speaker says are over, with no successor (:data:`_ENDED`)."""
     out = [Relation("", attr, "", "end", "deadline|" if attr == "deadline" else "", True)
-           for attr, rx in _ENDED if (m := rx.search(sentence)) and not unrealised(sentence, m.start())]
+           for attr, rx in _ENDED if (m := rx.search(sentence)) and not unrealised(sentence, m.start())
+           # "I was laid off in 2009": a life's history, not today's end
+           and not (attr == "employer" and _BACK_THEN.search(sentence))]
     out += [Relation(m.group("s"), "lead", "", "end", "", True) for m in _NOBODY_LEADS.finditer(sentence)
             if not unrealised(sentence, m.start())]
     out += [Relation(m.group("s") or m.group("s2"), "lead", "", "end", "", True) for m in _HAS_NO_LEAD.finditer(sentence)

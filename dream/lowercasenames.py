@@ -51,3 +51,28 @@ def lower_case_managers(sentence: str) -> list[Relation]:
             continue
         out.append(Relation("", "manager", " ".join(w.capitalize() for w in words), "set", "", False, "person"))
     return out
+
+
+#: A place typed in lower case after a move ("since we moved up to porto last month"), in a
+#: sentence written in lower case: a writer who capitalises nothing, whose "moved to zoom" or
+#: "moved to python" would be read the same way by a writer who does (and is not).
+_LOWER_MOVE = re.compile(r"\b(?:[iI]|we)(?:['’]ve|\s+have)?\s+(?:just\s+|finally\s+)*(?:moved|relocated)\s+"
+                         r"(?:back\s+|up\s+|down\s+|over\s+)?to\s+(?P<v>[a-z][a-z\-]{2,})"
+                         r"(?=\s+(?:last|this|in|on|two|three|a\s+few|few|with|for)\b|\s*[.,;!)]|$)")
+_NOT_PLACES = frozenset("""sales marketing finance support ops operations engineering part full remote nights days
+weekends another new tears town city country countryside suburbs abroad python zoom teams slack linux windows mac
+spreadsheets decaf intermediate advanced beginner management""".split())
+
+
+def lower_case_homes(sentence: str) -> list[Relation]:
+    """The speaker's new home typed in lower case (:data:`_LOWER_MOVE`), of a sentence with no
+    capital but "I"."""
+    # the day dream writes after a relative one ("last month (April 2026)") is not the writer's
+    typed = re.sub(r"\s*\([^()]*\d{4}[^()]*\)", "", sentence)
+    if re.search(r"[A-Z]", re.sub(r"\bI(?=\b|['’])", "", typed)):
+        return []
+    out = []
+    for m in _LOWER_MOVE.finditer(sentence):
+        if m.group("v") not in _NOT_PLACES and not hypothetical(sentence, m.start()):
+            out.append(Relation("", "home", m.group("v"), "set", "", True, "place"))
+    return out

@@ -397,7 +397,7 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
                     # "Edgar works at Kestle, not Lumenor" after "Tiago works at Lumenor" puts
                     # right a mix-up, it does not say Edgar was ever at Lumenor
                     group.insert(group.index(st), Stated(subj, attr, key, old, subs.slug_for(old), "set",
-                                                         {**st.fact, "date": None, "before": True},
+                                                         {**st.fact, "date": None},
                                                          st.detail, st.phrase))
                     break
                 continue

@@ -87,17 +87,21 @@ _SETS = tuple(re.compile(rx, re.I) for rx in (
 _OWN_HEADS = (r"novel|book|memoir|podcast|app|game|website|blog|newsletter|mural|garden|thesis|dissertation|"
               r"documentary|film|album|startup|shop|caf[eé]|renovation|extension|project|campaign|zine|comic|"
               r"exhibition|channel")
-_OWN = (rf"(?P<v>(?:(?:(?-i:[A-Z][\w'’\-]*)|(?!(?:{_STOP})\b)(?-i:[a-z][\w\-]*))\s+){{0,3}}?(?-i:(?:{_OWN_HEADS})))"
+_OWN = (rf"(?P<v>(?:(?:(?-i:[A-Z][\w'’\-]*)|(?!(?:{_STOP})\b)(?-i:[a-z][\w\-]*))\s+){{1,3}}?(?-i:(?:{_OWN_HEADS})))"
         rf"(?=\s*(?:[.,;:!?()]|$)|\s+(?:for|about|on|in|with|at|now|since|so|and|but|which|that|set|called|instead|"
         rf"again|these|this|last|next|today|yesterday|(?:mon|tues|wednes|thurs|fri|satur|sun)day|at\s+the\s+moment)\b)")
+#: In an end, the head alone names the project ("I've shelved the novel").
+_OWN_END = _OWN.replace("{1,3}?", "{0,3}?", 1)
+#: A day's errand is no project ("I'm running the shop for my dad today").
+_ONE_DAY = r"(?![^.;!?]*\b(?:today|tonight|this\s+(?:weekend|morning|afternoon|evening)|for\s+(?:my|a)\s+(?:dad|mum|mom|friend|sister|brother|neighbou?r)))"
 _OWN_SETS = tuple(re.compile(rx, re.I) for rx in (
     r"(?:" + _IM + _NOW + r"|(?:^|[,;]\s+)(?:currently|now)\s+)(?:writing|building|making|painting|running|developing|"
-    r"designing|recording|organi[sz]ing|setting\s+up|working\s+on|starting|doing)\s+(?:a|an|the|my|our)\s+" + _OWN,
+    r"designing|recording|organi[sz]ing|setting\s+up|working\s+on|starting)\s+(?:a|an|the|my|our)\s+" + _OWN + _ONE_DAY,
     r"\b(?:put|moved|switched|reassigned|transferred)\s+me\s+(?:on|onto|on\s+to|over\s+to)\s+(?:a|an|the)\s+" + _OWN,
     _I + r"(?:just\s+)?(?:started|began)\s+(?:on|work\s+on|working\s+on)\s+(?:a|an|the)\s+" + _OWN,
     # "all my evenings go into setting up a repair café now"
     r"\b(?:all\s+)?my\s+(?:evenings|weekends|mornings|nights|time|free\s+time|spare\s+time)\s+(?:go|goes|are\s+going|now\s+go)\s+"
-    r"in\s?to\s+(?:setting\s+up\s+|building\s+|making\s+|writing\s+|recording\s+|running\s+)?(?:a|an|the|my)\s+" + _OWN,
+    r"in\s?to\s+(?:setting\s+up\s+|building\s+|making\s+|writing\s+|recording\s+|running\s+)?(?:a|an|the|my)\s+" + _OWN_END,
     # "On the Harbourview renovation at the moment"
     r"(?:^|[.,;!]\s+)(?:I['’]m\s+|we['’]re\s+)?(?:currently\s+|still\s+)?on\s+the\s+" + _OWN
     + r"\s+(?:at\s+the\s+moment|right\s+now|these\s+days|for\s+now)\b",
@@ -105,9 +109,9 @@ _OWN_SETS = tuple(re.compile(rx, re.I) for rx in (
 #: Such a project that ended: "I've shelved the novel", "killed the budgeting app", "the
 #: garden's been handed over to the council".
 _OWN_ENDS = (
-    re.compile(r"(?:\b(?:I|we)(?:['’]ve|\s+have)?\s+|^\s*|[.;!:,]\s+)(?:just\s+|finally\s+)?(?:shelved|killed|dropped|abandoned|"
-               r"scrapped|cancell?ed|finished|wrapped\s+up|shut\s+down|handed\s+over)\s+(?:the|my|our)\s+" + _OWN, re.I),
-    re.compile(r"(?:^|[.;!:,]\s+|\b(?:that|now\s+that|since|and|but|so)\s+)(?:the|my|our)\s+" + _OWN.replace("(?=", "(?=['’]s|", 1)
+    re.compile(r"(?:\b(?:I|we)(?:['’]ve|\s+have)?\s+|^\s*|[.;!:,]\s+)(?:just\s+|finally\s+)?(?:shelved|killed|abandoned|"
+               r"scrapped|cancell?ed|wrapped\s+up|shut\s+down|handed\s+over)\s+(?:the|my|our)\s+" + _OWN_END, re.I),
+    re.compile(r"(?:^|[.;!:,]\s+|\b(?:that|now\s+that|since|and|but|so)\s+)(?:the|my|our)\s+" + _OWN_END.replace("(?=", "(?=['’]s|", 1)
                + r"(?:['’]s|\s+is|\s+has|\s+was)\s+(?:been\s+|now\s+|officially\s+)?(?:handed\s+over|finished|done|wrapped\s+up|"
                r"signed\s+off|shelved|cancell?ed|scrapped|over)\b", re.I),
 )

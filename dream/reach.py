@@ -87,12 +87,12 @@ def pairs(text: str) -> list[tuple[str | None, str]]:
 #: A value a correction says stood before, in other words than ", not X": "he gave up
 #: coffee", "promoted from staff nurse", "the 612 448 903 number is no longer hers", "the
 #: Riverside mural is finished", "2 coffees a day max now (was 4)".
-_VALUE = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*(?:\s+[a-z][\w\-]*)?|[a-z][\w\-]*(?:\s+[a-z][\w\-]*){{0,2}})"
+_VALUE = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[a-z][\w\-]*(?:\s+(?!to\b)[a-z][\w\-]*){{0,2}})"
 _NAMED = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*(?:\s+[a-z][\w\-]*)?)"
 _WAS = (re.compile(rf"\(\s*was\s+(?:an?\s+|the\s+)?(?P<old>{_VALUE})\s*\)"),  # "operations manager (was logistics coordinator)"
         re.compile(rf"\b(?:gave|given|give)\s+up\s+(?:on\s+)?(?:the\s+|a\s+|an\s+|his\s+|her\s+|their\s+|my\s+)?(?P<old>{_VALUE})(?=\s*(?:[.,;!]|$))"),
         re.compile(rf"\b(?:promoted|moved|switched|changed|transferred)\s+(?:over\s+)?from\s+(?:the\s+|a\s+|an\s+)?(?P<old>{_VALUE})(?=\s*(?:[.,;!]|$)|\s+to\b)"),
-        re.compile(rf"(?:^|[;,.]\s+)(?:the|his|her|their|my)\s+(?:old\s+)?(?P<old>{_NAMED})(?:\s+(?:number|address|email|account|handle|one))?"
+        re.compile(rf"(?:^|[;,.]\s+)(?i:the|his|her|their|my)\s+(?:old\s+)?(?P<old>{_NAMED})(?:\s+(?:number|address|email|account|handle|one))?"
                    rf"\s+is\s+(?:no\s+longer\s+(?:his|hers|theirs|mine|in\s+use|used|valid|active|current)|finished|over|closed|done|dead)\b"))
 
 

@@ -31,7 +31,7 @@ from .deadlines import deadlines
 from .ended import ended
 from .formats import format_values
 from .irrealis import hypothetical, unrealised
-from .lowercasenames import lower_case_managers
+from .lowercasenames import lower_case_homes, lower_case_managers
 from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS, PARTICLES
 from .projects import MEETING, PROJECT, projects
 from .quantities import bounds, quantities
@@ -182,7 +182,7 @@ _f("manager", _MY + _NEW + _MANAGER + r"\s+(?:is|will be|is now)\s+(?:now\s+)?" 
 _PERSON = r"(?-i:(?P<v>[A-Z][\w'’\-]+(?:\s+(?:(?:" + "|".join(sorted(PARTICLES)) + r")\s+)?[A-Z][\w'’\-]+){0,2}))"
 _f("manager", _MY + _NEW + _MANAGER + r"(?:\s+(?:today|yesterday|this\s+week)(?:\s+\([\d-]+\))?)?\s*,?\s+" + _PERSON, vtype="person")
 # "after the reorg I'm under Giovanni Esposito now"
-_f("manager", _IM + _NOW + r"under\s+" + _PERSON + r"(?=\s+now\b|\s*[.,;!]|$)", event=True, vtype="person")
+_f("manager", _IM + _NOW + r"under\s+(?-i:(?P<v>[A-Z][a-z][\w'’\-]*\s+[A-Z][a-z][\w'’\-]*))(?=\s+now\b|\s*[.,;!]|$)", event=True, vtype="person")
 _f("manager", _I + _NOW + r"(?:report|am reporting|'m reporting)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 _f("manager", _IM + _NOW + r"(?:reporting|going to report)\s+(?:directly\s+)?to\s+" + _N, vtype="person")
 # "I've got a new line manager, Samuel Owusu", "we have a new boss: Dana Levi"
@@ -199,11 +199,6 @@ _f("project", _I + r"(?:moved|switched|was moved|got moved)\s+(?:over\s+)?to\s+(
 # home
 _f("home", _I + _NOW + r"(?:live|am living|'m living|reside)\s+in\s+" + _N, vtype="place")
 _f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+" + _N, event=True, vtype="place")
-# a place typed in lower case after a move ("since we moved up to porto last month")
-_f("home", _I + r"(?:have\s+|'ve\s+|just\s+|finally\s+)*(?:moved|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
-   r"(?-i:(?P<v>(?!(?:sales|marketing|finance|support|ops|operations|engineering|a|an|the|my|our|his|her|their|this|that|part|full|"
-   r"remote|nights|days|weekends|another|new|tears|it|them|there|here|somewhere|town|city|country|countryside|suburbs|abroad|"
-   r"london)\b)[a-z][a-z\-]{2,}))(?=\s+(?:last|this|in|on|two|three|a\s+few|few|with|for)\b|\s*[.,;!)]|$)", event=True, vtype="place")
 _f("home", _MY + _NEW + r"(?:home|flat|apartment|house)\s+is\s+in\s+" + _N, vtype="place")
 _f("home", _I + r"(?:have\s+|'ve\s+|just\s+)*moved\s+into\s+(?:a|an|our|my|the)\s+(?:new\s+)?(?:flat|house|apartment|place|home)\s+in\s+" + _N, event=True, vtype="place")
 _f("home", _IM + _NOW + r"based\s+in\s+" + _N, vtype="place")
@@ -584,7 +579,7 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     sentence = chat_spelling(sentence)
     out = (_first_person(sentence) + _third_person(sentence) + quantities(sentence)
            + bounds(sentence) + deadlines(sentence) + trips(sentence) + _channels(sentence) + ended(sentence)
-           + (lower_case_managers(sentence) if in_lower_case else []))
+           + (lower_case_managers(sentence) if in_lower_case else []) + lower_case_homes(sentence))
     dims = [r for r in dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
     # "I prefer a casual tone": the dimension's value, not a taste for "a casual"
     out = [r for r in out if not (r.attr == "preference" and any(

@@ -55,13 +55,18 @@ def as_first_person(sentence: str) -> tuple[str, str] | None:
 
 #: A quick fix typed without its subject, the user's own: "Lives in Porto now, moved from
 #: Lisbon.", "Reading goal is 30 books this year, not 52.", "new number 07700 900 431".
-_BARE_VERB = re.compile(r"^\s*(?P<verb>Lives|Works|Prefers|Wants|Uses|Reports|Moved|Switched|Left|Joined|Started)\b", re.I)
-_BARE_VERBS = {"lives": "I live", "works": "I work", "prefers": "I prefer", "wants": "I want", "uses": "I use",
+_BARE_VERB = re.compile(r"^\s*(?P<verb>Lives|Works|Reports|Moved|Switched|Left|Joined|Started|Prefers|Uses)"
+                        r"(?=\s+(?:in|to)\s|\s+(?:at|for)\s+[A-Z]|\s+[A-Z]|\s+(?:at|in)\s+[A-Z])")
+_BARE_VERBS = {"lives": "I live", "works": "I work", "prefers": "I prefer", "uses": "I use",
                "reports": "I report", "moved": "I moved", "switched": "I switched", "left": "I left",
                "joined": "I joined", "started": "I started"}
-_BARE_THING = re.compile(r"^\s*(?P<thing>(?:new\s+)?(?:[a-z][\w\-]*\s+){0,2}(?:goal|target|budget|limit|number|phone|mobile|"
-                         r"email|e-mail|address|deadline|title|role|job|manager|boss|rent|dose|handle|home))"
-                         r"(?P<is>\s+(?:is|are)\b|\s*[:,]?\s+(?=[+\d\w.-]+@|\+?\d))", re.I)
+#: The thing a quick fix names first, in the words a person keeps ("Reading goal", "new
+#: number", "Monthly budget"), never a name ("Dana Levi email", "Priya phone").
+_THING_WORDS = (r"new|reading|step|daily|weekly|monthly|yearly|annual|savings|word|calorie|work|personal|home|office|"
+                r"grocery|food|training|running|mobile|phone|email|e-mail")
+_BARE_THING = re.compile(rf"^\s*(?P<thing>(?:(?i:{_THING_WORDS})\s+){{0,2}}(?i:goal|target|budget|limit|number|phone|mobile|"
+                         r"email|e-mail|address|rent|dose|handle))"
+                         r"(?P<is>\s+(?:is|are)\b|\s*[:,]?\s+(?=[+\d\w.-]+@|\+?\d))")
 
 
 def as_users_fix(text: str) -> str:

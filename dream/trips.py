@@ -90,7 +90,12 @@ def trips(sentence: str) -> list[Relation]:
         if key not in dated and _holds(sentence, m, dest):
             value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
             out.append(Relation("", "trip", value, "set", key, event=True))
-    for m in [*_TRIP_INSTEAD.finditer(sentence), *_TRIP_SWITCH.finditer(sentence), *_TRIP_NOW_TO.finditer(sentence)]:
+    # "my trip is to Naples" sends the planned trip elsewhere only when it says so ("now",
+    # "instead", ", not Rome"), and a month is no place ("my trip is in June")
+    now_to = [m for m in _TRIP_NOW_TO.finditer(sentence)
+              if re.search(r"\b(?:now|instead)\b|,?\s+not\s+", sentence[m.start():], re.I)
+              and not re.fullmatch(rf"(?:{MONTHS})", m.group("dest"), re.I)]
+    for m in [*_TRIP_INSTEAD.finditer(sentence), *_TRIP_SWITCH.finditer(sentence), *now_to]:
         if _holds(sentence, m, dest := m.group("dest")):
             # the trip planned before, wherever it went: its place is what changes
             when = " ".join((m.groupdict().get("when") or "").split())

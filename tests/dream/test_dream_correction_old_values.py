@@ -154,6 +154,10 @@ def test_a_correction_closes_nothing_it_does_not_name(correction: str) -> None:
     # a subject of its own, or none the user would be: left as typed
     ("Kestrel is led by Amaru Quispe now, not Lena.", "Kestrel is led by Amaru Quispe now, not Lena."),
     ("Charts as SVG, not PNG.", "Charts as SVG, not PNG."),
+    ("Dana Levi email is dana@new.example now", "Dana Levi email is dana@new.example now"),   # someone else's
+    ("Priya phone is 07700 900431 now.", "Priya phone is 07700 900431 now."),
+    ("Works for me.", "Works for me."),
+    ("Reports go out on Fridays", "Reports go out on Fridays"),
 ])
 def test_a_quick_fix_without_a_subject_is_the_users(fix: str, said: str) -> None:
     assert rewording.as_users_fix(fix) == said

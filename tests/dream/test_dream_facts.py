@@ -396,6 +396,11 @@ def test_the_scorer_reads_a_date_however_written() -> None:
 
     assert _same("2026-05-15", "15 May") and _same("May 15th", "2026-05-15") and _same("PDF", "pdf")
     assert _same("Accra, 12-19 July", "Accra on 12-19 July") and not _same("Accra, 12-19 July", "Accra on 2-9 August")
+    # a plural's "s" is no change, a name's is another name; a phone with its country code is
+    # the same number; a value less its key's words
+    assert _same("window seats", "window seat") and not _same("Luca", "Lucas") and not _same("Carlo Rossi", "Carlos Rossi")
+    assert _same("07700 900123", "+44 7700 900123") and not _same("07700 900123", "07700 900456")
+    assert _same("metric units", "metric", "preference units") and not _same("metric units", "metric")
     assert _same("12 May", "Oslo on 12 May") and not _same("Kestle", "Kestle Surveys")
     assert not _same("15 May", "16 May") and not _same("2026-05-15", "15 June") and not _same("Word", "docx")
     # a label of a trip's place alone names the record's "place + when"; a title's short words

@@ -42,6 +42,11 @@ def test_read_in_chats_wording(sentence: str, want: tuple[str, str, str, str]) -
     ("I moved to the suburbs.", "home"),                  # no place named
     ("I'm under a lot of pressure now.", "manager"),
     ("my mgr is off sick (again)", "manager"),
+    ("I'm under NDA now.", "manager"),
+    ("I moved to python last year.", "home"),         # a language, by a writer who capitalises
+    ("we moved to zoom for the call.", "home"),
+    ("I was laid off in 2009 and it taught me a lot.", "employer"),   # history
+    ("they laid off half the office, me included, back in 2012.", "employer"),
     ("They laid off half the team but not me.", "employer"),
     ("If I get laid off I'll go travelling.", "employer"),
 ])

@@ -363,9 +363,23 @@ def test_a_project_of_ones_own_named_by_what_it_is(sentence: str, value: str) ->
     "If I'm writing a novel next year I'll need a desk.",
     "My brother is building a game in Godot.",
     "On the train at the moment, sorry.",
+    "I'm doing the garden this weekend.",             # a chore
+    "I'm running the shop for my dad today.",        # an errand
+    "On the project at the moment but can chat later.",
+    "I finished the novel last night, what an ending.",   # read, not written
+    "We finished the game at 2am.",
+    "I dropped the app, it kept crashing.",
 ])
 def test_no_project_of_ones_own_in(sentence: str) -> None:
     assert not [r for r in _rels(sentence) if r[1] == "project"], _rels(sentence)
+
+
+@pytest.mark.parametrize("sentence", [
+    "my trip is in June, right?",                    # a month is no place
+    "My work trip is to Berlin on 3 June.",          # another trip, not the planned one sent elsewhere
+])
+def test_no_trip_sent_elsewhere_in(sentence: str) -> None:
+    assert not [r for r in relations.extract(sentence) if r.attr == "trip" and r.detail == "instead"]
 
 
 def test_a_project_of_ones_own_ended_by_its_last_words() -> None:
