@@ -87,7 +87,8 @@ _OWN_ATTRS = frozenset("employer role manager home".split())
 def correction_anchors(texts: list[str]) -> set[str]:
     """The names live corrections anchor: what they state a lasting relation to, and whomever
     they state something of (their email, their project's lead), as a person would."""
-    _votes, anchored = strong_types([{"text": t} for t in texts], {})
-    for t in texts:
-        anchored |= {subjectnames.clean_name(r.subject) or r.subject for r in meaning.extract(t) if r.subject}
-    return anchored
+    facts = [{"text": t} for t in texts]
+    read: dict[int, list] = {}          # each correction read once, here and by strong_types
+    _votes, anchored = strong_types(facts, read)
+    return anchored | {subjectnames.clean_name(r.subject) or r.subject
+                       for f in facts for r in read[id(f)] if r.subject}

@@ -244,16 +244,12 @@ def _contact(key: str) -> str:
 def _mentions(neg: tuple[str, ...], value: str) -> bool:
     """Does a "not X" name ``value``: the same words, or the same number ("not 40" / "40 cm")?"""
     vw = words(value)
+    # two phone numbers ("07700 900123" / "07700 900456") are told apart by all their digits
+    # (:func:`.facts.same_phone`), not by the first number as a quantity is
     return any(same_words(n, value) or (words(n) and vw and words(n)[0] == vw[0] and vw[0][:1].isdigit()
-                                        and not _phone_like(n, value))
+                                        and (max(len(re.sub(r"\D", "", v)) for v in (n, value)) < 7
+                                             or fact_records.same_phone(n, value)))
                for n in neg)
-
-
-def _phone_like(a: str, b: str) -> bool:
-    """Two values of seven digits or more ("07700 900123" / "07700 900456") are told apart by
-    all their digits, not by the first number as a quantity is."""
-    da, db = re.sub(r"\D", "", a), re.sub(r"\D", "", b)
-    return max(len(da), len(db)) >= 7 and da != db
 
 
 @dataclass

@@ -58,18 +58,20 @@ _EMAIL = r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+"
 _PHONE = r"\+?\d[\d ()\-]{5,}\d(?![\w])"
 _DAY = rf"(?:{DAY_MONTH}|{DATE}|\d{{4}}-\d{{2}}-\d{{2}}|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)(?![\w])"
 _AMOUNT = rf"{NUMBER}\s?(?!(?:now|today|anymore|instead|please|then|too|also|again|one|ones|number|numbers|is|was|are|and|or)\b)[A-Za-z%][\w]*|{NUMBER}{UNIT}(?![\w])"
-_KINDS = ((_EMAIL, _EMAIL), (_PHONE, _PHONE), (_DAY, _DAY), (_AMOUNT, _AMOUNT))
+_KINDS = (_EMAIL, _PHONE, _DAY, _AMOUNT)
+#: Any of them, where a value is read (case aside: "20 june").
+_ANY_KIND = "(?i:" + "|".join(_KINDS) + ")"
+_NOT_VALUE = re.compile(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?"
+                        rf"(?P<old>{_ANY_KIND}|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)")
 
 
 def pairs(text: str) -> list[tuple[str | None, str]]:
     """(new value or None, old value) for each "…, not X" in a correction."""
     out = []
-    kinds = "|".join(f"(?i:{k})" for k, _ in _KINDS)
-    for m in re.finditer(rf",?\s+(?:and\s+)?not\s+(?:the\s+|a\s+|an\s+)?"
-                         rf"(?P<old>{kinds}|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[\w\-]+)", text):
+    for m in _NOT_VALUE.finditer(text):
         old = m.group("old").strip()
         before = text[:m.start()]
-        kind = next((c for k, c in _KINDS if re.fullmatch(k, old, re.I)), None)
+        kind = next((k for k in _KINDS if re.fullmatch(k, old, re.I)), None)
         if kind is not None:
             cand = [c.group(0) for c in re.finditer(rf"(?<![\w.@+-])(?:{kind})", before, re.I)]
         elif old.isupper():
@@ -87,8 +89,9 @@ def pairs(text: str) -> list[tuple[str | None, str]]:
 #: A value a correction says stood before, in other words than ", not X": "he gave up
 #: coffee", "promoted from staff nurse", "the 612 448 903 number is no longer hers", "the
 #: Riverside mural is finished", "2 coffees a day max now (was 4)".
-_VALUE = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*|[a-z][\w\-]*(?:\s+(?!to\b)[a-z][\w\-]*){{0,2}})"
-_NAMED = rf"(?:(?i:{_EMAIL}|{_PHONE}|{_DAY}|{_AMOUNT})|[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*(?:\s+[a-z][\w\-]*)?)"
+_CAPS = r"[A-Z][\w\-]*(?:\s+[A-Z][\w\-]*)*"
+_VALUE = rf"(?:{_ANY_KIND}|{_CAPS}|[a-z][\w\-]*(?:\s+(?!to\b)[a-z][\w\-]*){{0,2}})"
+_NAMED = rf"(?:{_ANY_KIND}|{_CAPS}(?:\s+[a-z][\w\-]*)?)"
 _WAS = (re.compile(rf"\(\s*was\s+(?:an?\s+|the\s+)?(?P<old>{_VALUE})\s*\)"),  # "operations manager (was logistics coordinator)"
         re.compile(rf"\b(?:gave|given|give)\s+up\s+(?:on\s+)?(?:the\s+|a\s+|an\s+|his\s+|her\s+|their\s+|my\s+)?(?P<old>{_VALUE})(?=\s*(?:[.,;!]|$))"),
         re.compile(rf"\b(?:promoted|moved|switched|changed|transferred)\s+(?:over\s+)?from\s+(?:the\s+|a\s+|an\s+)?(?P<old>{_VALUE})(?=\s*(?:[.,;!]|$)|\s+to\b)"),

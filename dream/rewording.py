@@ -35,7 +35,9 @@ _NAMED_SPEAKER = re.compile(
     r"moved|needs)\b)")
 _AS_FIRST = {"is": "I am", "was": "I was", "has": "I have", "wants": "I want", "works": "I work",
              "lives": "I live", "prefers": "I prefer", "uses": "I use", "likes": "I like",
-             "reports": "I report", "moved": "I moved", "needs": "I need"}
+             "reports": "I report", "moved": "I moved", "needs": "I need",
+             # a quick fix's bare verbs (:func:`as_users_fix`)
+             "switched": "I switched", "left": "I left", "joined": "I joined", "started": "I started"}
 _THIRD_PRONOUNS = re.compile(r"\b(?:her|his|their)\b")
 
 
@@ -57,9 +59,6 @@ def as_first_person(sentence: str) -> tuple[str, str] | None:
 #: Lisbon.", "Reading goal is 30 books this year, not 52.", "new number 07700 900 431".
 _BARE_VERB = re.compile(r"^\s*(?P<verb>Lives|Works|Reports|Moved|Switched|Left|Joined|Started|Prefers|Uses)"
                         r"(?=\s+(?:in|to)\s|\s+(?:at|for)\s+[A-Z]|\s+[A-Z]|\s+(?:at|in)\s+[A-Z])")
-_BARE_VERBS = {"lives": "I live", "works": "I work", "prefers": "I prefer", "uses": "I use",
-               "reports": "I report", "moved": "I moved", "switched": "I switched", "left": "I left",
-               "joined": "I joined", "started": "I started"}
 #: The thing a quick fix names first, in the words a person keeps ("Reading goal", "new
 #: number", "Monthly budget"), never a name ("Dana Levi email", "Priya phone").
 _THING_WORDS = (r"new|reading|step|daily|weekly|monthly|yearly|annual|savings|word|calorie|work|personal|home|office|"
@@ -74,7 +73,7 @@ def as_users_fix(text: str) -> str:
     "I live in Porto now"; "Reading goal is 30 books" → "my reading goal is 30 books"; "new
     number 07700 900 431" → "my new number is 07700 900 431"); any other text unchanged."""
     if m := _BARE_VERB.match(text):
-        return _BARE_VERBS[m.group("verb").lower()] + text[m.end():]
+        return _AS_FIRST[m.group("verb").lower()] + text[m.end():]
     if m := _BARE_THING.match(text):
         is_ = m.group("is").strip(" :,") or "is"
         return f"my {m.group('thing').lower()} {is_} " + text[m.end():].lstrip()

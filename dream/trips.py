@@ -75,6 +75,13 @@ def _holds(sentence: str, m: re.Match[str], dest: str) -> bool:
     return not unrealised(sentence, m.start()) and dest.split()[0].lower() not in BAD_VALUES
 
 
+def _where_when(dest: str, when: str) -> str:
+    """A trip's value: where, then when as said ("Kyoto in April", "Rome on 4-11 October")."""
+    if not when:
+        return dest
+    return f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
+
+
 def trips(sentence: str) -> list[Relation]:
     """Trips the speaker is making or called off (see :data:`_TRIP`)."""
     out: list[Relation] = []
@@ -88,8 +95,7 @@ def trips(sentence: str) -> list[Relation]:
         dest, when = m.group("dest"), " ".join(m.group("when").split())
         key = "trip|" + dest.lower()
         if key not in dated and _holds(sentence, m, dest):
-            value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else f"{dest} on {when}"
-            out.append(Relation("", "trip", value, "set", key, event=True))
+            out.append(Relation("", "trip", _where_when(dest, when), "set", key, event=True))
     # "my trip is to Naples" sends the planned trip elsewhere only when it says so ("now",
     # "instead", ", not Rome"), and a month is no place ("my trip is in June")
     now_to = [m for m in _TRIP_NOW_TO.finditer(sentence)
@@ -99,9 +105,8 @@ def trips(sentence: str) -> list[Relation]:
         if _holds(sentence, m, dest := m.group("dest")):
             # the trip planned before, wherever it went: its place is what changes
             when = " ".join((m.groupdict().get("when") or "").split())
-            value = f"{dest} {when}" if re.match(r"(?:on|in|for|from|next)\b", when, re.I) else (
-                f"{dest} on {when}" if when else dest)
-            out.append(Relation("", "trip", value, "set", "trip|" + dest.lower(), event=True, detail="instead"))
+            out.append(Relation("", "trip", _where_when(dest, when), "set", "trip|" + dest.lower(), event=True,
+                                detail="instead"))
     for m in [*_PLACE_OFF.finditer(sentence), *_TRIP_OFF.finditer(sentence)]:
         dest = next(g for g in (m.groupdict().get(k) for k in ("dest", "dest2", "dest3")) if g)
         if _holds(sentence, m, dest):

@@ -405,7 +405,8 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
         full_names.update(_owner_full_name(w, pool, full_names, owner_texts))
     strong, anchored = strong_types(pool.facts, rel_cache)
     # whom a correction states something about is someone the user cares to have right
-    anchored |= correction_anchors([c["text"] for c in w.state.cards.values() if not c.get("superseded_by")])
+    live = [(cp, c) for cp, c in sorted(w.state.cards.items()) if not c.get("superseded_by")]
+    anchored |= correction_anchors([c["text"] for _cp, c in live])
     values = preference_values(pool.facts, rel_cache)
     case: dict[str, list[int]] = {}
     for sid in order:
@@ -421,7 +422,7 @@ def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],
     # when no turn states anything of them ("Yusuf Demir's email is now …" after requests only)
     said = [{"text": c["text"], "speaker": "", "session": "", "anchor": cp, "order": 0, "subjects": {},
              "names": [n for n, _p in capitalised_runs(c["text"])], "about_speaker": False, "when": []}
-            for cp, c in sorted(w.state.cards.items()) if not c.get("superseded_by")]
+            for cp, c in live]
     subs = subjects.build(pool.facts + said, pool.speakers, w.settings, strong, extra_names=full_names,
                           anchored=anchored, case=case, exclude=pool.helpers | values, cues=cues)
     hand = w.state.hand

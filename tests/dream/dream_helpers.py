@@ -87,3 +87,21 @@ def transcript(n: int, date: str, turns: list[str], speaker: str) -> str:
     body = "\n\n".join(f"[D{n}:{i}] {t}" for i, t in enumerate(turns, 1))
     return (f"---\nsession: s{n}\ndate: {date}T10:00:00\nparticipants: [\"Assistant\", \"{speaker}\"]\n---\n\n"
             f"# Session s{n}\n\n{body}\n")
+
+
+def relations_of(sentence: str) -> list[tuple[str, str, str, str]]:
+    """(subject, attribute, value, op) of each relation the patterns read in ``sentence``."""
+    from brainfs.dream import relations
+
+    return [(r.subject, r.attr, r.value, r.op) for r in relations.extract(sentence)]
+
+
+def records_of(days: list[tuple[str, list[str]]], speaker: str, attr: str) -> list:
+    """The fact records of ``attr`` dream keeps of one transcript per (day, turns) with
+    ``speaker``."""
+    from brainfs.cache.facts.records import FACTS_PATH, loads
+    from brainfs.dream.core import DictTree, dream
+
+    tree = DictTree({f"sessions/s{i}/transcript.md": transcript(i, day, lines, speaker)
+                     for i, (day, lines) in enumerate(days, 1)})
+    return [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == attr]

@@ -7,16 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from brainfs.cache.facts.records import FACTS_PATH, loads
-from brainfs.dream import relations
-from brainfs.dream.core import DictTree, dream
-from dream_helpers import transcript
+from dream_helpers import records_of
+from dream_helpers import relations_of as _rels
 
 pytestmark = pytest.mark.unit
-
-
-def _rels(sentence: str) -> list[tuple[str, str, str, str]]:
-    return [(r.subject, r.attr, r.value, r.op) for r in relations.extract(sentence)]
 
 
 @pytest.mark.parametrize("sentence, want", [
@@ -55,14 +49,12 @@ def test_nothing_read_in(sentence: str, attr: str) -> None:
 
 
 def test_a_move_to_a_place_in_lower_case_replaces_the_home() -> None:
-    tree = DictTree({f"sessions/s{i}/transcript.md": transcript(i, day, lines, "Eilidh")
-                     for i, (day, lines) in enumerate([
-                         ("2026-01-10", ["Eilidh: hi, Eilidh Ross, I live in Glasgow. best running routes?",
-                                         "Assistant: Try the Kelvin walkway."]),
-                         ("2026-04-22", ["Eilidh: since we moved up to inverness last month I need new routes. "
-                                         "any by the river?", "Assistant: The Ness Islands loop."]),
-                     ], 1)})
-    recs = [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == "home"]
+    recs = records_of([
+        ("2026-01-10", ["Eilidh: hi, Eilidh Ross, I live in Glasgow. best running routes?",
+                        "Assistant: Try the Kelvin walkway."]),
+        ("2026-04-22", ["Eilidh: since we moved up to inverness last month I need new routes. "
+                        "any by the river?", "Assistant: The Ness Islands loop."]),
+    ], "Eilidh", "home")
     old = [r for r in recs if r.value == "Glasgow"]
     new = [r for r in recs if r.value.casefold() == "inverness"]
     assert old and new and old[0].superseded_by == new[0].id and new[0].is_open, recs

@@ -9,23 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from brainfs.cache.facts.records import FACTS_PATH, loads
 from brainfs.dream import projects, relations
 from brainfs.dream.core import DictTree, dream
 from brainfs.dream.text import sentences
+from dream_helpers import records_of as _records
+from dream_helpers import relations_of as _rels
 from dream_helpers import transcript
 
 pytestmark = pytest.mark.unit
-
-
-def _rels(sentence: str) -> list[tuple[str, str, str, str]]:
-    return [(r.subject, r.attr, r.value, r.op) for r in relations.extract(sentence)]
-
-
-def _records(turns: list[tuple[str, list[str]]], speaker: str, attr: str) -> list:
-    tree = DictTree({f"sessions/s{i}/transcript.md": transcript(i, day, lines, speaker)
-                     for i, (day, lines) in enumerate(turns, 1)})
-    return [r for r in loads(dream(tree).staged.get(FACTS_PATH, "")) if r.attribute == attr]
 
 
 @pytest.mark.parametrize("sentence, value", [

@@ -10,13 +10,10 @@ import pytest
 from brainfs.cache.facts.records import FACTS_PATH, loads
 from brainfs.dream import reach, relations
 from brainfs.dream.core import DictTree, dream
+from dream_helpers import relations_of as _rels
 from dream_helpers import transcript
 
 pytestmark = pytest.mark.unit
-
-
-def _rels(sentence: str) -> list[tuple[str, str, str, str]]:
-    return [(r.subject, r.attr, r.value, r.op) for r in relations.extract(sentence)]
 
 
 @pytest.mark.parametrize("sentence, want", [
