@@ -13,6 +13,7 @@ from . import procedures
 from . import meaning
 from . import projects
 from . import relations
+from . import retold
 from . import speakernames
 from . import subjectnames
 from . import subjecttypes
@@ -28,7 +29,7 @@ from .text import (NOT_SUBJECT, Transcript, Turn, attribute_of, capitalised_runs
 from .threads import NOT_TOPICS
 
 #: What extract_session records per fact; another value re-extracts every session.
-EXTRACTION = "facts-v24"  # v24: a quick fix typed without a subject is the user's; "(was X)"; a manager in lower case glossed in full ("my mgr is anjali now (anjali menon)"); a first fortnight at X; a new manager met "today"; "I'm under X now"; a move to a place in lower case; let go with the rest of a team; v23: a project of one's own named by what it is ("I'm writing a crime novel", "killed the budgeting app", "all my evenings go into a repair café"); v22: a tool kept or used for a use ("I keep my notes in Notion"); a trip said to go elsewhere ("my October trip is to Naples"); a phone said gone after it is no second phone; a format after "in" is no home; v21: a question that asks for a standing choice ("can all the charts be svg going forward?"); a speaker's full name with a lower-case particle ("Ilse de Vries"); v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
+EXTRACTION = "facts-v25"  # v25: requests that say a value changed in passing are kept as asides (retold.py); v24: a quick fix typed without a subject is the user's; "(was X)"; a manager in lower case glossed in full ("my mgr is anjali now (anjali menon)"); a first fortnight at X; a new manager met "today"; "I'm under X now"; a move to a place in lower case; let go with the rest of a team; v23: a project of one's own named by what it is ("I'm writing a crime novel", "killed the budgeting app", "all my evenings go into a repair café"); v22: a tool kept or used for a use ("I keep my notes in Notion"); a trip said to go elsewhere ("my October trip is to Naples"); a phone said gone after it is no second phone; a format after "in" is no home; v21: a question that asks for a standing choice ("can all the charts be svg going forward?"); a speaker's full name with a lower-case particle ("Ilse de Vries"); v20: a lead said without its project takes the project its turn named before; an emoji ends a sentence; a run-on statement that ends asking something is read; v19: sentences inside a quotation are no statement of the speaker; what a correction states of a person named in full, read as they would say it; ends without a successor (retired, no manager, nobody leading, a deadline dropped); tone and reply language; subtitle formats; trips over a range of days; v18: the speaker's email, phone and handles (channels.py); v17: turn days (turn_times); chat without capitals split into sentences; "now??" is no question; possessed dates; "teh"
 # v13: a statement that gathers a value (gather.py: "I went camping") is kept
 # v12: habit preferences ("I always have X", "gone off X") are relations
 
@@ -96,7 +97,7 @@ def extract_session(tr: Transcript, settings: Settings, extractor: Extractor | N
     # standing rules the user sets ("Always cite sources.", "From now on, …"): cards.py
     rules = [[t.anchor, t.speaker, s] for t, s in ses.sents
              if not ses.is_assistant(t.speaker) and is_rule(s)]
-    facts = _facts(ses, cands, settings.facts_per_speaker_per_session)
+    facts, asides = _facts(ses, cands, settings.facts_per_speaker_per_session)
     # how every sentence speaks of a name ("the workshop in X"), for the subject's type
     cues = {n: dict(c) for n, c in subjecttypes.sentence_cues(s for _, s in ses.sents).items()}
     # workflows told and amended, read over whole turns (a procedure spans sentences)
@@ -107,7 +108,7 @@ def extract_session(tr: Transcript, settings: Settings, extractor: Extractor | N
             "service": ses.service, "date": tr.date, "participants": sorted(ses.speakers),
             "turns": len(tr.turns), "title": _title(ses),
             "summary": _summary(ses, cands, settings.summary_sentences),
-            "facts": facts}
+            "facts": facts, "asides": asides}
 
 
 def _read(tr: Transcript) -> _Session:
@@ -252,29 +253,38 @@ def _fact(ses: _Session, c: _Candidate) -> dict:
             "score": round(c.score, 4), "when": c.when, "about_speaker": about_self}
 
 
-def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
+def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> tuple[list[dict], list[dict]]:
     """Sentences that say something about a subject, in conversation order. A speaker that
     is a role ("Assistant") states no facts: its turns echo the user's or draft letters for
-    them. Of a speaker's statements about themselves, at most ``cap`` plain events."""
+    them. Of a speaker's statements about themselves, at most ``cap`` plain events. Second:
+    the asides, requests that say in passing a value changed ("can you redo the order form
+    with 055 219 0364, my new number"): no fact of their own, read only as a later value of
+    one the memory holds (:mod:`.retold`)."""
     facts: list[dict] = []
+    asides: list[dict] = []
     per_speaker: dict[str, list[dict]] = defaultdict(list)
     for i, c in enumerate(cands):
-        # a question that asks for how things are to come from now on ("can all the charts be
-        # svg going forward?") states a standing choice as a request does
-        asks_for_good = c.question and _FOR_GOOD_RE.search(c.text) is not None
-        if (c.question and not asks_for_good) or c.n_words < 4 or c.order in ses.quoted:
+        if c.n_words < 4 or c.order in ses.quoted or ses.is_assistant(c.turn.speaker):
             # a sentence inside a quotation is someone else's ("can you summarise this? 'Hi
             # all, I have a new address: …'"): not a statement of the speaker's
             continue
-        t = c.turn
-        if ses.is_assistant(t.speaker):
+        # a question that asks for how things are to come from now on ("can all the charts be
+        # svg going forward?") states a standing choice as a request does
+        asks_for_good = c.question and _FOR_GOOD_RE.search(c.text) is not None
+        asks_to_do = _REQUEST_RE.match(c.text) is not None
+        if c.question and not asks_for_good:
+            if asks_to_do and retold.may_say_a_change(c.text):
+                asides.append({**_fact(ses, c), "aside": True})
             continue
+        t = c.turn
         who = _antecedent(cands, i)
         project = _project_before(cands, i)
         rels = meaning.extract(c.text, who, project)
-        if (_REQUEST_RE.match(c.text) or asks_for_good) and not any(r.attr in _STANDING for r in rels):
+        if (asks_to_do or asks_for_good) and not any(r.attr in _STANDING for r in rels):
             # a request to the assistant is no fact, unless it states how things are to
             # come from now on ("Please send reports as PDF", "Give me temperatures in °F")
+            if retold.may_say_a_change(c.text):
+                asides.append({**_fact(ses, c), "aside": True})
             continue
         fact = _fact(ses, c)
         if who:
@@ -298,6 +308,10 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
             per_speaker[t.speaker].append(fact)
         elif fact["subjects"] or fact["names"] or fact["lead"] or has_rel:
             facts.append(fact)
+        elif retold.may_say_a_change(c.text):
+            # "phew, the journal pushed it back, so 21 May now": no subject of its own, yet
+            # the later value of one the speaker has
+            asides.append({**fact, "aside": True})
     for spk, fs in per_speaker.items():
         # a statement that gathers a value ("I went camping", gather.py) is kept too: the
         # page's line across sessions is made of them
@@ -306,8 +320,10 @@ def _facts(ses: _Session, cands: list[_Candidate], cap: int) -> list[dict]:
         rest = sorted((f for f in fs if f not in keep), key=lambda f: (-f["score"], f["order"]))
         room = max(0, cap - len(keep))
         facts.extend(keep + rest[:room])
+        asides.extend({**f, "aside": True} for f in rest[room:] if retold.may_say_a_change(f["text"]))
     facts.sort(key=lambda f: f["order"])
-    return facts
+    asides.sort(key=lambda f: f["order"])
+    return facts, asides
 
 
 def _antecedent(cands: list[_Candidate], i: int) -> str:

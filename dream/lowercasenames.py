@@ -30,7 +30,7 @@ _LOWER_PERSON = re.compile(r"\bmy\s+(?:new\s+)?" + _LOWER_BOSS + r"(?:\s+is|['�
                            # "my mgr is anjali now (anjali menon)": the first name, then the full one
                            r"|\bmy\s+(?:new\s+)?" + _LOWER_BOSS + r"(?:\s+is|['’]s)\s+(?:now\s+)?(?P<first>[a-z]{2,})(?:\s+now)?"
                            r"\s*\(\s*(?P<v4>(?P=first)\s+[a-z]{2,})\s*\)")
-_NOT_NAME_WORDS = frozenset("""
+NOT_NAME_WORDS = frozenset("""
 a an the my our his her their your this that it is was be on off in out at to of for and or but so
 very really super pretty quite kinda sorta so too rather bit lot much more most less least not no
 new old nice great good bad fine ok okay cool chill strict lovely awesome terrible awful busy sick
@@ -38,7 +38,7 @@ ill away back here there now today tomorrow yesterday still also just leave holi
 leaving retiring moving great amazing brilliant decent fair hard tough kind mean rude lazy sound
 the best worst same different another someone somebody nobody everyone younger older tiny huge
 """.split())
-_NOT_NAME_END = re.compile(r"(?:ly|ing|ed|ful|ous|ive|ic|able|ible|less|est)$")
+NOT_NAME_END = re.compile(r"(?:ly|ing|ed|ful|ous|ive|ic|able|ible|less|est)$")
 
 
 def lower_case_managers(sentence: str) -> list[Relation]:
@@ -47,7 +47,7 @@ def lower_case_managers(sentence: str) -> list[Relation]:
     out = []
     for m in _LOWER_PERSON.finditer(sentence):
         words = (m.group("v") or m.group("v2") or m.group("v3") or m.group("v4")).split()
-        if hypothetical(sentence, m.start()) or any(w in _NOT_NAME_WORDS or _NOT_NAME_END.search(w) for w in words):
+        if hypothetical(sentence, m.start()) or any(w in NOT_NAME_WORDS or NOT_NAME_END.search(w) for w in words):
             continue
         out.append(Relation("", "manager", " ".join(w.capitalize() for w in words), "set", "", False, "person"))
     return out
@@ -59,7 +59,7 @@ def lower_case_managers(sentence: str) -> list[Relation]:
 _LOWER_MOVE = re.compile(r"\b(?:[iI]|we)(?:['’]ve|\s+have)?\s+(?:just\s+|finally\s+)*(?:moved|relocated)\s+"
                          r"(?:back\s+|up\s+|down\s+|over\s+)?to\s+(?P<v>[a-z][a-z\-]{2,})"
                          r"(?=\s+(?:last|this|in|on|two|three|a\s+few|few|with|for)\b|\s*[.,;!)]|$)")
-_NOT_PLACES = frozenset("""sales marketing finance support ops operations engineering part full remote nights days
+NOT_PLACES = frozenset("""sales marketing finance support ops operations engineering part full remote nights days
 weekends another new tears town city country countryside suburbs abroad python zoom teams slack linux windows mac
 spreadsheets decaf intermediate advanced beginner management""".split())
 
@@ -73,6 +73,6 @@ def lower_case_homes(sentence: str) -> list[Relation]:
         return []
     out = []
     for m in _LOWER_MOVE.finditer(sentence):
-        if m.group("v") not in _NOT_PLACES and not hypothetical(sentence, m.start()):
+        if m.group("v") not in NOT_PLACES and not hypothetical(sentence, m.start()):
             out.append(Relation("", "home", m.group("v"), "set", "", True, "place"))
     return out

@@ -28,6 +28,7 @@ from . import facts as fact_records
 from . import reach
 from . import meaning
 from . import relations
+from . import retold
 from .grouping import SINGLE, Stated, group_statements, same_words
 from .prose import a_or_an, human_day, third_person
 from .quantities import NUMBER, UNIT
@@ -277,14 +278,16 @@ def _cite_claim(text: str, f: dict, section: str, extra: str = "", extra_f: dict
 
 
 def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: list[dict],
-                 superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list]
+                 superseded_facts: dict[tuple[int, str], str], rel_cache: dict[int, list],
+                 asides: Sequence[dict] = ()
                  ) -> tuple[dict[str, PageModel], int, dict[tuple, list[Stated]], fact_records.FactLedger]:
     """Per page slug, its current lines, timeline and superseded lines; how many values
     were replaced; the statement groups (for cards.py); and the fact records, which the
     current and superseded lines are rendered from. ``cards``: live correction
     cards as pseudo-facts (``text``, ``ref``, ``date``, ``speaker``); ``superseded_facts``:
     (id(fact), slug) → (why, citing source), for facts the contradiction and correction
-    checks retired (they leave the timeline)."""
+    checks retired (they leave the timeline); ``asides``: requests that say a value changed
+    in passing (:func:`_retold` reads them, nothing else does)."""
     models: dict[str, PageModel] = defaultdict(PageModel)
     newest = max((f.get("date") or "" for f in facts), default="")
     stale_days = settings.stale_after_days
@@ -294,9 +297,15 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
     ledger = fact_records.FactLedger()
+    # the sentences each (subject, attribute) was read from: a later value is read from none
+    # of them ("make it docx from now on" set the document format; it is no later chart format)
+    read_from: dict[tuple[str, str], set[int]] = defaultdict(set)
+    for (subj, attr, _key), group in groups.items():
+        read_from[(subj, attr)].update(id(st.fact) for st in group)
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
         _said_before(group, facts, subj, attr, key, subs)
+        _retold(group, facts + cards + list(asides), subj, attr, key, subs, read_from[(subj, attr)])
         if attr in ("role", "employer"):
             _kept_alongside(group)
         title = subs.by_slug[subj].title
@@ -406,6 +415,66 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
             group.insert(group.index(st), Stated(subj, attr, key, value, subs.slug_for(value), "set",
                                                  f, st.detail, st.phrase))
             break
+
+
+def _when(f: dict) -> tuple:
+    return (f.get("date") or "", 0 if f.get("session") else 1, f.get("order", 0))
+
+
+def _retold(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str, subs: Subjects,
+            taken: set[int]) -> None:
+    """A later sentence that says a change and names a value of the kind the group holds
+    (:mod:`.retold`: "bumping my weekly mileage up to 45 km" after "I run 30 km a week") is the
+    group's next value — when it is the subject's own statement (its speaker, saying nothing
+    of another person) or names the subject, and no statement of the group comes after it.
+    ``taken``: the sentences the subject's statements of ``attr`` were read from (in any group),
+    which say their value already."""
+    cur = play(group).current
+    if cur is None or cur.op != "set" or not group:
+        return
+    last = max(_when(g.fact) for g in group)
+    for f in sorted((f for f in facts if _when(f) > last and id(f) not in taken), key=_when):
+        named = fact_slugs(f, subs)
+        mine = subs.slug_for(f.get("speaker", "")) == subj
+        if subj not in named and not (mine and not {s for s in named - {subj} if subs.by_slug[s].type == "person"}):
+            continue
+        if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
+            continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
+        new = retold.later_value(attr, cur.value, f["text"], own=mine or subj not in named,
+                                 about=_about(attr, key))
+        if new is None:
+            continue
+        if new == SELF:
+            me = subs.slug_for(f.get("speaker", ""))
+            if not me or me == subj:
+                continue
+            new = subs.by_slug[me].title
+        if attr == "employer" and not _organization(new, subs) and (
+                len(new.split()) == 1 or meaning.kind_of_name(new) == "place"):
+            continue  # "I moved to Leeds for a job at …": where one went
+        if attr == "home" and _organization(new, subs):
+            continue
+        # what the sentence calls the thing: the phrase of the value it replaces only when it
+        # names it too ("the deadline" for "the deadline for the Journal of Coastal Processes")
+        phrase = cur.phrase if set(content_words(cur.phrase)) <= set(content_words(f["text"])) \
+            else key.partition("|")[0]
+        group.append(Stated(subj, attr, key, new, subs.slug_for(new), "set", f, cur.detail, phrase,
+                            tuple(reach.negated_values(f["text"]))))
+        return
+
+
+def _about(attr: str, key: str) -> str:
+    """What a group's value is of, by its key's words: "audit report" of a deadline keyed
+    "deadline|audit report@…", "draft" of a format keyed "format of draft"."""
+    if attr == "format":
+        return re.sub(r"^format\s+(?:of\s+)?", "", key)
+    return key.partition("|")[2].split("@")[0]
+
+
+def _named_only_negated(text: str, title: str) -> bool:
+    """Is ``title`` named in ``text`` only after a "not" ("…, not our Compass Mobile")?"""
+    at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(title)}(?![\w-])", text, re.I)]
+    return bool(at) and all(re.search(r"\bnot\s+(?:our|my|the|their)?\s*$", text[max(0, a - 12):a], re.I) for a in at)
 
 
 #: Attributes whose new value, said in the chat with the one it replaces ("I sit under Kwame

@@ -122,6 +122,7 @@ class _Pool:
     renamed: dict[str, str]    # a role speaker ("User") → the name the sessions give
     facts: list[dict]          # in session date order, forgotten ones dropped
     speakers: set[str]
+    asides: list[dict]         # requests that say a value changed (retold.py), as the facts
 
 
 @dataclass
@@ -186,7 +187,7 @@ def build_wiki(state: DreamState, phrases: list[tuple[str, str]], settings: Sett
     _reached(w, cards, by_slug, qualifying, corrected)
     retired = _retired(contra, corrected, subs)
     models, n_replaced, groups, ledger = page_content.build_models(pool.facts, subs, settings, cards.facts,
-                                                                   retired, rel_cache)
+                                                                   retired, rel_cache, pool.asides)
     _keep_relations(state, pool.facts, rel_cache)
     _card_closes(w, cards, ledger)
     # a subject whose only statements are values of its own (the user's threshold, said
@@ -365,9 +366,10 @@ def _pool(w: _Build) -> _Pool:
                 spk = f["speaker"]
                 if spk not in renamed and spk.strip().lower() in subjectnames.USER_ROLES:
                     renamed[spk] = owner
-    facts = []
+    facts, asides = [], []
     for sid in order:
-        for f in sessions[sid]["facts"]:
+        said_here = sessions[sid]["facts"] + (sessions[sid].get("asides") or [])
+        for f in said_here:
             if f["speaker"] in helpers:
                 continue
             if f["speaker"] in renamed:
@@ -377,7 +379,11 @@ def _pool(w: _Build) -> _Pool:
             req = w.forgotten_by(f["text"]) or next(
                 (r for s in f["subjects"] if (r := w.forgotten_by(s))), None)
             if req:
-                w.forgotten[req] += 1
+                if not f.get("aside"):
+                    w.forgotten[req] += 1
+                continue
+            if f.get("aside"):
+                asides.append(f)
                 continue
             if says_nothing(f["text"]) and not meaning.extract(f["text"], f.get("antecedent", ""), f.get("project", "")):
                 # "Sora City Lab is waiting on it.": what "it" is, another turn said ("She is
@@ -388,7 +394,7 @@ def _pool(w: _Build) -> _Pool:
                                                 for p in sessions[sid].get("participants", [])}
     speakers |= set(renamed.values())
     speakers -= helpers
-    return _Pool(helpers, renamed, facts, speakers)
+    return _Pool(helpers, renamed, facts, speakers, asides)
 
 
 def _subjects(w: _Build, pool: _Pool, rel_cache: dict[int, list],

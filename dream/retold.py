@@ -1,0 +1,340 @@
+"""A value said again in other words. Once the memory holds a value of a subject's attribute
+(a phone number, a weekly distance, a due date, a trip, a format, a manager), a later
+statement that says a change ("now", "new", "moved", "pushed", "instead" …) and names a
+value *of the same kind* is that attribute's new value, however the rest is worded: "I'm
+bumping my weekly mileage up to 45 km" after "I run about 30 km a week", "journal moved the
+deadline to 21 May" after "due by 30 April", "we moved Lisbon to September" after "Lisbon in
+May". The kind comes from the value already held, so the reader needs no pattern per wording;
+what it must not do — take a plan, a question, a condition or someone else's change — is
+checked here (the wording) and by the caller (whose statement it is, and when)."""
+
+from __future__ import annotations
+
+import re
+
+from .facts import same_phone
+from .formats import format_values, same_format
+from .irrealis import hypothetical, unrealised
+from .lowercasenames import NOT_NAME_END, NOT_NAME_WORDS, NOT_PLACES
+from .patternwords import MONTHS
+from .quantities import NUMBER
+from .relationrecord import SELF
+from .trips import DAY_MONTH
+
+#: Words that say something changed (or holds from now on). Without one, a value of the same
+#: kind is another thing of that kind ("my sister's number is …", "the launch party is on 3 May").
+_CHANGE = re.compile(
+    r"\b(?:now|new|newly|instead|no\s+longer|any\s*more|switch\w*|swapp?\w*|chang\w*|mov(?:e|ed|ing)|"
+    r"push\w*|pull\w*|bump\w*|rebook\w*|resched\w*|postpon\w*|delay\w*|extend\w*|brought\s+forward|"
+    r"took\s+over|tak(?:e|es|ing)\s+over|handed|hands|started|starting|joined|first\s+(?:week|day|month|fortnight)|"
+    r"officially|as\s+of|from\s+now\s+on|going\s+forward|updated?|cut|raised|lowered|upped|dropped|reduced|"
+    r"increased|only\s+accepts?|replaced|(?:is|are)\s+out|retired|resigned|stepped\s+down|left|quit)\b", re.I)
+
+#: What makes the sentence no statement of a change that happened: a plan, a wish, a question
+#: put as a statement, what someone else would do.
+_NOT_DONE = re.compile(
+    r"\b(?:if|unless|whether|might|maybe|perhaps|probably|possibly|thinking\s+(?:of|about)|considering|"
+    r"hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to|would|could\s+(?:be|move|switch)|in\s+case|what\s+if|"
+    r"wondering|not\s+sure|haven'?t\s+decided|undecided|offered|interview\w*|applied|applying|asked|requested|"
+    r"tried\s+to|said\s+no|refused|declined|rejected|turned\s+down|originally|initially|at\s+first|used\s+to|"
+    r"still)\b", re.I)
+
+_FIRST_PERSON = re.compile(r"\b(?:I|I['’]m|im|I['’]ve|we|we['’]re|we['’]ve)\b", re.I)
+
+#: Someone else's change, told by the user ("my brother just moved to Bristol", "she's at X
+#: now", "Ana's new number …"): no statement of the user's own.
+_OTHER = re.compile(
+    r"\b(?:my|our|his|her|their)\s+(?:(?:new|old|little|big|younger|older|best)\s+)?(?:mum|mom|mother|dad|father|brother|"
+    r"sister|flatmate|roommate|housemate|partner|wife|husband|boyfriend|girlfriend|friend|mate|colleague|coworker|"
+    r"co-worker|son|daughter|kid|kids|parents|cousin|aunt|uncle|niece|nephew|neighbou?r|client|student|"
+    r"grandma|grandmother|grandpa|grandfather|fianc[eé]e?|team(?:mate)?|landlord|sister-in-law|brother-in-law|"
+    r"office|company|firm|department|school|business)\b"
+    r"|(?-i:^[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?=,|['’]s\s|\s+(?:now|is|has|had|just|moved|got|started|joined|reports|went)\b))"
+    r"|(?:^|[.;,!]\s*|\b(?:and|so|but)\s+)(?:he|she|they|mum|mom|dad|mother|father)\b"
+    r"|(?-i:\b(?!(?:I|It|That|What|There|Here|Let|He|She|Who|Where|Today|Everything|Nothing)['’])[A-Z][a-z]+['’]s\s+"
+    r"(?!been\b|got\b|gone\b))", re.I)
+
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_PHONE = re.compile(r"\+?\d[\d ()\-]{5,}\d(?![\w])")
+_MONTH = re.compile(rf"\b(?:early\s+|mid-?|late\s+|the\s+end\s+of\s+)?(?:{MONTHS})\b", re.I)
+_DAY = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTHS})|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)\b",
+                  re.I)
+_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15",
+                 "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50"}
+_NUM = re.compile(NUMBER, re.I)
+
+
+def _plain_number(n: str) -> str:
+    n = n.strip().lower()
+    return _WORD_NUMBERS.get(n, re.sub(r"[£$€¥,\s]", "", n))
+
+
+def _negated(text: str, start: int) -> bool:
+    """Is the value at ``start`` said not to hold ("…, not 40", "no longer 40", "(was 40)")?"""
+    before = text[max(0, start - 14):start].lower()
+    return bool(re.search(r"\b(?:not|no\s+longer|was|from|instead\s+of|rather\s+than|than)\s*\(?\s*$", before))
+
+
+def _contact(old: str, text: str) -> str | None:
+    if "@" in old:
+        found = [m for m in _EMAIL.finditer(text) if m.group(0).lower() != old.lower()]
+    else:
+        found = [m for m in _PHONE.finditer(text) if sum(c.isdigit() for c in m.group(0)) >= 7
+                 and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", m.group(0)) and not same_phone(m.group(0), old)]
+    found = [m for m in found if not _negated(text, m.start())]
+    return found[0].group(0).strip() if len(found) == 1 else None
+
+
+def _unit(old: str) -> tuple[str, str, str] | None:
+    """(number, what it counts, the rest) of a quantity value: "30 km a week" → ("30", "km",
+    " a week"), "£300 a month" → ("£300", "£", " a month")."""
+    m = re.match(rf"\s*(?P<n>{NUMBER})\s*(?P<u>[^\W\d_]+|%)?(?P<rest>.*)$", old, re.I)
+    if not m:
+        return None
+    n, u = m.group("n"), (m.group("u") or "")
+    if n[:1] in "£$€¥":
+        return n, n[:1], (u and " " + u) + m.group("rest")
+    return (n, u, m.group("rest")) if u else None
+
+
+def _number(old: str, text: str) -> str | None:
+    parts = _unit(old)
+    if parts is None:
+        return None
+    n_old, unit, rest = parts
+    if unit in "£$€¥":
+        rx = re.compile(rf"{re.escape(unit)}\s?(\d+(?:[.,]\d+)*k?)(?![\w])")
+    else:
+        stem = unit.lower().rstrip("s")
+        rx = re.compile(rf"(?<![\w.,])({NUMBER})\s*{re.escape(stem)}s?\b", re.I)
+    found = [m for m in rx.finditer(text) if _plain_number(m.group(1)) != _plain_number(n_old)
+             and not _negated(text, m.start())]
+    if len(found) != 1:
+        return None
+    new = found[0].group(1)
+    return f"{unit}{new}{rest}" if unit in "£$€¥" else f"{new} {unit}{rest}"
+
+
+#: A due date moved, said of what is due by a word of its own ("the deadline", "it").
+_DUE_WORDS = re.compile(r"\b(?:deadline|due|submission|date|it)\b", re.I)
+
+
+def _deadline(old: str, text: str) -> str | None:
+    found = [m for m in _DAY.finditer(text) if not _negated(text, m.start())
+             and " ".join(m.group(0).lower().split()) != " ".join(old.lower().split())]
+    return found[0].group(0) if len(found) == 1 and (_DAY.search(old) or re.search(r"\d{4}-\d{2}-\d{2}", old)) else None
+
+
+#: Things an output comes as: a sentence about one of these is about that one's format.
+_OUTPUTS = re.compile(r"\b(?:reports?|drafts?|tables?|charts?|figures?|diagrams?|docs?|documents?|slides?|"
+                      r"summar(?:y|ies)|transcripts?|invoices?|minutes|notes|references?|"
+                      r"letters?|emails?|files?|exports?|spreadsheets?|sheets?)\b", re.I)
+
+
+def _format(old: str, text: str) -> str | None:
+    # as written ("WebVTT", not the vocabulary's "VTT"): the page's line is checked against it
+    found = [(text[s:e], s) for _fam, v, s, e in format_values(text)
+             if v.casefold() != old.casefold() and text[s:e].casefold() != old.casefold()
+             and not same_format(v, old) and not _negated(text, s)]
+    values = {v.casefold(): v for v, _s in found}
+    return next(iter(values.values())) if len(values) == 1 else None
+
+
+def _trip(old: str, text: str) -> str | None:
+    """"Lisbon in May" moved to another month ("we moved Lisbon to September"); a place said
+    with a month is left to the trip patterns."""
+    m = re.match(rf"(?P<place>.+?)\s+(?:(?:in|on|from|for)\s+)?(?P<when>(?=\d|early|mid|late|{MONTHS}).*(?:{MONTHS}).*)$", old, re.I)
+    if not m:
+        return None
+    place = m.group("place")
+    if not re.search(rf"(?<![\w-]){re.escape(place)}(?![\w-])", text, re.I):
+        return None
+    if re.search(r"\b\d{1,2}(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:" + MONTHS + r"))", text, re.I):
+        return None  # "to November, the 8th to the 22nd": the days are the trip patterns' to read
+    days = [x for x in re.finditer(DAY_MONTH, text, re.I) if not _negated(text, x.start())]
+    if days:
+        got = {x.group(0) for x in days if x.group(0).lower() not in m.group("when").lower()}
+        return f"{place} on {got.pop()}" if len(got) == 1 and len(days) == 1 else None
+    months = [x for x in _MONTH.finditer(text) if not _negated(text, x.start())
+              and x.group(0).lower() not in m.group("when").lower()]
+    if len(months) != 1:
+        return None
+    when = months[0].group(0)
+    return f"{place} in {when.replace('the end of ', 'late ')}"
+
+
+#: A name as typed: capitalised words ("Teodor Vasilescu", "Marisol Clinic"), or, in a
+#: sentence typed in lower case, the words right after the cue that introduces it.
+_CAP_NAME = r"(?:[A-Z][\w'’\-]+|[A-Z]{2,})(?:\s+(?:of|&|and|de|van|der|da|di|du|del|le)?\s*(?:[A-Z][\w'’\-]+|[A-Z]{2,})){0,3}"
+_LOW_NAME = r"[a-z][a-z'’\-]{2,}\s+[a-z][a-z'’\-]{2,}"
+_NOT_NAME = frozenset("""the a an my our his her their this that it its i me we you he she they now today
+tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april
+may june july august september october november december week month year team office job work boss
+manager lead project everyone nobody someone somebody anyone nothing here there home again too also
+and but so for with from on in at to of is was as new old next last first weekend""".split())
+
+#: Before a new manager's name ("my new boss Teodor Vasilescu", "I report to X now").
+_MANAGER_BEFORE = (r"\bnew\s+(?:line\s+)?(?:boss|manager|mgr|supervisor|team\s+lead)\s*(?:is\s+|will\s+be\s+|[:,-]\s*)?"
+                   r"|\b(?:i|i['’]?m|we)\s+(?:now\s+)?report(?:ing)?\s+(?:directly\s+)?to\s+|\b(?:i['’]?m|i\s+am|am)\s+under\s+"
+                   r"|\b(?:manager|boss|supervisor)\s+is\s+(?:now\s+)?")
+#: Before a project's new lead ("handed Kestrel over to Felipe Rocha", "the new lead is X").
+_LEAD_BEFORE = (r"\bhand(?:ed|s|ing)\s+(?:[\w'’\-]+\s+){0,4}?(?:over\s+)?to\s+"
+                r"|\bnew\s+(?:project\s+)?(?:lead|owner|head|director|coordinator)\s*(?:is\s+|[:,-]\s*)"
+                r"|\b(?:lead|owner|director)\s+is\s+(?:now\s+)?")
+#: After a project's new lead ("Jonas Lund is running Kingfisher now", "Siobhan Kelly is
+#: taking over the garden").
+_LEAD_AFTER = (r"\s+(?:is\s+|['’]s\s+|has\s+)?(?:now\s+)?(?:runs|running|run|leads|leading|heads|heading|took\s+over|"
+               r"taking\s+over|taken\s+over|is\s+the\s+new\s+(?:[\w\-]+\s+)?(?:lead|owner|head))\b")
+
+
+def _names_at(text: str, before: str = "", after: str = "") -> list[str]:
+    """The names ``text`` gives right after ``before`` or right before ``after``."""
+    out = []
+    for name_rx in (_CAP_NAME, _LOW_NAME):
+        if name_rx is _LOW_NAME and any(w[:1].isupper() for w in re.findall(r"[^\W\d_]+", text)[1:] if w != "I"):
+            continue  # a sentence with capitals writes names with them: its lower-case words are none
+        rx = rf"(?:{before})(?P<n>{name_rx})" if before else rf"(?<![\w'’])(?P<n>{name_rx})(?={after})"
+        for m in re.finditer(rx, text, 0 if name_rx is _CAP_NAME else re.I):
+            name = m.group("n")
+            if name_rx is _CAP_NAME and not before and m.start() == 0 and " " not in name:
+                continue  # a capital that only opens the sentence
+            if name.lower() in ("i", "i'm", "i’m", "im"):
+                out.append(name)
+                continue
+            words_ = [w for w in name.split() if w.lower() not in _NOT_NAME
+                      and (name[:1].isupper() or (w not in NOT_NAME_WORDS and not NOT_NAME_END.search(w)))]
+            if words_ and len(words_) == len(name.split()):
+                out.append(name)
+    return out
+
+
+def _person(before: str, after: str):
+    def read(old: str, text: str) -> str | None:
+        found = {n for n in _names_at(text, before=before)} | ({n for n in _names_at(text, after=after)} if after else set())
+        old_words = {w.lower() for w in old.split()}
+        found = {n for n in found if not {w.lower() for w in n.split()} <= old_words}
+        if len(found) != 1:
+            return None
+        name = found.pop()
+        if name.lower() in ("i", "i'm", "i’m", "im"):
+            return SELF
+        return name if name[:1].isupper() else " ".join(w.capitalize() for w in name.split())
+    return read
+
+
+#: Before a new employer's name ("first week at Oxbow Labs", "I joined corvane shipping",
+#: "she's at Marisol Clinic now", "moved to Kestrel Motion").
+_EMPLOYER_BEFORE = (r"\bfirst\s+(?:week|day|month|fortnight)\s+(?:at|with)\s+|\bjoined\s+|\bstart(?:ed|ing)?\s+(?:at|with)\s+"
+                    r"|\bnew\s+job\s+(?:at|with)\s+|\b(?:moved|switched|gone|went)\s+(?:over\s+)?to\s+"
+                    r"|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s|they['’]re|now)\s+(?:at|with)\s+|\bworking\s+(?:at|for|in)\s+")
+#: Before a new home ("moved to Utrecht", "my new flat in utrecht", "I'm in cork now").
+_HOME_BEFORE = (r"\b(?:moved|shifted|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
+                r"|\bnew\s+(?:flat|place|house|apartment|home)\s+in\s+"
+                r"|\b(?:i['’]?m|i\s+am|we['’]re|we\s+are|she['’]s|he['’]s)\s+(?:now\s+)?(?:living\s+|based\s+)?in\s+")
+_LOW_PLACE = r"[a-z][a-z\-]{2,}"
+
+
+def _named(before: str, kind: str):
+    """A reader of an organisation or a place named right after ``before``: capitalised, or
+    one word in a sentence typed in lower case."""
+    def read(old: str, text: str) -> str | None:
+        found = set()
+        for m in re.finditer(rf"(?:{before})(?:the\s+)?(?P<n>{_CAP_NAME})", text):
+            found.add(m.group("n"))
+        if not any(w[:1].isupper() for w in re.findall(r"[^\W\d_]+", text)[1:] if w != "I"):
+            # no "the": "joined the book club", "moved to the suburbs" name no employer, no home
+            rx = rf"(?:{before})(?P<n>{_LOW_NAME if kind == 'org' else _LOW_PLACE})"
+            for m in re.finditer(rx, text, re.I):
+                n = m.group("n")
+                if all(w not in _NOT_NAME and w not in NOT_NAME_WORDS and w not in NOT_PLACES for w in n.split()) \
+                        and not NOT_NAME_END.search(n.split()[0]):
+                    found.add(" ".join(w.capitalize() for w in n.split()))
+        old_l = old.lower()
+        found = {n for n in found if n.lower() not in _NOT_NAME and n.lower() not in old_l and old_l not in n.lower()
+                 and not _negated(text, text.lower().find(n.lower()))}
+        return found.pop() if len(found) == 1 else None
+    return read
+
+
+#: Before a new title ("as the new head of pastry", "starting as data engineer", "I'm
+#: senior copywriter now", "promoted to team lead").
+_ROLE_BEFORE = (r"\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
+                r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
+#: What a title ends in: a word of a trade or of rank.
+_ROLE_END = re.compile(r"(?:er|or|ist|ant|ent|ian|ive|ee|chef|cook|nurse|head|lead|principal|partner|associate|"
+                       r"intern|chief|clerk|fellow|dean|director|officer|manager|engineer|analyst)$")
+#: Words that end like a title and are none ("I'm over at X now", "I'm better now").
+_NOT_ROLE = frozenset("""over never ever later better together other rather under after either neither whether
+sooner faster older younger bigger smaller happier busier earlier closer further super proper sober clever eager
+here there where member volunteer parent mother father sister brother partner""".split())
+_ROLE_AFTER = (r"(?=\s*(?:[.,;!:)(]|$|\s+(?:now|as\s+of|from|since|at|on|for|in|starting|today|this|next|i|i['’]m|we|"
+               r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b))")
+
+
+def _role(old: str, text: str) -> str | None:
+    found = set()
+    for m in re.finditer(rf"(?:{_ROLE_BEFORE})(?P<r>(?:[a-z][a-z\-]+\s+){{0,2}}?[a-z][a-z\-]+(?:\s+of\s+[a-z][a-z\-]+)?){_ROLE_AFTER}",
+                         text, re.I):
+        r = m.group("r").lower()
+        ws = r.split()
+        head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
+        if _ROLE_END.search(head) and head not in _NOT_ROLE and len(head) > 3 \
+                and not any(w in _NOT_NAME or w in NOT_NAME_WORDS or w in _NOT_ROLE for w in ws if w != "of") \
+                and r != old.lower() and not r.endswith(" " + old.lower()):
+            found.add(r)
+    return found.pop() if len(found) == 1 else None
+
+
+_READERS = {"contact": _contact, "number": _number, "deadline": _deadline, "format": _format, "trip": _trip,
+            "manager": _person(_MANAGER_BEFORE, ""), "lead": _person(_LEAD_BEFORE, _LEAD_AFTER),
+            "employer": _named(_EMPLOYER_BEFORE, "org"), "home": _named(_HOME_BEFORE, "place"),
+            "role": _role}
+
+
+#: A value of a kind the readers take: an address, a number, a date or month, a name.
+_ANY_VALUE = re.compile(rf"@|\d|(?i:\b(?:{MONTHS})\b)|(?<=\s)[A-Z]")
+
+
+#: Someone else's words the sentence quotes ("proofread this: 'I have moved to Marseille …'").
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?:(?<=^)|(?<=[\s:(]))'[^']*'(?=$|[\s.,;:!?)])")
+
+
+def may_say_a_change(text: str) -> bool:
+    """Can ``text``, a request or a question, say in passing that a value changed ("can you
+    redo the order form with 055 219 0364, my new number")? Cheap: the words of a change and
+    a value of some kind, nothing that makes it a plan."""
+    return bool(_CHANGE.search(text) and _ANY_VALUE.search(text) and not _NOT_DONE.search(text))
+
+
+def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "") -> str | None:
+    """The new value of ``attr`` that ``text`` states in place of ``old``: a value of the same
+    kind, in a sentence that says a change happened; None when it says none, or more than one
+    value of the kind, or only a plan. ``own``: the sentence is read as its speaker's own
+    statement (it does not name the subject), so one that tells of somebody else's change
+    states nothing. ``about``: what a due date or a format is of ("audit report", "draft"):
+    a date moved is that one's when the sentence names it by one of these words, or as "the
+    deadline" or "it"; a format is not when the sentence names another output.
+    :data:`.SELF` for a lead that is the speaker ("I'm taking over Heron")."""
+    read = _READERS.get(attr)
+    text = _QUOTED.sub(" ", text)
+    if read is None or not old or not _CHANGE.search(text) or _NOT_DONE.search(text):
+        return None
+    names_it = any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", text, re.I)
+                   for w in about.split() if len(w) > 3)
+    if attr == "deadline" and not (_DUE_WORDS.search(text) or names_it):
+        return None  # "the dentist moved my appointment to 5 May" moves no deadline of mine
+    if attr == "format" and about and not names_it and _OUTPUTS.search(text):
+        return None  # "reports as PDF now" changes no format of the drafts
+    new = read(old, text)
+    if new is None:
+        return None
+    at = text.lower().find(new.lower()[:6]) if new != SELF else -1
+    # a trip or a due date is a plan by nature: "is going to Cape Town in December now"
+    if at >= 0 and (hypothetical if attr in ("trip", "deadline") else unrealised)(text, at):
+        return None
+    # a due date is moved by others by nature ("my editor pushed it back"): what it is of
+    # tells it, not who moved it
+    if own and attr != "deadline" and at >= 0 and any(not _FIRST_PERSON.search(text, o.end(), at) for o in _OTHER.finditer(text, 0, at)):
+        return None  # "my brother just moved to Bristol", not "my sister can't, so we moved Lisbon to May"
+    return new

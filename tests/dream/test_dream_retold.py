@@ -1,0 +1,150 @@
+"""A value said again in other words (dream/retold.py): once the memory holds a value, a later
+sentence that says a change and names a value of the same kind replaces it — a weekly distance,
+a due date, a trip's month, a phone, a format, a manager, a lead, an employer, a home, a title —
+and a request that says it in passing ("can you redo the form with my new number …") counts.
+With the near misses that must replace nothing: someone else's change, a plan, a refusal, a
+history, a second value of the kind. Dream runs on small trees, no mount."""
+
+from __future__ import annotations
+
+import pytest
+
+from brainfs.benchmarks.supersession import tree_of
+from brainfs.cache.facts.records import FACTS_PATH, loads
+from brainfs.dream import retold
+from brainfs.dream.core import DictTree, dream
+from brainfs.dream.facts import check_views
+from brainfs.dream.relationrecord import SELF
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("attr, old, text, new", [
+    ("number", "30 km a week", "signed up for a marathon so I'm bumping my weekly mileage up to 45 km from now on.",
+     "45 km a week"),
+    ("number", "£300 a month", "got a raise!! so I'm putting away £450 a month from July instead.", "£450 a month"),
+    ("number", "4 coffees a day", "cut down: 2 coffees a day max now (was 4)", "2 coffees a day"),
+    ("deadline", "30 April", "journal moved my deadline to 21 May", "21 May"),
+    ("trip", "Lisbon in May", "my sister can't get time off in May so we moved Lisbon to September.",
+     "Lisbon in September"),
+    ("trip", "Lisbon 12-19 April", "we moved Lisbon to 3-10 May, cheaper flights.", "Lisbon on 3-10 May"),
+    ("trip", "Zanzibar in March", "the hotel had a flood so we moved Zanzibar to the end of April.",
+     "Zanzibar in late April"),
+    ("contact", "024 553 8871", "my new number is 055 219 0364, the old phone died", "055 219 0364"),
+    ("contact", "rafal.walks@pawmail.pl", "use my new address in the signature please: hello@szymanskidogs.pl",
+     "hello@szymanskidogs.pl"),
+    ("format", "CSV", "from now on send the tables as Excel instead of csv", "Excel"),
+    ("manager", "Marguerite Lam", "my new boss Teodor Vasilescu hates long reports.", "Teodor Vasilescu"),
+    ("manager", "Dorota Wilk", "had my first 1:1 with my new manager yusuf demir today.", "Yusuf Demir"),
+    ("lead", "Amara Obi", "amara handed Kestrel over to Felipe Rocha this week.", "Felipe Rocha"),
+    ("lead", "Ama Owusu", "ama has gone on to finance so jonas lund is running kingfisher now.", "Jonas Lund"),
+    ("lead", "Nadia Petrova", "Nadia's leaving and I'm taking over Heron as lead from Monday.", SELF),
+    ("employer", "Lumefield Studio", "ok so first week at Oxbow Labs and the onboarding wiki is 200 pages",
+     "Oxbow Labs"),
+    ("employer", "Hartwell Freight", "i joined corvane shipping this week after 6 yrs at hartwell.",
+     "Corvane Shipping"),
+    ("home", "Galway", "im in cork now (left galway in april).", "Cork"),
+    ("home", "Amsterdam", "the commute from my new flat in Utrecht is 25 min by train", "Utrecht"),
+    ("role", "pastry cook", "so as the new head of pastry I now do the ordering too", "head of pastry"),
+    ("role", "data analyst", "starting as data engineer on monday.", "data engineer"),
+])
+def test_a_later_value_of_the_kind_held_is_read(attr: str, old: str, text: str, new: str) -> None:
+    assert retold.later_value(attr, old, text) == new
+
+
+@pytest.mark.parametrize("attr, old, text", [
+    # someone else's change, told by the user
+    ("home", "Leeds", "My brother Sam just moved to Bristol for his new job."),
+    ("home", "Norwich", "Mum sold the house and moved up to York to be near my sister."),
+    ("contact", "0412 555 876", "my partner got a new number, 0433 555 219, can you update the emergency line"),
+    ("employer", "Ostler Foods", "my flatmate just started at Brisk Couriers lol so now we both get up at 5"),
+    ("manager", "Anneke Visser", "my sister has a new boss, Reginald Parr, and he sounds awful"),
+    ("trip", "Vienna 5-9 May", "my sister moved her Vienna trip to June, so we won't overlap"),
+    # a plan, a wish, a refusal, a history
+    ("home", "Leeds", "if I moved to Bristol I'd be nearer my sister"),
+    ("deadline", "16 May", "Asked the client to push to 30 May and they said no."),
+    ("deadline", "8 May", "colleague told me the print deadline was originally 1 May"),
+    ("employer", "Acme", "I might switch to Globex next year"),
+    ("number", "30 km a week", "thinking of bumping it up to 45 km a week"),
+    ("deadline", "30 April", "the dentist moved my appointment to 5 May"),
+    # no change said, or a second value of the kind
+    ("contact", "024 553 8871", "my sister's number is 055 219 0364"),
+    ("deadline", "30 April", "the launch party is on 3 May and the review on 9 May, moved both"),
+    ("manager", "Marguerite Lam", "my new manager is great lol"),
+    ("home", "Leeds", "I moved to the suburbs now"),
+    ("employer", "Acme", "I joined the book club now"),
+    ("role", "teacher", "I'm a bit tired now"),
+    ("role", "senior buyer", "Big change, I'm over at Fennick Wholesale now."),
+    ("home", "Oxford", "our office moved to Reading, so now I commute from Oxford."),
+    ("manager", "Robert Lang", "Lily Chen, who sits next to me, now reports to Dominic Hale."),
+    ("trip", "Japan on 4 October to 18 October", "We moved the Japan trip to November, the 8th to the 22nd."),
+    ("manager", "Thorsten Abiodun", "Thorsten has a new boss, Yevgenia Marsh, so she's my skip-level now."),
+    ("home", "Lyon", 'can you proofread this: "I have recently moved to Marseille and request my deposit back."'),
+    ("contact", "091 555 0334", "the plumber sent this: 'Questions: Darko, 098 555 0712, new number.'"),
+    ("contact", "091 555 0334", "new notice pls: the bins go out on tuesday (2026-05-05) now"),
+])
+def test_near_misses_replace_nothing(attr: str, old: str, text: str) -> None:
+    assert retold.later_value(attr, old, text) is None
+
+
+def test_what_the_value_is_of_must_not_be_another_thing() -> None:
+    """A due date moves when the sentence calls it the deadline, "it" or by its own words; a
+    format changes for the output the sentence speaks of, not another one."""
+    assert retold.later_value("deadline", "30 April", "they moved the audit report to 6 May", about="audit report") == "6 May"
+    assert retold.later_value("deadline", "30 April", "my editor pushed it back to 6 May") == "6 May"
+    assert retold.later_value("deadline", "30 April", "the gala moved to 6 May", about="audit report") is None
+    text = "Marcus wants his reports as PDF now, not docx."
+    assert retold.later_value("format", "docx", text, about="report") == "PDF"
+    assert retold.later_value("format", "docx", text, about="draft") is None
+
+
+def _dream(turns: list[tuple[str, list[str]]]) -> dict[str, str]:
+    return dream(DictTree(tree_of({"sessions": [{"date": d, "turns": t} for d, t in turns]}))).staged
+
+
+def _closed(staged: dict[str, str], attr: str) -> list[tuple[str, str, str | None]]:
+    recs = loads(staged.get(FACTS_PATH, ""))
+    by_id = {r.id: r for r in recs}
+    return [(r.subject, r.value, by_id[r.superseded_by].value if r.superseded_by else None)
+            for r in recs if r.attribute == attr and not r.is_open]
+
+
+def test_a_request_that_names_a_new_number_in_passing_replaces_the_old_one() -> None:
+    """The number is said only inside a request, which dream keeps as no fact: as an aside it
+    still closes the old number, on the page and in the records, and every view agrees."""
+    staged = _dream([
+        ("2026-01-10", ["Efua: Hi, I'm Efua Mensah, I run a small bakery. My phone is 024 553 8871.",
+                        "Assistant: Nice to meet you, Efua."]),
+        ("2026-03-02", ["Efua: can you redo the order form with my new number 055 219 0364 and add an allergy field?",
+                        "Assistant: Done."]),
+    ])
+    assert _closed(staged, "contact") == [("efua-mensah", "024 553 8871", "055 219 0364")]
+    page = staged["knowledge/efua-mensah.md"]
+    now, _, superseded = page.partition("## Superseded")
+    assert "055 219 0364" in now and "024 553 8871" in superseded
+    assert check_views(staged) == []
+
+
+def test_a_brothers_move_and_a_refused_delay_leave_the_values_standing() -> None:
+    staged = _dream([
+        ("2026-01-22", ["Nadine: Nadine Fairweather. I live in Leeds. My report is due 16 May.",
+                        "Assistant: Noted."]),
+        ("2026-03-26", ["Nadine: My brother Sam just moved to Bristol for his new job.",
+                        "Nadine: Asked the client to push the report to 30 May and they said no.",
+                        "Assistant: Sorry to hear."]),
+    ])
+    assert _closed(staged, "home") == [] and _closed(staged, "deadline") == []
+
+
+def test_a_deadline_moved_in_other_words_is_current_on_the_page_under_the_name_the_sentence_uses() -> None:
+    """The new due date's line names the thing as the sentence that moved it does ("the
+    deadline"), so verification keeps it: the page's current part carries the new date."""
+    staged = _dream([
+        ("2026-03-03", ["Anjali: Hi, Anjali Rao here. My article for the Journal of Coastal Processes is due 30 April.",
+                        "Assistant: Good luck."]),
+        ("2026-04-12", ["Anjali: phew, the journal pushed it back, so 21 May now!", "Assistant: Great."]),
+    ])
+    assert _closed(staged, "deadline") == [("anjali-rao", "30 April", "21 May")]
+    now = staged["knowledge/anjali-rao.md"].partition("## Superseded")[0]
+    assert "21 May" in now
+    assert check_views(staged) == []
