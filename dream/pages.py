@@ -297,15 +297,10 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
     ledger = fact_records.FactLedger()
-    # the sentences each (subject, attribute) was read from: a later value is read from none
-    # of them ("make it docx from now on" set the document format; it is no later chart format)
-    read_from: dict[tuple[str, str], set[int]] = defaultdict(set)
-    for (subj, attr, _key), group in groups.items():
-        read_from[(subj, attr)].update(id(st.fact) for st in group)
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
         _said_before(group, facts, subj, attr, key, subs)
-        _retold(group, facts + cards + list(asides), subj, attr, key, subs, read_from[(subj, attr)])
+        _retold(group, facts + cards + list(asides), subj, attr, key, subs)
         if attr in ("role", "employer"):
             _kept_alongside(group)
         title = subs.by_slug[subj].title
@@ -421,19 +416,17 @@ def _when(f: dict) -> tuple:
     return (f.get("date") or "", 0 if f.get("session") else 1, f.get("order", 0))
 
 
-def _retold(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str, subs: Subjects,
-            taken: set[int]) -> None:
+def _retold(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str, subs: Subjects) -> None:
     """A later sentence that says a change and names a value of the kind the group holds
     (:mod:`.retold`: "bumping my weekly mileage up to 45 km" after "I run 30 km a week") is the
     group's next value — when it is the subject's own statement (its speaker, saying nothing
-    of another person) or names the subject, and no statement of the group comes after it.
-    ``taken``: the sentences the subject's statements of ``attr`` were read from (in any group),
-    which say their value already."""
+    of another person) or names the subject, and no statement of the group comes after it."""
     cur = play(group).current
     if cur is None or cur.op != "set" or not group:
         return
     last = max(_when(g.fact) for g in group)
-    for f in sorted((f for f in facts if _when(f) > last and id(f) not in taken), key=_when):
+    own = {id(g.fact) for g in group}
+    for f in sorted((f for f in facts if _when(f) > last and id(f) not in own), key=_when):
         named = fact_slugs(f, subs)
         mine = subs.slug_for(f.get("speaker", "")) == subj
         if subj not in named and not (mine and not {s for s in named - {subj} if subs.by_slug[s].type == "person"}):
@@ -441,7 +434,7 @@ def _retold(group: list[Stated], facts: list[dict], subj: str, attr: str, key: s
         if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
             continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
         new = retold.later_value(attr, cur.value, f["text"], own=mine or subj not in named,
-                                 about=_about(attr, key))
+                                 about=subs.by_slug[subj].title if attr == "lead" else _about(attr, key))
         if new is None:
             continue
         if new == SELF:

@@ -40,14 +40,14 @@ _STOP = (r"a|an|the|and|or|but|so|as|at|in|on|of|for|to|with|from|by|into|onto|n
 #: What a project is, the last word of the lower-case words that go with its name ("the Atlas
 #: migration", "Falcon billing", "the Riverside clinic website"); a name followed by other
 #: words is the name alone ("the Ember standups", "Signbridge day to day").
-_HEADS = ("initiative|pilot|study|survey|campaign|app|dashboard|platform|tool|"
+HEADS = ("initiative|pilot|study|survey|campaign|app|dashboard|platform|tool|"
           "plugin|model|report|book|podcast|series|corpus|dataset|database|archive|thesis|index|toolkit|"
           "prototype|migration|redesign|rewrite|revamp|website|site|portal|service|pipeline|system|"
           "integration|rollout|upgrade|refresh|billing|onboarding|scheduler|engine|api|sdk|library|game|"
           "novel|documentary|film|album|exhibition|grant|proposal|renovation|retrofit|extension|audit|"
           "module|feature|release|overhaul|expansion|build|map|atlas|guide|course|curriculum")
 #: A project's name: a capitalised name and up to three lower-case words of what it is.
-PROJECT = (rf"(?-i:{NAME})(?:(?:\s+(?!(?:{_STOP})\b)(?-i:[a-z][a-z\-]+)){{0,2}}\s+(?-i:(?:{_HEADS})s?)\b)?")
+PROJECT = (rf"(?-i:{NAME})(?:(?:\s+(?!(?:{_STOP})\b)(?-i:[a-z][a-z\-]+)){{0,2}}\s+(?-i:(?:{HEADS})s?)\b)?")
 #: What follows a project's name when it names a meeting of the project, not the project
 #: ("Pablo is running the Ember standups this week").
 MEETING = (r"(?!\s+(?:stand-?ups?|meetings?|calls?|syncs?|retros?|retrospectives?|demos?|reviews?|workshops?|"
@@ -84,10 +84,10 @@ _SETS = tuple(re.compile(rx, re.I) for rx in (
 #: "I'm building a budgeting app for students", "currently running the Cedar Close community
 #: garden", "my supervisor put me on a seagrass restoration project". Only these heads: a
 #: report or a letter one is writing is a task, not a project.
-_OWN_HEADS = (r"novel|book|memoir|podcast|app|game|website|blog|newsletter|mural|garden|thesis|dissertation|"
+_OWNHEADS = (r"novel|book|memoir|podcast|app|game|website|blog|newsletter|mural|garden|thesis|dissertation|"
               r"documentary|film|album|startup|shop|caf[eé]|renovation|extension|project|campaign|zine|comic|"
               r"exhibition|channel")
-_OWN = (rf"(?P<v>(?:(?:(?-i:[A-Z][\w'’\-]*)|(?!(?:{_STOP})\b)(?-i:[a-z][\w\-]*))\s+){{1,3}}?(?-i:(?:{_OWN_HEADS})))"
+_OWN = (rf"(?P<v>(?:(?:(?-i:[A-Z][\w'’\-]*)|(?!(?:{_STOP})\b)(?-i:[a-z][\w\-]*))\s+){{1,3}}?(?-i:(?:{_OWNHEADS})))"
         rf"(?=\s*(?:[.,;:!?()]|$)|\s+(?:for|about|on|in|with|at|now|since|so|and|but|which|that|set|called|instead|"
         rf"again|these|this|last|next|today|yesterday|(?:mon|tues|wednes|thurs|fri|satur|sun)day|at\s+the\s+moment)\b)")
 #: In an end, the head alone names the project ("I've shelved the novel").

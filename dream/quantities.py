@@ -32,7 +32,8 @@ _QTY_HEADS = (r"threshold|limit|budget|target|cap|quota|minimum|maximum|max|min|
               r"reserve|retention|concentration")
 _QTY = re.compile(
     rf"\b(?:the\s+|our\s+|my\s+|its\s+)?(?P<mods>(?:[\w\-]+\s+){{0,3}}?)(?P<head>{_QTY_HEADS})"
-    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?\s+(?:is|are|was changed to|has changed to|"
+    rf"(?:\s+(?:for|of|on|in)\s+(?P<of>[\w\- ]{{2,40}}?))?(?:\s+(?:this|for\s+the|for\s+this)\s+(?:year|month|week|term|season))?"
+    rf"\s+(?:is|are|was changed to|has changed to|"
     rf"changed to|moved to|went up to|went down to|is now|will be|should be|of|"
     rf"(?:moved|went|changed|went up|went down|dropped|rose|fell)\s+from\s+{NUMBER}{UNIT}\s+to|"
     # terse: "batch size up to 128 now", "the reorder point raised to 36"
@@ -117,9 +118,55 @@ def _doses(sentence: str) -> list[Relation]:
     return out
 
 
+#: A rate the speaker keeps to, said of themselves: "I run about 25 km per week", "I'm saving
+#: $250 a week", "I'm trying to hit 10,000 steps a day", "I drink four coffees a day", "I read
+#: 52 books a year". Keyed by what is counted and over what; a later value in other words
+#: ("bumping my weekly mileage up to 45 km") is :mod:`.retold`'s to read.
+_RATE = re.compile(
+    rf"\b(?:I|I['’]m|im|I\s+am|we|we['’]re)\s+(?:(?:usually|normally|currently|now|still|already|typically|"
+    rf"generally|try(?:ing)?\s+to|aim(?:ing)?\s+(?:to|for)|want\s+to|at|on|do|doing|about|around|roughly)\s+)*"
+    rf"(?P<verb>run|running|walk|walking|cycle|cycling|ride|riding|swim|swimming|save|saving|spend|spending|"
+    rf"put\s+away|putting\s+away|put\s+aside|putting\s+aside|set\s+aside|drink|drinking|have|having|read|reading|"
+    rf"write|writing|do|doing|hit|hitting|get|getting|work|working|sleep|sleeping|practi[cs]e|practi[cs]ing|"
+    rf"train|training|study|studying|smoke|smoking|eat|eating|budget|make|making|earn|earning|log|logging)\s+"
+    rf"(?:about\s+|around\s+|roughly\s+|approximately\s+|up\s+to\s+|at\s+least\s+|maybe\s+)?"
+    rf"(?P<v>{NUMBER}\s*(?P<u>%|[a-z]+(?:\s+of\s+[a-z]+)?)?)\s*(?P<c>a|per|each|every|/)\s*"
+    rf"(?P<p>day|week|month|year|night|morning|weekday|workday)\b", re.I)
+_IN_DIGITS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+_IN_DIGITS.update({"fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50"})
+_SAVE = re.compile(r"sav|put|set", re.I)
+_LENGTHS = frozenset("km kms k miles mile metres meters m".split())
+
+
+def rates(sentence: str) -> list[Relation]:
+    """The speaker's own rates (:data:`_RATE`), keyed ``rate|<what> <period>``."""
+    out: list[Relation] = []
+    for m in _RATE.finditer(sentence):
+        if unrealised(sentence, m.start()) or re.search(r"\b(?:used\s+to|would|back\s+when)\b", sentence[:m.start()], re.I):
+            continue
+        value, unit, per = m.group("v"), (m.group("u") or "").lower(), m.group("p").lower()
+        if value[:1] in "£$€¥":
+            what = "amount saved" if _SAVE.match(m.group("verb")) else "amount spent" if m.group("verb").lower().startswith(
+                "spend") else "amount"
+        elif unit in _LENGTHS:
+            what = "distance"
+        elif unit in ("%", "percent"):
+            continue
+        elif unit and unit not in STOP_MODS:
+            what = f"number of {unit}"
+        else:
+            continue
+        # a count in words as a number ("four coffees a day" → "4 coffees a day"): one value however said
+        value = re.sub(r"^[a-z]+", lambda w: _IN_DIGITS.get(w.group(0).lower(), w.group(0)), value, flags=re.I)
+        said = f"{value}/{per}" if m.group("c") == "/" else f"{value} {m.group('c').lower()} {per}"
+        out.append(Relation("", "number", clean_value(said), "set", f"rate|{what} {per}", False, "",
+                            phrase=f"{what} a {per}"))
+    return out
+
+
 def quantities(sentence: str) -> list[Relation]:
     """Named quantities ("the QC spike threshold is 40 cm"), keyed by head and modifiers."""
-    out: list[Relation] = _doses(sentence)
+    out: list[Relation] = _doses(sentence) + rates(sentence)
     for m in _QTY_MINMAX.finditer(sentence):
         if unrealised(sentence, m.start()):
             continue

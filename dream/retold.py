@@ -17,6 +17,7 @@ from .formats import format_values, same_format
 from .irrealis import hypothetical, unrealised
 from .lowercasenames import NOT_NAME_END, NOT_NAME_WORDS, NOT_PLACES
 from .patternwords import MONTHS
+from .projects import HEADS as PROJECT_HEADS
 from .quantities import NUMBER
 from .relationrecord import SELF
 from .trips import DAY_MONTH
@@ -28,7 +29,8 @@ _CHANGE = re.compile(
     r"push\w*|pull\w*|bump\w*|rebook\w*|resched\w*|postpon\w*|delay\w*|extend\w*|brought\s+forward|"
     r"took\s+over|tak(?:e|es|ing)\s+over|handed|hands|started|starting|joined|first\s+(?:week|day|month|fortnight)|"
     r"officially|as\s+of|from\s+now\s+on|going\s+forward|updated?|cut|raised|lowered|upped|dropped|reduced|"
-    r"increased|only\s+accepts?|replaced|(?:is|are)\s+out|retired|resigned|stepped\s+down|left|quit)\b", re.I)
+    r"increased|only\s+accepts?|replaced|(?:is|are)\s+out|retired|resigned|stepped\s+down|left|quit|promot\w*|"
+    r"extension)\b", re.I)
 
 #: What makes the sentence no statement of a change that happened: a plan, a wish, a question
 #: put as a statement, what someone else would do.
@@ -37,20 +39,45 @@ _NOT_DONE = re.compile(
     r"hop(?:e|ing)\s+to|plan(?:s|ning)?\s+to|would|could\s+(?:be|move|switch)|in\s+case|what\s+if|"
     r"wondering|not\s+sure|haven'?t\s+decided|undecided|offered|interview\w*|applied|applying|asked|requested|"
     r"tried\s+to|said\s+no|refused|declined|rejected|turned\s+down|originally|initially|at\s+first|used\s+to|"
-    r"still)\b", re.I)
+    r"still|should|shall|i['’]d|gonna|wants?\s+me\s+to|fingers\s+crossed|jok(?:e|ed|ing)|kidding|not\s+moving|"
+    r"nearly|almost|ago|last\s+year|visiting|for\s+the\s+(?:day|weekend|night|afternoon|morning|conference|project)|"
+    r"goal\s*:|plan\s*:|wish(?:es|ed)?|for\s+a\s+(?:work\s+)?(?:trip|conference|week|month|weekend|day|holiday|visit)|"
+    r"temporar\w*|until\s+(?:she|he|they)['’](?:s|re)\s+back|while\s+(?:she|he|they)['’](?:s|re)\s+(?:away|off|out)|"
+    r"covering|cover\s+for|interim|acting|unchanged|the\s+same|same\s+as\s+before|hasn['’]?t\s+changed|stays|"
+    r"viewed|viewing|house[-\s]hunting|looking\s+at|in\s+(?:19|20)\d\d|in\s+my\s+(?:dreams|novel|book|story|game)|"
+    r"one[-\s]off|back\s+to\s+normal|no\s+change|aim(?:s|ing)?\s+(?:for|to)|no\s+wait|thought\s+(?:about|of)|thinking|"
+    r"tempted|consider\w*|contemplat\w*|keeping|but\s+no(?:pe)?|nope)\b", re.I)
+#: A request put as a question ("can you redo the form with my new number …?"): a question
+#: that says in passing what changed. Any other question states nothing.
+_ASKS_TO_DO = re.compile(r"^\W*(?:(?:ok|okay|so|hey|hi|also|and)\W+)*(?:can|could|would|will)\s+(?:you|u)\b|\b(?:please|pls|plz)\b", re.I)
 
-_FIRST_PERSON = re.compile(r"\b(?:I|I['’]m|im|I['’]ve|we|we['’]re|we['’]ve)\b", re.I)
+#: The speaker as the one who acts ("so we moved Lisbon"), not as the one who feels ("my
+#: brother, who I adore, moved …").
+#: A change said not to happen ("the deadline can't be moved", "never moved to London").
+_NEGATION = re.compile(r"\b(?:never|didn['’]?t|did\s+not|can['’]?t|cannot|couldn['’]?t|won['’]?t|wouldn['’]?t|don['’]?t|"
+                       r"doesn['’]?t|isn['’]?t|wasn['’]?t|not)\s+(?:\w+\s+){0,2}$", re.I)
+
+_FIRST_PERSON = re.compile(r"\b(?:I|I['’]m|im|I['’]ve|we|we['’]re|we['’]ve)\b(?!\s+(?:adore|love|like|think|guess|hope|know|"
+                           r"miss|admire|trust|mean|said|told)\b)", re.I)
 
 #: Someone else's change, told by the user ("my brother just moved to Bristol", "she's at X
 #: now", "Ana's new number …"): no statement of the user's own.
 _OTHER = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:(?:new|old|little|big|younger|older|best)\s+)?(?:mum|mom|mother|dad|father|brother|"
     r"sister|flatmate|roommate|housemate|partner|wife|husband|boyfriend|girlfriend|friend|mate|colleague|coworker|"
-    r"co-worker|son|daughter|kid|kids|parents|cousin|aunt|uncle|niece|nephew|neighbou?r|client|student|"
+    r"co-worker|son|daughter|kid|kids|parents|cousin|aunt|uncle|niece|nephew|neighbou?r|student|deskmate|officemate|"
+    r"classmate|teammate|housemate|"
     r"grandma|grandmother|grandpa|grandfather|fianc[eé]e?|team(?:mate)?|landlord|sister-in-law|brother-in-law|"
-    r"office|company|firm|department|school|business)\b"
+    r"office|company|firm|department|school|business|ex|dog|cat|doctor|dentist|plumber|(?P<boss>boss|manager|supervisor))\b"
+    r"|\b(?-i:[a-z]+)['’]s\s+(?:new\s+)?(?:number|phone|mobile|email|address|job|boss|manager|flat|house|place|trip|"
+    r"deadline|title|role)\b"
     r"|(?-i:^[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?=,|['’]s\s|\s+(?:now|is|has|had|just|moved|got|started|joined|reports|went)\b))"
     r"|(?:^|[.;,!]\s*|\b(?:and|so|but)\s+)(?:he|she|they|mum|mom|dad|mother|father)\b"
+    r"|\b(?:my|our)\s+[a-z]+\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?!is\s+(?:now\s+)?my\b)"
+    r"|(?-i:^(?!(?:i|we|im|ive|just|finally|so|ok|okay|now|also|and|but|then|well|yeah|yes|lol|haha|ugh|officially|"
+    r"recently|new|got|started|moved|switched|joined|first|since|from|today|bumped|cut|upped|dropped|booked|pushed|"
+    r"pulled|rebooked|changed|sorry|hey|hi|hello|update|quick|big|good|bad|news)\b)[a-z]+\s+(?:moved|started|joined|switched|"
+    r"got|is|has|just|went|left|quit)\b)"
     r"|(?-i:\b(?!(?:I|It|That|What|There|Here|Let|He|She|Who|Where|Today|Everything|Nothing)['’])[A-Z][a-z]+['’]s\s+"
     r"(?!been\b|got\b|gone\b))", re.I)
 
@@ -73,7 +100,9 @@ def _plain_number(n: str) -> str:
 def _negated(text: str, start: int) -> bool:
     """Is the value at ``start`` said not to hold ("…, not 40", "no longer 40", "(was 40)")?"""
     before = text[max(0, start - 14):start].lower()
-    return bool(re.search(r"\b(?:not|no\s+longer|was|from|instead\s+of|rather\s+than|than)\s*\(?\s*$", before))
+    wider = text[max(0, start - 30):start].lower()
+    return bool(re.search(r"\b(?:not|no\s+longer|was|from|instead\s+of|rather\s+than|than)\s*\(?\s*$", before)
+                or re.search(r"\b(?:don['’]?t|never|no\s+more)\s+(?:\w+\s+){0,3}(?:as|in)\s+(?:an?\s+)?$", wider))
 
 
 def _contact(old: str, text: str) -> str | None:
@@ -82,7 +111,7 @@ def _contact(old: str, text: str) -> str | None:
     else:
         found = [m for m in _PHONE.finditer(text) if sum(c.isdigit() for c in m.group(0)) >= 7
                  and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", m.group(0)) and not same_phone(m.group(0), old)]
-    found = [m for m in found if not _negated(text, m.start())]
+    found = [m for m in found if not _negated(text, m.start()) and not _NOT_A_CONTACT.search(text[max(0, m.start() - 40):m.start()])]
     return found[0].group(0).strip() if len(found) == 1 else None
 
 
@@ -98,11 +127,17 @@ def _unit(old: str) -> tuple[str, str, str] | None:
     return (n, u, m.group("rest")) if u else None
 
 
+_ADVERB = {"day": r"\bdaily\b", "week": r"\bweekly\b", "month": r"\bmonthly\b", "year": r"\b(?:yearly|annual)", "night": r"\bnightly\b"}
+
+
 def _number(old: str, text: str) -> str | None:
     parts = _unit(old)
     if parts is None:
         return None
     n_old, unit, rest = parts
+    period = re.search(r"\b(day|week|month|year|night)", rest, re.I)
+    if period and not re.search(rf"\b{period.group(1)}|{_ADVERB.get(period.group(1).lower(), '^$')}", text, re.I):
+        return None  # "ran 12 km today" says no weekly distance
     if unit in "£$€¥":
         rx = re.compile(rf"{re.escape(unit)}\s?(\d+(?:[.,]\d+)*k?)(?![\w])")
     else:
@@ -113,11 +148,21 @@ def _number(old: str, text: str) -> str | None:
     if len(found) != 1:
         return None
     new = found[0].group(1)
+    # the period as the new sentence says it ("$300/week", "15 km a week"), else the old one's
+    per = re.match(r"(?:\s*/\s*|\s+(?:a|per|each|every)\s+)(?:day|week|month|year|night)\b", text[found[0].end():], re.I)
+    if per and re.match(r"\s*(?:/|a\b|per\b|each\b|every\b)", rest, re.I):
+        rest = per.group(0)
     return f"{unit}{new}{rest}" if unit in "£$€¥" else f"{new} {unit}{rest}"
 
 
 #: A due date moved, said of what is due by a word of its own ("the deadline", "it").
-_DUE_WORDS = re.compile(r"\b(?:deadline|due|submission|date|it)\b", re.I)
+#: A due date of someone else's ("my sister's deadline", "our team's deadline … but mine").
+_OTHERS_DUE = re.compile(r"\b\w+['’]s\s+(?:\w+\s+)?deadline\b|\bfor\s+everyone\s+else\b|\bbut\s+mine\b|\bmine\s+(?:stays|didn)"
+                         r"|\bmine['’]?s\s+still\b|\bfor\s+(?:his|her|their)\s+(?!own\b)\w+"
+                         r"|\b(?:my|our)\s+(?:colleague|sister|brother|friend|partner|wife|husband|son|daughter|flatmate|"
+                         r"roommate|classmate|teammate|deskmate|coworker|co-worker)\b", re.I)
+_DUE_WORDS = re.compile(r"\b(?:deadline|due\s+date|submission\s+date|hand-?in|extension|"
+                        r"(?:moved|pushed|pulled|brought|postponed|delayed|extended)\s+it)\b", re.I)
 
 
 def _deadline(old: str, text: str) -> str | None:
@@ -134,11 +179,20 @@ _OUTPUTS = re.compile(r"\b(?:reports?|drafts?|tables?|charts?|figures?|diagrams?
 
 def _format(old: str, text: str) -> str | None:
     # as written ("WebVTT", not the vocabulary's "VTT"): the page's line is checked against it
-    found = [(text[s:e], s) for _fam, v, s, e in format_values(text)
+    # of the old one's family: an image format replaces no document format ("charts as PNG")
+    was = {fam for fam, _v, _s, _e in format_values(old)}
+    found = [(text[s:e], s) for fam, v, s, e in format_values(text)
              if v.casefold() != old.casefold() and text[s:e].casefold() != old.casefold()
-             and not same_format(v, old) and not _negated(text, s)]
+             and not same_format(v, old) and not _negated(text, s) and (not was or fam in was)]
     values = {v.casefold(): v for v, _s in found}
     return next(iter(values.values())) if len(values) == 1 else None
+
+
+def _moved_to(text: str, m: re.Match[str]) -> bool:
+    """Is the date at ``m`` where the trip went ("moved Lisbon to September", "Seoul in April
+    instead", "now flying out 21 May")?"""
+    return bool(re.search(r"\b(?:to|till|until|into|out)\s+(?:the\s+)?$", text[max(0, m.start() - 12):m.start()], re.I)
+                or re.match(r"\s*(?:now|instead)\b", text[m.end():], re.I))
 
 
 def _trip(old: str, text: str) -> str | None:
@@ -148,16 +202,19 @@ def _trip(old: str, text: str) -> str | None:
     if not m:
         return None
     place = m.group("place")
-    if not re.search(rf"(?<![\w-]){re.escape(place)}(?![\w-])", text, re.I):
-        return None
+    at = re.search(rf"(?<![\w-]){re.escape(place)}(?![\w-])", text, re.I)
+    if not at or re.match(r"\s+(?!(?:trip|holiday|visit|break|getaway|weekend|to|in|for|now|then|instead|is|was|on|and|"
+                          r"from|until|till)\b)[a-z]", text[at.end():]):
+        return None  # "the Lisbon festival got moved to June": the festival, not the trip
     if re.search(r"\b\d{1,2}(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:" + MONTHS + r"))", text, re.I):
         return None  # "to November, the 8th to the 22nd": the days are the trip patterns' to read
-    days = [x for x in re.finditer(DAY_MONTH, text, re.I) if not _negated(text, x.start())]
+    days = [x for x in re.finditer(DAY_MONTH + r"(?!\d)", text, re.I) if not _negated(text, x.start())
+            and _moved_to(text, x)]
     if days:
         got = {x.group(0) for x in days if x.group(0).lower() not in m.group("when").lower()}
         return f"{place} on {got.pop()}" if len(got) == 1 and len(days) == 1 else None
     months = [x for x in _MONTH.finditer(text) if not _negated(text, x.start())
-              and x.group(0).lower() not in m.group("when").lower()]
+              and x.group(0).lower() not in m.group("when").lower() and _moved_to(text, x)]
     if len(months) != 1:
         return None
     when = months[0].group(0)
@@ -166,7 +223,8 @@ def _trip(old: str, text: str) -> str | None:
 
 #: A name as typed: capitalised words ("Teodor Vasilescu", "Marisol Clinic"), or, in a
 #: sentence typed in lower case, the words right after the cue that introduces it.
-_CAP_NAME = r"(?:[A-Z][\w'’\-]+|[A-Z]{2,})(?:\s+(?:of|&|and|de|van|der|da|di|du|del|le)?\s*(?:[A-Z][\w'’\-]+|[A-Z]{2,})){0,3}"
+_CAP_NAME = (r"(?:I['’]m(?=\s)|[A-Z][\w\-]+|[A-Z]{2,})(?:\s+(?:of|&|and|de|van|der|da|di|du|del|le)?\s*(?!I\b|I['’])(?:[A-Z][\w\-]+|[A-Z]{2,})){0,3}"
+             r"(?:['’][A-Z][a-z]+)?(?![\w'’])")
 _LOW_NAME = r"[a-z][a-z'’\-]{2,}\s+[a-z][a-z'’\-]{2,}"
 _NOT_NAME = frozenset("""the a an my our his her their this that it its i me we you he she they now today
 tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april
@@ -175,13 +233,15 @@ manager lead project everyone nobody someone somebody anyone nothing here there 
 and but so for with from on in at to of is was as new old next last first weekend""".split())
 
 #: Before a new manager's name ("my new boss Teodor Vasilescu", "I report to X now").
-_MANAGER_BEFORE = (r"\bnew\s+(?:line\s+)?(?:boss|manager|mgr|supervisor|team\s+lead)\s*(?:is\s+|will\s+be\s+|[:,-]\s*)?"
+_MANAGER_BEFORE = (r"(?:\b(?:my|our)\s+|^\W*|[.;!]\s*)new\s+(?:line\s+)?(?:boss|manager|mgr|supervisor|team\s+lead)\s*(?:is\s+|will\s+be\s+|[:,-]\s*)?"
                    r"|\b(?:i|i['’]?m|we)\s+(?:now\s+)?report(?:ing)?\s+(?:directly\s+)?to\s+|\b(?:i['’]?m|i\s+am|am)\s+under\s+"
-                   r"|\b(?:manager|boss|supervisor)\s+is\s+(?:now\s+)?")
+                   r"|(?:\bmy|['’]s)\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor)\s+is\s+(?:now\s+)?")
+#: After a new manager's name ("Priya Shah is my new manager").
+_MANAGER_AFTER = r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor)\b"
 #: Before a project's new lead ("handed Kestrel over to Felipe Rocha", "the new lead is X").
 _LEAD_BEFORE = (r"\bhand(?:ed|s|ing)\s+(?:[\w'’\-]+\s+){0,4}?(?:over\s+)?to\s+"
                 r"|\bnew\s+(?:project\s+)?(?:lead|owner|head|director|coordinator)\s*(?:is\s+|[:,-]\s*)"
-                r"|\b(?:lead|owner|director)\s+is\s+(?:now\s+)?")
+                r"|\b(?:lead|owner|director)\s+is\s+(?:now\s+)?|\b(?:now\s+)?led\s+by\s+")
 #: After a project's new lead ("Jonas Lund is running Kingfisher now", "Siobhan Kelly is
 #: taking over the garden").
 _LEAD_AFTER = (r"\s+(?:is\s+|['’]s\s+|has\s+)?(?:now\s+)?(?:runs|running|run|leads|leading|heads|heading|took\s+over|"
@@ -194,7 +254,7 @@ def _names_at(text: str, before: str = "", after: str = "") -> list[str]:
     for name_rx in (_CAP_NAME, _LOW_NAME):
         if name_rx is _LOW_NAME and any(w[:1].isupper() for w in re.findall(r"[^\W\d_]+", text)[1:] if w != "I"):
             continue  # a sentence with capitals writes names with them: its lower-case words are none
-        rx = rf"(?:{before})(?P<n>{name_rx})" if before else rf"(?<![\w'’])(?P<n>{name_rx})(?={after})"
+        rx = rf"(?i:{before})(?P<n>{name_rx})" if before else rf"(?<![\w'’])(?P<n>{name_rx})(?=(?i:{after}))"
         for m in re.finditer(rx, text, 0 if name_rx is _CAP_NAME else re.I):
             name = m.group("n")
             if name_rx is _CAP_NAME and not before and m.start() == 0 and " " not in name:
@@ -225,14 +285,17 @@ def _person(before: str, after: str):
 
 #: Before a new employer's name ("first week at Oxbow Labs", "I joined corvane shipping",
 #: "she's at Marisol Clinic now", "moved to Kestrel Motion").
-_EMPLOYER_BEFORE = (r"\bfirst\s+(?:week|day|month|fortnight)\s+(?:at|with)\s+|\bjoined\s+|\bstart(?:ed|ing)?\s+(?:at|with)\s+"
+_EMPLOYER_BEFORE = (r"\bfirst\s+(?:week|day|month|fortnight)\s+at\s+|\bjoined\s+|\bstart(?:ed|ing)?\s+at\s+"
                     r"|\bnew\s+job\s+(?:at|with)\s+|\b(?:moved|switched|gone|went)\s+(?:over\s+)?to\s+"
-                    r"|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s|they['’]re|now)\s+(?:at|with)\s+|\bworking\s+(?:at|for|in)\s+")
+                    r"|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+)?at\s+|\bwork(?:ing|s)?\s+(?:at|for)\s+")
 #: Before a new home ("moved to Utrecht", "my new flat in utrecht", "I'm in cork now").
 _HOME_BEFORE = (r"\b(?:moved|shifted|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
-                r"|\bnew\s+(?:flat|place|house|apartment|home)\s+in\s+"
+                r"|\bnew\s+(?:flat|place|house|apartment|home)\s+in\s+|\b(?:settled|living|live|lives)\s+in\s+"
                 r"|\b(?:i['’]?m|i\s+am|we['’]re|we\s+are|she['’]s|he['’]s)\s+(?:now\s+)?(?:living\s+|based\s+)?in\s+")
-_LOW_PLACE = r"[a-z][a-z\-]{2,}"
+_LOW_PLACE = r"[a-z][a-z\-]{2,}(?:\s+[a-z][a-z\-]{3,}(?=\s*(?:[,.;!)]|$|\s+(?:now|is|and|since|with|for|last|this)\b)))?"
+#: Where one is without living there: no home.
+_NOT_HOMES = frozenset("""hospital bed town class school work office trouble pain charge transit quarantine isolation
+love debt shock bits tears person public private""".split())
 
 
 def _named(before: str, kind: str):
@@ -240,14 +303,15 @@ def _named(before: str, kind: str):
     one word in a sentence typed in lower case."""
     def read(old: str, text: str) -> str | None:
         found = set()
-        for m in re.finditer(rf"(?:{before})(?:the\s+)?(?P<n>{_CAP_NAME})", text):
+        for m in re.finditer(rf"(?i:{before})(?:the\s+)?(?P<n>{_CAP_NAME})(?!\s*\d)", text):
             found.add(m.group("n"))
         if not any(w[:1].isupper() for w in re.findall(r"[^\W\d_]+", text)[1:] if w != "I"):
             # no "the": "joined the book club", "moved to the suburbs" name no employer, no home
             rx = rf"(?:{before})(?P<n>{_LOW_NAME if kind == 'org' else _LOW_PLACE})"
             for m in re.finditer(rx, text, re.I):
                 n = m.group("n")
-                if all(w not in _NOT_NAME and w not in NOT_NAME_WORDS and w not in NOT_PLACES for w in n.split()) \
+                if all(w not in _NOT_NAME and w not in NOT_NAME_WORDS and w not in NOT_PLACES and w not in _NOT_HOMES
+                       for w in n.split()) \
                         and not NOT_NAME_END.search(n.split()[0]):
                     found.add(" ".join(w.capitalize() for w in n.split()))
         old_l = old.lower()
@@ -262,12 +326,27 @@ def _named(before: str, kind: str):
 _ROLE_BEFORE = (r"\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
                 r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
 #: What a title ends in: a word of a trade or of rank.
-_ROLE_END = re.compile(r"(?:er|or|ist|ant|ent|ian|ive|ee|chef|cook|nurse|head|lead|principal|partner|associate|"
-                       r"intern|chief|clerk|fellow|dean|director|officer|manager|engineer|analyst)$")
+_ROLE_END = re.compile(r"^(?:manager|engineer|analyst|developer|dev|designer|nurse|teacher|lead|head|director|coordinator|"
+                       r"officer|writer|copywriter|editor|principal|chef|cook|consultant|accountant|architect|scientist|"
+                       r"researcher|assistant|associate|administrator|admin|specialist|supervisor|technician|planner|"
+                       r"producer|reporter|journalist|lawyer|paralegal|solicitor|attorney|pharmacist|therapist|"
+                       r"physiotherapist|physio|doctor|surgeon|librarian|instructor|lecturer|professor|tutor|intern|trainee|"
+                       r"apprentice|clerk|cashier|receptionist|executive|president|founder|controller|auditor|strategist|"
+                       r"marketer|recruiter|agent|advisor|adviser|counsel|chief|dean|fellow|partner|owner|programmer|"
+                       r"tester|mechanic|electrician|plumber|carpenter|driver|pilot|paramedic|midwife|caretaker|"
+                       r"principal|headteacher|headmaster|headmistress|curator|translator|interpreter|buyer|"
+                       r"merchandiser|bookkeeper|economist|statistician|epidemiologist|ecologist|geologist|"
+                       r"surveyor|inspector|coach|trainer|captain|sergeant|officer|registrar|resident|"
+                       r"postdoc|lecturer|barista|baker|butcher|waiter|waitress|bartender|host|steward|stewardess)s?$")
 #: Words that end like a title and are none ("I'm over at X now", "I'm better now").
 _NOT_ROLE = frozenset("""over never ever later better together other rather under after either neither whether
 sooner faster older younger bigger smaller happier busier earlier closer further super proper sober clever eager
 here there where member volunteer parent mother father sister brother partner""".split())
+#: Titles that are as often something else ("a dog owner", "the driver for our carpool"):
+#: a title only with a word of work in the sentence.
+_NOT_ONLY_A_JOB = frozenset("owner driver coach host captain partner trainer agent resident fellow chief steward".split())
+_AT_WORK = re.compile(r"\b(?:job|work|role|title|promot\w*|position|hired|company|office|contract|salary|team|"
+                      r"manager|boss)\b", re.I)
 _ROLE_AFTER = (r"(?=\s*(?:[.,;!:)(]|$|\s+(?:now|as\s+of|from|since|at|on|for|in|starting|today|this|next|i|i['’]m|we|"
                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b))")
 
@@ -279,7 +358,7 @@ def _role(old: str, text: str) -> str | None:
         r = m.group("r").lower()
         ws = r.split()
         head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
-        if _ROLE_END.search(head) and head not in _NOT_ROLE and len(head) > 3 \
+        if _ROLE_END.search(head) and head not in _NOT_ROLE and (head not in _NOT_ONLY_A_JOB or _AT_WORK.search(text)) \
                 and not any(w in _NOT_NAME or w in NOT_NAME_WORDS or w in _NOT_ROLE for w in ws if w != "of") \
                 and r != old.lower() and not r.endswith(" " + old.lower()):
             found.add(r)
@@ -287,7 +366,7 @@ def _role(old: str, text: str) -> str | None:
 
 
 _READERS = {"contact": _contact, "number": _number, "deadline": _deadline, "format": _format, "trip": _trip,
-            "manager": _person(_MANAGER_BEFORE, ""), "lead": _person(_LEAD_BEFORE, _LEAD_AFTER),
+            "manager": _person(_MANAGER_BEFORE, _MANAGER_AFTER), "lead": _person(_LEAD_BEFORE, _LEAD_AFTER),
             "employer": _named(_EMPLOYER_BEFORE, "org"), "home": _named(_HOME_BEFORE, "place"),
             "role": _role}
 
@@ -297,7 +376,12 @@ _ANY_VALUE = re.compile(rf"@|\d|(?i:\b(?:{MONTHS})\b)|(?<=\s)[A-Z]")
 
 
 #: Someone else's words the sentence quotes ("proofread this: 'I have moved to Marseille …'").
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|(?:(?<=^)|(?<=[\s:(]))'[^']*'(?=$|[\s.,;:!?)])")
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|‘.*?’(?=$|[\s.,;:!?)])|(?:(?<=^)|(?<=[\s:(]))'.*?'(?=$|[\s.,;:!?)])")
+
+
+#: What the speaker asks to be rendered ("translate to french: I've moved to Marseille"):
+#: words written for someone else, not a statement of the speaker's.
+_THEIR_WORDS = re.compile(r"\b(?:translate|proofread|draft|rewrite|reword|correct|check|edit|polish)\b[^:]{0,60}:.*$", re.I)
 
 
 def may_say_a_change(text: str) -> bool:
@@ -305,6 +389,65 @@ def may_say_a_change(text: str) -> bool:
     redo the order form with 055 219 0364, my new number")? Cheap: the words of a change and
     a value of some kind, nothing that makes it a plan."""
     return bool(_CHANGE.search(text) and _ANY_VALUE.search(text) and not _NOT_DONE.search(text))
+
+
+_GONE = re.compile(r"\s*(?:is\s+|['’]s\s+|has\s+)?(?:out|off|gone|left|leaving|retired|retiring|moved\s+on|quit|resigned|"
+                   r"stepped\s+down|on\s+leave)\b", re.I)
+
+
+def _restated(old: str, text: str) -> bool:
+    """Is ``old`` itself said in ``text``, not as what stood before ("not 30 April", "from 30 April")?"""
+    at = text.lower().find(old.lower().strip())
+    return at >= 0 and not _negated(text, at)
+
+
+def _in_old(words: str, old: str, rest: str) -> bool:
+    """Does a name the sentence opens with belong to the old value ("Clare is out. New line
+    manager: Tobias Engel" after Clare Whitfield)?"""
+    first = re.sub(r"['’]s$", "", words.strip()).lower()
+    return bool(first) and first.split()[0] in old.lower().split() and _GONE.match(rest) is not None
+
+
+#: What a sentence must speak of for a value of these kinds in it to be the attribute's: a
+#: contact its channel, a format an output or how it is wanted, a number its period or goal.
+_NEEDS = {
+    "contact": re.compile(r"\b(?:number|phone|mobile|cell|e-?mail|address|contact|reach\s+me|whatsapp|signature)\b", re.I),
+    "format": re.compile(r"\b(?:send|give|make|want|wants|need|needs|prefer|prefers|export|accepts?|deliver|convert|"
+                         r"from\s+now\s+on|going\s+forward|instead\s+of|please|pls|can\s+you|could\s+you)\b", re.I),
+    "employer": re.compile(r"\b(?:job|role|position|company|firm|employer|hired|contract|colleagues?|onboarding|boss|"
+                           r"manager|salary|redundan\w*|notice|resign\w*|payroll|team|first\s+(?:week|day|month|fortnight)|"
+                           r"new\s+place|works?\s+(?:at|for)|working\s+(?:at|for)|offer|work\s+there|linkedin|badge|"
+                           r"(?:years?|yrs?|months?)\s+at)\b", re.I),
+    "home": re.compile(r"\b(?:live|lives|living|lived|moved|move|moving|flat|house|home|apartment|settled|residents?|rent|"
+                       r"lease|left|relocat\w*|shifted|commute|neighbou?rhood|unpack\w*)\b", re.I),
+}
+#: A channel said to be the speaker's own ("my new number", "reach me at", "new email: …").
+_MINE = re.compile(r"\bmy\s+(?:new\s+|work\s+|personal\s+|own\s+)?(?:number|phone|mobile|cell|e-?mail|address|contact|signature)"
+                   r"|\b(?:reach|text|call|email|contact)\s+me\b|^\W*(?:ok\W+|so\W+)*(?:new|changed)\s+(?:number|phone|mobile|e-?mail|address)\b", re.I)
+#: Numbers that belong to something else than a value kept: an order, a parcel, an account.
+_NOT_A_CONTACT = re.compile(r"\b(?:tracking|order|parcel|iban|account|invoice|reference|ref|booking|flight|ticket|isbn|"
+                            r"ext|id|sim|serial|pin|client|customer)\s*(?:number|no\.?|#|code|serial|e-?mail)?\s*(?:is\s+|:\s*)?$|\b(?:forward|cc|bcc|send|sent|mail|email)\w*\s+"
+                            r"(?:[\w']+\s+){0,4}?to\s*$", re.I)
+
+
+#: The words of saving and of spending, for a rate keyed "amount saved" / "amount spent".
+_MONEY_KIND = {"saved": re.compile(r"\b(?:sav\w*|put\w*\s+(?:away|aside)|set\w*\s+aside|deposit)\b", re.I),
+               "spent": re.compile(r"\b(?:spend\w*|spent|budget)\b", re.I)}
+
+
+def _leads(text: str, name: str, project: str) -> bool:
+    """Does ``text`` give ``project`` itself to ``name`` (not its slides, its stand-up or its
+    testing workstream): "X is running P now", "P's new lead is X", "handed P over to X",
+    "X is the new P lead", "P is now led by X"?"""
+    who = r"(?:I['’]m|I|im)" if name == SELF else re.escape(name)
+    p = rf"(?:the\s+)?{re.escape(project)}(?:\s+(?:{PROJECT_HEADS}))?(?![\w'’-])(?!\s+(?!(?:project|now|from|as|since|for|instead|too|and|not|over|to|is|was|has|lead|team|this|last|on)\b)[a-z])"
+    return any(re.search(rx, text, re.I) for rx in (
+        rf"{who}\s+(?:is\s+|['’]s\s+|has\s+|am\s+)?(?:now\s+)?(?:running|runs|run|leads|leading|heads|heading|took\s+over|"
+        rf"taking\s+over|taken\s+over)\s+{p}",
+        rf"{p}(?:['’]s)?\s*(?:[:,-]\s*)?(?:new\s+)?(?:project\s+)?(?:lead|owner|head|director)\s+(?:is\s+|[:,-]\s*)(?:now\s+)?{who}",
+        rf"hand(?:ed|s|ing)\s+(?:{p}|it|the\s+project|the\s+lead)\s+(?:over\s+)?to\s+{who}",
+        rf"{who}\s+is\s+(?:now\s+)?the\s+new\s+(?:{re.escape(project)}\s+)?(?:project\s+)?(?:lead|owner|head)",
+        rf"{p}\s+is\s+(?:now\s+)?led\s+by\s+{who}"))
 
 
 def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "") -> str | None:
@@ -317,24 +460,36 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
     deadline" or "it"; a format is not when the sentence names another output.
     :data:`.SELF` for a lead that is the speaker ("I'm taking over Heron")."""
     read = _READERS.get(attr)
-    text = _QUOTED.sub(" ", text)
-    if read is None or not old or not _CHANGE.search(text) or _NOT_DONE.search(text):
+    text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
+    if read is None or not old or _NOT_DONE.search(text) or not any(
+            not _NEGATION.search(text[max(0, m.start() - 30):m.start()]) for m in _CHANGE.finditer(text)):
         return None
+    if "?" in text and not _ASKS_TO_DO.search(text):
+        return None  # "should we move Lisbon to July?", "is the deadline moved to 7 May? my prof said so"
+    if attr in _NEEDS and not _NEEDS[attr].search(text) or (own and attr == "contact" and not _MINE.search(text)):
+        return None  # "ran 12 km today, new personal best!": no word of a kept rate, an address, an output
     names_it = any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", text, re.I)
                    for w in about.split() if len(w) > 3)
-    if attr == "deadline" and not (_DUE_WORDS.search(text) or names_it):
+    if attr == "number" and re.match(r"\s*[£$€¥]", old) and not (names_it or any(
+            _MONEY_KIND[w].search(text) for w in about.split() if w in _MONEY_KIND)):
+        return None  # "my gym membership is now £40 a month" is no saving of £300 a month
+    if attr == "deadline" and (not (_DUE_WORDS.search(text) or names_it) or _OTHERS_DUE.search(text)):
         return None  # "the dentist moved my appointment to 5 May" moves no deadline of mine
     if attr == "format" and about and not names_it and _OUTPUTS.search(text):
         return None  # "reports as PDF now" changes no format of the drafts
+    if attr in ("deadline", "contact") and _restated(old, text):
+        return None  # "the deadline is 30 April, the kickoff moved to 3 May"
     new = read(old, text)
-    if new is None:
+    if new is None or (attr == "lead" and about and not _leads(text, new, about)):
         return None
     at = text.lower().find(new.lower()[:6]) if new != SELF else -1
     # a trip or a due date is a plan by nature: "is going to Cape Town in December now"
     if at >= 0 and (hypothetical if attr in ("trip", "deadline") else unrealised)(text, at):
         return None
-    # a due date is moved by others by nature ("my editor pushed it back"): what it is of
-    # tells it, not who moved it
-    if own and attr != "deadline" and at >= 0 and any(not _FIRST_PERSON.search(text, o.end(), at) for o in _OTHER.finditer(text, 0, at)):
+    # a due date is moved by others by nature ("my editor pushed it back", "they moved it"):
+    # whose it is, :data:`_OTHERS_DUE` tells
+    if own and attr != "deadline" and at >= 0 and any(
+            not _FIRST_PERSON.search(text, o.end(), at) for o in _OTHER.finditer(text, 0, at)
+            if not (attr == "manager" and o.group("boss")) and not _in_old(o.group(0), old, text[o.end():])):
         return None  # "my brother just moved to Bristol", not "my sister can't, so we moved Lisbon to May"
     return new

@@ -11,7 +11,7 @@ import pytest
 
 from brainfs.benchmarks.supersession import tree_of
 from brainfs.cache.facts.records import FACTS_PATH, loads
-from brainfs.dream import retold
+from brainfs.dream import quantities, retold
 from brainfs.dream.core import DictTree, dream
 from brainfs.dream.facts import check_views
 from brainfs.dream.relationrecord import SELF
@@ -49,7 +49,10 @@ pytestmark = pytest.mark.unit
     ("role", "data analyst", "starting as data engineer on monday.", "data engineer"),
 ])
 def test_a_later_value_of_the_kind_held_is_read(attr: str, old: str, text: str, new: str) -> None:
-    assert retold.later_value(attr, old, text) == new
+    # what the value is of, as dream keys it: a saving, a project's name
+    about = {"£300 a month": "amount saved month", "Amara Obi": "Kestrel", "Ama Owusu": "Kingfisher",
+             "Nadia Petrova": "Heron"}.get(old, "")
+    assert retold.later_value(attr, old, text, about=about) == new
 
 
 @pytest.mark.parametrize("attr, old, text", [
@@ -80,11 +83,34 @@ def test_a_later_value_of_the_kind_held_is_read(attr: str, old: str, text: str, 
     ("trip", "Japan on 4 October to 18 October", "We moved the Japan trip to November, the 8th to the 22nd."),
     ("manager", "Thorsten Abiodun", "Thorsten has a new boss, Yevgenia Marsh, so she's my skip-level now."),
     ("home", "Lyon", 'can you proofread this: "I have recently moved to Marseille and request my deposit back."'),
+    ("home", "Lyon", "translate to french: I've moved to Marseille and love it"),
+    ("number", "£300 a month", "my gym membership is now £40 a month"),
+    ("trip", "Lisbon in May", "the Lisbon festival got moved to June so we'll miss it"),
+    ("trip", "Lisbon in June", "now that Lisbon is booked I may finally relax"),
+    ("role", "data analyst", "i'm now a dog owner, meet Biscuit"),
+    ("manager", "Dana Levi", "my new manager is Dana Levi's boss, Tom Reed, for this project only"),
+    ("format", "PDF", "my thesis is now in LaTeX, finally!"),
+    ("contact", "024 553 8871", "new dentist number is 020 7946 0018, can you save it"),
+    ("employer", "Acme Corp", "working at Costa now for the afternoon, wifi is better"),
+    ("home", "Leeds", "i'm in london now for a work trip, back friday"),
+    ("role", "senior analyst", "My deskmate Yusuf Ali got promoted to principal analyst. I'm happy for him."),
+    ("deadline", "31 January", "my colleague got an extension to 14 February for his report, lucky him."),
+    ("trip", "Mendoza on 14-21 September", "thought about moving the Mendoza trip to October but no, keeping it"),
+    ("trip", "Zanzibar on 18 July", "was tempted to push Zanzibar to September because of work, but nope"),
     ("contact", "091 555 0334", "the plumber sent this: 'Questions: Darko, 098 555 0712, new number.'"),
     ("contact", "091 555 0334", "new notice pls: the bins go out on tuesday (2026-05-05) now"),
 ])
 def test_near_misses_replace_nothing(attr: str, old: str, text: str) -> None:
     assert retold.later_value(attr, old, text) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Tom handed the Kestrel slides over to Priya Shah for formatting",
+    "on Kestrel, Priya Shah is now leading the testing workstream",
+    "I handed my Kestrel tasks to Priya Shah",
+])
+def test_a_lead_is_given_the_project_not_a_part_of_it(text: str) -> None:
+    assert retold.later_value("lead", "Tom Price", text, own=False, about="Kestrel") is None
 
 
 def test_what_the_value_is_of_must_not_be_another_thing() -> None:
@@ -96,6 +122,36 @@ def test_what_the_value_is_of_must_not_be_another_thing() -> None:
     text = "Marcus wants his reports as PDF now, not docx."
     assert retold.later_value("format", "docx", text, about="report") == "PDF"
     assert retold.later_value("format", "docx", text, about="draft") is None
+
+
+@pytest.mark.parametrize("sentence, value, key", [
+    ("I run about 25 km per week.", "25 km per week", "rate|distance week"),
+    ("I'm saving $250 a week for a house deposit.", "$250 a week", "rate|amount saved week"),
+    ("I'm trying to hit 10,000 steps a day.", "10,000 steps a day", "rate|number of steps day"),
+    ("I drink four coffees a day and want to know if that's fine.", "4 coffees a day", "rate|number of coffees day"),
+    ("I do 1000 words a day before work.", "1000 words a day", "rate|number of words day"),
+])
+def test_a_rate_the_speaker_keeps_is_a_number(sentence: str, value: str, key: str) -> None:
+    assert [(r.value, r.key) for r in quantities.rates(sentence)] == [(value, key)]
+
+
+@pytest.mark.parametrize("sentence", [
+    "I used to run 50 km a week", "my son runs 10 km a week", "if I saved $100 a week how long would it take",
+    "I might spend £40 a month on it",
+])
+def test_no_rate_of_someone_else_a_past_or_a_condition(sentence: str) -> None:
+    assert quantities.rates(sentence) == []
+
+
+def test_a_weekly_distance_cut_in_other_words_replaces_the_old_one() -> None:
+    staged = _dream([
+        ("2026-01-18", ["Lars: Hi, Lars Eriksen. I run about 25 km per week. Can you build me a plan?",
+                        "Assistant: Sure."]),
+        ("2026-03-22", ["Lars: bit of a setback, physio says max 15 km a week for now because of my achilles.",
+                        "Assistant: Adjusted."]),
+    ])
+    assert _closed(staged, "number") == [("lars-eriksen", "25 km per week", "15 km a week")]
+    assert check_views(staged) == []
 
 
 def _dream(turns: list[tuple[str, list[str]]]) -> dict[str, str]:
