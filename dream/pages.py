@@ -428,12 +428,19 @@ def _retold(group: list[Stated], facts: list[dict], subj: str, attr: str, key: s
     own = {id(g.fact) for g in group}
     for f in sorted((f for f in facts if _when(f) > last and id(f) not in own), key=_when):
         named = fact_slugs(f, subs)
+        title = subs.by_slug[subj].title
+        if attr == "lead" and re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", f["text"], re.I):
+            named = named | {subj}  # "yasmin farouk is leading the harbourfront redesign now"
         mine = subs.slug_for(f.get("speaker", "")) == subj
         if subj not in named and not (mine and not {s for s in named - {subj} if subs.by_slug[s].type == "person"}):
             continue
+        # a correction that names whom it is about ("Nadia has a new phone: …"): not the speaker's
+        # telling of somebody else, though the speaker typed it
+        by_name = not f.get("session") and re.search(rf"(?<![\w-]){re.escape(title.split()[0])}(?![\w-])",
+                                                     f["text"], re.I) is not None
         if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
             continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
-        new = retold.later_value(attr, cur.value, f["text"], own=mine or subj not in named,
+        new = retold.later_value(attr, cur.value, f["text"], own=(mine and not by_name) or subj not in named,
                                  about=subs.by_slug[subj].title if attr == "lead" else _about(attr, key))
         if new is None:
             continue

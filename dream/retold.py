@@ -49,7 +49,7 @@ _NOT_DONE = re.compile(
     r"tempted|consider\w*|contemplat\w*|keeping|but\s+no(?:pe)?|nope)\b", re.I)
 #: A request put as a question ("can you redo the form with my new number …?"): a question
 #: that says in passing what changed. Any other question states nothing.
-_ASKS_TO_DO = re.compile(r"^\W*(?:(?:ok|okay|so|hey|hi|also|and)\W+)*(?:can|could|would|will)\s+(?:you|u)\b|\b(?:please|pls|plz)\b", re.I)
+_ASKS_TO_DO = re.compile(r"\b(?:can|could|would|will)\s+(?:you|u)\b|\b(?:please|pls|plz)\b", re.I)
 
 #: The speaker as the one who acts ("so we moved Lisbon"), not as the one who feels ("my
 #: brother, who I adore, moved …").
@@ -72,11 +72,13 @@ _OTHER = re.compile(
     r"|\b(?-i:[a-z]+)['’]s\s+(?:new\s+)?(?:number|phone|mobile|email|address|job|boss|manager|flat|house|place|trip|"
     r"deadline|title|role)\b"
     r"|(?-i:^[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?=,|['’]s\s|\s+(?:now|is|has|had|just|moved|got|started|joined|reports|went)\b))"
-    r"|(?:^|[.;,!]\s*|\b(?:and|so|but)\s+)(?:he|she|they|mum|mom|dad|mother|father)\b"
+    r"|(?:^|[.;,!]\s*|\b(?:and|so|but)\s+)(?:he|she|they|mum|mom|dad|mother|father)\b(?!\s+\w+\s+me\b)"
     r"|\b(?:my|our)\s+[a-z]+\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?!is\s+(?:now\s+)?my\b)"
     r"|(?-i:^(?!(?:i|we|im|ive|just|finally|so|ok|okay|now|also|and|but|then|well|yeah|yes|lol|haha|ugh|officially|"
     r"recently|new|got|started|moved|switched|joined|first|since|from|today|bumped|cut|upped|dropped|booked|pushed|"
-    r"pulled|rebooked|changed|sorry|hey|hi|hello|update|quick|big|good|bad|news)\b)[a-z]+\s+(?:moved|started|joined|switched|"
+    r"pulled|rebooked|changed|sorry|hey|hi|hello|update|quick|big|good|bad|news|trip|deadline|it|this|that|there|the|"
+    r"my|our|everything|nothing|plan|meeting|launch|project|team|job|work|rent|budget|goal|number|email|phone|address|"
+    r"flight|flights|date|format|title|role|lease|move|wedding|hotel|office|contract|they|he|she|you)\b)[a-z]+\s+(?:moved|started|joined|switched|"
     r"got|is|has|just|went|left|quit)\b)"
     r"|(?-i:\b(?!(?:I|It|That|What|There|Here|Let|He|She|Who|Where|Today|Everything|Nothing)['’])[A-Z][a-z]+['’]s\s+"
     r"(?!been\b|got\b|gone\b))", re.I)
@@ -188,6 +190,12 @@ def _format(old: str, text: str) -> str | None:
     return next(iter(values.values())) if len(values) == 1 else None
 
 
+#: Before a trip's new place: "going to naples instead", "trip is Mauritius now", "booked malta".
+_TRIP_ELSEWHERE = (r"\b(?:going|go|flying|fly|headed|heading|off|doing|booked|rebooked|switched|changed|swapped)\s+"
+                   r"(?:it\s+|the\s+trip\s+)?(?:to\s+|for\s+)?|\btrip\s+(?:is|['’]s)\s+(?:to\s+)?(?:now\s+)?")
+_TRIP_AFTER = r"(?=[^.;!?]{0,20}\b(?:instead|now)\b)"
+
+
 def _moved_to(text: str, m: re.Match[str]) -> bool:
     """Is the date at ``m`` where the trip went ("moved Lisbon to September", "Seoul in April
     instead", "now flying out 21 May")?"""
@@ -199,10 +207,17 @@ def _trip(old: str, text: str) -> str | None:
     """"Lisbon in May" moved to another month ("we moved Lisbon to September"); a place said
     with a month is left to the trip patterns."""
     m = re.match(rf"(?P<place>.+?)\s+(?:(?:in|on|from|for)\s+)?(?P<when>(?=\d|early|mid|late|{MONTHS}).*(?:{MONTHS}).*)$", old, re.I)
+    place = m.group("place") if m else old
+    at = re.search(rf"(?<![\w-]){re.escape(place)}(?![\w-])", text, re.I)
+    if not at:
+        # somewhere else instead ("going to naples instead", "trip is Mauritius now")
+        elsewhere = _named(_TRIP_ELSEWHERE, "place", _TRIP_AFTER)(place, text)
+        if elsewhere is None:
+            return None
+        return f"{elsewhere} in {m.group('when')}" if m and re.match(r"(?:early\s+|mid-?|late\s+)?(?:" + MONTHS + r")\b",
+                                                                      m.group("when"), re.I) else elsewhere
     if not m:
         return None
-    place = m.group("place")
-    at = re.search(rf"(?<![\w-]){re.escape(place)}(?![\w-])", text, re.I)
     if not at or re.match(r"\s+(?!(?:trip|holiday|visit|break|getaway|weekend|to|in|for|now|then|instead|is|was|on|and|"
                           r"from|until|till)\b)[a-z]", text[at.end():]):
         return None  # "the Lisbon festival got moved to June": the festival, not the trip
@@ -298,16 +313,16 @@ _NOT_HOMES = frozenset("""hospital bed town class school work office trouble pai
 love debt shock bits tears person public private""".split())
 
 
-def _named(before: str, kind: str):
-    """A reader of an organisation or a place named right after ``before``: capitalised, or
-    one word in a sentence typed in lower case."""
+def _named(before: str, kind: str, after: str = ""):
+    """A reader of an organisation or a place named right after ``before`` (and before
+    ``after``, a lookahead): capitalised, or one word in a sentence typed in lower case."""
     def read(old: str, text: str) -> str | None:
         found = set()
-        for m in re.finditer(rf"(?i:{before})(?:the\s+)?(?P<n>{_CAP_NAME})(?!\s*\d)", text):
+        for m in re.finditer(rf"(?i:{before})(?:the\s+)?(?P<n>{_CAP_NAME})(?!\s*\d){after}", text):
             found.add(m.group("n"))
         if not any(w[:1].isupper() for w in re.findall(r"[^\W\d_]+", text)[1:] if w != "I"):
             # no "the": "joined the book club", "moved to the suburbs" name no employer, no home
-            rx = rf"(?:{before})(?P<n>{_LOW_NAME if kind == 'org' else _LOW_PLACE})"
+            rx = rf"(?:{before})(?P<n>{_LOW_NAME if kind == 'org' else _LOW_PLACE}){after}"
             for m in re.finditer(rx, text, re.I):
                 n = m.group("n")
                 if all(w not in _NOT_NAME and w not in NOT_NAME_WORDS and w not in NOT_PLACES and w not in _NOT_HOMES
@@ -323,7 +338,7 @@ def _named(before: str, kind: str):
 
 #: Before a new title ("as the new head of pastry", "starting as data engineer", "I'm
 #: senior copywriter now", "promoted to team lead").
-_ROLE_BEFORE = (r"\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
+_ROLE_BEFORE = (r"(?-i:\b[A-Z][a-z]+)['’]s\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?(?=[a-z][a-z\s]*?\bnow\b)|\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
                 r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
 #: What a title ends in: a word of a trade or of rank.
 _ROLE_END = re.compile(r"^(?:manager|engineer|analyst|developer|dev|designer|nurse|teacher|lead|head|director|coordinator|"
@@ -365,10 +380,25 @@ def _role(old: str, text: str) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+#: Where the speaker's new project is named: "I'm on the Marlow Street library build now",
+#: "the Kingsgate upgrade I'm on now", "moved me off Atlas onto Beacon".
+_PROJECT_BEFORE = (r"\b(?:i['’]?m|i\s+am)\s+(?:now\s+)?(?:on|working\s+on)\s+|\bmoved\s+(?:me\s+)?(?:off\s+\S+(?:\s+\S+)?\s+)?"
+                   r"(?:on|onto)\s+|\bput\s+me\s+on\s+|\bswitched\s+(?:me\s+)?(?:over\s+)?to\s+")
+_PROJECT_AFTER = r"(?=(?:\s+[a-z][a-z\-]+){0,3}(?:\s*\([^)]*\))?\s+(?:(?:that\s+)?i['’]?m\s+on|now|this\s+(?:week|sprint|month)|instead)\b)"
+
+
+def _project(old: str, text: str) -> str | None:
+    names = {m.group("n") for m in re.finditer(rf"(?i:{_PROJECT_BEFORE})(?:the\s+)?(?P<n>{_CAP_NAME}){_PROJECT_AFTER}", text)}
+    names |= {m.group("n") for m in re.finditer(rf"(?<![\w'’])(?P<n>{_CAP_NAME})(?=(?:\s+[a-z][a-z\-]+){{0,3}}\s+(?:that\s+)?"
+                                                rf"(?i:i['’]?m\s+on\s+now)\b)", text)}
+    names = {n for n in names if n.lower() not in _NOT_NAME and n.lower() not in old.lower() and old.lower() not in n.lower()}
+    return names.pop() if len(names) == 1 else None
+
+
 _READERS = {"contact": _contact, "number": _number, "deadline": _deadline, "format": _format, "trip": _trip,
             "manager": _person(_MANAGER_BEFORE, _MANAGER_AFTER), "lead": _person(_LEAD_BEFORE, _LEAD_AFTER),
             "employer": _named(_EMPLOYER_BEFORE, "org"), "home": _named(_HOME_BEFORE, "place"),
-            "role": _role}
+            "role": _role, "project": _project}
 
 
 #: A value of a kind the readers take: an address, a number, a date or month, a name.
@@ -464,8 +494,6 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
     if read is None or not old or _NOT_DONE.search(text) or not any(
             not _NEGATION.search(text[max(0, m.start() - 30):m.start()]) for m in _CHANGE.finditer(text)):
         return None
-    if "?" in text and not _ASKS_TO_DO.search(text):
-        return None  # "should we move Lisbon to July?", "is the deadline moved to 7 May? my prof said so"
     if attr in _NEEDS and not _NEEDS[attr].search(text) or (own and attr == "contact" and not _MINE.search(text)):
         return None  # "ran 12 km today, new personal best!": no word of a kept rate, an address, an output
     names_it = any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", text, re.I)
@@ -483,6 +511,8 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
     if new is None or (attr == "lead" and about and not _leads(text, new, about)):
         return None
     at = text.lower().find(new.lower()[:6]) if new != SELF else -1
+    if "?" in text[max(at, 0):] and not _ASKS_TO_DO.search(text) and not re.search(r"[:;,]", text[max(at, 0):text.find("?", max(at, 0))]):
+        return None  # "should we move Lisbon to July?", "is the deadline moved to 7 May? my prof said so"
     # a trip or a due date is a plan by nature: "is going to Cape Town in December now"
     if at >= 0 and (hypothetical if attr in ("trip", "deadline") else unrealised)(text, at):
         return None

@@ -47,6 +47,11 @@ pytestmark = pytest.mark.unit
     ("home", "Amsterdam", "the commute from my new flat in Utrecht is 25 min by train", "Utrecht"),
     ("role", "pastry cook", "so as the new head of pastry I now do the ordering too", "head of pastry"),
     ("role", "data analyst", "starting as data engineer on monday.", "data engineer"),
+    ("trip", "Rome in May", "going to naples instead.", "Naples in May"),
+    ("trip", "Zanzibar in September", "trip is Mauritius now", "Mauritius in September"),
+    ("project", "Hollybrook School extension", "quick q for the Marlow Street library build I'm on now: curing time?",
+     "Marlow Street"),
+    ("project", "Atlas", "they moved me off atlas onto Beacon (the notifications service) this sprint.", "Beacon"),
 ])
 def test_a_later_value_of_the_kind_held_is_read(attr: str, old: str, text: str, new: str) -> None:
     # what the value is of, as dream keys it: a saving, a project's name
@@ -93,6 +98,8 @@ def test_a_later_value_of_the_kind_held_is_read(attr: str, old: str, text: str, 
     ("contact", "024 553 8871", "new dentist number is 020 7946 0018, can you save it"),
     ("employer", "Acme Corp", "working at Costa now for the afternoon, wifi is better"),
     ("home", "Leeds", "i'm in london now for a work trip, back friday"),
+    ("project", "Atlas", "my sister is on Beacon now"),
+    ("trip", "Rome in May", "my sister is going to Naples instead of Rome"),
     ("role", "senior analyst", "My deskmate Yusuf Ali got promoted to principal analyst. I'm happy for him."),
     ("deadline", "31 January", "my colleague got an extension to 14 February for his report, lucky him."),
     ("trip", "Mendoza on 14-21 September", "thought about moving the Mendoza trip to October but no, keeping it"),
