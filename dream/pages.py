@@ -28,14 +28,14 @@ from . import facts as fact_records
 from . import reach
 from . import meaning
 from . import relations
-from . import retold
+from . import retelling
 from .grouping import SINGLE, Stated, group_statements, same_words
 from .prose import a_or_an, human_day, third_person
 from .quantities import NUMBER, UNIT
 from .relationrecord import SELF, Relation
 from .settings import Settings
 from .subjectnames import FORMATS, is_role
-from .subjects import Subjects
+from .subjects import Subjects, fact_slugs
 from .subjecttypes import head_type
 from .synth import Claim
 from .text import content_words, parse_day, words
@@ -287,7 +287,7 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     cards as pseudo-facts (``text``, ``ref``, ``date``, ``speaker``); ``superseded_facts``:
     (id(fact), slug) → (why, citing source), for facts the contradiction and correction
     checks retired (they leave the timeline); ``asides``: requests that say a value changed
-    in passing (:func:`_retold` reads them, nothing else does)."""
+    in passing (:func:`.retelling.later_statement` reads them, nothing else does)."""
     models: dict[str, PageModel] = defaultdict(PageModel)
     newest = max((f.get("date") or "" for f in facts), default="")
     stale_days = settings.stale_after_days
@@ -300,7 +300,8 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
         _said_before(group, facts, subj, attr, key, subs)
-        _retold(group, facts + cards + list(asides), subj, attr, key, subs)
+        retelling.later_statement(group, facts + cards + list(asides), subj, attr, key, subs,
+                                  lambda name: _organization(name, subs))
         if attr in ("role", "employer"):
             _kept_alongside(group)
         title = subs.by_slug[subj].title
@@ -410,71 +411,6 @@ def _said_before(group: list[Stated], facts: list[dict], subj: str, attr: str, k
             group.insert(group.index(st), Stated(subj, attr, key, value, subs.slug_for(value), "set",
                                                  f, st.detail, st.phrase))
             break
-
-
-def _when(f: dict) -> tuple:
-    return (f.get("date") or "", 0 if f.get("session") else 1, f.get("order", 0))
-
-
-def _retold(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str, subs: Subjects) -> None:
-    """A later sentence that says a change and names a value of the kind the group holds
-    (:mod:`.retold`: "bumping my weekly mileage up to 45 km" after "I run 30 km a week") is the
-    group's next value — when it is the subject's own statement (its speaker, saying nothing
-    of another person) or names the subject, and no statement of the group comes after it."""
-    cur = play(group).current
-    if cur is None or cur.op != "set" or not group:
-        return
-    last = max(_when(g.fact) for g in group)
-    own = {id(g.fact) for g in group}
-    for f in sorted((f for f in facts if _when(f) > last and id(f) not in own), key=_when):
-        named = fact_slugs(f, subs)
-        title = subs.by_slug[subj].title
-        if attr == "lead" and re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", f["text"], re.I):
-            named = named | {subj}  # "yasmin farouk is leading the harbourfront redesign now"
-        mine = subs.slug_for(f.get("speaker", "")) == subj
-        if subj not in named and not (mine and not {s for s in named - {subj} if subs.by_slug[s].type == "person"}):
-            continue
-        # a correction that names whom it is about ("Nadia has a new phone: …"): not the speaker's
-        # telling of somebody else, though the speaker typed it
-        by_name = not f.get("session") and re.search(rf"(?<![\w-]){re.escape(title.split()[0])}(?![\w-])",
-                                                     f["text"], re.I) is not None
-        if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
-            continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
-        new = retold.later_value(attr, cur.value, f["text"], own=(mine and not by_name) or subj not in named,
-                                 about=subs.by_slug[subj].title if attr == "lead" else _about(attr, key))
-        if new is None:
-            continue
-        if new == SELF:
-            me = subs.slug_for(f.get("speaker", ""))
-            if not me or me == subj:
-                continue
-            new = subs.by_slug[me].title
-        if attr == "employer" and not _organization(new, subs) and (
-                len(new.split()) == 1 or meaning.kind_of_name(new) == "place"):
-            continue  # "I moved to Leeds for a job at …": where one went
-        if attr == "home" and _organization(new, subs):
-            continue
-        # what the sentence calls the thing: the phrase of the value it replaces only when it
-        # names it too ("the deadline" for "the deadline for the Journal of Coastal Processes")
-        phrase = cur.phrase if set(content_words(cur.phrase)) <= set(content_words(f["text"])) \
-            else key.partition("|")[0]
-        group.append(Stated(subj, attr, key, new, subs.slug_for(new), "set", f, cur.detail, phrase,
-                            tuple(reach.negated_values(f["text"]))))
-        return
-
-
-def _about(attr: str, key: str) -> str:
-    """What a group's value is of, by its key's words: "audit report" of a deadline keyed
-    "deadline|audit report@…", "draft" of a format keyed "format of draft"."""
-    if attr == "format":
-        return re.sub(r"^format\s+(?:of\s+)?", "", key)
-    return key.partition("|")[2].split("@")[0]
-
-
-def _named_only_negated(text: str, title: str) -> bool:
-    """Is ``title`` named in ``text`` only after a "not" ("…, not our Compass Mobile")?"""
-    at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(title)}(?![\w-])", text, re.I)]
-    return bool(at) and all(re.search(r"\bnot\s+(?:our|my|the|their)?\s*$", text[max(0, a - 12):a], re.I) for a in at)
 
 
 #: Attributes whose new value, said in the chat with the one it replaces ("I sit under Kwame
@@ -752,21 +688,6 @@ def _unique(claims: list[Claim]) -> list[Claim]:
         if k not in seen:
             seen.add(k)
             out.append(c)
-    return out
-
-
-def fact_slugs(f: dict, subs: Subjects) -> set[str]:
-    """The pages a fact belongs to: the subjects it names, and its speaker's when it is about them."""
-    out = set()
-    for n in list(f.get("subjects", {})) + list(f.get("names", [])) + list(f.get("lead", [])):
-        out.update(subs.slugs_for(n))
-    for phrase, slug in subs.lower_alias.items():
-        if phrase in f["text"]:
-            out.add(slug)
-    if f.get("about_speaker") and not is_role(f["speaker"]):
-        s = subs.slug_for(f["speaker"])
-        if s:
-            out.add(s)
     return out
 
 

@@ -214,8 +214,9 @@ def _trip(old: str, text: str) -> str | None:
         elsewhere = _named(_TRIP_ELSEWHERE, "place", _TRIP_AFTER)(place, text)
         if elsewhere is None:
             return None
-        return f"{elsewhere} in {m.group('when')}" if m and re.match(r"(?:early\s+|mid-?|late\s+)?(?:" + MONTHS + r")\b",
-                                                                      m.group("when"), re.I) else elsewhere
+        # the place alone: the sentence gives no month, and a page line must say only what its
+        # source says ("same dates" keeps the old ones without naming them)
+        return elsewhere
     if not m:
         return None
     if not at or re.match(r"\s+(?!(?:trip|holiday|visit|break|getaway|weekend|to|in|for|now|then|instead|is|was|on|and|"

@@ -319,3 +319,18 @@ def _lower_aliases(by_slug: dict[str, Subject], facts: list[dict]) -> dict[str, 
         if hit and phrase not in by_slug[slug].aliases:
             by_slug[slug].aliases.append(phrase)
     return {p: s for p, s in lower_alias.items() if p in by_slug[s].aliases}
+
+
+def fact_slugs(f: dict, subs: "Subjects") -> set[str]:
+    """The pages a fact belongs to: the subjects it names, and its speaker's when it is about them."""
+    out = set()
+    for n in list(f.get("subjects", {})) + list(f.get("names", [])) + list(f.get("lead", [])):
+        out.update(subs.slugs_for(n))
+    for phrase, slug in subs.lower_alias.items():
+        if phrase in f["text"]:
+            out.add(slug)
+    if f.get("about_speaker") and not is_role(f["speaker"]):
+        s = subs.slug_for(f["speaker"])
+        if s:
+            out.add(s)
+    return out

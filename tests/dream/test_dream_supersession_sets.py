@@ -134,7 +134,7 @@ SETS = [
     # e8321af and after the round (its "318 one" read as an amount, a false one it showed, fixed):
     # the round did not generalise. Its corrections then read: a quick fix typed without a
     # subject is the user's ("Lives in Porto now", "Reading goal is 30 books"): 10 of 72 (0.139).
-    pytest.param("supersession-blind15.yaml", Floors(60, 0.26, 5, needs_model=True), id="supersession-blind15"),
+    pytest.param("supersession-blind15.yaml", Floors(60, 0.27, 5, needs_model=True), id="supersession-blind15"),
     # The round of a later value read by the kind of the one held (dream/retold.py: a rate in its
     # unit, a moved due date, a trip's new month, a new phone, a format of the family, a new boss,
     # a lead handed over, a first week at, a move, a new title; requests kept as asides) raised
@@ -144,11 +144,18 @@ SETS = [
     # Sorensen (the speaker's name is not merged with a hyphenated full name; left as found).
     # Sixteenth: written blind at the start of that round; 19 of 72 (0.264), 2 false at 8dc0d9c
     # and 22 of 72 (0.306), 2 false after its first part (fe72e15): the generalisation figure.
-    # Then read (its misses: tastes never recorded, rates, trips): 24 of 72 (0.333), 2 false.
+    # Then read (its misses: tastes never recorded, rates, trips elsewhere, the project one is
+    # on now, a quick fix's title): 26 of 72 (0.361), 2 false at bcc104e (the fifteenth 20).
     # Its known gap, there before the round: "my boss wants client reports as PDFs, but for my
     # own notes I still want markdown" keeps a record "reports as PDF" whose page line is dropped.
-    pytest.param("supersession-blind16.yaml", Floors(60, 0.33, 2, frozenset({"b16-c057"}), needs_model=True),
+    pytest.param("supersession-blind16.yaml", Floors(60, 0.36, 2, frozenset({"b16-c057"}), needs_model=True),
                  id="supersession-blind16"),
+    # Seventeenth: written blind during that round and never read; scored at 8dc0d9c (16 of 72,
+    # 0.222, 2 false), fe72e15 (20) and bcc104e (23 of 72, 0.319, 2 false): the round's
+    # generalisation figure, the README's. A floor now; the next round needs a set of its own.
+    # Its known gap, there before the round: a manager's Superseded line without its successor.
+    pytest.param("supersession-blind17.yaml", Floors(60, 0.31, 2, frozenset({"b17-c076"}), needs_model=True),
+                 id="supersession-blind17"),
 ]
 
 

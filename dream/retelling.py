@@ -1,0 +1,87 @@
+"""Which later sentence retells a group's value (:mod:`.retold` reads the value): one said after
+the group's last statement, by its subject or naming it, that is not somebody else's change —
+appended to the group as its next statement, so the replay (:func:`.facts.stays`) closes the
+old value and every view follows."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from . import facts as fact_records
+from . import meaning
+from . import reach
+from . import retold
+from .grouping import Stated
+from .relationrecord import SELF
+from .subjects import Subjects, fact_slugs
+from .text import content_words
+
+
+def _when(f: dict) -> tuple:
+    return (f.get("date") or "", 0 if f.get("session") else 1, f.get("order", 0))
+
+
+def later_statement(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str, subs: Subjects,
+                    is_organization: Callable[[str], bool]) -> None:
+    """A later sentence that says a change and names a value of the kind the group holds
+    (:mod:`.retold`: "bumping my weekly mileage up to 45 km" after "I run 30 km a week") is the
+    group's next value — when it is the subject's own statement (its speaker, saying nothing
+    of another person) or names the subject, and no statement of the group comes after it.
+    ``is_organization``: whether a name is an organisation's (pages.py knows by head word,
+    page type and meaning). Appends the statement to ``group``."""
+    got = fact_records.stays(group)
+    cur = got[-1].last if got and got[-1].ended_by is None else None
+    if cur is None or cur.op != "set" or not group:
+        return
+    last = max(_when(g.fact) for g in group)
+    own = {id(g.fact) for g in group}
+    for f in sorted((f for f in facts if _when(f) > last and id(f) not in own), key=_when):
+        named = fact_slugs(f, subs)
+        title = subs.by_slug[subj].title
+        if attr == "lead" and re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", f["text"], re.I):
+            named = named | {subj}  # "yasmin farouk is leading the harbourfront redesign now"
+        mine = subs.slug_for(f.get("speaker", "")) == subj
+        if subj not in named and not (mine and not {s for s in named - {subj} if subs.by_slug[s].type == "person"}):
+            continue
+        # a correction that names whom it is about ("Nadia has a new phone: …"): not the speaker's
+        # telling of somebody else, though the speaker typed it
+        by_name = not f.get("session") and re.search(rf"(?<![\w-]){re.escape(title.split()[0])}(?![\w-])",
+                                                     f["text"], re.I) is not None
+        if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
+            continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
+        new = retold.later_value(attr, cur.value, f["text"], own=(mine and not by_name) or subj not in named,
+                                 about=subs.by_slug[subj].title if attr == "lead" else _about(attr, key))
+        if new is None:
+            continue
+        if new == SELF:
+            me = subs.slug_for(f.get("speaker", ""))
+            if not me or me == subj:
+                continue
+            new = subs.by_slug[me].title
+        if attr == "employer" and not is_organization(new) and (
+                len(new.split()) == 1 or meaning.kind_of_name(new) == "place"):
+            continue  # "I moved to Leeds for a job at …": where one went
+        if attr == "home" and is_organization(new):
+            continue
+        # what the sentence calls the thing: the phrase of the value it replaces only when it
+        # names it too ("the deadline" for "the deadline for the Journal of Coastal Processes")
+        phrase = cur.phrase if set(content_words(cur.phrase)) <= set(content_words(f["text"])) \
+            else key.partition("|")[0]
+        group.append(Stated(subj, attr, key, new, subs.slug_for(new), "set", f, cur.detail, phrase,
+                            tuple(reach.negated_values(f["text"]))))
+        return
+
+
+def _about(attr: str, key: str) -> str:
+    """What a group's value is of, by its key's words: "audit report" of a deadline keyed
+    "deadline|audit report@…", "draft" of a format keyed "format of draft"."""
+    if attr == "format":
+        return re.sub(r"^format\s+(?:of\s+)?", "", key)
+    return key.partition("|")[2].split("@")[0]
+
+
+def _named_only_negated(text: str, title: str) -> bool:
+    """Is ``title`` named in ``text`` only after a "not" ("…, not our Compass Mobile")?"""
+    at = [m.start() for m in re.finditer(rf"(?<![\w-]){re.escape(title)}(?![\w-])", text, re.I)]
+    return bool(at) and all(re.search(r"\bnot\s+(?:our|my|the|their)?\s*$", text[max(0, a - 12):a], re.I) for a in at)
