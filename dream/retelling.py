@@ -50,9 +50,14 @@ def later_statement(group: list[Stated], facts: list[dict], subj: str, attr: str
                                                      f["text"], re.I) is not None
         if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
             continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
-        new = retold.later_value(attr, cur.value, f["text"], own=(mine and not by_name) or subj not in named,
+        own = (mine and not by_name) or subj not in named
+        new = retold.later_value(attr, cur.value, f["text"], own=own,
                                  about=subs.by_slug[subj].title if attr == "lead" else _about(attr, key))
         if new is None:
+            if retold.ended(attr, cur.value, f["text"], own=own):
+                # "cancelled Iceland", "brenda left … I report to nobody": ended, nothing in its place
+                group.append(Stated(subj, attr, key, cur.value, cur.value_slug, "end", f, cur.detail, cur.phrase))
+                return
             continue
         if new == SELF:
             me = subs.slug_for(f.get("speaker", ""))

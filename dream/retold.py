@@ -524,3 +524,53 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
             if not (attr == "manager" and o.group("boss")) and not _in_old(o.group(0), old, text[o.end():])):
         return None  # "my brother just moved to Bristol", not "my sister can't, so we moved Lisbon to May"
     return new
+
+
+#: Words that end a value with nothing in its place, by attribute. ``{v}`` stands for the held
+#: value's own words (its first content word), ``{n}`` for the nouns the attribute goes by.
+_ENDS = {
+    "employer": (r"\b(?:made\s+redundant|laid\s+off|let\s+go|fired|sacked)\b[^.;!?]{0,30}?\b(?:from|at|by)\s+{v}"
+                 r"|\b(?:quit|resigned\s+from|left)\s+{v}\b[^.;!?]{0,40}\b(?:no\s+job|not\s+working|job\s+hunting|unemployed|"
+                 r"between\s+jobs|taking\s+a\s+break)"),
+    "role": r"\b(?:abolished|scrapped|eliminated|cut)\s+(?:my\s+)?(?:[\w\-]+\s+){0,3}?(?:role|title|position)\b|\bwithout\s+a\s+title\b"
+            r"|\bno\s+longer\s+(?:a|an|the)\s+{v}\b|\bstepped\s+down\s+as\s+{v}\b",
+    "manager": r"\b{v}\b[^.;!?]{0,40}\b(?:left|retired|quit|resigned|moved\s+on|is\s+gone)\b[^.;!?]{0,80}?"
+               r"\b(?:report(?:ing)?\s+to\s+(?:nobody|no\s+one)|no\s+(?:manager|boss)|haven['’]t\s+named\s+anyone|not\s+replacing)",
+    "lead": r"\b{v}\b[^.;!?]{0,30}\b(?:stepped\s+down|left|quit|resigned)\b[^.;!?]{0,60}?[.;,]?\s*\b(?:no\s+(?:lead|one\s+leads)|"
+            r"nobody\s+(?:leads|is\s+leading)|without\s+a\s+lead)",
+    "contact": r"\b(?:got\s+rid\s+of|gave\s+up|cancelled|canceled|deleted|closed|no\s+longer\s+have)\s+(?:my\s+)?(?:{n})\b",
+    "number": r"\b(?:ditched|dropped|gave\s+up|given\s+up|stopped|quit|scrapped|abandoned)\s+(?:on\s+)?(?:the\s+|my\s+)?(?:\w+\s+)?"
+              r"(?:{n}|{v})\b",
+    "deadline": r"\bno\s+(?:fixed\s+|firm\s+|hard\s+)?(?:{n})\b|\b(?:{n})\s+(?:is|was|got|has\s+been)\s+(?:dropped|scrapped|removed|"
+                r"cancelled|canceled|lifted)",
+    "format": r"\bdon['’]?t\s+(?:worry\s+about|need|bother\s+with)\s+{v}\s+any\s*more\b|\bno\s+(?:more\s+|need\s+for\s+)?{v}\b"
+              r"[^.;!?]{0,40}\bany\s+format",
+    "preference": r"\b(?:done\s+with|gave\s+up|given\s+up|quit|stopped)\s+{v}\b",
+    "project": r"\b{v}\b[^.;!?]{0,30}?\b(?:got\s+|was\s+|has\s+been\s+)?(?:cancelled|canceled|scrapped|shelved|killed|canned|"
+               r"axed|shut\s+down)\b",
+    "trip": r"\b(?:cancelled|canceled|called\s+off|scrapped)\s+(?:the\s+|my\s+|our\s+)?{v}\b|\b{v}\s+(?:trip\s+)?(?:is\s+|got\s+)?"
+            r"(?:off|cancelled|canceled|called\s+off)\b",
+}
+#: What each attribute is called ("{n}" above).
+_NOUNS = {"contact": r"phone(?:\s+number)?|number|e-?mail(?:\s+address)?|mobile",
+          "number": r"goal|target|budget", "deadline": r"deadline|due\s+date|(?:launch|submission)\s+date"}
+
+
+def ended(attr: str, old: str, text: str, own: bool = True) -> bool:
+    """Does ``text`` say that ``old``, ``attr``'s value, ended with nothing in its place ("got
+    made redundant from Larkspur last week", "the reorg abolished my product owner role",
+    "brenda left … I report to nobody", "cancelled Iceland", "ditched the step goal")? The
+    held value's own words or the attribute's nouns must be there, and an ending word; the
+    same plans, questions, quotations and other people's changes as :func:`later_value` are
+    no ending."""
+    rx = _ENDS.get(attr)
+    words_ = [w for w in re.findall(r"[^\W\d_][\w'’\-]*", old) if w.lower() not in _NOT_NAME and len(w) > 2]
+    if rx is None or not (words_ or attr in _NOUNS):
+        return False
+    text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
+    v = "(?:" + "|".join(re.escape(w.rstrip("s")) + r"\w*" for w in words_[:2]) + ")" if words_ else "(?!)"
+    m = re.search(rx.replace("{v}", v).replace("{n}", _NOUNS.get(attr, "(?!)")), text, re.I)
+    if m is None or _NOT_DONE.search(text) or ("?" in text[m.start():] and not _ASKS_TO_DO.search(text)):
+        return False
+    return not (own and any(not _FIRST_PERSON.search(text, o.end(), m.start()) for o in _OTHER.finditer(text, 0, m.start())
+                            if not _in_old(o.group(0), old, text[o.end():])))

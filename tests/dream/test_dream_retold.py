@@ -161,6 +161,47 @@ def test_a_weekly_distance_cut_in_other_words_replaces_the_old_one() -> None:
     assert check_views(staged) == []
 
 
+@pytest.mark.parametrize("attr, old, text", [
+    ("employer", "Larkspur Pharmacy Group", "got made redundant from Larkspur last week. no job lined up yet."),
+    ("role", "product owner", "the reorg abolished my product owner role."),
+    ("manager", "Brenda Haas", "brenda left on friday and they haven't named anyone, so I report to nobody rn."),
+    ("lead", "Greta Lindgren", "greta stepped down from leading orion data migration. no lead for now"),
+    ("contact", "+31 6 1234 5678", "i got rid of my phone number entirely, digital detox lol."),
+    ("number", "10,000 steps a day", "i ditched the step goal completely, it was making me anxious"),
+    ("deadline", "2026-09-01", "client said there's no fixed launch date anymore, just whenever it's ready."),
+    ("format", "PDF", "don't worry about PDF anymore, i stopped printing stuff."),
+    ("preference", "running", "honestly I'm done with running, the joy's gone."),
+    ("project", "Cedar CRM rollout", "the Cedar CRM rollout got cancelled"),
+    ("trip", "Iceland in July", "cancelled Iceland, not going anywhere this summer, money's tight."),
+])
+def test_a_value_ended_with_nothing_in_its_place(attr: str, old: str, text: str) -> None:
+    assert retold.ended(attr, old, text)
+
+
+@pytest.mark.parametrize("attr, old, text", [
+    ("trip", "Iceland in July", "my sister cancelled Iceland"),
+    ("project", "Cedar CRM rollout", "if the Cedar CRM rollout got cancelled we would be fine"),
+    ("manager", "Brenda Haas", "brenda left early today, she had a dentist appointment"),
+    ("contact", "024 553 8871", "I cancelled my gym membership"),
+    ("employer", "Larkspur Pharmacy Group", "my brother got laid off from Larkspur"),
+    ("number", "£300 a month", "I stopped the Netflix plan"),
+    ("deadline", "30 April", "there is no parking at the venue"),
+])
+def test_no_end_in_someone_elses_a_conditional_or_an_outing(attr: str, old: str, text: str) -> None:
+    assert not retold.ended(attr, old, text)
+
+
+def test_a_cancelled_trip_is_closed_with_no_successor() -> None:
+    staged = _dream([
+        ("2026-02-13", ["Magdalena: Hi, Magdalena Wojcik. I'm planning a trip to Iceland in July. What should I pack?",
+                        "Assistant: Layers."]),
+        ("2026-05-10", ["Magdalena: cancelled Iceland, not going anywhere this summer, money's tight.",
+                        "Assistant: Sorry to hear."]),
+    ])
+    assert [(s, old, new) for s, old, new in _closed(staged, "trip")] == [("magdalena-wojcik", "Iceland in July", None)]
+    assert check_views(staged) == []
+
+
 def _dream(turns: list[tuple[str, list[str]]]) -> dict[str, str]:
     return dream(DictTree(tree_of({"sessions": [{"date": d, "turns": t} for d, t in turns]}))).staged
 

@@ -79,7 +79,7 @@ SETS = [
     # now, none false. 17 after chat without capitals was read sentence by sentence; 19 with
     # amounts and doses; 18 once a first name in lower case was no longer run on into the
     # words after it. A seventh set is what would say how supersession generalises.
-    pytest.param("supersession-blind6.yaml", Floors(60, 0.39, 0), id="supersession-blind6"),
+    pytest.param("supersession-blind6.yaml", Floors(60, 0.40, 0), id="supersession-blind6"),
     # Seventh: written blind; scored at 8fb42f1 (16 of 72, 4 false), then read, and the contact
     # and format readers were built against its misses: 23 of 72; 25 of 72 (recall 0.347) after
     # the ninth set's round. Its two "false" are changes found whose label writes the value
@@ -107,7 +107,7 @@ SETS = [
     # then its false ones were read and their classes fixed: 11 of 72 (0.153), 5 false, every
     # one a change found under another value or key than its label's, none invented; 20 of 72
     # (0.278) after the round of projects, leads and trips written against its misses.
-    pytest.param("supersession-blind11.yaml", Floors(60, 0.44, 2, needs_model=True), id="supersession-blind11"),
+    pytest.param("supersession-blind11.yaml", Floors(60, 0.45, 2, needs_model=True), id="supersession-blind11"),
     # Twelfth: written blind; 20 of 72, 3 false at d67c19c; its false ones read and fixed by class:
     # 22 of 72 (0.306), 0 false; 29 of 72 (0.403) after its missed leads, homes and trips were read.
     pytest.param("supersession-blind12.yaml", Floors(60, 0.52, 0, needs_model=True), id="supersession-blind12"),
@@ -115,7 +115,7 @@ SETS = [
     # (14 of 72, 7 false) and after it (19 of 72, recall 0.264, 7 false at 3a2c22e; 20 of 72, 0.278,
     # 6 false at 6ec9ab6; each a change found under another subject, attribute or value than its
     # label's). Not read for rules.
-    pytest.param("supersession-blind13.yaml", Floors(60, 0.40, 6, needs_model=True), id="supersession-blind13"),
+    pytest.param("supersession-blind13.yaml", Floors(60, 0.43, 6, needs_model=True), id="supersession-blind13"),
     # (23 of 72, 6 "false" once the scorer no longer took "PDF" for a label's "one-page PDF".)
     # The round of corrections (a correction's old value read whole, in other words, or known
     # from the correction alone; written against the correction cases of the sets above)
@@ -134,7 +134,7 @@ SETS = [
     # e8321af and after the round (its "318 one" read as an amount, a false one it showed, fixed):
     # the round did not generalise. Its corrections then read: a quick fix typed without a
     # subject is the user's ("Lives in Porto now", "Reading goal is 30 books"): 10 of 72 (0.139).
-    pytest.param("supersession-blind15.yaml", Floors(60, 0.27, 5, needs_model=True), id="supersession-blind15"),
+    pytest.param("supersession-blind15.yaml", Floors(60, 0.30, 5, needs_model=True), id="supersession-blind15"),
     # The round of a later value read by the kind of the one held (dream/retold.py: a rate in its
     # unit, a moved due date, a trip's new month, a new phone, a format of the family, a new boss,
     # a lead handed over, a first week at, a move, a new title; requests kept as asides) raised
@@ -145,16 +145,19 @@ SETS = [
     # Sixteenth: written blind at the start of that round; 19 of 72 (0.264), 2 false at 8dc0d9c
     # and 22 of 72 (0.306), 2 false after its first part (fe72e15): the generalisation figure.
     # Then read (its misses: tastes never recorded, rates, trips elsewhere, the project one is
-    # on now, a quick fix's title): 26 of 72 (0.361), 2 false at bcc104e (the fifteenth 20).
+    # on now, a quick fix's title): 26 of 72 (0.361), 2 false at bcc104e (the fifteenth 20); then
+    # its ends with nothing in their place ("cancelled Iceland", "ditched the step goal", "brenda
+    # left … I report to nobody"): 32 of 72 (0.444), 2 false (fifteenth 22, thirteenth 31).
     # Its known gap, there before the round: "my boss wants client reports as PDFs, but for my
     # own notes I still want markdown" keeps a record "reports as PDF" whose page line is dropped.
-    pytest.param("supersession-blind16.yaml", Floors(60, 0.36, 2, frozenset({"b16-c057"}), needs_model=True),
+    pytest.param("supersession-blind16.yaml", Floors(60, 0.44, 2, frozenset({"b16-c057"}), needs_model=True),
                  id="supersession-blind16"),
     # Seventeenth: written blind during that round and never read; scored at 8dc0d9c (16 of 72,
     # 0.222, 2 false), fe72e15 (20) and bcc104e (23 of 72, 0.319, 2 false): the round's
-    # generalisation figure, the README's. A floor now; the next round needs a set of its own.
+    # generalisation figure, the README's; 24 of 72 (0.333) after the ends above, written from the
+    # sixteenth's wording (this set still unread). A floor now; the next round needs a set of its own.
     # Its known gap, there before the round: a manager's Superseded line without its successor.
-    pytest.param("supersession-blind17.yaml", Floors(60, 0.31, 2, frozenset({"b17-c076"}), needs_model=True),
+    pytest.param("supersession-blind17.yaml", Floors(60, 0.33, 2, frozenset({"b17-c076"}), needs_model=True),
                  id="supersession-blind17"),
 ]
 
