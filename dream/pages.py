@@ -297,11 +297,11 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
     used: set[tuple] = set()        # (fact, page) shown as a relation line, not repeated in its timeline
     n_replaced = 0
     ledger = fact_records.FactLedger()
+    later = retelling.Later(facts + cards + list(asides), subs)
     for (subj, attr, key), group in sorted(groups.items()):
         _apply_cards(group, card_negs, subj, attr, key, subs)
         _said_before(group, facts, subj, attr, key, subs)
-        retelling.later_statement(group, facts + cards + list(asides), subj, attr, key, subs,
-                                  lambda name: _organization(name, subs))
+        retelling.later_statement(group, later, subj, attr, key, lambda name: _organization(name, subs))
         if attr in ("role", "employer"):
             _kept_alongside(group)
         title = subs.by_slug[subj].title

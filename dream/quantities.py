@@ -132,8 +132,9 @@ _RATE = re.compile(
     rf"(?:about\s+|around\s+|roughly\s+|approximately\s+|up\s+to\s+|at\s+least\s+|maybe\s+)?"
     rf"(?P<v>{NUMBER}\s*(?P<u>%|[a-z]+(?:\s+of\s+[a-z]+)?)?)\s*(?P<c>a|per|each|every|/)\s*"
     rf"(?P<p>day|week|month|year|night|morning|weekday|workday)\b", re.I)
-_IN_DIGITS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
-_IN_DIGITS.update({"fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50"})
+#: A count said in words, in digits (the words :data:`NUMBER` reads): one value however said.
+WORD_NUMBERS = {w: str(i) for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve".split())}
+WORD_NUMBERS.update({"fifteen": "15", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50"})
 _SAVE = re.compile(r"sav|put|set", re.I)
 _LENGTHS = frozenset("km kms k miles mile metres meters m".split())
 
@@ -157,7 +158,7 @@ def rates(sentence: str) -> list[Relation]:
         else:
             continue
         # a count in words as a number ("four coffees a day" → "4 coffees a day"): one value however said
-        value = re.sub(r"^[a-z]+", lambda w: _IN_DIGITS.get(w.group(0).lower(), w.group(0)), value, flags=re.I)
+        value = re.sub(r"^[a-z]+", lambda w: WORD_NUMBERS.get(w.group(0).lower(), w.group(0)), value, flags=re.I)
         said = f"{value}/{per}" if m.group("c") == "/" else f"{value} {m.group('c').lower()} {per}"
         out.append(Relation("", "number", clean_value(said), "set", f"rate|{what} {per}", False, "",
                             phrase=f"{what} a {per}"))

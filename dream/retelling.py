@@ -6,6 +6,7 @@ old value and every view follows."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable
 
 from . import facts as fact_records
@@ -22,7 +23,29 @@ def _when(f: dict) -> tuple:
     return (f.get("date") or "", 0 if f.get("session") else 1, f.get("order", 0))
 
 
-def later_statement(group: list[Stated], facts: list[dict], subj: str, attr: str, key: str, subs: Subjects,
+class Later:
+    """The sentences a later value may come from (facts, correction cards, asides), sorted by
+    when they were said, with the pages each names: made once per run, read by every group."""
+
+    def __init__(self, facts: list[dict], subs: Subjects) -> None:
+        self.subs = subs
+        self.facts = sorted(facts, key=_when)
+        self.when = [_when(f) for f in self.facts]
+        self._slugs: dict[int, set[str]] = {}
+
+    def after(self, when: tuple) -> list[dict]:
+        """The sentences said after ``when``, in order."""
+        return self.facts[bisect_right(self.when, when):]
+
+    def slugs(self, f: dict) -> set[str]:
+        """:func:`.subjects.fact_slugs` of ``f``, once."""
+        got = self._slugs.get(id(f))
+        if got is None:
+            got = self._slugs[id(f)] = fact_slugs(f, self.subs)
+        return got
+
+
+def later_statement(group: list[Stated], later: Later, subj: str, attr: str, key: str,
                     is_organization: Callable[[str], bool]) -> None:
     """A later sentence that says a change and names a value of the kind the group holds
     (:mod:`.retold`: "bumping my weekly mileage up to 45 km" after "I run 30 km a week") is the
@@ -30,14 +53,19 @@ def later_statement(group: list[Stated], facts: list[dict], subj: str, attr: str
     of another person) or names the subject, and no statement of the group comes after it.
     ``is_organization``: whether a name is an organisation's (pages.py knows by head word,
     page type and meaning). Appends the statement to ``group``."""
+    if attr not in retold.KINDS or not group:
+        return
+    subs = later.subs
     got = fact_records.stays(group)
     cur = got[-1].last if got and got[-1].ended_by is None else None
-    if cur is None or cur.op != "set" or not group:
+    if cur is None or cur.op != "set":
         return
     last = max(_when(g.fact) for g in group)
-    own = {id(g.fact) for g in group}
-    for f in sorted((f for f in facts if _when(f) > last and id(f) not in own), key=_when):
-        named = fact_slugs(f, subs)
+    said = {id(g.fact) for g in group}  # the group's own sentences
+    for f in later.after(last):
+        if id(f) in said:
+            continue
+        named = later.slugs(f)
         title = subs.by_slug[subj].title
         if attr == "lead" and re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", f["text"], re.I):
             named = named | {subj}  # "yasmin farouk is leading the harbourfront redesign now"

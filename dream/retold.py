@@ -18,7 +18,7 @@ from .irrealis import hypothetical, unrealised
 from .lowercasenames import NOT_NAME_END, NOT_NAME_WORDS, NOT_PLACES
 from .patternwords import MONTHS
 from .projects import HEADS as PROJECT_HEADS
-from .quantities import NUMBER
+from .quantities import NUMBER, WORD_NUMBERS
 from .relationrecord import SELF
 from .trips import DAY_MONTH
 
@@ -51,12 +51,12 @@ _NOT_DONE = re.compile(
 #: that says in passing what changed. Any other question states nothing.
 _ASKS_TO_DO = re.compile(r"\b(?:can|could|would|will)\s+(?:you|u)\b|\b(?:please|pls|plz)\b", re.I)
 
-#: The speaker as the one who acts ("so we moved Lisbon"), not as the one who feels ("my
-#: brother, who I adore, moved …").
 #: A change said not to happen ("the deadline can't be moved", "never moved to London").
 _NEGATION = re.compile(r"\b(?:never|didn['’]?t|did\s+not|can['’]?t|cannot|couldn['’]?t|won['’]?t|wouldn['’]?t|don['’]?t|"
                        r"doesn['’]?t|isn['’]?t|wasn['’]?t|not)\s+(?:\w+\s+){0,2}$", re.I)
 
+#: The speaker as the one who acts ("so we moved Lisbon"), not as the one who feels ("my
+#: brother, who I adore, moved …").
 _FIRST_PERSON = re.compile(r"\b(?:I|I['’]m|im|I['’]ve|we|we['’]re|we['’]ve)\b(?!\s+(?:adore|love|like|think|guess|hope|know|"
                            r"miss|admire|trust|mean|said|told)\b)", re.I)
 
@@ -66,7 +66,7 @@ _OTHER = re.compile(
     r"\b(?:my|our|his|her|their)\s+(?:(?:new|old|little|big|younger|older|best)\s+)?(?:mum|mom|mother|dad|father|brother|"
     r"sister|flatmate|roommate|housemate|partner|wife|husband|boyfriend|girlfriend|friend|mate|colleague|coworker|"
     r"co-worker|son|daughter|kid|kids|parents|cousin|aunt|uncle|niece|nephew|neighbou?r|student|deskmate|officemate|"
-    r"classmate|teammate|housemate|"
+    r"classmate|"
     r"grandma|grandmother|grandpa|grandfather|fianc[eé]e?|team(?:mate)?|landlord|sister-in-law|brother-in-law|"
     r"office|company|firm|department|school|business|ex|dog|cat|doctor|dentist|plumber|(?P<boss>boss|manager|supervisor))\b"
     r"|\b(?-i:[a-z]+)['’]s\s+(?:new\s+)?(?:number|phone|mobile|email|address|job|boss|manager|flat|house|place|trip|"
@@ -88,15 +88,11 @@ _PHONE = re.compile(r"\+?\d[\d ()\-]{5,}\d(?![\w])")
 _MONTH = re.compile(rf"\b(?:early\s+|mid-?|late\s+|the\s+end\s+of\s+)?(?:{MONTHS})\b", re.I)
 _DAY = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{MONTHS})|(?:{MONTHS})\s+\d{{1,2}}(?:st|nd|rd|th)?)\b",
                   re.I)
-_WORD_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-                 "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15",
-                 "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50"}
-_NUM = re.compile(NUMBER, re.I)
 
 
 def _plain_number(n: str) -> str:
     n = n.strip().lower()
-    return _WORD_NUMBERS.get(n, re.sub(r"[£$€¥,\s]", "", n))
+    return WORD_NUMBERS.get(n, re.sub(r"[£$€¥,\s]", "", n))
 
 
 def _negated(text: str, start: int) -> bool:
@@ -157,12 +153,12 @@ def _number(old: str, text: str) -> str | None:
     return f"{unit}{new}{rest}" if unit in "£$€¥" else f"{new} {unit}{rest}"
 
 
-#: A due date moved, said of what is due by a word of its own ("the deadline", "it").
 #: A due date of someone else's ("my sister's deadline", "our team's deadline … but mine").
 _OTHERS_DUE = re.compile(r"\b\w+['’]s\s+(?:\w+\s+)?deadline\b|\bfor\s+everyone\s+else\b|\bbut\s+mine\b|\bmine\s+(?:stays|didn)"
                          r"|\bmine['’]?s\s+still\b|\bfor\s+(?:his|her|their)\s+(?!own\b)\w+"
                          r"|\b(?:my|our)\s+(?:colleague|sister|brother|friend|partner|wife|husband|son|daughter|flatmate|"
                          r"roommate|classmate|teammate|deskmate|coworker|co-worker)\b", re.I)
+#: A due date moved, said of what is due by a word of its own ("the deadline", "moved it").
 _DUE_WORDS = re.compile(r"\b(?:deadline|due\s+date|submission\s+date|hand-?in|extension|"
                         r"(?:moved|pushed|pulled|brought|postponed|delayed|extended)\s+it)\b", re.I)
 
@@ -479,6 +475,10 @@ def _leads(text: str, name: str, project: str) -> bool:
         rf"hand(?:ed|s|ing)\s+(?:{p}|it|the\s+project|the\s+lead)\s+(?:over\s+)?to\s+{who}",
         rf"{who}\s+is\s+(?:now\s+)?the\s+new\s+(?:{re.escape(project)}\s+)?(?:project\s+)?(?:lead|owner|head)",
         rf"{p}\s+is\s+(?:now\s+)?led\s+by\s+{who}"))
+
+
+#: The attributes a later value or an end is read for.
+KINDS = frozenset(_READERS)
 
 
 def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "") -> str | None:
