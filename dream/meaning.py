@@ -568,6 +568,15 @@ def _titled(cand: Candidate, sentence: str, antecedent: str) -> str | None:
     return None
 
 
+def _only_as_a_name(value: str, sentence: str) -> bool:
+    """Is ``value`` (of two words or more) written in ``sentence`` only with every word
+    capitalised, as a name is ("the Kelp Farm Pilot")?"""
+    if len(value.split()) < 2 or sentence == sentence.lower():
+        return False
+    found = [m.group(0) for m in re.finditer(rf"\b{re.escape(value)}\b", sentence, re.I)]
+    return bool(found) and all(all(w[:1].isupper() for w in f.split()) for f in found)
+
+
 @lru_cache(maxsize=8192)
 def _relations(sentence: str, antecedent: str) -> tuple:
     out: list[Relation] = []
@@ -587,6 +596,11 @@ def _relations(sentence: str, antecedent: str) -> tuple:
             continue
         if cand.attr == "manager" and v == v.lower() and sentence != sentence.lower():
             continue
+        if cand.attr == "role" and _only_as_a_name(v, sentence):
+            continue  # "I work on the Kelp Farm Pilot": a project's name, no title
+        if cand.attr == "role" and re.search(rf"\bthe\s+(?:last|only|sole|first|other|remaining|lone|main)\s+{re.escape(v)}\b",
+                                             sentence, re.I):
+            continue  # "I'm the last programmer on Vega": who is left, not a title
         vtype = {"manager": "person", "home": "place"}.get(cand.attr, "organization")
         detail = ""
         if cand.attr == "employer" and _WHERE_ONE_IS.search(cand.masked):

@@ -13,6 +13,13 @@ PARTICLES = frozenset("de van von der den da di du del dos das le la ter ten bin
 #: The months and their abbreviations, as alternatives of a pattern.
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+#: Greetings a speaker opens with, in the languages people greet an assistant in ("hola,
+#: sofia ramirez", "Talofa, Sina Faleolo"), as alternatives of a pattern (lower case).
+GREETINGS = (r"hi|hey|hello|hiya|yo|morning|evening|good\s+(?:morning|afternoon|evening|day)|hola|buenas|ciao|salve|salut|"
+             r"bonjour|bonsoir|hallo|moin|servus|gr[üu]ezi|hej|hei|oi|ol[aá]|namaste|namaskar|kia\s+ora|talofa|"
+             r"malo\s+e\s+lelei|sawubona|salaam|salam|assalamu\s+alaikum|merhaba|selam|konnichiwa|annyeong(?:haseyo)?|"
+             r"ni\s+hao|jambo|habari|shalom|ahoj|cze[sś][cć]|privet|zdravo|vanakkam|sat\s+sri\s+akal|mingalaba|kamusta|"
+             r"xin\s+ch[aà]o|sawasdee|sa\s+wat\s+dee|aloha|g['’]day|howdy|greetings")
 #: Kin, as alternatives of a pattern ("my sister Lena"; "my daughter's deadline" is not the
 #: speaker's).
 KIN = (r"husband|wife|partner|fianc[eé]e?|spouse|boyfriend|girlfriend|son|daughter|sister|brother|"

@@ -45,7 +45,8 @@ HEADS = ("initiative|pilot|study|survey|campaign|app|dashboard|platform|tool|"
           "prototype|migration|redesign|rewrite|revamp|website|site|portal|service|pipeline|system|"
           "integration|rollout|upgrade|refresh|billing|onboarding|scheduler|engine|api|sdk|library|game|"
           "novel|documentary|film|album|exhibition|grant|proposal|renovation|retrofit|extension|audit|"
-          "module|feature|release|overhaul|expansion|build|map|atlas|guide|course|curriculum")
+          "module|feature|release|overhaul|expansion|build|map|atlas|guide|course|curriculum|rebrand|relaunch|"
+          "trial|refurb|refurbishment|fit-out|merger|bid|tender|programme")
 #: A project's name: a capitalised name and up to three lower-case words of what it is.
 PROJECT = (rf"(?-i:{NAME})(?:(?:\s+(?!(?:{_STOP})\b)(?-i:[a-z][a-z\-]+)){{0,2}}\s+(?-i:(?:{HEADS})s?)\b)?")
 #: What follows a project's name when it names a meeting of the project, not the project
@@ -132,6 +133,9 @@ _UNNAMED_LEAD = tuple(re.compile(rx, re.I) for rx in (
     rf"(?:^|[.;!:,]\s+|\b(?:and|but|so)\s+){_WHO}\s+(?:is|['’]s)\s+(?:now\s+)?(?:the|our)\s+(?:new\s+)?{_LEAD_WORD}"
     rf"(?=\s*(?:[.,;!]|$)|\s+(?:now|here|there|and|but|so)\b)",
     rf"\b(?:the|our)\s+(?:new\s+)?{_LEAD_WORD}\s+(?:is|['’]s)\s+(?:now\s+)?{_WHO}(?=\s*(?:[.,;!(]|$)|\s+(?:now|and|but|so|who)\b)",
+    # "Sven Ekdahl leads it.", "Yasmin Kaur is leading it and Tobias Richter is doing the visuals"
+    rf"(?:^|[.;!:,]\s+|\b(?:and|but|so)\s+){_WHO}\s+(?:now\s+)?(?:leads|runs|heads|owns|is\s+(?:now\s+)?(?:leading|running|"
+    rf"heading|in\s+charge\s+of))\s+it\b",
 ))
 #: "the responsible of X is Y", a learner's "the responsible": the project is named.
 _RESPONSIBLE = re.compile(
@@ -146,7 +150,7 @@ _LED_BY = re.compile(
 #: (farm shop ordering)", "in the project Puente Digital", "on the Greenway survey project".
 _NAMED = re.compile(
     rf"\b(?:[Pp]roject|[Pp]roj\.?)\s+(?P<a>(?-i:{NAME}))"
-    rf"|\b(?:on|in|for|of|with)\s+(?:the\s+)?(?P<b>{PROJECT})(?=\s*\(|\s+project\b|\s*[,.;]\s)",
+    rf"|\b(?:on|in|for|of|with|doing)\s+(?:the\s+)?(?P<b>{PROJECT})(?=\s*\(|\s+project\b|\s*[,.;]\s|\s+for\s)",
     re.I)
 
 

@@ -32,12 +32,15 @@ from .ended import ended
 from .formats import format_values
 from .irrealis import hypothetical, unrealised
 from .lowercasenames import lower_case_homes, lower_case_managers
-from .patternwords import BAD_VALUES, KIN, NAME, NOT_SUBJECT_WORDS, PARTICLES
+from .patternwords import BAD_VALUES, GREETINGS, KIN, NAME, NOT_SUBJECT_WORDS, PARTICLES
 from .projects import MEETING, PROJECT, projects
 from .quantities import bounds, quantities
 from .quantitykeys import STOP_MODS, modifiers
 from .relationrecord import SELF, Relation, clean_value
 from .rewording import as_first_person, chat_spelling
+from .tastes import key_of as taste_key
+from .tastes import later as taste_after
+from .tastes import stated as tastes
 from .trips import trips
 
 _N = rf"(?P<v>(?-i:{NAME}))"
@@ -312,7 +315,7 @@ _JOB_ONLY.add(_THIRD[-1][1])
 _t("employer", _S + r"\s+" + _BECAME + r"(?:an?\s+|the\s+)?" + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$|\s+(?:now|since|from|as|in|and|on)\b))", vtype="organization")
 # an introduction without a verb: "Bjorn Halvorsen, welder at Skagen Shipyard." (at the
 # sentence's start, after a greeting at most: the name and what they do at where)
-_INTRO = r"^(?i:(?:hi|hey|hello|hiya|yo)\s*[.,!]?\s+)?(?i:(?:this\s+is|it['’]s)\s+)?(?!I\b|I['’])" + _S + r"(?:\s+here)?\s*[,–—-]\s*(?:an?\s+|the\s+)?"
+_INTRO = r"^(?i:(?:" + GREETINGS + r")\s*[.,!]?\s+)?(?i:(?:this\s+is|it['’]s)\s+)?(?!I\b|I['’])" + _S + r"(?:\s+here)?\s*[,–—-]\s*(?:an?\s+|the\s+)?"
 _t("employer", _INTRO + _JOB + r"\s+(?:at|for|with)\s+" + _THE + _N + r"(?=\s*(?:[.,;!]|$))", vtype="organization")
 # "Hello, Ingrid Solberg-Haugen, assistant editor at a small publisher in Bergen."
 _t("role", _INTRO + r"(?P<v>" + _JOB + r")\s+(?:at|for|with)\s+(?:the\s+|an?\s+)?[A-Za-z]")
@@ -350,7 +353,7 @@ _VAGUE_TITLES = frozenset("head lead chief owner partner member principal chair 
 # a self-introduction at a sentence's start, the name in lower case as chat writes it
 # ("ravi sethi, support engineer", "nadia el-amin. data engineer at X", "hiya im jess tandy,
 # barista at X"): the speaker's job (capitalised names are read as third person, _INTRO)
-_SELF_INTRO = (r"^(?:(?:hi|hey|hello|hiya|yo|morning|evening)\s*[.,!]*\s+)?(?:(?:i['’]m|im|i\s+am|this\s+is|it['’]s)\s+)?"
+_SELF_INTRO = (r"^(?:(?:" + GREETINGS + r")\s*[.,!]*\s+)?(?:(?:i['’]m|im|i\s+am|this\s+is|it['’]s)\s+)?"
                r"(?!(?:my|our|his|her|their|your|the|a|an|ok|okay|so|and|but|thanks|thank|yes|no|well|sorry|sure)\b)"
                r"(?-i:[a-z][\w'’\-]+(?:\s+[a-z][\w'’\-]+){0,2})(?:\s+here)?\s*[,.–—:-]\s*(?:(?:i['’]m|im)\s+)?(?:an?\s+|the\s+)?")
 _f("role", _SELF_INTRO + _TITLE + _AFTER_TITLE)
@@ -580,6 +583,16 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
     out = (_first_person(sentence) + _third_person(sentence) + quantities(sentence)
            + bounds(sentence) + deadlines(sentence) + trips(sentence) + _channels(sentence) + ended(sentence)
            + (lower_case_managers(sentence) if in_lower_case else []) + lower_case_homes(sentence))
+    # a taste by its kind ("I use VS Code for everything", "I'm a tea person"), when no
+    # other pattern read the same value
+    out += [Relation("", "preference", v, "set", k) for v, k in tastes(sentence)
+            if not any(r.attr == "preference" and (r.key == k or v.casefold() in r.value.casefold()) for r in out)]
+    # "I've gone off Garamond … use Inter for everything now": the end and its successor in
+    # one sentence are a new value of the kind, not an end
+    for i, r in enumerate(out):
+        new = taste_after(r.value, sentence) if r.attr == "preference" and r.op == "end" and not r.subject else None
+        if new:
+            out[i] = Relation("", "preference", new, "set", taste_key(new, whole=True) or r.key)
     dims = [r for r in dimensions(sentence) if not any((o.attr, o.key) == (r.attr, r.key) for o in out)]
     # "I prefer a casual tone": the dimension's value, not a taste for "a casual"
     out = [r for r in out if not (r.attr == "preference" and any(
@@ -603,8 +616,10 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
         out += [p for p in proj if not any((o.subject, o.attr, o.value.casefold(), o.op)
                                            == (p.subject, p.attr, p.value.casefold(), p.op) for o in out)]
     out += _named_first_person(sentence, out)
-    # "my title is written Sr. UX Researcher": how a value is spelled, not a new one
-    out = [r for r in out if not (r.attr in ("role", "employer", "manager") and _SPELLED.match(r.value))]
+    # "my title is written Sr. UX Researcher": how a value is spelled, not a new one; "I'm the
+    # last programmer on Vega": who is left on it, not a title
+    out = [r for r in out if not (r.attr in ("role", "employer", "manager") and _SPELLED.match(r.value))
+           and not (r.attr == "role" and re.match(r"(?:last|only|sole|other|remaining|lone)\s", r.value, re.I))]
     # "my new number is 07700 900555": the number is a phone's, not a quantity of 07700
     phones = [re.sub(r"\D", "", r.value) for r in out if r.key == "contact phone"]
     out = [r for r in out if not (r.attr == "number" and phones and re.sub(r"\D", "", r.value)
@@ -700,7 +715,7 @@ def _first_person(sentence: str) -> list[Relation]:
             key = ""
             a = attr
             if attr == "favorite":
-                a, key = "preference", "favorite " + m.group("k").strip().lower()
+                a, key = "preference", taste_key(v, whole=True) or "favorite " + m.group("k").strip().lower()
             elif attr == "preference":
                 topic = m.groupdict().get("k")
                 key = "preference " + topic.split()[-1].lower() if topic else _pref_key(v)
@@ -783,6 +798,9 @@ def _pref_key(v: str) -> str:
     """A preference's topic: the last content word of its value before a preposition
     ("afternoon meetings" → "meetings", "status updates on Slack" → "updates"), so "I now
     prefer afternoon meetings" replaces "I prefer morning meetings"."""
+    known = taste_key(v, whole=True)
+    if known:
+        return known  # "I prefer aisle seats" and "I'm a window seat person now": one key
     head = re.split(r"\s+(?:on|by|in|for|over|via|with|from|at|through|as)\s+", v.lower())[0]
     words = [w for w in re.findall(r"[a-z][\w\-]*", head) if w not in STOP_MODS]
     return "preference " + (words[-1] if words else v.lower())

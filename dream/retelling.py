@@ -58,6 +58,12 @@ def later_statement(group: list[Stated], later: Later, subj: str, attr: str, key
     subs = later.subs
     got = fact_records.stays(group)
     cur = got[-1].last if got and got[-1].ended_by is None else None
+    # an end with nothing in its place yet ("I've gone off Garamond, it looks dated."): a
+    # value of the kind said later in the same session is its successor ("use Inter for
+    # everything now"), as the replay takes an end and a value of one day
+    ender = got[-1].ended_by if got and cur is None and got[-1].next is None else None
+    if ender is not None and ender.op == "end":
+        cur = got[-1].last
     if cur is None or cur.op != "set":
         return
     last = max(_when(g.fact) for g in group)
@@ -65,6 +71,8 @@ def later_statement(group: list[Stated], later: Later, subj: str, attr: str, key
     for f in later.after(last):
         if id(f) in said:
             continue
+        if ender is not None and (f.get("session") != ender.fact.get("session") or not f.get("session")):
+            break
         named = later.slugs(f)
         title = subs.by_slug[subj].title
         if attr == "lead" and re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", f["text"], re.I):
@@ -79,10 +87,15 @@ def later_statement(group: list[Stated], later: Later, subj: str, attr: str, key
         if subj in named and not mine and _named_only_negated(f["text"], subs.by_slug[subj].title):
             continue  # "the Compass Data team (not our Compass Mobile) got a new lead"
         own = (mine and not by_name) or subj not in named
-        new = retold.later_value(attr, cur.value, f["text"], own=own,
-                                 about=subs.by_slug[subj].title if attr == "lead" else _about(attr, key))
+        about = subs.by_slug[subj].title if attr == "lead" else _about(attr, key)
+        new = retold.later_value(attr, cur.value, f["text"], own=own, about=about)
+        if new is None and not f.get("session"):
+            # a correction typed to fix the memory says a change by being one
+            new = retold.corrected_value(attr, cur.value, f["text"], about, subs.by_slug[subj].title)
+            if new and attr in ("employer", "home", "project") and _a_person(new, subs):
+                new = None  # "Project Heron is led by Mateus Costa now": the lead, not a project of mine
         if new is None:
-            if retold.ended(attr, cur.value, f["text"], own=own):
+            if ender is None and retold.ended(attr, cur.value, f["text"], own=own):
                 # "cancelled Iceland", "brenda left … I report to nobody": ended, nothing in its place
                 group.append(Stated(subj, attr, key, cur.value, cur.value_slug, "end", f, cur.detail, cur.phrase))
                 return
@@ -100,10 +113,35 @@ def later_statement(group: list[Stated], later: Later, subj: str, attr: str, key
         # what the sentence calls the thing: the phrase of the value it replaces only when it
         # names it too ("the deadline" for "the deadline for the Journal of Coastal Processes")
         phrase = cur.phrase if set(content_words(cur.phrase)) <= set(content_words(f["text"])) \
-            else key.partition("|")[0]
+            else _named_before(f["text"], new) or key.partition("|")[0]
         group.append(Stated(subj, attr, key, new, subs.slug_for(new), "set", f, cur.detail, phrase,
                             tuple(reach.negated_values(f["text"]))))
         return
+
+
+def _named_before(text: str, value: str) -> str:
+    """The words ``text`` names ``value`` by, right before it ("water goal" of "water goal
+    2.5 L not 2"), or ""; a quick fix names its thing so, and verification keeps a line
+    only in its source's words."""
+    at = text.lower().find(value.lower())
+    if at <= 0:
+        return ""
+    words = re.findall(r"[A-Za-z][\w\-]*", re.split(r"[,.;:!?()—–]|\s-\s", text[:at])[-1])
+    words = [w for w in words[-3:] if w.lower() not in _NOT_PHRASE]
+    return " ".join(words) if words and set(w.lower() for w in words) <= set(content_words(" ".join(words))) else ""
+
+
+#: Words that make no name of a thing before its value ("is now", "to", "my").
+_NOT_PHRASE = frozenset("""is are was were now to my our the a an at of on in for from by new now it its this that i im
+moved pushed changed switched set bumped raised cut increased reduced lowered upped dropped update updated""".split())
+
+
+def _a_person(name: str, subs: Subjects) -> bool:
+    """Is ``name`` a person's, by its page or its words?"""
+    slug = subs.slug_for(name)
+    if slug and slug in subs.by_slug:
+        return subs.by_slug[slug].type == "person"
+    return meaning.kind_of_name(name) == "person"
 
 
 def _about(attr: str, key: str) -> str:

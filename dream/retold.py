@@ -20,6 +20,10 @@ from .patternwords import MONTHS
 from .projects import HEADS as PROJECT_HEADS
 from .quantities import NUMBER, WORD_NUMBERS
 from .relationrecord import SELF
+from .tastes import CHANGE as TASTE_CHANGE
+from .tastes import later as later_taste
+from .tastes import ended as taste_ended
+from .tastes import names_one as names_a_taste
 from .trips import DAY_MONTH
 
 #: Words that say something changed (or holds from now on). Without one, a value of the same
@@ -46,7 +50,7 @@ _NOT_DONE = re.compile(
     r"covering|cover\s+for|interim|acting|unchanged|the\s+same|same\s+as\s+before|hasn['’]?t\s+changed|stays|"
     r"viewed|viewing|house[-\s]hunting|looking\s+at|in\s+(?:19|20)\d\d|in\s+my\s+(?:dreams|novel|book|story|game)|"
     r"one[-\s]off|back\s+to\s+normal|no\s+change|aim(?:s|ing)?\s+(?:for|to)|no\s+wait|thought\s+(?:about|of)|thinking|"
-    r"tempted|consider\w*|contemplat\w*|keeping|but\s+no(?:pe)?|nope)\b", re.I)
+    r"tempted|consider\w*|contemplat\w*|keeping|but\s+no(?:pe)?|nope|jk|j/k|keep\s+it\s+as\s+is)\b", re.I)
 #: A request put as a question ("can you redo the form with my new number …?"): a question
 #: that says in passing what changed. Any other question states nothing.
 _ASKS_TO_DO = re.compile(r"\b(?:can|could|would|will)\s+(?:you|u)\b|\b(?:please|pls|plz)\b", re.I)
@@ -71,11 +75,15 @@ _OTHER = re.compile(
     r"office|company|firm|department|school|business|ex|dog|cat|doctor|dentist|plumber|(?P<boss>boss|manager|supervisor))\b"
     r"|\b(?-i:[a-z]+)['’]s\s+(?:new\s+)?(?:number|phone|mobile|email|address|job|boss|manager|flat|house|place|trip|"
     r"deadline|title|role)\b"
-    r"|(?-i:^[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?=,|['’]s\s|\s+(?:now|is|has|had|just|moved|got|started|joined|reports|went)\b))"
+    r"|(?-i:^(?!(?:It|That|What|There|Here|Finally|Officially|Just|Recently|Also|Totally|Fully|Completely|Now|So|Then|"
+    r"Today|Yesterday|Honestly|Basically|Actually|Ok|Okay|Well|Yes|Yeah|Anyway|Sadly|Luckily|Apparently)\b)"
+    r"[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?(?=,|['’]s\s|\s+(?:now|is|has|had|just|moved|got|started|joined|reports|went|switched|swapped|uses|prefers|"
+    r"loves|drinks|gave|changed)\b))"
     r"|(?:^|[.;,!]\s*|\b(?:and|so|but)\s+)(?:he|she|they|mum|mom|dad|mother|father)\b(?!\s+\w+\s+me\b)"
     r"|\b(?:my|our)\s+[a-z]+\s+(?-i:[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)\s+(?!is\s+(?:now\s+)?my\b)"
     r"|(?-i:^(?!(?:i|we|im|ive|just|finally|so|ok|okay|now|also|and|but|then|well|yeah|yes|lol|haha|ugh|officially|"
-    r"recently|new|got|started|moved|switched|joined|first|since|from|today|bumped|cut|upped|dropped|booked|pushed|"
+    r"recently|fully|totally|completely|basically|actually|literally|permanently|properly|"
+    r"new|got|started|moved|switched|joined|first|since|from|today|bumped|cut|upped|dropped|booked|pushed|"
     r"pulled|rebooked|changed|sorry|hey|hi|hello|update|quick|big|good|bad|news|trip|deadline|it|this|that|there|the|"
     r"my|our|everything|nothing|plan|meeting|launch|project|team|job|work|rent|budget|goal|number|email|phone|address|"
     r"flight|flights|date|format|title|role|lease|move|wedding|hotel|office|contract|they|he|she|you)\b)[a-z]+\s+(?:moved|started|joined|switched|"
@@ -302,6 +310,8 @@ _EMPLOYER_BEFORE = (r"\bfirst\s+(?:week|day|month|fortnight)\s+at\s+|\bjoined\s+
                     r"|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+)?at\s+|\bwork(?:ing|s)?\s+(?:at|for)\s+")
 #: Before a new home ("moved to Utrecht", "my new flat in utrecht", "I'm in cork now").
 _HOME_BEFORE = (r"\b(?:moved|shifted|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
+                # "I move to Seoul last month": a learner's present tense with a past time
+                r"|\bi\s+move\s+to\s+(?=[\w\s]{2,30}?\b(?:last\s+(?:week|month)|yesterday)\b)"
                 r"|\bnew\s+(?:flat|place|house|apartment|home)\s+in\s+|\b(?:settled|living|live|lives)\s+in\s+"
                 r"|\b(?:i['’]?m|i\s+am|we['’]re|we\s+are|she['’]s|he['’]s)\s+(?:now\s+)?(?:living\s+|based\s+)?in\s+")
 _LOW_PLACE = r"[a-z][a-z\-]{2,}(?:\s+[a-z][a-z\-]{3,}(?=\s*(?:[,.;!)]|$|\s+(?:now|is|and|since|with|for|last|this)\b)))?"
@@ -336,7 +346,7 @@ def _named(before: str, kind: str, after: str = ""):
 #: Before a new title ("as the new head of pastry", "starting as data engineer", "I'm
 #: senior copywriter now", "promoted to team lead").
 _ROLE_BEFORE = (r"(?-i:\b[A-Z][a-z]+)['’]s\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?(?=[a-z][a-z\s]*?\bnow\b)|\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
-                r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
+                r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|\bpromoted\W+(?:[^\w\s]+\s*)*(?=[a-z])|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
 #: What a title ends in: a word of a trade or of rank.
 _ROLE_END = re.compile(r"^(?:manager|engineer|analyst|developer|dev|designer|nurse|teacher|lead|head|director|coordinator|"
                        r"officer|writer|copywriter|editor|principal|chef|cook|consultant|accountant|architect|scientist|"
@@ -395,7 +405,7 @@ def _project(old: str, text: str) -> str | None:
 _READERS = {"contact": _contact, "number": _number, "deadline": _deadline, "format": _format, "trip": _trip,
             "manager": _person(_MANAGER_BEFORE, _MANAGER_AFTER), "lead": _person(_LEAD_BEFORE, _LEAD_AFTER),
             "employer": _named(_EMPLOYER_BEFORE, "org"), "home": _named(_HOME_BEFORE, "place"),
-            "role": _role, "project": _project}
+            "role": _role, "project": _project, "preference": later_taste}
 
 
 #: A value of a kind the readers take: an address, a number, a date or month, a name.
@@ -415,7 +425,8 @@ def may_say_a_change(text: str) -> bool:
     """Can ``text``, a request or a question, say in passing that a value changed ("can you
     redo the order form with 055 219 0364, my new number")? Cheap: the words of a change and
     a value of some kind, nothing that makes it a plan."""
-    return bool(_CHANGE.search(text) and _ANY_VALUE.search(text) and not _NOT_DONE.search(text))
+    return bool((_CHANGE.search(text) or TASTE_CHANGE.search(text)) and (_ANY_VALUE.search(text) or names_a_taste(text))
+                and not _NOT_DONE.search(text))
 
 
 _GONE = re.compile(r"\s*(?:is\s+|['’]s\s+|has\s+)?(?:out|off|gone|left|leaving|retired|retiring|moved\s+on|quit|resigned|"
@@ -477,6 +488,32 @@ def _leads(text: str, name: str, project: str) -> bool:
         rf"{p}\s+is\s+(?:now\s+)?led\s+by\s+{who}"))
 
 
+def _from_to(attr: str, old: str, text: str) -> str | None:
+    """The value after "from OLD to …" ("moved over from account executive to account
+    manager", "switched from Trello to Linear", "went from 30 to 45 km a week"): the held
+    value named as left, the next one of its kind after "to"."""
+    words = [re.escape(w) for w in re.findall(r"[^\W_][\w.@+'’\-]*", old)]
+    if not words:
+        return None
+    m = re.search(rf"\bfrom\s+(?:the\s+|my\s+|an?\s+)?(?:{words[0]})(?:[\s\w'’\-]{{0,40}}?)\s+(?:to|into|onto)\s+(?:the\s+|an?\s+)?"
+                  rf"(?P<v>[^\s,.;:!?()]+(?:\s+(?!(?:now|last|this|since|in|on|at|for|and|but|so|because|after|which|as|from)\b)"
+                  rf"[^\s,.;:!?()]+){{0,3}})", text, re.I)
+    if m is None:
+        return None
+    v = m.group("v")
+    if attr == "role":
+        head = v.lower().split()[-1]
+        return v.lower() if _ROLE_END.search(head) and head not in _NOT_ROLE else None
+    if attr in ("employer", "home", "manager", "lead", "project"):
+        caps = re.match(rf"(?:{_CAP_NAME})", v)
+        return caps.group(0) if caps and caps.group(0).lower() not in _NOT_NAME else None
+    if attr == "number":
+        return _number(old, v) if re.search(r"\d", v) else None
+    if attr == "deadline":
+        return _deadline(old, v)
+    return None
+
+
 #: The attributes a later value or an end is read for.
 KINDS = frozenset(_READERS)
 
@@ -492,8 +529,9 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
     :data:`.SELF` for a lead that is the speaker ("I'm taking over Heron")."""
     read = _READERS.get(attr)
     text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
-    if read is None or not old or _NOT_DONE.search(text) or not any(
-            not _NEGATION.search(text[max(0, m.start() - 30):m.start()]) for m in _CHANGE.finditer(text)):
+    if read is None or not old or _NOT_DONE.search(text) or not (any(
+            not _NEGATION.search(text[max(0, m.start() - 30):m.start()]) for m in _CHANGE.finditer(text))
+            or attr == "preference" and TASTE_CHANGE.search(text)):
         return None
     if attr in _NEEDS and not _NEEDS[attr].search(text) or (own and attr == "contact" and not _MINE.search(text)):
         return None  # "ran 12 km today, new personal best!": no word of a kept rate, an address, an output
@@ -508,10 +546,12 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
         return None  # "reports as PDF now" changes no format of the drafts
     if attr in ("deadline", "contact") and _restated(old, text):
         return None  # "the deadline is 30 April, the kickoff moved to 3 May"
-    new = read(old, text)
+    new = read(old, text) or _from_to(attr, old, text)
     if new is None or (attr == "lead" and about and not _leads(text, new, about)):
         return None
-    at = text.lower().find(new.lower()[:6]) if new != SELF else -1
+    at = -1 if new == SELF else text.lower().find(new.lower())
+    if at < 0 and new != SELF:
+        at = text.lower().find(new.lower()[:6])  # a value written otherwise ("Kestrel" of "kestrel pharma")
     if "?" in text[max(at, 0):] and not _ASKS_TO_DO.search(text) and not re.search(r"[:;,]", text[max(at, 0):text.find("?", max(at, 0))]):
         return None  # "should we move Lisbon to July?", "is the deadline moved to 7 May? my prof said so"
     # a trip or a due date is a plan by nature: "is going to Cape Town in December now"
@@ -524,6 +564,116 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
             if not (attr == "manager" and o.group("boss")) and not _in_old(o.group(0), old, text[o.end():])):
         return None  # "my brother just moved to Bristol", not "my sister can't, so we moved Lisbon to May"
     return new
+
+
+# --------------------------------------------------------------------------- a correction
+#: The words of each attribute in a correction typed to fix the memory ("update: manager is
+#: Dev now", "weekly km target 40 now", "Nomvula — moved to the Coastal Wetlands study").
+_FIX_WORDS = {
+    "employer": r"\b(?:works?|working|job|employer|company|firm|joined|hired|employed|at)\b",
+    "home": r"\b(?:lives?|living|moved|home|based|relocated|address)\b",
+    "manager": r"\b(?:manager|mgr|boss|reports?\s+to|supervisor)\b",
+    "lead": r"\b(?:lead|leads|leading|led|runs|running|owner|owns|head)\b",
+    "project": r"\b(?:project|moved|assigned|working\s+on|on\s+the)\b",
+    "role": r"\b(?:role|title|job|position|promoted|now)\b",
+    "number": r"\b(?:goal|target|budget|limit|threshold|cap|now)\b",
+    "deadline": r"\b(?:deadline|due|moved|pushed|extended|now)\b",
+}
+#: The held value said to be gone: "not X", "no longer X", "instead of X", "from X to",
+#: "X is out", "X anymore", "(was X)".
+_GONE_BEFORE = r"\b(?:not|no\s+longer|no\s+more|instead\s+of|from|was|formerly|ex-?|left|leaving|replaced)\s+(?:at\s+|in\s+|the\s+|a\s+|an\s+)?"
+_GONE_AFTER = r"\s*(?:is\s+|['’]s\s+|are\s+)?(?:out|gone|over|done|finished|history|old\s+news|any\s*more|no\s+more|->|→)"
+#: A title named in a correction: "Piotr is test lead now", "now a charge nurse".
+_FIX_ROLE = re.compile(rf"(?:\b(?:is|['’]s|am|now)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?|^\W*|[:—–-]\s*)"
+                       rf"(?P<r>(?:[a-z][a-z\-]+\s+){{0,2}}?[a-z][a-z\-]+(?:\s+of\s+[a-z][a-z\-]+)?){_ROLE_AFTER}", re.I)
+_MONTH_DAY = re.compile(rf"^(?:{MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday)$", re.I)
+
+
+#: Two names of one value, not a change ("Maggie is Margaret Oduya, same person").
+_SAME_ONE = re.compile(r"\b(?:same\s+(?:person|one|place|company|thing)|aka|a\.k\.a|also\s+known\s+as|calls?\s+(?:her|him|them|it)|"
+                       r"nick-?name|short\s+for|goes\s+by|spelled|spelt|written)\b", re.I)
+
+
+def _fix_names(old: str, text: str, subject: str) -> list[str]:
+    """Names a correction gives that are neither the held value's nor its subject's."""
+    old_words = {w.lower() for w in re.findall(r"[\w\-]+", old)}
+    subj = {w.lower() for w in subject.split()}
+    out = []
+    for m in re.finditer(rf"(?<![\w'’])(?P<n>{_CAP_NAME})", text):
+        n = re.sub(r"['’]s$", "", m.group("n"))
+        words = [w.lower() for w in n.split()]
+        if n in ("I", "I'm", "I’m") or all(w in old_words or w in subj or w in _NOT_NAME or _MONTH_DAY.match(w)
+                                          for w in words) or _negated(text, m.start()):
+            continue
+        out.append(n)
+    return out
+
+
+def corrected_value(attr: str, old: str, text: str, about: str = "", subject: str = "") -> str | None:
+    """The value a correction card ``text`` gives ``attr`` in place of ``old``, read by the
+    held value's kind as :func:`later_value` does, for the wordings of a quick fix that say
+    no change in words ("Nile Crescent is out. Sahel Trust Finance since June", "not
+    Guadalajara — Monterrey since April", "weekly km target 40 now", "portfolio: 26 March",
+    "Piotr is test lead now, not QA analyst"). A correction is a change by its nature; what it
+    must show is that it is about this value: the held value said to be gone, or the
+    attribute's words (or ``about``'s, what a number or a due date is of)."""
+    if attr not in _FIX_WORDS or not old:
+        return None
+    text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
+    if _NOT_DONE.search(text) or _SAME_ONE.search(text):
+        return None
+    v = "(?:" + "|".join(re.escape(w) for w in re.findall(r"[^\W_][\w.@+\-]*", old)[:3]) + ")"
+    gone = re.search(_GONE_BEFORE + v, text, re.I) or re.search(v + r"\b" + _GONE_AFTER, text, re.I)
+    names_it = any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", text, re.I) for w in about.split() if len(w) > 3)
+    if not (gone or names_it or re.search(_FIX_WORDS[attr], text, re.I)):
+        return None
+    found: list[str] = []
+    if attr in ("employer", "home", "manager", "lead", "project"):
+        for n in _fix_names(old, text, subject):
+            at = text.find(n)
+            end = at + len(n)
+            if attr in ("employer", "home", "project") and (
+                    re.search(r"\b(?:led|run|managed|headed|owned|supervised|coordinated)\s+by\s+$", text[:at], re.I)
+                    or re.match(r"\s+(?:now\s+)?(?:leads|runs|manages|heads|owns|is\s+(?:now\s+)?(?:leading|running|managing|"
+                                r"the\s+(?:new\s+)?lead|my\s+(?:new\s+)?(?:manager|boss)))\b", text[end:], re.I)):
+                continue  # "Project Heron is led by Mateus Costa now": who leads it, not where or what
+            head = re.match(rf"\s+((?:{PROJECT_HEADS})s?)\b", text[end:], re.I) if attr == "project" else None
+            if attr == "project" and head is None and re.search(r"\s[a-z][\w\-]+$", old):
+                # a name with what it is, as the held one has ("Greenline onboarding" → "Copperleaf pricing")
+                head = re.match(r"\s+((?!(?:now|not|since|from|instead|anymore|and|or|with|for|at|in|on|is|was)\b)[a-z][\w\-]+)\b",
+                                text[end:])
+            found.append(n + (" " + head.group(1) if head else ""))
+        if attr == "home":
+            found = [n for n in found if len(n.split()) <= 3]
+    elif attr == "role":
+        for m in _FIX_ROLE.finditer(text):
+            r = m.group("r").lower()
+            ws = r.split()
+            head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
+            if _ROLE_END.search(head) and head not in _NOT_ROLE and r != old.lower() and not _negated(text, m.start("r")) \
+                    and not any(w in _NOT_NAME or w in NOT_NAME_WORDS for w in ws if w not in ("of", head)):
+                found.append(r)
+    elif attr == "number":
+        parts = _unit(old)
+        if parts:
+            n_old, unit, rest = parts
+            for m in re.finditer(rf"(?<![\w.,])(?P<n>[£$€¥]?{NUMBER})(?P<u>\s*(?:%|[^\W\d_]+))?", text, re.I):
+                n, u = m.group("n"), (m.group("u") or "").strip()
+                if _plain_number(n) == _plain_number(n_old.lstrip("£$€¥")) or _negated(text, m.start()) or \
+                        (u and u.lower().rstrip("s") != unit.lower().rstrip("s") and not re.fullmatch(r"[a-z]{1,2}|%", u, re.I)
+                         and u.lower() not in ("now", "a", "per", "not", "instead", "from", "since")):
+                    continue
+                if n[:1] in "£$€¥" or unit in "£$€¥":
+                    found.append(f"{unit if unit in '£$€¥' else ''}{n.lstrip('£$€¥')}{rest}")
+                elif u and re.fullmatch(r"[a-z]{1,2}|%", u, re.I) and u.lower() != unit.lower():
+                    found.append(f"{n} {u}".replace(" %", "%"))
+                else:
+                    found.append(f"{n}{unit}{rest}" if unit == "%" else f"{n} {unit}{rest}")
+    elif attr == "deadline":
+        new = _deadline(old, text)
+        found = [new] if new else []
+    distinct = {f.lower() for f in found}
+    return found[0] if len(distinct) == 1 else None
 
 
 #: Words that end a value with nothing in its place, by attribute. ``{v}`` stands for the held
@@ -545,7 +695,6 @@ _ENDS = {
                 r"cancelled|canceled|lifted)",
     "format": r"\bdon['’]?t\s+(?:worry\s+about|need|bother\s+with)\s+{v}\s+any\s*more\b|\bno\s+(?:more\s+|need\s+for\s+)?{v}\b"
               r"[^.;!?]{0,40}\bany\s+format",
-    "preference": r"\b(?:done\s+with|gave\s+up|given\s+up|quit|stopped)\s+{v}\b",
     "project": r"\b{v}\b[^.;!?]{0,30}?\b(?:got\s+|was\s+|has\s+been\s+)?(?:cancelled|canceled|scrapped|shelved|killed|canned|"
                r"axed|shut\s+down)\b",
     "trip": r"\b(?:cancelled|canceled|called\s+off|scrapped)\s+(?:the\s+|my\s+|our\s+)?{v}\b|\b{v}\s+(?:trip\s+)?(?:is\s+|got\s+)?"
@@ -563,6 +712,11 @@ def ended(attr: str, old: str, text: str, own: bool = True) -> bool:
     held value's own words or the attribute's nouns must be there, and an ending word; the
     same plans, questions, quotations and other people's changes as :func:`later_value` are
     no ending."""
+    if attr == "preference":
+        text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
+        at = taste_ended(old, text)
+        return at is not None and not _NOT_DONE.search(text) and ("?" not in text[at:] or bool(_ASKS_TO_DO.search(text))) \
+            and not (own and any(not _FIRST_PERSON.search(text, o.end(), at) for o in _OTHER.finditer(text, 0, at)))
     rx = _ENDS.get(attr)
     words_ = [w for w in re.findall(r"[^\W\d_][\w'’\-]*", old) if w.lower() not in _NOT_NAME and len(w) > 2]
     if rx is None or not (words_ or attr in _NOUNS):

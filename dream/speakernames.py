@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+from .patternwords import GREETINGS
+
 from .subjectnames import USER_ROLES, clean_name, is_assistant, is_role
 
 
@@ -48,11 +50,11 @@ _VOCATIVE_RE = re.compile(r"^[^:\"“]*?,\s+((?-i:[A-Z][a-z]+))\s*[.!]$")
 #: ruiz", "this is mateo ruiz", "mateo ruiz, welder".
 _W = r"[a-z][a-z'’\-]+"
 _LOWER_SELF_RE = re.compile(
-    rf"(?:(?:^|[.,!:;]\s*|\b(?i:hi|hey|hello|hiya)\b[\s,.!]*)(?P<first>{_W})\s+(?P<last>{_W})\s+here\b"
+    rf"(?:(?:^|[.,!:;]\s*|\b(?i:{GREETINGS})\b[\s,.!]*)(?P<first>{_W})\s+(?P<last>{_W})\s+here\b"
     rf"|\b(?:[Ii]['’]?m|[Ii]\s+am|[Mm]y\s+name\s+is|[Tt]his\s+is)\s+(?P<first2>{_W})\s+(?P<last2>{_W})(?=\s*[.,!]|\s*$)"
     # the name alone opening what the speaker says, then what they do ("ravi sethi, support
     # engineer", "nadia el-amin. data engineer at X")
-    rf"|^(?:(?i:hi|hey|hello|hiya)\b[\s,.!]*)?(?P<first3>{_W})\s+(?P<last3>{_W})(?=\s*[.,:;!–—]))")
+    rf"|^(?:(?i:{GREETINGS})\b[\s,.!]*)?(?P<first3>{_W})\s+(?P<last3>{_W})(?=\s*[.,:;!–—]))")
 #: Words that follow a name without being a surname ("mateo again here", "mateo from x").
 _NOT_SURNAME = frozenset("""
 again here back from also just still now too and or but the a an at in on with of is was

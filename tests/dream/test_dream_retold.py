@@ -252,3 +252,69 @@ def test_a_deadline_moved_in_other_words_is_current_on_the_page_under_the_name_t
     now = staged["knowledge/anjali-rao.md"].partition("## Superseded")[0]
     assert "21 May" in now
     assert check_views(staged) == []
+
+
+@pytest.mark.parametrize("attr, old, text, about, subject, new", [
+    ("employer", "Nile Crescent Bank", "Nile Crescent is out. Sahel Trust Finance since June.", "", "Ahmed Farouk",
+     "Sahel Trust Finance"),
+    ("role", "QA analyst", "Piotr is test lead now, not QA analyst", "", "Piotr Zielinski", "test lead"),
+    ("role", "staff nurse", "Mia: charge nurse now", "", "Mia Lee", "charge nurse"),
+    ("home", "Guadalajara", "not Guadalajara — Monterrey since April", "", "Rafael Mendoza", "Monterrey"),
+    ("number", "25 km a week", "weekly km target 40 now", "", "", "40 km a week"),
+    ("number", "2 litres", "water goal 2.5 L not 2", "", "", "2.5 L"),
+    ("deadline", "12 March", "portfolio: 26 March", "portfolio", "", "26 March"),
+    ("project", "Ridgeline survey", "Nomvula — moved to the Coastal Wetlands study", "", "Nomvula Khumalo",
+     "Coastal Wetlands study"),
+    ("project", "Juniper", "not Juniper anymore, Foxglove", "", "Arash Tehrani", "Foxglove"),
+    ("manager", "Laura Kessler", "update: manager is Dev now", "", "Minh Tran", "Dev"),
+])
+def test_a_correction_gives_a_value_of_the_kind_held(attr: str, old: str, text: str, about: str, subject: str,
+                                                      new: str) -> None:
+    """A correction typed to fix the memory says a change by being one: the value of the held
+    one's kind it names replaces it when it says the old one is gone or names the attribute."""
+    assert retold.corrected_value(attr, old, text, about, subject) == new
+
+
+@pytest.mark.parametrize("attr, old, text, subject", [
+    ("home", "Leeds", "Ana works at Kestrel now, not Brattvold", "Ana Lopes"),  # another attribute's fix
+    ("lead", "Laura Kessler", "update: manager is Dev now", "Heron"),
+    ("role", "analyst", "thanks, that is all for now", "Ana Lopes"),
+    ("employer", "Acme", "might move to Globex if the offer comes through", "Ana Lopes"),  # a plan
+    ("number", "25 km a week", "weekly km target 40 on weekdays and 60 in the holidays", ""),  # two numbers
+])
+def test_a_correction_about_something_else_gives_nothing(attr: str, old: str, text: str, subject: str) -> None:
+    assert retold.corrected_value(attr, old, text, "", subject) is None
+
+
+def test_a_correction_in_quick_fix_words_closes_the_old_value_on_every_view() -> None:
+    case = {"sessions": [
+        {"date": "2026-01-15", "turns": ["Ahmed: Hello, Ahmed Farouk, credit analyst at Nile Crescent Bank. "
+                                         "Can you make a loan checklist?", "Assistant: Here it is."]},
+        {"date": "2026-06-20", "turns": ["Ahmed: Could you rewrite that checklist for microfinance clients?",
+                                         "Assistant: Sure."]}],
+        "corrections": [{"date": "2026-06-21", "text": "Nile Crescent is out. Sahel Trust Finance since June."}]}
+    staged = dream(DictTree(tree_of(case))).staged
+    assert _closed(staged, "employer") == [("ahmed-farouk", "Nile Crescent Bank", "Sahel Trust Finance")]
+    assert check_views(staged) == []
+
+
+@pytest.mark.parametrize("attr, old, text, new", [
+    ("role", "account executive", "so yeah I moved over from account executive to account manager last month basically "
+     "same company but now I own renewals", "account manager"),
+    ("role", "junior developer", "got promoted!! 🎉 senior developer as of this month. can you help me write a thank-you "
+     "message to my team?", "senior developer"),
+    ("home", "Busan", "I move to Seoul last month near my sister so now my kitchen is very small", "Seoul"),
+])
+def test_a_value_left_for_another_in_so_many_words(attr: str, old: str, text: str, new: str) -> None:
+    """"From the held value to …", a promotion announced with emoji between, a learner's
+    present tense with a past time."""
+    assert retold.later_value(attr, old, text) == new
+
+
+@pytest.mark.parametrize("attr, old, text", [
+    ("home", "Leeds", "my sister moved from Leeds to York"),  # someone else's
+    ("role", "analyst", "I went from analyst to the dog park today"),  # no title after "to"
+    ("home", "Busan", "I move to Seoul next month, so excited"),  # a plan
+])
+def test_from_one_value_to_another_that_is_no_change_of_mine(attr: str, old: str, text: str) -> None:
+    assert retold.later_value(attr, old, text) is None
