@@ -29,6 +29,7 @@ from . import reach
 from . import meaning
 from . import relations
 from . import retelling
+from . import tastes
 from .grouping import SINGLE, Stated, group_statements, same_words
 from .prose import a_or_an, human_day, third_person
 from .quantities import NUMBER, UNIT
@@ -309,7 +310,9 @@ def build_models(facts: list[dict], subs: Subjects, settings: Settings, cards: l
         ledger.add((subj, attr, key), got,
                    fact_records.records_for_group(got, subj, lambda st, t=title: now_text(st, t), group))
         for st in group:
-            if not st.event:
+            # a taste's sentence says more than the taste ("I love hiking in Kyoto"): it stays
+            # on the timeline beside the current line, so the wiki loses no word of it
+            if not st.event and not (attr == "preference" and tastes.is_taste(st.value, key)):
                 used.update({(id(st.fact), subj), (id(st.fact), st.value_slug)})
         n_replaced += _superseded_lines(models, got, subj, title, subs)
         if got and got[-1].ended_by is None:

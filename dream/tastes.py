@@ -143,6 +143,12 @@ def key_of(value: str, whole: bool = False) -> str | None:
     return None
 
 
+def is_taste(value: str, key: str) -> bool:
+    """Is (``value``, ``key``) a taste this module keeps ("hiking" under "preference
+    exercise", "true crime podcasts" under "preference podcast")?"""
+    return key == key_of(value) or (key == "preference " + _head(value) and _NOUN_HEADED.fullmatch(value) is not None)
+
+
 def _head(value: str) -> str:
     """The last word of ``value`` less a plural "s" ("true crime podcasts" → "podcast")."""
     words = re.findall(r"[a-z][\w\-]*", value.lower())
