@@ -478,5 +478,7 @@ def test_llm_paraphrases_pass_and_inventions_fail_with_the_real_embedder(llm, tr
     mara = res.staged["knowledge/mara.md"]
     assert "astronaut" not in mara and generator(res, "knowledge/mara.md") == DeterministicSynthesizer.name
     ana = res.staged["knowledge/ana.md"]
-    assert generator(res, "knowledge/ana.md") == "llm:fake-model" and ana.count("According to Ana") >= 2
+    # Ana's events the model retold in its own words ("According to Ana, …"): the turn of her
+    # love of hiking is a current line's evidence too, given to the model once, as "now"
+    assert generator(res, "knowledge/ana.md") == "llm:fake-model" and ana.count("According to Ana") >= 1
     assert res.stats["rejected"] == 1 and res.stats["synth"]["sentences_rejected"] == 1
