@@ -360,7 +360,10 @@ def _project_before(cands: list[_Candidate], i: int) -> str:
     got = projects.unnamed_lead(c.text)
     if got is None:
         return ""
-    for text in [c.text[:got[1]]] + [p.text for p in reversed(cands[:i]) if p.turn is c.turn]:
+    before = [p.text for p in reversed(cands[:i]) if p.turn is c.turn]
+    if re.match(r"[^.;!?]*?\bit\b", c.text[got[1]:]):
+        before = before[:1]  # "Sven Ekdahl leads it": only what the sentence before named
+    for text in [c.text[:got[1]]] + before:
         if found := projects.last_project_named(text):
             return found
     return ""

@@ -134,8 +134,10 @@ _UNNAMED_LEAD = tuple(re.compile(rx, re.I) for rx in (
     rf"(?=\s*(?:[.,;!]|$)|\s+(?:now|here|there|and|but|so)\b)",
     rf"\b(?:the|our)\s+(?:new\s+)?{_LEAD_WORD}\s+(?:is|['’]s)\s+(?:now\s+)?{_WHO}(?=\s*(?:[.,;!(]|$)|\s+(?:now|and|but|so|who)\b)",
     # "Sven Ekdahl leads it.", "Yasmin Kaur is leading it and Tobias Richter is doing the visuals"
-    rf"(?:^|[.;!:,]\s+|\b(?:and|but|so)\s+){_WHO}\s+(?:now\s+)?(?:leads|runs|heads|owns|is\s+(?:now\s+)?(?:leading|running|"
-    rf"heading|in\s+charge\s+of))\s+it\b",
+    # (opening its sentence: after a clause, "it" is that clause's thing: "The Friday walk is
+    # nice, Maria Lopez leads it")
+    rf"^\W*(?P<it>(?-i:[A-Z][a-z][\w'’\-]*\s+[A-Z][a-z][\w'’\-]*))\s+(?:now\s+)?(?:leads|heads|"
+    rf"is\s+(?:now\s+)?(?:leading|heading|in\s+charge\s+of))\s+it\b",
 ))
 #: "the responsible of X is Y", a learner's "the responsible": the project is named.
 _RESPONSIBLE = re.compile(
@@ -192,7 +194,7 @@ def unnamed_lead(sentence: str) -> tuple[str, int] | None:
     """The person said to lead a project the sentence does not name, and where the phrase
     starts ("Tamsin Reid is the lead." → ("Tamsin Reid", 0)); None when there is none."""
     for m in (m for rx in _UNNAMED_LEAD for m in rx.finditer(sentence)):
-        who = clean_value(m.group("who") or "")
+        who = clean_value(m.groupdict().get("who") or m.groupdict().get("it") or "")
         if who and _fine(who) and not unrealised(sentence, m.start()):
             return who, m.start()
     return None

@@ -50,7 +50,8 @@ _NOT_DONE = re.compile(
     r"covering|cover\s+for|interim|acting|unchanged|the\s+same|same\s+as\s+before|hasn['’]?t\s+changed|stays|"
     r"viewed|viewing|house[-\s]hunting|looking\s+at|in\s+(?:19|20)\d\d|in\s+my\s+(?:dreams|novel|book|story|game)|"
     r"one[-\s]off|back\s+to\s+normal|no\s+change|aim(?:s|ing)?\s+(?:for|to)|no\s+wait|thought\s+(?:about|of)|thinking|"
-    r"tempted|consider\w*|contemplat\w*|keeping|but\s+no(?:pe)?|nope|jk|j/k|keep\s+it\s+as\s+is)\b", re.I)
+    r"tempted|consider\w*|contemplat\w*|keeping|but\s+no(?:pe)?|nope|jk|j/k|keep\s+it\s+as\s+is|not\s+me|in\s+the\s+game|"
+    r"for\s+the\s+summer|same\s+(?:city|town|area|neighbourhood|neighborhood|building|street))\b", re.I)
 #: A request put as a question ("can you redo the form with my new number …?"): a question
 #: that says in passing what changed. Any other question states nothing.
 _ASKS_TO_DO = re.compile(r"\b(?:can|could|would|will)\s+(?:you|u)\b|\b(?:please|pls|plz)\b", re.I)
@@ -88,6 +89,7 @@ _OTHER = re.compile(
     r"my|our|everything|nothing|plan|meeting|launch|project|team|job|work|rent|budget|goal|number|email|phone|address|"
     r"flight|flights|date|format|title|role|lease|move|wedding|hotel|office|contract|they|he|she|you)\b)[a-z]+\s+(?:moved|started|joined|switched|"
     r"got|is|has|just|went|left|quit)\b)"
+    r"|\b(?:congrats|congratulations|kudos|shout-?out)\s+(?:to\s+)?(?-i:[A-Z])"
     r"|(?-i:\b(?!(?:I|It|That|What|There|Here|Let|He|She|Who|Where|Today|Everything|Nothing)['’])[A-Z][a-z]+['’]s\s+"
     r"(?!been\b|got\b|gone\b))", re.I)
 
@@ -165,7 +167,10 @@ def _number(old: str, text: str) -> str | None:
 _OTHERS_DUE = re.compile(r"\b\w+['’]s\s+(?:\w+\s+)?deadline\b|\bfor\s+everyone\s+else\b|\bbut\s+mine\b|\bmine\s+(?:stays|didn)"
                          r"|\bmine['’]?s\s+still\b|\bfor\s+(?:his|her|their)\s+(?!own\b)\w+"
                          r"|\b(?:my|our)\s+(?:colleague|sister|brother|friend|partner|wife|husband|son|daughter|flatmate|"
-                         r"roommate|classmate|teammate|deskmate|coworker|co-worker)\b", re.I)
+                         r"roommate|classmate|teammate|deskmate|coworker|co-worker)\b"
+                         # another thing moved: "the meeting about the deadline moved to 7 May"
+                         r"|^\W*(?:so\s+|and\s+)?the\s+(?:meeting|call|appointment|party|event|session|class|interview|review|"
+                         r"dinner|flight|webinar|workshop|talk)\b", re.I)
 #: A due date moved, said of what is due by a word of its own ("the deadline", "moved it").
 _DUE_WORDS = re.compile(r"\b(?:deadline|due\s+date|submission\s+date|hand-?in|extension|"
                         r"(?:moved|pushed|pulled|brought|postponed|delayed|extended)\s+it)\b", re.I)
@@ -310,8 +315,7 @@ _EMPLOYER_BEFORE = (r"\bfirst\s+(?:week|day|month|fortnight)\s+at\s+|\bjoined\s+
                     r"|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+)?at\s+|\bwork(?:ing|s)?\s+(?:at|for)\s+")
 #: Before a new home ("moved to Utrecht", "my new flat in utrecht", "I'm in cork now").
 _HOME_BEFORE = (r"\b(?:moved|shifted|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
-                # "I move to Seoul last month": a learner's present tense with a past time
-                r"|\bi\s+move\s+to\s+(?=[\w\s]{2,30}?\b(?:last\s+(?:week|month)|yesterday)\b)"
+
                 r"|\bnew\s+(?:flat|place|house|apartment|home)\s+in\s+|\b(?:settled|living|live|lives)\s+in\s+"
                 r"|\b(?:i['’]?m|i\s+am|we['’]re|we\s+are|she['’]s|he['’]s)\s+(?:now\s+)?(?:living\s+|based\s+)?in\s+")
 _LOW_PLACE = r"[a-z][a-z\-]{2,}(?:\s+[a-z][a-z\-]{3,}(?=\s*(?:[,.;!)]|$|\s+(?:now|is|and|since|with|for|last|this)\b)))?"
@@ -346,7 +350,7 @@ def _named(before: str, kind: str, after: str = ""):
 #: Before a new title ("as the new head of pastry", "starting as data engineer", "I'm
 #: senior copywriter now", "promoted to team lead").
 _ROLE_BEFORE = (r"(?-i:\b[A-Z][a-z]+)['’]s\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?(?=[a-z][a-z\s]*?\bnow\b)|\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
-                r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|\bpromoted\W+(?:[^\w\s]+\s*)*(?=[a-z])|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
+                r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|(?:^\W*|\bI\s+(?:just\s+)?)got\s+promoted\W+(?:[^\w\s]+\s*)*(?=[a-z])|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
 #: What a title ends in: a word of a trade or of rank.
 _ROLE_END = re.compile(r"^(?:manager|engineer|analyst|developer|dev|designer|nurse|teacher|lead|head|director|coordinator|"
                        r"officer|writer|copywriter|editor|principal|chef|cook|consultant|accountant|architect|scientist|"
@@ -495,7 +499,11 @@ def _from_to(attr: str, old: str, text: str) -> str | None:
     words = [re.escape(w) for w in re.findall(r"[^\W_][\w.@+'’\-]*", old)]
     if not words:
         return None
-    m = re.search(rf"\bfrom\s+(?:the\s+|my\s+|an?\s+)?(?:{words[0]})(?:[\s\w'’\-]{{0,40}}?)\s+(?:to|into|onto)\s+(?:the\s+|an?\s+)?"
+    whole = r"\s+".join(words) + r"(?![\w'’\-])"
+    m = re.search(rf"(?:\b(?:I|I['’]ve|I\s+have|we|we['’]ve|ive|im|I['’]m)\s+|^\W*)(?:(?:just|finally|recently|officially|fully|also|"
+                  rf"have|been|got)\s+)*(?:moved|switched|went|changed|transferred|swapped)\s+"
+                  rf"(?:over\s+|back\s+|across\s+|jobs\s+|roles\s+)?from\s+(?:the\s+|my\s+|an?\s+)?{whole}(?:\s+[a-z][\w'’\-]*){{0,3}}?"
+                  rf"\s+(?:to|into|onto)\s+(?:the\s+|an?\s+)?"
                   rf"(?P<v>[^\s,.;:!?()]+(?:\s+(?!(?:now|last|this|since|in|on|at|for|and|but|so|because|after|which|as|from)\b)"
                   rf"[^\s,.;:!?()]+){{0,3}})", text, re.I)
     if m is None:
@@ -567,71 +575,137 @@ def later_value(attr: str, old: str, text: str, own: bool = True, about: str = "
 
 
 # --------------------------------------------------------------------------- a correction
-#: The words of each attribute in a correction typed to fix the memory ("update: manager is
-#: Dev now", "weekly km target 40 now", "Nomvula — moved to the Coastal Wetlands study").
-_FIX_WORDS = {
-    "employer": r"\b(?:works?|working|job|employer|company|firm|joined|hired|employed|at)\b",
-    "home": r"\b(?:lives?|living|moved|home|based|relocated|address)\b",
-    "manager": r"\b(?:manager|mgr|boss|reports?\s+to|supervisor)\b",
-    "lead": r"\b(?:lead|leads|leading|led|runs|running|owner|owns|head)\b",
-    "project": r"\b(?:project|moved|assigned|working\s+on|on\s+the)\b",
-    "role": r"\b(?:role|title|job|position|promoted|now)\b",
-    "number": r"\b(?:goal|target|budget|limit|threshold|cap|now)\b",
-    "deadline": r"\b(?:deadline|due|moved|pushed|extended|now)\b",
+#: The words a quick fix names each attribute by, right before its new value ("manager is Dev
+#: now", "update: works at Globex", "Nomvula — moved to the Coastal Wetlands study").
+_SLOT = {
+    "employer": r"\b(?:works?\s+(?:at|for)|working\s+(?:at|for)|employer(?:\s+is)?|job\s+(?:is\s+)?at|joined|company(?:\s+is)?|"
+                r"(?:is|['’]s)\s+(?:now\s+)?at|new\s+job\W*(?:\w+\s+){0,3}?at)",
+    "home": r"\b(?:lives?\s+in|living\s+in|home(?:\s+is)?|based\s+in|moved\s+to|relocated\s+to)",
+    "manager": r"\b(?:manager|mgr|boss|supervisor|line\s+manager)(?:\s+is)?|\breports?\s+to",
+    "lead": r"\b(?:lead|owner|head)(?:\s+is)?|\bled\s+by|\brun\s+by",
+    "project": r"\b(?:project(?:\s+is)?|works?\s+on|working\s+on|moved\s+to\s+(?=the\s)|assigned\s+to|on\s+(?=the\s))",
+    "number": r"\b(?:goal|target|budget|limit|threshold|cap)(?:\s+is)?",
+    "deadline": r"\b(?:deadline|due(?:\s+date)?)(?:\s+is)?(?:\s+(?:extended|moved|pushed|changed)(?:\s+back|\s+out)?(?:\s+\w+){0,3}?\s+to)?",
 }
+#: Between a slot's words and its value: "is", "now", a colon, an arrow.
+_SLOT_GAP = r"\s*(?:(?:is|['’]s|=|:|->|→|now|the|a|an)\s*)*"
 #: The held value said to be gone: "not X", "no longer X", "instead of X", "from X to",
-#: "X is out", "X anymore", "(was X)".
-_GONE_BEFORE = r"\b(?:not|no\s+longer|no\s+more|instead\s+of|from|was|formerly|ex-?|left|leaving|replaced)\s+(?:at\s+|in\s+|the\s+|a\s+|an\s+)?"
+#: "X is out", "X anymore", "X -> Y".
+_GONE_BEFORE = r"\b(?:not|no\s+longer|no\s+more|instead\s+of|formerly|left|leaving|replaced)\s+(?:at\s+|in\s+|the\s+|a\s+|an\s+)?"
 _GONE_AFTER = r"\s*(?:is\s+|['’]s\s+|are\s+)?(?:out|gone|over|done|finished|history|old\s+news|any\s*more|no\s+more|->|→)"
 #: A title named in a correction: "Piotr is test lead now", "now a charge nurse".
-_FIX_ROLE = re.compile(rf"(?:\b(?:is|['’]s|am|now)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?|^\W*|[:—–-]\s*)"
-                       rf"(?P<r>(?:[a-z][a-z\-]+\s+){{0,2}}?[a-z][a-z\-]+(?:\s+of\s+[a-z][a-z\-]+)?){_ROLE_AFTER}", re.I)
+_FIX_ROLE = re.compile(rf"(?:\b(?:is|['’]s|am|now)\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?|^\W*|[:—–-]\s*|(?:->|→)\s*)"
+                       rf"(?P<r>(?-i:[a-z][a-z\-]+\s+){{0,2}}?(?-i:[a-z][a-z\-]+|[A-Z]{{2,5}})(?:\s+of\s+[a-z][a-z\-]+)?){_ROLE_AFTER}", re.I)
 _MONTH_DAY = re.compile(rf"^(?:{MONTHS}|monday|tuesday|wednesday|thursday|friday|saturday|sunday)$", re.I)
-
-
 #: Two names of one value, not a change ("Maggie is Margaret Oduya, same person").
 _SAME_ONE = re.compile(r"\b(?:same\s+(?:person|one|place|company|thing)|aka|a\.k\.a|also\s+known\s+as|calls?\s+(?:her|him|them|it)|"
-                       r"nick-?name|short\s+for|goes\s+by|spelled|spelt|written)\b", re.I)
+                       r"nick-?name|short\s+for|goes\s+by|spelled|spelt|written|typo|misspel\w*)\b", re.I)
+#: What a correction may call the subject's own value by ("Ana's manager is …"); any other
+#: noun after the subject's possessive is someone or something else ("Ana's sister", "Ana's
+#: long run", "Ana's office").
+_OWN_SLOTS = frozenset("""new manager boss mgr supervisor job employer company home flat house address project lead title role
+deadline due goal target budget limit threshold number phone mobile email contact weekly daily monthly""".split())
 
 
-def _fix_names(old: str, text: str, subject: str) -> list[str]:
-    """Names a correction gives that are neither the held value's nor its subject's."""
+_PEOPLE_SLOTS = frozenset("manager boss mgr supervisor lead".split())
+
+
+def _someone_else(text: str, subject: str, old: str, attr: str) -> bool:
+    """Is the correction about someone or something other than the subject's value: another
+    person's possessive ("Ben's report"), the subject's relative or thing ("Ana's sister
+    moved to York", "Ana's commute is 8 km"), another person opening it ("Ben is team lead
+    now, not Ana"; "it's Ben who joined Globex"), the subject named as who it is not ("…,
+    not Ana"), or the held value as the one who acts ("Dev Patel now reports to Priya")?"""
+    first = subject.split()[0].lower() if subject else ""
+    names = {w.lower() for w in subject.split()}
+    old_words = {w.lower() for w in re.findall(r"[\w\-]+", old)}
+    for m in re.finditer(r"(?-i:\b([A-Z][\w\-]+))['’]s\s+(\w+)(?:\s+(\w+))?", text):
+        who, noun = m.group(1).lower(), m.group(2).lower()
+        if (m.group(3) or "").lower() in _OWN_SLOTS:
+            noun = m.group(3).lower()  # "Ana's running goal"
+        if who in old_words and attr in ("manager", "lead"):
+            return True  # "Dev Patel's boss is Priya Shah": the held manager's own
+        if who in old_words or who in _NOT_NAME or who in ("it", "that", "what", "there", "here", "let"):
+            continue
+        if who not in names or noun not in _OWN_SLOTS or (attr == "role" and noun in _PEOPLE_SLOTS):
+            return True
+    if re.search(r"\b(?:manager|boss|supervisor)['’]s\s+(?:manager|boss|supervisor)\b"
+                 r"|\b(?:her|his|their)\s+(?:partner|husband|wife|sister|brother|mum|mom|dad|mother|father|son|daughter|"
+                 r"friend|colleague|boss|manager|mentor)\b", text, re.I):
+        return True
+    if first and re.search(rf"\bnot\s+{re.escape(first)}\b", text, re.I):
+        return True
+    opener = re.match(r"\W*(?:(?:correction|update|fyi|note|actually|ok|so)\W+)*(?:it['’]s\s+)?(?-i:([A-Z][a-z]+))\b(?:\s+[A-Z][a-z]+)?"
+                      r"(?=['’]s\s+been|\s+(?:is|was|has|joined|works|moved|lives|reports|got|who|left)\b)", text)
+    if opener and opener.group(1).lower() not in names and opener.group(1).lower() not in old_words \
+            and opener.group(1).lower() not in _NOT_NAME:
+        return True
+    if attr in ("manager", "lead") and re.search(rf"(?:{'|'.join(re.escape(w) for w in old_words) or '(?!)'})\W+(?:\w+\W+){{0,2}}?"
+                                                 r"(?:now\s+)?(?:reports?|reporting)\s+to\b", text, re.I):
+        return True
+    return False
+
+
+#: A name that may end in a possessive "'s" ("Ben's"): :data:`_CAP_NAME` without its end.
+_CAP_NAME_OPEN = _CAP_NAME.replace("(?![\\w'’])", "")
+
+
+def _fix_names(old: str, text: str, subject: str) -> list[tuple[str, int]]:
+    """Names a correction gives that are neither the held value's nor its subject's, with
+    where each starts."""
     old_words = {w.lower() for w in re.findall(r"[\w\-]+", old)}
     subj = {w.lower() for w in subject.split()}
     out = []
-    for m in re.finditer(rf"(?<![\w'’])(?P<n>{_CAP_NAME})", text):
+    for m in re.finditer(rf"(?<![\w'’])(?P<n>{_CAP_NAME_OPEN})(?![\w])", text):
         n = re.sub(r"['’]s$", "", m.group("n"))
         words = [w.lower() for w in n.split()]
         if n in ("I", "I'm", "I’m") or all(w in old_words or w in subj or w in _NOT_NAME or _MONTH_DAY.match(w)
                                           for w in words) or _negated(text, m.start()):
             continue
-        out.append(n)
+        out.append((n, m.start()))
     return out
 
 
 def corrected_value(attr: str, old: str, text: str, about: str = "", subject: str = "") -> str | None:
     """The value a correction card ``text`` gives ``attr`` in place of ``old``, read by the
-    held value's kind as :func:`later_value` does, for the wordings of a quick fix that say
-    no change in words ("Nile Crescent is out. Sahel Trust Finance since June", "not
-    Guadalajara — Monterrey since April", "weekly km target 40 now", "portfolio: 26 March",
-    "Piotr is test lead now, not QA analyst"). A correction is a change by its nature; what it
-    must show is that it is about this value: the held value said to be gone, or the
-    attribute's words (or ``about``'s, what a number or a due date is of)."""
-    if attr not in _FIX_WORDS or not old:
+    held value's kind, for the wordings of a quick fix that say no change in words ("Nile
+    Crescent is out. Sahel Trust Finance since June", "not Guadalajara — Monterrey since
+    April", "weekly km target 40 now", "portfolio: 26 March", "Piotr is test lead now, not QA
+    analyst"). A correction is a change by its nature; what it must show is that it is about
+    this value: the held value said to be gone (then the one value of the kind it names), or
+    the value in the attribute's slot ("manager is Dev now", "goal 2.5 L"). Not: a question, a
+    plan, someone else's value ("Ben's manager …"), two names of one value."""
+    if attr not in _SLOT and attr != "role" or not old:
         return None
     text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
-    if _NOT_DONE.search(text) or _SAME_ONE.search(text):
+    if _NOT_DONE.search(text) or _SAME_ONE.search(text) or re.search(r"\bmay\s+(?:be|move|switch|change|join)\b", text, re.I) \
+            or ("?" in text and not _ASKS_TO_DO.search(text)):
         return None
+    if _someone_else(text, subject, old, attr) or re.search(r"\b(?:also|too|as\s+well|in\s+addition|on\s+the\s+side)\b",
+                                                            text, re.I):
+        return None
+    if attr in ("deadline", "contact") and _restated(old, text) and not re.search(
+            rf"{re.escape(old)}\s*(?:->|→|to\b)", text, re.I):
+        return None  # "draft due 20 April, final 30 April"
     v = "(?:" + "|".join(re.escape(w) for w in re.findall(r"[^\W_][\w.@+\-]*", old)[:3]) + ")"
     gone = re.search(_GONE_BEFORE + v, text, re.I) or re.search(v + r"\b" + _GONE_AFTER, text, re.I)
-    names_it = any(re.search(rf"\b{re.escape(w[:-1] if w.endswith('s') else w)}", text, re.I) for w in about.split() if len(w) > 3)
-    if not (gone or names_it or re.search(_FIX_WORDS[attr], text, re.I)):
-        return None
+    names_it = [w for w in about.split() if len(w) > 3]
+    slot = re.compile(rf"(?:{_SLOT[attr]}|{'|'.join(re.escape(w) for w in names_it) or '(?!)'}){_SLOT_GAP}$", re.I) \
+        if attr in _SLOT else None
+
+    def in_slot(at: int) -> bool:
+        return bool(gone) or (slot is not None and slot.search(text[max(0, at - 40):at]) is not None)
+
     found: list[str] = []
     if attr in ("employer", "home", "manager", "lead", "project"):
-        for n in _fix_names(old, text, subject):
-            at = text.find(n)
+        for n, at in _fix_names(old, text, subject):
             end = at + len(n)
+            if not in_slot(at):
+                continue
+            if attr in ("employer", "home", "project") and re.match(
+                    r"(?:\s+[A-Z][\w\-]*)*\s+(?:team|office|branch|department|project|club|society|choir|league|gym|app|board)\b",
+                    text[at + len(n):]) and not (attr == "project" and re.match(r"\s+project\b", text[at + len(n):])):
+                continue  # "moved to the Manchester team", "joined the Leeds Rowing Club"
             if attr in ("employer", "home", "project") and (
                     re.search(r"\b(?:led|run|managed|headed|owned|supervised|coordinated)\s+by\s+$", text[:at], re.I)
                     or re.match(r"\s+(?:now\s+)?(?:leads|runs|manages|heads|owns|is\s+(?:now\s+)?(?:leading|running|managing|"
@@ -646,32 +720,47 @@ def corrected_value(attr: str, old: str, text: str, about: str = "", subject: st
         if attr == "home":
             found = [n for n in found if len(n.split()) <= 3]
     elif attr == "role":
+        if not (gone or re.search(r"\b(?:now|role|title|promoted|position)\b|->|→", text, re.I)):
+            return None
         for m in _FIX_ROLE.finditer(text):
-            r = m.group("r").lower()
+            r = m.group("r")
+            if r[:1].isupper() and not r.isupper():
+                continue  # "manager is Dev now": a name, not the title "dev"
+            r = r.lower()
             ws = r.split()
             head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
             if _ROLE_END.search(head) and head not in _NOT_ROLE and r != old.lower() and not _negated(text, m.start("r")) \
-                    and not any(w in _NOT_NAME or w in NOT_NAME_WORDS for w in ws if w not in ("of", head)):
+                    and not any(w in NOT_NAME_WORDS or w in _NOT_NAME and w not in ("team", "project", "lead", "office")
+                                for w in ws if w not in ("of", head)):
                 found.append(r)
     elif attr == "number":
         parts = _unit(old)
         if parts:
             n_old, unit, rest = parts
-            for m in re.finditer(rf"(?<![\w.,])(?P<n>[£$€¥]?{NUMBER})(?P<u>\s*(?:%|[^\W\d_]+))?", text, re.I):
+            money = unit in "£$€¥"
+            for m in re.finditer(rf"(?<![\w.,])(?P<n>[£$€¥]?{NUMBER})(?P<u>\s*(?:%|(?!(?:a|an|per|now|not|instead|from|since|"
+                                 rf"or|and|to|for|each|every)\b)[^\W\d_]+))?", text, re.I):
                 n, u = m.group("n"), (m.group("u") or "").strip()
-                if _plain_number(n) == _plain_number(n_old.lstrip("£$€¥")) or _negated(text, m.start()) or \
-                        (u and u.lower().rstrip("s") != unit.lower().rstrip("s") and not re.fullmatch(r"[a-z]{1,2}|%", u, re.I)
-                         and u.lower() not in ("now", "a", "per", "not", "instead", "from", "since")):
+                period = re.search(r"\b(day|week|month|year|night)", rest, re.I)
+                said_period = period is not None and re.search(
+                    rf"\b{period.group(1)}|{_ADVERB.get(period.group(1).lower(), '^$')}", text, re.I) is not None
+                if _plain_number(n) == _plain_number(n_old.lstrip("£$€¥")) or _negated(text, m.start()) \
+                        or (n[:1] in "£$€¥") != money or not (in_slot(m.start()) or (u and said_period)):
                     continue
-                if n[:1] in "£$€¥" or unit in "£$€¥":
-                    found.append(f"{unit if unit in '£$€¥' else ''}{n.lstrip('£$€¥')}{rest}")
-                elif u and re.fullmatch(r"[a-z]{1,2}|%", u, re.I) and u.lower() != unit.lower():
+                if u and u.lower().rstrip("s") != unit.lower().rstrip("s") and not (
+                        re.fullmatch(r"[a-z]{1,2}|%", u, re.I) and unit.lower()[:1] == u.lower()[:1]):
+                    continue  # "£50" or "10000 steps" for "30 km a week": another quantity
+                if money:
+                    found.append(f"{unit}{n.lstrip('£$€¥')}{rest}")
+                elif u and u.lower() != unit.lower():
                     found.append(f"{n} {u}".replace(" %", "%"))
                 else:
                     found.append(f"{n}{unit}{rest}" if unit == "%" else f"{n} {unit}{rest}")
     elif attr == "deadline":
+        if _OTHERS_DUE.search(text):
+            return None
         new = _deadline(old, text)
-        found = [new] if new else []
+        found = [new] if new and in_slot(text.find(new)) else []
     distinct = {f.lower() for f in found}
     return found[0] if len(distinct) == 1 else None
 

@@ -303,18 +303,19 @@ def test_a_correction_in_quick_fix_words_closes_the_old_value_on_every_view() ->
      "same company but now I own renewals", "account manager"),
     ("role", "junior developer", "got promoted!! 🎉 senior developer as of this month. can you help me write a thank-you "
      "message to my team?", "senior developer"),
-    ("home", "Busan", "I move to Seoul last month near my sister so now my kitchen is very small", "Seoul"),
 ])
 def test_a_value_left_for_another_in_so_many_words(attr: str, old: str, text: str, new: str) -> None:
-    """"From the held value to …", a promotion announced with emoji between, a learner's
-    present tense with a past time."""
+    """"From the held value to …" said of oneself, a promotion announced with emoji between."""
     assert retold.later_value(attr, old, text) == new
 
 
 @pytest.mark.parametrize("attr, old, text", [
     ("home", "Leeds", "my sister moved from Leeds to York"),  # someone else's
     ("role", "analyst", "I went from analyst to the dog park today"),  # no title after "to"
-    ("home", "Busan", "I move to Seoul next month, so excited"),  # a plan
+    ("home", "Busan", "I'm moving from Busan to Seoul next year"),  # a plan
+    ("home", "Leeds", "I moved from Leeds Road to York Street, same city"),  # a street, not the city
+    ("role", "junior developer", "Congrats to Priya on getting promoted to senior developer!"),
+    ("deadline", "30 April", "the meeting about the deadline moved from 30 April to 7 May"),
 ])
 def test_from_one_value_to_another_that_is_no_change_of_mine(attr: str, old: str, text: str) -> None:
     assert retold.later_value(attr, old, text) is None
