@@ -197,3 +197,20 @@ def test_a_taste_replaced_through_a_dream_run() -> None:
     new = [r for r in recs if r.value == "neovim"]
     assert old and not old[0].is_open and old[0].superseded_by
     assert new and new[0].is_open and new[0].subject == "sina-faleolo"
+
+
+def test_a_taste_gone_off_and_its_successor_in_the_next_sentence_are_one_change() -> None:
+    """"I've gone off Garamond, it looks dated. Use Inter for everything now": the end and the
+    next value said in one turn close Garamond as replaced by Inter, not as ended."""
+    tree = DictTree({
+        "sessions/s1/transcript.md": _session(1, "2026-02-28", [
+            "Sina: Hello, Sina Faleolo, I write grant proposals. I like Garamond for all my documents.",
+            "Assistant: Here is a style guide."]),
+        "sessions/s2/transcript.md": _session(2, "2026-05-15", [
+            "Sina: honestly I've gone off Garamond, it looks dated on screen. use Inter for everything now and "
+            "update the style guide", "Assistant: Done."]),
+    })
+    recs = [r for r in loads(dream(tree).staged[FACTS_PATH]) if r.attribute == "preference"]
+    by_id = {r.id: r for r in recs}
+    old = [r for r in recs if r.value == "Garamond"]
+    assert old and old[0].superseded_by and by_id[old[0].superseded_by].value == "Inter"
