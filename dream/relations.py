@@ -585,8 +585,16 @@ def extract(sentence: str, antecedent: str = "") -> list[Relation]:
            + (lower_case_managers(sentence) if in_lower_case else []) + lower_case_homes(sentence))
     # a taste by its kind ("I use VS Code for everything", "I'm a tea person"), when no
     # other pattern read the same value
-    out += [Relation("", "preference", v, "set", k) for v, k in tastes(sentence)
-            if not any(r.attr == "preference" and (r.key == k or v.casefold() in r.value.casefold()) for r in out)]
+    for v, k in tastes(sentence):
+        # a tool "for" its kind's own use read by the older patterns ("Evernote for lesson
+        # notes", keyed "preference notes") is the taste itself: kept as the member, the use
+        # stays in the sentence on the timeline ("Evernote for recipes" stays a use of its own)
+        same = [i for i, r in enumerate(out) if r.attr == "preference" and r.op == "set" and r.key == k
+                and r.value.casefold().startswith(v.casefold() + " for ")]
+        for i in same:
+            out[i] = Relation("", "preference", v, "set", k)
+        if not same and not any(r.attr == "preference" and (r.key == k or v.casefold() in r.value.casefold()) for r in out):
+            out.append(Relation("", "preference", v, "set", k))
     # "I've gone off Garamond … use Inter for everything now": the end and its successor in
     # one sentence are a new value of the kind, not an end
     for i, r in enumerate(out):

@@ -258,7 +258,8 @@ manager lead project everyone nobody someone somebody anyone nothing here there 
 and but so for with from on in at to of is was as new old next last first weekend""".split())
 
 #: Before a new manager's name ("my new boss Teodor Vasilescu", "I report to X now").
-_MANAGER_BEFORE = (r"(?:\b(?:my|our)\s+|^\W*|[.;!]\s*)new\s+(?:line\s+)?(?:boss|manager|mgr|supervisor|team\s+lead)\s*(?:is\s+|will\s+be\s+|[:,-]\s*)?"
+_MANAGER_BEFORE = (r"(?:\b(?:my|our)\s+|^\W*|[.;!]\s*)new\s+(?:line\s+)?(?:boss|manager|mgr|supervisor|team\s+lead)"
+                   r"(?:\s+(?:as\s+of|since|from)\s+(?:last\s+|this\s+)?\w+)?\s*(?:is\s+|will\s+be\s+|[:,-]\s*)?"
                    r"|\b(?:i|i['’]?m|we)\s+(?:now\s+)?report(?:ing)?\s+(?:directly\s+)?to\s+|\b(?:i['’]?m|i\s+am|am)\s+under\s+"
                    r"|(?:\bmy|['’]s)\s+(?:new\s+)?(?:line\s+)?(?:manager|boss|supervisor)\s+is\s+(?:now\s+)?")
 #: After a new manager's name ("Priya Shah is my new manager").
@@ -314,7 +315,7 @@ _EMPLOYER_BEFORE = (r"\bfirst\s+(?:week|day|month|fortnight)\s+at\s+|\bjoined\s+
                     r"|\bnew\s+job\s+(?:at|with)\s+|\b(?:moved|switched|gone|went)\s+(?:over\s+)?to\s+"
                     r"|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+)?at\s+|\bwork(?:ing|s)?\s+(?:at|for)\s+")
 #: Before a new home ("moved to Utrecht", "my new flat in utrecht", "I'm in cork now").
-_HOME_BEFORE = (r"\b(?:moved|shifted|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+"
+_HOME_BEFORE = (r"\b(?:moved|shifted|relocated)\s+(?:back\s+|up\s+|down\s+|over\s+)?to\s+|\b(?:since|after)\s+moving\s+(?:back\s+)?to\s+"
 
                 r"|\bnew\s+(?:flat|place|house|apartment|home)\s+in\s+|\b(?:settled|living|live|lives)\s+in\s+"
                 r"|\b(?:i['’]?m|i\s+am|we['’]re|we\s+are|she['’]s|he['’]s)\s+(?:now\s+)?(?:living\s+|based\s+)?in\s+")
@@ -350,7 +351,7 @@ def _named(before: str, kind: str, after: str = ""):
 #: Before a new title ("as the new head of pastry", "starting as data engineer", "I'm
 #: senior copywriter now", "promoted to team lead").
 _ROLE_BEFORE = (r"(?-i:\b[A-Z][a-z]+)['’]s\s+(?:now\s+)?(?:an?\s+|the\s+)?(?:new\s+)?(?=[a-z][a-z\s]*?\bnow\b)|\bas\s+(?:the\s+|a\s+|an\s+)?new\s+|\bstart(?:ed|ing)?\s+(?:as\s+|my\s+new\s+job\s+as\s+)(?:an?\s+|the\s+)?"
-                r"|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|(?:^\W*|\bI\s+(?:just\s+)?)got\s+promoted\W+(?:[^\w\s]+\s*)*(?=[a-z])|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
+                r"|\bgot\s+the\s+(?=[a-z][a-z\s]*?\s+(?:post|job|role|position)\b)|\bpromoted\s+to\s+(?:an?\s+|the\s+)?|(?:^\W*|\bI\s+(?:just\s+)?)got\s+promoted\W+(?:[^\w\s]+\s*)*(?=[a-z])|\b(?:i['’]?m|i\s+am|she['’]s|he['’]s)\s+(?:now\s+|officially\s+)?(?:an?\s+|the\s+)?(?:new\s+)?")
 #: What a title ends in: a word of a trade or of rank.
 _ROLE_END = re.compile(r"^(?:manager|engineer|analyst|developer|dev|designer|nurse|teacher|lead|head|director|coordinator|"
                        r"officer|writer|copywriter|editor|principal|chef|cook|consultant|accountant|architect|scientist|"
@@ -373,7 +374,7 @@ here there where member volunteer parent mother father sister brother partner"""
 _NOT_ONLY_A_JOB = frozenset("owner driver coach host captain partner trainer agent resident fellow chief steward".split())
 _AT_WORK = re.compile(r"\b(?:job|work|role|title|promot\w*|position|hired|company|office|contract|salary|team|"
                       r"manager|boss)\b", re.I)
-_ROLE_AFTER = (r"(?=\s*(?:[.,;!:)(]|$|\s+(?:now|as\s+of|from|since|at|on|for|in|starting|today|this|next|i|i['’]m|we|"
+_ROLE_AFTER = (r"(?=\s*(?:[.,;!:)(]|$|\s+(?:now|as\s+of|from|since|at|on|for|in|starting|today|this|next|i|i['’]m|we|post|"
                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b))")
 
 
@@ -385,7 +386,7 @@ def _role(old: str, text: str) -> str | None:
         ws = r.split()
         head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
         if _ROLE_END.search(head) and head not in _NOT_ROLE and (head not in _NOT_ONLY_A_JOB or _AT_WORK.search(text)) \
-                and not any(w in _NOT_NAME or w in NOT_NAME_WORDS or w in _NOT_ROLE for w in ws if w != "of") \
+                and not any(w in _NOT_NAME or w in NOT_NAME_WORDS or w in _NOT_ROLE for w in ws if w not in ("of", head)) \
                 and r != old.lower() and not r.endswith(" " + old.lower()):
             found.add(r)
     return found.pop() if len(found) == 1 else None
@@ -770,14 +771,21 @@ def corrected_value(attr: str, old: str, text: str, about: str = "", subject: st
 _ENDS = {
     "employer": (r"\b(?:made\s+redundant|laid\s+off|let\s+go|fired|sacked)\b[^.;!?]{0,30}?\b(?:from|at|by)\s+{v}"
                  r"|\b(?:quit|resigned\s+from|left)\s+{v}\b[^.;!?]{0,40}\b(?:no\s+job|not\s+working|job\s+hunting|unemployed|"
-                 r"between\s+jobs|taking\s+a\s+break)"),
-    "role": r"\b(?:abolished|scrapped|eliminated|cut)\s+(?:my\s+)?(?:[\w\-]+\s+){0,3}?(?:role|title|position)\b|\bwithout\s+a\s+title\b"
+                 r"between\s+jobs|taking\s+a\s+break)"
+                 # "the hotel restaurant shut for good and they let the whole kitchen go … I'm not working anywhere"
+                 r"|\b{v}\b[^.;!?]{0,40}\b(?:shut|closed|went\s+bust|folded|went\s+under|let\s+(?:the\s+whole|everyone|us|me))\b"
+                 r".{0,120}?\b(?:not\s+working|no\s+job|between\s+jobs|unemployed|job\s+hunting)"),
+    "role": r"\b(?:abolished|scrapped|eliminated|cut)\s+(?:my\s+|the\s+)?(?:[\w\-]+\s+){0,3}?(?:role|title|position)\b|\bwithout\s+a\s+title\b"
+            r"|\bno\s+title\b"
             r"|\bno\s+longer\s+(?:a|an|the)\s+{v}\b|\bstepped\s+down\s+as\s+{v}\b",
     "manager": r"\b{v}\b[^.;!?]{0,40}\b(?:left|retired|quit|resigned|moved\s+on|is\s+gone)\b[^.;!?]{0,80}?"
-               r"\b(?:report(?:ing)?\s+to\s+(?:nobody|no\s+one)|no\s+(?:manager|boss)|haven['’]t\s+named\s+anyone|not\s+replacing)",
+               r"\b(?:report(?:ing)?\s+to\s+(?:nobody|no\s+one)|no\s+(?:manager|boss)|haven['’]t\s+named\s+anyone|not\s+replacing|"
+               r"(?:don['’]?t|do\s+not)\s+report\s+to\s+anyone|nobody\s+replaced|frozen\s+(?:her|his|the)\s+post)"
+               r"|\b(?:doesn['’]?t|don['’]?t|does\s+not|do\s+not)\s+have\s+a\s+(?:manager|boss)\s+any\s*more\b",
     "lead": r"\b{v}\b[^.;!?]{0,30}\b(?:stepped\s+down|left|quit|resigned)\b[^.;!?]{0,60}?[.;,]?\s*\b(?:no\s+(?:lead|one\s+leads)|"
             r"nobody\s+(?:leads|is\s+leading)|without\s+a\s+lead)",
-    "contact": r"\b(?:got\s+rid\s+of|gave\s+up|cancelled|canceled|deleted|closed|no\s+longer\s+have)\s+(?:my\s+)?(?:{n})\b",
+    "contact": r"\b(?:got\s+rid\s+of|gave\s+up|cancelled|canceled|deleted|closed|no\s+longer\s+have)\s+(?:my\s+)?(?:{n})\b"
+               r"|\b(?:deleted|closed|cancelled|canceled|shut\s+down)\s+(?:my\s+|the\s+)?{v}\s+(?:account|address|inbox|email)\b",
     "number": r"\b(?:ditched|dropped|gave\s+up|given\s+up|stopped|quit|scrapped|abandoned)\s+(?:on\s+)?(?:the\s+|my\s+)?(?:\w+\s+)?"
               r"(?:{n}|{v})\b",
     "deadline": r"\bno\s+(?:fixed\s+|firm\s+|hard\s+)?(?:{n})\b|\b(?:{n})\s+(?:is|was|got|has\s+been)\s+(?:dropped|scrapped|removed|"
@@ -785,8 +793,8 @@ _ENDS = {
     "format": r"\bdon['’]?t\s+(?:worry\s+about|need|bother\s+with)\s+{v}\s+any\s*more\b|\bno\s+(?:more\s+|need\s+for\s+)?{v}\b"
               r"[^.;!?]{0,40}\bany\s+format",
     "project": r"\b{v}\b[^.;!?]{0,30}?\b(?:got\s+|was\s+|has\s+been\s+)?(?:cancelled|canceled|scrapped|shelved|killed|canned|"
-               r"axed|shut\s+down)\b",
-    "trip": r"\b(?:cancelled|canceled|called\s+off|scrapped)\s+(?:the\s+|my\s+|our\s+)?{v}\b|\b{v}\s+(?:trip\s+)?(?:is\s+|got\s+)?"
+               r"axed|shut\s+down|is\s+dead|is\s+over)\b",
+    "trip": r"\b(?:cancel|cancelled|canceled|called\s+off|scrapped)\s+(?:the\s+|my\s+|our\s+)?{v}\b|\b{v}\s+(?:trip\s+)?(?:is\s+|got\s+)?"
             r"(?:off|cancelled|canceled|called\s+off)\b",
 }
 #: What each attribute is called ("{n}" above).
@@ -811,9 +819,14 @@ def ended(attr: str, old: str, text: str, own: bool = True) -> bool:
     if rx is None or not (words_ or attr in _NOUNS):
         return False
     text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
-    v = "(?:" + "|".join(re.escape(w.rstrip("s")) + r"\w*" for w in words_[:2]) + ")" if words_ else "(?!)"
+    # an address by any of its words ("the fjordmail account" of lars.eriksson@fjordmail.no)
+    picked = words_ if attr == "contact" else words_[:2]
+    v = "(?:" + "|".join(re.escape(w.rstrip("s")) + r"\w*" for w in picked) + ")" if picked else "(?!)"
     m = re.search(rx.replace("{v}", v).replace("{n}", _NOUNS.get(attr, "(?!)")), text, re.I)
     if m is None or _NOT_DONE.search(text) or ("?" in text[m.start():] and not _ASKS_TO_DO.search(text)):
         return False
+    # a job or a title is ended by others by nature ("they abolished the role", "they let the
+    # whole kitchen go"): "they" there is the employer, not somebody else's change
     return not (own and any(not _FIRST_PERSON.search(text, o.end(), m.start()) for o in _OTHER.finditer(text, 0, m.start())
-                            if not _in_old(o.group(0), old, text[o.end():])))
+                            if not _in_old(o.group(0), old, text[o.end():])
+                            and not (attr in ("role", "employer") and o.group(0).strip(" .,;!").lower() == "they")))

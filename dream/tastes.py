@@ -43,7 +43,7 @@ _KINDS: dict[str, str] = {
     "drink": r"(?:dark|light|medium)\s+roasts?(?:\s+coffee)?|(?:black|iced|filter|instant|turkish|greek)\s+coffee|decaf(?:\s+coffee)?|coffee|"
              r"(?:earl\s+grey|green|black|herbal|mint|peppermint|chamomile|jasmine|oolong|english\s+breakfast|builder['’]s|"
              r"masala)\s+tea|earl\s+grey|tea|matcha(?:\s+lattes?)?|rooibos|chai(?:\s+lattes?)?|hot\s+chocolate|yerba\s+mat[eé]|"
-             r"kombucha|espressos?|(?:(?:oat|soy|almond)(?:\s+milk)?\s+|iced\s+)?(?:flat\s+whites?|lattes?|cappuccinos?|cortados?|"
+             r"kombucha|espressos?|(?:(?:oat|soy|almond)(?:\s+milk)?\s+|(?:iced|black|hot|double|decaf)\s+)?(?:flat\s+whites?|lattes?|cappuccinos?|cortados?|"
              r"macchiatos?|americanos?|mochas?)|cold\s+brew",
     "milk": r"(?:oat|almond|soy|whole|skim(?:med)?|semi[-\s]skimmed|lactose[-\s]free|coconut|cow['’]s)\s+milk",
     "seat": r"(?:aisle|window|middle)\s+seats?|aisle",
@@ -228,7 +228,9 @@ _AT_WORK = re.compile(r"\b(?:at\s+work|in\s+the\s+office|at\s+the\s+office|at\s+
 _FOR_A_WHILE = re.compile(r"^[^.;!?]{0,40}?\b(?:for\s+(?:lent|ramadan|today|tonight|now|the\s+(?:week|month|trip|holiday|"
                           r"challenge|screenshot|demo)|this\s+(?:week|month|trip)|a\s+(?:week|month|while|bit|few\s+\w+))|"
                           r"tonight|today|this\s+(?:morning|afternoon|evening|weekend)|forces?\s+me|makes?\s+me|"
-                          r"have\s+to|had\s+to|for\s+(?:my|his|her|their)\s+(?!own\b)\w+|for\s+(?:him|her|them)|"
+                          r"have\s+to|had\s+to|for\s+(?:my|his|her|their)\s+(?:(?:little|big|younger|older)\s+)?(?:flatmate|roommate|housemate|"
+                          r"partner|wife|husband|kids?|children|son|daughter|mum|mom|dad|mother|father|sister|brother|friends?|"
+                          r"boss|colleagues?|team|guests?|clients?|parents|family|grandma|grandpa)\b|for\s+(?:him|her|them)|"
                           r"for\s+the\s+(?:kids|children|office|team|client|boss)|until|only\s+(?:when|if|at|on)|\w+\s+only(?=\s*(?:[.,;!]|$))|"
                           r"for\s+(?:\d+|two|three|four|five|six|a\s+couple\s+of|a\s+few)\s+\w+|when\s+(?:my|his|her|their|the|i['’]m\s+(?:at|with|in))|"
                           r"whenever|sometimes|"

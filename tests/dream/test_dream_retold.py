@@ -350,3 +350,33 @@ def test_a_correction_of_someone_or_something_else_changes_nothing(attr: str, ol
     such corrections taken; 7 now): a correction must name the value in its attribute's slot,
     or say the held one is gone, and be the subject's own."""
     assert retold.corrected_value(attr, old, text, "report" if attr == "deadline" else "", "Ana Lopes") is None
+
+
+@pytest.mark.parametrize("attr, old, text, new", [
+    ("manager", "Marcos Teixeira", "new boss as of last week, Helena Duarte, marcos went to the lisbon team.", "Helena Duarte"),
+    ("home", "Lyon", "Since moving to Bordeaux in September I haven't found my running rhythm.", "Bordeaux"),
+    ("role", "staff nurse", "Guess who got the ward manager post!! I started in it this morning.", "ward manager"),
+])
+def test_a_later_value_in_the_eighteenth_sets_words(attr: str, old: str, text: str, new: str) -> None:
+    """Wordings of the eighteenth set (read after it was scored blind): a new boss "as of last
+    week", "since moving to", "got the … post"."""
+    assert retold.later_value(attr, old, text) == new
+
+
+@pytest.mark.parametrize("attr, old, text", [
+    ("employer", "Hotel Verandah", "so the hotel restaurant shut for good and they let the whole kitchen go last friday. "
+     "I'm not working anywhere right now."),
+    ("role", "head of innovation", "They abolished the head of innovation role outright, so I have no title at the moment."),
+    ("manager", "Ingrid Sørensen", "Ingrid left at the end of May and they've frozen her post, so right now I don't report "
+     "to anyone at all."),
+    ("contact", "lars.eriksson@fjordmail.no", "I deleted the fjordmail account entirely, too much spam."),
+    ("project", "Greenway Survey", "the council cancelled the cycle path so Greenway Survey is dead."),
+    ("trip", "Peru", "Had to cancel the Peru trip entirely, my mum's having surgery."),
+    ("preference", "squash", "gave up squash for good after the knee surgery."),
+])
+def test_an_end_in_the_eighteenth_sets_words(attr: str, old: str, text: str) -> None:
+    assert retold.ended(attr, old, text)
+
+
+def test_someone_elses_new_post_is_no_title_of_mine() -> None:
+    assert retold.later_value("role", "nurse", "my sister got the ward manager post") is None
