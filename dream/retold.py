@@ -387,6 +387,7 @@ def _role(old: str, text: str) -> str | None:
         head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
         if _ROLE_END.search(head) and head not in _NOT_ROLE and (head not in _NOT_ONLY_A_JOB or _AT_WORK.search(text)) \
                 and not any(w in _NOT_NAME or w in NOT_NAME_WORDS or w in _NOT_ROLE for w in ws if w not in ("of", head)) \
+                and r not in ("lead", "head", "owner") \
                 and r != old.lower() and not r.endswith(" " + old.lower()):
             found.add(r)
     return found.pop() if len(found) == 1 else None
@@ -732,7 +733,7 @@ def corrected_value(attr: str, old: str, text: str, about: str = "", subject: st
             head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
             if _ROLE_END.search(head) and head not in _NOT_ROLE and r != old.lower() and not _negated(text, m.start("r")) \
                     and not any(w in NOT_NAME_WORDS or w in _NOT_NAME and w not in ("team", "project", "lead", "office")
-                                for w in ws if w not in ("of", head)):
+                                for w in ws if w not in ("of", head)) and r not in ("lead", "head", "owner"):
                 found.append(r)
     elif attr == "number":
         parts = _unit(old)
