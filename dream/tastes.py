@@ -160,7 +160,9 @@ _I = r"(?:^|(?<=[\s,;(]))(?:I|we|i)\s+"
 _ADVERBS = r"(?:(?:only|mostly|always|usually|just|exclusively|really|absolutely|basically|pretty\s+much|honestly|totally)\s+)*"
 #: The speaker's habit with a member named right after it: "I use VS Code for everything",
 #: "I only drink dark roast", "I take all my notes in Notion", "I do my budget in Excel",
-#: "I'm doing keto", "I'm a tea person", "I'm team Garamond".
+#: "I'm doing keto", "I'm a tea person", "I'm team Garamond". The longer verb phrases come
+#: first: an alternation takes the first that fits, and "I take all my notes in" must win over
+#: "I take".
 _HABIT = re.compile(
     _I + _ADVERBS + r"(?:"
     r"never\s+(?:fly|travel|go|code|work|write)\s+without|"
