@@ -248,8 +248,10 @@ def _trip(old: str, text: str) -> str | None:
 
 #: A name as typed: capitalised words ("Teodor Vasilescu", "Marisol Clinic"), or, in a
 #: sentence typed in lower case, the words right after the cue that introduces it.
-_CAP_NAME = (r"(?:I['’]m(?=\s)|[A-Z][\w\-]+|[A-Z]{2,})(?:\s+(?:of|&|and|de|van|der|da|di|du|del|le)?\s*(?!I\b|I['’])(?:[A-Z][\w\-]+|[A-Z]{2,})){0,3}"
-             r"(?:['’][A-Z][a-z]+)?(?![\w'’])")
+#: A capitalised name, and the same that may run on into a possessive "'s" ("Ben's").
+_CAP_NAME_OPEN = (r"(?:I['’]m(?=\s)|[A-Z][\w\-]+|[A-Z]{2,})(?:\s+(?:of|&|and|de|van|der|da|di|du|del|le)?\s*(?!I\b|I['’])"
+                  r"(?:[A-Z][\w\-]+|[A-Z]{2,})){0,3}(?:['’][A-Z][a-z]+)?")
+_CAP_NAME = _CAP_NAME_OPEN + r"(?![\w'’])"
 _LOW_NAME = r"[a-z][a-z'’\-]{2,}\s+[a-z][a-z'’\-]{2,}"
 _NOT_NAME = frozenset("""the a an my our his her their this that it its i me we you he she they now today
 tomorrow yesterday monday tuesday wednesday thursday friday saturday sunday january february march april
@@ -378,16 +380,30 @@ _ROLE_AFTER = (r"(?=\s*(?:[.,;!:)(]|$|\s+(?:now|as\s+of|from|since|at|on|for|in|
                r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b))")
 
 
+#: Titles that alone say who leads a project ("I'm the lead on quokka-billing"), not a job.
+_BARE_LEADS = ("lead", "head", "owner")
+
+
+def _title_words(r: str) -> tuple[list[str], str] | None:
+    """The words of ``r`` (lower case) and its head word ("head of innovation" → "head") when
+    the head is a word of a trade or of rank, else None."""
+    ws = r.split()
+    head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
+    ok = _ROLE_END.search(head) and head not in _NOT_ROLE and r not in _BARE_LEADS
+    return (ws, head) if ok else None
+
+
 def _role(old: str, text: str) -> str | None:
     found = set()
     for m in re.finditer(rf"(?:{_ROLE_BEFORE})(?P<r>(?:[a-z][a-z\-]+\s+){{0,2}}?[a-z][a-z\-]+(?:\s+of\s+[a-z][a-z\-]+)?){_ROLE_AFTER}",
                          text, re.I):
         r = m.group("r").lower()
-        ws = r.split()
-        head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
-        if _ROLE_END.search(head) and head not in _NOT_ROLE and (head not in _NOT_ONLY_A_JOB or _AT_WORK.search(text)) \
+        got = _title_words(r)
+        if got is None:
+            continue
+        ws, head = got
+        if (head not in _NOT_ONLY_A_JOB or _AT_WORK.search(text)) \
                 and not any(w in _NOT_NAME or w in NOT_NAME_WORDS or w in _NOT_ROLE for w in ws if w not in ("of", head)) \
-                and r not in ("lead", "head", "owner") \
                 and r != old.lower() and not r.endswith(" " + old.lower()):
             found.add(r)
     return found.pop() if len(found) == 1 else None
@@ -648,10 +664,6 @@ def _someone_else(text: str, subject: str, old: str, attr: str) -> bool:
     return False
 
 
-#: A name that may end in a possessive "'s" ("Ben's"): :data:`_CAP_NAME` without its end.
-_CAP_NAME_OPEN = _CAP_NAME.replace("(?![\\w'’])", "")
-
-
 def _fix_names(old: str, text: str, subject: str) -> list[tuple[str, int]]:
     """Names a correction gives that are neither the held value's nor its subject's, with
     where each starts."""
@@ -729,11 +741,13 @@ def corrected_value(attr: str, old: str, text: str, about: str = "", subject: st
             if r[:1].isupper() and not r.isupper():
                 continue  # "manager is Dev now": a name, not the title "dev"
             r = r.lower()
-            ws = r.split()
-            head = ws[ws.index("of") - 1] if "of" in ws else ws[-1]
-            if _ROLE_END.search(head) and head not in _NOT_ROLE and r != old.lower() and not _negated(text, m.start("r")) \
+            got = _title_words(r)
+            if got is None:
+                continue
+            ws, head = got
+            if r != old.lower() and not _negated(text, m.start("r")) \
                     and not any(w in NOT_NAME_WORDS or w in _NOT_NAME and w not in ("team", "project", "lead", "office")
-                                for w in ws if w not in ("of", head)) and r not in ("lead", "head", "owner"):
+                                for w in ws if w not in ("of", head)):
                 found.append(r)
     elif attr == "number":
         parts = _unit(old)
@@ -810,24 +824,23 @@ def ended(attr: str, old: str, text: str, own: bool = True) -> bool:
     held value's own words or the attribute's nouns must be there, and an ending word; the
     same plans, questions, quotations and other people's changes as :func:`later_value` are
     no ending."""
-    if attr == "preference":
-        text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
-        at = taste_ended(old, text)
-        return at is not None and not _NOT_DONE.search(text) and ("?" not in text[at:] or bool(_ASKS_TO_DO.search(text))) \
-            and not (own and any(not _FIRST_PERSON.search(text, o.end(), at) for o in _OTHER.finditer(text, 0, at)))
-    rx = _ENDS.get(attr)
-    words_ = [w for w in re.findall(r"[^\W\d_][\w'’\-]*", old) if w.lower() not in _NOT_NAME and len(w) > 2]
-    if rx is None or not (words_ or attr in _NOUNS):
-        return False
     text = _THEIR_WORDS.sub("", _QUOTED.sub(" ", text))
-    # an address by any of its words ("the fjordmail account" of lars.eriksson@fjordmail.no)
-    picked = words_ if attr == "contact" else words_[:2]
-    v = "(?:" + "|".join(re.escape(w.rstrip("s")) + r"\w*" for w in picked) + ")" if picked else "(?!)"
-    m = re.search(rx.replace("{v}", v).replace("{n}", _NOUNS.get(attr, "(?!)")), text, re.I)
-    if m is None or _NOT_DONE.search(text) or ("?" in text[m.start():] and not _ASKS_TO_DO.search(text)):
+    if attr == "preference":
+        at = taste_ended(old, text)  # a taste named whole, by tastes.py
+    else:
+        rx = _ENDS.get(attr)
+        words_ = [w for w in re.findall(r"[^\W\d_][\w'’\-]*", old) if w.lower() not in _NOT_NAME and len(w) > 2]
+        if rx is None or not (words_ or attr in _NOUNS):
+            return False
+        # an address by any of its words ("the fjordmail account" of lars.eriksson@fjordmail.no)
+        picked = words_ if attr == "contact" else words_[:2]
+        v = "(?:" + "|".join(re.escape(w.rstrip("s")) + r"\w*" for w in picked) + ")" if picked else "(?!)"
+        m = re.search(rx.replace("{v}", v).replace("{n}", _NOUNS.get(attr, "(?!)")), text, re.I)
+        at = m.start() if m else None
+    if at is None or _NOT_DONE.search(text) or ("?" in text[at:] and not _ASKS_TO_DO.search(text)):
         return False
     # a job or a title is ended by others by nature ("they abolished the role", "they let the
     # whole kitchen go"): "they" there is the employer, not somebody else's change
-    return not (own and any(not _FIRST_PERSON.search(text, o.end(), m.start()) for o in _OTHER.finditer(text, 0, m.start())
+    return not (own and any(not _FIRST_PERSON.search(text, o.end(), at) for o in _OTHER.finditer(text, 0, at)
                             if not _in_old(o.group(0), old, text[o.end():])
                             and not (attr in ("role", "employer") and o.group(0).strip(" .,;!").lower() == "they")))
